@@ -1,0 +1,82 @@
+//! The one error type of the toolkit.
+//!
+//! Every rejection carries a stable snake_case `code` (what binaries print as
+//! `kijito_<tool>_failed:<code>`), a human `message`, optionally a JSON
+//! `detail` for scripts (printed as a second stderr line), and whether it is a
+//! usage error (exit status 2) or a runtime failure (exit status 1).
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    code: String,
+    message: String,
+    detail: Option<serde_json::Value>,
+    usage: bool,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A runtime failure with a stable code.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Error { code: code.into(), message: message.into(), detail: None, usage: false }
+    }
+
+    /// A usage error (bad argv): exit status 2.
+    pub fn usage(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Error { usage: true, ..Error::new(code, message) }
+    }
+
+    /// Attach machine-readable detail (never a secret).
+    pub fn with_detail(mut self, detail: serde_json::Value) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// Mark (or unmark) this error as a usage error.
+    pub fn as_usage(mut self) -> Self {
+        self.usage = true;
+        self
+    }
+
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn detail(&self) -> Option<&serde_json::Value> {
+        self.detail.as_ref()
+    }
+
+    pub fn is_usage(&self) -> bool {
+        self.usage
+    }
+
+    /// Exit status for this error: 2 for usage, 1 otherwise.
+    pub fn exit_status(&self) -> i32 {
+        if self.usage { 2 } else { 1 }
+    }
+
+    /// Prefix the message with context, keeping the code.
+    pub fn context(mut self, what: &str) -> Self {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Map an I/O error to a toolkit error with the given code.
+pub fn io_error(code: &str, what: &str, err: &std::io::Error) -> Error {
+    Error::new(code, format!("{what}: {err}"))
+}
