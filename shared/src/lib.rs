@@ -9,6 +9,7 @@
 //! | errors and codes | [`error`] |
 
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod ids;
 pub mod private;
