@@ -11,8 +11,10 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod http;
 pub mod ids;
 pub mod private;
 pub mod random;
+pub mod token;
 
 pub use error::{Error, Result};
