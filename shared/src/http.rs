@@ -286,6 +286,14 @@ pub fn connect(config: &crate::config::Config, token_file: &std::path::Path) -> 
     Ok(Api::new(ReqwestTransport::new(config.api_url.clone(), &token)?, config.persona.clone(), config.project.clone()))
 }
 
+/// What every networked binary does first: load the config, let
+/// `--token-file` override the token file for this run, and connect.
+pub fn connect_configured(token_file: Option<&crate::ids::AbsPath>) -> Result<Api<ReqwestTransport>> {
+    let config = crate::config::Config::load()?;
+    let path = token_file.map(|p| p.as_path().to_owned()).unwrap_or_else(|| config.token_file.clone());
+    connect(&config, &path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,59 @@
+//! pointer-publish: lease-guarded read-verify-write (PROTOCOL.md section 6).
+use kijito_core::cli::{self, Command, Flag, Tool};
+use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_core::publish::{self, Plan};
+use kijito_core::{clock, http, Error};
+
+const TOOL: Tool = Tool {
+    name: "pointer-publish",
+    code_name: "pointer_publish",
+    help: "\
+pointer-publish --pointer-id N --lock-message-id M --expected-pointer-digest D
+                --content-file ABS --rollback-file ABS [--token-file F]
+pointer-publish --restore-from ROLLBACK --pointer-id N --lock-message-id M
+                --expected-pointer-digest D --rollback-file NEWABS [--token-file F]
+
+Publish a new canonical pointer manifest (or restore a rollback artifact's
+content) through the lease-guarded read-verify-write of PROTOCOL.md section 6:
+claim, read and verify, write the rollback artifact, verify ownership, PATCH
+exactly once, re-read, release. Nothing is retried.
+
+Success: one receipt JSON line on stdout, exit 0. Failure:
+kijito_pointer_publish_failed:<code> on stderr, then a JSON detail line when
+there is one (claimed_by, observedDigest, patchOutcome), then a sentence;
+exit 1 (2 for usage errors).
+",
+    commands: &[Command {
+        name: "",
+        flags: &[
+            Flag::value("--pointer-id"),
+            Flag::value("--lock-message-id"),
+            Flag::value("--expected-pointer-digest"),
+            Flag::value("--content-file"),
+            Flag::value("--restore-from"),
+            Flag::value("--rollback-file"),
+            Flag::value("--token-file"),
+        ],
+    }],
+};
+
+fn main() {
+    std::process::exit(cli::main(&TOOL, |args| {
+        let pointer_id: MemoryId = args.required("--pointer-id")?;
+        let lock: MessageId = args.required("--lock-message-id")?;
+        let expected: Digest = args.required("--expected-pointer-digest")?;
+        let rollback: AbsPath = args.required("--rollback-file")?;
+        let token: Option<AbsPath> = args.optional("--token-file")?;
+        let content: Option<AbsPath> = args.optional("--content-file")?;
+        let restore: Option<AbsPath> = args.optional("--restore-from")?;
+        let plan = match (content, restore) {
+            (Some(file), None) => Plan::from_content_file(pointer_id, lock, expected, &file, rollback)?,
+            (None, Some(artifact)) => Plan::from_rollback_artifact(pointer_id, lock, expected, &artifact, rollback)?,
+            _ => return Err(Error::usage("content_source_invalid", "give exactly one of --content-file and --restore-from")),
+        };
+        let api = http::connect_configured(token.as_ref())?;
+        let receipt = publish::publish(&api, &plan, clock::now_ms())?;
+        cli::print_stdout(&format!("{}\n", receipt.to_json()))?;
+        Ok(0)
+    }))
+}

@@ -1,0 +1,352 @@
+//! Publication (PROTOCOL.md section 6): the lease-guarded read-verify-write
+//! with a rollback artifact, exactly one PATCH, an unconditional re-read, and
+//! the lease released on every path after a successful claim. Nothing is
+//! retried.
+//!
+//! | observed | code |
+//! |---|---|
+//! | mutex refused | `pointer_mutex_unavailable` (`claimed_by` in detail) |
+//! | mutex refused, `lease_expired:true` | `pointer_mutex_expired_requires_human` |
+//! | pointer not current or not at the expected digest | `pointer_publish_conflict` |
+//! | second claim answered `claimed:true` | `pointer_mutex_ownership_lost` |
+//! | second claim anything but self-claimed | `pointer_mutex_ownership_unverified` |
+//! | re-read failed | `pointer_publish_reconciliation_unavailable` |
+//! | re-read not current | `pointer_publish_reconciliation_failed` |
+//! | new content | success: `published` (clean ACK) or `published_reconciled` |
+//! | old content, PATCH 403 | `pointer_publish_not_found_or_forbidden` |
+//! | old content, PATCH 412 | `pointer_publish_conflict` |
+//! | old content otherwise | `pointer_publish_not_committed` |
+//! | other content | `pointer_publish_concurrent_clobber` (`observedDigest` in detail) |
+//! | release refused/failed | `pointer_mutex_release_failed`, or `pointer_publish_and_release_failed` |
+
+use crate::error::{Error, Result};
+use crate::http::{self, Api, Claim, Transport};
+use crate::ids::{AbsPath, Digest, MemoryId, MessageId};
+use crate::manifest::{self, canonical_json};
+use crate::pointer;
+use crate::private::{self, FileRules};
+use crate::render;
+use serde_json::{json, Value};
+
+/// Lease length for publication.
+pub const LEASE_SECONDS: u32 = 300;
+pub const ROLLBACK_SCHEMA: &str = "kijito.codex.pointer-rollback/v1";
+pub const RECEIPT_SCHEMA: &str = "kijito.codex.pointer-publish-receipt/v1";
+/// Content file bounds (section 6).
+pub const CONTENT_RULES: FileRules = FileRules { owner_only: false, min_bytes: 2, max_bytes: 64 * 1024 };
+/// Rollback artifacts are ours: owner-only, at most content + envelope.
+pub const ROLLBACK_RULES: FileRules = FileRules { owner_only: true, min_bytes: 2, max_bytes: 256 * 1024 };
+
+/// Stable codes of this module.
+pub mod codes {
+    pub const MUTEX_UNAVAILABLE: &str = "pointer_mutex_unavailable";
+    pub const MUTEX_EXPIRED: &str = "pointer_mutex_expired_requires_human";
+    pub const CONFLICT: &str = "pointer_publish_conflict";
+    pub const OWNERSHIP_LOST: &str = "pointer_mutex_ownership_lost";
+    pub const OWNERSHIP_UNVERIFIED: &str = "pointer_mutex_ownership_unverified";
+    pub const RECONCILIATION_UNAVAILABLE: &str = "pointer_publish_reconciliation_unavailable";
+    pub const RECONCILIATION_FAILED: &str = "pointer_publish_reconciliation_failed";
+    pub const NOT_FOUND_OR_FORBIDDEN: &str = "pointer_publish_not_found_or_forbidden";
+    pub const NOT_COMMITTED: &str = "pointer_publish_not_committed";
+    pub const CLOBBER: &str = "pointer_publish_concurrent_clobber";
+    pub const RELEASE_FAILED: &str = "pointer_mutex_release_failed";
+    pub const PUBLISH_AND_RELEASE_FAILED: &str = "pointer_publish_and_release_failed";
+    pub const CONTENT_FILE: &str = "content_file_invalid";
+    pub const ROLLBACK_PATH: &str = "rollback_file_invalid";
+    pub const ROLLBACK_ARTIFACT: &str = "rollback_artifact_invalid";
+}
+
+/// Validated inputs: everything step 1 checks before any network call.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub pointer_id: MemoryId,
+    pub lock_message_id: MessageId,
+    pub expected_digest: Digest,
+    /// The new canonical manifest (already validated against both ids).
+    pub content: String,
+    pub rollback_file: AbsPath,
+}
+
+impl Plan {
+    /// Step 1 for a new manifest file.
+    pub fn from_content_file(
+        pointer_id: MemoryId,
+        lock_message_id: MessageId,
+        expected_digest: Digest,
+        content_file: &AbsPath,
+        rollback_file: AbsPath,
+    ) -> Result<Plan> {
+        render::run_known_bad_control()?;
+        check_rollback_path(&rollback_file)?;
+        let (bytes, _) = private::read_checked(content_file.as_path(), CONTENT_RULES)
+            .map_err(|e| Error::new(codes::CONTENT_FILE, format!("content file: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
+        let content = String::from_utf8(bytes).map_err(|_| Error::new(codes::CONTENT_FILE, "content file is not UTF-8"))?;
+        manifest::parse_manifest(content.as_bytes(), pointer_id, lock_message_id)?;
+        Ok(Plan { pointer_id, lock_message_id, expected_digest, content, rollback_file })
+    }
+
+    /// Step 1 for a restore: the artifact's schema, ids and content digest
+    /// are checked, and its content goes through the same guarded path.
+    pub fn from_rollback_artifact(
+        pointer_id: MemoryId,
+        lock_message_id: MessageId,
+        expected_digest: Digest,
+        artifact: &AbsPath,
+        rollback_file: AbsPath,
+    ) -> Result<Plan> {
+        render::run_known_bad_control()?;
+        check_rollback_path(&rollback_file)?;
+        if artifact == &rollback_file {
+            return Err(Error::new(codes::ROLLBACK_PATH, "the new rollback file must differ from the artifact being restored"));
+        }
+        let content = read_rollback_artifact(artifact, pointer_id, lock_message_id)?;
+        manifest::parse_manifest(content.as_bytes(), pointer_id, lock_message_id)?;
+        Ok(Plan { pointer_id, lock_message_id, expected_digest, content, rollback_file })
+    }
+}
+
+/// The rollback path must be absolute (typed), must not exist, and its
+/// directory must be owned by the user, not group/other writable, not a symlink.
+pub fn check_rollback_path(path: &AbsPath) -> Result<()> {
+    let bad = |e: Error| Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}", e.message())).with_detail(json!({"reason": e.code()}));
+    private::check_dir(path.parent(), false).map_err(bad)?;
+    if std::fs::symlink_metadata(path.as_path()).is_ok() {
+        return Err(Error::new(codes::ROLLBACK_PATH, format!("rollback file {path} already exists; each publication needs a fresh path"))
+            .with_detail(json!({"reason": private::codes::EXISTS})));
+    }
+    Ok(())
+}
+
+/// The rollback artifact bytes (exact key order of section 6).
+pub fn rollback_artifact(pointer_id: MemoryId, lock: MessageId, digest: &Digest, captured_at_ms: u64, content: &str) -> String {
+    canonical_json(&json!({
+        "schema": ROLLBACK_SCHEMA,
+        "pointerId": pointer_id.get(),
+        "lockMessageId": lock.get(),
+        "pointerDigest": digest.as_str(),
+        "capturedAtMs": captured_at_ms,
+        "content": content,
+    }))
+}
+
+/// Read and check a rollback artifact; returns its content.
+pub fn read_rollback_artifact(path: &AbsPath, pointer_id: MemoryId, lock: MessageId) -> Result<String> {
+    let invalid = |why: String| Error::new(codes::ROLLBACK_ARTIFACT, why);
+    let (bytes, _) = private::read_checked(path.as_path(), ROLLBACK_RULES)
+        .map_err(|e| invalid(format!("rollback artifact: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid("rollback artifact is not JSON".into()))?;
+    let obj = value.as_object().ok_or_else(|| invalid("rollback artifact is not an object".into()))?;
+    let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    if keys != ["schema", "pointerId", "lockMessageId", "pointerDigest", "capturedAtMs", "content"] {
+        return Err(invalid("rollback artifact keys are not exactly those of section 6".into()));
+    }
+    if canonical_json(&value).as_bytes() != bytes.as_slice() {
+        return Err(invalid("rollback artifact is not in canonical form".into()));
+    }
+    if obj["schema"] != ROLLBACK_SCHEMA {
+        return Err(invalid("rollback artifact schema mismatch".into()));
+    }
+    if obj["pointerId"].as_u64() != Some(pointer_id.get()) || obj["lockMessageId"].as_u64() != Some(lock.get()) {
+        return Err(invalid("rollback artifact names another pointer or lock".into()));
+    }
+    obj["capturedAtMs"].as_u64().ok_or_else(|| invalid("capturedAtMs must be an integer".into()))?;
+    let content = obj["content"].as_str().ok_or_else(|| invalid("content must be a string".into()))?;
+    let digest = obj["pointerDigest"].as_str().and_then(|d| Digest::parse(d).ok()).ok_or_else(|| invalid("pointerDigest is not a digest".into()))?;
+    if Digest::of(content.as_bytes()) != digest {
+        return Err(invalid("pointerDigest does not match the artifact's content".into()));
+    }
+    Ok(content.to_owned())
+}
+
+/// What the PATCH answered (recorded, never fatal by itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchOutcome {
+    Acknowledged,
+    ResponseInvalid,
+    Failed(String),
+}
+
+impl PatchOutcome {
+    pub fn as_str(&self) -> &str {
+        match self {
+            PatchOutcome::Acknowledged => "acknowledged",
+            PatchOutcome::ResponseInvalid => "response_invalid",
+            PatchOutcome::Failed(code) => code,
+        }
+    }
+}
+
+/// A successful publication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    pub reconciled: bool,
+    pub pointer_id: MemoryId,
+    pub lock_message_id: MessageId,
+    pub previous_digest: Digest,
+    pub digest: Digest,
+    pub patch_outcome: PatchOutcome,
+    pub rollback_file: AbsPath,
+    pub cas_enforced: bool,
+}
+
+impl Receipt {
+    /// The receipt line (section 6 key order, plus `cas` at the end).
+    pub fn to_json(&self) -> String {
+        canonical_json(&json!({
+            "schema": RECEIPT_SCHEMA,
+            "status": if self.reconciled { "published_reconciled" } else { "published" },
+            "knownBadControl": "passed",
+            "pointerId": self.pointer_id.get(),
+            "lockMessageId": self.lock_message_id.get(),
+            "previousPointerDigest": self.previous_digest.as_str(),
+            "pointerDigest": self.digest.as_str(),
+            "patchOutcome": self.patch_outcome.as_str(),
+            "rollbackFile": self.rollback_file.as_str(),
+            "cas": if self.cas_enforced { "enforced" } else { "unavailable" },
+        }))
+    }
+}
+
+/// Steps 2-8. `plan` comes from step 1; `now_ms` stamps the rollback artifact.
+pub fn publish<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Receipt> {
+    // Step 2: claim; a refusal ends here (nothing held, nothing to release).
+    match api.claim(plan.lock_message_id, LEASE_SECONDS) {
+        Ok(Claim::Claimed) => {}
+        Ok(Claim::Refused { reason, claimed_by, lease_expired }) => return Err(refused(&reason, &claimed_by, lease_expired)),
+        Err(err) => {
+            // An ambiguous claim may have been granted: release best-effort,
+            // and report the claim failure.
+            let _ = api.release(plan.lock_message_id);
+            return Err(err.context("claiming the pointer mutex"));
+        }
+    }
+    let result = guarded(api, plan, now_ms);
+    // Step 8: release on every path after a successful claim.
+    let released = api.release(plan.lock_message_id);
+    match (result, released) {
+        (Ok(receipt), Ok(true)) => Ok(receipt),
+        (Ok(receipt), other) => Err(Error::new(
+            codes::RELEASE_FAILED,
+            format!("the pointer was published but the mutex release {}; an operator must check the lease", release_words(&other)),
+        )
+        .with_detail(json!({"published": true, "pointerDigest": receipt.digest.as_str(), "rollbackFile": receipt.rollback_file.as_str(), "release": release_words(&other)}))),
+        (Err(err), Ok(true)) => Err(err),
+        (Err(err), other) => {
+            let mut detail = err.detail().cloned().unwrap_or_else(|| json!({}));
+            if let Some(obj) = detail.as_object_mut() {
+                obj.insert("publishFailure".into(), Value::String(err.code().to_owned()));
+                obj.insert("release".into(), Value::String(release_words(&other)));
+            }
+            Err(Error::new(
+                codes::PUBLISH_AND_RELEASE_FAILED,
+                format!("{} ({}); then the mutex release {}", err.message(), err.code(), release_words(&other)),
+            )
+            .with_detail(detail))
+        }
+    }
+}
+
+fn release_words(r: &Result<bool>) -> String {
+    match r {
+        Ok(true) => "succeeded".into(),
+        Ok(false) => "was refused (released:false)".into(),
+        Err(e) => format!("failed ({})", e.code()),
+    }
+}
+
+fn refused(reason: &str, claimed_by: &str, lease_expired: bool) -> Error {
+    let detail = json!({"claimed_by": claimed_by, "reason": reason, "lease_expired": lease_expired});
+    if lease_expired {
+        Error::new(
+            codes::MUTEX_EXPIRED,
+            format!("the pointer mutex is held by {claimed_by:?} with an expired lease; an operator must clean it up. The lease must not be taken over."),
+        )
+        .with_detail(detail)
+    } else {
+        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); try again after it is released")).with_detail(detail)
+    }
+}
+
+/// Steps 3-7, under the lease.
+fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Receipt> {
+    // Step 3: read and verify the current pointer.
+    let before = pointer::read_pointer(api, plan.pointer_id)?;
+    if !before.is_current() {
+        return Err(Error::new(codes::CONFLICT, "the pointer is retired; publication needs a current pointer").with_detail(json!({"reason": "pointer_retired"})));
+    }
+    if before.digest != plan.expected_digest {
+        return Err(Error::new(codes::CONFLICT, "the pointer is not at the expected digest; someone published in between")
+            .with_detail(json!({"reason": "digest_mismatch", "observedDigest": before.digest.as_str(), "expectedDigest": plan.expected_digest.as_str()})));
+    }
+    // CAS when the server offers it: If-Match carries the ETag of this GET.
+    let if_match = before.etag.clone();
+    // Step 4: the rollback artifact, exclusively, before any write.
+    let artifact = rollback_artifact(plan.pointer_id, plan.lock_message_id, &before.digest, now_ms, &before.content);
+    private::create_new(plan.rollback_file.as_path(), artifact.as_bytes())
+        .map_err(|e| Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
+    // Step 5: the ownership check.
+    match api.claim(plan.lock_message_id, LEASE_SECONDS) {
+        Ok(Claim::Refused { reason, claimed_by, lease_expired: false }) if reason == "self_claimed" && claimed_by == api.persona.as_str() => {}
+        Ok(Claim::Claimed) => {
+            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written"))
+        }
+        Ok(Claim::Refused { reason, claimed_by, lease_expired }) => {
+            return Err(Error::new(codes::OWNERSHIP_UNVERIFIED, "the ownership check did not answer self_claimed; nothing was written")
+                .with_detail(json!({"claimed_by": claimed_by, "reason": reason, "lease_expired": lease_expired})))
+        }
+        Err(e) => {
+            return Err(Error::new(codes::OWNERSHIP_UNVERIFIED, format!("the ownership check failed ({}); nothing was written", e.code()))
+                .with_detail(json!({"reason": e.code()})))
+        }
+    }
+    // Step 6: exactly one PATCH.
+    let patch = match api.patch_memory(plan.pointer_id, &plan.content, if_match.as_deref()) {
+        Ok(body) if http::is_clean_ack(&body, plan.pointer_id) => PatchOutcome::Acknowledged,
+        Ok(_) => PatchOutcome::ResponseInvalid,
+        Err(e) => PatchOutcome::Failed(e.code().to_owned()),
+    };
+    // Step 7: re-read unconditionally and reconcile.
+    let new_digest = Digest::of(plan.content.as_bytes());
+    let after = match pointer::read_pointer(api, plan.pointer_id) {
+        Ok(read) => read,
+        Err(e) if e.code().starts_with("kijito_") => {
+            return Err(Error::new(codes::RECONCILIATION_UNAVAILABLE, format!("re-reading the pointer failed ({}); the outcome of the write is unknown", e.code()))
+                .with_detail(json!({"patchOutcome": patch.as_str(), "reason": e.code()})))
+        }
+        Err(e) => {
+            return Err(Error::new(codes::RECONCILIATION_FAILED, format!("the pointer no longer reads as a valid memory ({})", e.code()))
+                .with_detail(json!({"patchOutcome": patch.as_str(), "reason": e.code()})))
+        }
+    };
+    if !after.is_current() {
+        return Err(Error::new(codes::RECONCILIATION_FAILED, "the pointer is no longer current after the write")
+            .with_detail(json!({"patchOutcome": patch.as_str(), "observedDigest": after.digest.as_str()})));
+    }
+    let detail = json!({"patchOutcome": patch.as_str(), "observedDigest": after.digest.as_str()});
+    if after.digest == new_digest {
+        return Ok(Receipt {
+            reconciled: patch != PatchOutcome::Acknowledged,
+            pointer_id: plan.pointer_id,
+            lock_message_id: plan.lock_message_id,
+            previous_digest: before.digest,
+            digest: new_digest,
+            patch_outcome: patch,
+            rollback_file: plan.rollback_file.clone(),
+            cas_enforced: if_match.is_some(),
+        });
+    }
+    if after.digest == before.digest {
+        return Err(match &patch {
+            PatchOutcome::Failed(code) if code == "kijito_http_403" => {
+                Error::new(codes::NOT_FOUND_OR_FORBIDDEN, "the service refused the write (403: not found or forbidden); the pointer is unchanged")
+            }
+            PatchOutcome::Failed(code) if code == "kijito_http_412" => {
+                Error::new(codes::CONFLICT, "compare-and-swap refused the write (412); the pointer is unchanged")
+            }
+            _ => Error::new(codes::NOT_COMMITTED, format!("the write was not committed (PATCH: {}); the pointer is unchanged", patch.as_str())),
+        }
+        .with_detail(detail));
+    }
+    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {})", after.digest))
+        .with_detail(detail))
+}
