@@ -7,10 +7,12 @@
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
+//! | 4 pointer manifest, canonical JSON, 5 snapshot digest | [`manifest`] |
 
 pub mod cli;
 pub mod error;
 pub mod ids;
+pub mod manifest;
 pub mod private;
 pub mod random;
 
