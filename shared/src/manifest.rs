@@ -1098,3 +1098,531 @@ pub fn snapshot_digest(
     root.insert("anchors".into(), Value::Array(list));
     Digest::of(canonical_json(&Value::Object(root)).as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const BASE: &str = r#"{"schema":"kijito.codex.current-state/v1","pointerId":21813,"lock":{"protocol":"kijito-message-claim/v1","messageId":1234},"state":"active","task":{"title":"Ship it","nextAction":"Test it","done":["Read"],"remaining":["Write"],"doneWhen":["green"],"gate":{"requiredConsecutiveGreens":2,"consecutiveGreens":0,"artifactDigest":null}},"anchors":[{"id":22131,"status":"current","sha256":"DIGEST","purpose":"Design"},{"id":22096,"status":"retired","supersededBy":22131,"purpose":"Old"}]}"#;
+
+    fn digest() -> String {
+        Digest::of(b"anchor").as_str().to_owned()
+    }
+
+    fn base() -> String {
+        BASE.replace("DIGEST", &digest())
+    }
+
+    fn pid() -> MemoryId {
+        MemoryId::new(21813).unwrap()
+    }
+
+    fn lock() -> MessageId {
+        MessageId::new(1234).unwrap()
+    }
+
+    fn parse_str(text: &str) -> Result<Manifest> {
+        parse_manifest(text.as_bytes(), pid(), lock())
+    }
+
+    /// Replace exactly one occurrence of `old` in the base manifest.
+    fn edit(old: &str, new: &str) -> String {
+        let b = base();
+        assert_eq!(b.matches(old).count(), 1, "{old}");
+        b.replacen(old, new, 1)
+    }
+
+    fn rule(text: &str) -> String {
+        let err = parse_str(text).unwrap_err();
+        let r = rule_of(&err).unwrap().to_owned();
+        let code = RULES.iter().find(|(x, _)| *x == r).map(|(_, c)| *c).unwrap();
+        assert_eq!(err.code(), code, "{r}");
+        r
+    }
+
+    #[test]
+    fn canonical_json_matches_json_stringify() {
+        // Where serde_json's own printer differs from JSON.stringify.
+        let v = json!({"a": "\u{7f}/\u{2028}\u{2029}é😀", "b": "\u{1}\u{1f}\u{8}\u{c}\n\r\t\"\\", "c": [1, -2, 1.5, 1e21, 1e-7, 0.000001, 123456789012.5]});
+        assert_eq!(
+            canonical_json(&v),
+            "{\"a\":\"\u{7f}/\u{2028}\u{2029}é😀\",\"b\":\"\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\\",\"c\":[1,-2,1.5,1e+21,1e-7,0.000001,123456789012.5]}"
+        );
+        // serde_json prints 1e21 as "1e21" and 1.0 as "1.0"; JavaScript does not.
+        assert_eq!(canonical_json(&json!(1.0)), "1");
+        assert_eq!(canonical_json(&json!(-0.0)), "0");
+        assert_eq!(canonical_json(&json!(u64::MAX)), "18446744073709551615");
+        assert_eq!(canonical_json(&json!(i64::MIN)), "-9223372036854775808");
+        assert_eq!(canonical_json(&json!({})), "{}");
+        assert_eq!(canonical_json(&json!([])), "[]");
+        assert_eq!(canonical_json(&json!(null)), "null");
+        assert_eq!(canonical_json(&json!([true, false])), "[true,false]");
+        // Key order is the value's order, not sorted.
+        let mut m = Map::new();
+        m.insert("z".into(), 1.into());
+        m.insert("a".into(), 2.into());
+        assert_eq!(canonical_json(&Value::Object(m)), r#"{"z":1,"a":2}"#);
+    }
+
+    #[test]
+    fn js_number_follows_number_to_string() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (100.0, "100"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e21, "1.5e+21"),
+            (0.1, "0.1"),
+            (0.000001, "0.000001"),
+            (0.0000001, "1e-7"),
+            (1.25e-7, "1.25e-7"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (9007199254740992.0, "9007199254740992"),
+            (123.456, "123.456"),
+            (f64::INFINITY, "null"),
+            (f64::NAN, "null"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(js_number(*x), *want, "{x}");
+        }
+    }
+
+    #[test]
+    fn base_manifest_parses_and_round_trips() {
+        let m = parse_str(&base()).unwrap();
+        assert_eq!(m.state, State::Active);
+        assert_eq!(m.task.title, "Ship it");
+        assert_eq!(m.task.next_action.as_deref(), Some("Test it"));
+        assert_eq!(m.task.gate, Gate { consecutive_greens: 0, artifact_digest: None });
+        assert_eq!(m.to_canonical(), base());
+        assert_eq!(m.current_anchors(), vec![(MemoryId::new(22131).unwrap(), Digest::parse(&digest()).unwrap())]);
+        assert_eq!(m.anchors[1], Anchor::Retired { id: MemoryId::new(22096).unwrap(), superseded_by: MemoryId::new(22131).unwrap(), purpose: "Old".into() });
+        let task = m.task_value();
+        let keys: Vec<&str> = task.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, TASK_KEYS);
+        assert!(base().contains(&canonical_json(&task)));
+        m.validate().unwrap();
+        assert_eq!(parse_manifest_unbound(base().as_bytes()).unwrap(), m);
+    }
+
+    #[test]
+    fn size_encoding_and_syntax_rules() {
+        let big = vec![b' '; MAX_MANIFEST_BYTES + 1];
+        let err = parse_manifest(&big, pid(), lock()).unwrap_err();
+        assert_eq!(rule_of(&err), Some("too_large"));
+        assert_eq!(err.code(), CODE_INVALID);
+        let mut bad = base().into_bytes();
+        bad[60] = 0xff;
+        assert_eq!(rule_of(&parse_manifest(&bad, pid(), lock()).unwrap_err()), Some("not_utf8"));
+        for text in ["", "{", "[1,]", "{\"a\" 1}", "nul", "01", "1.", "1e", "-", "\"\\x\"", "\"\\u12\"", "\"a", "{}{}", "\u{feff}{}", "{\"a\":\"\t\"}", "[1 2]"] {
+            assert_eq!(rule(text), "not_json", "{text:?}");
+        }
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(rule(&deep), "too_deep");
+        let ok_depth = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(rule(&ok_depth), "type_mismatch");
+        // Very deep input fails cleanly (no stack overflow).
+        assert_eq!(rule(&"[".repeat(60_000)), "too_deep");
+    }
+
+    #[test]
+    fn canonical_form_rules() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("\"state\":\"active\"", "\"state\" :\"active\"", "whitespace"),
+            ("\"state\":\"active\"", "\"state\":\"active\"\n", "whitespace"),
+            ("Ship it", "Ship\\/it", "escape_form"),
+            ("Ship it", "Ship \\u0069t", "escape_form"),
+            ("Ship it", "Ship\\u000Ait", "escape_form"),
+            ("Ship it", "Ship\\u000ait", "escape_form"),
+            ("Ship it", "Ship\\u001Fit", "escape_form"),
+            ("Ship it", "Ship \\ud83d\\ude00", "escape_form"),
+            ("Ship it", "Ship \\uDBFF", "escape_form"),
+            ("\"messageId\":1234", "\"messageId\":1.234e3", "number_form"),
+            ("\"messageId\":1234", "\"messageId\":1234.0", "number_form"),
+            ("\"messageId\":1234", "\"messageId\":1234e0", "number_form"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":-0", "number_form"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":-0.0", "number_form"),
+            ("\"id\":22131", "\"id\":9007199254740993", "number_form"),
+            ("\"id\":22131", "\"id\":123456789012345678901234567890", "number_form"),
+            ("\"state\":\"active\"", "\"state\":\"active\",\"state\":\"active\"", "duplicate_key"),
+            ("\"title\":\"Ship it\"", "\"title\":\"Ship it\",\"title\":\"Ship it\"", "duplicate_key"),
+            (
+                "\"protocol\":\"kijito-message-claim/v1\",\"messageId\":1234",
+                "\"messageId\":1234,\"protocol\":\"kijito-message-claim/v1\"",
+                "key_order",
+            ),
+            ("\"done\":[\"Read\"],\"remaining\":[\"Write\"]", "\"remaining\":[\"Write\"],\"done\":[\"Read\"]", "key_order"),
+            ("\"id\":22096,\"status\":\"retired\"", "\"status\":\"retired\",\"id\":22096", "key_order"),
+        ];
+        for (old, new, want) in cases {
+            let text = edit(old, new);
+            assert_eq!(rule(&text), *want, "{new}");
+            assert_eq!(parse_str(&text).unwrap_err().code(), CODE_NOT_CANONICAL, "{new}");
+        }
+        // The canonical escapes are accepted (here inside strings the rules reject
+        // for other reasons, proving the escape itself passed).
+        assert_eq!(rule(&edit("Ship it", "Ship\\u001fit")), "string_control_char");
+        assert_eq!(rule(&edit("Ship it", "Ship\\bit")), "string_control_char");
+        assert_eq!(rule(&edit("Ship it", "Ship \\ud800")), "string_lone_surrogate");
+        assert_eq!(rule(&edit("Ship it", "\\udc00 Ship")), "string_lone_surrogate");
+        // Non-canonical findings win over a lone surrogate, like in JavaScript.
+        assert_eq!(rule(&edit("Ship it", "Ship \\ud800 \\/")), "escape_form");
+        // Integers JavaScript prints unchanged but beyond the safe range.
+        assert_eq!(rule(&edit("\"id\":22131", "\"id\":9007199254740992")), "anchor_id_invalid");
+        assert!(parse_str(&edit("Ship it", "Ship \\\"it\\\" \\\\ \\t\\n\\r ok")).is_ok());
+    }
+
+    #[test]
+    fn structure_and_id_rules() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("\"state\":\"active\"", "\"state\":\"active\",\"x\":1", "unknown_key"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":0,\"x\":1", "unknown_key"),
+            ("\"messageId\":1234", "\"messageId\":1234,\"x\":1", "unknown_key"),
+            ("\"title\":\"Ship it\",", "", "missing_key"),
+            (",\"messageId\":1234", "", "missing_key"),
+            ("\"task\":{", "\"task\":[{", "not_json"),
+            ("\"schema\":\"kijito.codex.current-state/v1\"", "\"schema\":\"kijito.codex.current-state/v0\"", "schema_mismatch"),
+            ("\"pointerId\":21813", "\"pointerId\":0", "pointer_id_invalid"),
+            ("\"pointerId\":21813", "\"pointerId\":-1", "pointer_id_invalid"),
+            ("\"pointerId\":21813", "\"pointerId\":1.5", "pointer_id_invalid"),
+            ("\"pointerId\":21813", "\"pointerId\":null", "pointer_id_invalid"),
+            ("\"pointerId\":21813", "\"pointerId\":21814", "pointer_id_mismatch"),
+            ("kijito-message-claim/v1", "kijito-message-claim", "lock_protocol_invalid"),
+            ("\"messageId\":1234", "\"messageId\":-1234", "lock_message_id_invalid"),
+            ("\"messageId\":1234", "\"messageId\":true", "lock_message_id_invalid"),
+            ("\"messageId\":1234", "\"messageId\":1235", "lock_message_id_mismatch"),
+            ("\"state\":\"active\"", "\"state\":\"done\"", "state_invalid"),
+            ("\"state\":\"active\"", "\"state\":1", "state_invalid"),
+            ("\"title\":\"Ship it\"", "\"title\":[]", "type_mismatch"),
+            ("\"lock\":{", "\"lock\":[],\"x\":{", "unknown_key"),
+        ];
+        for (old, new, want) in cases {
+            assert_eq!(rule(&edit(old, new)), *want, "{new}");
+        }
+        assert_eq!(rule("[]"), "type_mismatch");
+        assert_eq!(rule("{}"), "missing_key");
+        assert_eq!(rule(&edit("\"lock\":{\"protocol\":\"kijito-message-claim/v1\",\"messageId\":1234}", "\"lock\":7")), "type_mismatch");
+        // The unbound parser skips only the id equalities.
+        assert!(parse_manifest_unbound(edit("\"pointerId\":21813", "\"pointerId\":5").as_bytes()).is_ok());
+        assert!(parse_manifest_unbound(edit("\"messageId\":1234", "\"messageId\":5").as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn string_rules() {
+        let title = |t: &str| edit("\"title\":\"Ship it\"", &format!("\"title\":{}", canonical_json(&Value::from(t))));
+        assert!(parse_str(&title(&"😀".repeat(1000))).is_ok());
+        assert_eq!(rule(&title(&format!("{}x", "😀".repeat(1000)))), "string_too_long");
+        assert!(parse_str(&title(&"x".repeat(2000))).is_ok());
+        assert_eq!(rule(&title(&"x".repeat(2001))), "string_too_long");
+        assert_eq!(rule(&title("")), "string_empty");
+        for c in ['\u{0}', '\u{8}', '\u{b}', '\u{c}', '\u{e}', '\u{1f}', '\u{7f}'] {
+            assert_eq!(rule(&title(&format!("a{c}b"))), "string_control_char", "{c:?}");
+        }
+        for c in ['\t', '\n', '\r', '\u{85}', '\u{200b}'] {
+            assert!(parse_str(&title(&format!("a{c}b"))).is_ok(), "{c:?}");
+        }
+        for ws in [
+            '\u{9}', '\u{a}', '\u{b}', '\u{c}', '\u{d}', ' ', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2005}', '\u{200a}',
+            '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}', '\u{feff}',
+        ] {
+            assert!(is_js_whitespace(ws), "{ws:?}");
+            // Leading and trailing are rejected (vertical tab and form feed are
+            // controls too: the control rule comes first for them).
+            let want = if matches!(ws, '\u{b}' | '\u{c}') { "string_control_char" } else { "string_untrimmed" };
+            assert_eq!(rule(&title(&format!("{ws}a"))), want, "{ws:?}");
+            assert_eq!(rule(&title(&format!("a{ws}"))), want, "{ws:?}");
+        }
+        for not_ws in ['\u{85}', '\u{180e}', '\u{200b}', 'x'] {
+            assert!(!is_js_whitespace(not_ws), "{not_ws:?}");
+            assert!(parse_str(&title(&format!("{not_ws}a{not_ws}"))).is_ok(), "{not_ws:?}");
+        }
+        let purpose = |p: &str| edit("\"purpose\":\"Design\"", &format!("\"purpose\":{}", canonical_json(&Value::from(p))));
+        assert!(parse_str(&purpose(&"p".repeat(500))).is_ok());
+        assert_eq!(rule(&purpose(&"p".repeat(501))), "string_too_long");
+        assert!(parse_str(&purpose(&"😀".repeat(250))).is_ok());
+        assert_eq!(rule(&purpose(&format!("{}p", "😀".repeat(250)))), "string_too_long");
+        assert_eq!(rule(&edit("\"nextAction\":\"Test it\"", "\"nextAction\":\" Test\"")), "string_untrimmed");
+        assert_eq!(rule(&edit("\"doneWhen\":[\"green\"]", "\"doneWhen\":[\"\"]")), "string_empty");
+    }
+
+    #[test]
+    fn list_and_gate_rules() {
+        let list_of = |n: usize, prefix: &str| canonical_json(&Value::from((0..n).map(|i| format!("{prefix} {i}")).collect::<Vec<_>>()));
+        assert!(parse_str(&edit("\"done\":[\"Read\"]", &format!("\"done\":{}", list_of(100, "d")))).is_ok());
+        let cases: Vec<(&str, String, &str)> = vec![
+            ("\"done\":[\"Read\"]", format!("\"done\":{}", list_of(101, "d")), "list_too_long"),
+            ("\"remaining\":[\"Write\"]", format!("\"remaining\":{}", list_of(101, "r")), "list_too_long"),
+            ("\"doneWhen\":[\"green\"]", format!("\"doneWhen\":{}", list_of(101, "w")), "list_too_long"),
+            ("\"done\":[\"Read\"]", "\"done\":[\"Read\",\"Read\"]".into(), "list_duplicate"),
+            ("\"doneWhen\":[\"green\"]", "\"doneWhen\":[\"green\",\"green\"]".into(), "list_duplicate"),
+            ("\"done\":[\"Read\"]", "\"done\":[\"Write\"]".into(), "done_and_remaining_overlap"),
+            ("\"doneWhen\":[\"green\"]", "\"doneWhen\":[]".into(), "done_when_empty"),
+            ("\"done\":[\"Read\"]", "\"done\":{}".into(), "type_mismatch"),
+            ("\"requiredConsecutiveGreens\":2", "\"requiredConsecutiveGreens\":1".into(), "gate_required_invalid"),
+            ("\"requiredConsecutiveGreens\":2", "\"requiredConsecutiveGreens\":null".into(), "gate_required_invalid"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":3".into(), "gate_greens_invalid"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":\"0\"".into(), "gate_greens_invalid"),
+            ("\"artifactDigest\":null", format!("\"artifactDigest\":\"{}\"", digest()), "gate_artifact_digest_invalid"),
+            ("\"consecutiveGreens\":0", "\"consecutiveGreens\":1".into(), "gate_artifact_digest_invalid"),
+        ];
+        for (old, new, want) in &cases {
+            assert_eq!(rule(&edit(old, new)), *want, "{new}");
+        }
+        for greens in [1, 2] {
+            let gate = format!("\"consecutiveGreens\":{greens},\"artifactDigest\":\"{}\"", digest());
+            let m = parse_str(&edit("\"consecutiveGreens\":0,\"artifactDigest\":null", &gate)).unwrap();
+            assert_eq!(m.task.gate.consecutive_greens, greens);
+            assert_eq!(m.task.gate.artifact_digest.as_ref().map(Digest::as_str), Some(digest().as_str()));
+            let upper = format!("\"consecutiveGreens\":{greens},\"artifactDigest\":\"{}\"", digest().to_uppercase());
+            assert_eq!(rule(&edit("\"consecutiveGreens\":0,\"artifactDigest\":null", &upper)), "gate_artifact_digest_invalid");
+        }
+    }
+
+    fn anchors_json(n: usize) -> String {
+        let items: Vec<String> = (0..n)
+            .map(|i| format!("{{\"id\":{},\"status\":\"current\",\"sha256\":\"{}\",\"purpose\":\"a{i}\"}}", 100 + i, digest()))
+            .collect();
+        format!("\"anchors\":[{}]", items.join(","))
+    }
+
+    #[test]
+    fn anchor_and_state_rules() {
+        let anchors_at = base().find("\"anchors\":").unwrap();
+        let with_anchors = |a: &str| format!("{}{a}}}", &base()[..anchors_at]);
+        assert!(parse_str(&with_anchors(&anchors_json(64))).is_ok());
+        assert_eq!(rule(&with_anchors(&anchors_json(65))), "anchors_too_many");
+        assert_eq!(rule(&with_anchors("\"anchors\":[]")), "active_no_current_anchor");
+        let retired_only = "\"anchors\":[{\"id\":5,\"status\":\"retired\",\"supersededBy\":5,\"purpose\":\"x\"}]";
+        assert_eq!(rule(&with_anchors(retired_only)), "anchor_superseded_by_unknown");
+        let cases: &[(&str, &str, &str)] = &[
+            ("\"id\":22131,\"status\":\"current\",", "\"id\":22131,", "anchor_keys_invalid"),
+            ("\"purpose\":\"Design\"", "\"purpose\":\"Design\",\"supersededBy\":22096", "anchor_keys_invalid"),
+            ("\"supersededBy\":22131,", "", "anchor_keys_invalid"),
+            ("\"status\":\"retired\"", "\"status\":\"eroded\"", "anchor_status_invalid"),
+            ("\"status\":\"current\"", "\"status\":1", "anchor_status_invalid"),
+            ("\"id\":22131", "\"id\":0", "anchor_id_invalid"),
+            ("\"id\":22096", "\"id\":-3", "anchor_id_invalid"),
+            ("\"id\":22096", "\"id\":22131", "anchor_id_duplicate"),
+            ("\"supersededBy\":22131", "\"supersededBy\":1.5", "anchor_superseded_by_invalid"),
+            ("\"supersededBy\":22131", "\"supersededBy\":22096", "anchor_superseded_by_unknown"),
+            ("\"supersededBy\":22131", "\"supersededBy\":7", "anchor_superseded_by_unknown"),
+            ("\"nextAction\":\"Test it\"", "\"nextAction\":null", "active_next_action_missing"),
+            ("\"remaining\":[\"Write\"]", "\"remaining\":[]", "active_remaining_empty"),
+        ];
+        for (old, new, want) in cases {
+            assert_eq!(rule(&edit(old, new)), *want, "{new}");
+        }
+        let d = digest();
+        for bad in [d.to_uppercase(), d[..63].to_owned(), format!("{d}0")] {
+            assert_eq!(rule(&edit(&format!("\"sha256\":\"{d}\""), &format!("\"sha256\":\"{bad}\""))), "anchor_sha256_invalid");
+        }
+        let complete = edit("\"state\":\"active\"", "\"state\":\"complete\"");
+        assert_eq!(rule(&complete), "complete_next_action_present");
+        let complete = complete.replace("\"nextAction\":\"Test it\"", "\"nextAction\":null");
+        assert_eq!(rule(&complete), "complete_remaining_nonempty");
+        let complete = complete.replace("\"remaining\":[\"Write\"]", "\"remaining\":[]");
+        let m = parse_str(&complete).unwrap();
+        assert_eq!(m.state, State::Complete);
+        let no_anchors = format!("{}\"anchors\":[]}}", &complete[..complete.find("\"anchors\":").unwrap()]);
+        assert!(parse_str(&no_anchors).is_ok());
+    }
+
+    #[test]
+    fn every_rule_has_a_code_and_rule_of_reads_it() {
+        for (r, code) in RULES {
+            let err = reject(r, "x");
+            assert_eq!(err.code(), *code);
+            assert_eq!(rule_of(&err), Some(*r));
+            assert_eq!(err.detail(), Some(&json!({ "rule": r })));
+        }
+        assert_eq!(reject(RULE_NOT_CANONICAL, "x").code(), CODE_NOT_CANONICAL);
+        assert_eq!(rule_of(&Error::new("other", "x").with_detail(json!({"rule": "x"}))), None);
+        let unique: HashSet<&str> = RULES.iter().map(|(r, _)| *r).collect();
+        assert_eq!(unique.len(), RULES.len());
+    }
+
+    #[test]
+    fn snapshot_digest_is_sha256_of_the_compact_json() {
+        let p = Digest::of(b"pointer");
+        let a1 = Digest::of(b"a1");
+        let a2 = Digest::of(b"a2");
+        let anchors = [(MemoryId::new(22131).unwrap(), a1.clone()), (MemoryId::new(7).unwrap(), a2.clone())];
+        let text = format!(
+            "{{\"pointerId\":21813,\"pointerDigest\":\"{p}\",\"lockMessageId\":1234,\"anchors\":[{{\"id\":22131,\"sha256\":\"{a1}\"}},{{\"id\":7,\"sha256\":\"{a2}\"}}]}}"
+        );
+        assert_eq!(snapshot_digest(pid(), &p, lock(), &anchors), Digest::of(text.as_bytes()));
+        let empty = format!("{{\"pointerId\":21813,\"pointerDigest\":\"{p}\",\"lockMessageId\":1234,\"anchors\":[]}}");
+        assert_eq!(snapshot_digest(pid(), &p, lock(), &[]), Digest::of(empty.as_bytes()));
+        // Order matters.
+        let reversed = [anchors[1].clone(), anchors[0].clone()];
+        assert_ne!(snapshot_digest(pid(), &p, lock(), &reversed), snapshot_digest(pid(), &p, lock(), &anchors));
+    }
+
+    // -- properties ---------------------------------------------------------
+
+    /// A text satisfying the string rules: printable start and end, any mix
+    /// inside (astral, JS whitespace inside, tab/LF/CR, quotes, backslash).
+    fn text_strategy(max_inner: usize) -> impl Strategy<Value = String> {
+        let edge = prop::sample::select(vec!['a', 'Z', '7', 'é', '😀', '"', '\\', '/', '\u{85}', '\u{200b}', '字']);
+        let inner = prop::sample::select(vec![
+            'a', ' ', '\t', '\n', '\r', '\u{3000}', '\u{feff}', '\u{2028}', '😀', '"', '\\', '/', 'ß', '\u{a0}',
+        ]);
+        (edge.clone(), prop::collection::vec(inner, 0..max_inner), prop::option::of(edge)).prop_map(|(a, mid, b)| {
+            let mut s = String::new();
+            s.push(a);
+            if let Some(b) = b {
+                s.extend(mid);
+                s.push(b);
+            }
+            s
+        })
+    }
+
+    fn distinct(items: Vec<String>, tag: &str) -> Vec<String> {
+        items.into_iter().enumerate().map(|(i, s)| format!("{tag}{i} {s}")).collect()
+    }
+
+    prop_compose! {
+        fn manifest_strategy()(
+            pointer in 1..=MAX_SAFE_INTEGER,
+            lock in 1..=MAX_SAFE_INTEGER,
+            active in any::<bool>(),
+            title in text_strategy(30),
+            next in text_strategy(30),
+            done in prop::collection::vec(text_strategy(8), 0..6),
+            remaining in prop::collection::vec(text_strategy(8), 1..6),
+            done_when in prop::collection::vec(text_strategy(8), 1..6),
+            greens in 0u8..=2,
+            artifact in any::<u64>(),
+            currents in prop::collection::vec((1..=MAX_SAFE_INTEGER, any::<u32>(), text_strategy(10)), 1..6),
+            retired in prop::collection::vec((1..=MAX_SAFE_INTEGER, any::<prop::sample::Index>(), text_strategy(10)), 0..4),
+        ) -> Manifest {
+            let mut seen = HashSet::new();
+            let mut anchors = Vec::new();
+            let mut current_ids = Vec::new();
+            for (id, seed, purpose) in currents {
+                if seen.insert(id) {
+                    let id = MemoryId::new(id).unwrap();
+                    current_ids.push(id);
+                    anchors.push(Anchor::Current { id, sha256: Digest::of(&seed.to_le_bytes()), purpose });
+                }
+            }
+            for (id, pick, purpose) in retired {
+                if seen.insert(id) {
+                    let superseded_by = *pick.get(&current_ids);
+                    anchors.push(Anchor::Retired { id: MemoryId::new(id).unwrap(), superseded_by, purpose });
+                }
+            }
+            Manifest {
+                pointer_id: MemoryId::new(pointer).unwrap(),
+                lock_message_id: MessageId::new(lock).unwrap(),
+                state: if active { State::Active } else { State::Complete },
+                task: Task {
+                    title,
+                    next_action: active.then_some(next),
+                    done: distinct(done, "d"),
+                    remaining: if active { distinct(remaining, "r") } else { Vec::new() },
+                    done_when: distinct(done_when, "w"),
+                    gate: Gate {
+                        consecutive_greens: greens,
+                        artifact_digest: (greens > 0).then(|| Digest::of(&artifact.to_le_bytes())),
+                    },
+                },
+                anchors,
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn valid_manifests_round_trip(m in manifest_strategy()) {
+            let text = m.to_canonical();
+            prop_assert_eq!(canonical_json(&m.to_value()), text.clone());
+            let parsed = parse_manifest(text.as_bytes(), m.pointer_id, m.lock_message_id);
+            prop_assert!(parsed.is_ok(), "{:?}\n{}", parsed.err(), text);
+            let parsed = parsed.unwrap();
+            prop_assert_eq!(&parsed, &m);
+            prop_assert_eq!(parsed.to_canonical(), text.clone());
+            // serde_json agrees on the value (its printer differs only in form).
+            let theirs: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(theirs, m.to_value());
+        }
+
+        #[test]
+        fn canonical_strings_round_trip_through_serde(s in "\\PC*", c in prop::collection::vec(0u32..0x80, 0..8)) {
+            let mut s = s;
+            s.extend(c.into_iter().filter_map(char::from_u32));
+            let printed = canonical_json(&Value::String(s.clone()));
+            let back: Value = serde_json::from_str(&printed).unwrap();
+            prop_assert_eq!(back, Value::String(s));
+            // Only the escapes JSON.stringify prints appear.
+            let mut chars = printed.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    match chars.next() {
+                        Some('"' | '\\' | 'b' | 'f' | 'n' | 'r' | 't') => {}
+                        Some('u') => {
+                            let hex: String = chars.by_ref().take(4).collect();
+                            prop_assert!(hex.starts_with("00") && hex.chars().all(|h| matches!(h, '0'..='9' | 'a'..='f')));
+                            let unit = u32::from_str_radix(&hex, 16).unwrap();
+                            prop_assert!(unit < 0x20 && !matches!(unit, 8 | 9 | 10 | 12 | 13));
+                        }
+                        other => prop_assert!(false, "escape {:?}", other),
+                    }
+                } else {
+                    prop_assert!(c as u32 >= 0x20);
+                }
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+            if let Err(e) = parse_manifest(&bytes, MemoryId::new(21813).unwrap(), MessageId::new(1234).unwrap()) {
+                let rule = rule_of(&e);
+                prop_assert!(rule.is_some());
+                prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && *c == e.code()));
+            }
+        }
+
+        #[test]
+        fn json_like_text_never_panics(text in "[\\[\\]{}\",:0-9eE.+\\-\\\\u/a-f tnrl\\n]{0,300}") {
+            let result = parse_manifest_unbound(text.as_bytes());
+            if let Err(e) = result {
+                prop_assert!(rule_of(&e).is_some());
+            }
+        }
+
+        #[test]
+        fn mutated_manifests_never_panic(
+            m in manifest_strategy(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..6),
+        ) {
+            let mut bytes = m.to_canonical().into_bytes();
+            for (at, byte, kind) in edits {
+                let i = at.index(bytes.len() + 1);
+                match kind {
+                    0 if i < bytes.len() => bytes[i] = byte,
+                    1 => bytes.insert(i, byte),
+                    _ if i < bytes.len() => { bytes.remove(i); }
+                    _ => {}
+                }
+            }
+            match parse_manifest(&bytes, m.pointer_id, m.lock_message_id) {
+                Ok(parsed) => prop_assert_eq!(parsed.to_canonical().into_bytes(), bytes),
+                Err(e) => {
+                    let rule = rule_of(&e);
+                    prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && *c == e.code()), "{:?}", e);
+                }
+            }
+        }
+    }
+}
