@@ -7,12 +7,14 @@
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
+//! | 4 pointer manifest, canonical JSON, 5 snapshot digest | [`manifest`] |
 
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod http;
 pub mod ids;
+pub mod manifest;
 pub mod private;
 pub mod random;
 pub mod token;
