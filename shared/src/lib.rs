@@ -6,6 +6,7 @@
 //! | 1 words, typed values | [`ids`] |
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
+//! | 3 rendered memory, lifecycle, known-bad control | [`render`] |
 //! | errors and codes | [`error`] |
 
 pub mod cli;
@@ -13,5 +14,6 @@ pub mod error;
 pub mod ids;
 pub mod private;
 pub mod random;
+pub mod render;
 
 pub use error::{Error, Result};
