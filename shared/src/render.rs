@@ -265,7 +265,7 @@ pub fn parse_rendering(text: &str, id: MemoryId, fence_persona: Option<&Persona>
     // 4. the close fence ends the text
     let close_line = format!("⟦/UNTRUSTED n={nonce}⟧");
     // `+ 1`: the close's own `\n` must come after the open fence's `\n`.
-    let close_ok = text.len() >= content_start + close_line.len() + 1
+    let close_ok = text.len() > content_start + close_line.len()
         && text.ends_with(close_line.as_str())
         && text.as_bytes()[text.len() - close_line.len() - 1] == b'\n';
     if !close_ok {
