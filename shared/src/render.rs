@@ -12,7 +12,10 @@
 //!    id (byte for byte, so `09` is not `9`), `<persona>` a valid persona equal
 //!    to the expected one when one is given (`None` = any persona, for
 //!    anchors), `<nonce>` 6 lowercase hex. Single spaces only; no other text
-//!    on the line.
+//!    on the line. Checked left to right: line start, shape, id, persona
+//!    syntax, expected persona, nonce, the `\n` after it. Only the first
+//!    marker is considered, so a decoy open fence (another id, another
+//!    persona) before the genuine one fails the rendering.
 //! 3. No `⟦/UNTRUSTED` marker may come before the open fence.
 //! 4. Close fence: the text must end with `\n⟦/UNTRUSTED n=<nonce>⟧` (the same
 //!    nonce), and the close's `\n` must come after the open fence's `\n` (an
@@ -29,7 +32,9 @@
 //! 6. Header = the text before the first `\nedges:` (a line starting with
 //!    `edges:`) if that comes before the open fence, else the text before the
 //!    open fence; trailing ASCII whitespace (space, tab, CR, LF) trimmed. It
-//!    must start with `Memory [<id>]\n`.
+//!    must start with `Memory [<id>]\n`. (The trim only touches the end of
+//!    the last header line, so trailing spaces there are ignored while
+//!    trailing spaces on any other field line fail that field's rule.)
 //!
 //! The `edges:` block (everything from the `\nedges:` line up to the open
 //! fence, including previews and `has_more=true`) is cut off in step 6 and
@@ -604,11 +609,11 @@ mod tests {
         assert_eq!(r.content, "known-bad");
         assert_eq!(r.nonce, "a1b2c3");
         let twin = KNOWN_BAD_CONTROL.replace(" · eroded", "");
-        assert_eq!(check_control(&twin).unwrap_err().code(), KNOWN_BAD_CONTROL_FAILED);
+        assert_eq!(check_control(&twin).expect_err("must be rejected").code(), KNOWN_BAD_CONTROL_FAILED);
         let broken = KNOWN_BAD_CONTROL.replace("n=a1b2c3⟧", "n=A1B2C3⟧");
-        assert_eq!(check_control(&broken).unwrap_err().code(), KNOWN_BAD_CONTROL_FAILED);
+        assert_eq!(check_control(&broken).expect_err("must be rejected").code(), KNOWN_BAD_CONTROL_FAILED);
         let other = KNOWN_BAD_CONTROL.replace("\nknown-bad\n", "\nknown-good\n");
-        assert_eq!(check_control(&other).unwrap_err().code(), KNOWN_BAD_CONTROL_FAILED);
+        assert_eq!(check_control(&other).expect_err("must be rejected").code(), KNOWN_BAD_CONTROL_FAILED);
     }
 
     #[test]
@@ -695,7 +700,7 @@ mod tests {
         assert_eq!((code(&cut), rule(&cut)), (FENCE_OPEN_INVALID.into(), "no_newline".into()));
         // The expected persona is enforced, None allows any.
         let claude = Persona::parse("claude").expect("persona");
-        assert_eq!(parse_rendering(&g, id(7), Some(&claude)).unwrap_err().code(), FENCE_PERSONA_MISMATCH);
+        assert_eq!(parse_rendering(&g, id(7), Some(&claude)).expect_err("must be rejected").code(), FENCE_PERSONA_MISMATCH);
         // An open-fence-looking line with another id before the real one.
         let decoy = g.replacen(open, &format!("{}\n{open}", open.replace("id=7", "id=70")), 1);
         assert_eq!(code(&decoy), FENCE_ID_MISMATCH);
