@@ -7,8 +7,12 @@
 
 use std::fmt;
 
+/// Boxed so `Result<T, Error>` stays one pointer wide on the happy path.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Inner {
     code: String,
     message: String,
     detail: Option<serde_json::Value>,
@@ -20,57 +24,57 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A runtime failure with a stable code.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { code: code.into(), message: message.into(), detail: None, usage: false }
+        Error(Box::new(Inner { code: code.into(), message: message.into(), detail: None, usage: false }))
     }
 
     /// A usage error (bad argv): exit status 2.
     pub fn usage(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { usage: true, ..Error::new(code, message) }
+        Error::new(code, message).as_usage()
     }
 
     /// Attach machine-readable detail (never a secret).
     pub fn with_detail(mut self, detail: serde_json::Value) -> Self {
-        self.detail = Some(detail);
+        self.0.detail = Some(detail);
         self
     }
 
     /// Mark (or unmark) this error as a usage error.
     pub fn as_usage(mut self) -> Self {
-        self.usage = true;
+        self.0.usage = true;
         self
     }
 
     pub fn code(&self) -> &str {
-        &self.code
+        &self.0.code
     }
 
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     pub fn detail(&self) -> Option<&serde_json::Value> {
-        self.detail.as_ref()
+        self.0.detail.as_ref()
     }
 
     pub fn is_usage(&self) -> bool {
-        self.usage
+        self.0.usage
     }
 
     /// Exit status for this error: 2 for usage, 1 otherwise.
     pub fn exit_status(&self) -> i32 {
-        if self.usage { 2 } else { 1 }
+        if self.0.usage { 2 } else { 1 }
     }
 
     /// Prefix the message with context, keeping the code.
     pub fn context(mut self, what: &str) -> Self {
-        self.message = format!("{what}: {}", self.message);
+        self.0.message = format!("{what}: {}", self.0.message);
         self
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.0.code, self.0.message)
     }
 }
 
