@@ -7,11 +7,13 @@
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
+//! | 2-3 the local server (kijito-local) | [`server`] |
 
 pub mod cli;
 pub mod error;
 pub mod ids;
 pub mod private;
 pub mod random;
+pub mod server;
 
 pub use error::{Error, Result};
