@@ -38,7 +38,7 @@ const SERVE_FLAGS: &[Flag] = &[
 
 const TOOL: Tool = Tool {
     name: "kijito-local",
-    code_name: "kijito_local",
+    code_name: "local",
     help: HELP,
     commands: &[Command { name: "serve", flags: SERVE_FLAGS }],
 };

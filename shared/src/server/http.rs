@@ -212,6 +212,25 @@ impl Conn {
         self.stream.flush()
     }
 
+    /// Close after an error answer without losing it: stop writing, then
+    /// read and discard what the client is still sending (bounded in bytes
+    /// and time), so the kernel does not reset the connection and discard
+    /// the answer before the client read it.
+    pub fn linger_close(mut self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut drained = 0usize;
+        let mut chunk = [0u8; 16384];
+        while Instant::now() < deadline && drained < 4 * MAX_BODY_BYTES {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => drained += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                Err(_) => break,
+            }
+        }
+    }
+
     /// Close the connection at once, answering nothing.
     pub fn abort(self) {
         let _ = self.stream.shutdown(Shutdown::Both);

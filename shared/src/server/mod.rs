@@ -174,7 +174,9 @@ fn serve_connection(app: &api::App, stream: TcpStream, stopping: &AtomicBool) {
             Err(http::ReadError::Closed) => return,
             Err(http::ReadError::Bad { response, method, path }) => {
                 app.log(method.as_deref().unwrap_or(""), path.as_deref().unwrap_or(""), Some(response.status), b"", None);
-                let _ = conn.write_response(&response, true);
+                if conn.write_response(&response, true).is_ok() {
+                    conn.linger_close();
+                }
                 return;
             }
         };
