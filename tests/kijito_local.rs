@@ -1,6 +1,8 @@
 //! Conformance, durability, concurrency, CAS, fault and security tests of
 //! kijito-local, all against the real binary on 127.0.0.1.
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use serde_json::{json, Value};
@@ -406,7 +408,7 @@ fn malformed_requests_are_refused_with_json_errors() {
     assert_eq!(code(&text_plain), (415, "unsupported_media_type".into()));
     let chunked = raw(&format!("PATCH {path} HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"), b"\r\n2\r\n{}\r\n0\r\n\r\n");
     assert_eq!(code(&chunked), (411, "length_required".into()));
-    let no_length = raw(&format!("POST /api/claim HTTP/1.1\r\nContent-Type: application/json"), b"\r\n");
+    let no_length = raw("POST /api/claim HTTP/1.1\r\nContent-Type: application/json", b"\r\n");
     assert_eq!(code(&no_length), (411, "length_required".into()));
     let big = "x".repeat(1024 * 1024 + 1);
     let too_large = server.request("PATCH", &path, Some(&big), &[]);

@@ -136,7 +136,11 @@ impl Server {
             if self.stopping.load(Ordering::SeqCst) {
                 break;
             }
-            let Ok(stream) = stream else { continue };
+            let Ok(stream) = stream else {
+                // E.g. out of file descriptors: back off instead of spinning.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
             if self.active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
                 refuse_busy(stream);
                 continue;
