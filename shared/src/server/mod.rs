@@ -147,7 +147,7 @@ impl Server {
             }
             self.active.fetch_add(1, Ordering::SeqCst);
             let (app, stopping, active) = (self.app.clone(), self.stopping.clone(), self.active.clone());
-            let spawned = std::thread::Builder::new().name("kijito-conn".into()).stack_size(256 * 1024).spawn(move || {
+            let spawned = std::thread::Builder::new().name("kijito-conn".into()).stack_size(512 * 1024).spawn(move || {
                 serve_connection(&app, stream, &stopping);
                 active.fetch_sub(1, Ordering::SeqCst);
             });
