@@ -15,6 +15,7 @@
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
 //! | OS randomness, clock | [`random`], [`clock`] |
+//! | 2-3 the local server (kijito-local) | [`server`] |
 
 pub mod cli;
 pub mod clock;
@@ -30,5 +31,6 @@ pub mod random;
 pub mod render;
 pub mod snapshot;
 pub mod token;
+pub mod server;
 
 pub use error::{Error, Result};

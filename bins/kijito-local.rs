@@ -1,0 +1,77 @@
+//! kijito-local: a Kijito-compatible server on loopback with a SQLite store.
+//! Everything lives in `kijito_core::server`; this file parses argv and runs.
+
+use kijito_core::cli::{self, Args, Command, Flag, Tool};
+use kijito_core::server::{self, lease, Config};
+use kijito_core::{Error, Result};
+use std::path::PathBuf;
+
+const HELP: &str = "\
+kijito-local: a Kijito-compatible memory server on loopback (SQLite store)
+
+Usage:
+  kijito-local serve --db FILE --token-file FILE [--listen 127.0.0.1:0]
+                     [--reap-after SECONDS] [--faults FILE] [--request-log FILE]
+
+serve:
+  --db FILE            SQLite database (created owner-only if missing)
+  --token-file FILE    bearer token file (owner-only, one line)
+  --listen ADDR        loopback IP:PORT to listen on (default 127.0.0.1:0)
+  --reap-after SECS    seconds after a lease expires before it is reaped
+                       (default 21600)
+  --faults FILE        fault-injection rules for tests (JSON list, re-read
+                       on every request)
+  --request-log FILE   append one JSON line per request
+
+The first stdout line is `kijito-local listening on http://<addr>`.
+SIGTERM or SIGINT stops the server cleanly. See docs/kijito-local.md.
+";
+
+const SERVE_FLAGS: &[Flag] = &[
+    Flag::value("--db"),
+    Flag::value("--token-file"),
+    Flag::value("--listen"),
+    Flag::value("--reap-after"),
+    Flag::value("--faults"),
+    Flag::value("--request-log"),
+];
+
+const TOOL: Tool = Tool {
+    name: "kijito-local",
+    code_name: "local",
+    help: HELP,
+    commands: &[Command { name: "serve", flags: SERVE_FLAGS }],
+};
+
+fn main() {
+    std::process::exit(cli::main(&TOOL, run))
+}
+
+fn run(args: Args) -> Result<i32> {
+    match args.subcommand.as_str() {
+        "serve" => serve(&args),
+        other => Err(Error::usage("unknown_subcommand", format!("unknown subcommand {other:?}"))),
+    }
+}
+
+fn path_flag(args: &Args, name: &str) -> Result<Option<PathBuf>> {
+    match args.raw(name) {
+        None => Ok(None),
+        Some("") => Err(Error::usage("invalid_path", format!("{name} must not be empty"))),
+        Some(p) => Ok(Some(PathBuf::from(p))),
+    }
+}
+
+fn serve(args: &Args) -> Result<i32> {
+    let required = |name: &str| path_flag(args, name)?.ok_or_else(|| Error::usage("missing_flag", format!("{name} is required")));
+    let config = Config {
+        db: required("--db")?,
+        token_file: required("--token-file")?,
+        listen: server::parse_listen(args.raw("--listen").unwrap_or("127.0.0.1:0"))?,
+        reap_after_seconds: args.optional::<u64>("--reap-after")?.unwrap_or(lease::DEFAULT_REAP_AFTER_SECONDS),
+        faults: path_flag(args, "--faults")?,
+        request_log: path_flag(args, "--request-log")?,
+    };
+    server::serve_until_signal(&config, |addr| cli::print_stdout(&format!("kijito-local listening on http://{addr}\n")))?;
+    Ok(0)
+}
