@@ -7,11 +7,20 @@
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
+//! | 7 QA gate: pass, ticket, attempt, claim, re-entry | [`gate`] |
+//! | 7 host hook I/O, replies, re-entry text, emitted commands | [`hooks`] |
+//! | 8 helper command grammar and guard | [`command`] |
+//! | data dir resolution | [`datadir`] |
 
 pub mod cli;
+pub mod command;
 pub mod config;
+pub mod datadir;
 pub mod error;
+pub mod gate;
+pub mod hooks;
 pub mod ids;
+pub mod manifest;
 pub mod private;
 pub mod random;
 

@@ -1,0 +1,1 @@
+//! Host hook I/O.
