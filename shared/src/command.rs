@@ -149,6 +149,8 @@ pub mod codes {
     pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
     pub const INVALID_PATH: &str = "command_invalid_path";
     pub const ROOT_UNKNOWN: &str = "command_root_unknown";
+    /// A tool call's argv array that is not one exact helper command.
+    pub const ARGV_INVALID: &str = "command_argv_invalid";
 }
 
 /// Where this installed plugin root keeps its executables: the directory of

@@ -216,13 +216,13 @@ pub fn guard_tool_call(helpers: Option<&HelperDir>, input: &HookInput) -> Option
     for cmd in shell_commands(input) {
         let line = match cmd {
             Ok(line) => line,
-            Err(why) => return Some(deny_reply(&format!("kijito-qa command guard: denied ({why})"))),
+            Err(why) => return Some(deny_reply(&format!("kijito-qa command guard: denied ({}: {why})", command::codes::ARGV_INVALID))),
         };
         if !command::mentions_helper(&line) {
             continue;
         }
         let Some(h) = helpers else {
-            return Some(deny_reply("kijito-qa command guard: denied (this installed root is unknown)"));
+            return Some(deny_reply(&format!("kijito-qa command guard: denied ({}: this installed root is unknown)", command::codes::ROOT_UNKNOWN)));
         };
         if let Err(e) = command::check_command(line.trim_end_matches([' ', '\n']), h) {
             return Some(deny_reply(&format!(
