@@ -26,17 +26,17 @@ fn main() {
         }
         Err(e) => {
             cli::report_failure(&TOOL, &e);
-            hooks::run_hook(hooks::WATCHDOG, fallback.clone(), move || fallback)
+            hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
         }
     };
     let (host, data_dir) = match (args.required::<Host>("--host"), args.optional::<AbsPath>("--data-dir")) {
         (Ok(h), Ok(d)) => (h, d),
         (Err(e), _) | (_, Err(e)) => {
             cli::report_failure(&TOOL, &e);
-            hooks::run_hook(hooks::WATCHDOG, fallback.clone(), move || fallback)
+            hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
         }
     };
-    hooks::run_hook(hooks::WATCHDOG, fallback.clone(), move || {
+    hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || {
         let stdin = match hooks::read_bounded(std::io::stdin().lock()) {
             Ok(b) => b,
             Err(_) => return fallback,

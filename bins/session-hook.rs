@@ -37,7 +37,7 @@ fn main() {
             std::process::exit(0)
         }
     };
-    hooks::run_hook(hooks::WATCHDOG, None, move || {
+    hooks::run_hook(hooks::WATCHDOG_SESSION, None, move || {
         let stdin = hooks::read_bounded(std::io::stdin().lock()).ok()?;
         let env = HookEnv::from_process(host, data_dir);
         hooks::run::session(&env, event, &stdin)

@@ -23,8 +23,13 @@ use std::time::Duration;
 
 /// Largest hook stdin accepted.
 pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
-/// The watchdog answers (fail-soft) after this long.
+/// The PreCompact watchdog answers (fail-soft) after this long, so the host
+/// always gets an answer within 2 seconds.
 pub const WATCHDOG: Duration = Duration::from_millis(1500);
+/// Watchdog of PostCompact and session-hook: longer, because cutting a claim
+/// or delivery short could lose the one re-entry; still well inside the
+/// hosts' hook timeouts.
+pub const WATCHDOG_SESSION: Duration = Duration::from_secs(10);
 
 /// Stable codes of hook input handling.
 pub mod codes {
