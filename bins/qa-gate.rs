@@ -42,16 +42,17 @@ fn main() {
     std::process::exit(cli::main(&TOOL, run))
 }
 
+fn check_line(rest: &[std::ffi::OsString]) -> Result<()> {
+    let [line] = rest else {
+        return Err(kijito_core::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
+    };
+    let line = line.to_str().ok_or_else(|| kijito_core::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
+    let dir = HelperDir::current()?;
+    command::check_command(line, &dir).map(|_| ())
+}
+
 fn check_command(rest: &[std::ffi::OsString]) -> i32 {
-    let result = (|| -> Result<()> {
-        let [line] = rest else {
-            return Err(kijito_core::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
-        };
-        let line = line.to_str().ok_or_else(|| kijito_core::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
-        let dir = HelperDir::current()?;
-        command::check_command(line, &dir).map(|_| ())
-    })();
-    match result {
+    match check_line(rest) {
         Ok(()) => {
             eprintln!("the command is a valid helper command of this installed root");
             0

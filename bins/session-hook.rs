@@ -29,7 +29,7 @@ fn main() {
             std::process::exit(0)
         }
     };
-    let parsed = (|| Ok::<_, kijito_core::Error>((args.required::<Host>("--host")?, args.required::<Event>("--expect")?, args.optional::<AbsPath>("--data-dir")?)))();
+    let parsed = args.required::<Host>("--host").and_then(|h| Ok((h, args.required::<Event>("--expect")?, args.optional::<AbsPath>("--data-dir")?)));
     let (host, event, data_dir) = match parsed {
         Ok(v) => v,
         Err(e) => {

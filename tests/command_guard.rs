@@ -1,5 +1,6 @@
 //! `qa-gate check-command` (PROTOCOL.md section 8) through the real binary:
 //! the installed root in tests is the directory of the built helpers.
+#![allow(clippy::unwrap_used)]
 
 mod support_gate;
 

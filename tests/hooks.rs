@@ -1,6 +1,7 @@
 //! The compaction hooks through the real binaries, with stdin shaped like
 //! the real host payloads (fixtures/hosts/*/stdin-by-event.json) and every
 //! reply validated against the Codex output schemas.
+#![allow(clippy::unwrap_used)]
 
 mod support_gate;
 

@@ -1,6 +1,7 @@
 //! qa-gate record / invalidate / status through the real binary, and pass
 //! validity (staleness, transcript identity) with the clock injected at
 //! library level.
+#![allow(clippy::unwrap_used)]
 
 mod support_gate;
 

@@ -2,7 +2,7 @@
 //! dirs, green/red report builders, real host payloads from
 //! `fixtures/hosts/`, running the real binaries, and Codex schema checks.
 //! Reusable by the full publish -> snapshot -> record cycle test.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use kijito_core::ids::{Digest, MemoryId, MessageId};
 use serde_json::{json, Value};

@@ -130,7 +130,7 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
         .and_then(Value::as_str)
         .and_then(|s| SessionId::parse(s).ok())
         .ok_or_else(|| Error::new(codes::SESSION_INVALID, "session_id is missing or not a valid session id"))?;
-    let text = |o: &serde_json::Map<String, Value>, k: &str| o.get(k).and_then(Value::as_str).map(|s| crate::ids::clip(s));
+    let text = |o: &serde_json::Map<String, Value>, k: &str| o.get(k).and_then(Value::as_str).map(crate::ids::clip);
     Ok(HookInput {
         transcript_path: o.get("transcript_path").and_then(Value::as_str).and_then(|s| AbsPath::parse(s).ok()),
         source: text(&o, "source"),
