@@ -122,6 +122,12 @@ pub const GRAMMARS: &[Grammar] = &[
 pub const GUARDED_NAMES: &[&str] =
     &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook"];
 
+/// Programs that run their arguments as a program.
+const WRAPPERS: &[&str] = &[
+    "env", "sudo", "doas", "exec", "command", "builtin", "nohup", "time", "nice", "ionice", "timeout", "xargs", "eval", "source", ".",
+    "sh", "bash", "dash", "zsh", "ksh", "setsid", "stdbuf", "chroot", "unshare", "strace",
+];
+
 /// Longest command line the guard looks at.
 pub const MAX_COMMAND_BYTES: usize = 8192;
 
@@ -333,6 +339,12 @@ pub fn mentions_helper(line: &str) -> bool {
             if GUARDED_NAMES.contains(&first) {
                 return true;
             }
+            // `env qa-gate ...`, `sudo qa-gate ...`, `xargs qa-gate ...`: a
+            // wrapper runs its argument as a program.
+            let wrapper = first.rsplit('/').next().unwrap_or(first);
+            if WRAPPERS.contains(&wrapper) && words.any(|w| GUARDED_NAMES.contains(&w)) {
+                return true;
+            }
         }
     }
     false
@@ -358,6 +370,10 @@ mod tests {
         assert!(mentions_helper("bash -c \"pointer-publish --x\""));
         assert!(mentions_helper("FOO=1 pointer-digest --pointer-id 1"));
         assert!(mentions_helper("ls; /evil/pointer-snapshot"));
+        assert!(mentions_helper("env qa-gate status"));
+        assert!(mentions_helper("sudo -E qa-gate status"));
+        assert!(mentions_helper("echo x | xargs qa-gate"));
+        assert!(mentions_helper("/usr/bin/timeout 5 pointer-publish --x"));
         assert!(!mentions_helper("grep qa-gate README.md"));
         assert!(!mentions_helper("cargo build --bin qa-gate"));
         assert!(!mentions_helper("ls -la"));

@@ -122,8 +122,16 @@ mod tests {
         assert_eq!(choose(Some(&flag), Some(HostKind::Claude), None, &env).unwrap(), (flag.clone(), Source::Flag));
         assert_eq!(choose(None, Some(HostKind::Claude), None, &env).unwrap().0.as_str(), "/p/claude");
         assert_eq!(choose(None, Some(HostKind::Codex), None, &env).unwrap().0.as_str(), "/p/codex");
-        std::env::set_var("HOME", "/home/u");
-        let mut config = Config::from_json(br#"{"dataDir":"/c"}"#).unwrap();
+        let mut config = Config {
+            api_url: crate::config::ApiUrl::parse("https://api.kijito.ai").unwrap(),
+            token_file: "/t".into(),
+            persona: Default::default(),
+            project: "Codex".into(),
+            pointer_id: None,
+            lock_message_id: None,
+            data_dir: Some(AbsPath::parse("/c").unwrap()),
+            source: None,
+        };
         assert_eq!(choose(None, None, Some(&config), &env).unwrap(), (AbsPath::parse("/c").unwrap(), Source::Config));
         config.data_dir = None;
         assert_eq!(choose(None, None, Some(&config), &env).unwrap().0.as_str(), "/home/u/.cache/kijito-qa");
