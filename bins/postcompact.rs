@@ -1,0 +1,47 @@
+//! postcompact: the PostCompact hook. Claims the attempt if first; answers
+//! {"continue":true} (+ one line) on both hosts; always exits 0.
+
+use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::hooks::{self, run::HookEnv, Host};
+use kijito_core::ids::AbsPath;
+
+const TOOL: Tool = Tool {
+    name: "postcompact",
+    code_name: "postcompact",
+    help: "postcompact --host codex|claude [--data-dir ABS]\n  PostCompact hook: claims the compaction attempt (first of PostCompact and\n  SessionStart(compact)) and writes the re-entry record. Answers {\"continue\":true}.\n",
+    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--data-dir")] }],
+};
+
+fn main() {
+    let fallback = Some(hooks::postcompact_reply(None));
+    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            let _ = cli::print_stdout(TOOL.help);
+            std::process::exit(0)
+        }
+        Ok(Parsed::Version) => {
+            let _ = cli::print_stdout(&format!("postcompact {}\n", env!("CARGO_PKG_VERSION")));
+            std::process::exit(0)
+        }
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
+        }
+    };
+    let (host, data_dir) = match (args.required::<Host>("--host"), args.optional::<AbsPath>("--data-dir")) {
+        (Ok(h), Ok(d)) => (h, d),
+        (Err(e), _) | (_, Err(e)) => {
+            cli::report_failure(&TOOL, &e);
+            hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
+        }
+    };
+    hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || {
+        let stdin = match hooks::read_bounded(std::io::stdin().lock()) {
+            Ok(b) => b,
+            Err(_) => return fallback,
+        };
+        let env = HookEnv::from_process(host, data_dir);
+        Some(hooks::run::postcompact(&env, &stdin))
+    })
+}

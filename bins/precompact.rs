@@ -1,0 +1,47 @@
+//! precompact: the PreCompact hook. Never blocks compaction; always exits 0.
+
+use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::hooks::{self, run::HookEnv, Host};
+use kijito_core::ids::AbsPath;
+
+const TOOL: Tool = Tool {
+    name: "precompact",
+    code_name: "precompact",
+    help: "precompact --host codex|claude [--data-dir ABS]\n  PreCompact hook: reads the hook JSON on stdin, promotes a valid QA pass or records an\n  unattested attempt. Codex answer: {\"continue\":true,\"systemMessage\":...}; Claude Code: no output.\n",
+    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--data-dir")] }],
+};
+
+fn main() {
+    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            let _ = cli::print_stdout(TOOL.help);
+            std::process::exit(0)
+        }
+        Ok(Parsed::Version) => {
+            let _ = cli::print_stdout(&format!("precompact {}\n", env!("CARGO_PKG_VERSION")));
+            std::process::exit(0)
+        }
+        Err(e) => {
+            // A broken install must still never block compaction.
+            cli::report_failure(&TOOL, &e);
+            std::process::exit(0)
+        }
+    };
+    let (host, data_dir) = match (args.required::<Host>("--host"), args.optional::<AbsPath>("--data-dir")) {
+        (Ok(h), Ok(d)) => (h, d),
+        (Err(e), _) | (_, Err(e)) => {
+            cli::report_failure(&TOOL, &e);
+            std::process::exit(0)
+        }
+    };
+    let fallback = hooks::precompact_reply(host, "kijito-qa: PreCompact did not finish in time; compaction proceeds UNATTESTED");
+    hooks::run_hook(hooks::WATCHDOG, fallback, move || {
+        let stdin = match hooks::read_bounded(std::io::stdin().lock()) {
+            Ok(b) => b,
+            Err(e) => return hooks::precompact_reply(host, &format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", e.code())),
+        };
+        let env = HookEnv::from_process(host, data_dir);
+        hooks::run::precompact(&env, &stdin)
+    })
+}

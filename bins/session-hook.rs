@@ -1,0 +1,45 @@
+//! session-hook: SessionStart (re-entry delivery, emitted commands),
+//! UserPromptSubmit (late re-entry delivery), Stop (pass reminder) and
+//! PreToolUse (the section 8 command guard). Always exits 0.
+
+use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::hooks::{self, run::HookEnv, Event, Host};
+use kijito_core::ids::AbsPath;
+
+const TOOL: Tool = Tool {
+    name: "session-hook",
+    code_name: "session_hook",
+    help: "session-hook --host codex|claude --expect SessionStart|UserPromptSubmit|Stop|PreToolUse [--data-dir ABS]\n  Reads the hook JSON on stdin and answers in the host's format (or prints nothing).\n",
+    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
+};
+
+fn main() {
+    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            let _ = cli::print_stdout(TOOL.help);
+            std::process::exit(0)
+        }
+        Ok(Parsed::Version) => {
+            let _ = cli::print_stdout(&format!("session-hook {}\n", env!("CARGO_PKG_VERSION")));
+            std::process::exit(0)
+        }
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            std::process::exit(0)
+        }
+    };
+    let parsed = args.required::<Host>("--host").and_then(|h| Ok((h, args.required::<Event>("--expect")?, args.optional::<AbsPath>("--data-dir")?)));
+    let (host, event, data_dir) = match parsed {
+        Ok(v) => v,
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            std::process::exit(0)
+        }
+    };
+    hooks::run_hook(hooks::WATCHDOG_SESSION, None, move || {
+        let stdin = hooks::read_bounded(std::io::stdin().lock()).ok()?;
+        let env = HookEnv::from_process(host, data_dir);
+        hooks::run::session(&env, event, &stdin)
+    })
+}
