@@ -1,5 +1,6 @@
 //! pointer-digest: print the lowercase SHA-256 of the pointer's content.
-use kijito_core::cli::{self, Command, Flag, Tool};
+use kijito_core::cli::{self, Command, Tool};
+use kijito_core::command;
 use kijito_core::{http, ids::AbsPath, ids::MemoryId, pointer};
 
 const TOOL: Tool = Tool {
@@ -15,7 +16,7 @@ print the lowercase hex SHA-256 of the exact content bytes.
 Exit 0 with the digest on stdout; 1 with kijito_pointer_digest_failed:<code>
 on stderr; 2 for usage errors.
 ",
-    commands: &[Command { name: "", flags: &[Flag::value("--pointer-id"), Flag::value("--token-file")] }],
+    commands: &[Command { name: "", flags: command::POINTER_DIGEST_FLAGS }],
 };
 
 fn main() {

@@ -1,5 +1,6 @@
 //! pointer-publish: lease-guarded read-verify-write (PROTOCOL.md section 6).
-use kijito_core::cli::{self, Command, Flag, Tool};
+use kijito_core::cli::{self, Command, Tool};
+use kijito_core::command;
 use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_core::publish::{self, Plan};
 use kijito_core::{clock, http, Error};
@@ -23,18 +24,7 @@ kijito_pointer_publish_failed:<code> on stderr, then a JSON detail line when
 there is one (claimed_by, observedDigest, patchOutcome), then a sentence;
 exit 1 (2 for usage errors).
 ",
-    commands: &[Command {
-        name: "",
-        flags: &[
-            Flag::value("--pointer-id"),
-            Flag::value("--lock-message-id"),
-            Flag::value("--expected-pointer-digest"),
-            Flag::value("--content-file"),
-            Flag::value("--restore-from"),
-            Flag::value("--rollback-file"),
-            Flag::value("--token-file"),
-        ],
-    }],
+    commands: &[Command { name: "", flags: command::POINTER_PUBLISH_FLAGS }],
 };
 
 fn main() {

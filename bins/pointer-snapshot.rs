@@ -1,5 +1,6 @@
 //! pointer-snapshot: the context-free verifier (PROTOCOL.md section 5).
-use kijito_core::cli::{self, Command, Flag, Tool};
+use kijito_core::cli::{self, Command, Tool};
+use kijito_core::command;
 use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_core::{clock, http, snapshot};
 
@@ -18,17 +19,7 @@ and new, in a directory owned by you and not group/other writable, and
 prints the same JSON line. On failure writes a red report to ABS instead,
 prints kijito_pointer_snapshot_failed:<code> on stderr and exits 1.
 ",
-    commands: &[Command {
-        name: "",
-        flags: &[
-            Flag::value("--pointer-id"),
-            Flag::value("--lock-message-id"),
-            Flag::value("--expected-pointer-digest"),
-            Flag::value("--expected-snapshot-digest"),
-            Flag::value("--report-file"),
-            Flag::value("--token-file"),
-        ],
-    }],
+    commands: &[Command { name: "", flags: command::POINTER_SNAPSHOT_FLAGS }],
 };
 
 fn main() {
