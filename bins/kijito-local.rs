@@ -23,7 +23,18 @@ serve:
                        on every request)
   --request-log FILE   append one JSON line per request
 
-The first stdout line is `kijito-local listening on http://<addr>`.
+  kijito-local demo [--host codex|claude] [--keep]
+
+demo:
+  Run the toolkit's main job on the embedded default, with no account and
+  no network: a temporary kijito-local on 127.0.0.1, seeded pointer and
+  anchors, publish, two context-free verifier boots, record, and a
+  compaction in the host's real hook order with the attested re-entry; then
+  an eroded anchor turns the verifier red and the next compaction is
+  UNATTESTED. Prints a step table; exit 0 only if every step behaved as
+  expected. --keep keeps the temporary directory.
+
+The first stdout line of serve is `kijito-local listening on http://<addr>`.
 SIGTERM or SIGINT stops the server cleanly. See docs/kijito-local.md.
 ";
 
@@ -40,7 +51,10 @@ const TOOL: Tool = Tool {
     name: "kijito-local",
     code_name: "local",
     help: HELP,
-    commands: &[Command { name: "serve", flags: SERVE_FLAGS }],
+    commands: &[
+        Command { name: "serve", flags: SERVE_FLAGS },
+        Command { name: "demo", flags: &[Flag::value("--host"), Flag::switch("--keep")] },
+    ],
 };
 
 fn main() {
@@ -50,6 +64,7 @@ fn main() {
 fn run(args: Args) -> Result<i32> {
     match args.subcommand.as_str() {
         "serve" => serve(&args),
+        "demo" => demo(&args),
         other => Err(Error::usage("unknown_subcommand", format!("unknown subcommand {other:?}"))),
     }
 }
@@ -74,4 +89,15 @@ fn serve(args: &Args) -> Result<i32> {
     };
     server::serve_until_signal(&config, |addr| cli::print_stdout(&format!("kijito-local listening on http://{addr}\n")))?;
     Ok(0)
+}
+
+fn demo(args: &Args) -> Result<i32> {
+    let host = match args.raw("--host") {
+        None => kijito_core::datadir::HostKind::Codex,
+        Some(h) => kijito_core::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
+    };
+    let exe = std::env::current_exe().map_err(|e| Error::new("demo_bin_dir_unknown", e.to_string()))?;
+    let bin = exe.parent().ok_or_else(|| Error::new("demo_bin_dir_unknown", "the executable has no directory"))?;
+    let ok = kijito_core::demo::run(bin, kijito_core::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
+    Ok(if ok { 0 } else { 1 })
 }

@@ -15,6 +15,7 @@
 //! | 7 host hook I/O, replies, re-entry text, emitted commands | [`hooks`] |
 //! | 8 helper command grammar and guard | [`command`] |
 //! | data dir resolution | [`datadir`] |
+//! | the demo (`kijito-local demo`) | [`demo`] |
 //! | configuration file | [`config`] |
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
@@ -26,6 +27,7 @@ pub mod clock;
 pub mod command;
 pub mod config;
 pub mod datadir;
+pub mod demo;
 pub mod error;
 pub mod gate;
 pub mod hooks;
