@@ -7,10 +7,12 @@
 //! | argv for every binary | [`cli`] |
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
+//! | memory-latch (local tamper-evident manifest, consent, gate, recovery) | [`latch`] |
 
 pub mod cli;
 pub mod error;
 pub mod ids;
+pub mod latch;
 pub mod private;
 pub mod random;
 
