@@ -99,7 +99,7 @@ fn spans_in_word(word: &str) -> Vec<(usize, usize)> {
                     while j < rb.len() && rb[j].is_ascii_hexdigit() {
                         j += 1;
                     }
-                    let labelled = run[..hs].to_ascii_lowercase().ends_with("sha256:") && j - hs == 64;
+                    let labelled = word[..s + hs].to_ascii_lowercase().ends_with("sha256:") && j - hs == 64;
                     if j - hs >= 32 && !labelled {
                         spans.push((s + hs, s + j));
                     }
@@ -153,7 +153,8 @@ pub fn redact(text: &str) -> String {
         let word = &text[s..e];
         if n > 0 {
             let (ps, pe) = words[n - 1];
-            if marks_next(&text[ps..pe]) {
+            let scheme = matches!(word.to_ascii_lowercase().as_str(), "bearer" | "basic" | "token");
+            if marks_next(&text[ps..pe]) && !scheme {
                 let lead = word.len() - word.trim_start_matches(['"', '\'']).len();
                 let trail = word.len() - word.trim_end_matches(['"', '\'', ',', ';', '.']).len();
                 if s + lead < e - trail {
