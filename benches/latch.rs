@@ -20,7 +20,7 @@ fn main() {
     // Optional sizes on the command line (`cargo bench --bench latch -- 1000`).
     let sizes: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1_000, 10_000, 100_000] } else { sizes };
-    println!("entries    seed_s   append_median_ms  append_mean_ms  verify_ms  verify_per_entry_us  file_mb");
+    println!("entries    seed_s   append_median_ms  append_mean_ms  verify_ms  verify_per_entry_us  verify_fast_ms  file_mb");
     let mut base: Option<f64> = None;
     for n in sizes {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -47,14 +47,23 @@ fn main() {
             assert_eq!(r.entries, n + APPENDS);
         }
         let v = median(verifies);
+        let mut fast = Vec::new();
+        for _ in 0..VERIFIES {
+            let t = Instant::now();
+            let r = latch.verify_fast();
+            fast.push(t.elapsed());
+            assert!(r.trusted && r.entries == n + APPENDS);
+        }
+        let f = median(fast);
         let bytes: u64 = walk(dir.path());
         println!(
-            "{n:>7}  {:>8.2}  {:>16.3}  {:>14.3}  {:>9.1}  {:>19.2}  {:>7.1}",
+            "{n:>7}  {:>8.2}  {:>16.3}  {:>14.3}  {:>9.1}  {:>19.2}  {:>14.1}  {:>7.1}",
             seed.as_secs_f64(),
             med.as_secs_f64() * 1e3,
             mean.as_secs_f64() * 1e3,
             v.as_secs_f64() * 1e3,
             v.as_secs_f64() * 1e6 / (n + APPENDS) as f64,
+            f.as_secs_f64() * 1e3,
             bytes as f64 / 1e6
         );
         let m = med.as_secs_f64();

@@ -99,3 +99,30 @@ fn detect_and_protocol_text_for_the_hook() {
     let ctx = latch::recover::hook_context("lost context");
     assert!(ctx.contains("memory-latch recover"));
 }
+
+#[test]
+fn fast_verify_agrees_with_full_and_still_catches_segment_edits() {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let l = Latch::open(&Config::new(d.path())).unwrap();
+    l.seed_history(400, T0).unwrap();
+    let (full, fast) = (l.verify(), l.verify_fast());
+    assert!(full.trusted && fast.trusted, "{:?} {:?}", full.findings, fast.findings);
+    assert_eq!((full.entries, full.segments), (fast.entries, fast.segments));
+    assert_eq!(full.head, fast.head);
+    assert_eq!((full.depth, fast.depth), (latch::Depth::Full, latch::Depth::SealedByHash));
+    let seg = l.paths().segment(2);
+    let original = fs::read_to_string(&seg).unwrap();
+    // an edit deep inside a segment (neither first nor last entry)
+    fs::write(&seg, original.replacen("step 200\"", "step 201\"", 1)).unwrap();
+    let fast = l.verify_fast();
+    assert!(!fast.trusted);
+    assert!(fast.findings.iter().any(|f| f.code == "segment_ref_mismatch"), "{:?}", fast.findings);
+    // a whole entry removed from the middle of a segment
+    let start = original.find("## Entry 200 ").unwrap();
+    let end = original.find("## Entry 201 ").unwrap();
+    fs::write(&seg, format!("{}{}", &original[..start], &original[end..])).unwrap();
+    assert!(!l.verify_fast().trusted);
+    fs::write(&seg, &original).unwrap();
+    assert!(l.verify_fast().trusted);
+}

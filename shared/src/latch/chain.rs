@@ -51,12 +51,14 @@ impl Finding {
 /// Entries parsed from one file plus what failed.
 pub struct ParsedFile {
     pub entries: Vec<Entry>,
+    /// Canonical payload of each entry (parallel to `entries`).
+    pub canon: Vec<Vec<u8>>,
     pub findings: Vec<Finding>,
 }
 
 /// Parse a file: exact header, then entry blocks re-rendered byte for byte.
 pub fn parse_file(bytes: &[u8], header: &str, location: &str) -> ParsedFile {
-    let mut out = ParsedFile { entries: Vec::new(), findings: Vec::new() };
+    let mut out = ParsedFile { entries: Vec::new(), canon: Vec::new(), findings: Vec::new() };
     let Ok(text) = std::str::from_utf8(bytes) else {
         out.findings.push(Finding::new("file_not_utf8", format!("{location} is not UTF-8"), None));
         return out;
@@ -66,8 +68,11 @@ pub fn parse_file(bytes: &[u8], header: &str, location: &str) -> ParsedFile {
         return out;
     };
     for (i, block) in entry::split_blocks(body).into_iter().enumerate() {
-        match entry::parse_block(block) {
-            Ok(e) => out.entries.push(e),
+        match entry::parse_block_canonical(block) {
+            Ok((e, c)) => {
+                out.entries.push(e);
+                out.canon.push(c);
+            }
             Err(err) => {
                 // Keep the payload when it parses, so one bad block does not
                 // cascade into sequence findings for every later entry.
@@ -79,6 +84,7 @@ pub fn parse_file(bytes: &[u8], header: &str, location: &str) -> ParsedFile {
                 let seq = parsed.as_ref().map(|e| e.entry_seq);
                 out.findings.push(Finding::new(err.code, format!("{location} block {}: {}", i + 1, err.message), seq));
                 if let Some(e) = parsed {
+                    out.canon.push(e.canonical_payload());
                     out.entries.push(e);
                 }
             }
@@ -115,6 +121,18 @@ impl<'k> Verifier<'k> {
     }
 
     pub fn check(&mut self, e: &Entry) {
+        self.check_with(e, &e.canonical_payload());
+    }
+
+    /// Forget the previous entry: the next one is checked mid-chain (used
+    /// when entries committed by a segment hash are skipped).
+    pub fn resume_mid_chain(&mut self) {
+        self.prev = None;
+        self.genesis = false;
+    }
+
+    /// Check one entry given its canonical payload.
+    pub fn check_with(&mut self, e: &Entry, canonical: &[u8]) {
         let seq = e.entry_seq;
         self.count += 1;
         if e.schema != ENTRY_SCHEMA {
@@ -153,7 +171,7 @@ impl<'k> Verifier<'k> {
         let integ = &e.integrity;
         if !entry::is_tagged_digest(&integ.payload_hash, "sha256") || integ.verified_at.is_empty() {
             self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed payload_hash/verified_at"), seq);
-        } else if integ.payload_hash != e.compute_payload_hash() {
+        } else if integ.payload_hash != entry::sha256_tagged(canonical) {
             self.push("payload_hash_mismatch", format!("entry {seq} payload_hash does not match its canonical payload"), seq);
         }
         match integ.mode {
@@ -170,7 +188,7 @@ impl<'k> Verifier<'k> {
                 if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
                     self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
                 } else if let Some(key) = self.key {
-                    if !key.verify(&e.canonical_payload(), &integ.hmac_signature) {
+                    if !key.verify(canonical, &integ.hmac_signature) {
                         self.push("hmac_signature_invalid", format!("entry {seq} hmac_signature does not verify with the key"), seq);
                     }
                 } else {
@@ -237,6 +255,9 @@ impl EntrySummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyReport {
     pub schema: &'static str,
+    /// `full` (every entry re-checked) or `sealed_by_hash` (sealed segments
+    /// checked by their committed file hash plus their first and last entry).
+    pub depth: Depth,
     pub trusted: bool,
     pub initialised: bool,
     pub mode: ReportMode,
@@ -251,6 +272,14 @@ pub struct VerifyReport {
 }
 
 pub const REPORT_SCHEMA: &str = "memory-latch.verify/v1";
+
+/// How deep a verification went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Depth {
+    Full,
+    SealedByHash,
+}
 
 /// Full verification output plus what callers inside the crate need.
 pub struct FullVerify {
@@ -316,6 +345,15 @@ pub fn list_segments(paths: &Paths, findings: &mut Vec<Finding>) -> Vec<u64> {
 
 /// Verify everything: layout, every segment, the live manifest.
 pub fn verify_full(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collect_hashes: bool) -> FullVerify {
+    verify_with_depth(paths, key, key_given, collect_hashes, Depth::Full)
+}
+
+/// Verify the chain; with [`Depth::SealedByHash`] a sealed segment is checked
+/// by the SHA-256 of its bytes (committed in the next entry's payload, so by
+/// the chain up to the head), its header, its entry count, and its first and
+/// last entries (hash, signature, sequence, links), without re-checking the
+/// entries in between. Any byte change in a segment still fails the hash.
+pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collect_hashes: bool, depth: Depth) -> FullVerify {
     let mut findings = Vec::new();
     let mut notes = Vec::new();
     let mut v = Verifier::genesis(key);
@@ -371,6 +409,9 @@ pub fn verify_full(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collec
                                 findings.push(Finding::new(e.code(), format!("{loc}: {}", e.message()), None));
                                 prev_ref = None;
                             }
+                            Ok(bytes) if depth == Depth::SealedByHash && !collect_hashes => {
+                                prev_ref = shallow_segment(&mut v, &mut findings, i, &bytes, &prev_ref, &loc);
+                            }
                             Ok(bytes) => {
                                 let seg = parse_file(&bytes, &segment_header(i), &loc);
                                 findings.extend(seg.findings);
@@ -378,16 +419,16 @@ pub fn verify_full(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collec
                                     findings.push(Finding::new("segment_empty", format!("{loc} holds no entry"), None));
                                 }
                                 check_refs(&mut v, &seg.entries, &prev_ref, &loc);
-                                for e in &seg.entries {
-                                    v.check(e);
+                                for (e, c) in seg.entries.iter().zip(&seg.canon) {
+                                    v.check_with(e, c);
                                 }
                                 prev_ref = Some(expected_ref(i, &bytes, &seg.entries));
                             }
                         }
                     }
                     check_refs(&mut v, &live.entries, &prev_ref, "_manifest.md");
-                    for e in &live.entries {
-                        v.check(e);
+                    for (e, c) in live.entries.iter().zip(&live.canon) {
+                        v.check_with(e, c);
                     }
                     head = live.entries.last().cloned();
                 }
@@ -411,6 +452,7 @@ pub fn verify_full(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collec
     let silent_witness = witness_marker || head.as_ref().is_some_and(|h: &Entry| h.silent_witness);
     let report = VerifyReport {
         schema: REPORT_SCHEMA,
+        depth: if collect_hashes { Depth::Full } else { depth },
         trusted: findings.is_empty() && !v.unverifiable,
         initialised,
         mode,
@@ -422,6 +464,59 @@ pub fn verify_full(paths: &Paths, key: Option<&HmacKey>, key_given: bool, collec
         notes,
     };
     FullVerify { report, head, hashes: v.hashes.unwrap_or_default() }
+}
+
+/// Check a sealed segment by hash: header, entry count, first and last
+/// entries fully; returns the ref the next file must record.
+fn shallow_segment(
+    v: &mut Verifier,
+    findings: &mut Vec<Finding>,
+    index: u64,
+    bytes: &[u8],
+    prev_ref: &Option<SegmentRef>,
+    loc: &str,
+) -> Option<SegmentRef> {
+    let Some(body) = std::str::from_utf8(bytes).ok().and_then(|t| t.strip_prefix(segment_header(index).as_str())) else {
+        findings.push(Finding::new("manifest_header_invalid", format!("{loc} is not UTF-8 or has a wrong header"), None));
+        v.resume_mid_chain();
+        return None;
+    };
+    let count = body.matches("\n## Entry ").count() + usize::from(body.starts_with("## Entry "));
+    let first_end = body[1.min(body.len())..].find("\n## Entry ").map(|p| p + 2).unwrap_or(body.len());
+    let last_start = body.rfind("\n## Entry ").map(|p| p + 1).unwrap_or(0);
+    let mut ends = Vec::new();
+    for (n, block) in [&body[..first_end], &body[last_start..]].into_iter().enumerate() {
+        if n == 1 && last_start == 0 {
+            break; // a single-entry segment: first is last
+        }
+        match entry::parse_block_canonical(block) {
+            Ok((e, c)) => {
+                let want = if n == 0 { prev_ref.as_ref() } else { None };
+                if e.sealed_segment.as_ref() != want {
+                    findings.push(Finding::new("segment_ref_mismatch", format!("{loc}: entry {} sealed_segment does not match", e.entry_seq), Some(e.entry_seq)));
+                }
+                if n == 1 {
+                    v.resume_mid_chain();
+                }
+                v.check_with(&e, &c);
+                ends.push(e);
+            }
+            Err(err) => {
+                findings.push(Finding::new(err.code, format!("{loc}: {}", err.message), None));
+                v.resume_mid_chain();
+                return None;
+            }
+        }
+    }
+    let (Some(first), Some(last)) = (ends.first(), ends.last()) else {
+        findings.push(Finding::new("segment_empty", format!("{loc} holds no entry"), None));
+        return None;
+    };
+    if last.entry_seq.checked_sub(first.entry_seq).map(|d| d + 1) != Some(count as u64) {
+        findings.push(Finding::new("entry_seq_gap", format!("{loc} holds {count} entries but spans {}..{}", first.entry_seq, last.entry_seq), None));
+    }
+    v.count += (count as u64).saturating_sub(ends.len() as u64);
+    Some(SegmentRef { index, sha256: entry::sha256_tagged(bytes), first_seq: first.entry_seq, last_seq: last.entry_seq })
 }
 
 /// The live state loaded for an append, after the quick check: the live
@@ -469,7 +564,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
                     let loc = layout::segment_name(r.index);
                     let seg = parse_file(&bytes, &segment_header(r.index), &loc);
                     findings.extend(seg.findings);
-                    for (i, e) in seg.entries.iter().enumerate() {
+                    for (i, (e, c)) in seg.entries.iter().zip(&seg.canon).enumerate() {
                         let ok = match (&e.sealed_segment, i) {
                             (None, 0) => r.index == 1,
                             (Some(p), 0) => p.index + 1 == r.index,
@@ -478,7 +573,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
                         if !ok {
                             findings.push(Finding::new("segment_ref_mismatch", format!("{loc}: entry {} sealed_segment is wrong", e.entry_seq), Some(e.entry_seq)));
                         }
-                        v.check(e);
+                        v.check_with(e, c);
                     }
                     let want = expected_ref(r.index, &bytes, &seg.entries);
                     if &want != r {
@@ -489,11 +584,11 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
             }
         }
     }
-    for (i, e) in live.entries.iter().enumerate() {
+    for (i, (e, c)) in live.entries.iter().zip(&live.canon).enumerate() {
         if i > 0 && e.sealed_segment.is_some() {
             findings.push(Finding::new("segment_ref_mismatch", format!("entry {} has an unexpected sealed_segment", e.entry_seq), Some(e.entry_seq)));
         }
-        v.check(e);
+        v.check_with(e, c);
     }
     findings.extend(std::mem::take(&mut v.findings));
     let next = last_segment.as_ref().map(|r| r.index + 1).unwrap_or(1);

@@ -237,22 +237,7 @@ impl Entry {
     /// The canonical payload: the compact JSON of the entry (keys in the
     /// struct's order) with `integrity` reduced to `{"mode","verified_at"}`.
     pub fn canonical_payload(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Covered<'a> {
-            mode: Mode,
-            verified_at: &'a str,
-        }
-        let mut value = match serde_json::to_value(self) {
-            Ok(v) => v,
-            Err(_) => return Vec::new(),
-        };
-        if let Some(obj) = value.as_object_mut() {
-            let covered = Covered { mode: self.integrity.mode, verified_at: &self.integrity.verified_at };
-            if let Ok(c) = serde_json::to_value(covered) {
-                obj.insert("integrity".into(), c);
-            }
-        }
-        serde_json::to_vec(&value).unwrap_or_default()
+        canonical_from_line(&self.payload_line(), &self.integrity)
     }
 
     /// SHA-256 of the canonical payload, tagged.
@@ -267,6 +252,11 @@ impl Entry {
 
     /// The markdown block for this entry (ends with a blank line).
     pub fn render(&self) -> String {
+        self.render_with(&self.payload_line())
+    }
+
+    /// Render with an already serialised payload line.
+    fn render_with(&self, line: &str) -> String {
         let list = |v: &[String]| if v.is_empty() { NONE.to_owned() } else { v.join("; ") };
         let decisions: Vec<String> = self.decisions.iter().map(|d| format!("[{}] {}", d.seq, d.text)).collect();
         let mut s = String::with_capacity(2048);
@@ -295,10 +285,31 @@ impl Entry {
         }
         s.push_str(&format!("- integrity: {} · {}\n\n", self.integrity.mode.as_str(), self.integrity.payload_hash));
         s.push_str("```json\n");
-        s.push_str(&self.payload_line());
+        s.push_str(line);
         s.push_str("\n```\n\n");
         s
     }
+}
+
+/// The canonical payload from the entry's full payload line: `integrity` is
+/// the last key, and the byte sequence `,"integrity":{` cannot occur inside a
+/// JSON string (its quote would be escaped), so the split is unambiguous.
+fn canonical_from_line(line: &str, integrity: &Integrity) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Covered<'a> {
+        mode: Mode,
+        verified_at: &'a str,
+    }
+    let Some(pos) = line.rfind(",\"integrity\":{") else { return Vec::new() };
+    let Ok(covered) = serde_json::to_vec(&Covered { mode: integrity.mode, verified_at: &integrity.verified_at }) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(pos + covered.len() + 16);
+    out.extend_from_slice(line[..pos].as_bytes());
+    out.extend_from_slice(b",\"integrity\":");
+    out.extend_from_slice(&covered);
+    out.push(b'}');
+    out
 }
 
 /// Why one entry block failed to parse.
@@ -311,6 +322,11 @@ pub struct BlockError {
 /// Parse one rendered block back into an entry, requiring canonical JSON and
 /// an identical re-rendering.
 pub fn parse_block(block: &str) -> std::result::Result<Entry, BlockError> {
+    parse_block_canonical(block).map(|(e, _)| e)
+}
+
+/// [`parse_block`] plus the entry's canonical payload (computed once).
+pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>), BlockError> {
     let fence = "\n```json\n";
     let Some(start) = block.find(fence) else {
         return Err(BlockError { code: "entry_truncated", message: "entry has no payload fence".into() });
@@ -322,14 +338,16 @@ pub fn parse_block(block: &str) -> std::result::Result<Entry, BlockError> {
     let line = &rest[..end];
     let entry: Entry = serde_json::from_str(line)
         .map_err(|e| BlockError { code: "entry_malformed", message: format!("entry payload is not a valid entry: {e}") })?;
-    if entry.payload_line() != line {
+    let again = entry.payload_line();
+    if again != line {
         return Err(BlockError { code: "entry_not_canonical", message: format!("entry {} payload is not canonical JSON", entry.entry_seq) });
     }
-    if entry.render() != block {
+    if entry.render_with(&again) != block {
         let code = if !block.ends_with("\n```\n\n") { "entry_truncated" } else { "entry_rendering_mismatch" };
         return Err(BlockError { code, message: format!("entry {} text does not match its payload", entry.entry_seq) });
     }
-    Ok(entry)
+    let canonical = canonical_from_line(&again, &entry.integrity);
+    Ok((entry, canonical))
 }
 
 /// Split a file body (after the header) into entry blocks at lines starting
@@ -353,4 +371,23 @@ pub fn split_blocks(body: &str) -> Vec<&str> {
         blocks.push(&body[s..e]);
     }
     blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_payload_equals_the_value_definition() {
+        let line = r#"{"schema":"memory-latch.entry/v1","entry_seq":1,"event":"init","updated_at":"1970-01-01T00:00:00.001Z","updated_at_ms":1,"boot_id":"unknown","objective":"has \",\"integrity\":{ inside","non_negotiables":[],"last_good_checkpoint":"none","blocked_by":"none","next_single_step":"none","known_state":[],"unknown_state":[],"decisions":[],"consent_state":"pending","irreversible_action_pending":"none","action_hash":"none","recovery_attempts":0,"risk_level":"low","silent_witness":false,"details":[],"prev_payload_hash":"none","sealed_segment":null,"reseeded_from":null,"governance":{"checkpoint_freq_turns":5,"compost_keep_decisions":3,"compost_retire_turns":20,"fatigue_trigger_context_ratio":0.75,"token_ttl_minutes":10,"token_single_use":true,"lock_timeout_ms":800,"max_recovery_attempts":3},"storage":{"root":"/r","manifest":"/r/m","lock":"/r/l","ledger":"/r/t"},"integrity":{"mode":"checksum","payload_hash":"x","hmac_signature":"none","verified_at":"v"}}"#;
+        let e: Entry = serde_json::from_str(line).unwrap();
+        assert_eq!(e.payload_line(), line);
+        // Oracle: the definition via a JSON value with integrity replaced.
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["integrity"] = serde_json::json!({"mode":"checksum","verified_at":"v"});
+        assert_eq!(e.canonical_payload(), serde_json::to_vec(&v).unwrap());
+        let (parsed, canon) = parse_block_canonical(&e.render()).unwrap();
+        assert_eq!(parsed, e);
+        assert_eq!(canon, e.canonical_payload());
+    }
 }

@@ -31,7 +31,7 @@ pub mod redact;
 pub mod time;
 pub mod tokens;
 
-pub use chain::{EntrySummary, Finding, ReportMode, VerifyReport};
+pub use chain::{Depth, EntrySummary, Finding, ReportMode, VerifyReport};
 pub use entry::{ConsentState, Entry, Event, Mode, Risk};
 pub use lock::LockProbe;
 pub use tokens::{TokenState, TokenStatus};
@@ -272,6 +272,14 @@ impl Latch {
     /// Full verification of the whole chain (every segment). Read-only.
     pub fn verify(&self) -> VerifyReport {
         chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, false).report
+    }
+
+    /// Fast verification for hot paths (wake-check, hooks): the live part
+    /// and the segment joins fully, every sealed segment by its committed
+    /// file hash, header, entry count and first/last entries. Any changed
+    /// byte anywhere still fails; entries inside a segment are not re-parsed.
+    pub fn verify_fast(&self) -> VerifyReport {
+        chain::verify_with_depth(&self.paths, self.key.as_ref(), self.key_named, false, chain::Depth::SealedByHash).report
     }
 
     /// Probe the manifest lock (held right now? leftover temp files?).
