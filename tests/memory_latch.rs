@@ -1,5 +1,7 @@
 //! memory-latch through the real binary, real files and permissions.
 
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;

@@ -1,6 +1,8 @@
 //! memory-latch through the library: injected clock, the byte-flip sweep,
 //! and the API wake-check uses.
 
+#![allow(clippy::unwrap_used)]
+
 use kijito_core::latch::{self, Config, ConsentState, Event, Latch, Risk, TokenStatus};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -305,7 +305,7 @@ fn canonical_from_line(line: &str, integrity: &Integrity) -> Vec<u8> {
         return Vec::new();
     };
     let mut out = Vec::with_capacity(pos + covered.len() + 16);
-    out.extend_from_slice(line[..pos].as_bytes());
+    out.extend_from_slice(&line.as_bytes()[..pos]);
     out.extend_from_slice(b",\"integrity\":");
     out.extend_from_slice(&covered);
     out.push(b'}');
