@@ -259,7 +259,13 @@ fn run(args: Args) -> Result<i32> {
             if report.trusted {
                 Ok(0)
             } else {
-                let code = if report.findings.is_empty() { "latch_unverifiable" } else { "latch_untrusted" };
+                let code = if report.findings.is_empty() {
+                    "latch_unverifiable"
+                } else if !report.initialised {
+                    report.findings[0].code.as_str()
+                } else {
+                    "latch_untrusted"
+                };
                 Err(Error::new(code, format!("{} finding(s)", report.findings.len())))
             }
         }

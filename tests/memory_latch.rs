@@ -525,6 +525,8 @@ fn sealed_segments_are_chained_and_checked() {
 #[test]
 fn usage_errors_exit_2() {
     let w = ws();
+    w.fails(&["verify"], "latch_not_initialised");
+    w.fails(&["status"], "latch_not_initialised");
     for args in [&["init"][..], &["checkpoint", "--risk", "extreme"], &["nope"], &["consent"], &["consent", "request", "--bogus"]] {
         let o = w.run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));

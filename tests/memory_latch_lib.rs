@@ -125,6 +125,11 @@ fn fast_verify_agrees_with_full_and_still_catches_segment_edits() {
     let end = original.find("## Entry 201 ").unwrap();
     fs::write(&seg, format!("{}{}", &original[..start], &original[end..])).unwrap();
     assert!(!l.verify_fast().trusted);
+    // hostile bytes right after the header never panic
+    let header_end = original.find("## Entry ").unwrap();
+    fs::write(&seg, format!("{}é{}", &original[..header_end], &original[header_end..])).unwrap();
+    assert!(!l.verify_fast().trusted);
+    assert!(!l.verify().trusted);
     fs::write(&seg, &original).unwrap();
     assert!(l.verify_fast().trusted);
 }

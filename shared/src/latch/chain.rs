@@ -482,7 +482,7 @@ fn shallow_segment(
         return None;
     };
     let count = body.matches("\n## Entry ").count() + usize::from(body.starts_with("## Entry "));
-    let first_end = body[1.min(body.len())..].find("\n## Entry ").map(|p| p + 2).unwrap_or(body.len());
+    let first_end = body.find("\n## Entry ").map(|p| p + 1).unwrap_or(body.len());
     let last_start = body.rfind("\n## Entry ").map(|p| p + 1).unwrap_or(0);
     let mut ends = Vec::new();
     for (n, block) in [&body[..first_end], &body[last_start..]].into_iter().enumerate() {
