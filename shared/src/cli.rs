@@ -100,6 +100,19 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
     let subcommand = if needs_subcommand {
         match words.next() {
             Some(word) if tool.commands.iter().any(|c| c.name == word) => word,
+            // Two-word commands (`consent request`): the command name holds one space.
+            Some(word) if tool.commands.iter().any(|c| c.name.split_once(' ').is_some_and(|(g, _)| g == word)) => {
+                let second = words.next().unwrap_or_default();
+                let joined = format!("{word} {second}");
+                if tool.commands.iter().any(|c| c.name == joined) {
+                    joined
+                } else {
+                    return Err(Error::usage(
+                        "unknown_subcommand",
+                        format!("{word} needs one of its subcommands (see --help), not {:?}", crate::ids::clip(&second)),
+                    ));
+                }
+            }
             Some(word) => {
                 return Err(Error::usage("unknown_subcommand", format!("unknown subcommand {:?}", crate::ids::clip(&word))))
             }
@@ -328,6 +341,22 @@ mod tests {
         assert_eq!(err.code(), "invalid_memory_id");
         let Parsed::Run(args) = run(&TOOL, &[]).unwrap() else { panic!() };
         assert_eq!(args.required::<MemoryId>("--pointer-id").unwrap_err().code(), "missing_flag");
+    }
+
+    #[test]
+    fn two_word_subcommands() {
+        const TWO: Tool = Tool {
+            name: "w",
+            code_name: "w",
+            help: "help\n",
+            commands: &[Command { name: "consent request", flags: FLAGS }, Command { name: "status", flags: &[] }],
+        };
+        let Parsed::Run(args) = run(&TWO, &["consent", "request", "--json"]).unwrap() else { panic!() };
+        assert_eq!(args.subcommand, "consent request");
+        assert!(args.has("--json"));
+        assert_eq!(code(&TWO, &["consent"]), "unknown_subcommand");
+        assert_eq!(code(&TWO, &["consent", "nope"]), "unknown_subcommand");
+        assert_eq!(code(&TWO, &["request"]), "unknown_subcommand");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! | owner-only files | [`private`] |
 //! | errors and codes | [`error`] |
 //! | OS randomness, clock | [`random`], [`clock`] |
+//! | memory-latch (local tamper-evident manifest, consent, gate, recovery) | [`latch`] |
 
 pub mod cli;
 pub mod clock;
@@ -35,6 +36,7 @@ pub mod http;
 pub mod ids;
 pub mod manifest;
 pub mod pointer;
+pub mod latch;
 pub mod private;
 pub mod publish;
 pub mod random;
