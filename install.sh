@@ -2,6 +2,7 @@
 # install.sh: build kijito-qa's release binaries and lay out one self-contained
 # plugin root per host (Codex, Claude Code). See docs/install.md.
 set -euo pipefail
+umask 022
 
 usage() {
   cat <<'EOF'
@@ -65,7 +66,7 @@ p = os.path.normpath(os.path.join(os.getcwd(), p))
 print(p)
 PY
 ) || die "bad --prefix"
-if ! printf '%s' "$prefix" | grep -Eq '^/[A-Za-z0-9._/+-]*$'; then
+if ! [[ "$prefix" =~ ^/[A-Za-z0-9._/+-]*$ ]]; then
   die "prefix '$prefix' contains a character that would need shell quoting (space or one of \$\`\"'\\;&|<>()*?[]{}~!#=%,:@ or a control character); hosts run hook commands through a shell, so choose a prefix made of letters, digits and . _ - + /"
 fi
 [ "$prefix" != "/" ] || die "refusing to install into /"
@@ -163,6 +164,8 @@ done
 # of SRC at DEST: temp name in DEST's directory, then rename.
 place_bin() {
   local src="$1" dest="$2" tmp
+  # already the very file we would install (a hard link from an earlier run): nothing to do
+  if [ -f "$dest" ] && [ ! -L "$dest" ] && [ "$src" -ef "$dest" ]; then return 0; fi
   tmp="$(dirname "$dest")/.$(basename "$dest").tmp.$$"
   rm -f "$tmp"
   if ! ln "$src" "$tmp" 2>/dev/null; then
