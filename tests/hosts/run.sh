@@ -73,6 +73,15 @@ else
   cat "$work/validate.log"; say "FAIL: claude plugin validate --strict"; failures=$((failures + 1))
 fi
 
+t=$(now)
+mkdir -p "$work/codex-plugin"
+if unshare -n python3 "$here/scenarios/codex_plugin_check.py" "$bindir/codex" "$prefix/codex" "$work/codex-plugin" \
+   > "$work/codex-plugin.log" 2>&1; then
+  say "codex plugin install of $prefix/codex ($(took "$t")):"; cat "$work/codex-plugin.log"; passed=$((passed + 1))
+else
+  cat "$work/codex-plugin.log"; say "FAIL: codex plugin install of $prefix/codex"; failures=$((failures + 1))
+fi
+
 hook_bins="precompact postcompact session-hook"
 pass_bins="kijito-local pointer-digest pointer-publish pointer-snapshot qa-gate"
 missing() {  # missing ROOT BIN...: print the ones not installed

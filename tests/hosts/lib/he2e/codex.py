@@ -353,7 +353,7 @@ def run(job):
             thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
             state["tag"] = "turn-1"
             prompt = PROMPT_1
-            if job["scenario"] == "tool":
+            if job["scenario"] == "tool":  # kijito-qa addition: the fake model calls exec_command
                 prompt = "Run this. %s %s" % (fakeserver.TOOL_MARKER, job["tool_command"])
             summary["steps"].append(turn_record("turn-1", run_turn(c, thread_id, prompt, step_timeout())))
             time.sleep(SETTLE_S)
