@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# install.sh: build kijito-qa's release binaries and lay out one self-contained
+# plugin root per host (Codex, Claude Code). See docs/install.md.
+set -euo pipefail
+umask 022
+
+usage() {
+  cat <<'EOF'
+Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--uninstall] [--help]
+
+Builds the release binaries (cargo build --release --locked) and installs one
+plugin root per host:
+  <prefix>/codex/   bin/, hooks/hooks.json, skills/, .codex-plugin/plugin.json
+  <prefix>/claude/  bin/, hooks/hooks.json, skills/, .claude-plugin/plugin.json
+Hook commands carry the absolute installed paths, written at install time.
+Re-running upgrades in place. --uninstall removes exactly the files listed in
+each root's .kijito-install-manifest, and the directories it created when they
+are empty.
+
+  --prefix DIR   install prefix (default: ~/.local/share/kijito-qa). Only
+                 letters, digits and . _ - + / are accepted (hosts run hook
+                 commands through a shell).
+  --host H       codex, claude or both (default: both)
+  --uninstall    remove what a previous install put there
+  --help         this text
+EOF
+}
+
+die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
+say() { printf 'install.sh: %s\n' "$*"; }
+
+prefix="" host="both" uninstall=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) [ $# -ge 2 ] || { usage >&2; die "--prefix needs a directory"; }; prefix="$2"; shift 2 ;;
+    --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    --host) [ $# -ge 2 ] || { usage >&2; die "--host needs codex, claude or both"; }; host="$2"; shift 2 ;;
+    --host=*) host="${1#--host=}"; shift ;;
+    --uninstall) uninstall=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+done
+
+case "$host" in
+  codex) hosts=(codex) ;;
+  claude) hosts=(claude) ;;
+  both) hosts=(codex claude) ;;
+  *) die "--host must be codex, claude or both (got '$host')" ;;
+esac
+
+command -v python3 >/dev/null 2>&1 || die "python3 is required (it reads cargo metadata and renders the JSON files)"
+
+if [ -z "$prefix" ]; then
+  [ -n "${HOME:-}" ] || die "HOME is not set; give --prefix"
+  prefix="$HOME/.local/share/kijito-qa"
+fi
+# Absolute, normalised (no symlink resolution), and safe to paste into a shell
+# command line unquoted: hosts run hook commands through a shell.
+prefix=$(python3 - "$prefix" <<'PY'
+import os, re, sys
+p = sys.argv[1]
+if not p:
+    sys.exit("empty prefix")
+p = os.path.normpath(os.path.join(os.getcwd(), p))
+print(p)
+PY
+) || die "bad --prefix"
+if ! [[ "$prefix" =~ ^/[A-Za-z0-9._/+-]*$ ]]; then
+  die "prefix '$prefix' contains a character that would need shell quoting (space or one of \$\`\"'\\;&|<>()*?[]{}~!#=%,:@ or a control character); hosts run hook commands through a shell, so choose a prefix made of letters, digits and . _ - + /"
+fi
+[ "$prefix" != "/" ] || die "refusing to install into /"
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MANIFEST_NAME=".kijito-install-manifest"
+
+# ----------------------------------------------------------------- uninstall
+
+# Remove exactly the paths listed in <root>/$MANIFEST_NAME ("f <relpath>" for
+# files, "d <relpath>" for directories the install created), then the manifest,
+# then the root and the prefix if they are left empty.
+uninstall_root() {
+  local root="$1" m="$1/$MANIFEST_NAME"
+  if [ ! -f "$m" ] || [ -L "$m" ]; then
+    say "nothing installed in $root (no $MANIFEST_NAME); left untouched"
+    return 0
+  fi
+  python3 - "$root" "$m" <<'PY'
+import os, sys
+root, manifest = sys.argv[1], sys.argv[2]
+files, dirs = [], []
+for line in open(manifest, encoding="utf-8"):
+    line = line.rstrip("\n")
+    if not line or line.startswith("#"):
+        continue
+    kind, _, rel = line.partition(" ")
+    norm = os.path.normpath(rel)
+    if os.path.isabs(rel) or norm.startswith("..") or norm in (".", ""):
+        sys.exit("install.sh: error: %s lists a path outside the root: %r" % (manifest, rel))
+    (files if kind == "f" else dirs if kind == "d" else []).append(norm)
+removed = 0
+for rel in files:
+    p = os.path.join(root, rel)
+    if os.path.islink(p) or os.path.isfile(p):
+        os.unlink(p)
+        removed += 1
+for rel in sorted(dirs, key=lambda r: r.count(os.sep), reverse=True):
+    p = os.path.join(root, rel)
+    try:
+        os.rmdir(p)
+    except OSError:
+        pass  # not empty (someone else's files) or already gone
+os.unlink(manifest)
+print("install.sh: removed %d installed file(s) from %s" % (removed, root))
+PY
+  if rmdir "$root" 2>/dev/null; then say "removed empty $root"; else
+    [ -d "$root" ] && say "kept $root (it holds files this script did not install)"; fi
+}
+
+if [ "$uninstall" = 1 ]; then
+  for h in "${hosts[@]}"; do uninstall_root "$prefix/$h"; done
+  if rmdir "$prefix" 2>/dev/null; then say "removed empty $prefix"; fi
+  exit 0
+fi
+
+# ----------------------------------------------------------------- build
+
+CARGO="${CARGO:-cargo}"
+command -v "$CARGO" >/dev/null 2>&1 || die "cargo not found on PATH: install a Rust toolchain (https://rustup.rs) and re-run"
+
+if [ -e "$prefix" ]; then
+  [ -d "$prefix" ] || die "prefix $prefix exists and is not a directory"
+  perms=$(stat -c '%a' "$prefix")
+  if [ $(( 8#$perms & 8#022 )) -ne 0 ]; then
+    die "prefix $prefix is group- or world-writable (mode $perms); hooks would run binaries others can replace"
+  fi
+fi
+
+say "building release binaries (cargo build --release --locked)"
+(cd "$here" && "$CARGO" build --release --locked --workspace --bins) || die "cargo build failed"
+
+meta=$(cd "$here" && "$CARGO" metadata --no-deps --format-version 1 --locked) || die "cargo metadata failed"
+read -r target_dir version < <(printf '%s' "$meta" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+root = [p for p in m["packages"] if p["name"] == "kijito-qa"]
+print(m["target_directory"], root[0]["version"] if root else "0.0.0")
+')
+mapfile -t bins < <(printf '%s' "$meta" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+names = sorted({t["name"] for p in m["packages"] for t in p["targets"] if "bin" in t["kind"]})
+print("\n".join(names))
+')
+[ ${#bins[@]} -gt 0 ] || die "the workspace declares no [[bin]] targets"
+release="$target_dir/release"
+for b in "${bins[@]}"; do
+  [ -x "$release/$b" ] || die "built binary missing: $release/$b"
+done
+
+# ----------------------------------------------------------------- install
+
+# place SRC DEST MODE: atomically put a copy (or a hard link, same filesystem)
+# of SRC at DEST: temp name in DEST's directory, then rename.
+place_bin() {
+  local src="$1" dest="$2" tmp
+  # already the very file we would install (a hard link from an earlier run): nothing to do
+  if [ -f "$dest" ] && [ ! -L "$dest" ] && [ "$src" -ef "$dest" ]; then return 0; fi
+  tmp="$(dirname "$dest")/.$(basename "$dest").tmp.$$"
+  rm -f "$tmp"
+  if ! ln "$src" "$tmp" 2>/dev/null; then
+    cp "$src" "$tmp"
+    chmod 0755 "$tmp"
+  fi
+  mv -f "$tmp" "$dest"
+}
+
+# render TEMPLATE DEST ROOT HOST: substitute @ROOT@ @HOST@ @HOSTNAME@ @PREFIX@
+# @VERSION@, check JSON templates parse, write atomically (0644).
+render() {
+  python3 - "$1" "$2" "$3" "$4" "$prefix" "$version" <<'PY'
+import json, os, sys
+src, dest, root, host, prefix, version = sys.argv[1:]
+names = {"codex": "Codex", "claude": "Claude Code"}
+text = open(src, encoding="utf-8").read()
+for k, v in (("@ROOT@", root), ("@HOST@", host), ("@HOSTNAME@", names[host]),
+             ("@PREFIX@", prefix), ("@VERSION@", version)):
+    text = text.replace(k, v)
+if dest.endswith(".json"):
+    json.loads(text)  # a broken template must not be installed
+tmp = os.path.join(os.path.dirname(dest), ".%s.tmp.%d" % (os.path.basename(dest), os.getpid()))
+with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+    f.flush()
+    os.fsync(f.fileno())
+os.chmod(tmp, 0o644)
+os.replace(tmp, dest)
+PY
+}
+
+install_root() {
+  local h="$1" root="$prefix/$1" mdir
+  case "$h" in codex) mdir=".codex-plugin" ;; claude) mdir=".claude-plugin" ;; esac
+  local -a files=() dirs=()
+  local d
+  for d in "" bin hooks skills "$mdir" $(cd "$here/skills" && ls -1); do
+    case "$d" in "") rel="." ;; bin|hooks|skills|"$mdir") rel="$d" ;; *) rel="skills/$d" ;; esac
+    if [ ! -d "$root/$rel" ]; then
+      mkdir -p "$root/$rel"
+      chmod 0755 "$root/$rel"
+      [ "$rel" = "." ] || dirs+=("$rel")
+    elif [ "$rel" != "." ]; then
+      dirs+=("$rel")
+    fi
+  done
+  # keep the directories an earlier install created listed, so uninstall finds them
+  if [ -f "$root/$MANIFEST_NAME" ]; then
+    while read -r kind rel; do
+      [ "$kind" = d ] && dirs+=("$rel")
+    done < "$root/$MANIFEST_NAME"
+  fi
+
+  local b
+  for b in "${bins[@]}"; do
+    place_bin "$release/$b" "$root/bin/$b"
+    files+=("bin/$b")
+  done
+  render "$here/hooks/$h/hooks.json.tmpl" "$root/hooks/hooks.json" "$root" "$h"; files+=("hooks/hooks.json")
+  render "$here/hooks/$h/plugin.json.tmpl" "$root/$mdir/plugin.json" "$root" "$h"; files+=("$mdir/plugin.json")
+  render "$here/hooks/README.plugin.md.tmpl" "$root/README.md" "$root" "$h"; files+=("README.md")
+  local s
+  for s in $(cd "$here/skills" && ls -1); do
+    render "$here/skills/$s/SKILL.md" "$root/skills/$s/SKILL.md" "$root" "$h"
+    files+=("skills/$s/SKILL.md")
+  done
+
+  # Files a previous install listed that this one does not: remove them (upgrade).
+  if [ -f "$root/$MANIFEST_NAME" ]; then
+    local kind rel f keep
+    while read -r kind rel; do
+      [ "$kind" = f ] || continue
+      keep=0
+      for f in "${files[@]}"; do [ "$f" = "$rel" ] && keep=1 && break; done
+      if [ "$keep" = 0 ] && { [ -f "$root/$rel" ] || [ -L "$root/$rel" ]; }; then
+        rm -f "$root/$rel"
+        say "removed stale $root/$rel"
+      fi
+    done < "$root/$MANIFEST_NAME"
+  fi
+
+  local tmp="$root/.$MANIFEST_NAME.tmp.$$"
+  {
+    printf '# kijito-qa %s install manifest: paths relative to this root (f file, d directory)\n' "$version"
+    printf 'f %s\n' "${files[@]}"
+    printf 'd %s\n' $(printf '%s\n' "${dirs[@]}" | sort -u)
+  } > "$tmp"
+  chmod 0644 "$tmp"
+  mv -f "$tmp" "$root/$MANIFEST_NAME"
+
+  say "installed $h plugin root: $root"
+  say "  bin/ (${#bins[@]}): ${bins[*]}"
+  say "  hooks: $root/hooks/hooks.json"
+  say "  manifest: $root/$mdir/plugin.json; skills: $(cd "$here/skills" && ls -1 | tr '\n' ' ')"
+  local missing=()
+  for b in precompact postcompact session-hook; do
+    [ -x "$root/bin/$b" ] || missing+=("$b")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "  WARNING: hooks.json calls ${missing[*]}, which this workspace does not build yet; those hooks will fail until it does"
+  fi
+}
+
+mkdir -p "$prefix"
+for h in "${hosts[@]}"; do install_root "$h"; done
+case "$host" in
+  both|claude) say "Claude Code: claude --plugin-dir $prefix/claude (or add it to a marketplace)" ;;
+esac
+case "$host" in
+  both|codex) say "Codex: use $prefix/codex/hooks/hooks.json as \$CODEX_HOME/hooks.json (trust the hooks), or install $prefix/codex as a plugin" ;;
+esac

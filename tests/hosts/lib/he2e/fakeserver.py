@@ -1,0 +1,319 @@
+"""Fake model servers on 127.0.0.1 (stdlib): OpenAI Responses for Codex, Anthropic
+Messages for Claude Code. Every request is logged (seq, t, method, path, headers
+without credentials, decoded body, `tag` = scenario step) to requests.jsonl."""
+import gzip
+import json
+import subprocess
+import threading
+import uuid
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .common import markers_in
+
+SECRET_HEADERS = ("authorization", "x-api-key")
+
+# kijito-qa addition: a user prompt containing this marker makes the fake model call the host's
+# shell tool once with the rest of that line as the command (Codex `exec_command`, Claude Code
+# `Bash`), so PreToolUse hooks fire; once the tool result is in the conversation it answers text.
+TOOL_MARKER = "HOST-E2E-RUN-TOOL:"
+
+
+def tool_command(texts):
+    """The command after TOOL_MARKER in the last of texts that has it, else None."""
+    for t in reversed(texts):
+        i = t.find(TOOL_MARKER)
+        if i >= 0:
+            return t[i + len(TOOL_MARKER):].split("\n", 1)[0].strip() or None
+    return None
+
+
+def _decode(raw, encoding):
+    enc = (encoding or "").lower()
+    try:
+        if enc == "gzip":
+            return gzip.decompress(raw)
+        if enc == "deflate":
+            return zlib.decompress(raw)
+        if enc == "zstd":  # no stdlib codec; use the CLI when present
+            return subprocess.run(["zstd", "-dc"], input=raw, capture_output=True, check=True).stdout
+    except Exception:  # noqa: BLE001
+        pass
+    return raw
+
+
+class Base(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state = None  # set per server: dict(log=JsonlWriter, lock, n, tag, clock, cfg)
+
+    def log_message(self, *a):
+        pass
+
+    def _body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = _decode(self.rfile.read(n) if n else b"", self.headers.get("Content-Encoding"))
+        try:
+            return json.loads(raw.decode("utf-8")) if raw else None
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _record(self, body):
+        st = self.state
+        with st["lock"]:
+            st["n"] += 1
+            seq = st["n"]
+        st["log"].write({"seq": seq, "t": st["clock"].rel(), "tag": st["tag"], "method": self.command,
+                         "path": self.path,
+                         "headers": {k: v for k, v in self.headers.items() if k.lower() not in SECRET_HEADERS},
+                         "body": body})
+        return seq
+
+    def _json(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events):
+        data = "".join("event: %s\ndata: %s\n\n" % (name, json.dumps(p)) for name, p in events).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self._record(None)
+        if self.path.split("?")[0].rstrip("/").endswith("/models"):
+            return self._json(200, {"object": "list", "data": [], "has_more": False})
+        self._json(404, {"error": {"type": "not_found_error", "message": "fake: no route " + self.path}})
+
+    def do_DELETE(self):
+        self.do_GET()
+
+
+# ------------------------------------------------------------------ OpenAI Responses
+
+def codex_request_kind(headers, body):
+    """'compaction' or 'turn' (Codex says so in x-codex-turn-metadata.request_kind)."""
+    if body is None:
+        return None
+    meta = next((v for k, v in headers.items() if k.lower() == "x-codex-turn-metadata"), None)
+    try:
+        kind = json.loads(meta or "{}").get("request_kind")
+        if kind:
+            return kind
+    except ValueError:
+        pass
+    inp = body.get("input") if isinstance(body, dict) else None
+    if isinstance(inp, list) and inp:
+        last = json.dumps(inp[-1]).lower()
+        if "checkpoint" in last or "summar" in last or "handoff" in last:
+            return "compaction"
+    return "turn"
+
+
+def codex_pending_tool(body):
+    """TOOL_MARKER command of the last user message, unless a tool output already follows it."""
+    inp = body.get("input") if isinstance(body, dict) else None
+    if not isinstance(inp, list):
+        return None
+    last_user = max((i for i, it in enumerate(inp) if isinstance(it, dict) and it.get("type", "message") == "message"
+                     and it.get("role") == "user"), default=None)
+    if last_user is None or any(isinstance(it, dict) and it.get("type") == "function_call_output"
+                                for it in inp[last_user:]):
+        return None
+    return tool_command(common_strings(inp[last_user]))
+
+
+def common_strings(obj):
+    from .common import strings_in
+    return strings_in(obj)
+
+
+class Responses(Base):
+    def _codex_tool_call(self, rid, seq, cmd):
+        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": "exec_command",
+                "arguments": json.dumps({"cmd": cmd}), "status": "completed"}
+        tokens = int(self.state["cfg"].get("input_tokens", 100))
+        self._sse([
+            ("response.created", {"type": "response.created", "response": {"id": rid}}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                            "item": dict(item, status="in_progress", arguments="")}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "response": {
+                "id": rid, "status": "completed", "output": [item],
+                "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
+                          "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+                          "total_tokens": tokens + 10}}}),
+        ])
+
+    def do_POST(self):
+        body = self._body()
+        seq = self._record(body)
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/responses/compact"):  # remote compaction (OpenAI providers only)
+            return self._json(200, {"output": [{"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "FAKE-REMOTE-COMPACT-SUMMARY seq=%d" % seq}]}]})
+        if not path.endswith("/responses"):
+            return self._json(404, {"error": {"message": "fake: no route " + self.path}})
+        kind = codex_request_kind(self.headers, body)
+        if kind == "compaction":
+            text = "FAKE-COMPACTION-SUMMARY seq=%d: the user asked for a greeting." % seq
+        else:
+            text = "Hello from the fake model (seq=%d)." % seq
+        rid, mid = "resp_%d" % seq, "msg_%d" % seq
+        cmd = codex_pending_tool(body) if kind == "turn" else None
+        if cmd:
+            return self._codex_tool_call(rid, seq, cmd)
+        done = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        tokens = int(self.state["cfg"].get("input_tokens", 100))
+        self._sse([
+            ("response.created", {"type": "response.created", "response": {"id": rid}}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                            "item": dict(done, status="in_progress", content=[])}),
+            ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": mid,
+                                            "output_index": 0, "content_index": 0, "delta": text}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": done}),
+            ("response.completed", {"type": "response.completed", "response": {
+                "id": rid, "status": "completed", "output": [done],
+                "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
+                          "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+                          "total_tokens": tokens + 10}}}),
+        ])
+
+
+# ------------------------------------------------------------------ Anthropic Messages
+
+def _texts(content):
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def claude_request_kind(body):
+    """Claude Code's summariser prompt asks for an <analysis> + <summary> block."""
+    if body is None:
+        return None
+    msgs = body.get("messages", []) if isinstance(body, dict) else []
+    users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
+    last = _texts(users[-1].get("content")).lower() if users else ""
+    if "<summary> block" in last or ("<summary>" in last and "do not call any tools" in last):
+        return "compaction"
+    return "turn"
+
+
+def claude_pending_tool(body):
+    """TOOL_MARKER command of the last user message of a turn that offers Bash, unless that
+    message already carries a tool result."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if not isinstance(tools, list) or not any(isinstance(t, dict) and t.get("name") == "Bash" for t in tools):
+        return None
+    # Claude Code may append role "system" entries after the user's message: skip them.
+    msgs = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    if not msgs or msgs[-1].get("role") != "user":
+        return None
+    content = msgs[-1].get("content")
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    return tool_command([_texts(content)])
+
+
+class Messages(Base):
+    def _claude_tool_use(self, body, model, mid, usage, cmd):
+        tid = "toolu_fake_" + uuid.uuid4().hex[:16]
+        args = {"command": cmd, "description": "host-e2e tool call"}
+        if not body.get("stream"):
+            return self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                                    "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": args}],
+                                    "stop_reason": "tool_use", "stop_sequence": None, "usage": usage})
+        self._sse([
+            ("message_start", {"type": "message_start", "message": {
+                "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+                "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "tool_use", "id": tid, "name": "Bash", "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                               "usage": {"output_tokens": 12}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    def do_HEAD(self):
+        self._record(None)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):
+        body = self._body()
+        self._record(body)
+        path = self.path.split("?")[0]
+        if path == "/v1/messages/count_tokens":
+            return self._json(200, {"input_tokens": 42})
+        if path != "/v1/messages":
+            return self._json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                               "message": "fake: " + path}})
+        body = body if isinstance(body, dict) else {}
+        model = body.get("model", "claude-fake")
+        if claude_request_kind(body) == "compaction":
+            text = ("<analysis>fake analysis</analysis>\n<summary>FAKE-COMPACT-SUMMARY: the user "
+                    "said hello and the assistant replied.</summary>")
+        else:
+            text = "FAKE-REPLY: hello from the fake server."
+        usage = {"input_tokens": int(self.state["cfg"].get("input_tokens", 50)), "output_tokens": 12,
+                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        mid = "msg_fake_" + uuid.uuid4().hex[:16]
+        cmd = claude_pending_tool(body)
+        if cmd:
+            return self._claude_tool_use(body, model, mid, usage, cmd)
+        if not body.get("stream"):
+            return self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                                    "stop_sequence": None, "usage": usage})
+        half = len(text) // 2
+        self._sse([
+            ("message_start", {"type": "message_start", "message": {
+                "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+                "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": text[:half]}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": text[half:]}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                               "usage": {"output_tokens": 12}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    do_PUT = do_POST
+
+
+def start(kind, log_writer, clock, cfg=None):
+    """Start a fake server thread on a free 127.0.0.1 port. Returns (server, state)."""
+    state = {"log": log_writer, "lock": threading.Lock(), "n": 0, "tag": None, "clock": clock,
+             "cfg": dict(cfg or {})}
+    handler = type("H", ({"responses": Responses, "messages": Messages}[kind],), {"state": state})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, state
+
+
+def summarize_requests(entries, markers, kind_fn):
+    """Per logged request: seq, step tag, path, kind (turn/compaction), markers it contains."""
+    out = []
+    for e in entries:
+        body = e.get("body")
+        out.append({"seq": e.get("seq"), "t": e.get("t"), "tag": e.get("tag"), "method": e.get("method"),
+                    "path": e.get("path"), "kind": kind_fn(e.get("headers") or {}, body),
+                    "markers": markers_in(body, markers) if body is not None else []})
+    return out

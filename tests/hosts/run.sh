@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Real-host end-to-end tests of the installed kijito-qa plugin (Codex CLI 0.169.0 and Claude
+# Code 2.1.328 from npm, fake model servers on 127.0.0.1, loopback-only network namespace).
+# See docs/hosts-e2e.md. Exit 0 with "SKIP: <reason>" when the machine cannot run them (no
+# network namespace, no node/npm/python3); non-zero on a real failure.
+#
+# run.sh [--prefix DIR] [--only SCENARIO[,SCENARIO...]] [--host codex|claude|both]
+#   --prefix DIR  use an existing install (install.sh --prefix DIR) instead of installing into
+#                 a temporary prefix
+# Env: HOST_E2E_CACHE (npm cache of the hosts, default ${XDG_CACHE_HOME:-$HOME/.cache}/host-e2e,
+#      outside the repository); KIJITO_E2E_STRICT=1 turns "binary not built yet" skips into
+#      failures; KEEP=1 keeps the work dir.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+he2e="$here/host-e2e"
+check="$here/scenarios/check.py"
+seed="$here/scenarios/seed-pass.sh"
+
+prefix="" only="" hosts="codex claude"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --host) case "$2" in both) hosts="codex claude" ;; codex|claude) hosts="$2" ;; *) echo "bad --host" >&2; exit 2 ;; esac; shift 2 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf 'hosts-e2e: %s\n' "$*"; }
+skip() { say "SKIP: $*"; exit 0; }
+now() { date +%s.%N; }
+took() { python3 -c 'import sys; print("%.1fs" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$(now)"; }
+
+# ---- prerequisites (a missing one is a skip, not a failure)
+command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) not found"
+if ! unshare -n true 2>/dev/null && ! unshare -r -n true 2>/dev/null; then
+  skip "cannot create a network namespace here (unshare -n / unshare -r -n fail); the hosts are never run unconfined"
+fi
+command -v node >/dev/null 2>&1 || skip "node not found (the hosts' npm launchers need it)"
+command -v npm >/dev/null 2>&1 || skip "npm not found (needed to install the pinned hosts)"
+
+t=$(now)
+say "installing the pinned hosts into the cache (${HOST_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/host-e2e})"
+if ! bindir=$("$he2e" install); then
+  echo "hosts-e2e: FAIL: host-e2e install failed" >&2
+  exit 1
+fi
+say "hosts ready in $(took "$t") ($bindir)"
+
+work=$(mktemp -d -t kijito-hosts-e2e.XXXXXX)
+cleanup() { if [ "${KEEP:-}" = 1 ]; then say "kept $work"; else rm -rf "$work"; fi; }
+trap cleanup EXIT
+
+if [ -z "$prefix" ]; then
+  prefix="$work/prefix"
+  t=$(now)
+  "$repo/install.sh" --prefix "$prefix" --host both > "$work/install.log" 2>&1 || {
+    cat "$work/install.log" >&2; echo "hosts-e2e: FAIL: install.sh failed" >&2; exit 1; }
+  say "install.sh --prefix $prefix: $(took "$t")"
+fi
+
+failures=0 skipped=0 passed=0
+report=()
+
+t=$(now)
+if HOME="$work" CLAUDE_CONFIG_DIR="$work/claude-validate" DISABLE_AUTOUPDATER=1 \
+   unshare -n "$bindir/claude" plugin validate --strict "$prefix/claude" > "$work/validate.log" 2>&1; then
+  say "claude plugin validate --strict $prefix/claude: passed ($(took "$t"))"; passed=$((passed + 1))
+else
+  cat "$work/validate.log"; say "FAIL: claude plugin validate --strict"; failures=$((failures + 1))
+fi
+
+t=$(now)
+mkdir -p "$work/codex-plugin"
+if unshare -n python3 "$here/scenarios/codex_plugin_check.py" "$bindir/codex" "$prefix/codex" "$work/codex-plugin" \
+   > "$work/codex-plugin.log" 2>&1; then
+  say "codex plugin install of $prefix/codex ($(took "$t")):"; cat "$work/codex-plugin.log"; passed=$((passed + 1))
+else
+  cat "$work/codex-plugin.log"; say "FAIL: codex plugin install of $prefix/codex"; failures=$((failures + 1))
+fi
+
+hook_bins="precompact postcompact session-hook"
+pass_bins="kijito-local pointer-digest pointer-publish pointer-snapshot qa-gate"
+missing() {  # missing ROOT BIN...: print the ones not installed
+  local root="$1" b out=""; shift
+  for b in "$@"; do [ -x "$root/bin/$b" ] || out="$out $b"; done
+  printf '%s' "${out# }"
+}
+wanted() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+# run_one HOST SCENARIO: one host-e2e run plus its checks
+run_one() {
+  local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" need args=() kind extra=()
+  wanted "$name" || return 0
+  case "$name" in
+    attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    *) need="$hook_bins" ;;
+  esac
+  local miss
+  miss=$(missing "$root" $need)
+  if [ -n "$miss" ]; then
+    if [ "${KIJITO_E2E_STRICT:-}" = 1 ]; then
+      say "FAIL $host $name: not built by this workspace: $miss"; failures=$((failures + 1))
+    else
+      say "SKIP $host $name: waits for binaries not built by this workspace yet: $miss"; skipped=$((skipped + 1))
+    fi
+    report+=("$host $name: skipped (missing $miss)")
+    return 0
+  fi
+  case "$host" in
+    codex) args=(codex --hooks "$root/hooks/hooks.json") ;;
+    claude) args=(claude --plugin-dir "$root") ;;
+  esac
+  local sidefile="$work/side-effect-$host-$name"
+  case "$name" in
+    attested-manual) kind=attested; args+=(--scenario manual-compact --before-compact "$(printf '%q %q' "$seed" "$root")") ;;
+    attested-auto) kind=attested; args+=(--scenario auto-compact --before-compact "$(printf '%q %q' "$seed" "$root")") ;;
+    unattested-manual) kind=unattested; args+=(--scenario manual-compact) ;;
+    guard-deny) kind=deny; extra=(--side-effect "$sidefile")
+      # a helper of this root with a shell tail appended: the grammar must refuse it
+      args+=(--scenario tool --tool-command "$root/bin/pointer-digest --pointer-id 7; touch $sidefile") ;;
+    guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
+  esac
+  mkdir -p "$work/out"
+  local t0 rc=0
+  t0=$(now)
+  "$he2e" "${args[@]}" --out "$out" --timeout 240 > "$out.log" 2>&1 || rc=$?
+  local dt
+  dt=$(took "$t0")
+  if [ "$rc" -ne 0 ] && [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1))
+    report+=("$host $name: FAIL ($dt)")
+    return 0
+  fi
+  say "$host $name ($dt):"
+  if python3 "$check" "$kind" "$out" "$root" "${extra[@]}"; then
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"
+    [ -f "$out/before-compact.log" ] && { echo "--- before-compact.log"; tail -n 30 "$out/before-compact.log"; }
+    say "FAIL $host $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1))
+    report+=("$host $name: FAIL ($dt)")
+  fi
+}
+
+for h in $hosts; do
+  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
+    run_one "$h" "$s"
+  done
+done
+
+say "summary: $passed passed, $failures failed, $skipped skipped"
+for r in "${report[@]}"; do say "  $r"; done
+[ "$failures" -eq 0 ]

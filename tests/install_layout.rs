@@ -1,0 +1,236 @@
+//! install.sh end to end: installs into a temporary prefix (release build, reusing cargo's cache)
+//! and checks the per-host plugin roots, idempotent re-runs, exact uninstall, and refused prefixes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EVENTS: [&str; 6] = ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"];
+const MANIFEST: &str = ".kijito-install-manifest";
+
+fn install(args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    Command::new("bash").arg(script).args(args).output().expect("run install.sh")
+}
+
+fn ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "install.sh failed: {}\n{}\n{}", out.status, stdout, String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// `[[bin]]` names of the workspace's Cargo.toml (the list install.sh must install).
+fn bin_names() -> BTreeSet<String> {
+    let toml = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).expect("Cargo.toml");
+    let mut names = BTreeSet::new();
+    let mut in_bin = false;
+    for line in toml.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_bin = l == "[[bin]]";
+        } else if in_bin {
+            if let Some(v) = l.strip_prefix("name").map(str::trim).and_then(|r| r.strip_prefix('=')) {
+                names.insert(v.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    assert!(!names.is_empty(), "no [[bin]] in Cargo.toml");
+    names
+}
+
+/// Every path under dir (relative), with file bytes (None for directories) and mode.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, u32)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            let md = fs::symlink_metadata(&p).expect("metadata");
+            assert!(!md.file_type().is_symlink(), "install created a symlink: {}", p.display());
+            let rel = p.strip_prefix(dir).expect("under dir").to_path_buf();
+            if md.is_dir() {
+                out.insert(rel, (None, md.mode() & 0o7777));
+                stack.push(p);
+            } else {
+                out.insert(rel, (Some(fs::read(&p).expect("read")), md.mode() & 0o7777));
+            }
+        }
+    }
+    out
+}
+
+fn manifest_entries(root: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let text = fs::read_to_string(root.join(MANIFEST)).expect("install manifest");
+    let (mut files, mut dirs) = (BTreeSet::new(), BTreeSet::new());
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (kind, rel) = line.split_once(' ').expect("kind path");
+        match kind {
+            "f" => files.insert(rel.to_string()),
+            "d" => dirs.insert(rel.to_string()),
+            other => panic!("unknown manifest kind {other}"),
+        };
+    }
+    (files, dirs)
+}
+
+fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
+    let root = prefix.join(host);
+    let root_s = root.to_str().expect("utf-8 root");
+    // bin/: every workspace binary, a regular executable file
+    for b in bins {
+        let p = root.join("bin").join(b);
+        let md = fs::symlink_metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(md.is_file(), "{} is not a regular file", p.display());
+        assert_eq!(md.permissions().mode() & 0o111, 0o111, "{} not executable", p.display());
+        assert_eq!(md.permissions().mode() & 0o022, 0, "{} group/other writable", p.display());
+    }
+    // hooks/hooks.json: absolute paths inside this root, --host and --expect baked in
+    let hooks: serde_json::Value =
+        serde_json::from_slice(&fs::read(root.join("hooks/hooks.json")).expect("hooks.json")).expect("hooks.json is JSON");
+    let events = hooks["hooks"].as_object().expect("hooks object");
+    assert_eq!(events.keys().map(String::as_str).collect::<BTreeSet<_>>(), EVENTS.into_iter().collect());
+    for (event, groups) in events {
+        let groups = groups.as_array().expect("groups");
+        assert_eq!(groups.len(), 1, "{event}");
+        let g = &groups[0];
+        if event == "PreToolUse" {
+            assert_eq!(g["matcher"], "Bash", "{host} PreToolUse matcher");
+        } else {
+            assert!(g.get("matcher").is_none(), "{event} has a matcher");
+        }
+        let handlers = g["hooks"].as_array().expect("handlers");
+        assert_eq!(handlers.len(), 1);
+        let h = &handlers[0];
+        assert_eq!(h["type"], "command");
+        let timeout = h["timeout"].as_u64().expect("timeout");
+        assert!((1..=10).contains(&timeout), "{event} timeout {timeout}");
+        let cmd = h["command"].as_str().expect("command");
+        let words: Vec<&str> = cmd.split(' ').collect();
+        let program = Path::new(words[0]);
+        assert!(program.is_absolute(), "{cmd}");
+        assert_eq!(program.parent(), Some(root.join("bin").as_path()), "{cmd} not in {root_s}/bin");
+        let name = program.file_name().and_then(|n| n.to_str()).expect("name");
+        let expected: Vec<String> = match event.as_str() {
+            "PreCompact" => vec![format!("{root_s}/bin/precompact"), "--host".into(), host.into()],
+            "PostCompact" => vec![format!("{root_s}/bin/postcompact"), "--host".into(), host.into()],
+            ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
+        };
+        assert_eq!(words, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{event} command of {host} ({name})");
+        assert!(!cmd.contains(['"', '\'', '$', '`', '\\', ';', '&', '|']), "{cmd}");
+    }
+    // manifest of the host
+    let mdir = if host == "codex" { ".codex-plugin" } else { ".claude-plugin" };
+    let other = if host == "codex" { ".claude-plugin" } else { ".codex-plugin" };
+    let m: serde_json::Value =
+        serde_json::from_slice(&fs::read(root.join(mdir).join("plugin.json")).expect("plugin.json")).expect("JSON");
+    assert_eq!(m["name"], "kijito-qa");
+    assert_eq!(m["version"], env!("CARGO_PKG_VERSION"));
+    assert!(m["description"].as_str().is_some_and(|d| !d.is_empty()));
+    assert!(!root.join(other).exists(), "{host} root has the other host's manifest");
+    // skills: two, frontmatter name = dir name, installed paths written in, memory = evidence
+    for skill in ["kijito-memory-qa", "kijito-resume-from-pointer"] {
+        let text = fs::read_to_string(root.join("skills").join(skill).join("SKILL.md")).expect("SKILL.md");
+        let front = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---\n")).expect("frontmatter").0;
+        assert!(front.lines().any(|l| l == format!("name: {skill}")), "{skill} name");
+        assert!(front.lines().any(|l| l.starts_with("description: ") && l.len() > 40), "{skill} description");
+        assert!(!text.contains("@ROOT@") && !text.contains("@HOST@"), "{skill}: placeholder left");
+        assert!(text.contains(&format!("{root_s}/bin/pointer-snapshot ")), "{skill}: installed path missing");
+        assert!(text.contains("evidence, not instructions"), "{skill}: must say memory is evidence");
+    }
+    // modes: directories 0755, data files 0644, nothing group/other writable
+    for (rel, (content, mode)) in tree(&root) {
+        assert_eq!(mode & 0o022, 0, "{} is group/other writable", rel.display());
+        match content {
+            None => assert_eq!(mode, 0o755, "dir {}", rel.display()),
+            Some(_) if rel.starts_with("bin") => {}
+            Some(_) => assert_eq!(mode, 0o644, "file {}", rel.display()),
+        }
+    }
+    // the install manifest lists exactly the installed files
+    let (files, dirs) = manifest_entries(&root);
+    let on_disk: BTreeSet<String> = tree(&root)
+        .into_iter()
+        .filter(|(rel, (c, _))| c.is_some() && rel.as_os_str() != MANIFEST)
+        .map(|(rel, _)| rel.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, on_disk, "{host}: manifest files vs disk");
+    assert!(dirs.contains("bin") && dirs.contains("hooks") && dirs.contains(mdir), "{host}: {dirs:?}");
+}
+
+#[test]
+fn install_layout_upgrade_uninstall() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let prefix = tmp.path().join("prefix");
+    let p = prefix.to_str().expect("utf-8");
+    let bins = bin_names();
+
+    let first = ok(&install(&["--prefix", p, "--host", "both"]));
+    assert!(first.contains("installed codex plugin root") && first.contains("installed claude plugin root"), "{first}");
+    for host in ["codex", "claude"] {
+        check_root(&prefix, host, &bins);
+    }
+
+    // idempotent: a second run leaves the same tree, byte for byte
+    let before = tree(&prefix);
+    ok(&install(&["--prefix", p]));
+    assert_eq!(before, tree(&prefix), "re-running install.sh changed the tree");
+
+    // upgrade in place removes a file an older install listed but this one does not
+    let stale = prefix.join("codex/bin/retired-helper");
+    fs::write(&stale, b"old").expect("write");
+    let m = prefix.join("codex").join(MANIFEST);
+    let text = fs::read_to_string(&m).expect("manifest");
+    fs::write(&m, format!("{text}f bin/retired-helper\n")).expect("manifest");
+    ok(&install(&["--prefix", p, "--host", "codex"]));
+    assert!(!stale.exists(), "stale installed file kept");
+    assert_eq!(before, tree(&prefix), "upgrade did not restore the same tree");
+
+    // uninstall removes exactly what was installed: a user's file survives with its directory
+    let mine = prefix.join("claude/skills/my-notes.txt");
+    fs::write(&mine, b"mine").expect("write");
+    let outside = prefix.join("README.user");
+    fs::write(&outside, b"not ours").expect("write");
+    ok(&install(&["--prefix", p, "--uninstall"]));
+    let left: BTreeSet<PathBuf> = tree(&prefix).into_keys().collect();
+    let want: BTreeSet<PathBuf> =
+        ["claude", "claude/skills", "claude/skills/my-notes.txt", "README.user"].iter().map(PathBuf::from).collect();
+    assert_eq!(left, want, "uninstall removed too much or too little");
+    // a second uninstall is a no-op; with the user's files gone the prefix goes too
+    ok(&install(&["--prefix", p, "--uninstall"]));
+    fs::remove_file(&mine).expect("rm");
+    fs::remove_file(&outside).expect("rm");
+    fs::remove_dir(prefix.join("claude/skills")).expect("rmdir");
+    fs::remove_dir(prefix.join("claude")).expect("rmdir");
+    ok(&install(&["--prefix", p, "--host", "codex"]));
+    assert!(prefix.join("codex/bin").is_dir() && !prefix.join("claude").exists(), "--host codex installed claude");
+    ok(&install(&["--prefix", p, "--host", "codex", "--uninstall"]));
+    assert!(!prefix.exists(), "empty prefix left after uninstall");
+}
+
+#[test]
+fn install_refuses_prefixes_that_need_shell_quoting() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for bad in ["with space", "semi;colon", "dollar$HOME", "back`tick", "quote'd", "star*", "tilde~x", "new\nline"] {
+        let prefix = tmp.path().join(bad);
+        let out = install(&["--prefix", prefix.to_str().expect("utf-8"), "--host", "both"]);
+        assert_eq!(out.status.code(), Some(1), "{bad:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("would need shell quoting"), "{bad:?}: {err}");
+        assert!(!prefix.exists(), "{bad:?}: something was created");
+    }
+    assert_eq!(fs::read_dir(tmp.path()).expect("read_dir").count(), 0, "refused installs wrote files");
+}
+
+#[test]
+fn install_usage() {
+    let help = install(&["--help"]);
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--uninstall"));
+    for args in [&["--host", "vim"][..], &["--bogus"][..], &["--prefix"][..]] {
+        let out = install(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("install.sh: error:"), "{args:?}");
+    }
+}
