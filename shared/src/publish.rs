@@ -262,8 +262,14 @@ fn refused(reason: &str, claimed_by: &str, lease_expired: bool) -> Error {
             format!("the pointer mutex is held by {claimed_by:?} with an expired lease; an operator must clean it up. The lease must not be taken over."),
         )
         .with_detail(detail)
+    } else if reason == "self_claimed" {
+        Error::new(
+            codes::MUTEX_UNAVAILABLE,
+            format!("the pointer mutex is already held by this persona ({claimed_by:?}): another publication is running, or a crashed one left its lease; nothing was written. Try again after it is released (or the lease expires)."),
+        )
+        .with_detail(detail)
     } else {
-        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); try again after it is released")).with_detail(detail)
+        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); nothing was written. Try again after it is released.")).with_detail(detail)
     }
 }
 
@@ -288,7 +294,8 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
     match api.claim(plan.lock_message_id, LEASE_SECONDS) {
         Ok(Claim::Refused { reason, claimed_by, lease_expired: false }) if reason == "self_claimed" && claimed_by == api.persona.as_str() => {}
         Ok(Claim::Claimed) => {
-            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written"))
+            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written")
+                .with_detail(json!({"reason": "claimed_again", "rollbackFile": plan.rollback_file.as_str()})))
         }
         Ok(Claim::Refused { reason, claimed_by, lease_expired }) => {
             return Err(Error::new(codes::OWNERSHIP_UNVERIFIED, "the ownership check did not answer self_claimed; nothing was written")
@@ -347,6 +354,12 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
         }
         .with_detail(detail));
     }
-    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {})", after.digest))
+    let why = match &patch {
+        PatchOutcome::Failed(code) if code == "kijito_http_412" => {
+            "; compare-and-swap refused our write (412), so the other writer's content is intact and nothing of ours was written"
+        }
+        _ => "; another writer changed it without the lease",
+    };
+    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {}){why}", after.digest))
         .with_detail(detail))
 }
