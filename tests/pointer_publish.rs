@@ -722,9 +722,9 @@ fn sigkill_after_the_rollback_artifact_leaves_it_complete() {
     assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
     check_artifact(&s, &rollback, &old);
     no_temp_files(&s.work());
-    // Wait for the held claim to finish, then: no PATCH ever happened.
-    wait_until("the delayed claim", || s.log_since(mark).iter().filter(|l| l["path"] == "/api/claim").count() == 2);
+    // The process is gone, so no PATCH can ever follow.
     assert_eq!(patches(&s.log_since(mark)), 0);
+    s.server.clear_faults();
     assert_eq!(s.pointer_content(), old);
     // The artifact restores cleanly (after the killed run's lease is released).
     assert_eq!(s.server.release(s.lock_id, "codex").json()["released"], true);
