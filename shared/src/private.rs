@@ -77,6 +77,13 @@ fn open_nofollow(path: &Path) -> std::io::Result<File> {
 /// regular, owned by this user, within the size bounds, and unchanged
 /// (device, inode, size, mtime) between before and after the read.
 pub fn read_checked(path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdentity)> {
+    read_checked_with(path, rules, || {})
+}
+
+/// [`read_checked`] with a hook run after the file is opened and checked and
+/// before it is read: the seam that lets tests change or replace the file
+/// mid-read deterministically.
+pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> Result<(Vec<u8>, FileIdentity)> {
     let shown = path.display();
     let file = match open_nofollow(path) {
         Ok(f) => f,
@@ -90,6 +97,7 @@ pub fn read_checked(path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdent
     };
     let before = file.metadata().map_err(|e| Error::new(codes::READ, format!("cannot stat {shown}: {e}")))?;
     check_file_meta(path, &before, rules)?;
+    mid_read();
     let mut bytes = Vec::with_capacity(before.len() as usize);
     (&file)
         .take(rules.max_bytes + 1)

@@ -262,8 +262,14 @@ fn refused(reason: &str, claimed_by: &str, lease_expired: bool) -> Error {
             format!("the pointer mutex is held by {claimed_by:?} with an expired lease; an operator must clean it up. The lease must not be taken over."),
         )
         .with_detail(detail)
+    } else if reason == "self_claimed" {
+        Error::new(
+            codes::MUTEX_UNAVAILABLE,
+            format!("the pointer mutex is already held by this persona ({claimed_by:?}): another publication is running, or a crashed one left its lease; nothing was written. Try again after it is released (or the lease expires)."),
+        )
+        .with_detail(detail)
     } else {
-        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); try again after it is released")).with_detail(detail)
+        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); nothing was written. Try again after it is released.")).with_detail(detail)
     }
 }
 
@@ -288,7 +294,8 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
     match api.claim(plan.lock_message_id, LEASE_SECONDS) {
         Ok(Claim::Refused { reason, claimed_by, lease_expired: false }) if reason == "self_claimed" && claimed_by == api.persona.as_str() => {}
         Ok(Claim::Claimed) => {
-            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written"))
+            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written")
+                .with_detail(json!({"reason": "claimed_again", "rollbackFile": plan.rollback_file.as_str()})))
         }
         Ok(Claim::Refused { reason, claimed_by, lease_expired }) => {
             return Err(Error::new(codes::OWNERSHIP_UNVERIFIED, "the ownership check did not answer self_claimed; nothing was written")
@@ -347,6 +354,275 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
         }
         .with_detail(detail));
     }
-    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {})", after.digest))
+    let why = match &patch {
+        PatchOutcome::Failed(code) if code == "kijito_http_412" => {
+            "; compare-and-swap refused our write (412), so the other writer's content is intact and nothing of ours was written"
+        }
+        _ => "; another writer changed it without the lease",
+    };
+    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {}){why}", after.digest))
         .with_detail(detail))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::http::{Method, Request, Response};
+    use crate::ids::Persona;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    const PID: u64 = 21813;
+    const LOCK: u64 = 1234;
+
+    fn pid() -> MemoryId {
+        MemoryId::new(PID).unwrap()
+    }
+    fn lock() -> MessageId {
+        MessageId::new(LOCK).unwrap()
+    }
+
+    fn private_tmp() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    }
+
+    fn abs(p: &Path) -> AbsPath {
+        AbsPath::parse(p.to_str().unwrap()).unwrap()
+    }
+
+    fn manifest(title: &str) -> String {
+        let sha = Digest::of(b"anchor");
+        format!(
+            "{{\"schema\":\"kijito.codex.current-state/v1\",\"pointerId\":{PID},\"lock\":{{\"protocol\":\"kijito-message-claim/v1\",\"messageId\":{LOCK}}},\"state\":\"active\",\"task\":{{\"title\":\"{title}\",\"nextAction\":\"go\",\"done\":[],\"remaining\":[\"x\"],\"doneWhen\":[\"y\"],\"gate\":{{\"requiredConsecutiveGreens\":2,\"consecutiveGreens\":0,\"artifactDigest\":null}}}},\"anchors\":[{{\"id\":5,\"status\":\"current\",\"sha256\":\"{sha}\",\"purpose\":\"p\"}}]}}"
+        )
+    }
+
+    fn rendering(content: &str, marker: &str) -> String {
+        format!(
+            "Memory [{PID}]\nType: note\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: 2026-07-25 00:00:00\nImportance: 0.9\nbelief: confidence=1 evidence=1 basis=observed{marker}\n\u{27e6}UNTRUSTED id={PID} src=persona:codex trust=memory-content n=abc123\u{27e7}\n{content}\n\u{27e6}/UNTRUSTED n=abc123\u{27e7}"
+        )
+    }
+
+    /// A scripted transport: answers in order, records every request.
+    struct Script {
+        answers: Mutex<Vec<Result<Response>>>,
+        seen: Mutex<Vec<Request>>,
+    }
+
+    impl Transport for Script {
+        fn send(&self, request: &Request) -> Result<Response> {
+            self.seen.lock().unwrap().push(request.clone());
+            let mut answers = self.answers.lock().unwrap();
+            if answers.is_empty() {
+                return Err(Error::new("script_exhausted", "no more answers"));
+            }
+            answers.remove(0)
+        }
+    }
+
+    fn ok(body: &str) -> Result<Response> {
+        Ok(Response { status: 200, etag: None, body: body.as_bytes().to_vec() })
+    }
+
+    fn get(content: &str, etag: bool) -> Result<Response> {
+        let body = json!({"result": rendering(content, "")}).to_string();
+        let etag = etag.then(|| format!("\"sha256:{}\"", Digest::of(content.as_bytes())));
+        Ok(Response { status: 200, etag, body: body.into_bytes() })
+    }
+
+    fn api(answers: Vec<Result<Response>>) -> Api<Script> {
+        Api::new(Script { answers: Mutex::new(answers), seen: Mutex::new(vec![]) }, Persona::default(), "Codex".into())
+    }
+
+    const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
+    const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
+    const ACK: &str = r#"{"result":"Updated [21813]"}"#;
+    const RELEASED: &str = r#"{"released":true,"message_id":1234}"#;
+
+    fn plan(dir: &Path, old: &str, new: &str) -> Plan {
+        Plan {
+            pointer_id: pid(),
+            lock_message_id: lock(),
+            expected_digest: Digest::of(old.as_bytes()),
+            content: new.to_owned(),
+            rollback_file: abs(&dir.join("rollback.json")),
+        }
+    }
+
+    #[test]
+    fn happy_path_sends_the_eight_steps_in_order_with_if_match() {
+        let d = private_tmp();
+        let (old, new) = (manifest("old"), manifest("new"));
+        let a = api(vec![ok(CLAIMED), get(&old, true), ok(SELF), ok(ACK), get(&new, true), ok(RELEASED)]);
+        let receipt = publish(&a, &plan(d.path(), &old, &new), 42).unwrap();
+        assert!(!receipt.reconciled && receipt.cas_enforced);
+        let seen = a.transport.seen.lock().unwrap();
+        let shape: Vec<(Method, &str)> = seen.iter().map(|r| (r.method, r.path.as_str())).collect();
+        assert_eq!(
+            shape,
+            [
+                (Method::Post, "/api/claim"),
+                (Method::Get, "/api/memory/21813"),
+                (Method::Post, "/api/claim"),
+                (Method::Patch, "/api/memory/21813"),
+                (Method::Get, "/api/memory/21813"),
+                (Method::Post, "/api/release")
+            ]
+        );
+        assert_eq!(seen[3].if_match.as_deref(), Some(format!("\"sha256:{}\"", Digest::of(old.as_bytes())).as_str()));
+        let artifact = std::fs::read_to_string(d.path().join("rollback.json")).unwrap();
+        assert_eq!(artifact, rollback_artifact(pid(), lock(), &Digest::of(old.as_bytes()), 42, &old));
+    }
+
+    #[test]
+    fn without_an_etag_no_if_match_is_sent() {
+        let d = private_tmp();
+        let (old, new) = (manifest("old"), manifest("new"));
+        let a = api(vec![ok(CLAIMED), get(&old, false), ok(SELF), ok(ACK), get(&new, false), ok(RELEASED)]);
+        let receipt = publish(&a, &plan(d.path(), &old, &new), 1).unwrap();
+        assert!(!receipt.cas_enforced);
+        assert!(receipt.to_json().ends_with(r#","cas":"unavailable"}"#));
+        assert_eq!(a.transport.seen.lock().unwrap()[3].if_match, None);
+    }
+
+    #[test]
+    fn an_ambiguous_claim_is_released_and_never_retried() {
+        let d = private_tmp();
+        let a = api(vec![Err(Error::new("kijito_timeout", "t")), ok(RELEASED)]);
+        let err = publish(&a, &plan(d.path(), "a", &manifest("n")), 1).unwrap_err();
+        assert_eq!(err.code(), "kijito_timeout");
+        assert_eq!(a.transport.seen.lock().unwrap().len(), 2);
+        assert!(!d.path().join("rollback.json").exists());
+    }
+
+    #[test]
+    fn a_refused_claim_sends_nothing_else() {
+        let d = private_tmp();
+        let refused = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":true}}"#;
+        let a = api(vec![ok(refused)]);
+        let err = publish(&a, &plan(d.path(), "a", &manifest("n")), 1).unwrap_err();
+        assert_eq!(err.code(), codes::MUTEX_EXPIRED);
+        assert_eq!(err.detail().unwrap()["claimed_by"], "other");
+        assert_eq!(a.transport.seen.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn receipt_key_order_is_exact() {
+        let r = Receipt {
+            reconciled: true,
+            pointer_id: pid(),
+            lock_message_id: lock(),
+            previous_digest: Digest::of(b"a"),
+            digest: Digest::of(b"b"),
+            patch_outcome: PatchOutcome::Failed("kijito_timeout".into()),
+            rollback_file: AbsPath::parse("/tmp/r.json").unwrap(),
+            cas_enforced: true,
+        };
+        assert_eq!(
+            r.to_json(),
+            format!(
+                "{{\"schema\":\"kijito.codex.pointer-publish-receipt/v1\",\"status\":\"published_reconciled\",\"knownBadControl\":\"passed\",\"pointerId\":21813,\"lockMessageId\":1234,\"previousPointerDigest\":\"{}\",\"pointerDigest\":\"{}\",\"patchOutcome\":\"kijito_timeout\",\"rollbackFile\":\"/tmp/r.json\",\"cas\":\"enforced\"}}",
+                Digest::of(b"a"),
+                Digest::of(b"b")
+            )
+        );
+    }
+
+    #[test]
+    fn rollback_artifact_parsing_rejections() {
+        let d = private_tmp();
+        let content = manifest("old");
+        let good = rollback_artifact(pid(), lock(), &Digest::of(content.as_bytes()), 7, &content);
+        let path = d.path().join("a.json");
+        private::write_atomic(&path, good.as_bytes()).unwrap();
+        assert_eq!(read_rollback_artifact(&abs(&path), pid(), lock()).unwrap(), content);
+        // Wrong ids.
+        assert_eq!(read_rollback_artifact(&abs(&path), MemoryId::new(1).unwrap(), lock()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT);
+        assert_eq!(read_rollback_artifact(&abs(&path), pid(), MessageId::new(1).unwrap()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT);
+        let digest = Digest::of(content.as_bytes()).as_str().to_owned();
+        let other = Digest::of(b"other").as_str().to_owned();
+        let swapped = good.replacen(r#""pointerId":21813,"lockMessageId":1234"#, r#""lockMessageId":1234,"pointerId":21813"#, 1);
+        let bad: Vec<(String, &str)> = vec![
+            ("not json".into(), "not JSON"),
+            ("[1,2]".into(), "not an object"),
+            (good.replace(&digest, &other), "digest mismatch"),
+            (good.replace("\"capturedAtMs\":7", "\"capturedAtMs\":7.5"), "fractional time"),
+            (good.replace("\"capturedAtMs\":7", "\"capturedAtMs\":-7"), "negative time"),
+            (good.replace("pointer-rollback/v1", "pointer-rollback/v2"), "schema"),
+            (good.replacen(':', ": ", 1), "not compact"),
+            (swapped, "key order"),
+            (good.replace(",\"capturedAtMs\":7", ""), "missing key"),
+            (good.replacen("{", "{\"extra\":1,", 1), "unknown key"),
+            (format!("{}\n", good), "trailing newline"),
+            (good.replace(&format!("\"pointerDigest\":\"{digest}\""), "\"pointerDigest\":\"ABC\""), "bad digest"),
+            (good.replace(&format!("\"content\":{}", serde_json::to_string(&content).unwrap()), "\"content\":5"), "content not a string"),
+        ];
+        for (i, (text, why)) in bad.iter().enumerate() {
+            let p = d.path().join(format!("bad{i}.json"));
+            private::write_atomic(&p, text.as_bytes()).unwrap();
+            assert_eq!(read_rollback_artifact(&abs(&p), pid(), lock()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT, "{why}");
+        }
+        // Unsafe files: group-readable, symlink, too small.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(read_rollback_artifact(&abs(&path), pid(), lock()).unwrap_err().detail().unwrap()["reason"], private::codes::PERMISSIONS);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(read_rollback_artifact(&abs(&link), pid(), lock()).unwrap_err().detail().unwrap()["reason"], private::codes::SYMLINK);
+    }
+
+    #[test]
+    fn restore_needs_a_fresh_rollback_path_and_a_valid_manifest() {
+        let d = private_tmp();
+        let content = manifest("old");
+        let art = d.path().join("a.json");
+        private::write_atomic(&art, rollback_artifact(pid(), lock(), &Digest::of(content.as_bytes()), 7, &content).as_bytes()).unwrap();
+        let expected = Digest::of(b"x");
+        let e = Plan::from_rollback_artifact(pid(), lock(), expected.clone(), &abs(&art), abs(&art)).unwrap_err();
+        assert_eq!(e.code(), codes::ROLLBACK_PATH);
+        let plan = Plan::from_rollback_artifact(pid(), lock(), expected.clone(), &abs(&art), abs(&d.path().join("new.json"))).unwrap();
+        assert_eq!(plan.content, content);
+        // An artifact whose content is not a manifest is refused on restore.
+        let junk = d.path().join("junk.json");
+        private::write_atomic(&junk, rollback_artifact(pid(), lock(), &Digest::of(b"junk"), 7, "junk").as_bytes()).unwrap();
+        assert_eq!(Plan::from_rollback_artifact(pid(), lock(), expected, &abs(&junk), abs(&d.path().join("n2.json"))).unwrap_err().code(), "pointer_manifest_invalid");
+    }
+
+    const RULES: FileRules = CONTENT_RULES;
+
+    #[test]
+    fn a_content_file_changed_or_replaced_mid_read_is_refused() {
+        let d = private_tmp();
+        let path = d.path().join("c.json");
+        let content = manifest("c");
+        // Replaced (rename over) between open and read.
+        private::write_atomic(&path, content.as_bytes()).unwrap();
+        let err = private::read_checked_with(&path, RULES, || private::write_atomic(&path, manifest("d").as_bytes()).unwrap()).unwrap_err();
+        assert_eq!(err.code(), private::codes::CHANGED);
+        // Appended to in place.
+        let err = private::read_checked_with(&path, RULES, || {
+            use std::io::Write;
+            std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b" ").unwrap();
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), private::codes::CHANGED);
+        // Rewritten in place with the same size (only the mtime tells).
+        private::write_atomic(&path, content.as_bytes()).unwrap();
+        let err = private::read_checked_with(&path, RULES, || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all(b"X").unwrap();
+            f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), private::codes::CHANGED);
+        // Unchanged: read fine, and the plan accepts it.
+        private::write_atomic(&path, content.as_bytes()).unwrap();
+        let plan = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&path), abs(&d.path().join("r.json"))).unwrap();
+        assert_eq!(plan.content, content);
+    }
 }

@@ -124,6 +124,7 @@ impl App {
         };
         let mut applied: Vec<&'static str> = Vec::new();
         let mut terminal: Option<Action> = None;
+        let mut no_etag = false;
         for rule in rules.iter().filter(|r| r.matches(&req.method, &req.path, occurrence)) {
             let target = rule.target().unwrap_or(0);
             let done = match &rule.action {
@@ -136,6 +137,10 @@ impl App {
                 Action::Fade => self.store.set_marker(target, Marker::Faded),
                 Action::AdvanceClock { ms } => {
                     self.clock_offset_ms.fetch_add(*ms as i64, Ordering::Relaxed);
+                    Ok(true)
+                }
+                Action::NoEtag => {
+                    no_etag = true;
                     Ok(true)
                 }
                 action if terminal.is_none() => {
@@ -151,7 +156,7 @@ impl App {
             }
         }
         let fault = (!applied.is_empty()).then(|| applied.join("+"));
-        let (response, close) = match terminal {
+        let (mut response, close) = match terminal {
             None => (Some(self.route(req)), false),
             Some(Action::Respond { status, body }) => (Some(Response::raw(status, body)), false),
             Some(Action::MalformedJson) => (Some(Response::raw(200, faults::MALFORMED_BODY)), false),
@@ -166,6 +171,11 @@ impl App {
             }
             Some(_) => (Some(self.route(req)), false),
         };
+        if no_etag {
+            if let Some(r) = response.as_mut() {
+                r.etag = None;
+            }
+        }
         Outcome { response, close, fault }
     }
 

@@ -17,7 +17,8 @@
 //!   - before handling (several may apply, in file order): `delay` {`ms` <=
 //!     60000}, `clobber` {`content`}, `erode`, `fade`, `advance_clock` {`ms`,
 //!     moves the server clock forward for every later request, leases
-//!     included};
+//!     included}, `no_etag` (the answer carries no `ETag` header, like the
+//!     hosted service, so a client sees no compare-and-swap);
 //!   - deciding the answer (the first matching one wins): `respond`
 //!     {`status`, `body`}, `malformed_json`, `close_before`,
 //!     `apply_then_close`, `apply_then_respond` {`status`, `body`}.
@@ -47,6 +48,7 @@ pub enum Action {
     Erode,
     Fade,
     AdvanceClock { ms: u64 },
+    NoEtag,
     Respond { status: u16, body: String },
     MalformedJson,
     CloseBefore,
@@ -62,6 +64,7 @@ impl Action {
             Action::Erode => "erode",
             Action::Fade => "fade",
             Action::AdvanceClock { .. } => "advance_clock",
+            Action::NoEtag => "no_etag",
             Action::Respond { .. } => "respond",
             Action::MalformedJson => "malformed_json",
             Action::CloseBefore => "close_before",
@@ -157,6 +160,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Rule>> {
             "clobber" => (Action::Clobber { content: string_of(a.get("content"), i, "content")? }, &["type", "content"]),
             "erode" => (Action::Erode, &["type"]),
             "fade" => (Action::Fade, &["type"]),
+            "no_etag" => (Action::NoEtag, &["type"]),
             "respond" => (Action::Respond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? }, &["type", "status", "body"]),
             "apply_then_respond" => {
                 (Action::ApplyThenRespond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? }, &["type", "status", "body"])
@@ -202,10 +206,12 @@ mod tests {
           {"method":"GET","path":"/a","action":{"type":"malformed_json"}},
           {"method":"GET","path":"/a","action":{"type":"close_before"}},
           {"method":"GET","path":"/a","action":{"type":"apply_then_close"}},
-          {"method":"GET","path":"/a","action":{"type":"apply_then_respond","status":500,"body":""}}
+          {"method":"GET","path":"/a","action":{"type":"apply_then_respond","status":500,"body":""}},
+          {"method":"GET","path":"/a","action":{"type":"no_etag"}}
         ]"#;
         let rules = parse(text.as_bytes()).unwrap();
-        assert_eq!(rules.len(), 10);
+        assert_eq!(rules.len(), 11);
+        assert_eq!(rules[10].action, Action::NoEtag);
         assert!(rules[0].matches("GET", "/api/memory/3", 2));
         assert!(!rules[0].matches("GET", "/api/memory/3", 1));
         assert!(rules[1].matches("GET", "/api/memory/3", 7));
