@@ -55,7 +55,17 @@ fn expect_green(world: &World, seeded: &Seeded, report: &Path, extra: &[&str]) -
     assert_eq!(keys(&v), GREEN_KEYS, "green key order");
     assert_eq!(schema_errors(GREEN_SCHEMA, &v), Vec::<String>::new());
     assert!(!schema_errors(RED_SCHEMA, &v).is_empty(), "a green report is not a red one");
+    // The QA gate accepts it.
+    gate_check(report, seeded).unwrap_or_else(|e| panic!("gate refused a green report: {} {}", e.code(), e.message()));
     v
+}
+
+/// The QA gate's own validation of a report file.
+fn gate_check(report: &Path, seeded: &Seeded) -> kijito_core::error::Result<kijito_core::gate::report::GreenReport> {
+    let path = kijito_core::ids::AbsPath::from_path(report).unwrap();
+    let pointer = kijito_core::ids::MemoryId::new(seeded.pointer_id).unwrap();
+    let digest = kijito_core::ids::Digest::parse(&seeded.pointer_digest()).unwrap();
+    kijito_core::gate::report::validate_report(&path, pointer, &digest, kijito_core::gate::now_ms())
 }
 
 /// A failed run: exit 1, the stable code on stderr, nothing on stdout, and a
@@ -82,6 +92,9 @@ fn expect_red(world: &World, seeded: &Seeded, extra: &[&str], code: &str) -> Val
     assert!(is_nonce(v["bootNonce"].as_str().unwrap()));
     assert_eq!(schema_errors(RED_SCHEMA, &v), Vec::<String>::new());
     assert!(!schema_errors(GREEN_SCHEMA, &v).is_empty(), "a red report must never validate as green");
+    // The QA gate refuses it as red.
+    let refused = gate_check(&report, seeded).map(|_| ()).unwrap_err();
+    assert_eq!(refused.code(), "report_red", "{}", refused.message());
     v
 }
 
