@@ -1,0 +1,127 @@
+//! Hook latency: the installed `precompact` (with a valid pass to promote),
+//! `postcompact` (claiming the attempt and ticket) and `session-hook`
+//! SessionStart(compact) (delivering the re-entry), each run many times as
+//! fresh processes doing their real work, beside `/bin/true` in the same run.
+//! Prints median and p90 wall time, the ratio of medians to `/bin/true`, and
+//! each binary's peak RSS from wait4's rusage. Linux carries the spawning
+//! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
+//! figure is an upper bound: max(this bench's RSS at spawn, the hook's own).
+//!
+//! `cargo bench --bench hook_latency` uses the release binaries cargo built;
+//! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
+//! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 200;
+const SESSION: &str = "bench-hook-latency-0001";
+
+struct Sample {
+    wall: Duration,
+    max_rss_kib: i64,
+    stdout: String,
+}
+
+/// Spawn, feed stdin, reap with wait4 to read the child's own peak RSS.
+fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Sample {
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_remove("CLAUDE_PLUGIN_DATA").env_remove("PLUGIN_DATA");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    {
+        let mut pipe = child.stdin.take().expect("stdin");
+        let _ = pipe.write_all(stdin.as_bytes());
+    }
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut out = String::new();
+    let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting on our own child pid with valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let wall = start.elapsed();
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{} exited {status}", program.display());
+    Sample { wall, max_rss_kib: usage.ru_maxrss, stdout: out }
+}
+
+fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> Duration {
+    let mut walls: Vec<Duration> = samples.iter().map(|s| s.wall).collect();
+    walls.sort();
+    let median = walls[walls.len() / 2];
+    let p90 = walls[walls.len() * 9 / 10];
+    let rss = samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0);
+    let ratio = baseline.map(|b| format!("{:>5.2}x /bin/true", median.as_secs_f64() / b.as_secs_f64())).unwrap_or_else(|| "   baseline    ".into());
+    println!(
+        "{name:<38} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  peak RSS <= {:>5.2} MiB",
+        median.as_secs_f64() * 1e3,
+        p90.as_secs_f64() * 1e3,
+        rss as f64 / 1024.0
+    );
+    median
+}
+
+fn main() {
+    let bin: PathBuf = std::env::var_os("KIJITO_BENCH_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().unwrap().to_owned());
+    // A real world to work in: the demo leaves a seeded store's reports, config and transcript.
+    let out = Command::new(bin.join("kijito-local")).args(["demo", "--keep"]).output().expect("demo");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "demo failed:\n{text}");
+    let dir = PathBuf::from(text.lines().find_map(|l| l.strip_prefix("kept ")).expect("kept dir"));
+    let data = dir.join("data");
+    let config_home = dir.join("config");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(data.join("boot-1.json")).unwrap()).unwrap();
+    let (pointer, digest) = (report["pointerId"].to_string(), report["pointerDigest"].as_str().unwrap().to_owned());
+    let transcript = dir.join("transcript.jsonl");
+    let record = Command::new(bin.join("qa-gate"))
+        .args(["record", "--session-id", SESSION, "--transcript", transcript.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
+        .args(["--pointer-id", &pointer, "--pointer-digest", &digest])
+        .args(["--cold-boot-report", data.join("boot-1.json").to_str().unwrap(), "--cold-boot-report", data.join("boot-2.json").to_str().unwrap()])
+        .output()
+        .expect("record");
+    assert!(record.status.success(), "record failed: {}", String::from_utf8_lossy(&record.stderr));
+    let pass_path = data.join(format!("qa/qa-pass.{SESSION}.json"));
+    let pass = std::fs::read(&pass_path).unwrap();
+
+    let stdin = |event: &str, extra: &str| {
+        format!(r#"{{"session_id":"{SESSION}","transcript_path":"{}","cwd":"{}","hook_event_name":"{event}"{extra}}}"#, transcript.display(), dir.display())
+    };
+    let (pre, post, start) = (
+        stdin("PreCompact", r#","trigger":"manual","custom_instructions":null"#),
+        stdin("PostCompact", r#","trigger":"manual","compact_summary":"s""#),
+        stdin("SessionStart", r#","source":"compact""#),
+    );
+    let env: [(&str, &Path); 1] = [("XDG_CONFIG_HOME", &config_home)];
+    let (mut t_pre, mut t_post, mut t_start, mut t_true) = (vec![], vec![], vec![], vec![]);
+    for round in 0..ROUNDS {
+        // A fresh valid pass each round (the previous one was promoted and consumed).
+        std::fs::write(&pass_path, &pass).unwrap();
+        std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let s = measure(&bin.join("precompact"), &["--host", "codex"], &pre, &env);
+        assert!(s.stdout.contains("attested"), "round {round}: {}", s.stdout);
+        t_pre.push(s);
+        let s = measure(&bin.join("postcompact"), &["--host", "codex"], &post, &env);
+        assert!(s.stdout.contains("\"continue\":true"), "round {round}: {}", s.stdout);
+        t_post.push(s);
+        let s = measure(&bin.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
+        assert!(s.stdout.contains("ATTESTED"), "round {round}: {}", s.stdout);
+        t_start.push(s);
+        t_true.push(measure(Path::new("/bin/true"), &[], "", &env));
+    }
+    println!("hook latency over {ROUNDS} rounds each, binaries from {}", bin.display());
+    let base = stats("/bin/true", &t_true, None);
+    stats("precompact --host codex (promote pass)", &t_pre, Some(base));
+    stats("postcompact --host codex (claim)", &t_post, Some(base));
+    stats("session-hook SessionStart(compact)", &t_start, Some(base));
+    let _ = std::fs::remove_dir_all(&dir);
+}
