@@ -48,10 +48,7 @@ pub const REPORT_MAX_BYTES: u64 = 1024 * 1024;
 /// Unix time in milliseconds now (the binaries' clock; library code takes it
 /// as a parameter).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    crate::clock::now_ms() as i64
 }
 
 /// A fresh 32-hex compaction nonce.

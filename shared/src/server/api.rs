@@ -252,7 +252,7 @@ impl App {
                 None => self.now_ms(),
                 Some(v) => v
                     .as_str()
-                    .and_then(render::parse_time)
+                    .and_then(crate::clock::parse_utc_seconds)
                     .ok_or_else(|| bad_request("invalid_created", "created must be \"YYYY-MM-DD HH:MM:SS\" (UTC, from 1970)"))?,
             };
             Ok(NewMemory {
