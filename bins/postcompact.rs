@@ -1,7 +1,7 @@
 //! postcompact: the PostCompact hook. Claims the attempt if first; answers
 //! {"continue":true} (+ one line) on both hosts; always exits 0.
 
-use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::cli::{self, Command, Flag, Tool};
 use kijito_core::hooks::{self, run::HookEnv, Host};
 use kijito_core::ids::AbsPath;
 
@@ -14,24 +14,10 @@ const TOOL: Tool = Tool {
 
 fn main() {
     let fallback = Some(hooks::postcompact_reply(None));
-    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
-        Ok(Parsed::Run(a)) => a,
-        Ok(Parsed::Help) => {
-            let _ = cli::print_stdout(TOOL.help);
-            std::process::exit(0)
-        }
-        Ok(Parsed::Version) => {
-            let _ = cli::print_stdout(&format!("postcompact {}\n", env!("CARGO_PKG_VERSION")));
-            std::process::exit(0)
-        }
+    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.optional::<AbsPath>("--data-dir")?)));
+    let (host, data_dir) = match parsed {
+        Ok(v) => v,
         Err(e) => {
-            cli::report_failure(&TOOL, &e);
-            hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
-        }
-    };
-    let (host, data_dir) = match (args.required::<Host>("--host"), args.optional::<AbsPath>("--data-dir")) {
-        (Ok(h), Ok(d)) => (h, d),
-        (Err(e), _) | (_, Err(e)) => {
             cli::report_failure(&TOOL, &e);
             hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)
         }

@@ -1,6 +1,6 @@
 //! precompact: the PreCompact hook. Never blocks compaction; always exits 0.
 
-use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::cli::{self, Command, Flag, Tool};
 use kijito_core::hooks::{self, run::HookEnv, Host};
 use kijito_core::ids::AbsPath;
 
@@ -12,25 +12,11 @@ const TOOL: Tool = Tool {
 };
 
 fn main() {
-    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
-        Ok(Parsed::Run(a)) => a,
-        Ok(Parsed::Help) => {
-            let _ = cli::print_stdout(TOOL.help);
-            std::process::exit(0)
-        }
-        Ok(Parsed::Version) => {
-            let _ = cli::print_stdout(&format!("precompact {}\n", env!("CARGO_PKG_VERSION")));
-            std::process::exit(0)
-        }
+    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.optional::<AbsPath>("--data-dir")?)));
+    let (host, data_dir) = match parsed {
+        Ok(v) => v,
         Err(e) => {
             // A broken install must still never block compaction.
-            cli::report_failure(&TOOL, &e);
-            std::process::exit(0)
-        }
-    };
-    let (host, data_dir) = match (args.required::<Host>("--host"), args.optional::<AbsPath>("--data-dir")) {
-        (Ok(h), Ok(d)) => (h, d),
-        (Err(e), _) | (_, Err(e)) => {
             cli::report_failure(&TOOL, &e);
             std::process::exit(0)
         }

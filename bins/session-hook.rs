@@ -2,7 +2,7 @@
 //! UserPromptSubmit (late re-entry delivery), Stop (pass reminder) and
 //! PreToolUse (the section 8 command guard). Always exits 0.
 
-use kijito_core::cli::{self, Command, Flag, Parsed, Tool};
+use kijito_core::cli::{self, Command, Flag, Tool};
 use kijito_core::hooks::{self, run::HookEnv, Event, Host};
 use kijito_core::ids::AbsPath;
 
@@ -14,22 +14,7 @@ const TOOL: Tool = Tool {
 };
 
 fn main() {
-    let args = match cli::parse(&TOOL, std::env::args_os().skip(1)) {
-        Ok(Parsed::Run(a)) => a,
-        Ok(Parsed::Help) => {
-            let _ = cli::print_stdout(TOOL.help);
-            std::process::exit(0)
-        }
-        Ok(Parsed::Version) => {
-            let _ = cli::print_stdout(&format!("session-hook {}\n", env!("CARGO_PKG_VERSION")));
-            std::process::exit(0)
-        }
-        Err(e) => {
-            cli::report_failure(&TOOL, &e);
-            std::process::exit(0)
-        }
-    };
-    let parsed = args.required::<Host>("--host").and_then(|h| Ok((h, args.required::<Event>("--expect")?, args.optional::<AbsPath>("--data-dir")?)));
+    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
     let (host, event, data_dir) = match parsed {
         Ok(v) => v,
         Err(e) => {

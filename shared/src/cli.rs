@@ -258,6 +258,23 @@ pub fn print_stdout(text: &str) -> Result<()> {
     }
 }
 
+/// Argument parsing for a hook binary, which must never fail its host:
+/// `--help`/`--version` print and exit 0 here; any other problem comes back
+/// as an error for the hook to report on stderr before its fail-soft answer.
+pub fn hook_args(tool: &Tool) -> Result<Args> {
+    match parse(tool, std::env::args_os().skip(1))? {
+        Parsed::Run(args) => Ok(args),
+        Parsed::Help => {
+            let _ = print_stdout(tool.help);
+            std::process::exit(0)
+        }
+        Parsed::Version => {
+            let _ = print_stdout(&format!("{} {}\n", tool.name, env!("CARGO_PKG_VERSION")));
+            std::process::exit(0)
+        }
+    }
+}
+
 /// The whole `main` of a binary: parse argv, handle help/version, run, print
 /// failures, and return the exit status. `run` returns the exit status of a
 /// successful run (normally 0).
