@@ -321,7 +321,6 @@ pub fn assess(f: &Facts) -> Report {
             if v.trusted {
                 verified_head = v.head.as_ref();
             }
-            b.check(codes::CHECK_CHAIN, None, format!("{} entries, {} sealed segments, mode {:?}", v.entries, v.segments, v.mode).to_lowercase());
 
             if v.silent_witness {
                 b.find(&codes::SILENT_WITNESS, "Silent Witness is active: consent is locked and writes are refused".into(), None);
@@ -378,6 +377,7 @@ pub fn assess(f: &Facts) -> Report {
                 }
             }
             b.check(codes::CHECK_CONSENT, if verified_head.is_none() { Some("the latch head is not verified".into()) } else { None }, "pending tokens checked");
+            b.check(codes::CHECK_CHAIN, None, format!("{} entries, {} sealed segments, mode {:?}", v.entries, v.segments, v.mode).to_lowercase());
         }
     }
 
@@ -398,7 +398,6 @@ pub fn assess(f: &Facts) -> Report {
             if !q.insecure.is_empty() {
                 b.find(&codes::QA_DIR_INSECURE, q.insecure.join("; "), None);
             }
-            b.check(codes::CHECK_QA_DIR, None, "ownership and permissions checked");
             if !q.unreadable.is_empty() {
                 let sessions: Vec<String> = {
                     let mut s: Vec<String> = q.unreadable.iter().map(|(s, _)| s.clone()).collect();
@@ -410,6 +409,7 @@ pub fn assess(f: &Facts) -> Report {
                 let step = b.names.invalidate(&sessions);
                 b.find(&codes::QA_STATE_UNREADABLE, msg, Some(step));
             }
+            b.check(codes::CHECK_QA_DIR, None, "ownership, permissions and state files checked");
             let now_i = now as i64;
             let stale: Vec<&Stamp> = q.passes.iter().filter(|p| now_i - p.at_ms > crate::gate::PASS_MAX_AGE_MS).collect();
             if !stale.is_empty() {
