@@ -259,7 +259,8 @@ fn a_held_lock_and_an_interrupted_write_are_minor() {
 #[test]
 fn qa_state_findings_each_from_files() {
     let t = now();
-    let cases: Vec<(&str, Box<dyn Fn(&World)>)> = vec![
+    type Craft = Box<dyn Fn(&World)>;
+    let cases: Vec<(&str, Craft)> = vec![
         ("qa_pass_expired", Box::new(move |w: &World| w.put("qa-pass.s1.json", &pass("s1", t - 3_600_000).to_bytes()))),
         ("qa_ticket_orphaned", Box::new(move |w: &World| w.put("compaction-resume.s2.json", &pass("s2", t - 60_000).to_bytes()))),
         ("qa_attempt_unclaimed", Box::new(move |w: &World| w.put("compaction-attempt.s3.json", &attempt("s3", t - 600_000)))),

@@ -218,6 +218,8 @@ pub struct Recorded {
 }
 
 /// The QA private state, as found.
+/// (One value per run: the size difference does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum QaFacts {
     /// No data dir or no `qa/` directory yet: QA checks are skipped.
