@@ -22,6 +22,7 @@
 //! | errors and codes | [`error`] |
 //! | OS randomness, clock | [`random`], [`clock`] |
 //! | memory-latch (local tamper-evident manifest, consent, gate, recovery) | [`latch`] |
+//! | wake-check (long-sleep verification, graduated trust) | [`wake`] |
 
 pub mod cli;
 pub mod clock;
@@ -44,5 +45,6 @@ pub mod render;
 pub mod server;
 pub mod snapshot;
 pub mod token;
+pub mod wake;
 
 pub use error::{Error, Result};

@@ -85,8 +85,8 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
         Err(_) => return None,
     };
     match event {
-        Event::SessionStart => session_start(env, &input),
-        Event::UserPromptSubmit => user_prompt_submit(env, &input),
+        Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
+        Event::UserPromptSubmit => user_prompt_submit(env, &input, &Extras::of(stdin)),
         Event::Stop => stop(env, &input),
         Event::PreToolUse => pre_tool_use(env, &input),
     }
@@ -117,7 +117,53 @@ fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option
     Ok(Some(text::reentry_text(&r, env.helpers()?, &report)))
 }
 
-fn session_start(env: &HookEnv, input: &HookInput) -> Option<String> {
+/// The stdin fields only the memory-latch/wake-check extensions read: the
+/// session's working directory and the user's prompt.
+#[derive(Debug, Default)]
+struct Extras {
+    cwd: Option<std::path::PathBuf>,
+    prompt: Option<String>,
+}
+
+impl Extras {
+    fn of(stdin: &[u8]) -> Extras {
+        let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(stdin) else {
+            return Extras::default();
+        };
+        let cwd = o
+            .get("cwd")
+            .and_then(serde_json::Value::as_str)
+            .filter(|c| c.starts_with('/') && c.len() <= 4096 && !c.contains('\0'))
+            .map(std::path::PathBuf::from);
+        let prompt = o.get("prompt").and_then(serde_json::Value::as_str).map(str::to_owned);
+        Extras { cwd, prompt }
+    }
+}
+
+/// SessionStart(startup|resume): the local wake checks (never --live, never a
+/// write). The latch part runs only when the session's `cwd` holds an
+/// initialised `.memory-latch` (fast verification); the QA part always.
+/// Returns the context to inject when the mode is not full trust or a long
+/// sleep was detected.
+fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
+    let now = u64::try_from(env.now_ms).unwrap_or(0);
+    let workspace = extras
+        .cwd
+        .clone()
+        .filter(|c| std::fs::symlink_metadata(c.join(crate::latch::layout::DIR_NAME).join(crate::latch::layout::MANIFEST)).is_ok());
+    let mut opts = crate::wake::Options::new(workspace, now);
+    opts.data_dir = crate::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
+    opts.hmac_key_file = std::env::var_os(crate::latch::HMAC_KEY_ENV).filter(|v| !v.is_empty()).map(Into::into);
+    if let Some(p) = std::env::var_os("MEMORY_LATCH_BOOT_ID_FILE").filter(|v| !v.is_empty()) {
+        opts.boot_id_file = p.into();
+    }
+    opts.helpers = env.helpers.as_ref().map(|h| h.path().to_owned());
+    let (facts, _) = crate::wake::gather(&opts).ok()?;
+    let report = crate::wake::assess(&facts);
+    (report.mode != crate::wake::Mode::FullTrust || report.long_sleep).then(|| report.hook_context())
+}
+
+fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     if input.source.as_deref() == Some("compact") {
         return match deliver(env, input, true) {
             Ok(Some(t)) => Some(context_reply(Event::SessionStart, &t)),
@@ -130,6 +176,11 @@ fn session_start(env: &HookEnv, input: &HookInput) -> Option<String> {
     let mut parts = Vec::new();
     if let Ok(Some(t)) = deliver(env, input, false) {
         parts.push(t);
+    }
+    if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
+        if let Some(t) = wake_context(env, extras) {
+            parts.push(t);
+        }
     }
     match commands(env, input) {
         Ok(t) => parts.push(t),
@@ -156,12 +207,15 @@ fn commands(env: &HookEnv, input: &HookInput) -> Result<String> {
     Ok(text::commands_text(&input.session_id, input.transcript_path.as_ref(), pointer, env.config_error.as_deref(), helpers, &data, &paths))
 }
 
-fn user_prompt_submit(env: &HookEnv, input: &HookInput) -> Option<String> {
+fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     // Re-entry that SessionStart(compact) never delivered.
     let reentry = deliver(env, input, false).ok().flatten();
-    // EXTENSION POINT (memory-latch): continuity-break detection is wired in
-    // here by the lead; its text joins `reentry` in the same additionalContext.
-    reentry.map(|t| context_reply(Event::UserPromptSubmit, &t))
+    // memory-latch: a continuity-break prompt ("you forgot", "start over",
+    // ...) injects the recovery protocol; it joins `reentry` in the same
+    // additionalContext (re-entry first).
+    let recovery = extras.prompt.as_deref().and_then(crate::latch::detect::continuity_break).map(crate::latch::recover::hook_context);
+    let parts: Vec<String> = reentry.into_iter().chain(recovery).collect();
+    (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
 fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
