@@ -1,6 +1,6 @@
 //! The API of kijito-local: authentication, fault injection and routes.
 //! Hosted endpoints (PROTOCOL.md section 2) answer byte for byte like the
-//! hosted service; local extensions are documented in docs/kijito-local.md.
+//! hosted service; local extensions are documented in README.md (kijito-local).
 
 use super::faults::{self, Action};
 use super::http::{Request, Response};

@@ -1,5 +1,5 @@
 //! kijito-local: a Kijito-compatible server on loopback with a SQLite store
-//! (issue 3; usage and endpoints in docs/kijito-local.md).
+//! (issue 3; usage and endpoints in README.md, section kijito-local).
 //!
 //! | module | idea |
 //! |---|---|
