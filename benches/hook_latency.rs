@@ -10,6 +10,7 @@
 //! `cargo bench --bench hook_latency` uses the release binaries cargo built;
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
 //! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB.
+#![allow(clippy::unwrap_used)]
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -34,6 +35,8 @@ fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) ->
         cmd.env(k, v);
     }
     let start = Instant::now();
+    // Reaped below with wait4 (not Child::wait) to read its own rusage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("spawn");
     {
         let mut pipe = child.stdin.take().expect("stdin");

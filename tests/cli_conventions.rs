@@ -3,6 +3,7 @@
 //! are usage errors (exit 2, `kijito_<tool>_failed:<code>` on stderr) except
 //! for the hooks, which report the same line but exit 0 because a hook must
 //! never fail its host.
+#![allow(clippy::unwrap_used)]
 
 use std::process::{Command, Stdio};
 

@@ -4,6 +4,7 @@
 //! SessionStart(compact) with host-shaped stdin) and then erodes an anchor.
 //! These tests check the demo's own verdict and, independently, the table
 //! rows, the delivered texts and the private state it leaves behind.
+#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::process::Command;

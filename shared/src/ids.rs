@@ -38,7 +38,7 @@ macro_rules! id_type {
             }
 
             pub fn new(value: u64) -> Result<Self> {
-                if value >= 1 && value <= MAX_SAFE_INTEGER {
+                if (1..=MAX_SAFE_INTEGER).contains(&value) {
                     Ok($name(value))
                 } else {
                     Err(Error::new($code, format!("id {value} is not a positive safe integer")))
