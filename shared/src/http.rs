@@ -230,18 +230,7 @@ impl<T: Transport> Api<T> {
 
     /// `POST /api/claim`.
     pub fn claim(&self, message: MessageId, lease_seconds: u32) -> Result<Claim> {
-        let body = json!({"message_id": message.get(), "persona": self.persona.as_str(), "lease_seconds": lease_seconds});
-        let response = self.transport.send(&Request {
-            method: Method::Post,
-            path: "/api/claim".into(),
-            body: Some(body.to_string().into_bytes()),
-            if_match: None,
-            timeout: LEASE_TIMEOUT,
-        })?;
-        let value = parse_json(&response.body)?;
-        if value.get("message_id").and_then(Value::as_u64) != Some(message.get()) {
-            return Err(shape("claim"));
-        }
+        let value = self.lease_call("/api/claim", "claim", message, json!({"message_id": message.get(), "persona": self.persona.as_str(), "lease_seconds": lease_seconds}))?;
         match value.get("claimed").and_then(Value::as_bool) {
             Some(true) => Ok(Claim::Claimed),
             Some(false) => {
@@ -259,19 +248,25 @@ impl<T: Transport> Api<T> {
 
     /// `POST /api/release` -> whether the lease was released.
     pub fn release(&self, message: MessageId) -> Result<bool> {
-        let body = json!({"message_id": message.get(), "persona": self.persona.as_str()});
+        let value = self.lease_call("/api/release", "release", message, json!({"message_id": message.get(), "persona": self.persona.as_str()}))?;
+        value.get("released").and_then(Value::as_bool).ok_or_else(|| shape("release"))
+    }
+
+    /// One claim/release call: POST with the lease timeout; the answer must
+    /// be JSON naming the same message.
+    fn lease_call(&self, path: &str, what: &str, message: MessageId, body: Value) -> Result<Value> {
         let response = self.transport.send(&Request {
             method: Method::Post,
-            path: "/api/release".into(),
+            path: path.into(),
             body: Some(body.to_string().into_bytes()),
             if_match: None,
             timeout: LEASE_TIMEOUT,
         })?;
         let value = parse_json(&response.body)?;
         if value.get("message_id").and_then(Value::as_u64) != Some(message.get()) {
-            return Err(shape("release"));
+            return Err(shape(what));
         }
-        value.get("released").and_then(Value::as_bool).ok_or_else(|| shape("release"))
+        Ok(value)
     }
 }
 
@@ -294,31 +289,44 @@ pub fn connect_configured(token_file: Option<&crate::ids::AbsPath>) -> Result<Ap
     connect(&config, &path)
 }
 
+/// A scripted transport for unit tests: answers in order, records every
+/// request, and fails with `script_exhausted` when it runs out.
 #[cfg(test)]
-mod tests {
+pub(crate) mod script {
     use super::*;
     use std::sync::Mutex;
 
-    /// A scripted transport: answers in order, records requests.
-    struct Script {
-        answers: Mutex<Vec<Result<Response>>>,
-        seen: Mutex<Vec<Request>>,
+    pub struct Script {
+        pub answers: Mutex<Vec<Result<Response>>>,
+        pub seen: Mutex<Vec<Request>>,
     }
 
     impl Transport for Script {
         fn send(&self, request: &Request) -> Result<Response> {
             self.seen.lock().unwrap().push(request.clone());
-            self.answers.lock().unwrap().remove(0)
+            let mut answers = self.answers.lock().unwrap();
+            if answers.is_empty() {
+                return Err(Error::new("script_exhausted", "no more answers"));
+            }
+            answers.remove(0)
         }
     }
 
-    fn api(answers: Vec<Result<Response>>) -> Api<Script> {
+    /// An `Api` (persona codex, project Codex) answering `answers` in order.
+    pub fn api(answers: Vec<Result<Response>>) -> Api<Script> {
         Api::new(Script { answers: Mutex::new(answers), seen: Mutex::new(vec![]) }, Persona::default(), "Codex".into())
     }
 
-    fn ok(body: &str) -> Result<Response> {
+    /// A 200 answer with `body`.
+    pub fn ok(body: &str) -> Result<Response> {
         Ok(Response { status: 200, etag: None, body: body.as_bytes().to_vec() })
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::script::{api, ok};
+    use super::*;
 
     #[test]
     fn claim_answers_are_parsed_strictly() {

@@ -368,11 +368,10 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::http::{Method, Request, Response};
-    use crate::ids::Persona;
+    use crate::http::script::{api, ok};
+    use crate::http::{Method, Response};
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
-    use std::sync::Mutex;
 
     const PID: u64 = 21813;
     const LOCK: u64 = 1234;
@@ -407,26 +406,6 @@ mod tests {
         )
     }
 
-    /// A scripted transport: answers in order, records every request.
-    struct Script {
-        answers: Mutex<Vec<Result<Response>>>,
-        seen: Mutex<Vec<Request>>,
-    }
-
-    impl Transport for Script {
-        fn send(&self, request: &Request) -> Result<Response> {
-            self.seen.lock().unwrap().push(request.clone());
-            let mut answers = self.answers.lock().unwrap();
-            if answers.is_empty() {
-                return Err(Error::new("script_exhausted", "no more answers"));
-            }
-            answers.remove(0)
-        }
-    }
-
-    fn ok(body: &str) -> Result<Response> {
-        Ok(Response { status: 200, etag: None, body: body.as_bytes().to_vec() })
-    }
 
     fn get(content: &str, etag: bool) -> Result<Response> {
         let body = json!({"result": rendering(content, "")}).to_string();
@@ -434,9 +413,6 @@ mod tests {
         Ok(Response { status: 200, etag, body: body.into_bytes() })
     }
 
-    fn api(answers: Vec<Result<Response>>) -> Api<Script> {
-        Api::new(Script { answers: Mutex::new(answers), seen: Mutex::new(vec![]) }, Persona::default(), "Codex".into())
-    }
 
     const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
     const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
