@@ -89,7 +89,12 @@ pub struct LockProbe {
     pub interrupted_writes: u64,
 }
 
-/// Probe the lock without waiting (a shared non-blocking attempt).
+/// How often, and how far apart, `probe` tries the lock before calling it
+/// held: 20 tries 10 ms apart, about 200 ms at most.
+const PROBE_ATTEMPTS: u32 = 20;
+const PROBE_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Probe the lock with shared non-blocking attempts over a short window.
 pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     let interrupted_writes = std::fs::read_dir(dir)
@@ -105,6 +110,18 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
         Err(e) => return Err(e),
     };
     let mtime_ms = file.metadata().map(|m| (m.mtime().max(0) as u64) * 1000).unwrap_or(0);
-    let got = try_flock(&file, libc::LOCK_SH).map_err(|e| Error::new("latch_lock_failed", format!("flock {}: {e}", path.display())))?;
+    // Held means held for the whole probe window: a writer's append (a few
+    // ms) or a forked child that has not yet exec'd its copy of the fd away
+    // is not a stale lock.
+    let mut got = false;
+    for attempt in 0..PROBE_ATTEMPTS {
+        got = try_flock(&file, libc::LOCK_SH).map_err(|e| Error::new("latch_lock_failed", format!("flock {}: {e}", path.display())))?;
+        if got {
+            break;
+        }
+        if attempt + 1 < PROBE_ATTEMPTS {
+            std::thread::sleep(PROBE_PAUSE);
+        }
+    }
     Ok(LockProbe { exists: true, held: !got, age_ms: now_ms.saturating_sub(mtime_ms), interrupted_writes })
 }
