@@ -182,6 +182,17 @@ pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
     Ok(())
 }
 
+/// A path where a new artifact may be created: its directory is owned by
+/// this user, not group/other writable and not a symlink, and nothing
+/// (not even a dangling symlink) exists at the path yet.
+pub fn check_new_file_path(path: &Path) -> Result<()> {
+    check_dir(parent_of(path)?, false)?;
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
+    }
+    Ok(())
+}
+
 /// Make sure `dir` exists as a private directory (0700, owned, no symlink),
 /// creating it (and missing parents, 0700) if needed.
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
@@ -397,6 +408,24 @@ mod tests {
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o750)).unwrap();
         assert!(check_dir(d.path(), false).is_ok());
         assert_eq!(check_dir(d.path(), true).unwrap_err().code(), codes::DIR_PERMISSIONS);
+    }
+
+    #[test]
+    fn new_file_path_needs_a_safe_dir_and_no_file() {
+        let d = private_tmp();
+        let p = d.path().join("new.json");
+        check_new_file_path(&p).unwrap();
+        write_atomic(&p, b"x").unwrap();
+        assert_eq!(check_new_file_path(&p).unwrap_err().code(), codes::EXISTS);
+        let dangling = d.path().join("dangling");
+        symlink(d.path().join("nowhere"), &dangling).unwrap();
+        assert_eq!(check_new_file_path(&dangling).unwrap_err().code(), codes::EXISTS);
+        let dlink = d.path().join("dlink");
+        symlink(d.path(), &dlink).unwrap();
+        assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
+        assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING);
     }
 
     #[test]

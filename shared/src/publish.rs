@@ -108,13 +108,10 @@ impl Plan {
 /// The rollback path must be absolute (typed), must not exist, and its
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_rollback_path(path: &AbsPath) -> Result<()> {
-    let bad = |e: Error| Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}", e.message())).with_detail(json!({"reason": e.code()}));
-    private::check_dir(path.parent(), false).map_err(bad)?;
-    if std::fs::symlink_metadata(path.as_path()).is_ok() {
-        return Err(Error::new(codes::ROLLBACK_PATH, format!("rollback file {path} already exists; each publication needs a fresh path"))
-            .with_detail(json!({"reason": private::codes::EXISTS})));
-    }
-    Ok(())
+    private::check_new_file_path(path.as_path()).map_err(|e| {
+        let hint = if e.code() == private::codes::EXISTS { "; each publication needs a fresh path" } else { "" };
+        Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
+    })
 }
 
 /// The rollback artifact bytes (exact key order of section 6).

@@ -63,13 +63,10 @@ pub struct Snapshot {
 /// The report path must be absolute (typed), must not exist, and its
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_report_path(path: &AbsPath) -> Result<()> {
-    let bad = |e: Error| Error::new(codes::REPORT_FILE, format!("report file: {}", e.message())).with_detail(json!({"reason": e.code()}));
-    private::check_dir(path.parent(), false).map_err(bad)?;
-    if std::fs::symlink_metadata(path.as_path()).is_ok() {
-        return Err(Error::new(codes::REPORT_FILE, format!("report file {path} already exists; each boot needs a fresh report path"))
-            .with_detail(json!({"reason": private::codes::EXISTS})));
-    }
-    Ok(())
+    private::check_new_file_path(path.as_path()).map_err(|e| {
+        let hint = if e.code() == private::codes::EXISTS { "; each boot needs a fresh report path" } else { "" };
+        Error::new(codes::REPORT_FILE, format!("report file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
+    })
 }
 
 /// Run the verification (control first, then network).
