@@ -146,7 +146,7 @@ impl Snapshot {
             "lockMessageId": self.lock_message_id.get(),
             "pointerDigest": self.pointer_digest.as_str(),
             "snapshotDigest": self.snapshot_digest.as_str(),
-            "state": self.manifest.to_value()["state"].clone(),
+            "state": self.manifest.state.as_str(),
             "task": self.manifest.task_value(),
             "anchorDigests": self.anchors.iter().map(|(id, d)| json!({"id": id.get(), "sha256": d.as_str()})).collect::<Vec<_>>(),
             "bootNonce": boot_nonce,
