@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench latch`
 
-use kijito_core::latch::{CheckpointInput, Config, Latch};
+use kijito_latch::{CheckpointInput, Config, Latch};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 

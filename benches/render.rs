@@ -1,8 +1,8 @@
 //! Rendering parser speed (PROTOCOL.md section 3). Prints numbers, asserts
 //! nothing about time. Run: `cargo bench --bench render`.
 
-use kijito_core::ids::{MemoryId, Persona};
-use kijito_core::render;
+use kijito_protocol::ids::{MemoryId, Persona};
+use kijito_protocol::render;
 use std::hint::black_box;
 use std::time::Instant;
 

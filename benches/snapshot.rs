@@ -8,8 +8,7 @@
 
 #[path = "../tests/support/mod.rs"]
 mod support;
-#[path = "../tests/support_snapshot/mod.rs"]
-mod support_snapshot;
+use support::snapshot as support_snapshot;
 
 use serde_json::{json, Value};
 use std::time::Instant;

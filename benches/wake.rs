@@ -5,10 +5,12 @@
 //!
 //! Run: `cargo bench --bench wake` (optionally `-- <entries>`).
 
-use kijito_core::gate::{Attempt, Pass, Reentry, TranscriptId};
-use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
-use kijito_core::latch::{Config, Latch};
-use kijito_core::{clock, private, wake};
+use kijito_gate::{Attempt, Pass, Reentry, TranscriptId};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_latch::{Config, Latch};
+use kijito_protocol::clock;
+use kijito_files::private;
+use kijito_wake as wake;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};

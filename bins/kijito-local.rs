@@ -1,9 +1,9 @@
 //! kijito-local: a Kijito-compatible server on loopback with a SQLite store.
-//! Everything lives in `kijito_core::server`; this file parses argv and runs.
+//! Everything lives in `kijito_server`; this file parses argv and runs.
 
-use kijito_core::cli::{self, Args, Command, Flag, Tool};
-use kijito_core::server::{self, lease, Config};
-use kijito_core::{Error, Result};
+use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_server::{self as server, lease, Config};
+use kijito_protocol::{Error, Result};
 use std::path::PathBuf;
 
 const HELP: &str = "\
@@ -93,11 +93,11 @@ fn serve(args: &Args) -> Result<i32> {
 
 fn demo(args: &Args) -> Result<i32> {
     let host = match args.raw("--host") {
-        None => kijito_core::datadir::HostKind::Codex,
-        Some(h) => kijito_core::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
+        None => kijito_files::datadir::HostKind::Codex,
+        Some(h) => kijito_files::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
     };
     let exe = std::env::current_exe().map_err(|e| Error::new("demo_bin_dir_unknown", e.to_string()))?;
     let bin = exe.parent().ok_or_else(|| Error::new("demo_bin_dir_unknown", "the executable has no directory"))?;
-    let ok = kijito_core::demo::run(bin, kijito_core::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
+    let ok = kijito_server::demo::run(bin, kijito_server::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
     Ok(if ok { 0 } else { 1 })
 }

@@ -1,11 +1,12 @@
 //! memory-latch: local tamper-evident continuity, consent tokens,
 //! deterministic gate checks and recovery. Parses argv, calls
-//! `kijito_core::latch`, prints, maps exit codes (0 ok, 1 failure or
+//! `kijito_latch`, prints, maps exit codes (0 ok, 1 failure or
 //! untrusted, 2 usage).
 
-use kijito_core::cli::{self, Args, Command, Flag, Tool};
-use kijito_core::latch::{self, gate::GateInput, recover, Config, Latch, Risk};
-use kijito_core::{private, Error, Result};
+use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_latch::{self as latch, gate::GateInput, recover, Config, Latch, Risk};
+use kijito_files::private;
+use kijito_protocol::{Error, Result};
 use std::path::PathBuf;
 
 const COMMON: [Flag; 3] = [Flag::value("--workspace"), Flag::value("--hmac-key-file"), Flag::switch("--json")];

@@ -1,7 +1,8 @@
 //! pointer-digest: print the lowercase SHA-256 of the pointer's content.
-use kijito_core::cli::{self, Command, Tool};
-use kijito_core::command;
-use kijito_core::{http, ids::AbsPath, ids::MemoryId, pointer};
+use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::command;
+use kijito_client::{http, pointer};
+use kijito_protocol::ids::{AbsPath, MemoryId};
 
 const TOOL: Tool = Tool {
     name: "pointer-digest",

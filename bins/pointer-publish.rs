@@ -1,9 +1,10 @@
 //! pointer-publish: lease-guarded read-verify-write (PROTOCOL.md section 6).
-use kijito_core::cli::{self, Command, Tool};
-use kijito_core::command;
-use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_core::publish::{self, Plan};
-use kijito_core::{clock, http, Error};
+use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::command;
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_client::publish::{self, Plan};
+use kijito_client::http;
+use kijito_protocol::{clock, Error};
 
 const TOOL: Tool = Tool {
     name: "pointer-publish",

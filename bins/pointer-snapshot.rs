@@ -1,8 +1,9 @@
 //! pointer-snapshot: the context-free verifier (PROTOCOL.md section 5).
-use kijito_core::cli::{self, Command, Tool};
-use kijito_core::command;
-use kijito_core::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_core::{clock, http, snapshot};
+use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::command;
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_client::{http, snapshot};
+use kijito_protocol::clock;
 
 const TOOL: Tool = Tool {
     name: "pointer-snapshot",

@@ -1,9 +1,9 @@
 //! postcompact: the PostCompact hook. Claims the attempt if first; answers
 //! {"continue":true} (+ one line) on both hosts; always exits 0.
 
-use kijito_core::cli::{self, Command, Flag, Tool};
-use kijito_core::hooks::{self, run::HookEnv, Host};
-use kijito_core::ids::AbsPath;
+use kijito_protocol::cli::{self, Command, Flag, Tool};
+use kijito_hooks::{self as hooks, run::HookEnv, Host};
+use kijito_protocol::ids::AbsPath;
 
 const TOOL: Tool = Tool {
     name: "postcompact",

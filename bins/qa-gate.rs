@@ -1,11 +1,11 @@
 //! qa-gate: record the one-use QA pass, invalidate it, show status, and check
 //! a helper command line against the section 8 grammar.
 
-use kijito_core::cli::{self, Args, Command, Tool};
-use kijito_core::command::{self, HelperDir};
-use kijito_core::gate::{self, record::invalidated_line, QaDir, RecordRequest};
-use kijito_core::ids::{AbsPath, SessionId};
-use kijito_core::Result;
+use kijito_protocol::cli::{self, Args, Command, Tool};
+use kijito_protocol::command::{self, HelperDir};
+use kijito_gate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_protocol::Result;
 
 const HELP: &str = "qa-gate: the QA gate of kijito-qa (PROTOCOL.md section 7)
 
@@ -44,9 +44,9 @@ fn main() {
 
 fn check_line(rest: &[std::ffi::OsString]) -> Result<()> {
     let [line] = rest else {
-        return Err(kijito_core::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
+        return Err(kijito_protocol::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
     };
-    let line = line.to_str().ok_or_else(|| kijito_core::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
+    let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
     let dir = HelperDir::current()?;
     command::check_command(line, &dir).map(|_| ())
 }
@@ -77,7 +77,7 @@ fn run(args: Args) -> Result<i32> {
                 reports: args.all("--cold-boot-report")?,
             };
             if req.reports.len() != 2 {
-                return Err(kijito_core::Error::usage("missing_flag", "--cold-boot-report is required twice"));
+                return Err(kijito_protocol::Error::usage("missing_flag", "--cold-boot-report is required twice"));
             }
             let ready = gate::record(&req, now)?;
             cli::print_stdout(&format!("{}\n", ready.signal))?;
@@ -104,6 +104,6 @@ fn run(args: Args) -> Result<i32> {
             cli::print_stdout(&format!("{status}\n"))?;
             Ok(0)
         }
-        _ => Err(kijito_core::Error::usage("unknown_subcommand", "see --help")),
+        _ => Err(kijito_protocol::Error::usage("unknown_subcommand", "see --help")),
     }
 }

@@ -2,9 +2,9 @@
 //! UserPromptSubmit (late re-entry delivery), Stop (pass reminder) and
 //! PreToolUse (the section 8 command guard). Always exits 0.
 
-use kijito_core::cli::{self, Command, Flag, Tool};
-use kijito_core::hooks::{self, run::HookEnv, Event, Host};
-use kijito_core::ids::AbsPath;
+use kijito_protocol::cli::{self, Command, Flag, Tool};
+use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
+use kijito_protocol::ids::AbsPath;
 
 const TOOL: Tool = Tool {
     name: "session-hook",

@@ -1,9 +1,12 @@
 //! wake-check: the long-sleep verification suite and graduated trust
 //! (README.md, wake-check). Exit 0 full trust, 10 cautious, 20 degraded,
 //! 1 could not run, 2 usage.
-use kijito_core::cli::{self, Command, Flag, Tool};
-use kijito_core::ids::{AbsPath, SessionId};
-use kijito_core::{clock, config, datadir, latch, wake};
+use kijito_protocol::cli::{self, Command, Flag, Tool};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_files::{config, datadir};
+use kijito_protocol::clock;
+use kijito_latch as latch;
+use kijito_wake as wake;
 use std::path::PathBuf;
 
 const FLAGS: &[Flag] = &[
@@ -51,14 +54,14 @@ fn main() {
     std::process::exit(cli::main(&TOOL, |args| {
         let workspace = match args.raw("--workspace") {
             Some(w) if !w.is_empty() => PathBuf::from(w),
-            Some(_) => return Err(kijito_core::Error::usage("invalid_path", "--workspace must not be empty")),
-            None => std::env::current_dir().map_err(|e| kijito_core::Error::new("workspace_invalid", format!("cannot read the current directory: {e}")))?,
+            Some(_) => return Err(kijito_protocol::Error::usage("invalid_path", "--workspace must not be empty")),
+            None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new("workspace_invalid", format!("cannot read the current directory: {e}")))?,
         };
         let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
         let session: Option<SessionId> = args.optional("--session-id")?;
         let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
         if long_sleep == Some(0) {
-            return Err(kijito_core::Error::usage("invalid_number", "--long-sleep-after must be at least 1 second"));
+            return Err(kijito_protocol::Error::usage("invalid_number", "--long-sleep-after must be at least 1 second"));
         }
         let json = args.has("--json");
         let config = config::Config::load().ok();
@@ -71,7 +74,7 @@ fn main() {
         if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
             opts.boot_id_file = p;
         }
-        opts.live = args.has("--live");
+        opts.live = args.has("--live").then_some(live_probe as wake::LiveProbe);
         opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
         let (report, entry) = wake::run(&opts, true)?;
         if json {
@@ -84,4 +87,9 @@ fn main() {
         }
         Ok(report.mode.exit_status())
     }))
+}
+
+/// `--live`: the recorded expectation checked through the Kijito client.
+fn live_probe(r: &wake::Recorded) -> kijito_protocol::Result<()> {
+    kijito_client::snapshot::verify_recorded(r.pointer_id, r.lock_message_id, &r.pointer_digest, &r.snapshot_digest)
 }

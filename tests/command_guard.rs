@@ -2,9 +2,10 @@
 //! the installed root in tests is the directory of the built helpers.
 #![allow(clippy::unwrap_used)]
 
-mod support_gate;
+mod support;
+use support::gate as support_gate;
 
-use kijito_core::command::{self, HelperDir};
+use kijito_protocol::command::{self, HelperDir};
 use support_gate::*;
 
 const D: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

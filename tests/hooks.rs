@@ -3,7 +3,8 @@
 //! reply validated against the Codex output schemas.
 #![allow(clippy::unwrap_used)]
 
-mod support_gate;
+mod support;
+use support::gate as support_gate;
 
 use serde_json::{json, Value};
 use std::fs;
@@ -14,7 +15,7 @@ const CODEX_S: &str = "01a2295e-6929-7981-9da7-935145fb97be";
 const CLAUDE_S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
 
 fn precompact(w: &World, host: &str, stdin: &[u8]) -> std::process::Output {
-    let out = w.run(PRECOMPACT, &["--host", host, "--data-dir", &w.data_arg()], stdin);
+    let out = w.run(&PRECOMPACT, &["--host", host, "--data-dir", &w.data_arg()], stdin);
     assert_eq!(out.status.code(), Some(0), "precompact always exits 0");
     if host == "claude" {
         assert!(out.stdout.is_empty(), "Claude PreCompact prints nothing: {}", String::from_utf8_lossy(&out.stdout));
@@ -28,7 +29,7 @@ fn precompact(w: &World, host: &str, stdin: &[u8]) -> std::process::Output {
 }
 
 fn postcompact(w: &World, host: &str, stdin: &[u8]) -> Value {
-    let out = w.run(POSTCOMPACT, &["--host", host, "--data-dir", &w.data_arg()], stdin);
+    let out = w.run(&POSTCOMPACT, &["--host", host, "--data-dir", &w.data_arg()], stdin);
     assert_eq!(out.status.code(), Some(0));
     assert_schema_valid("post-compact", &out.stdout);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -38,7 +39,7 @@ fn postcompact(w: &World, host: &str, stdin: &[u8]) -> Value {
 }
 
 fn session_hook(w: &World, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
-    let out = w.run(SESSION_HOOK, &["--host", host, "--expect", expect, "--data-dir", &w.data_arg()], stdin);
+    let out = w.run(&SESSION_HOOK, &["--host", host, "--expect", expect, "--data-dir", &w.data_arg()], stdin);
     assert_eq!(out.status.code(), Some(0));
     let schema = match expect {
         "SessionStart" => "session-start",
@@ -147,7 +148,7 @@ fn replay_eight_postcompact_then_eight_session_start() {
     let ready = w.record_ok(CODEX_S);
     precompact(&w, "codex", &w.hook_stdin("codex", "app-server:PreCompact:manual", CODEX_S));
     let post = w.hook_stdin("codex", "app-server:PostCompact:manual", CODEX_S);
-    let children: Vec<_> = (0..8).map(|_| w.spawn(POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &post)).collect();
+    let children: Vec<_> = (0..8).map(|_| w.spawn(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &post)).collect();
     let outs: Vec<_> = children.into_iter().map(|c| wait_bounded(c, 30)).collect();
     let mut claims = 0;
     for o in &outs {
@@ -162,7 +163,7 @@ fn replay_eight_postcompact_then_eight_session_start() {
     assert_eq!(claims, 1, "exactly one claim");
     let ss = w.hook_stdin("codex", "app-server:SessionStart:compact", CODEX_S);
     let children: Vec<_> =
-        (0..8).map(|_| w.spawn(SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
+        (0..8).map(|_| w.spawn(&SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
     let outs: Vec<_> = children.into_iter().map(|c| wait_bounded(c, 30)).collect();
     let delivered: Vec<_> = outs.iter().filter(|o| !o.stdout.is_empty()).collect();
     assert_eq!(delivered.len(), 1, "exactly one delivery");
@@ -178,7 +179,7 @@ fn eight_concurrent_session_starts_claim_and_deliver_once() {
     precompact(&w, "claude", &w.hook_stdin("claude", "PreCompact(manual, no args)", CLAUDE_S));
     let ss = w.hook_stdin("claude", "SessionStart(source=compact)", CLAUDE_S);
     let children: Vec<_> =
-        (0..8).map(|_| w.spawn(SESSION_HOOK, &["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
+        (0..8).map(|_| w.spawn(&SESSION_HOOK, &["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
     let outs: Vec<_> = children.into_iter().map(|c| wait_bounded(c, 30)).collect();
     let delivered: Vec<_> = outs.iter().filter(|o| !o.stdout.is_empty()).collect();
     assert_eq!(delivered.len(), 1);
@@ -248,7 +249,7 @@ fn precompact_is_fail_soft() {
     fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
     for dir in [&link, &under_file, &open] {
         for host in ["codex", "claude"] {
-            let out = w.run(PRECOMPACT, &["--host", host, "--data-dir", dir.to_str().unwrap()], &good);
+            let out = w.run(&PRECOMPACT, &["--host", host, "--data-dir", dir.to_str().unwrap()], &good);
             assert_eq!(out.status.code(), Some(0));
             if host == "claude" {
                 assert!(out.stdout.is_empty());
@@ -262,7 +263,7 @@ fn precompact_is_fail_soft() {
     }
     assert!(fs::read_dir(&real).unwrap().next().is_none(), "nothing written through the symlink");
     // bad argv: still exit 0 and nothing that could block
-    let out = w.run(PRECOMPACT, &["--host", "vim"], &good);
+    let out = w.run(&PRECOMPACT, &["--host", "vim"], &good);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
 }
@@ -272,7 +273,7 @@ fn precompact_watchdog_answers_when_stdin_never_ends() {
     let w = World::new();
     for host in ["codex", "claude"] {
         // stdin stays open and empty: the work never finishes by itself.
-        let mut child = w.command(PRECOMPACT).args(["--host", host, "--data-dir", &w.data_arg()]).spawn().unwrap();
+        let mut child = w.command(&PRECOMPACT).args(["--host", host, "--data-dir", &w.data_arg()]).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let out = wait_bounded(child, 20);
         drop(stdin);
@@ -304,7 +305,7 @@ fn postcompact_and_session_hook_fail_soft() {
     let ss = w.hook_stdin("codex", "app-server:SessionStart:compact", CODEX_S);
     let file = w.path("f");
     fs::write(&file, "x").unwrap();
-    let out = w.run(SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", file.join("d").to_str().unwrap()], &ss);
+    let out = w.run(&SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", file.join("d").to_str().unwrap()], &ss);
     assert_schema_valid("session-start", &out.stdout);
     assert!(context_of(&out.stdout).unwrap().contains("UNATTESTED"));
 }
@@ -412,7 +413,7 @@ fn pre_tool_use_guard_per_host() {
 
 #[test]
 fn every_reply_builder_is_schema_valid() {
-    use kijito_core::hooks::*;
+    use kijito_hooks::*;
     let replies = [
         ("pre-compact", precompact_reply(Host::Codex, "line one\nline two").unwrap()),
         ("post-compact", postcompact_reply(None)),

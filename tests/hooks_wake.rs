@@ -4,11 +4,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support_gate;
+mod support;
+use support::gate as support_gate;
 
-use kijito_core::gate::Reentry;
-use kijito_core::ids::SessionId;
-use kijito_core::latch::{self, Latch};
+use kijito_gate::Reentry;
+use kijito_protocol::ids::SessionId;
+use kijito_latch::{self as latch, Latch};
 use serde_json::json;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,7 @@ impl Env {
         p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         edit(&mut p);
-        let mut c = self.w.command(SESSION_HOOK);
+        let mut c = self.w.command(&SESSION_HOOK);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
         let mut child = c.spawn().unwrap();
         {
@@ -100,8 +101,8 @@ fn a_continuity_break_prompt_injects_the_recovery_protocol() {
 fn recovery_joins_a_pending_reentry_in_one_context() {
     let e = env();
     let qa = e.w.qa();
-    kijito_core::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_core::private::ensure_private_dir(&qa).unwrap();
+    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
+    kijito_files::private::ensure_private_dir(&qa).unwrap();
     let r = Reentry { session_id: SessionId::parse("s2").unwrap(), claimed_at_ms: now_ms(), reason: "no_pass".into(), attested: None };
     write_private(&qa.join("compaction-reentry.s2.json"), r.to_value().to_string().as_bytes());
     let t = e.hook("codex", "UserPromptSubmit", ups("codex"), "s2", prompt("start over")).unwrap();
@@ -164,7 +165,7 @@ fn session_start_without_a_latch_in_cwd_checks_only_qa() {
     let t = e.hook("codex", "SessionStart", startup("codex"), "s5", |p| p["cwd"] = json!("/nonexistent/dir")).unwrap();
     assert!(!t.contains("wake-check"), "{t}");
     // Stale QA state is still reported.
-    let old = kijito_core::gate::Attempt {
+    let old = kijito_gate::Attempt {
         session_id: SessionId::parse("gone").unwrap(),
         recorded_at_ms: now_ms() - 3_600_000,
         trigger: "auto".into(),

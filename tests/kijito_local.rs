@@ -12,7 +12,7 @@ use support::{LocalServer, Options};
 const KNOWN_BAD: &str = include_str!("../fixtures/renderings/known-bad-control.txt");
 
 fn sha256_hex(text: &str) -> String {
-    kijito_core::ids::Digest::of(text.as_bytes()).as_str().to_owned()
+    kijito_protocol::ids::Digest::of(text.as_bytes()).as_str().to_owned()
 }
 
 /// The nonce of a rendering (checked to be 6 lowercase hex, used in both
@@ -325,7 +325,7 @@ fn every_fault_action() {
     assert!(!text.contains(server.token()));
 
     // A broken faults file fails closed (500), a fixed one recovers.
-    kijito_core::private::write_atomic(&server.faults_path(), b"[{").unwrap();
+    kijito_files::private::write_atomic(&server.faults_path(), b"[{").unwrap();
     assert_eq!(server.get(id).status, 500);
     server.clear_faults();
     assert_eq!(server.get(id).status, 200);
@@ -336,7 +336,7 @@ fn without_the_faults_flag_no_rule_applies() {
     let server = LocalServer::start_with(Options { faults: false, ..Options::default() });
     let id = server.create_memory("safe");
     let rules = json!([{"method":"GET","path":format!("/api/memory/{id}"),"action":{"type":"close_before"}}]);
-    kijito_core::private::write_atomic(&server.faults_path(), rules.to_string().as_bytes()).unwrap();
+    kijito_files::private::write_atomic(&server.faults_path(), rules.to_string().as_bytes()).unwrap();
     assert!(server.get(id).rendering().contains("\nsafe\n"));
     assert!(server.request_log().iter().all(|l| l["fault"].is_null()));
 }

@@ -175,7 +175,7 @@ fn deleted_swapped_and_truncated_entries_are_detected() {
 
 #[test]
 fn hand_appended_entry_with_forged_checksum_is_detected() {
-    use kijito_core::latch::entry::Entry;
+    use kijito_latch::entry::Entry;
     let w = ws();
     three_entries(&w);
     let text = fs::read_to_string(w.manifest()).unwrap();
@@ -203,7 +203,7 @@ fn key_file(w: &Ws) -> String {
 
 #[test]
 fn hmac_mode_needs_the_key_and_is_never_downgraded() {
-    use kijito_core::latch::entry::Entry;
+    use kijito_latch::entry::Entry;
     let w = ws();
     let key = key_file(&w);
     let env = [("MEMORY_LATCH_HMAC_KEY_FILE", key.as_str())];
@@ -233,7 +233,7 @@ fn hmac_mode_needs_the_key_and_is_never_downgraded() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["findings"].as_array().unwrap().iter().any(|f| f["code"] == "hmac_signature_invalid"), "{v}");
     // a checksum entry after hmac entries is a downgrade
-    e.integrity.mode = kijito_core::latch::Mode::Checksum;
+    e.integrity.mode = kijito_latch::Mode::Checksum;
     e.integrity.hmac_signature = "none".into();
     e.integrity.payload_hash = e.compute_payload_hash();
     fs::write(w.manifest(), format!("{text}{}", e.render())).unwrap();
@@ -501,7 +501,7 @@ fn detect_matches_continuity_breaks() {
 
 #[test]
 fn sealed_segments_are_chained_and_checked() {
-    use kijito_core::latch::{Config, Latch};
+    use kijito_latch::{Config, Latch};
     let w = ws();
     let latch = Latch::open(&Config::new(&w.root)).unwrap();
     latch.seed_history(300, 1_700_000_000_000).unwrap();

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_core::latch::{self, Config, ConsentState, Event, Latch, Risk, TokenStatus};
+use kijito_latch::{self as latch, Config, ConsentState, Event, Latch, Risk, TokenStatus};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 

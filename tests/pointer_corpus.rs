@@ -2,8 +2,8 @@
 //! checks the labelled protocol code and rule exactly; checks that every rule
 //! of the `manifest` module's doc table is exercised by at least one file.
 
-use kijito_core::ids::{MemoryId, MessageId};
-use kijito_core::manifest::{self, parse_manifest, parse_manifest_unbound, rule_of};
+use kijito_protocol::ids::{MemoryId, MessageId};
+use kijito_protocol::manifest::{self, parse_manifest, parse_manifest_unbound, rule_of};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,9 +18,9 @@ fn index() -> Vec<(String, Value)> {
     value.as_object().expect("index is an object").iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
-/// Rule codes listed in the module doc table of shared/src/manifest.rs.
+/// Rule codes listed in the module doc table of shared/protocol/src/manifest.rs.
 fn documented_rules() -> Vec<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("shared/src/manifest.rs");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("shared/protocol/src/manifest.rs");
     let source = std::fs::read_to_string(path).expect("read manifest.rs");
     source
         .lines()

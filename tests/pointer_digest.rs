@@ -6,9 +6,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-mod support_snapshot;
+use support::snapshot as support_snapshot;
 
-use kijito_core::ids::Digest;
+use kijito_protocol::ids::Digest;
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-mod support_publish;
+use support::publish as support_publish;
 
-use kijito_core::ids::{MemoryId, MessageId};
+use kijito_protocol::ids::{MemoryId, MessageId};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
@@ -64,8 +64,8 @@ fn check_artifact(s: &Seeded, path: &Path, old: &str) -> u64 {
         serde_json::to_string(old).unwrap()
     );
     assert_eq!(bytes, expected, "rollback artifact byte-exact");
-    let content = kijito_core::publish::read_rollback_artifact(
-        &kijito_core::ids::AbsPath::parse(path.to_str().unwrap()).unwrap(),
+    let content = kijito_client::publish::read_rollback_artifact(
+        &kijito_protocol::ids::AbsPath::parse(path.to_str().unwrap()).unwrap(),
         MemoryId::new(s.pointer_id).unwrap(),
         MessageId::new(s.lock_id).unwrap(),
     )
@@ -160,9 +160,9 @@ fn happy_calls(pointer: &str) -> Vec<String> {
 #[test]
 fn happy_path_six_requests_receipt_and_byte_exact_rollback() {
     let s = Seeded::new();
-    let before_ms = kijito_core::clock::now_ms();
+    let before_ms = kijito_protocol::clock::now_ms();
     let run = faulted(&s, "happy", |_| json!([]));
-    let after_ms = kijito_core::clock::now_ms();
+    let after_ms = kijito_protocol::clock::now_ms();
     let receipt = run.ran.receipt();
     check_receipt(&s, &receipt, "published", &digest(&run.old), &digest(&run.new), &run.rollback);
     assert_eq!(receipt["patchOutcome"], "acknowledged");

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-mod support_snapshot;
+use support::snapshot as support_snapshot;
 
 use serde_json::{json, Value};
 use std::fs;
@@ -61,17 +61,17 @@ fn expect_green(world: &World, seeded: &Seeded, report: &Path, extra: &[&str]) -
 }
 
 /// The QA gate's own validation of a report file.
-fn gate_check(report: &Path, seeded: &Seeded) -> kijito_core::error::Result<kijito_core::gate::report::GreenReport> {
-    let path = kijito_core::ids::AbsPath::from_path(report).unwrap();
-    let pointer = kijito_core::ids::MemoryId::new(seeded.pointer_id).unwrap();
-    let digest = kijito_core::ids::Digest::parse(&seeded.pointer_digest()).unwrap();
-    kijito_core::gate::report::validate_report(&path, pointer, &digest, kijito_core::gate::now_ms())
+fn gate_check(report: &Path, seeded: &Seeded) -> kijito_protocol::error::Result<kijito_gate::report::GreenReport> {
+    let path = kijito_protocol::ids::AbsPath::from_path(report).unwrap();
+    let pointer = kijito_protocol::ids::MemoryId::new(seeded.pointer_id).unwrap();
+    let digest = kijito_protocol::ids::Digest::parse(&seeded.pointer_digest()).unwrap();
+    kijito_gate::report::validate_report(&path, pointer, &digest, kijito_gate::now_ms())
 }
 
 /// A failed run: exit 1, the stable code on stderr, nothing on stdout, and a
 /// red report at the path that can never pass for green.
 fn expect_red(world: &World, seeded: &Seeded, extra: &[&str], code: &str) -> Value {
-    let report = world.report_path(&format!("red-{code}-{}.json", kijito_core::random::hex(4)));
+    let report = world.report_path(&format!("red-{code}-{}.json", kijito_files::random::hex(4)));
     let out = world.snapshot_to(seeded, &report, extra);
     assert_eq!(out.status.code(), Some(1), "stdout {} stderr {}", stdout(&out), stderr(&out));
     assert_eq!(stdout(&out), "", "no green line on stdout");
@@ -132,7 +132,7 @@ fn green_path_with_current_and_retired_anchors_ignores_edges() {
     let expected: Vec<Value> = seeded
         .current
         .iter()
-        .map(|(id, c)| json!({"id": id, "sha256": kijito_core::ids::Digest::of(c.as_bytes()).as_str()}))
+        .map(|(id, c)| json!({"id": id, "sha256": kijito_protocol::ids::Digest::of(c.as_bytes()).as_str()}))
         .collect();
     assert_eq!(v["anchorDigests"], Value::Array(expected), "manifest order");
     assert!(is_nonce(v["bootNonce"].as_str().unwrap()));
@@ -328,9 +328,9 @@ fn oversized_content() -> String {
 fn red_report_for_a_failed_known_bad_control_has_the_red_shape() {
     // The control is built in and cannot be made to fail from outside, so
     // the red report for it is checked on the library function.
-    let pointer = kijito_core::ids::MemoryId::new(21813).unwrap();
-    let failure = kijito_core::error::Error::new("known_bad_control_failed", "the control classified as current");
-    let v = kijito_core::snapshot::red_report(pointer, &failure, &kijito_core::snapshot::boot_nonce(), 1_767_225_600_000);
+    let pointer = kijito_protocol::ids::MemoryId::new(21813).unwrap();
+    let failure = kijito_protocol::error::Error::new("known_bad_control_failed", "the control classified as current");
+    let v = kijito_client::snapshot::red_report(pointer, &failure, &kijito_client::snapshot::boot_nonce(), 1_767_225_600_000);
     assert_eq!(keys(&v), RED_KEYS);
     assert_eq!(v["knownBadControl"], "failed");
     assert_eq!(v["failure"]["code"], "known_bad_control_failed");
@@ -451,5 +451,5 @@ fn sixty_four_anchors_are_fetched_concurrently_at_most_eight_at_a_time() {
     // Sequential fetching cannot put two delayed answers this close together.
     assert!(overlap >= 2, "anchors were fetched one at a time (overlap {overlap})");
     // More than 8 answers this close together would prove > 8 in flight.
-    assert!(overlap <= kijito_core::snapshot::MAX_IN_FLIGHT, "more than 8 in flight (overlap {overlap})");
+    assert!(overlap <= kijito_client::snapshot::MAX_IN_FLIGHT, "more than 8 in flight (overlap {overlap})");
 }

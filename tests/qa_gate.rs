@@ -3,10 +3,11 @@
 //! library level.
 #![allow(clippy::unwrap_used)]
 
-mod support_gate;
+mod support;
+use support::gate as support_gate;
 
-use kijito_core::gate::{self, QaDir, RecordRequest};
-use kijito_core::ids::{AbsPath, Digest, MemoryId, SessionId};
+use kijito_gate::{self as gate, QaDir, RecordRequest};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -148,7 +149,7 @@ fn record_rejects_unsafe_report_files() {
     fs::set_permissions(&open, fs::Permissions::from_mode(0o644)).unwrap();
     expect_paths_rejected(&w, &open, &b, &d, "report_permissions");
     // not owned by the user (tests run as root here; skip the chown case otherwise)
-    if kijito_core::private::current_uid() == 0 {
+    if kijito_files::private::current_uid() == 0 {
         let foreign = w.path("foreign.json");
         fs::copy(&a, &foreign).unwrap();
         fs::set_permissions(&foreign, fs::Permissions::from_mode(0o600)).unwrap();

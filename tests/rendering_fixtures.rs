@@ -3,14 +3,14 @@
 //! outcome, and every error code (and detail rule) documented in the
 //! `render` module is exercised by at least one fixture.
 
-use kijito_core::ids::{Digest, MemoryId, Persona};
-use kijito_core::render::{self, Lifecycle};
+use kijito_protocol::ids::{Digest, MemoryId, Persona};
+use kijito_protocol::render::{self, Lifecycle};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 const CONTROL_FIXTURE: &str = include_str!("../fixtures/renderings/known-bad-control.txt");
-const RENDER_SOURCE: &str = include_str!("../shared/src/render.rs");
+const RENDER_SOURCE: &str = include_str!("../shared/protocol/src/render.rs");
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join("renderings")
@@ -47,7 +47,7 @@ fn documented() -> BTreeMap<String, BTreeSet<String>> {
 fn run(text: &str, entry: &Value) -> (Option<String>, Option<String>, Option<String>, Option<String>) {
     let id = MemoryId::new(entry["id"].as_u64().expect("id")).expect("valid id");
     let persona = entry["fencePersona"].as_str().map(|p| Persona::parse(p).expect("valid persona"));
-    let err_parts = |e: kijito_core::Error| {
+    let err_parts = |e: kijito_protocol::Error| {
         let rule = e.detail().and_then(|d| d["rule"].as_str()).map(str::to_owned);
         (Some(e.code().to_owned()), rule, None, None)
     };

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-mod support_snapshot;
+use support::snapshot as support_snapshot;
 
 use serde_json::json;
 use std::path::Path;

@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-mod support_publish;
+use support::publish as support_publish;
 
-use kijito_core::gate::{Attempt, Pass, Reentry, TranscriptId};
-use kijito_core::ids::{Digest, MemoryId, MessageId, SessionId};
-use kijito_core::latch::{self, Latch};
+use kijito_gate::{Attempt, Pass, Reentry, TranscriptId};
+use kijito_protocol::ids::{Digest, MemoryId, MessageId, SessionId};
+use kijito_latch::{self as latch, Latch};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::fd::AsRawFd;
@@ -24,7 +24,7 @@ const BOOT_B: &str = "99999999-8888-7777-6666-555555555555";
 const DAY: u64 = 86_400_000;
 
 fn now() -> u64 {
-    kijito_core::clock::now_ms()
+    kijito_protocol::clock::now_ms()
 }
 
 struct World {
@@ -74,7 +74,7 @@ impl World {
     }
 
     fn put(&self, name: &str, bytes: &[u8]) {
-        kijito_core::private::write_atomic(&self.qa().join(name), bytes).unwrap();
+        kijito_files::private::write_atomic(&self.qa().join(name), bytes).unwrap();
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -232,7 +232,7 @@ fn a_held_lock_and_an_interrupted_write_are_minor() {
         Ok(f) => f,
         Err(_) => {
             let p = w.ws.join(".memory-latch/_manifest.lock");
-            kijito_core::private::write_atomic(&p, b"").unwrap();
+            kijito_files::private::write_atomic(&p, b"").unwrap();
             fs::OpenOptions::new().read(true).write(true).open(p).unwrap()
         }
     };
@@ -251,7 +251,7 @@ fn a_held_lock_and_an_interrupted_write_are_minor() {
     let (code, v) = w.json(&[]);
     assert_eq!((code, codes(&v)), (10, vec!["latch_lock_stale".to_owned()]), "{v}");
     drop(lock);
-    kijito_core::private::write_atomic(&w.ws.join(".memory-latch/._manifest.md.tmp-deadbeef"), b"x").unwrap();
+    kijito_files::private::write_atomic(&w.ws.join(".memory-latch/._manifest.md.tmp-deadbeef"), b"x").unwrap();
     let (code, v) = w.json(&[]);
     assert_eq!((code, codes(&v)), (10, vec!["latch_write_interrupted".to_owned()]), "{v}");
 }
@@ -374,7 +374,7 @@ fn silent_witness_and_unverifiable_hmac_are_degraded() {
 
     let w = world();
     let key = w.root.join("key");
-    kijito_core::private::write_atomic(&key, &[7u8; 32]).unwrap();
+    kijito_files::private::write_atomic(&key, &[7u8; 32]).unwrap();
     let mut c = latch::Config::new(&w.ws);
     c.boot_id_file = w.boot.clone();
     c.hmac_key_file = Some(key.clone());
@@ -405,7 +405,7 @@ fn live_world(s: &support_publish::Seeded) -> World {
     let pid = MemoryId::new(s.pointer_id).unwrap();
     let lock = MessageId::new(s.lock_id).unwrap();
     let pd = Digest::parse(&s.pointer_digest()).unwrap();
-    let sd = kijito_core::manifest::snapshot_digest(pid, &pd, lock, &anchors);
+    let sd = kijito_protocol::manifest::snapshot_digest(pid, &pd, lock, &anchors);
     let record = json!({
         "schemaVersion": 2, "pointerId": s.pointer_id, "lockMessageId": s.lock_id,
         "pointerDigest": pd.as_str(), "snapshotDigest": sd.as_str(), "recordedAtMs": now(),

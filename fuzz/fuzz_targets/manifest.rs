@@ -1,8 +1,8 @@
 #![no_main]
 //! The manifest parser must never panic, and whatever it accepts must be its
 //! own canonical serialisation.
-use kijito_core::ids::{MemoryId, MessageId};
-use kijito_core::manifest;
+use kijito_protocol::ids::{MemoryId, MessageId};
+use kijito_protocol::manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

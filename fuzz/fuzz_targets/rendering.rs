@@ -1,8 +1,8 @@
 #![no_main]
 //! The rendering parser and classifier must never panic, and accepted content
 //! never contains a fence marker.
-use kijito_core::ids::{MemoryId, Persona};
-use kijito_core::render;
+use kijito_protocol::ids::{MemoryId, Persona};
+use kijito_protocol::render;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

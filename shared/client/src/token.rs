@@ -1,0 +1,94 @@
+//! The bearer token (PROTOCOL.md section 2): read from a file that is a
+//! regular file, not a symlink, owned by the user, without group/other mode
+//! bits, at most 16 KiB, one line with no whitespace or control characters.
+//! The token never appears in output, logs, receipts or errors: `Token` has
+//! no `Display`, and its `Debug` is redacted.
+
+use kijito_protocol::error::{Error, Result};
+use kijito_files::private::{self, FileRules};
+use std::fmt;
+use std::path::Path;
+
+pub const MAX_TOKEN_FILE_BYTES: u64 = 16 * 1024;
+
+/// Stable codes of this module (file-level problems are reported as
+/// `token_<private code>`, e.g. `token_file_permissions_too_open`).
+pub mod codes {
+    pub const INVALID: &str = "token_invalid";
+}
+
+/// A bearer token. Only `bearer_header` exposes it, for the HTTP client.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+impl Token {
+    /// Read and validate the token file.
+    pub fn read(path: &Path) -> Result<Token> {
+        let rules = FileRules { owner_only: true, min_bytes: 1, max_bytes: MAX_TOKEN_FILE_BYTES };
+        let (bytes, _) = private::read_checked(path, rules)
+            .map_err(|e| Error::new(format!("token_{}", e.code()), format!("token file: {}", e.message())))?;
+        Token::from_file_bytes(&bytes)
+    }
+
+    /// Validate token file bytes: one line (an optional single trailing `\n`
+    /// or `\r\n`), non-empty, no whitespace or control characters.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Token> {
+        let invalid = |why: &str| Error::new(codes::INVALID, format!("token file {why}"));
+        let text = std::str::from_utf8(bytes).map_err(|_| invalid("is not UTF-8"))?;
+        let line = text.strip_suffix("\r\n").or_else(|| text.strip_suffix('\n')).unwrap_or(text);
+        if line.is_empty() {
+            return Err(invalid("is empty"));
+        }
+        if line.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(invalid("must hold one line without whitespace or control characters"));
+        }
+        Ok(Token(line.to_owned()))
+    }
+
+    /// `Bearer <token>` for the Authorization header.
+    pub fn bearer_header(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+
+    /// Whether `text` contains the token (for tests proving it never leaks).
+    pub fn appears_in(&self, text: &str) -> bool {
+        text.contains(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn token_file_rules() {
+        assert!(Token::from_file_bytes(b"abc.DEF-123\n").is_ok());
+        assert!(Token::from_file_bytes(b"abc\r\n").is_ok());
+        assert!(Token::from_file_bytes(b"abc").is_ok());
+        for bad in [&b""[..], b"\n", b"a b", b"a\tb", b"a\nb", b"a\n\n", b"\xff", b"a\x01"] {
+            assert_eq!(Token::from_file_bytes(bad).unwrap_err().code(), codes::INVALID, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn token_never_printed() {
+        let t = Token::from_file_bytes(b"s3cr3t-token").unwrap();
+        assert!(!format!("{t:?}").contains("s3cr3t"));
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("token");
+        std::fs::write(&p, "s3cr3t-token\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let err = Token::read(&p).unwrap_err();
+        assert_eq!(err.code(), "token_file_permissions_too_open");
+        assert!(!err.to_string().contains("s3cr3t"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(Token::read(&p).unwrap(), t);
+    }
+}

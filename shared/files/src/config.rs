@@ -1,0 +1,249 @@
+//! Configuration: one optional JSON file `kijito-qa/config.json` under
+//! `$XDG_CONFIG_HOME` (default `~/.config`), owner-only under the same rules
+//! as the token file. Keys (all optional): `apiUrl` (default
+//! `https://api.kijito.ai`), `tokenFile` (default
+//! `~/.config/kijito-inbox-monitor/token`), `persona` (`codex`), `project`
+//! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`. Unknown keys are
+//! refused. `apiUrl` must be https, or http only to a loopback host.
+
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, Persona};
+use crate::private::{self, FileRules};
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_API_URL: &str = "https://api.kijito.ai";
+pub const DEFAULT_PROJECT: &str = "Codex";
+/// Largest accepted config file.
+pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
+const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir"];
+
+/// Stable codes of this module.
+pub mod codes {
+    pub const INVALID: &str = "config_invalid";
+    pub const UNKNOWN_KEY: &str = "config_unknown_key";
+    pub const API_URL: &str = "config_api_url_refused";
+    pub const HOME: &str = "config_home_unknown";
+}
+
+/// A validated API base URL: `https://host[:port]` or `http://<loopback>[:port]`,
+/// no path, query, fragment or user info.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiUrl {
+    base: String,
+}
+
+impl ApiUrl {
+    pub fn parse(text: &str) -> Result<Self> {
+        let refuse = |why: &str| Error::new(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
+        let trimmed = text.strip_suffix('/').unwrap_or(text);
+        let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| refuse("not a URL"))?;
+        if rest.is_empty() || rest.len() > 253 + 6 {
+            return Err(refuse("bad host"));
+        }
+        if rest.contains(['/', '?', '#', '@', '\\', ' ']) || rest.chars().any(|c| c.is_control()) {
+            return Err(refuse("a base URL has no path, query, fragment or user info"));
+        }
+        let host = host_of(rest).ok_or_else(|| refuse("bad host or port"))?;
+        match scheme {
+            "https" => {}
+            "http" if is_loopback_host(&host) => {}
+            "http" => return Err(refuse("plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost)")),
+            _ => return Err(refuse("scheme must be https (or http to loopback)")),
+        }
+        Ok(ApiUrl { base: format!("{scheme}://{rest}") })
+    }
+
+    /// `base` + `/api/...` path.
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.base
+    }
+}
+
+/// Host part of `host[:port]` or `[v6][:port]`, lowercased; None if malformed.
+fn host_of(authority: &str) -> Option<String> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        (h, after.strip_prefix(':'))
+    } else if let Some((h, p)) = authority.rsplit_once(':') {
+        (h, Some(p))
+    } else {
+        (authority, None)
+    };
+    if let Some(p) = port {
+        if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) || p.parse::<u32>().ok()? > 65535 {
+            return None;
+        }
+    }
+    if host.is_empty() {
+        return None;
+    }
+    Some(host.to_ascii_lowercase())
+}
+
+/// 127.0.0.0/8, ::1 or localhost.
+pub fn is_loopback_host(host: &str) -> bool {
+    if host == "localhost" {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => false,
+    }
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub api_url: ApiUrl,
+    pub token_file: PathBuf,
+    pub persona: Persona,
+    pub project: String,
+    pub pointer_id: Option<MemoryId>,
+    pub lock_message_id: Option<MessageId>,
+    pub data_dir: Option<AbsPath>,
+    /// Where it was loaded from (None: defaults only).
+    pub source: Option<PathBuf>,
+}
+
+/// The user's home directory from `$HOME`.
+pub fn home_dir() -> Result<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
+        _ => Err(Error::new(codes::HOME, "HOME is not set to an absolute path")),
+    }
+}
+
+/// `$XDG_CONFIG_HOME` (if absolute) else `~/.config`.
+pub fn config_home() -> Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => Ok(PathBuf::from(x)),
+        _ => Ok(home_dir()?.join(".config")),
+    }
+}
+
+/// Path of the config file.
+pub fn config_path() -> Result<PathBuf> {
+    Ok(config_home()?.join("kijito-qa").join("config.json"))
+}
+
+impl Config {
+    /// Defaults with no file.
+    pub fn defaults() -> Result<Config> {
+        Ok(Config {
+            api_url: ApiUrl::parse(DEFAULT_API_URL)?,
+            token_file: home_dir()?.join(".config/kijito-inbox-monitor/token"),
+            persona: Persona::default(),
+            project: DEFAULT_PROJECT.to_owned(),
+            pointer_id: None,
+            lock_message_id: None,
+            data_dir: None,
+            source: None,
+        })
+    }
+
+    /// Load the config file if it exists (it is optional), else defaults.
+    pub fn load() -> Result<Config> {
+        let path = config_path()?;
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::defaults(),
+            _ => Config::load_from(&path),
+        }
+    }
+
+    /// Load and validate a specific config file.
+    pub fn load_from(path: &Path) -> Result<Config> {
+        let rules = FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_CONFIG_BYTES };
+        let (bytes, _) = private::read_checked(path, rules).map_err(|e| e.context("config file"))?;
+        let mut config = Config::from_json(&bytes)?;
+        config.source = Some(path.to_owned());
+        Ok(config)
+    }
+
+    /// Parse config JSON (defaults fill what is absent).
+    pub fn from_json(bytes: &[u8]) -> Result<Config> {
+        let invalid = |why: String| Error::new(codes::INVALID, why);
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
+        let obj = value.as_object().ok_or_else(|| invalid("config must be a JSON object".into()))?;
+        if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(Error::new(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
+        }
+        let string = |key: &str| -> Result<Option<&str>> {
+            match obj.get(key) {
+                None => Ok(None),
+                Some(serde_json::Value::String(s)) => Ok(Some(s.as_str())),
+                Some(_) => Err(invalid(format!("{key} must be a string"))),
+            }
+        };
+        let id = |key: &str| -> Result<Option<u64>> {
+            match obj.get(key) {
+                None => Ok(None),
+                Some(v) => v.as_u64().map(Some).ok_or_else(|| invalid(format!("{key} must be a positive integer"))),
+            }
+        };
+        let mut config = Config::defaults()?;
+        if let Some(url) = string("apiUrl")? {
+            config.api_url = ApiUrl::parse(url)?;
+        }
+        if let Some(token) = string("tokenFile")? {
+            config.token_file = AbsPath::parse(token).map_err(|e| invalid(format!("tokenFile: {}", e.message())))?.as_path().to_owned();
+        }
+        if let Some(p) = string("persona")? {
+            config.persona = Persona::parse(p).map_err(|e| invalid(format!("persona: {}", e.message())))?;
+        }
+        if let Some(p) = string("project")? {
+            if p.is_empty() || p.len() > 128 || p.chars().any(|c| c.is_control()) || p.trim() != p {
+                return Err(invalid("project must be 1 to 128 characters without control characters or surrounding spaces".into()));
+            }
+            config.project = p.to_owned();
+        }
+        if let Some(n) = id("pointerId")? {
+            config.pointer_id = Some(MemoryId::new(n).map_err(|e| invalid(format!("pointerId: {}", e.message())))?);
+        }
+        if let Some(n) = id("lockMessageId")? {
+            config.lock_message_id = Some(MessageId::new(n).map_err(|e| invalid(format!("lockMessageId: {}", e.message())))?);
+        }
+        if let Some(d) = string("dataDir")? {
+            config.data_dir = Some(AbsPath::parse(d).map_err(|e| invalid(format!("dataDir: {}", e.message())))?);
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_url_rules() {
+        for good in ["https://api.kijito.ai", "https://api.kijito.ai/", "http://127.0.0.1:8080", "http://127.1.2.3", "http://[::1]:9", "http://localhost:1", "https://[2001:db8::1]"] {
+            assert!(ApiUrl::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["http://api.kijito.ai", "http://10.0.0.1", "ftp://x", "https://", "https://a/b", "https://u@a", "https://a?x", "https://a:99999", "http://localhost.evil.com", "api.kijito.ai", "http://[::2]"] {
+            assert_eq!(ApiUrl::parse(bad).unwrap_err().code(), codes::API_URL, "{bad}");
+        }
+        assert_eq!(ApiUrl::parse("https://x/").unwrap().endpoint("/api/claim"), "https://x/api/claim");
+    }
+
+    #[test]
+    fn config_keys_are_strict() {
+        std::env::set_var("HOME", "/home/test");
+        let c = Config::from_json(br#"{"apiUrl":"http://127.0.0.1:1","pointerId":21813,"lockMessageId":7,"persona":"codex","project":"Codex","dataDir":"/tmp/d","tokenFile":"/tmp/t"}"#).unwrap();
+        assert_eq!(c.pointer_id.unwrap().get(), 21813);
+        assert_eq!(c.lock_message_id.unwrap().get(), 7);
+        assert_eq!(Config::from_json(br#"{"nope":1}"#).unwrap_err().code(), codes::UNKNOWN_KEY);
+        for bad in [&br#"{"pointerId":0}"#[..], br#"{"pointerId":"1"}"#, br#"{"persona":"X"}"#, br#"{"dataDir":"rel"}"#, br#"[]"#, b"{", br#"{"project":" a"}"#] {
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+        }
+        assert_eq!(Config::from_json(br#"{"apiUrl":"http://example.com"}"#).unwrap_err().code(), codes::API_URL);
+        let d = Config::from_json(b"{}").unwrap();
+        assert_eq!(d.api_url.as_str(), DEFAULT_API_URL);
+        assert_eq!(d.token_file, PathBuf::from("/home/test/.config/kijito-inbox-monitor/token"));
+        assert_eq!(d.persona.as_str(), "codex");
+        assert_eq!(d.project, "Codex");
+    }
+}

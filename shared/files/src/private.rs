@@ -1,0 +1,439 @@
+//! Private files: owner-only directories (0700) and files (0600), written
+//! atomically (temp + fsync + rename + directory fsync) or created
+//! exclusively, never following a symlink, and read with identity checks.
+//!
+//! Every artifact the toolkit writes goes through this module.
+
+use kijito_protocol::error::{Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The effective user id of this process.
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Identity of an opened file, compared before and after a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ms: i64,
+    /// Nanosecond part kept so a same-millisecond change is still seen.
+    pub mtime_nsec: i64,
+}
+
+impl FileIdentity {
+    pub fn of(meta: &fs::Metadata) -> Self {
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ms: meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
+            mtime_nsec: meta.mtime_nsec(),
+        }
+    }
+}
+
+/// What a file must be before we trust its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRules {
+    /// Refuse group/other permission bits (secrets, private artifacts).
+    pub owner_only: bool,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+}
+
+/// Stable codes of this module.
+pub mod codes {
+    pub const NOT_FOUND: &str = "file_not_found";
+    pub const SYMLINK: &str = "file_is_symlink";
+    pub const NOT_REGULAR: &str = "file_not_regular";
+    pub const NOT_OWNED: &str = "file_not_owned";
+    pub const PERMISSIONS: &str = "file_permissions_too_open";
+    pub const TOO_LARGE: &str = "file_too_large";
+    pub const TOO_SMALL: &str = "file_too_small";
+    pub const CHANGED: &str = "file_changed_during_read";
+    pub const READ: &str = "file_read_failed";
+    pub const EXISTS: &str = "file_exists";
+    pub const WRITE: &str = "file_write_failed";
+    pub const DIR_SYMLINK: &str = "directory_is_symlink";
+    pub const DIR_NOT_DIR: &str = "directory_not_directory";
+    pub const DIR_NOT_OWNED: &str = "directory_not_owned";
+    pub const DIR_PERMISSIONS: &str = "directory_permissions_too_open";
+    pub const DIR_MISSING: &str = "directory_missing";
+    pub const DIR_CREATE: &str = "directory_create_failed";
+}
+
+fn open_nofollow(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)
+}
+
+/// Read a whole file under `rules`: opened without following a symlink,
+/// regular, owned by this user, within the size bounds, and unchanged
+/// (device, inode, size, mtime) between before and after the read.
+pub fn read_checked(path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdentity)> {
+    read_checked_with(path, rules, || {})
+}
+
+/// [`read_checked`] with a hook run after the file is opened and checked and
+/// before it is read: the seam that lets tests change or replace the file
+/// mid-read deterministically.
+pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> Result<(Vec<u8>, FileIdentity)> {
+    let shown = path.display();
+    let file = match open_nofollow(path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::new(codes::SYMLINK, format!("{shown} is a symlink")));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::new(codes::NOT_FOUND, format!("{shown} does not exist")));
+        }
+        Err(e) => return Err(Error::new(codes::READ, format!("cannot open {shown}: {e}"))),
+    };
+    let before = file.metadata().map_err(|e| Error::new(codes::READ, format!("cannot stat {shown}: {e}")))?;
+    check_file_meta(path, &before, rules)?;
+    mid_read();
+    let mut bytes = Vec::with_capacity(before.len() as usize);
+    (&file)
+        .take(rules.max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::new(codes::READ, format!("cannot read {shown}: {e}")))?;
+    let after = file.metadata().map_err(|e| Error::new(codes::READ, format!("cannot stat {shown}: {e}")))?;
+    let id = FileIdentity::of(&before);
+    if id != FileIdentity::of(&after) || bytes.len() as u64 != before.len() {
+        return Err(Error::new(codes::CHANGED, format!("{shown} changed while it was read")));
+    }
+    // The name must still lead to the file we read (not replaced meanwhile).
+    match fs::symlink_metadata(path) {
+        Ok(now) if now.dev() == id.dev && now.ino() == id.ino => {}
+        _ => return Err(Error::new(codes::CHANGED, format!("{shown} was replaced while it was read"))),
+    }
+    Ok((bytes, id))
+}
+
+fn check_file_meta(path: &Path, meta: &fs::Metadata, rules: FileRules) -> Result<()> {
+    let shown = path.display();
+    if !meta.file_type().is_file() {
+        return Err(Error::new(codes::NOT_REGULAR, format!("{shown} is not a regular file")));
+    }
+    if meta.uid() != current_uid() {
+        return Err(Error::new(codes::NOT_OWNED, format!("{shown} is not owned by the current user")));
+    }
+    if rules.owner_only && meta.mode() & 0o077 != 0 {
+        return Err(Error::new(codes::PERMISSIONS, format!("{shown} is accessible by group or other (mode {:o}); chmod 600 it", meta.mode() & 0o777)));
+    }
+    if meta.len() > rules.max_bytes {
+        return Err(Error::new(codes::TOO_LARGE, format!("{shown} is larger than {} bytes", rules.max_bytes)));
+    }
+    if meta.len() < rules.min_bytes {
+        return Err(Error::new(codes::TOO_SMALL, format!("{shown} is smaller than {} bytes", rules.min_bytes)));
+    }
+    Ok(())
+}
+
+/// Stat a file without following a symlink and check it under `rules`.
+pub fn stat_checked(path: &Path, rules: FileRules) -> Result<FileIdentity> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::new(codes::NOT_FOUND, format!("{} does not exist", path.display())));
+        }
+        Err(e) => return Err(Error::new(codes::READ, format!("cannot stat {}: {e}", path.display()))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Error::new(codes::SYMLINK, format!("{} is a symlink", path.display())));
+    }
+    check_file_meta(path, &meta, rules)?;
+    Ok(FileIdentity::of(&meta))
+}
+
+/// Check that `dir` is a directory (not a symlink) owned by this user and not
+/// writable by group or other. With `owner_only`, no group/other bits at all.
+pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
+    let shown = dir.display();
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::new(codes::DIR_MISSING, format!("directory {shown} does not exist")));
+        }
+        Err(e) => return Err(Error::new(codes::DIR_MISSING, format!("cannot stat {shown}: {e}"))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Error::new(codes::DIR_SYMLINK, format!("{shown} is a symlink")));
+    }
+    if !meta.is_dir() {
+        return Err(Error::new(codes::DIR_NOT_DIR, format!("{shown} is not a directory")));
+    }
+    if meta.uid() != current_uid() {
+        return Err(Error::new(codes::DIR_NOT_OWNED, format!("{shown} is not owned by the current user")));
+    }
+    let mask = if owner_only { 0o077 } else { 0o022 };
+    if meta.mode() & mask != 0 {
+        return Err(Error::new(
+            codes::DIR_PERMISSIONS,
+            format!("{shown} has mode {:o}; it must not be {} by group or other", meta.mode() & 0o777, if owner_only { "accessible" } else { "writable" }),
+        ));
+    }
+    Ok(())
+}
+
+/// A path where a new artifact may be created: its directory is owned by
+/// this user, not group/other writable and not a symlink, and nothing
+/// (not even a dangling symlink) exists at the path yet.
+pub fn check_new_file_path(path: &Path) -> Result<()> {
+    check_dir(parent_of(path)?, false)?;
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
+    }
+    Ok(())
+}
+
+/// Make sure `dir` exists as a private directory (0700, owned, no symlink),
+/// creating it (and missing parents, 0700) if needed.
+pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(_) => check_dir(dir, true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot create {}: {e}", dir.display())))?;
+            // mkdir honours the umask; make the mode exact.
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))?;
+            check_dir(dir, true)
+        }
+        Err(e) => Err(Error::new(codes::DIR_MISSING, format!("cannot stat {}: {e}", dir.display()))),
+    }
+}
+
+/// fsync a directory so a rename or create in it is durable.
+pub fn fsync_dir(dir: &Path) -> Result<()> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| Error::new(codes::WRITE, format!("cannot open directory {}: {e}", dir.display())))?;
+    f.sync_all().map_err(|e| Error::new(codes::WRITE, format!("cannot fsync directory {}: {e}", dir.display())))
+}
+
+fn parent_of(path: &Path) -> Result<&Path> {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .ok_or_else(|| Error::new(codes::WRITE, format!("{} has no parent directory", path.display())))
+}
+
+fn file_name_of(path: &Path) -> Result<String> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_owned)
+        .ok_or_else(|| Error::new(codes::WRITE, format!("{} has no file name", path.display())))
+}
+
+/// Write `bytes` to a fresh owner-only temp file beside `path`, fsynced.
+fn write_temp(path: &Path) -> Result<(PathBuf, File)> {
+    let dir = parent_of(path)?;
+    let name = file_name_of(path)?;
+    for _ in 0..16 {
+        let tmp = dir.join(format!(".{name}.tmp-{}", crate::random::hex(8)));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::new(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display()))),
+        }
+    }
+    Err(Error::new(codes::WRITE, format!("cannot create a unique temp file in {}", dir.display())))
+}
+
+fn fill(tmp: &Path, mut file: File, bytes: &[u8]) -> Result<()> {
+    let res = file
+        .write_all(bytes)
+        .and_then(|_| file.set_permissions(fs::Permissions::from_mode(0o600)))
+        .and_then(|_| file.sync_all());
+    if let Err(e) = res {
+        let _ = fs::remove_file(tmp);
+        return Err(Error::new(codes::WRITE, format!("cannot write {}: {e}", tmp.display())));
+    }
+    Ok(())
+}
+
+/// Atomically replace (or create) `path` with `bytes`, owner-only: temp file,
+/// fsync, rename over, fsync the directory. Refuses when `path` is a symlink
+/// or a non-regular file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(Error::new(codes::SYMLINK, format!("{} is a symlink", path.display())));
+        }
+        if !meta.is_file() {
+            return Err(Error::new(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+        }
+    }
+    let (tmp, file) = write_temp(path)?;
+    fill(&tmp, file, bytes)?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::new(codes::WRITE, format!("cannot rename into {}: {e}", path.display())));
+    }
+    fsync_dir(parent_of(path)?)
+}
+
+/// Create `path` exclusively with `bytes`, owner-only: the complete content is
+/// written and fsynced under a temp name, then hard-linked to `path` (which
+/// fails if anything exists there, symlinks included), so a crash never leaves
+/// a partial file at `path`.
+pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
+    }
+    let (tmp, file) = write_temp(path)?;
+    fill(&tmp, file, bytes)?;
+    let linked = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => fsync_dir(parent_of(path)?),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())))
+        }
+        Err(e) => Err(Error::new(codes::WRITE, format!("cannot create {}: {e}", path.display()))),
+    }
+}
+
+/// Remove a file only if it is a regular file owned by this user (never a
+/// symlink target). Returns whether something was removed.
+pub fn remove_owned(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::new(codes::READ, format!("cannot stat {}: {e}", path.display()))),
+        Ok(meta) => {
+            if meta.file_type().is_symlink() {
+                return Err(Error::new(codes::SYMLINK, format!("{} is a symlink; refusing to touch it", path.display())));
+            }
+            if !meta.is_file() {
+                return Err(Error::new(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+            }
+            if meta.uid() != current_uid() {
+                return Err(Error::new(codes::NOT_OWNED, format!("{} is not owned by the current user", path.display())));
+            }
+            match fs::remove_file(path) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(Error::new(codes::WRITE, format!("cannot remove {}: {e}", path.display()))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const RULES: FileRules = FileRules { owner_only: true, min_bytes: 0, max_bytes: 1024 };
+
+    fn private_tmp() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    }
+
+    #[test]
+    fn atomic_write_is_owner_only_and_replaces() {
+        let d = private_tmp();
+        let p = d.path().join("a.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "no temp file left behind");
+        let (bytes, _) = read_checked(&p, RULES).unwrap();
+        assert_eq!(bytes, b"two");
+    }
+
+    #[test]
+    fn create_new_is_exclusive() {
+        let d = private_tmp();
+        let p = d.path().join("r.json");
+        create_new(&p, b"x").unwrap();
+        assert_eq!(create_new(&p, b"y").unwrap_err().code(), codes::EXISTS);
+        assert_eq!(fs::read(&p).unwrap(), b"x");
+        let link = d.path().join("dangling");
+        symlink(d.path().join("nowhere"), &link).unwrap();
+        assert_eq!(create_new(&link, b"y").unwrap_err().code(), codes::EXISTS);
+        assert!(!d.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn symlinks_are_refused() {
+        let d = private_tmp();
+        let real = d.path().join("real");
+        write_atomic(&real, b"secret").unwrap();
+        let link = d.path().join("link");
+        symlink(&real, &link).unwrap();
+        assert_eq!(read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(remove_owned(&link).unwrap_err().code(), codes::SYMLINK);
+        let dlink = d.path().join("dlink");
+        symlink(d.path(), &dlink).unwrap();
+        assert_eq!(check_dir(&dlink, true).unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(ensure_private_dir(&dlink).unwrap_err().code(), codes::DIR_SYMLINK);
+    }
+
+    #[test]
+    fn permissions_and_sizes_are_enforced() {
+        let d = private_tmp();
+        let p = d.path().join("f");
+        write_atomic(&p, b"abc").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(read_checked(&p, RULES).unwrap_err().code(), codes::PERMISSIONS);
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_checked(&p, FileRules { max_bytes: 2, ..RULES }).unwrap_err().code(), codes::TOO_LARGE);
+        assert_eq!(read_checked(&p, FileRules { min_bytes: 4, ..RULES }).unwrap_err().code(), codes::TOO_SMALL);
+        assert_eq!(read_checked(&d.path().join("none"), RULES).unwrap_err().code(), codes::NOT_FOUND);
+        assert_eq!(read_checked(d.path(), RULES).unwrap_err().code(), codes::NOT_REGULAR);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
+        assert_eq!(check_dir(d.path(), false).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o750)).unwrap();
+        assert!(check_dir(d.path(), false).is_ok());
+        assert_eq!(check_dir(d.path(), true).unwrap_err().code(), codes::DIR_PERMISSIONS);
+    }
+
+    #[test]
+    fn new_file_path_needs_a_safe_dir_and_no_file() {
+        let d = private_tmp();
+        let p = d.path().join("new.json");
+        check_new_file_path(&p).unwrap();
+        write_atomic(&p, b"x").unwrap();
+        assert_eq!(check_new_file_path(&p).unwrap_err().code(), codes::EXISTS);
+        let dangling = d.path().join("dangling");
+        symlink(d.path().join("nowhere"), &dangling).unwrap();
+        assert_eq!(check_new_file_path(&dangling).unwrap_err().code(), codes::EXISTS);
+        let dlink = d.path().join("dlink");
+        symlink(d.path(), &dlink).unwrap();
+        assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
+        assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING);
+    }
+
+    #[test]
+    fn ensure_private_dir_creates_0700() {
+        let d = private_tmp();
+        let sub = d.path().join("a/b");
+        ensure_private_dir(&sub).unwrap();
+        assert_eq!(fs::metadata(&sub).unwrap().mode() & 0o777, 0o700);
+        ensure_private_dir(&sub).unwrap();
+    }
+}

@@ -1,0 +1,325 @@
+//! PreCompact promotion, the claim after compaction and re-entry delivery.
+
+use crate::pass::{self, Pass};
+use crate::{has_keys, is_hex32, read_state, rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_files::private;
+use serde_json::{json, Value};
+use std::os::unix::fs::MetadataExt;
+
+/// Stable codes (reasons) of this module.
+pub mod codes {
+    pub const PROMOTED: &str = "pass_promoted";
+    pub const PROMOTE_FAILED: &str = "pass_promotion_failed";
+    pub const ATTEMPT_INVALID: &str = "attempt_invalid";
+    pub const ATTEMPT_EXPIRED: &str = "attempt_expired";
+    pub const ATTEMPT_FUTURE: &str = "attempt_from_future";
+    pub const TICKET_MISSING: &str = "ticket_missing";
+    pub const TICKET_INVALID: &str = "ticket_invalid";
+    pub const TICKET_NONCE: &str = "ticket_nonce_mismatch";
+    pub const REENTRY_INVALID: &str = "reentry_invalid";
+}
+
+/// `compaction-attempt.<session>.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub session_id: SessionId,
+    pub recorded_at_ms: i64,
+    pub trigger: String,
+    pub attested: bool,
+    pub reason: String,
+    pub compaction_nonce: Option<String>,
+}
+
+const ATTEMPT_KEYS: &[&str] = &["schemaVersion", "sessionId", "recordedAtMs", "trigger", "attested", "reason", "compactionNonce"];
+
+/// Reasons and triggers are short codes; anything else is clipped to a code.
+fn code_text(s: &str) -> String {
+    let t: String = s.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(64).collect();
+    if t.is_empty() { "unknown".into() } else { t }
+}
+
+impl Attempt {
+    pub fn to_value(&self) -> Value {
+        json!({
+            "schemaVersion": 1,
+            "sessionId": self.session_id.as_str(),
+            "recordedAtMs": self.recorded_at_ms,
+            "trigger": self.trigger,
+            "attested": self.attested,
+            "reason": self.reason,
+            "compactionNonce": self.compaction_nonce,
+        })
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Attempt> {
+        let bad = |why: &str| Error::new(codes::ATTEMPT_INVALID, format!("attempt file: {why}"));
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
+        let o = v.as_object().filter(|o| has_keys(o, ATTEMPT_KEYS)).ok_or_else(|| bad("keys"))?;
+        if o["schemaVersion"] != 1 {
+            return Err(bad("schemaVersion"));
+        }
+        let attested = o["attested"].as_bool().ok_or_else(|| bad("attested"))?;
+        let compaction_nonce = match &o["compactionNonce"] {
+            Value::Null if !attested => None,
+            Value::String(s) if attested && is_hex32(s) => Some(s.clone()),
+            _ => return Err(bad("compactionNonce")),
+        };
+        Ok(Attempt {
+            session_id: o["sessionId"].as_str().and_then(|s| SessionId::parse(s).ok()).ok_or_else(|| bad("sessionId"))?,
+            recorded_at_ms: o["recordedAtMs"].as_i64().ok_or_else(|| bad("recordedAtMs"))?,
+            trigger: o["trigger"].as_str().map(code_text).ok_or_else(|| bad("trigger"))?,
+            attested,
+            reason: o["reason"].as_str().map(code_text).ok_or_else(|| bad("reason"))?,
+            compaction_nonce,
+        })
+    }
+}
+
+/// The pointer state an attested re-entry names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attested {
+    pub pointer_id: MemoryId,
+    pub lock_message_id: MessageId,
+    pub pointer_digest: Digest,
+    pub snapshot_digest: Digest,
+    pub compaction_nonce: String,
+}
+
+/// `compaction-reentry.<session>.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reentry {
+    pub session_id: SessionId,
+    pub claimed_at_ms: i64,
+    pub reason: String,
+    /// `Some` exactly when attested.
+    pub attested: Option<Attested>,
+}
+
+const REENTRY_KEYS: &[&str] = &[
+    "schemaVersion",
+    "sessionId",
+    "claimedAtMs",
+    "attested",
+    "reason",
+    "pointerId",
+    "lockMessageId",
+    "pointerDigest",
+    "snapshotDigest",
+    "compactionNonce",
+];
+
+impl Reentry {
+    pub fn to_value(&self) -> Value {
+        let a = self.attested.as_ref();
+        json!({
+            "schemaVersion": 1,
+            "sessionId": self.session_id.as_str(),
+            "claimedAtMs": self.claimed_at_ms,
+            "attested": a.is_some(),
+            "reason": self.reason,
+            "pointerId": a.map(|a| a.pointer_id.get()),
+            "lockMessageId": a.map(|a| a.lock_message_id.get()),
+            "pointerDigest": a.map(|a| a.pointer_digest.as_str()),
+            "snapshotDigest": a.map(|a| a.snapshot_digest.as_str()),
+            "compactionNonce": a.map(|a| a.compaction_nonce.as_str()),
+        })
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Reentry> {
+        let bad = |why: &str| Error::new(codes::REENTRY_INVALID, format!("re-entry record: {why}"));
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
+        let o = v.as_object().filter(|o| has_keys(o, REENTRY_KEYS)).ok_or_else(|| bad("keys"))?;
+        if o["schemaVersion"] != 1 {
+            return Err(bad("schemaVersion"));
+        }
+        let attested = if o["attested"] == Value::Bool(true) {
+            let digest = |k: &str| o[k].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| bad(k));
+            Some(Attested {
+                pointer_id: o["pointerId"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or_else(|| bad("pointerId"))?,
+                lock_message_id: o["lockMessageId"].as_u64().and_then(|n| MessageId::new(n).ok()).ok_or_else(|| bad("lockMessageId"))?,
+                pointer_digest: digest("pointerDigest")?,
+                snapshot_digest: digest("snapshotDigest")?,
+                compaction_nonce: o["compactionNonce"].as_str().filter(|s| is_hex32(s)).ok_or_else(|| bad("compactionNonce"))?.to_owned(),
+            })
+        } else if o["attested"] == Value::Bool(false) {
+            for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce"] {
+                if !o[k].is_null() {
+                    return Err(bad("an unattested record carries no pointer fields"));
+                }
+            }
+            None
+        } else {
+            return Err(bad("attested"));
+        };
+        Ok(Reentry {
+            session_id: o["sessionId"].as_str().and_then(|s| SessionId::parse(s).ok()).ok_or_else(|| bad("sessionId"))?,
+            claimed_at_ms: o["claimedAtMs"].as_i64().ok_or_else(|| bad("claimedAtMs"))?,
+            reason: o["reason"].as_str().map(code_text).ok_or_else(|| bad("reason"))?,
+            attested,
+        })
+    }
+}
+
+fn remove_all(paths: &[std::path::PathBuf]) -> Result<()> {
+    for p in paths {
+        private::remove_owned(p)?;
+    }
+    Ok(())
+}
+
+/// Load and check the session's pass for promotion; returns it with the
+/// inode it was read from.
+fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<(Pass, u64, u64)> {
+    let path = qa.pass(session);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(Error::new(pass::codes::PASS_MISSING, "no QA pass was recorded for this session"));
+    }
+    let (bytes, id) = private::read_checked(&path, private::FileRules { owner_only: true, min_bytes: 2, max_bytes: crate::STATE_MAX_BYTES })?;
+    let p = Pass::parse(&bytes)?;
+    let transcript = transcript.ok_or_else(|| Error::new(pass::codes::TRANSCRIPT_UNKNOWN, "the host gave no transcript path"))?;
+    let t = pass::transcript_identity(transcript)?;
+    p.check_valid(session, now_ms, &t)?;
+    Ok((p, id.dev, id.ino))
+}
+
+/// PreCompact (no network, never blocks): promote a valid pass to the ticket
+/// by link-then-unlink of the same inode and record an attested attempt;
+/// otherwise remove the session's pass, ticket and attempt and record an
+/// unattested attempt with the reason. An orphaned ticket or undelivered
+/// re-entry from an earlier compaction is removed first, never reused.
+pub fn precompact(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64) -> Result<Attempt> {
+    remove_all(&[qa.ticket(session), qa.reentry(session)])?;
+    let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
+        let ticket = qa.ticket(session);
+        std::fs::hard_link(qa.pass(session), &ticket)
+            .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot link the pass to the ticket: {e}")))?;
+        match std::fs::symlink_metadata(&ticket) {
+            Ok(m) if m.dev() == dev && m.ino() == ino => {}
+            _ => {
+                let _ = private::remove_owned(&ticket);
+                return Err(Error::new(codes::PROMOTE_FAILED, "the pass changed while it was promoted"));
+            }
+        }
+        std::fs::remove_file(qa.pass(session))
+            .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot unlink the promoted pass: {e}")))?;
+        private::fsync_dir(qa.path().as_path())?;
+        Ok(p)
+    });
+    let attempt = match promoted {
+        Ok(p) => Attempt {
+            session_id: session.clone(),
+            recorded_at_ms: now_ms,
+            trigger: code_text(trigger),
+            attested: true,
+            reason: codes::PROMOTED.into(),
+            compaction_nonce: Some(p.compaction_nonce),
+        },
+        Err(e) => {
+            remove_all(&[qa.pass(session), qa.ticket(session), qa.attempt(session)])?;
+            Attempt {
+                session_id: session.clone(),
+                recorded_at_ms: now_ms,
+                trigger: code_text(trigger),
+                attested: false,
+                reason: e.code().to_owned(),
+                compaction_nonce: None,
+            }
+        }
+    };
+    private::write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
+    Ok(attempt)
+}
+
+/// Result of a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// This call claimed the attempt and wrote the re-entry record.
+    Claimed(Reentry),
+    /// No attempt waited (already claimed, or none recorded).
+    NothingToClaim,
+}
+
+/// The claim after compaction, exactly once per attempt: rename the attempt
+/// (first wins), then, if attested and at most 5 minutes old, rename the
+/// ticket to `compaction-resume-consumed` and require its nonce to equal the
+/// attempt's. Writes the re-entry record either way.
+pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcome> {
+    let claimed = qa.attempt_claimed(session);
+    if !rename_claim(&qa.attempt(session), &claimed)? {
+        return Ok(ClaimOutcome::NothingToClaim);
+    }
+    let unattested = |reason: &str| Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: reason.to_owned(), attested: None };
+    let reentry = match read_state(&claimed).and_then(|b| Attempt::parse(&b)) {
+        Err(e) => {
+            private::remove_owned(&qa.ticket(session))?;
+            unattested(if e.code() == codes::ATTEMPT_INVALID { codes::ATTEMPT_INVALID } else { e.code() })
+        }
+        Ok(a) if &a.session_id != session => {
+            private::remove_owned(&qa.ticket(session))?;
+            unattested(codes::ATTEMPT_INVALID)
+        }
+        Ok(a) if a.recorded_at_ms > now_ms => {
+            private::remove_owned(&qa.ticket(session))?;
+            unattested(codes::ATTEMPT_FUTURE)
+        }
+        Ok(a) if now_ms - a.recorded_at_ms > ATTEMPT_MAX_AGE_MS => {
+            private::remove_owned(&qa.ticket(session))?;
+            unattested(codes::ATTEMPT_EXPIRED)
+        }
+        Ok(a) if !a.attested => {
+            private::remove_owned(&qa.ticket(session))?;
+            unattested(&a.reason)
+        }
+        Ok(a) => {
+            let consumed = qa.ticket_consumed(session);
+            if !rename_claim(&qa.ticket(session), &consumed)? {
+                unattested(codes::TICKET_MISSING)
+            } else {
+                match read_state(&consumed).and_then(|b| Pass::parse(&b)) {
+                    Err(_) => unattested(codes::TICKET_INVALID),
+                    Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID),
+                    Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE),
+                    Ok(t) => Reentry {
+                        session_id: session.clone(),
+                        claimed_at_ms: now_ms,
+                        reason: codes::PROMOTED.into(),
+                        attested: Some(Attested {
+                            pointer_id: t.pointer_id,
+                            lock_message_id: t.lock_message_id,
+                            pointer_digest: t.pointer_digest,
+                            snapshot_digest: t.snapshot_digest,
+                            compaction_nonce: t.compaction_nonce,
+                        }),
+                    },
+                }
+            }
+        }
+    };
+    private::write_atomic(&qa.reentry(session), reentry.to_value().to_string().as_bytes())?;
+    Ok(ClaimOutcome::Claimed(reentry))
+}
+
+/// Deliver the pending re-entry record exactly once: rename it to
+/// `compaction-reentry-delivered` (first wins) and return it. A record that
+/// does not parse is still delivered, as unattested.
+pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Reentry>> {
+    let delivered = qa.reentry_delivered(session);
+    if !rename_claim(&qa.reentry(session), &delivered)? {
+        return Ok(None);
+    }
+    let r = read_state(&delivered).and_then(|b| Reentry::parse(&b)).and_then(|r| {
+        if &r.session_id == session {
+            Ok(r)
+        } else {
+            Err(Error::new(codes::REENTRY_INVALID, "re-entry record of another session"))
+        }
+    });
+    Ok(Some(r.unwrap_or_else(|e| Reentry {
+        session_id: session.clone(),
+        claimed_at_ms: now_ms,
+        reason: if e.code().starts_with("reentry") { e.code().to_owned() } else { codes::REENTRY_INVALID.to_owned() },
+        attested: None,
+    })))
+}

@@ -1,0 +1,138 @@
+//! The QA gate (PROTOCOL.md section 7): the one-use pass, its promotion to a
+//! compaction ticket, the attempt, the claim after compaction and the
+//! re-entry record. Pure state machine over files in `<data-dir>/qa/`; every
+//! function that depends on time takes `now_ms`.
+//!
+//! Files (all 0600 in the 0700 `qa/` directory, never symlinks):
+//!
+//! | file | written by | meaning |
+//! |---|---|---|
+//! | `qa-pass.<s>.json` | `record` | a one-use pass waiting for compaction |
+//! | `compaction-resume.<s>.json` | PreCompact | the ticket: the pass, same inode (link then unlink) |
+//! | `compaction-attempt.<s>.json` | PreCompact | attested or unattested attempt |
+//! | `compaction-attempt-claimed.<s>.json` | claim | the claimed attempt (renamed) |
+//! | `compaction-resume-consumed.<s>.json` | claim | the consumed ticket (renamed), audit evidence |
+//! | `compaction-reentry.<s>.json` | claim | the re-entry record waiting for delivery |
+//! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed) |
+//! | `current-pointer.json` | `record` | last recorded pointer state |
+//! | `reports/` | agent | report files named by the emitted commands |
+
+pub mod compaction;
+pub mod pass;
+pub mod record;
+pub mod report;
+
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_files::private::{self, FileRules};
+use std::path::PathBuf;
+
+pub use compaction::{claim, precompact, take_reentry, Attempt, ClaimOutcome, Reentry};
+pub use pass::{transcript_identity, Pass, TranscriptId};
+pub use record::{invalidate, record, status, Ready, RecordRequest};
+pub use report::{validate_report, GreenReport};
+
+/// A pass is valid for 30 minutes.
+pub const PASS_MAX_AGE_MS: i64 = 30 * 60 * 1000;
+/// A report is accepted up to 30 minutes after `verifiedAtMs`.
+pub const REPORT_MAX_AGE_MS: i64 = 30 * 60 * 1000;
+/// An attempt may be claimed up to 5 minutes after PreCompact.
+pub const ATTEMPT_MAX_AGE_MS: i64 = 5 * 60 * 1000;
+/// The transcript may grow at most this much between record and PreCompact.
+pub const TRANSCRIPT_MAX_GROWTH: u64 = 1024 * 1024;
+/// Largest gate state file read back.
+pub const STATE_MAX_BYTES: u64 = 64 * 1024;
+/// Largest report file read.
+pub const REPORT_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Unix time in milliseconds now (the binaries' clock; library code takes it
+/// as a parameter).
+pub fn now_ms() -> i64 {
+    kijito_protocol::clock::now_ms() as i64
+}
+
+/// A fresh 32-hex compaction nonce.
+pub fn fresh_nonce() -> String {
+    kijito_files::random::hex(16)
+}
+
+pub(crate) fn is_hex32(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The private `qa/` directory of a data dir, with the per-session names.
+#[derive(Debug, Clone)]
+pub struct QaDir {
+    dir: AbsPath,
+}
+
+impl QaDir {
+    /// Validate (and create) `<data-dir>/qa/`.
+    pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
+        Ok(QaDir { dir: kijito_files::datadir::qa_dir(data_dir)? })
+    }
+
+    pub fn path(&self) -> &AbsPath {
+        &self.dir
+    }
+
+    fn file(&self, name: String) -> PathBuf {
+        self.dir.as_path().join(name)
+    }
+    pub fn pass(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("qa-pass.{s}.json"))
+    }
+    pub fn ticket(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-resume.{s}.json"))
+    }
+    pub fn ticket_consumed(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-resume-consumed.{s}.json"))
+    }
+    pub fn attempt(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-attempt.{s}.json"))
+    }
+    pub fn attempt_claimed(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-attempt-claimed.{s}.json"))
+    }
+    pub fn reentry(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-reentry.{s}.json"))
+    }
+    pub fn reentry_delivered(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("compaction-reentry-delivered.{s}.json"))
+    }
+    pub fn current_pointer(&self) -> PathBuf {
+        self.file("current-pointer.json".to_owned())
+    }
+
+    /// `qa/reports/`, created owner-only: where emitted commands put reports.
+    pub fn reports_dir(&self) -> Result<AbsPath> {
+        let d = self.dir.join("reports")?;
+        private::ensure_private_dir(d.as_path())?;
+        Ok(d)
+    }
+
+    /// A fresh, not yet existing report path in `qa/reports/`.
+    pub fn fresh_report_path(&self, label: &str) -> Result<AbsPath> {
+        let d = self.reports_dir()?;
+        d.join(&format!("{label}-{}.json", kijito_files::random::hex(8)))
+    }
+}
+
+/// Read a gate state file (owner-only, no symlink, bounded).
+pub(crate) fn read_state(path: &std::path::Path) -> Result<Vec<u8>> {
+    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: STATE_MAX_BYTES }).map(|(b, _)| b)
+}
+
+/// Atomic rename that reports "someone else got there first" as `Ok(false)`.
+pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Result<bool> {
+    match std::fs::rename(from, to) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::new("state_rename_failed", format!("cannot rename {}: {e}", from.display()))),
+    }
+}
+
+/// The keys of a JSON object, in order, equal `keys`.
+pub(crate) fn has_keys(obj: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> bool {
+    obj.len() == keys.len() && obj.keys().zip(keys).all(|(a, b)| a == b)
+}

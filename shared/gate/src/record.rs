@@ -1,0 +1,172 @@
+//! `qa-gate record`, `invalidate` and `status`.
+
+use crate::pass::{self, Pass};
+use crate::report::validate_pair;
+use crate::{fresh_nonce, read_state, QaDir};
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
+use kijito_files::private;
+use serde_json::{json, Value};
+
+/// Stable codes of this module.
+pub mod codes {
+    pub const VERIFY_FAILED: &str = "pass_verify_failed";
+}
+
+/// Everything `qa-gate record` is given.
+#[derive(Debug, Clone)]
+pub struct RecordRequest {
+    pub session_id: SessionId,
+    pub transcript: AbsPath,
+    pub data_dir: AbsPath,
+    pub pointer_id: MemoryId,
+    pub pointer_digest: Digest,
+    pub reports: Vec<AbsPath>,
+}
+
+/// A recorded pass and its ready signal.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub pass: Pass,
+    pub pass_file: String,
+    /// The one stdout line (no newline).
+    pub signal: String,
+}
+
+/// Validate both reports, bind the pass to the transcript, write the pass and
+/// `current-pointer.json`, re-read and re-validate the pass.
+pub fn record(req: &RecordRequest, now_ms: i64) -> Result<Ready> {
+    let [a, b] = validate_pair(&req.reports, req.pointer_id, &req.pointer_digest, now_ms)?;
+    let qa = QaDir::open(&req.data_dir)?;
+    let transcript = pass::transcript_identity(&req.transcript)?;
+    let pass = Pass {
+        session_id: req.session_id.clone(),
+        recorded_at_ms: now_ms,
+        pointer_id: a.pointer_id,
+        lock_message_id: a.lock_message_id,
+        pointer_digest: a.pointer_digest.clone(),
+        snapshot_digest: a.snapshot_digest.clone(),
+        cold_boot_report_digests: [a.report_digest.clone(), b.report_digest.clone()],
+        compaction_nonce: fresh_nonce(),
+        transcript,
+    };
+    let path = qa.pass(&req.session_id);
+    let bytes = pass.to_bytes();
+    private::write_atomic(&path, &bytes)?;
+    let current = json!({
+        "schemaVersion": 2,
+        "pointerId": pass.pointer_id.get(),
+        "lockMessageId": pass.lock_message_id.get(),
+        "pointerDigest": pass.pointer_digest.as_str(),
+        "snapshotDigest": pass.snapshot_digest.as_str(),
+        "recordedAtMs": now_ms,
+    });
+    private::write_atomic(&qa.current_pointer(), current.to_string().as_bytes())?;
+    // Verify before we announce: read back what is on disk and re-validate.
+    let verified = read_state(&path).and_then(|back| {
+        if back != bytes {
+            return Err(Error::new(codes::VERIFY_FAILED, "the pass on disk differs from what was written"));
+        }
+        let parsed = Pass::parse(&back)?;
+        let now_t = pass::transcript_identity(&req.transcript)?;
+        parsed.check_valid(&req.session_id, now_ms, &now_t)?;
+        Ok(parsed)
+    });
+    let parsed = match verified {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = private::remove_owned(&path);
+            return Err(Error::new(codes::VERIFY_FAILED, format!("the written pass did not re-validate: {} ({})", e.message(), e.code())));
+        }
+    };
+    let pass_file = path.to_string_lossy().into_owned();
+    let signal = json!({
+        "schemaVersion": 1,
+        "type": "kijito.compaction.ready",
+        "sessionId": parsed.session_id.as_str(),
+        "compactionNonce": parsed.compaction_nonce,
+        "passFile": pass_file,
+        "requestedAction": "native_compact",
+    })
+    .to_string();
+    Ok(Ready { pass: parsed, pass_file, signal })
+}
+
+/// Remove exactly this session's pass, ticket, attempt and pending re-entry
+/// record. Refuses (removing nothing) when any of them is a symlink, not a
+/// regular file or not owned by the user. Returns how many were removed.
+pub fn invalidate(qa: &QaDir, session: &SessionId) -> Result<usize> {
+    let files = [qa.pass(session), qa.ticket(session), qa.attempt(session), qa.reentry(session)];
+    for f in &files {
+        match std::fs::symlink_metadata(f) {
+            Err(_) => {}
+            Ok(m) => {
+                use std::os::unix::fs::MetadataExt;
+                if m.file_type().is_symlink() {
+                    return Err(Error::new(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
+                }
+                if !m.is_file() {
+                    return Err(Error::new(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
+                }
+                if m.uid() != private::current_uid() {
+                    return Err(Error::new(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    for f in &files {
+        if private::remove_owned(f)? {
+            n += 1;
+        }
+    }
+    if n > 0 {
+        private::fsync_dir(qa.path().as_path())?;
+    }
+    Ok(n)
+}
+
+/// The invalidate answer line.
+pub fn invalidated_line(session: &SessionId, n: usize) -> String {
+    json!({"schemaVersion": 1, "type": "kijito.compaction.invalidated", "sessionId": session.as_str(), "invalidated": n}).to_string()
+}
+
+fn exists(p: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
+
+/// What exists for a session and whether its pass would be accepted now (the
+/// transcript check runs only when a transcript path is given).
+pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Value {
+    let pass_path = qa.pass(session);
+    let (accepted, reason) = if !exists(&pass_path) {
+        (false, Some(pass::codes::PASS_MISSING.to_owned()))
+    } else {
+        let check = read_state(&pass_path).and_then(|b| Pass::parse(&b)).and_then(|p| match transcript {
+            Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id)),
+            None => p.check_age(session, now_ms),
+        });
+        match check {
+            Ok(()) => (true, None),
+            Err(e) => (false, Some(e.code().to_owned())),
+        }
+    };
+    let attempt = read_state(&qa.attempt(session)).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+    json!({
+        "schemaVersion": 1,
+        "type": "kijito.compaction.status",
+        "sessionId": session.as_str(),
+        "qaDir": qa.path().as_str(),
+        "pass": exists(&pass_path),
+        "passAcceptedNow": accepted,
+        "passRejectedBecause": reason,
+        "transcriptChecked": transcript.is_some(),
+        "ticket": exists(&qa.ticket(session)),
+        "attempt": attempt,
+        "attemptClaimed": exists(&qa.attempt_claimed(session)),
+        "ticketConsumed": exists(&qa.ticket_consumed(session)),
+        "reentryPending": exists(&qa.reentry(session)),
+        "reentryDelivered": exists(&qa.reentry_delivered(session)),
+        "currentPointer": exists(&qa.current_pointer()),
+    })
+}

@@ -1,0 +1,209 @@
+//! Validation of one cold-boot snapshot report (PROTOCOL.md sections 5, 7).
+
+use crate::{has_keys, is_hex32, REPORT_MAX_AGE_MS, REPORT_MAX_BYTES};
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_protocol::manifest::{canonical_json, snapshot_digest};
+use kijito_files::private::{self, FileRules};
+use serde_json::Value;
+
+pub const SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
+
+/// Keys of a green report, in order.
+pub const GREEN_KEYS: &[&str] = &[
+    "schema",
+    "verdict",
+    "knownBadControl",
+    "graphEdgesUsed",
+    "pointerId",
+    "lockMessageId",
+    "pointerDigest",
+    "snapshotDigest",
+    "state",
+    "task",
+    "anchorDigests",
+    "bootNonce",
+    "verifiedAtMs",
+];
+
+/// Keys of a red report, in order.
+pub const RED_KEYS: &[&str] =
+    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
+
+/// Stable codes of report validation.
+pub mod codes {
+    pub const NOT_FOUND: &str = "report_not_found";
+    pub const SYMLINK: &str = "report_symlink";
+    pub const NOT_OWNED: &str = "report_not_owned";
+    pub const PERMISSIONS: &str = "report_permissions";
+    pub const NOT_REGULAR: &str = "report_not_regular";
+    pub const TOO_LARGE: &str = "report_too_large";
+    pub const CHANGED: &str = "report_changed_during_read";
+    pub const UNREADABLE: &str = "report_unreadable";
+    pub const NOT_JSON: &str = "report_not_json";
+    pub const RED: &str = "report_red";
+    pub const KEYS: &str = "report_keys_invalid";
+    pub const SCHEMA: &str = "report_schema_invalid";
+    pub const NOT_GREEN: &str = "report_not_green";
+    pub const KNOWN_BAD: &str = "report_known_bad_control_not_passed";
+    pub const GRAPH_EDGES: &str = "report_graph_edges_used";
+    pub const FIELD: &str = "report_field_invalid";
+    pub const POINTER_ID: &str = "report_pointer_id_mismatch";
+    pub const POINTER_DIGEST: &str = "report_pointer_digest_mismatch";
+    pub const SNAPSHOT_MISMATCH: &str = "report_snapshot_digest_mismatch";
+    pub const TOO_OLD: &str = "report_too_old";
+    pub const FUTURE: &str = "report_from_future";
+    pub const NONCE_REUSED: &str = "report_boot_nonce_reused";
+    pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
+    pub const LOCK_DIFFERS: &str = "report_lock_differs";
+    pub const COUNT: &str = "report_count_invalid";
+}
+
+/// What record keeps of a validated green report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GreenReport {
+    pub pointer_id: MemoryId,
+    pub lock_message_id: MessageId,
+    pub pointer_digest: Digest,
+    pub snapshot_digest: Digest,
+    pub boot_nonce: String,
+    pub verified_at_ms: i64,
+    /// SHA-256 of the report's compact JSON.
+    pub report_digest: Digest,
+}
+
+fn read_report(path: &AbsPath) -> Result<Vec<u8>> {
+    let rules = FileRules { owner_only: true, min_bytes: 2, max_bytes: REPORT_MAX_BYTES };
+    private::read_checked(path.as_path(), rules).map(|(b, _)| b).map_err(|e| {
+        let code = match e.code() {
+            private::codes::NOT_FOUND => codes::NOT_FOUND,
+            private::codes::SYMLINK => codes::SYMLINK,
+            private::codes::NOT_OWNED => codes::NOT_OWNED,
+            private::codes::PERMISSIONS => codes::PERMISSIONS,
+            private::codes::NOT_REGULAR => codes::NOT_REGULAR,
+            private::codes::TOO_LARGE => codes::TOO_LARGE,
+            private::codes::CHANGED => codes::CHANGED,
+            _ => codes::UNREADABLE,
+        };
+        Error::new(code, format!("report {path}: {}", e.message()))
+    })
+}
+
+/// Read and validate one report file against the pointer id and digest the
+/// agent named, at time `now_ms`.
+pub fn validate_report(path: &AbsPath, pointer_id: MemoryId, pointer_digest: &Digest, now_ms: i64) -> Result<GreenReport> {
+    let bytes = read_report(path)?;
+    validate_report_bytes(&bytes, pointer_id, pointer_digest, now_ms).map_err(|e| e.context(&format!("report {path}")))
+}
+
+/// Validate report bytes (see [`validate_report`]).
+pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest: &Digest, now_ms: i64) -> Result<GreenReport> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| Error::new(codes::NOT_JSON, format!("not JSON: {e}")))?;
+    let obj = value.as_object().ok_or_else(|| Error::new(codes::NOT_JSON, "not a JSON object"))?;
+    if obj.get("verdict") == Some(&Value::String("red".into())) {
+        let code = obj
+            .get("failure")
+            .and_then(|f| f.get("code"))
+            .and_then(Value::as_str)
+            .map(kijito_protocol::ids::clip)
+            .unwrap_or_else(|| "unknown".into());
+        return Err(Error::new(codes::RED, format!("the report is red (failure {code}); only green reports record a pass")));
+    }
+    if !has_keys(obj, GREEN_KEYS) {
+        let got: Vec<&str> = obj.keys().map(String::as_str).take(20).collect();
+        return Err(Error::new(codes::KEYS, format!("keys must be exactly {GREEN_KEYS:?} in that order, got {got:?}")));
+    }
+    if obj["schema"] != SCHEMA {
+        return Err(Error::new(codes::SCHEMA, format!("schema must be {SCHEMA}")));
+    }
+    if obj["verdict"] != "green" {
+        return Err(Error::new(codes::NOT_GREEN, "verdict must be \"green\""));
+    }
+    if obj["knownBadControl"] != "passed" {
+        return Err(Error::new(codes::KNOWN_BAD, "knownBadControl must be \"passed\""));
+    }
+    if obj["graphEdgesUsed"] != Value::Bool(false) {
+        return Err(Error::new(codes::GRAPH_EDGES, "graphEdgesUsed must be false"));
+    }
+    let field = |name: &str, why: &str| Error::new(codes::FIELD, format!("{name}: {why}"));
+    let id_of = |name: &str| obj[name].as_u64().ok_or_else(|| field(name, "must be a positive safe integer"));
+    let r_pointer = MemoryId::new(id_of("pointerId")?).map_err(|e| field("pointerId", e.message()))?;
+    let r_lock = MessageId::new(id_of("lockMessageId")?).map_err(|e| field("lockMessageId", e.message()))?;
+    let digest_of = |name: &str| {
+        obj[name].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field(name, "must be 64 lowercase hex"))
+    };
+    let r_pointer_digest = digest_of("pointerDigest")?;
+    let r_snapshot = digest_of("snapshotDigest")?;
+    if !matches!(obj["state"].as_str(), Some("active" | "complete")) {
+        return Err(field("state", "must be active or complete"));
+    }
+    if !obj["task"].is_object() {
+        return Err(field("task", "must be an object"));
+    }
+    let anchors = obj["anchorDigests"].as_array().ok_or_else(|| field("anchorDigests", "must be an array"))?;
+    if anchors.len() > 64 {
+        return Err(field("anchorDigests", "at most 64 anchors"));
+    }
+    let mut pairs = Vec::with_capacity(anchors.len());
+    for a in anchors {
+        let o = a.as_object().filter(|o| has_keys(o, &["id", "sha256"])).ok_or_else(|| field("anchorDigests", "items are {\"id\",\"sha256\"}"))?;
+        let id = o["id"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or_else(|| field("anchorDigests", "bad id"))?;
+        let d = o["sha256"].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field("anchorDigests", "bad sha256"))?;
+        pairs.push((id, d));
+    }
+    let nonce = obj["bootNonce"].as_str().filter(|s| is_hex32(s)).ok_or_else(|| field("bootNonce", "must be 32 lowercase hex"))?;
+    let verified = obj["verifiedAtMs"]
+        .as_u64()
+        .filter(|n| *n <= kijito_protocol::ids::MAX_SAFE_INTEGER)
+        .ok_or_else(|| field("verifiedAtMs", "must be a non-negative safe integer"))? as i64;
+    if r_pointer != pointer_id {
+        return Err(Error::new(codes::POINTER_ID, format!("report is for pointer {r_pointer}, not {pointer_id}")));
+    }
+    if &r_pointer_digest != pointer_digest {
+        return Err(Error::new(codes::POINTER_DIGEST, format!("report pointer digest {r_pointer_digest} differs from {pointer_digest}")));
+    }
+    let recomputed = snapshot_digest(r_pointer, &r_pointer_digest, r_lock, &pairs);
+    if recomputed != r_snapshot {
+        return Err(Error::new(codes::SNAPSHOT_MISMATCH, format!("snapshotDigest {r_snapshot} does not match the recomputed {recomputed}")));
+    }
+    if verified > now_ms {
+        return Err(Error::new(codes::FUTURE, format!("verifiedAtMs {verified} is in the future (now {now_ms})")));
+    }
+    if now_ms - verified > REPORT_MAX_AGE_MS {
+        return Err(Error::new(codes::TOO_OLD, format!("the report is {} s old; at most 1800 s", (now_ms - verified) / 1000)));
+    }
+    Ok(GreenReport {
+        pointer_id: r_pointer,
+        lock_message_id: r_lock,
+        pointer_digest: r_pointer_digest,
+        snapshot_digest: r_snapshot,
+        boot_nonce: nonce.to_owned(),
+        verified_at_ms: verified,
+        report_digest: Digest::of(canonical_json(&value).as_bytes()),
+    })
+}
+
+/// Validate both cold-boot reports and their agreement.
+pub fn validate_pair(paths: &[AbsPath], pointer_id: MemoryId, pointer_digest: &Digest, now_ms: i64) -> Result<[GreenReport; 2]> {
+    let [a, b] = paths else {
+        return Err(Error::new(codes::COUNT, "exactly two --cold-boot-report files are required"));
+    };
+    let ra = validate_report(a, pointer_id, pointer_digest, now_ms)?;
+    let rb = validate_report(b, pointer_id, pointer_digest, now_ms)?;
+    check_agreement(&ra, &rb)?;
+    Ok([ra, rb])
+}
+
+/// Two reports must come from distinct runs over the same snapshot.
+pub fn check_agreement(a: &GreenReport, b: &GreenReport) -> Result<()> {
+    if a.boot_nonce == b.boot_nonce {
+        return Err(Error::new(codes::NONCE_REUSED, "both reports carry the same boot nonce; two independent cold boots are required"));
+    }
+    if a.lock_message_id != b.lock_message_id {
+        return Err(Error::new(codes::LOCK_DIFFERS, "the reports name different lock message ids"));
+    }
+    if a.snapshot_digest != b.snapshot_digest {
+        return Err(Error::new(codes::SNAPSHOT_DIFFERS, "the reports saw different snapshots"));
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! Host hook I/O (PROTOCOL.md sections 7 and 8; host-payloads README):
+//! bounded stdin parsing per event, reply builders that validate against the
+//! Codex output schemas and follow the Claude Code contract, the watchdog
+//! that guarantees an answer, and the per-hook logic in [`run`].
+//!
+//! Channels, as measured on real hosts: only SessionStart and
+//! UserPromptSubmit `hookSpecificOutput.additionalContext` reaches the model.
+//! PreCompact stdout on Claude Code is appended to the summariser's prompt,
+//! so the Claude PreCompact answer is empty. PostCompact never carries
+//! `hookSpecificOutput` (both hosts reject it).
+
+pub mod run;
+pub mod text;
+
+pub use kijito_files::datadir::HostKind as Host;
+
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Largest hook stdin accepted.
+pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
+/// The PreCompact watchdog answers (fail-soft) after this long, so the host
+/// always gets an answer within 2 seconds.
+pub const WATCHDOG: Duration = Duration::from_millis(1500);
+/// Watchdog of PostCompact and session-hook: longer, because cutting a claim
+/// or delivery short could lose the one re-entry; still well inside the
+/// hosts' hook timeouts.
+pub const WATCHDOG_SESSION: Duration = Duration::from_secs(10);
+
+/// Stable codes of hook input handling.
+pub mod codes {
+    pub const STDIN_EMPTY: &str = "hook_stdin_empty";
+    pub const STDIN_TOO_LARGE: &str = "hook_stdin_too_large";
+    pub const STDIN_READ: &str = "hook_stdin_unreadable";
+    pub const STDIN_INVALID_JSON: &str = "hook_stdin_invalid_json";
+    pub const STDIN_NOT_OBJECT: &str = "hook_stdin_not_object";
+    pub const EVENT_MISMATCH: &str = "hook_event_mismatch";
+    pub const SESSION_INVALID: &str = "hook_session_id_invalid";
+    pub const PANIC: &str = "hook_internal_panic";
+    pub const TIMEOUT: &str = "hook_timeout";
+}
+
+/// The hook events `session-hook` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    SessionStart,
+    UserPromptSubmit,
+    Stop,
+    PreToolUse,
+}
+
+impl Event {
+    pub fn parse(text: &str) -> Result<Event> {
+        match text {
+            "SessionStart" => Ok(Event::SessionStart),
+            "UserPromptSubmit" => Ok(Event::UserPromptSubmit),
+            "Stop" => Ok(Event::Stop),
+            "PreToolUse" => Ok(Event::PreToolUse),
+            _ => Err(Error::usage("invalid_event", format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "SessionStart",
+            Event::UserPromptSubmit => "UserPromptSubmit",
+            Event::Stop => "Stop",
+            Event::PreToolUse => "PreToolUse",
+        }
+    }
+}
+
+impl kijito_protocol::cli::FromArg for Event {
+    fn from_arg(text: &str) -> Result<Self> {
+        Event::parse(text)
+    }
+}
+
+/// Read stdin up to [`MAX_STDIN_BYTES`]; more is refused (not drained).
+pub fn read_bounded(mut input: impl Read) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    (&mut input)
+        .take(MAX_STDIN_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::new(codes::STDIN_READ, format!("cannot read stdin: {e}")))?;
+    if buf.len() > MAX_STDIN_BYTES {
+        return Err(Error::new(codes::STDIN_TOO_LARGE, "hook stdin is larger than 1 MiB"));
+    }
+    Ok(buf)
+}
+
+/// The fields of a hook's stdin this toolkit uses. Unknown fields are
+/// ignored (hosts add fields between versions).
+#[derive(Debug, Clone)]
+pub struct HookInput {
+    pub event: String,
+    pub session_id: SessionId,
+    /// Absent, null or not a clean absolute path: `None`.
+    pub transcript_path: Option<AbsPath>,
+    /// SessionStart `source` (`startup`, `resume`, `clear`, `compact`).
+    pub source: Option<String>,
+    /// PreCompact/PostCompact `trigger` (`manual`, `auto`).
+    pub trigger: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<Value>,
+}
+
+/// Parse hook stdin and check its `hook_event_name`.
+pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::new(codes::STDIN_EMPTY, "hook stdin is empty"));
+    }
+    if bytes.len() > MAX_STDIN_BYTES {
+        return Err(Error::new(codes::STDIN_TOO_LARGE, "hook stdin is larger than 1 MiB"));
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| Error::new(codes::STDIN_INVALID_JSON, format!("hook stdin is not JSON: {e}")))?;
+    let Value::Object(mut o) = v else {
+        return Err(Error::new(codes::STDIN_NOT_OBJECT, "hook stdin is not a JSON object"));
+    };
+    let event = o.get("hook_event_name").and_then(Value::as_str).unwrap_or("").to_owned();
+    if event != expected_event {
+        return Err(Error::new(codes::EVENT_MISMATCH, format!("expected hook event {expected_event}, got {:?}", kijito_protocol::ids::clip(&event))));
+    }
+    let session_id = o
+        .get("session_id")
+        .and_then(Value::as_str)
+        .and_then(|s| SessionId::parse(s).ok())
+        .ok_or_else(|| Error::new(codes::SESSION_INVALID, "session_id is missing or not a valid session id"))?;
+    let text = |o: &serde_json::Map<String, Value>, k: &str| o.get(k).and_then(Value::as_str).map(kijito_protocol::ids::clip);
+    Ok(HookInput {
+        transcript_path: o.get("transcript_path").and_then(Value::as_str).and_then(|s| AbsPath::parse(s).ok()),
+        source: text(&o, "source"),
+        trigger: text(&o, "trigger"),
+        tool_name: text(&o, "tool_name"),
+        tool_input: o.remove("tool_input"),
+        event,
+        session_id,
+    })
+}
+
+/// One line for a `systemMessage`: control characters become spaces, at most
+/// 300 characters.
+pub fn one_line(text: &str) -> String {
+    let t: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    kijito_protocol::ids::clip(t.trim()).chars().take(300).collect()
+}
+
+/// PreCompact answer: Codex `{"continue":true,"systemMessage":...}` (never
+/// `continue:false`); Claude Code nothing at all.
+pub fn precompact_reply(host: Host, message: &str) -> Option<String> {
+    match host {
+        Host::Codex => Some(json!({"continue": true, "systemMessage": one_line(message)}).to_string()),
+        Host::Claude => None,
+    }
+}
+
+/// PostCompact answer on both hosts: `{"continue":true}` plus at most a
+/// one-line `systemMessage`; never `hookSpecificOutput`.
+pub fn postcompact_reply(message: Option<&str>) -> String {
+    match message {
+        Some(m) => json!({"continue": true, "systemMessage": one_line(m)}).to_string(),
+        None => json!({"continue": true}).to_string(),
+    }
+}
+
+/// Model context for SessionStart or UserPromptSubmit.
+pub fn context_reply(event: Event, text: &str) -> String {
+    json!({"hookSpecificOutput": {"hookEventName": event.name(), "additionalContext": text}}).to_string()
+}
+
+/// A Stop reminder for the user that does not block stopping.
+pub fn stop_reply(message: &str) -> String {
+    json!({"systemMessage": one_line(message)}).to_string()
+}
+
+/// PreToolUse deny (the same shape is valid for Codex and Claude Code).
+pub fn deny_reply(reason: &str) -> String {
+    let reason = if reason.trim().is_empty() { "denied by the kijito-qa command guard" } else { reason };
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}).to_string()
+}
+
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Print `text` (if any) as the one answer of this process; returns false if
+/// an answer was already printed.
+fn answer_once(text: Option<&str>) -> bool {
+    if ANSWERED.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        return false;
+    }
+    if let Some(t) = text {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(t.as_bytes());
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+    true
+}
+
+/// Run `work` under `catch_unwind`; a panic becomes `Err`.
+pub fn guarded<T>(work: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|p| {
+        p.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into())
+    })
+}
+
+/// The whole life of a hook process: start a watchdog that prints `fallback`
+/// and `_exit(0)`s after `timeout`, run `work` (panics caught), print its
+/// answer (or `fallback`), exit 0. Exactly one answer is ever printed.
+pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce() -> Option<String>) -> ! {
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(std::io::stderr(), "kijito hook: internal error ({}); answering fail-soft", codes::PANIC);
+        let _ = info;
+    }));
+    let fb = fallback.clone();
+    let _ = std::thread::Builder::new().name("watchdog".into()).spawn(move || {
+        std::thread::sleep(timeout);
+        if answer_once(fb.as_deref()) {
+            let _ = writeln!(std::io::stderr(), "kijito hook: {}: answered fail-soft", codes::TIMEOUT);
+            // SAFETY: _exit has no preconditions; it ends the process at once.
+            unsafe { libc::_exit(0) }
+        }
+    });
+    let answer = guarded(work).unwrap_or(fallback);
+    if answer_once(answer.as_deref()) {
+        std::process::exit(0);
+    }
+    // The watchdog won the race and is exiting; never print a second answer.
+    std::thread::sleep(Duration::from_secs(5));
+    // SAFETY: as above.
+    unsafe { libc::_exit(0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_parsing_and_codes() {
+        let ok = br#"{"session_id":"abc-1","transcript_path":"/t/x.jsonl","hook_event_name":"SessionStart","source":"compact"}"#;
+        let i = parse_input(ok, "SessionStart").unwrap();
+        assert_eq!(i.session_id.as_str(), "abc-1");
+        assert_eq!(i.source.as_deref(), Some("compact"));
+        assert_eq!(i.transcript_path.unwrap().as_str(), "/t/x.jsonl");
+        assert_eq!(parse_input(ok, "Stop").unwrap_err().code(), codes::EVENT_MISMATCH);
+        assert_eq!(parse_input(b"", "Stop").unwrap_err().code(), codes::STDIN_EMPTY);
+        assert_eq!(parse_input(b"{", "Stop").unwrap_err().code(), codes::STDIN_INVALID_JSON);
+        assert_eq!(parse_input(b"[]", "Stop").unwrap_err().code(), codes::STDIN_NOT_OBJECT);
+        assert_eq!(parse_input(br#"{"hook_event_name":"Stop","session_id":"a/b"}"#, "Stop").unwrap_err().code(), codes::SESSION_INVALID);
+        let big = vec![b' '; MAX_STDIN_BYTES + 10];
+        assert_eq!(read_bounded(&big[..]).unwrap_err().code(), codes::STDIN_TOO_LARGE);
+        let null_t = br#"{"session_id":"a","transcript_path":null,"hook_event_name":"Stop"}"#;
+        assert!(parse_input(null_t, "Stop").unwrap().transcript_path.is_none());
+    }
+
+    #[test]
+    fn replies_have_the_host_shapes() {
+        assert_eq!(precompact_reply(Host::Claude, "x"), None);
+        assert_eq!(precompact_reply(Host::Codex, "a\nb").unwrap(), r#"{"continue":true,"systemMessage":"a b"}"#);
+        assert_eq!(postcompact_reply(None), r#"{"continue":true}"#);
+        assert!(deny_reply("").contains("command guard"));
+        assert!(guarded(|| -> u8 { panic!("boom") }).unwrap_err().contains("boom"));
+    }
+}

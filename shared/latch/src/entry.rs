@@ -1,0 +1,393 @@
+//! One manifest entry: the seed schema plus the additions tamper evidence
+//! needs, its canonical payload, its hash, and its markdown rendering.
+//!
+//! An entry on disk is a markdown block rendered *from* the payload plus the
+//! payload itself as one compact JSON line in a ```json fence. Verification
+//! re-renders every entry from its parsed payload and requires the bytes to
+//! be identical, so a change anywhere (human text or JSON) is detected.
+
+use kijito_protocol::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+pub const ENTRY_SCHEMA: &str = "memory-latch.entry/v1";
+/// The `none` sentinel used by string fields with no value.
+pub const NONE: &str = "none";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    Init,
+    Checkpoint,
+    ConsentRequest,
+    ConsentConfirm,
+    GatePass,
+    RecoveryAttempt,
+    SilentWitness,
+    Reseed,
+    DegradedMode,
+}
+
+impl Event {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::Init => "init",
+            Event::Checkpoint => "checkpoint",
+            Event::ConsentRequest => "consent_request",
+            Event::ConsentConfirm => "consent_confirm",
+            Event::GatePass => "gate_pass",
+            Event::RecoveryAttempt => "recovery_attempt",
+            Event::SilentWitness => "silent_witness",
+            Event::Reseed => "reseed",
+            Event::DegradedMode => "degraded_mode",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentState {
+    Authorized,
+    Pending,
+    Locked,
+}
+
+impl ConsentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsentState::Authorized => "authorized",
+            ConsentState::Pending => "pending",
+            ConsentState::Locked => "locked",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        }
+    }
+    pub fn parse(text: &str) -> Result<Risk> {
+        match text {
+            "low" => Ok(Risk::Low),
+            "medium" => Ok(Risk::Medium),
+            "high" => Ok(Risk::High),
+            _ => Err(Error::usage("latch_risk_invalid", "risk must be low, medium or high")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Checksum,
+    Hmac,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Checksum => "checksum",
+            Mode::Hmac => "hmac",
+        }
+    }
+}
+
+/// A decision and the entry it was made in (composting retires it after
+/// `compost_retire_turns` entries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    pub seq: u64,
+    pub text: String,
+}
+
+/// Reference to the sealed history segment this entry follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SegmentRef {
+    pub index: u64,
+    /// `sha256:<hex>` of the segment file's exact bytes.
+    pub sha256: String,
+    pub first_seq: u64,
+    pub last_seq: u64,
+}
+
+/// What a reseeded chain started from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReseedRef {
+    /// The old head's recorded `payload_hash` (or `none` if unreadable).
+    pub old_head_payload_hash: String,
+    pub old_head_seq: u64,
+    /// `sha256:<hex>` of the old `_manifest.md` bytes.
+    pub old_manifest_sha256: String,
+    pub old_chain_trusted: bool,
+    /// Archive directory (relative to `.memory-latch`).
+    pub archive: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Governance {
+    pub checkpoint_freq_turns: u32,
+    pub compost_keep_decisions: u32,
+    pub compost_retire_turns: u32,
+    pub fatigue_trigger_context_ratio: f64,
+    pub token_ttl_minutes: u32,
+    pub token_single_use: bool,
+    pub lock_timeout_ms: u64,
+    pub max_recovery_attempts: u32,
+}
+
+impl Default for Governance {
+    fn default() -> Self {
+        Governance {
+            checkpoint_freq_turns: 5,
+            compost_keep_decisions: 3,
+            compost_retire_turns: 20,
+            fatigue_trigger_context_ratio: 0.75,
+            token_ttl_minutes: 10,
+            token_single_use: true,
+            lock_timeout_ms: 800,
+            max_recovery_attempts: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Storage {
+    pub root: String,
+    pub manifest: String,
+    pub lock: String,
+    pub ledger: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Integrity {
+    pub mode: Mode,
+    /// `sha256:<hex>` of the canonical payload.
+    pub payload_hash: String,
+    /// `none` in checksum mode; `hmac-sha256:<hex>` in hmac mode.
+    pub hmac_signature: String,
+    /// When the writer verified the chain before appending (RFC 3339).
+    pub verified_at: String,
+}
+
+/// One entry. Field order here IS the canonical key order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub schema: String,
+    pub entry_seq: u64,
+    pub event: Event,
+    pub updated_at: String,
+    pub updated_at_ms: u64,
+    pub boot_id: String,
+    pub objective: String,
+    pub non_negotiables: Vec<String>,
+    pub last_good_checkpoint: String,
+    pub blocked_by: String,
+    pub next_single_step: String,
+    pub known_state: Vec<String>,
+    pub unknown_state: Vec<String>,
+    pub decisions: Vec<Decision>,
+    pub consent_state: ConsentState,
+    pub irreversible_action_pending: String,
+    pub action_hash: String,
+    pub recovery_attempts: u32,
+    pub risk_level: Risk,
+    pub silent_witness: bool,
+    pub details: Vec<String>,
+    pub prev_payload_hash: String,
+    pub sealed_segment: Option<SegmentRef>,
+    pub reseeded_from: Option<ReseedRef>,
+    pub governance: Governance,
+    pub storage: Storage,
+    pub integrity: Integrity,
+}
+
+/// `sha256:<hex>` of bytes.
+pub fn sha256_tagged(bytes: &[u8]) -> String {
+    format!("sha256:{:x}", Sha256::digest(bytes))
+}
+
+/// Whether `s` is `sha256:<64 lowercase hex>` and not all zeros.
+pub fn is_tagged_digest(s: &str, tag: &str) -> bool {
+    match s.strip_prefix(tag).and_then(|r| r.strip_prefix(':')) {
+        Some(hex) => hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) && hex.bytes().any(|b| b != b'0'),
+        None => false,
+    }
+}
+
+impl Entry {
+    /// The canonical payload: the compact JSON of the entry (keys in the
+    /// struct's order) with `integrity` reduced to `{"mode","verified_at"}`.
+    pub fn canonical_payload(&self) -> Vec<u8> {
+        canonical_from_line(&self.payload_line(), &self.integrity)
+    }
+
+    /// SHA-256 of the canonical payload, tagged.
+    pub fn compute_payload_hash(&self) -> String {
+        sha256_tagged(&self.canonical_payload())
+    }
+
+    /// The exact payload line (compact JSON of the whole entry).
+    pub fn payload_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The markdown block for this entry (ends with a blank line).
+    pub fn render(&self) -> String {
+        self.render_with(&self.payload_line())
+    }
+
+    /// Render with an already serialised payload line.
+    fn render_with(&self, line: &str) -> String {
+        let list = |v: &[String]| if v.is_empty() { NONE.to_owned() } else { v.join("; ") };
+        let decisions: Vec<String> = self.decisions.iter().map(|d| format!("[{}] {}", d.seq, d.text)).collect();
+        let mut s = String::with_capacity(2048);
+        s.push_str(&format!("## Entry {} · {} · {}\n\n", self.entry_seq, self.event.as_str(), self.updated_at));
+        s.push_str(&format!("- objective: {}\n", self.objective));
+        s.push_str(&format!("- non-negotiables: {}\n", list(&self.non_negotiables)));
+        s.push_str(&format!("- next single step: {}\n", self.next_single_step));
+        s.push_str(&format!("- blocked by: {}\n", self.blocked_by));
+        s.push_str(&format!("- known: {}\n", list(&self.known_state)));
+        s.push_str(&format!("- unknown: {}\n", list(&self.unknown_state)));
+        s.push_str(&format!("- decisions: {}\n", list(&decisions)));
+        s.push_str(&format!(
+            "- consent: {} · action {} · pending {}\n",
+            self.consent_state.as_str(),
+            self.action_hash,
+            self.irreversible_action_pending
+        ));
+        s.push_str(&format!(
+            "- risk: {} · recovery attempts: {} · silent witness: {}\n",
+            self.risk_level.as_str(),
+            self.recovery_attempts,
+            if self.silent_witness { "ACTIVE" } else { "no" }
+        ));
+        if !self.details.is_empty() {
+            s.push_str(&format!("- details: {}\n", self.details.join("; ")));
+        }
+        s.push_str(&format!("- integrity: {} · {}\n\n", self.integrity.mode.as_str(), self.integrity.payload_hash));
+        s.push_str("```json\n");
+        s.push_str(line);
+        s.push_str("\n```\n\n");
+        s
+    }
+}
+
+/// The canonical payload from the entry's full payload line: `integrity` is
+/// the last key, and the byte sequence `,"integrity":{` cannot occur inside a
+/// JSON string (its quote would be escaped), so the split is unambiguous.
+fn canonical_from_line(line: &str, integrity: &Integrity) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Covered<'a> {
+        mode: Mode,
+        verified_at: &'a str,
+    }
+    let Some(pos) = line.rfind(",\"integrity\":{") else { return Vec::new() };
+    let Ok(covered) = serde_json::to_vec(&Covered { mode: integrity.mode, verified_at: &integrity.verified_at }) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(pos + covered.len() + 16);
+    out.extend_from_slice(&line.as_bytes()[..pos]);
+    out.extend_from_slice(b",\"integrity\":");
+    out.extend_from_slice(&covered);
+    out.push(b'}');
+    out
+}
+
+/// Why one entry block failed to parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Parse one rendered block back into an entry, requiring canonical JSON and
+/// an identical re-rendering.
+pub fn parse_block(block: &str) -> std::result::Result<Entry, BlockError> {
+    parse_block_canonical(block).map(|(e, _)| e)
+}
+
+/// [`parse_block`] plus the entry's canonical payload (computed once).
+pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>), BlockError> {
+    let fence = "\n```json\n";
+    let Some(start) = block.find(fence) else {
+        return Err(BlockError { code: "entry_truncated", message: "entry has no payload fence".into() });
+    };
+    let rest = &block[start + fence.len()..];
+    let Some(end) = rest.find('\n') else {
+        return Err(BlockError { code: "entry_truncated", message: "entry payload line is not terminated".into() });
+    };
+    let line = &rest[..end];
+    let entry: Entry = serde_json::from_str(line)
+        .map_err(|e| BlockError { code: "entry_malformed", message: format!("entry payload is not a valid entry: {e}") })?;
+    let again = entry.payload_line();
+    if again != line {
+        return Err(BlockError { code: "entry_not_canonical", message: format!("entry {} payload is not canonical JSON", entry.entry_seq) });
+    }
+    if entry.render_with(&again) != block {
+        let code = if !block.ends_with("\n```\n\n") { "entry_truncated" } else { "entry_rendering_mismatch" };
+        return Err(BlockError { code, message: format!("entry {} text does not match its payload", entry.entry_seq) });
+    }
+    let canonical = canonical_from_line(&again, &entry.integrity);
+    Ok((entry, canonical))
+}
+
+/// Split a file body (after the header) into entry blocks at lines starting
+/// with `## Entry `.
+pub fn split_blocks(body: &str) -> Vec<&str> {
+    let mut starts = Vec::new();
+    if body.starts_with("## Entry ") {
+        starts.push(0);
+    }
+    let mut from = 0;
+    while let Some(rel) = body[from..].find("\n## Entry ") {
+        starts.push(from + rel + 1);
+        from = from + rel + 1;
+    }
+    if starts.first() != Some(&0) && !body.is_empty() {
+        starts.insert(0, 0);
+    }
+    let mut blocks = Vec::with_capacity(starts.len());
+    for (i, &s) in starts.iter().enumerate() {
+        let e = starts.get(i + 1).copied().unwrap_or(body.len());
+        blocks.push(&body[s..e]);
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_payload_equals_the_value_definition() {
+        let line = r#"{"schema":"memory-latch.entry/v1","entry_seq":1,"event":"init","updated_at":"1970-01-01T00:00:00.001Z","updated_at_ms":1,"boot_id":"unknown","objective":"has \",\"integrity\":{ inside","non_negotiables":[],"last_good_checkpoint":"none","blocked_by":"none","next_single_step":"none","known_state":[],"unknown_state":[],"decisions":[],"consent_state":"pending","irreversible_action_pending":"none","action_hash":"none","recovery_attempts":0,"risk_level":"low","silent_witness":false,"details":[],"prev_payload_hash":"none","sealed_segment":null,"reseeded_from":null,"governance":{"checkpoint_freq_turns":5,"compost_keep_decisions":3,"compost_retire_turns":20,"fatigue_trigger_context_ratio":0.75,"token_ttl_minutes":10,"token_single_use":true,"lock_timeout_ms":800,"max_recovery_attempts":3},"storage":{"root":"/r","manifest":"/r/m","lock":"/r/l","ledger":"/r/t"},"integrity":{"mode":"checksum","payload_hash":"x","hmac_signature":"none","verified_at":"v"}}"#;
+        let e: Entry = serde_json::from_str(line).unwrap();
+        assert_eq!(e.payload_line(), line);
+        // Oracle: the definition via a JSON value with integrity replaced.
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["integrity"] = serde_json::json!({"mode":"checksum","verified_at":"v"});
+        assert_eq!(e.canonical_payload(), serde_json::to_vec(&v).unwrap());
+        let (parsed, canon) = parse_block_canonical(&e.render()).unwrap();
+        assert_eq!(parsed, e);
+        assert_eq!(canon, e.canonical_payload());
+    }
+}

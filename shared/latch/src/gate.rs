@@ -1,0 +1,171 @@
+//! The five deterministic pre-execution checks: intent vs result,
+//! checkpoint integrity, consent integrity, path safety, risk gate. Exit 0
+//! only if all pass; a pass consumes the authorization.
+
+use crate::entry::{ConsentState, Event, Risk, NONE};
+use crate::{layout, tokens, Latch};
+use kijito_protocol::error::{Error, Result};
+use serde::Serialize;
+
+pub const GATE_SCHEMA: &str = "memory-latch.gate/v1";
+
+#[derive(Debug, Clone, Default)]
+pub struct GateInput {
+    pub action_bytes: Vec<u8>,
+    /// `sha256:<hex>`: must be the payload hash of a verified entry.
+    pub checkpoint: Option<String>,
+    pub targets: Vec<String>,
+    /// Both or neither.
+    pub intended: Option<Vec<u8>>,
+    pub result: Option<Vec<u8>>,
+    pub reconfirmed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub passed: bool,
+    /// Failure code (None when passed).
+    pub code: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateReport {
+    pub schema: &'static str,
+    pub passed: bool,
+    pub action_hash: String,
+    pub checks: Vec<CheckResult>,
+    /// One single-step remediation for the first failing check.
+    pub remediation: Option<String>,
+    /// The `gate_pass` entry written when all checks passed.
+    pub entry_seq: Option<u64>,
+}
+
+fn pass(name: &'static str, message: impl Into<String>) -> CheckResult {
+    CheckResult { name, passed: true, code: None, message: message.into() }
+}
+
+fn fail(name: &'static str, code: &str, message: impl Into<String>) -> CheckResult {
+    CheckResult { name, passed: false, code: Some(code.to_owned()), message: message.into() }
+}
+
+fn normalise(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(text.split('\n').map(|l| l.trim_end()).collect::<Vec<_>>().join("\n").trim_end().to_owned())
+}
+
+/// The remediation for a failed check (one step).
+pub fn remediation(name: &str) -> &'static str {
+    match name {
+        "intent_vs_result" => "Compare the result with the intended file, redo the step until they match, then rerun gate.",
+        "checkpoint_integrity" => "Run `memory-latch verify` and resolve every finding (or `memory-latch recover`) before acting.",
+        "consent_integrity" => "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and have the user confirm the token.",
+        "path_safety" => "Name only targets inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
+        _ => "Ask the user to reconfirm this high-risk action explicitly, then rerun gate with --reconfirmed.",
+    }
+}
+
+pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
+    let hash = crate::action_hash(&input.action_bytes)?;
+    if input.intended.is_some() != input.result.is_some() {
+        return Err(Error::usage("gate_intent_incomplete", "--intended and --result must be given together"));
+    }
+    if input.targets.len() > 256 {
+        return Err(Error::usage("gate_target_invalid", "at most 256 targets"));
+    }
+    let _guard = latch.locked()?;
+    let full = latch.full_verify(input.checkpoint.is_some());
+    let report = &full.report;
+    if report.silent_witness {
+        let reason = latch.witness_marker()?.map(|m| m.reason).unwrap_or_else(|| "recovery attempts exhausted".into());
+        return Err(crate::witness_error(&reason));
+    }
+    if !report.trusted && !report.findings.is_empty() {
+        latch.mark_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
+    }
+    let mut checks = Vec::with_capacity(5);
+
+    // 1. intent vs result
+    checks.push(match (&input.intended, &input.result) {
+        (Some(i), Some(r)) => match (normalise(i), normalise(r)) {
+            (Some(a), Some(b)) if a == b => pass("intent_vs_result", "the result matches the intended content"),
+            (Some(_), Some(_)) => fail("intent_vs_result", "intent_result_mismatch", "the result differs from the intended content"),
+            _ => fail("intent_vs_result", "intent_result_unreadable", "the intended or result file is not UTF-8"),
+        },
+        _ => pass("intent_vs_result", "not applicable (no --intended/--result given)"),
+    });
+
+    // 2. checkpoint integrity
+    checks.push(if !report.trusted {
+        let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or("latch_unverifiable");
+        fail("checkpoint_integrity", "latch_untrusted", format!("the latch chain is not trusted ({first})"))
+    } else {
+        match &input.checkpoint {
+            Some(c) if !full.hashes.contains(c) => {
+                fail("checkpoint_integrity", "gate_checkpoint_unknown", "the given checkpoint is not the payload hash of any verified entry")
+            }
+            Some(_) => pass("checkpoint_integrity", format!("chain verified ({} entries); checkpoint found", report.entries)),
+            None => pass("checkpoint_integrity", format!("chain verified ({} entries)", report.entries)),
+        }
+    });
+
+    // 3. consent integrity
+    let ledger = latch.ledger();
+    let head = full.head.as_ref().filter(|_| report.trusted);
+    let rec = match (&ledger, head) {
+        (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
+        _ => None,
+    };
+    checks.push(match (head, &rec, &ledger) {
+        (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
+        (None, _, _) => fail("consent_integrity", "latch_untrusted", "no verified head to read consent from"),
+        (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
+            fail("consent_integrity", "consent_not_authorized", format!("consent is {}, not authorized", h.consent_state.as_str()))
+        }
+        (Some(h), _, _) if h.action_hash != hash => {
+            fail("consent_integrity", "consent_action_changed", "the authorized action hash differs from this action file")
+        }
+        (Some(_), None, _) => fail("consent_integrity", "consent_record_missing", "the authorizing token is not in the ledger"),
+        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.used_at_ms.is_none() || r.action_hash != hash => {
+            fail("consent_integrity", "consent_record_mismatch", "the ledger record does not confirm this authorization")
+        }
+        _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
+    });
+
+    // 4. path safety
+    let mut path_check = pass("path_safety", format!("{} target(s) inside the workspace", input.targets.len()));
+    for t in &input.targets {
+        if let Err(e) = layout::resolve_target(&latch.paths().root, t) {
+            path_check = fail("path_safety", e.code(), e.message());
+            break;
+        }
+    }
+    checks.push(path_check);
+
+    // 5. risk gate
+    let risk = rec.as_ref().map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
+    checks.push(if risk == Risk::High && !input.reconfirmed {
+        fail("risk_gate", "risk_reconfirmation_required", "high risk: the user must reconfirm (--reconfirmed) even with a valid token")
+    } else {
+        pass("risk_gate", format!("risk {}", risk.as_str()))
+    });
+
+    let passed = checks.iter().all(|c| c.passed);
+    let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
+    let mut entry_seq = None;
+    if passed {
+        let live = latch.live_for_write(now_ms)?;
+        if let Some(reason) = latch.witness_reason_for(&live)? {
+            return Err(crate::witness_error(&reason));
+        }
+        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+        let mut e = latch.new_draft(&head, Event::GatePass, now_ms);
+        e.consent_state = ConsentState::Pending;
+        e.irreversible_action_pending = NONE.into();
+        e.action_hash = NONE.into();
+        e.details = vec![format!("gate passed for {hash}; authorization consumed")];
+        entry_seq = Some(latch.commit_entry(live, e, now_ms)?.entry_seq);
+    }
+    Ok(GateReport { schema: GATE_SCHEMA, passed, action_hash: hash, checks, remediation, entry_seq })
+}

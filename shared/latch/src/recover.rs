@@ -1,0 +1,186 @@
+//! The recovery protocol and Silent Witness.
+//!
+//! `recover` prints Known vs Unknown from verified state only, one question,
+//! and exactly one next step (at most 2 lines). Each call counts an attempt
+//! (a checkpoint resets the count); once `max_recovery_attempts` attempts
+//! have failed, the next call enters Silent Witness: consent locked, every
+//! write or irreversible command refused, a 3-line incident summary. A chain
+//! that fails verification enters Silent Witness too (by a marker file, as
+//! nothing may be appended to an untrusted chain).
+
+use crate::entry::{ConsentState, Entry, Event};
+use crate::{ReportMode, Latch};
+use kijito_protocol::error::{Error, Result};
+use serde::Serialize;
+
+pub const QUESTION: &str = "What was the last moment that felt aligned/correct?";
+/// Characters per line of the next step (at most 2 lines).
+pub const STEP_LINE_CHARS: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Protocol {
+    pub known: Vec<String>,
+    pub unknown: Vec<String>,
+    pub question: &'static str,
+    /// At most 2 lines.
+    pub next_step: String,
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub entry_seq: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Incident {
+    /// Exactly 3 lines: current block, attempted recoveries, required input.
+    pub lines: Vec<String>,
+    pub reason: String,
+    /// Whether this call entered Silent Witness (else it was already active).
+    pub entered_now: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RecoverOutcome {
+    Protocol(Protocol),
+    SilentWitness(Incident),
+}
+
+/// Wrap a one-line step into at most 2 lines of [`STEP_LINE_CHARS`].
+pub fn two_lines(step: &str) -> String {
+    let chars: Vec<char> = step.chars().collect();
+    if chars.len() <= STEP_LINE_CHARS {
+        return step.to_owned();
+    }
+    let cut = chars[..STEP_LINE_CHARS].iter().rposition(|c| *c == ' ').filter(|&p| p > 0).unwrap_or(STEP_LINE_CHARS);
+    let first: String = chars[..cut].iter().collect();
+    let rest: Vec<char> = chars[cut..].iter().copied().skip_while(|c| *c == ' ').collect();
+    let second: String = if rest.len() > STEP_LINE_CHARS {
+        rest[..STEP_LINE_CHARS - 3].iter().collect::<String>() + "..."
+    } else {
+        rest.iter().collect()
+    };
+    format!("{first}\n{second}")
+}
+
+pub fn incident_lines(block: &str, attempts: u32, max: u32) -> Vec<String> {
+    vec![
+        format!("Current block: {block}"),
+        format!("Attempted recoveries: {attempts} of {max}"),
+        "Required user input: run `memory-latch reseed`, then reply with the printed token as a standalone message.".to_owned(),
+    ]
+}
+
+/// The text `recover` prints for a protocol outcome.
+pub fn protocol_text(p: &Protocol) -> String {
+    let mut s = String::from("RECOVERY PROTOCOL (from verified latch state only)\n\nKnown:\n");
+    for k in &p.known {
+        s.push_str(&format!("- {k}\n"));
+    }
+    s.push_str("\nUnknown:\n");
+    for u in &p.unknown {
+        s.push_str(&format!("- {u}\n"));
+    }
+    s.push_str(&format!("\nQuestion: {}\n\nNext step:\n{}\n", p.question, p.next_step));
+    s.push_str(&format!("\n(recovery attempt {} of {})\n", p.attempt, p.max_attempts));
+    s
+}
+
+/// The text printed in Silent Witness.
+pub fn incident_text(i: &Incident) -> String {
+    format!("SILENT WITNESS ({})\n{}\n", i.reason, i.lines.join("\n"))
+}
+
+/// Additional context a host hook injects when a user prompt signals a
+/// continuity break (see [`crate::detect::continuity_break`]).
+pub fn hook_context(signal: &str) -> String {
+    format!(
+        "Continuity break signalled by the user (\"{signal}\"). Follow the memory-latch recovery protocol: \
+do not resume remembered actions; run `memory-latch recover` and use only its verified Known/Unknown state; \
+ask the user: \"{QUESTION}\"; then take exactly the one next step it prints. If it reports SILENT WITNESS, \
+stop and show the user its 3-line incident summary."
+    )
+}
+
+fn protocol_from(e: &Entry) -> Protocol {
+    let mut known = vec![format!("objective: {}", e.objective)];
+    if e.last_good_checkpoint != crate::entry::NONE {
+        known.push(format!("last good checkpoint: {}", e.last_good_checkpoint));
+    }
+    known.extend(e.non_negotiables.iter().map(|n| format!("non-negotiable: {n}")));
+    known.extend(e.known_state.iter().cloned());
+    known.push(format!("latest verified entry: {} ({}, {})", e.entry_seq, e.event.as_str(), e.updated_at));
+    let mut unknown = e.unknown_state.clone();
+    unknown.push("anything not recorded in the verified latch (treat memory of it as unconfirmed)".into());
+    Protocol {
+        known,
+        unknown,
+        question: QUESTION,
+        next_step: two_lines(&e.next_single_step),
+        attempt: e.recovery_attempts,
+        max_attempts: e.governance.max_recovery_attempts,
+        entry_seq: e.entry_seq,
+    }
+}
+
+pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
+    let _guard = latch.locked()?;
+    let max = latch.governance().max_recovery_attempts;
+    let full = latch.full_verify(false);
+    if !full.report.trusted {
+        if full.report.mode == ReportMode::Unverifiable && full.report.findings.is_empty() {
+            return Err(Error::new("latch_unverifiable", "the manifest holds hmac entries and no key was given; recovery needs verified state"));
+        }
+        let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
+        let already = latch.witness_marker()?.is_some();
+        latch.mark_witness(now_ms, "verification failed", codes.clone())?;
+        let block = format!("the latch failed verification ({})", codes.first().map(String::as_str).unwrap_or("unknown"));
+        let attempts = full.head.as_ref().map(|h| h.recovery_attempts).unwrap_or(0);
+        return Ok(RecoverOutcome::SilentWitness(Incident {
+            lines: incident_lines(&block, attempts, max),
+            reason: "verification failed".into(),
+            entered_now: !already,
+        }));
+    }
+    let live = latch.live_for_write(now_ms)?;
+    let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+    if let Some(reason) = latch.witness_reason_for(&live)? {
+        return Ok(RecoverOutcome::SilentWitness(Incident {
+            lines: incident_lines(&head.blocked_by, head.recovery_attempts, max),
+            reason,
+            entered_now: false,
+        }));
+    }
+    if head.recovery_attempts >= max {
+        let lines = incident_lines(&head.blocked_by, head.recovery_attempts, max);
+        let mut e = latch.new_draft(&head, Event::SilentWitness, now_ms);
+        e.silent_witness = true;
+        e.consent_state = ConsentState::Locked;
+        e.details = lines.clone();
+        latch.commit_entry(live, e, now_ms)?;
+        return Ok(RecoverOutcome::SilentWitness(Incident { lines, reason: "recovery attempts exhausted".into(), entered_now: true }));
+    }
+    let mut e = latch.new_draft(&head, Event::RecoveryAttempt, now_ms);
+    e.recovery_attempts = head.recovery_attempts + 1;
+    let e = latch.commit_entry(live, e, now_ms)?;
+    Ok(RecoverOutcome::Protocol(protocol_from(&e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_step_is_at_most_two_lines() {
+        assert_eq!(two_lines("short"), "short");
+        let long = "word ".repeat(100);
+        let t = two_lines(long.trim());
+        assert_eq!(t.lines().count(), 2);
+        assert!(t.lines().all(|l| l.chars().count() <= STEP_LINE_CHARS));
+    }
+
+    #[test]
+    fn incident_has_three_lines() {
+        assert_eq!(incident_lines("x", 3, 3).len(), 3);
+        assert!(hook_context("you forgot").contains(QUESTION));
+    }
+}

@@ -1,0 +1,247 @@
+//! Consent tokens and their ledger `tokens.json`.
+//!
+//! A token looks like `ACT-9K2XQ7`: the prefix and six characters from an
+//! alphabet without look-alikes (no 0, O, 1, I, L), drawn from the OS random
+//! source. The user sees it once; the ledger stores only a salted SHA-256 of
+//! it, bound to the action hash, with its expiry and use time.
+
+use kijito_protocol::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+pub const LEDGER_SCHEMA: &str = "memory-latch.tokens/v1";
+pub const ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+pub const TOKEN_PREFIX: &str = "ACT-";
+pub const TOKEN_CHARS: usize = 6;
+/// Tokens kept in the ledger (older used/expired ones are pruned first).
+pub const MAX_TOKENS: usize = 64;
+/// Longest accepted confirmation message.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    Consent,
+    Reseed,
+}
+
+/// One ledger record. Never holds the raw token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRecord {
+    /// Public id (`tok_<16 hex>`), what the manifest references.
+    pub id: String,
+    pub purpose: Purpose,
+    /// 32 hex; `token_hash = sha256:<hex of SHA-256(salt ":" TOKEN)>`.
+    pub salt: String,
+    pub token_hash: String,
+    pub action_hash: String,
+    pub risk: crate::entry::Risk,
+    /// Redacted, at most 300 characters.
+    pub summary: String,
+    pub issued_at_ms: u64,
+    pub expires_at_ms: u64,
+    pub used_at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ledger {
+    pub schema: String,
+    pub tokens: Vec<TokenRecord>,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger { schema: LEDGER_SCHEMA.into(), tokens: Vec::new() }
+    }
+}
+
+/// Token status at a given time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenStatus {
+    Live,
+    Expired,
+    Used,
+}
+
+/// What wake-check and `status` see of a token (no secret in it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenState {
+    pub id: String,
+    pub purpose: Purpose,
+    pub action_hash: String,
+    pub risk: crate::entry::Risk,
+    pub summary: String,
+    pub issued_at_ms: u64,
+    pub expires_at_ms: u64,
+    pub used_at_ms: Option<u64>,
+    pub status: TokenStatus,
+}
+
+impl TokenRecord {
+    pub fn status(&self, now_ms: u64) -> TokenStatus {
+        if self.used_at_ms.is_some() {
+            TokenStatus::Used
+        } else if now_ms >= self.expires_at_ms {
+            TokenStatus::Expired
+        } else {
+            TokenStatus::Live
+        }
+    }
+
+    pub fn state(&self, now_ms: u64) -> TokenState {
+        TokenState {
+            id: self.id.clone(),
+            purpose: self.purpose,
+            action_hash: self.action_hash.clone(),
+            risk: self.risk,
+            summary: self.summary.clone(),
+            issued_at_ms: self.issued_at_ms,
+            expires_at_ms: self.expires_at_ms,
+            used_at_ms: self.used_at_ms,
+            status: self.status(now_ms),
+        }
+    }
+
+    pub fn matches(&self, token_upper: &str) -> bool {
+        hash_token(&self.salt, token_upper) == self.token_hash
+    }
+}
+
+pub fn hash_token(salt: &str, token_upper: &str) -> String {
+    crate::entry::sha256_tagged(format!("{salt}:{token_upper}").as_bytes())
+}
+
+/// A fresh token from the OS random source (rejection sampling, no bias).
+pub fn new_token() -> String {
+    let mut out = String::from(TOKEN_PREFIX);
+    let limit = (256 / ALPHABET.len() * ALPHABET.len()) as u8;
+    while out.len() < TOKEN_PREFIX.len() + TOKEN_CHARS {
+        let mut buf = [0u8; 16];
+        kijito_files::random::fill(&mut buf);
+        for b in buf {
+            if b < limit && out.len() < TOKEN_PREFIX.len() + TOKEN_CHARS {
+                out.push(ALPHABET[(b as usize) % ALPHABET.len()] as char);
+            }
+        }
+    }
+    out
+}
+
+/// Accept a confirmation message only if, after trimming surrounding
+/// whitespace, it is exactly one token (case-insensitive). Returns the
+/// uppercase token.
+pub fn standalone_token(message: &str) -> Result<String> {
+    if message.len() > MAX_MESSAGE_BYTES {
+        return Err(Error::new("consent_message_not_standalone", "the confirmation message is too long to be a token"));
+    }
+    let t = message.trim();
+    let upper = t.to_ascii_uppercase();
+    let ok = upper.len() == TOKEN_PREFIX.len() + TOKEN_CHARS
+        && upper.starts_with(TOKEN_PREFIX)
+        && upper[TOKEN_PREFIX.len()..].bytes().all(|b| ALPHABET.contains(&b));
+    if !ok {
+        return Err(Error::new(
+            "consent_message_not_standalone",
+            "the confirmation must be a standalone message that is exactly the token (nothing else)",
+        ));
+    }
+    Ok(upper)
+}
+
+/// Parse and validate ledger bytes.
+pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
+    let ledger: Ledger =
+        serde_json::from_slice(bytes).map_err(|e| Error::new("ledger_invalid", format!("tokens.json is not a valid ledger: {e}")))?;
+    if ledger.schema != LEDGER_SCHEMA || ledger.tokens.len() > MAX_TOKENS * 2 {
+        return Err(Error::new("ledger_invalid", "tokens.json has an unknown schema or too many tokens"));
+    }
+    for t in &ledger.tokens {
+        if !crate::entry::is_tagged_digest(&t.token_hash, "sha256") || !crate::entry::is_tagged_digest(&t.action_hash, "sha256") {
+            return Err(Error::new("ledger_invalid", format!("token {} has a malformed hash", t.id)));
+        }
+    }
+    Ok(ledger)
+}
+
+impl Ledger {
+    /// Add a fresh record and return the raw token (shown once).
+    pub fn issue(&mut self, purpose: Purpose, action_hash: &str, risk: crate::entry::Risk, summary: &str, now_ms: u64, ttl_ms: u64) -> (String, TokenRecord) {
+        let token = new_token();
+        let salt = kijito_files::random::hex(16);
+        let rec = TokenRecord {
+            id: format!("tok_{}", kijito_files::random::hex(8)),
+            purpose,
+            token_hash: hash_token(&salt, &token),
+            salt,
+            action_hash: action_hash.to_owned(),
+            risk,
+            summary: summary.to_owned(),
+            issued_at_ms: now_ms,
+            expires_at_ms: now_ms.saturating_add(ttl_ms),
+            used_at_ms: None,
+        };
+        self.tokens.push(rec.clone());
+        self.prune(now_ms);
+        (token, rec)
+    }
+
+    /// Keep the ledger bounded: drop the oldest used or expired records.
+    pub fn prune(&mut self, now_ms: u64) {
+        while self.tokens.len() > MAX_TOKENS {
+            let pos = self.tokens.iter().position(|t| t.status(now_ms) != TokenStatus::Live).unwrap_or(0);
+            self.tokens.remove(pos);
+        }
+    }
+
+    /// Find the record a token belongs to.
+    pub fn find_mut(&mut self, token_upper: &str) -> Option<&mut TokenRecord> {
+        self.tokens.iter_mut().find(|t| t.matches(token_upper))
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<&TokenRecord> {
+        self.tokens.iter().find(|t| t.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Risk;
+
+    #[test]
+    fn tokens_use_the_unambiguous_alphabet() {
+        for _ in 0..200 {
+            let t = new_token();
+            assert_eq!(t.len(), 10);
+            assert!(t[4..].bytes().all(|b| ALPHABET.contains(&b)));
+            assert!(!t[4..].contains(['0', 'O', '1', 'I', 'L']));
+        }
+    }
+
+    #[test]
+    fn standalone_rules() {
+        assert_eq!(standalone_token("  act-9k2xq7 \n").unwrap(), "ACT-9K2XQ7");
+        for bad in ["yes ACT-9K2XQ7", "ACT-9K2XQ7 please", "ACT-9K2XQ", "ACT-9K2XQ70", "ACT-0K2XQ7", "'ACT-9K2XQ7'", ""] {
+            assert_eq!(standalone_token(bad).unwrap_err().code(), "consent_message_not_standalone", "{bad}");
+        }
+    }
+
+    #[test]
+    fn ledger_stores_only_a_salted_hash() {
+        let mut l = Ledger::default();
+        let action = crate::entry::sha256_tagged(b"a");
+        let (token, rec) = l.issue(Purpose::Consent, &action, Risk::Low, "s", 1000, 600_000);
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(!json.contains(&token) && !json.contains(&token[4..]));
+        assert!(rec.matches(&token));
+        assert_eq!(rec.status(1000), TokenStatus::Live);
+        assert_eq!(rec.status(601_000), TokenStatus::Expired);
+        assert_eq!(parse_ledger(json.as_bytes()).unwrap(), l);
+        for _ in 0..100 {
+            l.issue(Purpose::Consent, &action, Risk::Low, "s", 1000, 1);
+        }
+        assert!(l.tokens.len() <= MAX_TOKENS);
+    }
+}

@@ -1,0 +1,303 @@
+//! Typed protocol values (PROTOCOL.md section 1). Each type's only
+//! constructor validates, so an unchecked value cannot reach protocol code.
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+/// Largest JavaScript safe integer, 2^53 - 1.
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// Parse a protocol id: `^[1-9][0-9]{0,15}$` and at most 2^53-1.
+fn parse_id(text: &str) -> Option<u64> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || bytes.len() > 16 || !(b'1'..=b'9').contains(&bytes[0]) {
+        return None;
+    }
+    if !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value: u64 = text.parse().ok()?;
+    (value <= MAX_SAFE_INTEGER).then_some(value)
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $code:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(u64);
+
+        impl $name {
+            /// Stable code of a rejected value.
+            pub const INVALID: &'static str = $code;
+
+            pub fn parse(text: &str) -> Result<Self> {
+                parse_id(text).map($name).ok_or_else(|| {
+                    Error::new($code, format!("expected a positive decimal id without leading zero, at most 2^53-1, got {:?}", crate::ids::clip(text)))
+                })
+            }
+
+            pub fn new(value: u64) -> Result<Self> {
+                if (1..=MAX_SAFE_INTEGER).contains(&value) {
+                    Ok($name(value))
+                } else {
+                    Err(Error::new($code, format!("id {value} is not a positive safe integer")))
+                }
+            }
+
+            pub fn get(self) -> u64 {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A memory id (the pointer or an anchor).
+    MemoryId, "invalid_memory_id"
+);
+id_type!(
+    /// A hive message id (the pointer's mutex).
+    MessageId, "invalid_message_id"
+);
+
+/// The pointer is a memory; its id is a `MemoryId`.
+pub type PointerId = MemoryId;
+
+/// Shorten untrusted text for an error message.
+pub fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(80).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// Lowercase hex SHA-256: `^[a-f0-9]{64}$`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest(String);
+
+impl Digest {
+    pub const INVALID: &'static str = "invalid_digest";
+
+    pub fn parse(text: &str) -> Result<Self> {
+        if text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(Digest(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("expected 64 lowercase hex characters, got {:?}", clip(text))))
+        }
+    }
+
+    /// SHA-256 of exact bytes.
+    pub fn of(bytes: &[u8]) -> Self {
+        use sha2::{Digest as _, Sha256};
+        Digest(format!("{:x}", Sha256::digest(bytes)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A host session id: `^[A-Za-z0-9][A-Za-z0-9-]{0,127}$`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionId(String);
+
+impl SessionId {
+    pub const INVALID: &'static str = "invalid_session_id";
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let b = text.as_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= 128
+            && b[0].is_ascii_alphanumeric()
+            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-');
+        if ok {
+            Ok(SessionId(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("session id must match ^[A-Za-z0-9][A-Za-z0-9-]{{0,127}}$, got {:?}", clip(text))))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A write identity: `^[a-z][a-z0-9_-]{0,63}$`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Persona(String);
+
+impl Persona {
+    pub const INVALID: &'static str = "invalid_persona";
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let b = text.as_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= 64
+            && b[0].is_ascii_lowercase()
+            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-');
+        if ok {
+            Ok(Persona(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("persona must match ^[a-z][a-z0-9_-]{{0,63}}$, got {:?}", clip(text))))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Persona {
+    fn default() -> Self {
+        Persona("codex".to_owned())
+    }
+}
+
+impl fmt::Display for Persona {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An absolute path with no `.`/`..` components, no NUL, valid UTF-8 and at
+/// most 4096 bytes. Ownership and permission checks happen where the file is
+/// opened (see `private`); this type only guarantees the shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AbsPath(PathBuf);
+
+/// Maximum accepted path length in bytes.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+impl AbsPath {
+    pub const INVALID: &'static str = "invalid_path";
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let bad = |why: &str| Error::new(Self::INVALID, format!("{why}: {:?}", clip(text)));
+        if text.is_empty() || text.len() > MAX_PATH_BYTES {
+            return Err(bad("path must be 1 to 4096 bytes"));
+        }
+        if text.contains('\0') {
+            return Err(bad("path contains NUL"));
+        }
+        let path = Path::new(text);
+        if !path.is_absolute() {
+            return Err(bad("path must be absolute"));
+        }
+        for part in text.split('/').skip(1) {
+            if part == "." || part == ".." {
+                return Err(bad("path must not contain . or .. components"));
+            }
+        }
+        if path.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir)) {
+            return Err(bad("path must not contain . or .. components"));
+        }
+        if path == Path::new("/") {
+            return Err(bad("path must not be the root directory"));
+        }
+        Ok(AbsPath(path.components().collect()))
+    }
+
+    pub fn from_path(path: &Path) -> Result<Self> {
+        match path.to_str() {
+            Some(text) => Self::parse(text),
+            None => Err(Error::new(Self::INVALID, "path is not valid UTF-8")),
+        }
+    }
+
+    pub fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Constructed from &str only.
+        self.0.to_str().unwrap_or_default()
+    }
+
+    /// The parent directory (always exists for a non-root absolute path).
+    pub fn parent(&self) -> &Path {
+        self.0.parent().unwrap_or(Path::new("/"))
+    }
+
+    pub fn join(&self, name: &str) -> Result<AbsPath> {
+        AbsPath::parse(&format!("{}/{}", self.as_str().trim_end_matches('/'), name))
+    }
+}
+
+impl fmt::Display for AbsPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_accept_only_canonical_safe_decimals() {
+        for good in ["1", "21813", "9007199254740991", "1000000000000000"] {
+            assert!(MemoryId::parse(good).is_ok(), "{good}");
+            assert!(MessageId::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["", "0", "01", "-1", "+1", "1.0", "1e3", " 1", "1 ", "9007199254740992", "99999999999999999", "１"] {
+            let err = MemoryId::parse(bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_memory_id", "{bad}");
+            assert_eq!(MessageId::parse(bad).unwrap_err().code(), "invalid_message_id");
+        }
+        assert!(MemoryId::new(0).is_err());
+        assert!(MemoryId::new(MAX_SAFE_INTEGER + 1).is_err());
+    }
+
+    #[test]
+    fn digests_are_lowercase_hex_sha256() {
+        let d = Digest::of(b"known-bad");
+        assert_eq!(d.as_str().len(), 64);
+        assert!(Digest::parse(d.as_str()).is_ok());
+        assert_eq!(Digest::of(b"").as_str(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        for bad in ["", "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855", &"a".repeat(63), &"a".repeat(65), &"g".repeat(64)] {
+            assert_eq!(Digest::parse(bad).unwrap_err().code(), "invalid_digest");
+        }
+    }
+
+    #[test]
+    fn session_ids_and_personas() {
+        assert!(SessionId::parse("01a2295e-6642-71e2-aa07-0ef32226885f").is_ok());
+        assert!(SessionId::parse(&"a".repeat(128)).is_ok());
+        for bad in ["", "-abc", "a_b", "a b", "a/b", &"a".repeat(129)] {
+            assert!(SessionId::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Persona::parse("codex").is_ok());
+        assert!(Persona::parse("a_b-9").is_ok());
+        for bad in ["", "Codex", "1abc", "a b", &"a".repeat(65)] {
+            assert!(Persona::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn paths_are_absolute_and_clean() {
+        assert_eq!(AbsPath::parse("/tmp/x//y/").unwrap().as_str(), "/tmp/x/y");
+        for bad in ["", "rel/x", "./x", "/tmp/../etc", "/tmp/./x", "/", "/a\0b"] {
+            assert_eq!(AbsPath::parse(bad).unwrap_err().code(), "invalid_path", "{bad:?}");
+        }
+    }
+}

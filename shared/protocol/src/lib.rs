@@ -1,0 +1,22 @@
+//! kijito-protocol: the pure rules of the contract (`docs/protocol.md`), no I/O.
+//!
+//! | docs/protocol.md | module |
+//! |---|---|
+//! | §1 words, typed values | [`ids`] |
+//! | §3 rendered memory, lifecycle, known-bad control | [`render`] |
+//! | §4 pointer manifest, canonical JSON | [`manifest`] |
+//! | §8 helper command grammar and guard | [`command`] |
+//! | argv of every binary | [`cli`] |
+//! | errors and codes | [`error`] |
+//! | the UTC calendar | [`clock`] |
+
+pub mod cli;
+pub mod clock;
+pub mod codes;
+pub mod command;
+pub mod error;
+pub mod ids;
+pub mod manifest;
+pub mod render;
+
+pub use error::{Error, Result};

@@ -1,0 +1,490 @@
+//! The SQLite store of kijito-local: memories, relations (edges), messages
+//! and leases. One connection behind a mutex (SQLite serialises writers
+//! anyway, and a single prepared-statement cache is fastest for the small
+//! reads the API does); WAL journal, `synchronous=FULL`, schema versioned by
+//! `PRAGMA user_version` with forward-only migrations. Ids come from
+//! `AUTOINCREMENT`, so they are positive and never reused.
+
+use crate::lease::{self, ClaimDecision, Lease, Reason};
+use crate::render::{Edge, Marker, Memory, EDGE_PREVIEWS};
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::Digest;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+/// Stable codes of this module.
+pub mod codes {
+    pub const OPEN: &str = "store_open_failed";
+    pub const SCHEMA_TOO_NEW: &str = "store_schema_too_new";
+    pub const FAILED: &str = "store_failed";
+}
+
+/// Migrations, index = version - 1. Append only; never edit a shipped one.
+const MIGRATIONS: &[&str] = &[
+    // v1
+    "CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        type TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        project TEXT NOT NULL,
+        persona TEXT NOT NULL,
+        status TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        importance REAL NOT NULL,
+        confidence REAL NOT NULL,
+        evidence INTEGER NOT NULL,
+        basis TEXT NOT NULL,
+        marker TEXT NOT NULL CHECK (marker IN ('none', 'eroded', 'faded')),
+        content TEXT NOT NULL
+    );
+    CREATE TABLE relations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        from_id INTEGER NOT NULL REFERENCES memories(id),
+        to_id INTEGER NOT NULL REFERENCES memories(id),
+        kind TEXT NOT NULL
+    );
+    CREATE INDEX relations_from ON relations (from_id, id);
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        recipient TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+    );
+    CREATE TABLE leases (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+        persona TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL
+    );",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A memory to create (validated by the caller).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMemory {
+    pub kind: String,
+    pub scope: String,
+    pub project: String,
+    pub persona: String,
+    pub status: String,
+    pub source: String,
+    pub created_ms: i64,
+    pub importance: f64,
+    pub confidence: f64,
+    pub evidence: u64,
+    pub basis: String,
+    pub content: String,
+}
+
+/// Result of a PATCH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchOutcome {
+    Updated,
+    /// Missing, or of another scope/project (the service does not say which).
+    NotFoundOrForbidden,
+    /// `If-Match` did not equal the current ETag; nothing written.
+    PreconditionFailed,
+}
+
+/// Result of a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    Claimed,
+    Refused { reason: Reason, claimed_by: String, lease_expired: bool },
+    UnknownMessage,
+}
+
+/// The ETag of a content: `"sha256:<digest>"`.
+pub fn etag_of(content: &str) -> String {
+    format!("\"sha256:{}\"", Digest::of(content.as_bytes()).as_str())
+}
+
+fn db_err(e: rusqlite::Error) -> Error {
+    Error::new(codes::FAILED, format!("database error: {e}"))
+}
+
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Open (creating owner-only if missing) the database at `path` and
+    /// migrate it to `SCHEMA_VERSION`. Refuses a symlink and a database
+    /// written by a newer build.
+    pub fn open(path: &Path) -> Result<Store> {
+        let shown = path.display();
+        // Create the file ourselves so it is 0600 from the first byte.
+        match OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                kijito_files::private::stat_checked(path, kijito_files::private::FileRules { owner_only: true, min_bytes: 0, max_bytes: u64::MAX })?;
+            }
+            Err(e) => return Err(Error::new(codes::OPEN, format!("cannot create {shown}: {e}"))),
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::new(codes::OPEN, format!("cannot open {shown}: {e}")))?;
+        let setup = |conn: &Connection| -> rusqlite::Result<()> {
+            conn.busy_timeout(std::time::Duration::from_secs(5))?;
+            let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(rusqlite::Error::InvalidQuery);
+            }
+            conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+            conn.set_prepared_statement_cache_capacity(32);
+            Ok(())
+        };
+        setup(&conn).map_err(|e| Error::new(codes::OPEN, format!("cannot set up {shown}: {e}")))?;
+        let store = Store { conn: Mutex::new(conn) };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent
+        // (transactions roll back on drop), so a poisoned lock is usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let mut conn = self.lock();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::new(codes::SCHEMA_TOO_NEW, format!("database schema version {version} is newer than this build's {SCHEMA_VERSION}")));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            let tx = conn.transaction().map_err(db_err)?;
+            tx.execute_batch(sql).map_err(db_err)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(db_err)?;
+            tx.commit().map_err(db_err)?;
+        }
+        Ok(())
+    }
+
+    /// The schema version stored in the database.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)
+    }
+
+    pub fn create_memory(&self, m: &NewMemory) -> Result<u64> {
+        let conn = self.lock();
+        insert_memory(&conn, m)
+    }
+
+    /// A memory by id, or None.
+    pub fn memory(&self, id: u64) -> Result<Option<Memory>> {
+        let conn = self.lock();
+        load_memory(&conn, id)
+    }
+
+    /// A memory with its first `EDGE_PREVIEWS` outgoing edges and whether
+    /// there are more.
+    pub fn memory_with_edges(&self, id: u64) -> Result<Option<(Memory, Vec<Edge>, bool)>> {
+        let conn = self.lock();
+        let Some(memory) = load_memory(&conn, id)? else { return Ok(None) };
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT r.kind, r.to_id, m.content FROM relations r JOIN memories m ON m.id = r.to_id
+                 WHERE r.from_id = ?1 ORDER BY r.id LIMIT ?2",
+            )
+            .map_err(db_err)?;
+        let mut edges = stmt
+            .query_map(params![id as i64, (EDGE_PREVIEWS + 1) as i64], |r| {
+                let content: String = r.get(2)?;
+                Ok(Edge { kind: r.get(0)?, to: r.get::<_, i64>(1)? as u64, preview: crate::render::preview(&content) })
+            })
+            .map_err(db_err)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(db_err)?;
+        let has_more = edges.len() > EDGE_PREVIEWS;
+        edges.truncate(EDGE_PREVIEWS);
+        Ok(Some((memory, edges, has_more)))
+    }
+
+    /// PATCH: replace the content when the memory exists in `scope`/`project`
+    /// and (with `if_match`) its current ETag equals `if_match`. Atomic.
+    pub fn patch(&self, id: u64, content: &str, scope: &str, project: &str, if_match: Option<&str>) -> Result<PatchOutcome> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        let current: Option<(String, String, String)> = tx
+            .query_row("SELECT scope, project, content FROM memories WHERE id = ?1", [id as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()
+            .map_err(db_err)?;
+        let Some((cur_scope, cur_project, cur_content)) = current else { return Ok(PatchOutcome::NotFoundOrForbidden) };
+        if cur_scope != scope || cur_project != project {
+            return Ok(PatchOutcome::NotFoundOrForbidden);
+        }
+        if let Some(expected) = if_match {
+            if expected.trim() != "*" && expected.trim() != etag_of(&cur_content) {
+                return Ok(PatchOutcome::PreconditionFailed);
+            }
+        }
+        tx.execute("UPDATE memories SET content = ?2 WHERE id = ?1", params![id as i64, content]).map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        Ok(PatchOutcome::Updated)
+    }
+
+    /// Overwrite a memory's content unconditionally (the `clobber` fault).
+    pub fn set_content(&self, id: u64, content: &str) -> Result<bool> {
+        let conn = self.lock();
+        let n = conn.execute("UPDATE memories SET content = ?2 WHERE id = ?1", params![id as i64, content]).map_err(db_err)?;
+        Ok(n == 1)
+    }
+
+    /// Set the lifecycle marker. Returns whether the memory exists.
+    pub fn set_marker(&self, id: u64, marker: Marker) -> Result<bool> {
+        let conn = self.lock();
+        let n = conn.execute("UPDATE memories SET marker = ?2 WHERE id = ?1", params![id as i64, marker.as_str()]).map_err(db_err)?;
+        Ok(n == 1)
+    }
+
+    /// Correct memory `id`: create `Source: correction` memory with the new
+    /// content (same type, scope, project and importance; persona given),
+    /// add the edge new -corrects-> old, and mark the old one eroded. One
+    /// transaction. None when `id` does not exist.
+    pub fn correct(&self, id: u64, content: &str, persona: Option<&str>, now_ms: i64) -> Result<Option<u64>> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        let Some(old) = load_memory(&tx, id)? else { return Ok(None) };
+        let new = NewMemory {
+            kind: old.kind.clone(),
+            scope: old.scope.clone(),
+            project: old.project.clone(),
+            persona: persona.unwrap_or(&old.persona).to_owned(),
+            status: "active".into(),
+            source: "correction".into(),
+            created_ms: now_ms,
+            importance: old.importance,
+            confidence: 1.0,
+            evidence: 1,
+            basis: "correction".into(),
+            content: content.to_owned(),
+        };
+        let new_id = insert_memory(&tx, &new)?;
+        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, 'corrects')", params![new_id as i64, id as i64]).map_err(db_err)?;
+        tx.execute("UPDATE memories SET marker = 'eroded' WHERE id = ?1", [id as i64]).map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        Ok(Some(new_id))
+    }
+
+    /// Add the edge `from -kind-> to`. False when either memory is missing.
+    pub fn relate(&self, from: u64, to: u64, kind: &str) -> Result<bool> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        let exists = |id: u64| -> Result<bool> {
+            tx.query_row("SELECT 1 FROM memories WHERE id = ?1", [id as i64], |_| Ok(())).optional().map(|o| o.is_some()).map_err(db_err)
+        };
+        if !exists(from)? || !exists(to)? {
+            return Ok(false);
+        }
+        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, ?3)", params![from as i64, to as i64, kind]).map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        Ok(true)
+    }
+
+    /// Store a hive message; returns its id.
+    pub fn send(&self, to: &str, from: &str, content: &str, now_ms: i64) -> Result<u64> {
+        let conn = self.lock();
+        conn.execute("INSERT INTO messages (recipient, sender, content, created_ms) VALUES (?1, ?2, ?3, ?4)", params![to, from, content, now_ms])
+            .map_err(db_err)?;
+        Ok(conn.last_insert_rowid() as u64)
+    }
+
+    /// Claim message `message_id` for `persona` (see [`lease`]). Atomic.
+    pub fn claim(&self, message_id: u64, persona: &str, lease_seconds: u64, now_ms: i64, reap_after_ms: i64) -> Result<ClaimOutcome> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        if !message_exists(&tx, message_id)? {
+            return Ok(ClaimOutcome::UnknownMessage);
+        }
+        let current = load_lease(&tx, message_id)?;
+        match lease::decide_claim(current.as_ref(), persona, lease_seconds, now_ms, reap_after_ms) {
+            ClaimDecision::Grant(new) => {
+                tx.execute(
+                    "INSERT INTO leases (message_id, persona, expires_at_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (message_id) DO UPDATE SET persona = excluded.persona, expires_at_ms = excluded.expires_at_ms",
+                    params![message_id as i64, new.persona, new.expires_at_ms],
+                )
+                .map_err(db_err)?;
+                tx.commit().map_err(db_err)?;
+                Ok(ClaimOutcome::Claimed)
+            }
+            ClaimDecision::Refuse { reason, claimed_by, lease_expired } => Ok(ClaimOutcome::Refused { reason, claimed_by, lease_expired }),
+        }
+    }
+
+    /// Release: Some(true) when `persona` held the (unreaped) lease and it is
+    /// now removed, Some(false) otherwise, None for an unknown message.
+    pub fn release(&self, message_id: u64, persona: &str, now_ms: i64, reap_after_ms: i64) -> Result<Option<bool>> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        if !message_exists(&tx, message_id)? {
+            return Ok(None);
+        }
+        let current = load_lease(&tx, message_id)?;
+        let released = lease::decide_release(current.as_ref(), persona, now_ms, reap_after_ms);
+        if released || current.as_ref().is_some_and(|l| l.reaped(now_ms, reap_after_ms)) {
+            tx.execute("DELETE FROM leases WHERE message_id = ?1", [message_id as i64]).map_err(db_err)?;
+            tx.commit().map_err(db_err)?;
+        }
+        Ok(Some(released))
+    }
+
+    /// Remove every lease past its reap time; returns how many.
+    pub fn reap(&self, now_ms: i64, reap_after_ms: i64) -> Result<usize> {
+        let conn = self.lock();
+        conn.execute("DELETE FROM leases WHERE expires_at_ms + ?2 <= ?1", params![now_ms, reap_after_ms]).map_err(db_err)
+    }
+}
+
+fn insert_memory(conn: &Connection, m: &NewMemory) -> Result<u64> {
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO memories (type, scope, project, persona, status, source, created_ms, importance, confidence, evidence, basis, marker, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'none', ?12)",
+        )
+        .map_err(db_err)?;
+    stmt.execute(params![m.kind, m.scope, m.project, m.persona, m.status, m.source, m.created_ms, m.importance, m.confidence, m.evidence as i64, m.basis, m.content])
+        .map_err(db_err)?;
+    Ok(conn.last_insert_rowid() as u64)
+}
+
+fn load_memory(conn: &Connection, id: u64) -> Result<Option<Memory>> {
+    let Ok(key) = i64::try_from(id) else { return Ok(None) };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT type, scope, project, persona, status, source, created_ms, importance, confidence, evidence, basis, marker, content
+             FROM memories WHERE id = ?1",
+        )
+        .map_err(db_err)?;
+    stmt.query_row([key], |r| {
+        let marker: String = r.get(11)?;
+        Ok(Memory {
+            id,
+            kind: r.get(0)?,
+            scope: r.get(1)?,
+            project: r.get(2)?,
+            persona: r.get(3)?,
+            status: r.get(4)?,
+            source: r.get(5)?,
+            created_ms: r.get(6)?,
+            importance: r.get(7)?,
+            confidence: r.get(8)?,
+            evidence: r.get::<_, i64>(9)?.max(0) as u64,
+            basis: r.get(10)?,
+            // The CHECK constraint keeps this to the three words.
+            marker: Marker::parse(&marker).unwrap_or(Marker::None),
+            content: r.get(12)?,
+        })
+    })
+    .optional()
+    .map_err(db_err)
+}
+
+fn message_exists(conn: &Connection, id: u64) -> Result<bool> {
+    let Ok(key) = i64::try_from(id) else { return Ok(false) };
+    conn.query_row("SELECT 1 FROM messages WHERE id = ?1", [key], |_| Ok(())).optional().map(|o| o.is_some()).map_err(db_err)
+}
+
+fn load_lease(conn: &Connection, message_id: u64) -> Result<Option<Lease>> {
+    conn.query_row("SELECT persona, expires_at_ms FROM leases WHERE message_id = ?1", [message_id as i64], |r| {
+        Ok(Lease { persona: r.get(0)?, expires_at_ms: r.get(1)? })
+    })
+    .optional()
+    .map_err(db_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn sample(content: &str) -> NewMemory {
+        NewMemory {
+            kind: "note".into(),
+            scope: "project".into(),
+            project: "Codex".into(),
+            persona: "codex".into(),
+            status: "active".into(),
+            source: "mcp".into(),
+            created_ms: 0,
+            importance: 0.5,
+            confidence: 1.0,
+            evidence: 1,
+            basis: "observed".into(),
+            content: content.into(),
+        }
+    }
+
+    fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let p = d.path().join("kijito.db");
+        (d, p)
+    }
+
+    #[test]
+    fn ids_are_never_reused_and_survive_reopen() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(store.create_memory(&sample("a")).unwrap(), 1);
+        assert_eq!(store.create_memory(&sample("b")).unwrap(), 2);
+        store.lock().execute("DELETE FROM memories WHERE id = 2", []).unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(store.create_memory(&sample("c")).unwrap(), 3);
+        assert_eq!(store.memory(1).unwrap().unwrap().content, "a");
+    }
+
+    #[test]
+    fn patch_is_scoped_and_compare_and_swap() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        let id = store.create_memory(&sample("old")).unwrap();
+        assert_eq!(store.patch(id, "x", "project", "Other", None).unwrap(), PatchOutcome::NotFoundOrForbidden);
+        assert_eq!(store.patch(99, "x", "project", "Codex", None).unwrap(), PatchOutcome::NotFoundOrForbidden);
+        assert_eq!(store.patch(id, "x", "project", "Codex", Some(&etag_of("stale"))).unwrap(), PatchOutcome::PreconditionFailed);
+        assert_eq!(store.memory(id).unwrap().unwrap().content, "old");
+        assert_eq!(store.patch(id, "new", "project", "Codex", Some(&etag_of("old"))).unwrap(), PatchOutcome::Updated);
+        assert_eq!(store.memory(id).unwrap().unwrap().content, "new");
+    }
+
+    #[test]
+    fn correct_erodes_and_links() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        let old = store.create_memory(&sample("wrong")).unwrap();
+        let new = store.correct(old, "right", None, 5).unwrap().unwrap();
+        assert_eq!(store.memory(old).unwrap().unwrap().marker, Marker::Eroded);
+        let (m, edges, more) = store.memory_with_edges(new).unwrap().unwrap();
+        assert_eq!(m.source, "correction");
+        assert_eq!(edges, vec![Edge { kind: "corrects".into(), to: old, preview: "wrong".into() }]);
+        assert!(!more);
+        assert_eq!(store.correct(999, "x", None, 5).unwrap(), None);
+    }
+
+    #[test]
+    fn claims_follow_the_lease_rules() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.claim(1, "codex", 10, 0, 1000).unwrap(), ClaimOutcome::UnknownMessage);
+        let m = store.send("codex", "codex", "mutex", 0).unwrap();
+        assert_eq!(store.claim(m, "codex", 10, 0, 1000).unwrap(), ClaimOutcome::Claimed);
+        assert_eq!(
+            store.claim(m, "other", 10, 10_500, 1000).unwrap(),
+            ClaimOutcome::Refused { reason: Reason::AlreadyClaimed, claimed_by: "codex".into(), lease_expired: true }
+        );
+        assert_eq!(store.release(m, "other", 10_500, 1000).unwrap(), Some(false));
+        assert_eq!(store.claim(m, "other", 10, 11_000, 1000).unwrap(), ClaimOutcome::Claimed);
+        assert_eq!(store.release(m, "other", 11_001, 1000).unwrap(), Some(true));
+        assert_eq!(store.release(m, "other", 11_002, 1000).unwrap(), Some(false));
+        assert_eq!(store.release(77, "other", 0, 1000).unwrap(), None);
+    }
+}

@@ -1,3 +1,0 @@
-//! The latch's clock and timestamps: the shared UTC calendar of `clock`.
-
-pub use crate::clock::{now_ms, rfc3339_ms};

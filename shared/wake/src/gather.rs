@@ -1,0 +1,298 @@
+//! Reading the facts: the latch (fast verification, lock, tokens, Silent
+//! Witness), the QA private state (without creating anything), the recorded
+//! pointer, and with `--live` the snapshot verification against the server.
+//! Read-only: nothing here writes.
+
+use crate::{Facts, LatchFacts, LatchState, LiveFacts, PointerRecord, QaFacts, QaState, Recorded, Stamp, StepNames};
+use kijito_protocol::error::{Error, Result};
+use kijito_gate::{self as gate, Attempt, Pass, Reentry};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_latch::{self as latch, chain, layout, EntrySummary};
+use kijito_files::private::{self, FileRules};
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Most directory entries of `qa/` looked at.
+const MAX_QA_ENTRIES: usize = 10_000;
+
+/// What to check.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workspace (its `.memory-latch` is checked when it exists);
+    /// `None` skips the latch checks.
+    pub workspace: Option<PathBuf>,
+    /// The data dir (its `qa/` is checked when it exists).
+    pub data_dir: Option<AbsPath>,
+    /// Only this session's QA files (all sessions when `None`).
+    pub session: Option<SessionId>,
+    pub long_sleep_after_s: u64,
+    /// The hmac key file of the latch, if any.
+    pub hmac_key_file: Option<PathBuf>,
+    /// Where the boot id is read.
+    pub boot_id_file: PathBuf,
+    /// The live snapshot verification (network), given by the caller: this
+    /// crate links no HTTP code (docs/architecture.md).
+    pub live: Option<LiveProbe>,
+    /// Directory of the installed helpers, for the recommended steps.
+    pub helpers: Option<PathBuf>,
+    pub now_ms: u64,
+}
+
+impl Options {
+    pub fn new(workspace: Option<PathBuf>, now_ms: u64) -> Options {
+        Options {
+            workspace,
+            data_dir: None,
+            session: None,
+            long_sleep_after_s: crate::DEFAULT_LONG_SLEEP_S,
+            hmac_key_file: None,
+            boot_id_file: PathBuf::from(latch::BOOT_ID_FILE),
+            live: None,
+            helpers: None,
+            now_ms,
+        }
+    }
+}
+
+/// The current boot id (as memory-latch records it), `None` when unknown.
+pub fn read_boot_id(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(128)]).trim().to_ascii_lowercase();
+    (!text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')).then_some(text)
+}
+
+/// Open the latch when the workspace has a `.memory-latch` (even a broken
+/// one: a symlinked or insecure directory is reported by verification).
+pub fn open_latch(opts: &Options) -> Result<Option<latch::Latch>> {
+    let Some(workspace) = &opts.workspace else { return Ok(None) };
+    if std::fs::symlink_metadata(workspace.join(layout::DIR_NAME)).is_err() {
+        return Ok(None);
+    }
+    let mut config = latch::Config::new(workspace);
+    config.hmac_key_file = opts.hmac_key_file.clone();
+    config.boot_id_file = opts.boot_id_file.clone();
+    latch::Latch::open(&config).map(Some)
+}
+
+/// Everything [`crate::assess`] needs, plus the opened latch (for the
+/// degraded-mode entry).
+pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
+    let handle = open_latch(opts)?;
+    let latch = match &handle {
+        None => LatchFacts::Absent,
+        Some(l) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+    };
+    let qa = match &opts.data_dir {
+        None => QaFacts::Absent("no data dir".into()),
+        Some(d) => qa_facts(d, opts.session.as_ref()),
+    };
+    let live = match opts.live { Some(probe) => live_facts(&qa, probe), None => LiveFacts::NotAsked };
+    let facts = Facts {
+        now_ms: opts.now_ms,
+        long_sleep_after_ms: opts.long_sleep_after_s.saturating_mul(1000),
+        boot_id: read_boot_id(&opts.boot_id_file),
+        latch,
+        qa,
+        live,
+        names: StepNames { data_dir: opts.data_dir.as_ref().map(|d| d.as_str().to_owned()), helpers: opts.helpers.clone() },
+    };
+    Ok((facts, handle))
+}
+
+fn err_line(e: &Error) -> String {
+    format!("{}: {}", e.code(), e.message())
+}
+
+fn latch_state(l: &latch::Latch, now_ms: u64) -> LatchState {
+    let verify = l.verify_fast();
+    let initialised = verify.initialised;
+    LatchState {
+        lock: if initialised { l.lock_probe(now_ms).map_err(|e| err_line(&e)) } else { Ok(latch::LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes: 0 }) },
+        tokens: if initialised { l.tokens(now_ms).map_err(|e| err_line(&e)) } else { Ok(Vec::new()) },
+        witness_error: l.witness_marker().err().map(|e| err_line(&e)),
+        verify,
+    }
+}
+
+/// The `details` of the verified head entry (re-read from the live manifest
+/// and matched to the verified head's payload hash).
+pub fn head_details(l: &latch::Latch, head: &EntrySummary) -> Result<Vec<String>> {
+    let bytes = layout::read_file(&l.paths().manifest, "latch_manifest_symlink")?;
+    let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
+    match parsed.entries.last() {
+        Some(e) if e.integrity.payload_hash == head.payload_hash => Ok(e.details.clone()),
+        _ => Err(Error::new("latch_file_changed", "the manifest changed while wake-check read it")),
+    }
+}
+
+// ----- QA ------------------------------------------------------------------------
+
+/// Kinds of per-session QA files wake-check reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Pass,
+    Ticket,
+    Attempt,
+    Reentry,
+}
+
+fn classify(name: &str) -> Option<(Kind, &str)> {
+    for (prefix, kind) in [("qa-pass.", Kind::Pass), ("compaction-resume.", Kind::Ticket), ("compaction-attempt.", Kind::Attempt), ("compaction-reentry.", Kind::Reentry)] {
+        if let Some(s) = name.strip_prefix(prefix).and_then(|r| r.strip_suffix(".json")) {
+            if SessionId::parse(s).is_ok() {
+                return Some((kind, s));
+            }
+        }
+    }
+    None
+}
+
+fn is_insecure(code: &str) -> bool {
+    matches!(code, private::codes::SYMLINK | private::codes::NOT_REGULAR | private::codes::NOT_OWNED | private::codes::PERMISSIONS)
+}
+
+fn read_state(path: &Path) -> Result<Vec<u8>> {
+    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: gate::STATE_MAX_BYTES }).map(|(b, _)| b)
+}
+
+/// Read `<data>/qa/` without creating it.
+pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
+    let mut insecure = Vec::new();
+    match std::fs::symlink_metadata(data.as_path()) {
+        Err(_) => return QaFacts::Absent(format!("data dir {data} does not exist")),
+        Ok(_) => {
+            if let Err(e) = private::check_dir(data.as_path(), false) {
+                insecure.push(format!("data dir: {}", err_line(&e)));
+            }
+        }
+    }
+    let qa = data.as_path().join("qa");
+    if std::fs::symlink_metadata(&qa).is_err() {
+        return QaFacts::Absent(format!("{} does not exist", qa.display()));
+    }
+    let mut state = QaState {
+        insecure,
+        unreadable: Vec::new(),
+        passes: Vec::new(),
+        tickets: Vec::new(),
+        attempts: Vec::new(),
+        reentries: Vec::new(),
+        newest_mtime_ms: None,
+        pointer_record: PointerRecord::Missing,
+    };
+    if let Err(e) = private::check_dir(&qa, true) {
+        state.insecure.push(format!("qa dir: {}", err_line(&e)));
+        if e.code() == private::codes::DIR_SYMLINK || e.code() == private::codes::DIR_NOT_DIR {
+            return QaFacts::Present(state);
+        }
+    }
+    let entries = match std::fs::read_dir(&qa) {
+        Ok(rd) => rd,
+        Err(e) => {
+            state.insecure.push(format!("qa dir: cannot list: {e}"));
+            return QaFacts::Present(state);
+        }
+    };
+    for ent in entries.take(MAX_QA_ENTRIES).flatten() {
+        let name = ent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let path = ent.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.is_file() && !meta.file_type().is_symlink() {
+            let mtime = (meta.mtime().max(0) as u64).saturating_mul(1000) + (meta.mtime_nsec().max(0) as u64) / 1_000_000;
+            state.newest_mtime_ms = state.newest_mtime_ms.max(Some(mtime));
+        }
+        if name == "current-pointer.json" {
+            state.pointer_record = pointer_record(&path, &mut state.insecure);
+            continue;
+        }
+        let Some((kind, session)) = classify(name) else { continue };
+        if only.is_some_and(|s| s.as_str() != session) {
+            continue;
+        }
+        let bytes = match read_state(&path) {
+            Ok(b) => b,
+            Err(e) if is_insecure(e.code()) => {
+                state.insecure.push(format!("{name}: {}", err_line(&e)));
+                continue;
+            }
+            Err(e) => {
+                state.unreadable.push((session.to_owned(), format!("{name}: {}", e.code())));
+                continue;
+            }
+        };
+        let stamp = |at_ms: i64| Stamp { session: session.to_owned(), at_ms };
+        let parsed: Result<Option<Stamp>> = match kind {
+            Kind::Pass => Pass::parse(&bytes).map(|p| Some(stamp(p.recorded_at_ms))),
+            Kind::Ticket => Pass::parse(&bytes).map(|_| None),
+            Kind::Attempt => Attempt::parse(&bytes).map(|a| Some(stamp(a.recorded_at_ms))),
+            Kind::Reentry => Reentry::parse(&bytes).map(|r| Some(stamp(r.claimed_at_ms))),
+        };
+        match (kind, parsed) {
+            (_, Err(e)) => state.unreadable.push((session.to_owned(), format!("{name}: {}", e.code()))),
+            (Kind::Ticket, Ok(_)) => state.tickets.push(session.to_owned()),
+            (Kind::Pass, Ok(Some(s))) => state.passes.push(s),
+            (Kind::Attempt, Ok(Some(s))) => state.attempts.push(s),
+            (Kind::Reentry, Ok(Some(s))) => state.reentries.push(s),
+            (_, Ok(None)) => {}
+        }
+    }
+    QaFacts::Present(state)
+}
+
+const POINTER_KEYS: &[&str] = &["schemaVersion", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "recordedAtMs"];
+
+/// Parse `current-pointer.json` strictly (schemaVersion 2, exact keys).
+pub fn parse_pointer_record(bytes: &[u8]) -> std::result::Result<Recorded, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|_| "not JSON".to_owned())?;
+    let o = v.as_object().ok_or("not a JSON object")?;
+    if o.len() != POINTER_KEYS.len() || !o.keys().zip(POINTER_KEYS).all(|(a, b)| a == b) {
+        return Err("keys differ from schemaVersion 2".into());
+    }
+    if o["schemaVersion"] != 2 {
+        return Err("schemaVersion must be 2".into());
+    }
+    let digest = |k: &str| o[k].as_str().and_then(|s| Digest::parse(s).ok()).ok_or(format!("{k} is not a digest"));
+    Ok(Recorded {
+        pointer_id: o["pointerId"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or("pointerId is not a memory id")?,
+        lock_message_id: o["lockMessageId"].as_u64().and_then(|n| MessageId::new(n).ok()).ok_or("lockMessageId is not a message id")?,
+        pointer_digest: digest("pointerDigest")?,
+        snapshot_digest: digest("snapshotDigest")?,
+        recorded_at_ms: o["recordedAtMs"].as_i64().filter(|n| *n >= 0).ok_or("recordedAtMs is not a time")?,
+    })
+}
+
+fn pointer_record(path: &Path, insecure: &mut Vec<String>) -> PointerRecord {
+    match read_state(path) {
+        Ok(b) => match parse_pointer_record(&b) {
+            Ok(r) => PointerRecord::Valid(r),
+            Err(why) => PointerRecord::Invalid(why),
+        },
+        Err(e) if is_insecure(e.code()) => {
+            insecure.push(format!("current-pointer.json: {}", err_line(&e)));
+            PointerRecord::Invalid(e.code().to_owned())
+        }
+        Err(e) => PointerRecord::Invalid(e.code().to_owned()),
+    }
+}
+
+// ----- live ------------------------------------------------------------------------
+
+/// Verifies the recorded pointer expectation against the live server
+/// (`kijito_client::snapshot::verify_recorded`); `Err` carries the verifier's code.
+pub type LiveProbe = fn(&Recorded) -> Result<()>;
+
+fn live_facts(qa: &QaFacts, probe: LiveProbe) -> LiveFacts {
+    let QaFacts::Present(QaState { pointer_record: PointerRecord::Valid(r), .. }) = qa else {
+        return LiveFacts::NoRecord;
+    };
+    // The control runs first, before any network call.
+    if let Err(e) = kijito_protocol::render::run_known_bad_control() {
+        return LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() };
+    }
+    match probe(r) {
+        Ok(()) => LiveFacts::Unchanged,
+        Err(e) => LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() },
+    }
+}

@@ -1,0 +1,308 @@
+//! Shared helpers for the gate and hook integration tests: private scratch
+//! dirs, green/red report builders, real host payloads from
+//! `fixtures/hosts/`, running the real binaries, and Codex schema checks.
+//! Reusable by the full publish -> snapshot -> record cycle test.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use kijito_protocol::ids::{Digest, MemoryId, MessageId};
+use serde_json::{json, Value};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+pub const QA_GATE: &str = env!("CARGO_BIN_EXE_qa-gate");
+pub static PRECOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("precompact"));
+pub static POSTCOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("postcompact"));
+pub static SESSION_HOOK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("session-hook"));
+
+pub const POINTER: u64 = 21813;
+pub const LOCK: u64 = 1234;
+
+pub fn now_ms() -> i64 {
+    kijito_gate::now_ms()
+}
+
+/// The directory holding the built helpers (the "installed root" in tests).
+pub fn helper_dir() -> PathBuf {
+    Path::new(QA_GATE).canonicalize().unwrap().parent().unwrap().to_owned()
+}
+
+/// A scratch world: HOME (for config), a data dir path (not yet created) and
+/// a transcript file.
+pub struct World {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub data: PathBuf,
+    pub transcript: PathBuf,
+}
+
+impl World {
+    pub fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let home = tmp.path().join("home");
+        fs::create_dir(&home).unwrap();
+        let transcript = tmp.path().join("transcript.jsonl");
+        fs::write(&transcript, "{\"type\":\"session_meta\"}\n").unwrap();
+        World { data: tmp.path().join("data"), home, transcript, tmp }
+    }
+
+    pub fn qa(&self) -> PathBuf {
+        self.data.join("qa")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// Write `~/.config/kijito-qa/config.json` (0600).
+    pub fn write_config(&self, config: &Value) {
+        let dir = self.home.join(".config/kijito-qa");
+        fs::create_dir_all(&dir).unwrap();
+        write_private(&dir.join("config.json"), config.to_string().as_bytes());
+    }
+
+    /// A command for one of the binaries with a clean environment.
+    pub fn command(&self, bin: &str) -> Command {
+        let mut c = Command::new(bin);
+        c.env("HOME", &self.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("PLUGIN_DATA")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Run a binary with args and stdin; wait for it.
+    pub fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+        let child = self.spawn(bin, args, stdin);
+        child.wait_with_output().unwrap()
+    }
+
+    /// Spawn with stdin written (from a thread, ignoring a closed pipe).
+    pub fn spawn(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Child {
+        let mut child = self.command(bin).args(args).spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = stdin.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+        child
+    }
+
+    pub fn data_arg(&self) -> String {
+        self.data.to_str().unwrap().to_owned()
+    }
+
+    /// `qa-gate record` with two reports.
+    pub fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
+        self.run(
+            QA_GATE,
+            &[
+                "record",
+                "--session-id",
+                session,
+                "--transcript",
+                self.transcript.to_str().unwrap(),
+                "--data-dir",
+                &self.data_arg(),
+                "--pointer-id",
+                &POINTER.to_string(),
+                "--pointer-digest",
+                digest,
+                "--cold-boot-report",
+                a.to_str().unwrap(),
+                "--cold-boot-report",
+                b.to_str().unwrap(),
+            ],
+            b"",
+        )
+    }
+
+    /// Two fresh green reports for the default pointer and a successful record.
+    pub fn record_ok(&self, session: &str) -> Value {
+        let (a, b, digest) = self.green_pair("r", now_ms());
+        let out = self.record(session, &digest, &a, &b);
+        assert_eq!(out.status.code(), Some(0), "record failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Write two valid green reports (distinct nonces) verified at `at_ms`.
+    pub fn green_pair(&self, label: &str, at_ms: i64) -> (PathBuf, PathBuf, String) {
+        let spec = ReportSpec::new(at_ms);
+        let a = self.path(&format!("{label}-a.json"));
+        let b = self.path(&format!("{label}-b.json"));
+        write_private(&a, green_report(&spec).to_string().as_bytes());
+        write_private(&b, green_report(&ReportSpec { boot_nonce: nonce(2), ..spec.clone() }).to_string().as_bytes());
+        (a, b, spec.pointer_digest.clone())
+    }
+
+    pub fn hook_stdin(&self, host: &str, key: &str, session: &str) -> Vec<u8> {
+        hook_stdin(host, key, session, &self.transcript)
+    }
+}
+
+/// Write `bytes` to `path` as a fresh 0600 file.
+pub fn write_private(path: &Path, bytes: &[u8]) {
+    let _ = fs::remove_file(path);
+    let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+pub fn nonce(n: u8) -> String {
+    format!("{:032x}", 0xabc0_0000_u64 + n as u64)
+}
+
+/// What a green report says.
+#[derive(Debug, Clone)]
+pub struct ReportSpec {
+    pub pointer_id: u64,
+    pub lock_message_id: u64,
+    pub pointer_digest: String,
+    pub anchors: Vec<(u64, String)>,
+    pub boot_nonce: String,
+    pub verified_at_ms: i64,
+}
+
+impl ReportSpec {
+    pub fn new(verified_at_ms: i64) -> ReportSpec {
+        ReportSpec {
+            pointer_id: POINTER,
+            lock_message_id: LOCK,
+            pointer_digest: Digest::of(b"pointer content").as_str().to_owned(),
+            anchors: vec![(22131, Digest::of(b"anchor").as_str().to_owned())],
+            boot_nonce: nonce(1),
+            verified_at_ms,
+        }
+    }
+
+    pub fn snapshot_digest(&self) -> String {
+        let anchors: Vec<(MemoryId, Digest)> =
+            self.anchors.iter().map(|(id, d)| (MemoryId::new(*id).unwrap(), Digest::parse(d).unwrap())).collect();
+        kijito_protocol::manifest::snapshot_digest(
+            MemoryId::new(self.pointer_id).unwrap(),
+            &Digest::parse(&self.pointer_digest).unwrap(),
+            MessageId::new(self.lock_message_id).unwrap(),
+            &anchors,
+        )
+        .as_str()
+        .to_owned()
+    }
+}
+
+/// A green report (PROTOCOL.md section 5), keys in order.
+pub fn green_report(s: &ReportSpec) -> Value {
+    json!({
+        "schema": "kijito.codex.pointer-snapshot/v1",
+        "verdict": "green",
+        "knownBadControl": "passed",
+        "graphEdgesUsed": false,
+        "pointerId": s.pointer_id,
+        "lockMessageId": s.lock_message_id,
+        "pointerDigest": s.pointer_digest,
+        "snapshotDigest": s.snapshot_digest(),
+        "state": "active",
+        "task": {"title": "t", "nextAction": "n", "done": [], "remaining": ["r"], "doneWhen": ["d"],
+                 "gate": {"requiredConsecutiveGreens": 2, "consecutiveGreens": 0, "artifactDigest": null}},
+        "anchorDigests": s.anchors.iter().map(|(id, d)| json!({"id": id, "sha256": d})).collect::<Vec<_>>(),
+        "bootNonce": s.boot_nonce,
+        "verifiedAtMs": s.verified_at_ms,
+    })
+}
+
+/// A red report.
+pub fn red_report(s: &ReportSpec) -> Value {
+    json!({
+        "schema": "kijito.codex.pointer-snapshot/v1",
+        "verdict": "red",
+        "knownBadControl": "passed",
+        "graphEdgesUsed": false,
+        "pointerId": s.pointer_id,
+        "failure": {"code": "pointer_digest_mismatch", "message": "x"},
+        "bootNonce": s.boot_nonce,
+        "verifiedAtMs": s.verified_at_ms,
+    })
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hosts")
+}
+
+/// A real host payload (`codex` / `claude`, key of stdin-by-event.json).
+pub fn payload(host: &str, key: &str) -> Value {
+    let all: Value = serde_json::from_slice(&fs::read(fixtures().join(host).join("stdin-by-event.json")).unwrap()).unwrap();
+    all.get(key).unwrap_or_else(|| panic!("no payload {key} for {host}")).clone()
+}
+
+/// A real payload with our session id and transcript path.
+pub fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path) -> Vec<u8> {
+    let mut p = payload(host, key);
+    p["session_id"] = json!(session);
+    p["transcript_path"] = json!(transcript.to_str().unwrap());
+    p.to_string().into_bytes()
+}
+
+/// The PreToolUse stdin of a shell call, per host.
+pub fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -> Vec<u8> {
+    let mut v = json!({
+        "session_id": session,
+        "transcript_path": "/home/user/t.jsonl",
+        "cwd": "/home/user/project",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_1",
+    });
+    if host == "codex" {
+        v["turn_id"] = json!("turn-1");
+        v["model"] = json!("fake-model");
+        v["permission_mode"] = json!("bypassPermissions");
+    }
+    v.to_string().into_bytes()
+}
+
+/// Validate one reply against a Codex output schema (file stem, e.g.
+/// `session-start`). Empty stdout is valid (no output).
+pub fn assert_schema_valid(schema: &str, stdout: &[u8]) {
+    let text = String::from_utf8(stdout.to_vec()).unwrap();
+    if text.trim().is_empty() {
+        return;
+    }
+    assert_eq!(text.trim_end_matches('\n').lines().count(), 1, "one JSON line: {text}");
+    let instance: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {text}"));
+    let s: Value = serde_json::from_slice(&fs::read(fixtures().join(format!("codex-schemas/{schema}.command.output.schema.json"))).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&s).unwrap();
+    let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{schema} reply {text} invalid: {errors:?}");
+}
+
+/// additionalContext of a SessionStart/UserPromptSubmit reply.
+pub fn context_of(stdout: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stdout);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    Some(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned())
+}
+
+/// First stderr line (`kijito_<tool>_failed:<code>`).
+pub fn failure_code(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("").to_owned()
+}
+
+/// Wait for a child at most `secs` seconds (bounded loop); kill on timeout.
+pub fn wait_bounded(mut child: Child, secs: u64) -> Output {
+    for _ in 0..secs * 20 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("child did not finish within {secs} s");
+}
