@@ -263,7 +263,8 @@ def cmd_tui(a):
            "real_tmux": os.path.realpath(real_tmux), "timeout": a.timeout, "prompts": a.prompt or [],
            "after_prompts": a.after_prompt or [], "then": a.then, "wait_compact": a.wait_compact,
            "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
-           "input_tokens": a.input_tokens, "probe_print": a.probe_print or []}
+           "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
+           "host_args": a.host_arg or []}
     if host == "claude":
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
@@ -353,6 +354,9 @@ def parser():
         t.add_argument("--wait-compact", type=float, metavar="S", help="after --then, wait up to S seconds "
                                                                      "for PostCompact")
         t.add_argument("--after-prompt", action="append", help="typed after --then/--wait-compact; repeatable")
+        t.add_argument("--host-arg", action="append", metavar="ARG",
+                       help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
+                            "repeatable")
         t.add_argument("--input-tokens", type=int, help="usage.input_tokens the fake server reports")
         t.add_argument("--probe-print", action="append", metavar="EVENT=TEXT",
                        help="the probe hook prints TEXT on EVENT (e.g. PreCompact=MARKER)")

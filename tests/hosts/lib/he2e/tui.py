@@ -143,7 +143,10 @@ class TuiRun:
             self.dismiss_dialogs(text)
             if text != last:
                 last, stable_since = text, time.time()
-            elif READY[self.host].search(text or "") and time.time() - stable_since > 1.5:
+            elif READY[self.host].search(text or "") and time.time() - stable_since > 1.5 and \
+                    (self.host != "codex" or "\u00b7 " + self.proj in text):
+                # Codex: its status line "<model> <effort> · <cwd>" shows once the session is
+                # configured; an Enter typed before that is lost (measured).
                 self.capture("ready")
                 return
             time.sleep(0.3)
@@ -188,6 +191,8 @@ class TuiRun:
         t0 = time.time()
         self.state["tag"] = name
         self.send_text(text)
+        self.wait_event("UserPromptSubmit", n, min(20.0, self.job["turn_timeout"]),
+                        "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
         i, rec = self.wait_event("Stop", n, self.job["turn_timeout"], "Stop after prompt %r" % text)
         self.summary["steps"].append({"step": name, "prompt": text, "t": round(t0 - self.clock.t0, 3),
                                       "stop_after_s": round(rec["t"] - t0, 3)})
@@ -301,6 +306,7 @@ def setup_claude(r, job):
             "--settings", probe_settings]
     if job.get("plugin_dir"):
         argv += ["--plugin-dir", job["plugin_dir"]]
+    argv += job.get("host_args") or []
     r.config_dir = config_dir
     return srv, state, argv
 
@@ -313,7 +319,7 @@ def setup_codex(r, job):
                                   {"input_tokens": job["input_tokens"]} if job.get("input_tokens") else {})
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         f.write(codex.CONFIG_TOML.format(port=srv.server_address[1]))
-        f.write('check_for_update_on_startup = false\n\n[projects."%s"]\ntrust_level = "trusted"\n' % r.proj)
+        f.write('\n[projects."%s"]\ntrust_level = "trusted"\n' % r.proj)
         if job.get("config_extra"):
             f.write("\n" + job["config_extra"] + "\n")
     with open(job["hooks"], encoding="utf-8") as f:
@@ -339,7 +345,7 @@ def setup_codex(r, job):
         c.close()
         rpc_log.close()
     r.codex_home = codex_home
-    return srv, state, [job["exe"]]
+    return srv, state, [job["exe"], *(job.get("host_args") or [])]
 
 
 def run(job):
