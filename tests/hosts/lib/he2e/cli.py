@@ -236,6 +236,43 @@ def cmd_claude(a):
     return run_confined(job, "claude", prefix)
 
 
+def cmd_tui(a):
+    """kijito-qa: tui-claude / tui-codex (lib/he2e/tui.py)."""
+    host = "claude" if a.cmd == "tui-claude" else "codex"
+    try:
+        if host == "claude":
+            if not (a.settings_hooks or a.plugin_dir):
+                raise ValueError("give --settings-hooks FILE and/or --plugin-dir DIR")
+            if a.settings_hooks:
+                check_json_hooks(a.settings_hooks, "--settings-hooks")
+            if a.plugin_dir and not os.path.isdir(a.plugin_dir):
+                raise ValueError("--plugin-dir %s is not a directory" % a.plugin_dir)
+        else:
+            check_json_hooks(a.hooks, "--hooks")
+        if a.wait_compact and not a.then:
+            raise ValueError("--wait-compact needs --then")
+        real_tmux = shutil.which("tmux")
+        if not real_tmux:
+            raise Refuse("tmux is not on PATH")
+        exe = host_bin(a, host)
+        prefix = common.netns_prefix()
+        out = prepare_out(a.out)
+    except (ValueError, OSError) as e:
+        return usage_error(str(e))
+    job = {"host": host, "tui": True, "scenario": "tui", "out": out, "exe": exe, "lib": LIB,
+           "real_tmux": os.path.realpath(real_tmux), "timeout": a.timeout, "prompts": a.prompt or [],
+           "after_prompts": a.after_prompt or [], "then": a.then, "wait_compact": a.wait_compact,
+           "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
+           "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
+           "host_args": a.host_arg or []}
+    if host == "claude":
+        job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
+                   plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
+    else:
+        job.update(hooks=os.path.abspath(a.hooks), config_extra=a.config_extra)
+    return run_confined(job, a.cmd, prefix)
+
+
 def cmd_inner(job_file):
     with open(job_file, encoding="utf-8") as f:
         job = json.load(f)
@@ -244,6 +281,9 @@ def cmd_inner(job_file):
         raise common.Interrupted("terminated by host-e2e (overall timeout or interrupt)")
     signal.signal(signal.SIGTERM, on_term)
     common.enter_loopback_only()
+    if job.get("tui"):  # kijito-qa
+        from . import tui
+        return tui.run(job)
     if job["host"] == "codex":
         from . import codex
         return codex.run(job)
@@ -295,6 +335,37 @@ def parser():
     common_args(k, ["manual-compact", "auto-compact", "plain", "tool"], "manual-compact")
     k.add_argument("--auto-tokens", type=int, default=990000,
                    help="usage.input_tokens the fake server reports in auto-compact (default 990000)")
+
+    # kijito-qa: the interactive TUIs in a tmux pane (lib/he2e/tui.py)
+    for name, host in (("tui-claude", "Claude Code"), ("tui-codex", "Codex")):
+        t = sub.add_parser(name, help="run the %s TUI in a tmux pane inside the namespace" % host)
+        if name == "tui-claude":
+            t.add_argument("--settings-hooks", help="settings.json with a \"hooks\" object (user settings)")
+            t.add_argument("--plugin-dir", help="plugin directory passed to claude --plugin-dir")
+        else:
+            t.add_argument("--hooks", required=True, help="Codex hooks.json (trusted through the app-server)")
+            t.add_argument("--config-extra", help="TOML appended to config.toml")
+        t.add_argument("--out", required=True, help="results dir (created; must be empty)")
+        t.add_argument("--prompt", action="append", help="typed into the pane (send-keys -l, then Enter); "
+                                                         "waits for the Stop hook; repeatable")
+        t.add_argument("--then", metavar="CMD", help="shell command run after the prompts, inside the namespace, "
+                       "with TMUX/TMUX_PANE as the hooks saw them and HOST_E2E_TMUX_PANE, HOST_E2E_HOST_PID, "
+                       "HOST_E2E_PANE_PID, HOST_E2E_SESSION_ID, ...; `tmux` on PATH is the logging shim")
+        t.add_argument("--wait-compact", type=float, metavar="S", help="after --then, wait up to S seconds "
+                                                                     "for PostCompact")
+        t.add_argument("--after-prompt", action="append", help="typed after --then/--wait-compact; repeatable")
+        t.add_argument("--host-arg", action="append", metavar="ARG",
+                       help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
+                            "repeatable")
+        t.add_argument("--input-tokens", type=int, help="usage.input_tokens the fake server reports")
+        t.add_argument("--probe-print", action="append", metavar="EVENT=TEXT",
+                       help="the probe hook prints TEXT on EVENT (e.g. PreCompact=MARKER)")
+        t.add_argument("--bin-dir")
+        t.add_argument("--cache")
+        t.add_argument("--timeout", type=float, default=300.0)
+        t.add_argument("--ready-timeout", type=float, default=90.0)
+        t.add_argument("--turn-timeout", type=float, default=120.0)
+        t.add_argument("--then-timeout", type=float, default=120.0)
     return p
 
 
@@ -307,7 +378,8 @@ def main(argv):
             return EXIT_ENV
     a = parser().parse_args(argv)
     try:
-        return {"install": cmd_install, "codex": cmd_codex, "claude": cmd_claude}[a.cmd](a)
+        return {"install": cmd_install, "codex": cmd_codex, "claude": cmd_claude,
+                "tui-claude": cmd_tui, "tui-codex": cmd_tui}[a.cmd](a)
     except Refuse as e:
         log("refusing: %s" % e)
         return EXIT_ENV

@@ -1,0 +1,435 @@
+"""kijito-qa: interactive TUI runs (runs inside the loopback-only namespace).
+
+The real Claude Code / Codex TUI in a tmux pane of a private tmux server (socket
+<work>/tmux.sock, started inside the namespace), against the fake model server. Records
+every model request (requests.jsonl), every tmux invocation made through the `tmux` shim that
+is first on PATH for the pane, its hooks and the caller's command (tmux-calls.jsonl), every
+hook event with its env and parent chain (hook-probe.jsonl, lib/he2e/tui_probe.py), and pane
+captures (pane-*.txt). Every wait is bounded.
+
+Flow (TuiRun.scenario): start the pane -> wait until the TUI is ready -> for each --prompt:
+type it (send-keys -l TEXT, then send-keys Enter, caller "harness") and wait for the Stop hook
+-> run --then CMD (caller "then", with TMUX/TMUX_PANE the hooks saw) -> with --wait-compact,
+wait for PostCompact -> each --after-prompt like --prompt -> capture, kill the tmux server,
+summarise."""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+
+from . import common, fakeserver
+from .common import log
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "PostCompact", "SessionEnd")
+# What the TUI shows once it takes input (checked on the captured pane text).
+READY = {"claude": re.compile(r"for shortcuts|bypass permissions|accept edits|\u276f", re.M),
+         "codex": re.compile(r"for shortcuts|context left|\u203a ", re.M)}
+COLS, ROWS = 160, 50
+
+
+class TuiError(RuntimeError):
+    pass
+
+
+class TuiRun:
+    def __init__(self, job):
+        self.job, self.host = job, job["host"]
+        self.out, self.work = job["out"], job["work"]
+        self.clock = common.Clock()
+        self.deadline = time.time() + job["timeout"]
+        self.proj = os.path.join(self.work, "proj")
+        os.makedirs(self.proj)
+        self.real_tmux = job["real_tmux"]
+        self.sock = os.path.join(self.work, "tmux.sock")
+        self.probe_log = os.path.join(self.out, "hook-probe.jsonl")
+        self.tmux_log = os.path.join(self.out, "tmux-calls.jsonl")
+        self.summary = {"host": self.host, "scenario": "tui", "confinement": job.get("confinement"), "ok": False,
+                        "errors": [], "warnings": [], "steps": [], "captures": []}
+        self.pane, self.pane_pid, self.ncap = None, None, 0
+        self._shim()
+
+    # ---------------------------------------------------------------- setup
+    def _shim(self):
+        shim = os.path.join(self.work, "shim")
+        os.makedirs(shim)
+        common.write_json(os.path.join(shim, "tmux.conf.json"), {"log": self.tmux_log, "real": self.real_tmux})
+        dst = os.path.join(shim, "tmux")
+        with open(os.path.join(self.job["lib"], "he2e", "tmux_shim.py"), encoding="utf-8") as f:
+            src = f.read()
+        import sys
+        with open(dst, "w", encoding="utf-8") as f:
+            f.write("#!%s\n%s" % (sys.executable, src.split("\n", 1)[1]))
+        os.chmod(dst, 0o755)
+        self.shim_dir = shim
+
+    def env_for(self, extra):
+        env = common.base_env(self.work, extra)
+        env["PATH"] = self.shim_dir + os.pathsep + env["PATH"]
+        env.update({"HOST_E2E_PROBE_LOG": self.probe_log, "HOST_E2E_REAL_TMUX": self.real_tmux,
+                    "HOST_E2E_TMUX_LOG": self.tmux_log, "HOST_E2E_OUT": self.out, "HOST_E2E_HOST": self.host,
+                    "HOST_E2E_SCENARIO": "tui", "HOST_E2E_TMUX_CALLER": "pane"})
+        for item in self.job.get("probe_print") or []:
+            ev, _, text = item.partition("=")
+            env["HOST_E2E_PROBE_PRINT_%s" % ev.upper()] = text
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        return env
+
+    def probe_cmd(self):
+        import sys
+        return "%s %s" % (sys.executable, os.path.join(self.job["lib"], "he2e", "tui_probe.py"))
+
+    # ---------------------------------------------------------------- tmux
+    def tmux(self, *args, caller=None, check=True, timeout=10):
+        """caller None: the real tmux (not logged: captures, setup); else the shim with that caller."""
+        exe = os.path.join(self.shim_dir, "tmux") if caller else self.real_tmux
+        env = dict(self.env, HOST_E2E_TMUX_CALLER=caller) if caller else self.env
+        p = subprocess.run([exe, "-S", self.sock, *args], env=env, capture_output=True, text=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        if check and p.returncode != 0:
+            raise TuiError("tmux %s failed (rc=%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+        return p.stdout
+
+    def start_pane(self, argv):
+        # A shell runs the host (as when a user types it at a prompt): pane_pid is the shell,
+        # the host is its child. The trailing echo keeps sh from exec'ing the host.
+        line = " ".join(shlex_quote(a) for a in argv)
+        shell = "%s; echo HOST-E2E-HOST-EXITED rc=$?; sleep 600" % line
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "he2e", "-x", str(COLS), "-y", str(ROWS),
+                  "-c", self.proj, "/bin/sh", "-c", shell)
+        self.tmux("set-option", "-g", "history-limit", "20000")
+        info = self.tmux("display-message", "-p", "-t", "he2e", "#{pane_id} #{pane_pid}").split()
+        self.pane, self.pane_pid = info[0], int(info[1])
+        self.summary["pane"] = {"id": self.pane, "pane_pid": self.pane_pid, "socket": self.sock,
+                                "command": shell, "size": "%dx%d" % (COLS, ROWS)}
+        log("%s in tmux pane %s (pane_pid %d)" % (self.host, self.pane, self.pane_pid))
+
+    def capture(self, name=None):
+        try:
+            text = self.tmux("capture-pane", "-p", "-J", "-t", self.pane, "-S", "-200")
+        except (TuiError, subprocess.TimeoutExpired) as e:
+            return "capture failed: %s" % e
+        if name:
+            self.ncap += 1
+            fname = "pane-%02d-%s.txt" % (self.ncap, name)
+            with open(os.path.join(self.out, fname), "w", encoding="utf-8") as f:
+                f.write(text)
+            self.summary["captures"].append({"t": self.clock.rel(), "file": fname})
+        return text
+
+    def send_text(self, text, caller="harness"):
+        """Literal text, then Enter as a separate call (what the compaction adapter does)."""
+        self.tmux("send-keys", "-t", self.pane, "-l", text, caller=caller)
+        time.sleep(0.4)
+        self.tmux("send-keys", "-t", self.pane, "Enter", caller=caller)
+
+    # ---------------------------------------------------------------- waits
+    def left(self, limit):
+        left = min(limit, self.deadline - time.time())
+        if left <= 0:
+            raise TuiError("run --timeout exhausted")
+        return left
+
+    def wait_ready(self, limit=90.0):
+        end = time.time() + self.left(limit)
+        last, stable_since = None, time.time()
+        while time.time() < end:
+            text = self.capture()
+            self.dismiss_dialogs(text)
+            if text != last:
+                last, stable_since = text, time.time()
+            elif READY[self.host].search(text or "") and time.time() - stable_since > 1.5 and \
+                    (self.host != "codex" or "\u00b7 " + self.proj in text):
+                # Codex: its status line "<model> <effort> · <cwd>" shows once the session is
+                # configured; an Enter typed before that is lost (measured).
+                self.capture("ready")
+                return
+            time.sleep(0.3)
+        self.capture("not-ready")
+        raise TuiError("the %s TUI did not become ready in %.0fs (see the last pane-*.txt)" % (self.host, limit))
+
+    def dismiss_dialogs(self, text):
+        """Known first-run screens that the pre-seeded config should have prevented: note, don't type."""
+        for pat in ("Do you trust", "trust this folder", "Choose the text style", "Select login method",
+                    "Detected a custom API key", "Sign in with ChatGPT", "Welcome to Codex"):
+            if pat in (text or "") and pat not in self.summary.get("dialogs_seen", []):
+                self.summary.setdefault("dialogs_seen", []).append(pat)
+
+    def probes(self):
+        return common.read_jsonl(self.probe_log)
+
+    def wait_event(self, event, since, limit, what, pred=None):
+        """First probe record of EVENT with index >= since (and pred), bounded."""
+        end = time.time() + self.left(limit)
+        while True:
+            recs = self.probes()
+            for i, r in enumerate(recs[since:], since):
+                if r.get("event") == event and (pred is None or pred(r)):
+                    return i, r
+            if time.time() >= end:
+                self.capture("timeout")
+                raise TuiError("timed out after %.0fs waiting for %s" % (limit, what))
+            if self.pane_dead():
+                self.capture("host-exited")
+                raise TuiError("the host exited while waiting for %s" % what)
+            time.sleep(0.2)
+
+    def pane_dead(self):
+        try:
+            return "HOST-E2E-HOST-EXITED" in self.capture()
+        except Exception:  # noqa: BLE001
+            return False
+
+    # ---------------------------------------------------------------- steps
+    def prompt(self, text, name):
+        n = len(self.probes())
+        t0 = time.time()
+        self.state["tag"] = name
+        self.send_text(text)
+        self.wait_event("UserPromptSubmit", n, min(20.0, self.job["turn_timeout"]),
+                        "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
+        i, rec = self.wait_event("Stop", n, self.job["turn_timeout"], "Stop after prompt %r" % text)
+        self.summary["steps"].append({"step": name, "prompt": text, "t": round(t0 - self.clock.t0, 3),
+                                      "stop_after_s": round(rec["t"] - t0, 3)})
+        time.sleep(0.5)
+        self.capture(name)
+
+    def session_vars(self):
+        recs = [r for r in self.probes() if isinstance(r.get("stdin"), dict)]
+        first = next((r for r in recs if r["stdin"].get("session_id")), None)
+        if first is None:
+            raise TuiError("no hook reported a session id")
+        s, env = first["stdin"], first.get("env") or {}
+        host_pid = host_pid_of(first.get("chain") or [], self.pane_pid)
+        out = {"HOST_E2E_SESSION_ID": s.get("session_id") or "", "HOST_E2E_TRANSCRIPT_PATH":
+               s.get("transcript_path") or "", "HOST_E2E_CWD": s.get("cwd") or "",
+               "HOST_E2E_TMUX_PANE": self.pane, "HOST_E2E_TMUX_SOCKET": self.sock,
+               "HOST_E2E_PANE_PID": str(self.pane_pid), "HOST_E2E_HOST_PID": str(host_pid or "")}
+        if env.get("TMUX"):
+            out["TMUX"] = env["TMUX"]
+        if env.get("TMUX_PANE"):
+            out["TMUX_PANE"] = env["TMUX_PANE"]
+        return out
+
+    def then(self, cmd):
+        self.state["tag"] = "then"
+        env = dict(self.env, **self.session_vars(), HOST_E2E_TMUX_CALLER="then")
+        t0 = time.time()
+        log("then: running %s" % cmd)
+        with open(os.path.join(self.out, "then.log"), "ab") as f:
+            p = subprocess.Popen(["/bin/sh", "-c", cmd], cwd=self.proj, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        self.then_pgids.append(p.pid)
+        try:
+            rc = p.wait(timeout=self.left(self.job["then_timeout"]))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            rc = None
+        self.summary["steps"].append({"step": "then", "command": cmd, "rc": rc, "t": round(t0 - self.clock.t0, 3),
+                                      "duration_s": round(time.time() - t0, 2), "log": "then.log",
+                                      "env": {k: v for k, v in env.items() if k.startswith("HOST_E2E_")
+                                              or k in ("TMUX", "TMUX_PANE")}})
+        if rc != 0:
+            raise TuiError("--then command %s (see then.log)" % ("timed out" if rc is None else "exited %d" % rc))
+        return t0
+
+    def wait_compact(self, since, limit):
+        t0 = time.time()
+        i, rec = self.wait_event("PostCompact", since, limit, "PostCompact")
+        time.sleep(1.0)
+        self.capture("after-compact")
+        self.summary["steps"].append({"step": "wait-compact", "post_compact_after_s": round(rec["t"] - t0, 3)})
+
+    def stop(self):
+        try:
+            self.capture("final")
+            self.tmux("kill-server", check=False)
+        except Exception:  # noqa: BLE001
+            pass
+        for g in self.then_pgids:
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def shlex_quote(s):
+    import shlex
+    return shlex.quote(s)
+
+
+def host_pid_of(chain, pane_pid):
+    """The hook's ancestor whose parent is the pane's process (the host the pane's shell started);
+    the pane process itself when it is an ancestor but has no such child in the chain."""
+    for p in chain:
+        if p.get("ppid") == pane_pid:
+            return p["pid"]
+    return pane_pid if any(p.get("pid") == pane_pid for p in chain) else None
+
+
+# -------------------------------------------------------------------- hosts
+
+def setup_claude(r, job):
+    home = os.path.join(r.work, "home")
+    config_dir = os.path.join(home, ".claude")
+    os.makedirs(config_dir, mode=0o700, exist_ok=True)
+    if job.get("settings_hooks"):
+        shutil.copyfile(job["settings_hooks"], os.path.join(config_dir, "settings.json"))
+    key = "sk-ant-host-e2e-dummy-key-000000000000"
+    # First-run screens: onboarding (theme), custom API key approval, folder trust.
+    common.write_json(os.path.join(config_dir, ".claude.json"), {
+        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 1,
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "bypassPermissionsModeAccepted": True, "hasSeenTasksHint": True,
+        "projects": {r.proj: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True,
+                              "allowedTools": [], "projectOnboardingSeenCount": 1}}})
+    probe_settings = os.path.join(r.work, "probe-settings.json")
+    common.write_json(probe_settings, {"hooks": {ev: [{"hooks": [
+        {"type": "command", "command": r.probe_cmd(), "timeout": 30}]}] for ev in EVENTS}})
+    cfg = {"input_tokens": job["input_tokens"]} if job.get("input_tokens") else {}
+    srv, state = fakeserver.start("messages", r.req_log, r.clock, cfg)
+    r.env = r.env_for({
+        "CLAUDE_CONFIG_DIR": config_dir, "CLAUDE_CODE_TMPDIR": os.path.join(r.work, "tmp"),
+        "ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % srv.server_address[1],
+        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "HOST_E2E_HOOKS_DIR": os.path.dirname(job["settings_hooks"]) if job.get("settings_hooks")
+        else (job.get("plugin_dir") or "")})
+    r.sid = str(uuid.uuid4())
+    argv = [job["exe"], "--session-id", r.sid, "--debug-file", os.path.join(r.out, "claude.debug"),
+            "--settings", probe_settings]
+    if job.get("plugin_dir"):
+        argv += ["--plugin-dir", job["plugin_dir"]]
+    argv += job.get("host_args") or []
+    r.config_dir = config_dir
+    return srv, state, argv
+
+
+def setup_codex(r, job):
+    from . import codex
+    codex_home = os.path.join(r.work, "codex-home")
+    os.makedirs(codex_home, mode=0o700)
+    srv, state = fakeserver.start("responses", r.req_log, r.clock,
+                                  {"input_tokens": job["input_tokens"]} if job.get("input_tokens") else {})
+    with open(os.path.join(codex_home, "config.toml"), "w") as f:
+        f.write(codex.CONFIG_TOML.format(port=srv.server_address[1]))
+        f.write('\n[projects."%s"]\ntrust_level = "trusted"\n' % r.proj)
+        if job.get("config_extra"):
+            f.write("\n" + job["config_extra"] + "\n")
+    with open(job["hooks"], encoding="utf-8") as f:
+        data = json.load(f)
+    for ev in EVENTS:  # the probe on every event, next to the user's handlers
+        data["hooks"].setdefault(ev, []).append({"hooks": [{"type": "command", "command": r.probe_cmd(),
+                                                            "timeout": 30}]})
+    common.write_json(os.path.join(codex_home, "hooks.json"), data)
+    r.env = r.env_for({"CODEX_HOME": codex_home, "FAKE_API_KEY": "sk-host-e2e-dummy",
+                       "HOST_E2E_HOOKS_DIR": os.path.dirname(job["hooks"])})
+    # Trust every hook through a short-lived app-server (same CODEX_HOME; the TUI reads the state).
+    state["tag"] = "trust"
+    rpc_log = common.JsonlWriter(os.path.join(r.out, "appserver-trust.jsonl"))
+    c = codex.AppServer(job["exe"], r.proj, r.env, rpc_log, os.path.join(r.out, "appserver-trust.stderr.txt"),
+                        r.clock, "trust")
+    try:
+        c.request("initialize", {"clientInfo": {"name": "host-e2e", "title": "host-e2e", "version": "1"},
+                                 "capabilities": {"experimentalApi": True}}, 60)
+        c.notify("initialized")
+        hooks, _ = codex.trust_all(c, r.proj, None, 60)
+        r.summary["steps"].append({"step": "trust", "trusted_hooks": len(hooks)})
+    finally:
+        c.close()
+        rpc_log.close()
+    r.codex_home = codex_home
+    return srv, state, [job["exe"], *(job.get("host_args") or [])]
+
+
+def run(job):
+    r = TuiRun(job)
+    r.then_pgids = []
+    r.req_log = common.JsonlWriter(os.path.join(r.out, "requests.jsonl"))
+    srv = None
+    try:
+        srv, r.state, argv = (setup_claude if r.host == "claude" else setup_codex)(r, job)
+        r.summary["host_version"] = common.host_version(job["exe"], r.env, r.proj)
+        r.summary["fake_server_port"] = srv.server_address[1]
+        r.state["tag"] = "startup"
+        r.start_pane(argv)
+        r.wait_ready(job["ready_timeout"])
+        for i, p in enumerate(job.get("prompts") or []):
+            r.prompt(p, "prompt-%d" % (i + 1))
+        if job.get("then"):
+            n = len(r.probes())
+            r.then(job["then"])
+            if job.get("wait_compact"):
+                r.state["tag"] = "compact"
+                r.wait_compact(n, job["wait_compact"])
+        for i, p in enumerate(job.get("after_prompts") or []):
+            r.prompt(p, "after-%d" % (i + 1))
+        r.summary["ok"] = True
+    except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+        r.summary["errors"].append(str(e))
+    finally:
+        r.stop()
+        if srv:
+            srv.shutdown()
+            srv.server_close()
+        r.req_log.close()
+    summarise(r, job)
+    return common.EXIT_OK if r.summary["ok"] else common.EXIT_FAIL
+
+
+def summarise(r, job):
+    s, t0 = r.summary, r.clock.t0
+    probes = r.probes()
+    events = []
+    for p in probes:
+        st = p.get("stdin") if isinstance(p.get("stdin"), dict) else {}
+        extra = st.get("source") or st.get("trigger")
+        events.append({"t": round(p["t"] - t0, 3), "event": p.get("event"), "source": st.get("source"),
+                       "trigger": st.get("trigger"), "session_id": st.get("session_id"),
+                       "TMUX": (p.get("env") or {}).get("TMUX"), "TMUX_PANE": (p.get("env") or {}).get("TMUX_PANE"),
+                       "tmux_display": p.get("tmux_display"),
+                       "host_pid": host_pid_of(p.get("chain") or [], r.pane_pid),
+                       "chain": ["%d:%s" % (c["pid"], c["comm"]) for c in p.get("chain") or []],
+                       "label": "%s(%s)" % (p.get("event"), extra) if extra else p.get("event")})
+    s["hook_events"] = events
+    s["event_sequence"] = [e["label"] for e in events]
+    calls = common.read_jsonl(r.tmux_log)
+    s["tmux_calls"] = [{"t": round(c["t"] - t0, 3), "caller": c.get("caller"), "argv": c.get("argv")} for c in calls]
+    s["keys_to_pane"] = [{"t": round(c["t"] - t0, 3), "caller": c.get("caller"), "argv": c.get("argv")}
+                         for c in calls if (c.get("argv") or [None])[0:1] == ["send-keys"]
+                         or "send-keys" in (c.get("argv") or [])]
+    kind = (lambda h, b: fakeserver.claude_request_kind(b)) if r.host == "claude" else fakeserver.codex_request_kind
+    reqs = fakeserver.summarize_requests(common.read_jsonl(os.path.join(r.out, "requests.jsonl")), [], kind)
+    s["requests"] = [dict(q, markers=None) for q in reqs]
+    s["compactions"] = sum(1 for q in reqs if q["kind"] == "compaction")
+    s["compaction_requests"] = [q["seq"] for q in reqs if q["kind"] == "compaction"]
+    then = next((x for x in s["steps"] if x["step"] == "then"), None)
+    if then:
+        enters = [c for c in calls if c.get("caller") == "then" and "Enter" in (c.get("argv") or [])]
+        post = [e for e in events if e["event"] == "PostCompact" and e["t"] >= then["t"]]
+        if enters and post:
+            s["enter_to_post_compact_s"] = round(post[0]["t"] - (enters[-1]["t"] - t0), 3)
+    if r.host == "claude":
+        for path in glob.glob(os.path.join(r.config_dir, "projects", "*", "*.jsonl")):
+            shutil.copyfile(path, os.path.join(r.out, "transcript-%s" % os.path.basename(path)))
+        if os.path.islink(os.path.join(r.out, "latest")):
+            os.unlink(os.path.join(r.out, "latest"))
+    else:
+        for i, path in enumerate(sorted(glob.glob(os.path.join(r.codex_home, "sessions", "**", "rollout-*.jsonl"),
+                                                  recursive=True))):
+            shutil.copyfile(path, os.path.join(r.out, "transcript.jsonl" if i == 0 else "transcript-%d.jsonl" % i))
+        for name in ("config.toml", "hooks.json"):
+            p = os.path.join(r.codex_home, name)
+            if os.path.exists(p):
+                shutil.copyfile(p, os.path.join(r.out, name))
+        logs = glob.glob(os.path.join(r.codex_home, "log", "*"))
+        for p in logs[:3]:
+            shutil.copyfile(p, os.path.join(r.out, "codex-" + os.path.basename(p)))
+    s["duration_s"] = r.clock.rel()
+    common.write_json(os.path.join(r.out, "summary.json"), s)
