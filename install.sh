@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install.sh: build kijito-qa's release binaries and lay out one self-contained
-# plugin root per host (Codex, Claude Code). See README.md (Install).
+# plugin root per host (Codex, Claude Code). See docs/configuration.md (Install).
 set -euo pipefail
 umask 022
 

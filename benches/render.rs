@@ -1,4 +1,4 @@
-//! Rendering parser speed (PROTOCOL.md section 3). Prints numbers, asserts
+//! Rendering parser speed (docs/protocol.md §3). Prints numbers, asserts
 //! nothing about time. Run: `cargo bench --bench render`.
 
 use kijito_protocol::ids::{MemoryId, Persona};

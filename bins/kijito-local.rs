@@ -35,7 +35,7 @@ demo:
   expected. --keep keeps the temporary directory.
 
 The first stdout line of serve is `kijito-local listening on http://<addr>`.
-SIGTERM or SIGINT stops the server cleanly. See README.md (kijito-local).
+SIGTERM or SIGINT stops the server cleanly. See docs/kijito-local.md.
 ";
 
 const SERVE_FLAGS: &[Flag] = &[

@@ -77,7 +77,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
 MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
-Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: README.md (memory-latch)
+Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
 ";
 
 fn main() {

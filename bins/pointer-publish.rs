@@ -1,4 +1,4 @@
-//! pointer-publish: lease-guarded read-verify-write (PROTOCOL.md section 6).
+//! pointer-publish: lease-guarded read-verify-write (docs/protocol.md §6).
 use kijito_protocol::cli::{self, Command, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
@@ -16,7 +16,7 @@ pointer-publish --restore-from ROLLBACK --pointer-id N --lock-message-id M
                 --expected-pointer-digest D --rollback-file NEWABS [--token-file F]
 
 Publish a new canonical pointer manifest (or restore a rollback artifact's
-content) through the lease-guarded read-verify-write of PROTOCOL.md section 6:
+content) through the lease-guarded read-verify-write of docs/protocol.md §6:
 claim, read and verify, write the rollback artifact, verify ownership, PATCH
 exactly once, re-read, release. Nothing is retried.
 

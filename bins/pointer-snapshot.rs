@@ -1,4 +1,4 @@
-//! pointer-snapshot: the context-free verifier (PROTOCOL.md section 5).
+//! pointer-snapshot: the context-free verifier (docs/protocol.md §5).
 use kijito_protocol::cli::{self, Command, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};

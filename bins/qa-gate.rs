@@ -7,7 +7,7 @@ use kijito_gate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
 use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
 
-const HELP: &str = "qa-gate: the QA gate of kijito-qa (PROTOCOL.md section 7)
+const HELP: &str = "qa-gate: the QA gate of kijito-qa (docs/protocol.md §7)
 
   qa-gate record --session-id S --transcript ABS --data-dir ABS --pointer-id N
                  --pointer-digest D --cold-boot-report ABS --cold-boot-report ABS

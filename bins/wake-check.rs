@@ -1,5 +1,5 @@
 //! wake-check: the long-sleep verification suite and graduated trust
-//! (README.md, wake-check). Exit 0 full trust, 10 cautious, 20 degraded,
+//! (docs/wake-check.md). Exit 0 full trust, 10 cautious, 20 degraded,
 //! 1 could not run, 2 usage.
 use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_protocol::ids::{AbsPath, SessionId};

@@ -1,4 +1,4 @@
-//! `qa-gate check-command` (PROTOCOL.md section 8) through the real binary:
+//! `qa-gate check-command` (docs/protocol.md §8) through the real binary:
 //! the installed root in tests is the directory of the built helpers.
 #![allow(clippy::unwrap_used)]
 

@@ -1,4 +1,4 @@
-//! pointer-publish (PROTOCOL.md section 6) against a real kijito-local: the
+//! pointer-publish (docs/protocol.md §6) against a real kijito-local: the
 //! happy path, one test per outcome-table row, no retries, concurrency,
 //! uncooperative writers with and without compare-and-swap, restore, input
 //! safety and a SIGKILL between the rollback artifact and the PATCH.

@@ -1,4 +1,4 @@
-//! Golden renderings (PROTOCOL.md section 3): every file in
+//! Golden renderings (docs/protocol.md §3): every file in
 //! `fixtures/renderings/` is listed in `index.json` with its exact expected
 //! outcome, and every error code (and detail rule) documented in the
 //! `render` module is exercised by at least one fixture.

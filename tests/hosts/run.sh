@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real-host end-to-end tests of the installed kijito-qa plugin (Codex CLI 0.169.0 and Claude
 # Code 2.1.328 from npm, fake model servers on 127.0.0.1, loopback-only network namespace).
-# See README.md (Real-host end-to-end tests). Exit 0 with "SKIP: <reason>" when the machine cannot run them (no
+# See docs/testing.md (Real-host end-to-end tests). Exit 0 with "SKIP: <reason>" when the machine cannot run them (no
 # network namespace, no node/npm/python3); non-zero on a real failure.
 #
 # run.sh [--prefix DIR] [--only SCENARIO[,SCENARIO...]] [--host codex|claude|both]

@@ -1,4 +1,4 @@
-//! The Kijito REST client (PROTOCOL.md section 2).
+//! The Kijito REST client (docs/protocol.md §2).
 //!
 //! `Transport` is the small seam unit tests use to inject faults; the real
 //! one is blocking reqwest with rustls, a named User-Agent, no redirects, a

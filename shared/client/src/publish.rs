@@ -1,4 +1,4 @@
-//! Publication (PROTOCOL.md section 6): the lease-guarded read-verify-write
+//! Publication (docs/protocol.md §6): the lease-guarded read-verify-write
 //! with a rollback artifact, exactly one PATCH, an unconditional re-read, and
 //! the lease released on every path after a successful claim. Nothing is
 //! retried.

@@ -1,4 +1,4 @@
-//! The context-free verifier (PROTOCOL.md section 5): known-bad control
+//! The context-free verifier (docs/protocol.md §5): known-bad control
 //! first, then the pointer (current, at the expected digest), its manifest
 //! (against both configured ids), and every `current` anchor (fetched
 //! concurrently, at most 8 in flight; never a retired one; never anything
@@ -174,6 +174,19 @@ pub fn write_report(path: &AbsPath, report: &Value) -> Result<String> {
     private::create_new(path.as_path(), line.as_bytes())
         .map_err(|e| Error::new(codes::REPORT_FILE, format!("report file: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
     Ok(line)
+}
+
+/// Verify a recorded expectation against the configured server (wake-check
+/// `--live`): a fresh client from the config, the known-bad control, then
+/// [`verify`] with both expected digests.
+pub fn verify_recorded(pointer_id: MemoryId, lock_message_id: MessageId, pointer_digest: &Digest, snapshot_digest: &Digest) -> Result<()> {
+    let request = Request {
+        pointer_id,
+        lock_message_id,
+        expected_pointer_digest: Some(pointer_digest.clone()),
+        expected_snapshot_digest: Some(snapshot_digest.clone()),
+    };
+    crate::http::connect_configured(None).and_then(|api| verify(&api, &request)).map(|_| ())
 }
 
 #[cfg(test)]
@@ -408,15 +421,3 @@ mod tests {
     }
 }
 
-/// Verify a recorded expectation against the configured server (wake-check
-/// `--live`): a fresh client from the config, the known-bad control, then
-/// [`verify`] with both expected digests.
-pub fn verify_recorded(pointer_id: MemoryId, lock_message_id: MessageId, pointer_digest: &Digest, snapshot_digest: &Digest) -> Result<()> {
-    let request = Request {
-        pointer_id,
-        lock_message_id,
-        expected_pointer_digest: Some(pointer_digest.clone()),
-        expected_snapshot_digest: Some(snapshot_digest.clone()),
-    };
-    crate::http::connect_configured(None).and_then(|api| verify(&api, &request)).map(|_| ())
-}

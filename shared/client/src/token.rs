@@ -1,4 +1,4 @@
-//! The bearer token (PROTOCOL.md section 2): read from a file that is a
+//! The bearer token (docs/protocol.md §2): read from a file that is a
 //! regular file, not a symlink, owned by the user, without group/other mode
 //! bits, at most 16 KiB, one line with no whitespace or control characters.
 //! The token never appears in output, logs, receipts or errors: `Token` has

@@ -1,5 +1,5 @@
 //! Data directory resolution (issue 6, item 7) and the private `qa/` state
-//! directory inside it (PROTOCOL.md section 7).
+//! directory inside it (docs/protocol.md §7).
 //!
 //! Order: `--data-dir`, else the host's plugin data variable
 //! (`CLAUDE_PLUGIN_DATA` for Claude Code, `PLUGIN_DATA` for Codex), else

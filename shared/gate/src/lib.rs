@@ -1,4 +1,4 @@
-//! The QA gate (PROTOCOL.md section 7): the one-use pass, its promotion to a
+//! The QA gate (docs/protocol.md §7): the one-use pass, its promotion to a
 //! compaction ticket, the attempt, the claim after compaction and the
 //! re-entry record. Pure state machine over files in `<data-dir>/qa/`; every
 //! function that depends on time takes `now_ms`.

@@ -1,4 +1,4 @@
-//! Validation of one cold-boot snapshot report (PROTOCOL.md sections 5, 7).
+//! Validation of one cold-boot snapshot report (docs/protocol.md §5, §7).
 
 use crate::{has_keys, is_hex32, REPORT_MAX_AGE_MS, REPORT_MAX_BYTES};
 use kijito_protocol::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! Host hook I/O (PROTOCOL.md sections 7 and 8; host-payloads README):
+//! Host hook I/O (docs/protocol.md §7 and §8; fixtures/hosts/README.md):
 //! bounded stdin parsing per event, reply builders that validate against the
 //! Codex output schemas and follow the Claude Code contract, the watchdog
 //! that guarantees an answer, and the per-hook logic in [`run`].

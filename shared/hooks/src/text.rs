@@ -1,5 +1,5 @@
 //! Text the hooks give the model: the re-entry text after compaction and the
-//! exact helper commands of this installed root (PROTOCOL.md sections 7, 8).
+//! exact helper commands of this installed root (docs/protocol.md §7, §8).
 
 use kijito_protocol::command::HelperDir;
 use kijito_gate::Reentry;

@@ -4,7 +4,7 @@
 //!
 //! Pure core, I/O at the edges: every operation takes `now_ms`; the boot id
 //! file and the hmac key file are injected through [`Config`]. See
-//! README.md (memory-latch) for the formats and the threat model.
+//! docs/memory-latch.md for the formats and the threat model.
 //!
 //! | idea | module |
 //! |---|---|

@@ -1,4 +1,4 @@
-//! Helper command grammar (PROTOCOL.md section 8), one table per helper.
+//! Helper command grammar (docs/protocol.md §8), one table per helper.
 //!
 //! The same tables give each helper binary its `cli::Tool` flag list (via
 //! [`flags`]) and drive the command guard ([`check_command`]), so what a

@@ -1,4 +1,4 @@
-//! Typed protocol values (PROTOCOL.md section 1). Each type's only
+//! Typed protocol values (docs/protocol.md §1). Each type's only
 //! constructor validates, so an unchecked value cannot reach protocol code.
 
 use crate::error::{Error, Result};

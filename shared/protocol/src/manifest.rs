@@ -1,4 +1,4 @@
-//! The pointer manifest (PROTOCOL.md section 4), the canonical JSON printer
+//! The pointer manifest (docs/protocol.md §4), the canonical JSON printer
 //! every digest in the protocol is built with, and the snapshot digest of
 //! section 5.
 //!

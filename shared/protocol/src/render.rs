@@ -1,4 +1,4 @@
-//! Rendered memory (PROTOCOL.md section 3): the fence parser, the lifecycle
+//! Rendered memory (docs/protocol.md §3): the fence parser, the lifecycle
 //! classifier and the built-in known-bad control.
 //!
 //! A rendering is the `result` text of `GET /api/memory/{id}`. It is parsed by
@@ -127,7 +127,7 @@ const CLOSE_MARKER: &str = "⟦/UNTRUSTED";
 const ERODED: &str = " · eroded";
 const MARKER_SEP: &str = " · ";
 
-/// The known-bad control of PROTOCOL.md section 3, byte for byte (equal to
+/// The known-bad control of docs/protocol.md §3, byte for byte (equal to
 /// `fixtures/renderings/known-bad-control.txt`, no trailing newline).
 pub const KNOWN_BAD_CONTROL: &str = "Memory [9]\n\
 Type: correction\n\

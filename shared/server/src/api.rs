@@ -1,6 +1,6 @@
 //! The API of kijito-local: authentication, fault injection and routes.
-//! Hosted endpoints (PROTOCOL.md section 2) answer byte for byte like the
-//! hosted service; local extensions are documented in README.md (kijito-local).
+//! Hosted endpoints (docs/protocol.md §2) answer byte for byte like the
+//! hosted service; local extensions are documented in docs/kijito-local.md.
 
 use crate::faults::{self, Action};
 use crate::http::{Request, Response};

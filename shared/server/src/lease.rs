@@ -1,5 +1,5 @@
 //! Message leases (claims) with the hosted service's advisory semantics
-//! (PROTOCOL.md section 2), as pure functions of the stored lease and `now`.
+//! (docs/protocol.md §2), as pure functions of the stored lease and `now`.
 //!
 //! A lease is live until `expires_at_ms`. After that it is *expired* but
 //! still held: nobody else gets it until the reaper has removed it, which

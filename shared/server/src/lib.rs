@@ -1,12 +1,12 @@
 //! kijito-local: a Kijito-compatible server on loopback with a SQLite store
-//! (issue 3; usage and endpoints in README.md, section kijito-local).
+//! (issue 3; usage and endpoints in docs/kijito-local.md).
 //!
 //! | module | idea |
 //! |---|---|
 //! | [`http`] | bounded HTTP/1.1 request reading and response writing |
 //! | [`api`] | authentication, fault injection, routes and handlers |
 //! | [`store`] | SQLite store: memories, relations, messages, leases |
-//! | [`render`] | the rendered memory of PROTOCOL.md section 3 |
+//! | [`render`] | the rendered memory of docs/protocol.md §3 |
 //! | [`lease`] | claim/release advisory semantics |
 //! | [`faults`] | the `--faults` rule file |
 //! | [`reqlog`] | the `--request-log` JSON lines |
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 /// Most simultaneous connections.
 pub const MAX_CONNECTIONS: usize = 256;
-/// Largest token file (PROTOCOL.md section 2).
+/// Largest token file (docs/protocol.md §2).
 pub const MAX_TOKEN_BYTES: u64 = 16 * 1024;
 /// How long a stop waits for in-flight requests.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);

@@ -1,4 +1,4 @@
-//! Rendering a stored memory exactly as PROTOCOL.md section 3 shows (the
+//! Rendering a stored memory exactly as docs/protocol.md §3 shows (the
 //! hosted service's text), plus the small formatting helpers it needs:
 //! JavaScript-like shortest numbers and `YYYY-MM-DD HH:MM:SS` UTC times.
 

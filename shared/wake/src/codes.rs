@@ -1,5 +1,5 @@
 //! The finding table: every code with its severity, the check that reports
-//! it and its one recommended single step. README.md (wake-check, Findings) mirrors it.
+//! it and its one recommended single step. docs/wake-check.md (Findings) mirrors it.
 
 use serde::Serialize;
 

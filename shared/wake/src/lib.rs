@@ -1,6 +1,6 @@
 //! wake-check: after a long sleep or a cold boot, verify everything local
 //! (and, when asked, the live pointer) and answer with a graduated trust
-//! mode: `full_trust`, `cautious` or `degraded` (README.md, wake-check).
+//! mode: `full_trust`, `cautious` or `degraded` (docs/wake-check.md).
 //!
 //! Pure core, I/O at the edges: [`gather`] reads the latch, the QA private
 //! state and (with `--live`) the server into [`Facts`]; [`assess`] turns the
