@@ -110,9 +110,17 @@ fn bin_dir() -> PathBuf {
     dir
 }
 
-/// The `[[bin]]` names of the package, as install.sh installs them.
+/// The `[[bin]]` names of the workspace's packages (the root and
+/// `shared/*`), as install.sh installs them.
 fn bin_names() -> Vec<String> {
-    let toml = fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    let mut tomls = vec![repo().join("Cargo.toml")];
+    for e in fs::read_dir(repo().join("shared")).expect("shared/") {
+        let p = e.expect("entry").path().join("Cargo.toml");
+        if p.is_file() {
+            tomls.push(p);
+        }
+    }
+    let toml: String = tomls.iter().map(|p| fs::read_to_string(p).expect("Cargo.toml") + "\n").collect();
     let mut names = Vec::new();
     let mut in_bin = false;
     for line in toml.lines().map(str::trim) {
