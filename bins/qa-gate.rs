@@ -18,8 +18,9 @@ const HELP: &str = "qa-gate: the QA gate of kijito-qa (docs/protocol.md §7)
   qa-gate status --session-id S --data-dir ABS [--transcript ABS]
       Print what exists for the session and whether its pass would be accepted.
   qa-gate check-command '<command line>'
-      Exit 0 if the line is a valid helper command of this installed root,
-      else 1 with kijito_qa_gate_failed:<code>.
+      Print the PreToolUse guard's verdict on the line (allow or deny). Exit 0
+      if the line is a valid helper command of this installed root, else 1
+      with kijito_qa_gate_failed:<code>.
 ";
 
 const TOOL: Tool = Tool {
@@ -42,26 +43,56 @@ fn main() {
     std::process::exit(cli::main(&TOOL, run))
 }
 
-fn check_line(rest: &[std::ffi::OsString]) -> Result<()> {
+/// The guard's verdict on the one argument (the same function the
+/// PreToolUse hook uses): stdout `allow` or `deny`; exit 0 only for a valid
+/// helper command of this installed root.
+fn check_line(rest: &[std::ffi::OsString]) -> Result<command::Verdict> {
     let [line] = rest else {
         return Err(kijito_protocol::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
     };
     let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
-    let dir = HelperDir::current()?;
-    command::check_command(line, &dir).map(|_| ())
+    let dir = HelperDir::current().ok();
+    Ok(command::guard_line(line, dir.as_ref()))
 }
 
 fn check_command(rest: &[std::ffi::OsString]) -> i32 {
-    match check_line(rest) {
-        Ok(()) => {
+    let verdict = match check_line(rest) {
+        Ok(v) => v,
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            return e.exit_status();
+        }
+    };
+    let word = if verdict.allowed() { "allow" } else { "deny" };
+    if cli::print_stdout(&format!("{word}\n")).is_err() {
+        return 1;
+    }
+    match verdict {
+        command::Verdict::Helper(_) => {
             eprintln!("the command is a valid helper command of this installed root");
             0
         }
-        Err(e) => {
+        command::Verdict::Deny(e) => {
             cli::report_failure(&TOOL, &e);
             e.exit_status()
         }
+        command::Verdict::Unrelated => {
+            // Not a helper command; the guard lets such a line run. The code
+            // says why it is not one.
+            let dir = HelperDir::current();
+            let e = match dir.and_then(|d| command::check_command(line_of(rest), &d).map(|_| ())) {
+                Err(e) => e,
+                Ok(()) => kijito_protocol::Error::new(command::codes::UNKNOWN_HELPER, "not a helper command"),
+            };
+            cli::report_failure(&TOOL, &e);
+            eprintln!("the line reaches no kijito-qa executable: the PreToolUse guard lets it run, but it is not a helper command");
+            e.exit_status()
+        }
     }
+}
+
+fn line_of(rest: &[std::ffi::OsString]) -> &str {
+    rest.first().and_then(|l| l.to_str()).unwrap_or("")
 }
 
 fn run(args: Args) -> Result<i32> {

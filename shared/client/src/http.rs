@@ -1,7 +1,8 @@
 //! The Kijito REST client (docs/protocol.md §2).
 //!
 //! `Transport` is the small seam unit tests use to inject faults; the real
-//! one is blocking reqwest with rustls, a named User-Agent, no redirects, a
+//! one is blocking reqwest with rustls, a named User-Agent, no proxy (the
+//! proxy environment variables are ignored), no redirects, a
 //! 1 MiB response cap and per-call timeouts (10 s memory calls, 5 s
 //! claim/release). `Api` speaks the four calls on top of any transport.
 //!
@@ -80,6 +81,10 @@ impl ReqwestTransport {
     pub fn new(base: ApiUrl, token: &Token) -> Result<Self> {
         let client = reqwest::blocking::Client::builder()
             .user_agent(USER_AGENT)
+            // Never a proxy: `http_proxy`/`HTTPS_PROXY`/`ALL_PROXY` in the
+            // environment would otherwise receive the bearer token and could
+            // forge every answer.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(LEASE_TIMEOUT)
             .timeout(MEMORY_TIMEOUT)

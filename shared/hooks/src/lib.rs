@@ -9,6 +9,7 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+pub mod guard;
 pub mod run;
 pub mod text;
 
@@ -27,9 +28,13 @@ pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
 /// always gets an answer within 2 seconds.
 pub const WATCHDOG: Duration = Duration::from_millis(1500);
 /// Watchdog of PostCompact and session-hook: longer, because cutting a claim
-/// or delivery short could lose the one re-entry; still well inside the
-/// hosts' hook timeouts.
-pub const WATCHDOG_SESSION: Duration = Duration::from_secs(10);
+/// or delivery short could lose the one re-entry, but 1.5 s below the 5 s
+/// `timeout` the installed hooks.json gives every hook (the host kills a
+/// hook at its timeout, so a later watchdog would never answer).
+pub const WATCHDOG_SESSION: Duration = Duration::from_millis(3500);
+/// The `timeout` (seconds, both hosts' convention) of every hook in the
+/// installed hooks.json; the watchdogs stay below it.
+pub const HOOK_TIMEOUT_SECS: u64 = 5;
 
 /// Stable codes of hook input handling.
 pub mod codes {

@@ -322,9 +322,218 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
     Ok(())
 }
 
+/// What the guard decides about one shell command line. The one decision
+/// function, [`guard_line`], is used by the PreToolUse hook and by
+/// `qa-gate check-command`, so the two cannot disagree.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// The line cannot reach a kijito-qa executable: the guard lets it run.
+    Unrelated,
+    /// An exact helper command of this installed root: allowed.
+    Helper(HelperCommand),
+    /// Denied, with the reason.
+    Deny(Error),
+}
+
+impl Verdict {
+    pub fn allowed(&self) -> bool {
+        !matches!(self, Verdict::Deny(_))
+    }
+}
+
+/// Characters the shell removes or expands inside a word (quoting, escape,
+/// glob, parameter and command expansion, brace and tilde expansion).
+const SHELL_SPECIAL: &[char] = &['\\', '\'', '"', '*', '?', '[', ']', '$', '`', '{', '}', '~'];
+/// Characters that expand to text computed at run time.
+const EXPANSION: &[char] = &['$', '`'];
+
+/// Fragments of the executable names: a line that expands anything (`$`,
+/// backtick) and contains one of these (after quote removal) could assemble
+/// a helper name, so it is held to the grammar.
+pub const NAME_FRAGMENTS: &[&str] =
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito"];
+
+/// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
+/// and guard"). A line that could reach a toolkit executable — directly, or
+/// through quoting, escapes, globs, expansions, braces or tildes — must be
+/// exactly one helper command of this root ([`check_command`]); any other
+/// line is [`Verdict::Unrelated`]. `dir` is `None` when this installed root
+/// is unknown: then every line that could reach a helper is denied.
+pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
+    if !reaches_helper(line, dir) {
+        return Verdict::Unrelated;
+    }
+    let Some(dir) = dir else {
+        return Verdict::Deny(fail(codes::ROOT_UNKNOWN, "this installed root is unknown"));
+    };
+    match check_command(line.trim_end_matches([' ', '\n']), dir) {
+        Ok(c) => Verdict::Helper(c),
+        Err(e) => Verdict::Deny(e),
+    }
+}
+
+/// Whether the line could reach a toolkit executable, judged on what the
+/// shell will run rather than on the raw text:
+/// 1. the raw line, the line with quotes and backslashes removed, and the
+///    words `shell-words` splits it into each [`mentions_helper`];
+/// 2. any word naming a file in the helper directory (`<root>/bin/...`);
+/// 3. a word holding a backslash, quote, glob character, `$`, backtick,
+///    brace or tilde that, once those are removed, names a toolkit
+///    executable or lies under the plugin root, or that as a glob pattern
+///    matches a toolkit executable;
+/// 4. a line with an expansion (`$`, backtick) that contains a helper name
+///    fragment ([`NAME_FRAGMENTS`]) or the plugin root once quotes are removed.
+pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
+    if mentions_helper(line) {
+        return true;
+    }
+    let unquoted: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    if mentions_helper(&unquoted) {
+        return true;
+    }
+    if let Ok(words) = shell_words::split(line) {
+        if mentions_helper(&words.join(" ")) {
+            return true;
+        }
+    }
+    let helper_dir = dir.and_then(|d| d.path().to_str()).map(|d| format!("{d}/"));
+    let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
+    let stripped: String = line.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+    for raw in line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()) {
+        let word = raw.rsplit_once('=').filter(|(k, _)| !k.starts_with('-')).map(|(_, v)| v).unwrap_or(raw);
+        let plain: String = word.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+        if helper_dir.as_deref().is_some_and(|d| plain.starts_with(d) || word.starts_with(d)) {
+            return true;
+        }
+        if !word.contains(SHELL_SPECIAL) {
+            continue;
+        }
+        if names_executable(&plain) || root.as_deref().is_some_and(|r| plain.starts_with(r)) {
+            return true;
+        }
+        if word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir.as_deref()) {
+            return true;
+        }
+    }
+    if line.contains(EXPANSION) {
+        let lower = stripped.to_ascii_lowercase();
+        if NAME_FRAGMENTS.iter().any(|f| lower.contains(f)) || root.as_deref().is_some_and(|r| stripped.contains(r)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `name` or `.../name` for a toolkit executable name.
+fn names_executable(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    GUARDED_NAMES.contains(&base)
+}
+
+/// Whether a glob word could match a toolkit executable: its last component
+/// matches an executable name and, when it has a directory part, the whole
+/// word matches `<helper dir>/<name>` (or the directory part is itself a
+/// pattern).
+fn glob_names_executable(word: &str, helper_dir: Option<&str>) -> bool {
+    let pattern: String = word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    if pattern.len() > 1024 {
+        return true;
+    }
+    let (dir_part, base) = match pattern.rsplit_once('/') {
+        Some((d, b)) => (Some(d), b),
+        None => (None, pattern.as_str()),
+    };
+    GUARDED_NAMES.iter().any(|name| {
+        glob_match(base.as_bytes(), name.as_bytes())
+            && match (dir_part, helper_dir) {
+                (None, _) => true,
+                (Some(d), Some(h)) => glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '[']),
+                (Some(d), None) => d.contains(['*', '?', '[']) || !d.is_empty(),
+            }
+    })
+}
+
+/// Shell glob match (`*`, `?`, `[...]`; `*` does not cross `/`), iterative
+/// with backtracking to the last `*`: O(pattern × text).
+pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() {
+            match pattern[p] {
+                b'*' => {
+                    star = Some((p, t));
+                    p += 1;
+                    continue;
+                }
+                b'?' if text[t] != b'/' => {
+                    p += 1;
+                    t += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, len)) = class_match(&pattern[p..], text[t]) {
+                        if matched {
+                            p += len;
+                            t += 1;
+                            continue;
+                        }
+                    } else if text[t] == b'[' {
+                        p += 1;
+                        t += 1;
+                        continue;
+                    }
+                }
+                c if c == text[t] => {
+                    p += 1;
+                    t += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) if text[st] != b'/' => {
+                star = Some((sp, st + 1));
+                p = sp + 1;
+                t = st + 1;
+            }
+            _ => return false,
+        }
+    }
+    pattern[p..].iter().all(|c| *c == b'*')
+}
+
+/// A `[...]` class at the start of `pattern`: (matches `c`, its length), or
+/// `None` when unterminated.
+fn class_match(pattern: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pattern.get(i), Some(b'!') | Some(b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < pattern.len() {
+        if pattern[i] == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
+            matched |= pattern[i] <= c && c <= pattern[i + 2];
+            i += 3;
+        } else {
+            matched |= pattern[i] == c;
+            i += 1;
+        }
+    }
+    None
+}
+
 /// Whether a shell command line mentions a toolkit executable in a way that
 /// could run it: a word ending in `/<name>` anywhere, or `<name>` as the first
 /// word of a shell segment. Such a command must pass [`check_command`] whole.
+/// This is the plain-text part of [`reaches_helper`].
 pub fn mentions_helper(line: &str) -> bool {
     let is_sep = |c: char| c.is_whitespace() || ";|&()<>{}`'\"$\\!".contains(c);
     let is_segment_break = |c: char| c == '\n' || ";|&()<>{}`'\"$\\!".contains(c);
@@ -377,5 +586,35 @@ mod tests {
         assert!(!mentions_helper("grep qa-gate README.md"));
         assert!(!mentions_helper("cargo build --bin qa-gate"));
         assert!(!mentions_helper("ls -la"));
+    }
+
+    #[test]
+    fn glob_matching() {
+        assert!(glob_match(b"pointer-dige?t", b"pointer-digest"));
+        assert!(glob_match(b"*-digest", b"pointer-digest"));
+        assert!(glob_match(b"q[a-z]-gate", b"qa-gate"));
+        assert!(glob_match(b"[!x]a-gate", b"qa-gate"));
+        assert!(!glob_match(b"*", b"a/b"));
+        assert!(!glob_match(b"q?-gates", b"qa-gate"));
+        assert!(glob_match(b"/r/*/q*", b"/r/bin/qa-gate"));
+    }
+
+    #[test]
+    fn guard_reads_what_the_shell_runs() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        let deny = |l: &str| !guard_line(l, Some(&dir)).allowed();
+        assert!(deny("/opt/kq/bin/pointer\\-digest --pointer-id 3; echo INJECTED"));
+        assert!(deny("/opt/kq/bin/pointer-dige?t --pointer-id 3; echo INJECTED"));
+        assert!(deny("P=pointer-digest; /opt/kq/bin/$P --pointer-id 3; echo INJECTED"));
+        assert!(deny("'/opt/kq/bin/pointer-digest' --pointer-id 3"));
+        assert!(deny("/opt/kq/bin/sh -c id"));
+        assert!(deny("~/kq/bin/qa-gate status"));
+        assert!(deny("R=/opt/kq; $R/bin/x"));
+        assert!(!deny("/opt/kq/bin/pointer-digest --pointer-id 3"));
+        assert!(!deny("ls -la *.rs"));
+        assert!(!deny("grep qa-gate README.md"));
+        assert!(!deny("echo \"$HOME\""));
+        assert!(matches!(guard_line("ls", Some(&dir)), Verdict::Unrelated));
+        assert!(matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN));
     }
 }
