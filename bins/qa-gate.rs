@@ -9,14 +9,21 @@ use kijito_protocol::Result;
 
 const HELP: &str = "qa-gate: the QA gate of kijito-qa (docs/protocol.md §7)
 
-  qa-gate record --session-id S --transcript ABS --data-dir ABS --pointer-id N
+  qa-gate record --session-id S --transcript ABS [--data-dir ABS] --pointer-id N
                  --pointer-digest D --cold-boot-report ABS --cold-boot-report ABS
-      Validate two green cold-boot reports and write the one-use pass. The only
-      stdout line is the ready signal (kijito.compaction.ready).
-  qa-gate invalidate --session-id S --data-dir ABS
+                 [--token-file F]
+      Read the live pointer once (it must still have digest D), validate two
+      green cold-boot reports written by the installed pointer-snapshot, and
+      write the one-use pass. The only stdout line is the ready signal
+      (kijito.compaction.ready).
+  qa-gate invalidate --session-id S [--data-dir ABS]
       Remove this session's pass, ticket, attempt and pending re-entry record.
-  qa-gate status --session-id S --data-dir ABS [--transcript ABS]
-      Print what exists for the session and whether its pass would be accepted.
+  qa-gate status --session-id S [--data-dir ABS] [--transcript ABS]
+      Print what exists for the session and whether its pass would be
+      accepted. Read-only: creates nothing.
+
+  The data dir is --data-dir, else the config's dataDir, else
+  ~/.cache/kijito-qa (as for the hooks).
   qa-gate check-command '<command line>'
       Print the PreToolUse guard's verdict on the line (allow or deny). Exit 0
       if the line is a valid helper command of this installed root, else 1
@@ -95,14 +102,26 @@ fn line_of(rest: &[std::ffi::OsString]) -> &str {
     rest.first().and_then(|l| l.to_str()).unwrap_or("")
 }
 
+/// `--data-dir`, else the config's `dataDir`, else the default: the hooks'
+/// rule without a host variable (docs/configuration.md).
+fn data_dir(args: &Args) -> Result<AbsPath> {
+    let flag: Option<AbsPath> = args.optional("--data-dir")?;
+    let config = match &flag {
+        Some(_) => None,
+        None => Some(kijito_files::config::Config::load()?),
+    };
+    kijito_files::datadir::resolve(flag.as_ref(), None, config.as_ref())
+}
+
 fn run(args: Args) -> Result<i32> {
     let now = gate::now_ms();
     match args.subcommand.as_str() {
         "record" => {
+            let data_dir = data_dir(&args)?;
             let req = RecordRequest {
                 session_id: args.required("--session-id")?,
                 transcript: args.required("--transcript")?,
-                data_dir: args.required("--data-dir")?,
+                data_dir,
                 pointer_id: args.required("--pointer-id")?,
                 pointer_digest: args.required("--pointer-digest")?,
                 reports: args.all("--cold-boot-report")?,
@@ -110,7 +129,14 @@ fn run(args: Args) -> Result<i32> {
             if req.reports.len() != 2 {
                 return Err(kijito_protocol::Error::usage("missing_flag", "--cold-boot-report is required twice"));
             }
-            let ready = gate::record(&req, now)?;
+            let token: Option<AbsPath> = args.optional("--token-file")?;
+            let evidence = || {
+                Ok(gate::Evidence {
+                    live_pointer_digest: kijito_client::pointer::live_pointer_digest(req.pointer_id, token.as_ref())?,
+                    installed_verifier: gate::installed_verifier(&HelperDir::current()?)?,
+                })
+            };
+            let ready = gate::record(&req, evidence, now)?;
             cli::print_stdout(&format!("{}\n", ready.signal))?;
             eprintln!(
                 "QA pass recorded for session {} (pointer {}, snapshot {}); it is valid for 30 minutes and one compaction.",
@@ -120,18 +146,15 @@ fn run(args: Args) -> Result<i32> {
         }
         "invalidate" => {
             let session: SessionId = args.required("--session-id")?;
-            let data: AbsPath = args.required("--data-dir")?;
-            let qa = QaDir::open(&data)?;
+            let qa = QaDir::open(&data_dir(&args)?)?;
             let n = gate::invalidate(&qa, &session)?;
             cli::print_stdout(&format!("{}\n", invalidated_line(&session, n)))?;
             Ok(0)
         }
         "status" => {
             let session: SessionId = args.required("--session-id")?;
-            let data: AbsPath = args.required("--data-dir")?;
             let transcript: Option<AbsPath> = args.optional("--transcript")?;
-            let qa = QaDir::open(&data)?;
-            let status = gate::status(&qa, &session, transcript.as_ref(), now);
+            let status = gate::status_of(&data_dir(&args)?, &session, transcript.as_ref(), now);
             cli::print_stdout(&format!("{status}\n"))?;
             Ok(0)
         }

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 
 pub use compaction::{claim, precompact, take_reentry, Attempt, ClaimOutcome, Reentry};
 pub use pass::{transcript_identity, Pass, TranscriptId};
-pub use record::{invalidate, record, status, Ready, RecordRequest};
+pub use record::{installed_verifier, invalidate, record, status, status_of, Evidence, Ready, RecordRequest};
 pub use report::{validate_report, GreenReport};
 
 /// A pass is valid for 30 minutes.
@@ -70,6 +70,12 @@ impl QaDir {
     /// Validate (and create) `<data-dir>/qa/`.
     pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
         Ok(QaDir { dir: kijito_files::datadir::qa_dir(data_dir)? })
+    }
+
+    /// The QA dir of `data_dir` for reading only: nothing is created or
+    /// checked (every read checks its own file).
+    pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
+        Ok(QaDir { dir: data_dir.join("qa")? })
     }
 
     pub fn path(&self) -> &AbsPath {

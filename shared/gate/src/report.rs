@@ -24,11 +24,12 @@ pub const GREEN_KEYS: &[&str] = &[
     "anchorDigests",
     "bootNonce",
     "verifiedAtMs",
+    "verifierSha256",
 ];
 
 /// Keys of a red report, in order.
 pub const RED_KEYS: &[&str] =
-    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
+    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"];
 
 /// Stable codes of report validation.
 pub mod codes {
@@ -57,6 +58,8 @@ pub mod codes {
     pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
     pub const LOCK_DIFFERS: &str = "report_lock_differs";
     pub const COUNT: &str = "report_count_invalid";
+    /// The report was not written by the installed `pointer-snapshot`.
+    pub const VERIFIER: &str = "report_verifier_mismatch";
 }
 
 /// What record keeps of a validated green report.
@@ -68,6 +71,8 @@ pub struct GreenReport {
     pub snapshot_digest: Digest,
     pub boot_nonce: String,
     pub verified_at_ms: i64,
+    /// SHA-256 of the executable that wrote the report.
+    pub verifier_digest: Digest,
     /// SHA-256 of the report's compact JSON.
     pub report_digest: Digest,
 }
@@ -134,6 +139,7 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     };
     let r_pointer_digest = digest_of("pointerDigest")?;
     let r_snapshot = digest_of("snapshotDigest")?;
+    let r_verifier = digest_of("verifierSha256")?;
     if !matches!(obj["state"].as_str(), Some("active" | "complete")) {
         return Err(field("state", "must be active or complete"));
     }
@@ -179,6 +185,7 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
         snapshot_digest: r_snapshot,
         boot_nonce: nonce.to_owned(),
         verified_at_ms: verified,
+        verifier_digest: r_verifier,
         report_digest: Digest::of(canonical_json(&value).as_bytes()),
     })
 }

@@ -8,4 +8,6 @@ pub mod snapshot {
     pub const ANCHOR_DIGEST_MISMATCH: &str = "anchor_digest_mismatch";
     pub const SNAPSHOT_DIGEST_MISMATCH: &str = "snapshot_digest_mismatch";
     pub const REPORT_FILE: &str = "report_file_invalid";
+    /// The running executable could not be hashed (`verifierSha256`).
+    pub const VERIFIER_UNREADABLE: &str = "verifier_unreadable";
 }

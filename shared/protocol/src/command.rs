@@ -80,21 +80,24 @@ pub const POINTER_PUBLISH_SPECS: [ArgSpec; 7] = [
 ];
 pub const POINTER_PUBLISH_FLAGS: &[Flag] = &flags(&POINTER_PUBLISH_SPECS);
 
-pub const QA_GATE_RECORD_SPECS: [ArgSpec; 6] = [
+/// `--data-dir` is optional for every qa-gate subcommand: without it the
+/// data dir is the config's `dataDir`, else the default (like the hooks).
+pub const QA_GATE_RECORD_SPECS: [ArgSpec; 7] = [
     req("--session-id", Kind::SessionId),
     req("--transcript", Kind::Path),
-    req("--data-dir", Kind::Path),
+    opt("--data-dir", Kind::Path),
     req("--pointer-id", Kind::MemoryId),
     req("--pointer-digest", Kind::Digest),
     ArgSpec { flag: Flag::repeated("--cold-boot-report", 2), kind: Kind::Path, required: true },
+    opt("--token-file", Kind::Path),
 ];
 pub const QA_GATE_RECORD_FLAGS: &[Flag] = &flags(&QA_GATE_RECORD_SPECS);
 
-pub const QA_GATE_INVALIDATE_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const QA_GATE_INVALIDATE_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), opt("--data-dir", Kind::Path)];
 pub const QA_GATE_INVALIDATE_FLAGS: &[Flag] = &flags(&QA_GATE_INVALIDATE_SPECS);
 
 pub const QA_GATE_STATUS_SPECS: [ArgSpec; 3] =
-    [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
+    [req("--session-id", Kind::SessionId), opt("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
 pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 
 /// One helper (or helper subcommand) the agent may run.
