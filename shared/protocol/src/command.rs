@@ -405,7 +405,8 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     for raw in line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()) {
         let word = raw.rsplit_once('=').filter(|(k, _)| !k.starts_with('-')).map(|(_, v)| v).unwrap_or(raw);
         let plain: String = word.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
-        if helper_dir.as_deref().is_some_and(|d| plain.starts_with(d) || word.starts_with(d)) {
+        let in_dir = |w: &str, d: &str| w.starts_with(d) || w == d.trim_end_matches('/');
+        if helper_dir.as_deref().is_some_and(|d| in_dir(&plain, d) || in_dir(word, d)) {
             return true;
         }
         if !word.contains(SHELL_SPECIAL) {
@@ -450,7 +451,8 @@ fn glob_names_executable(word: &str, helper_dir: Option<&str>) -> bool {
         glob_match(base.as_bytes(), name.as_bytes())
             && match (dir_part, helper_dir) {
                 (None, _) => true,
-                (Some(d), Some(h)) => glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '[']),
+                // A relative directory depends on the working directory.
+                (Some(d), Some(h)) => !d.starts_with('/') || glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '[']),
                 (Some(d), None) => d.contains(['*', '?', '[']) || !d.is_empty(),
             }
     })
