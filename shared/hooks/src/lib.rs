@@ -10,6 +10,7 @@
 //! `hookSpecificOutput` (both hosts reject it).
 
 pub mod guard;
+pub mod messages;
 pub mod run;
 pub mod text;
 
@@ -148,10 +149,11 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
 }
 
 /// One line for a `systemMessage`: control characters become spaces, at most
-/// 300 characters.
+/// [`messages::MAX_MESSAGE_CHARS`] characters, so every message of
+/// [`messages`] is printed whole.
 pub fn one_line(text: &str) -> String {
     let t: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    kijito_protocol::ids::clip(t.trim()).chars().take(300).collect()
+    t.trim().chars().take(messages::MAX_MESSAGE_CHARS).collect()
 }
 
 /// PreCompact answer: Codex `{"continue":true,"systemMessage":...}` (never

@@ -1,6 +1,7 @@
 //! What each hook does with its stdin. Every function here answers (never
 //! fails): errors become the fail-soft answer of that hook.
 
+use crate::messages;
 use crate::text::{self, FreshPaths};
 use crate::{context_reply, parse_input, postcompact_reply, precompact_reply, stop_reply, Event, Host, HookInput};
 use kijito_protocol::command::{self, HelperDir};
@@ -45,9 +46,9 @@ impl HookEnv {
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     let message = match precompact_work(env, stdin) {
-        Ok(a) if a.attested => "kijito-qa: compaction attested (QA pass promoted); re-entry will ask for one verification".to_owned(),
-        Ok(a) => format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", a.reason),
-        Err(e) => format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", e.code()),
+        Ok(a) if a.attested => messages::PRECOMPACT_ATTESTED.to_owned(),
+        Ok(a) => messages::fill(messages::PRECOMPACT_UNATTESTED, &a.reason),
+        Err(e) => messages::fill(messages::PRECOMPACT_UNATTESTED, e.code()),
     };
     precompact_reply(env.host, &message)
 }
@@ -66,11 +67,11 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
     });
     match outcome {
         Ok(ClaimOutcome::Claimed(r)) if r.attested.is_some() => {
-            postcompact_reply(Some("kijito-qa: attested compaction claimed; re-entry is delivered at the next session start or prompt"))
+            postcompact_reply(Some(messages::POSTCOMPACT_ATTESTED))
         }
-        Ok(ClaimOutcome::Claimed(r)) => postcompact_reply(Some(&format!("kijito-qa: compaction claimed UNATTESTED ({})", r.reason))),
+        Ok(ClaimOutcome::Claimed(r)) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_UNATTESTED, &r.reason))),
         Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(None),
-        Err(e) => postcompact_reply(Some(&format!("kijito-qa: PostCompact could not claim ({})", e.code()))),
+        Err(e) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_FAILED, e.code()))),
     }
 }
 
@@ -256,11 +257,8 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
             None => p.check_age(&input.session_id, env.now_ms).map(|_| p),
         });
     Some(stop_reply(&match check {
-        Ok(p) => format!(
-            "kijito-qa: a QA pass for this session waits for compaction (valid for about {} more min); run /compact now so re-entry is attested",
-            (gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000
-        ),
-        Err(e) => format!("kijito-qa: a QA pass for this session waits but would be refused ({}); record a fresh one or invalidate it", e.code()),
+        Ok(p) => messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string()),
+        Err(e) => messages::fill(messages::STOP_REFUSED, e.code()),
     }))
 }
 
