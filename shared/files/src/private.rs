@@ -460,7 +460,35 @@ mod tests {
         assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK);
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
         assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING);
+    }
+
+    #[test]
+    fn every_ancestor_is_checked() {
+        let d = private_tmp();
+        let deep = d.path().join("a/b/c");
+        ensure_private_dir(&deep).unwrap();
+        write_atomic(&deep.join("f"), b"x").unwrap();
+        // A group-writable ancestor (no sticky bit) two levels up.
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o777)).unwrap();
+        for err in [
+            check_new_file_path(&deep.join("g")).unwrap_err(),
+            write_atomic(&deep.join("f"), b"y").unwrap_err(),
+            read_checked(&deep.join("f"), FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err(),
+            ensure_private_dir(&deep.join("d")).unwrap_err(),
+        ] {
+            assert_eq!(err.code(), codes::DIR_PERMISSIONS, "{err:?}");
+        }
+        // With the sticky bit (like /tmp) it is accepted.
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o1777)).unwrap();
+        check_new_file_path(&deep.join("g")).unwrap();
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o700)).unwrap();
+        // A symlinked ancestor anywhere on the way.
+        symlink(d.path().join("a"), d.path().join("alias")).unwrap();
+        let via = d.path().join("alias/b/c/f");
+        assert_eq!(read_checked(&via, FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(write_atomic(&via, b"z").unwrap_err().code(), codes::DIR_SYMLINK);
     }
 
     #[test]

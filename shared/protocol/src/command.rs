@@ -25,6 +25,8 @@ pub enum Kind {
     Digest,
     SessionId,
     Path,
+    /// A switch: no value.
+    Switch,
 }
 
 /// One documented flag of a helper: its argv shape, value kind and whether it
@@ -41,6 +43,9 @@ const fn req(name: &'static str, kind: Kind) -> ArgSpec {
 }
 const fn opt(name: &'static str, kind: Kind) -> ArgSpec {
     ArgSpec { flag: Flag::value(name), kind, required: false }
+}
+const fn switch(name: &'static str) -> ArgSpec {
+    ArgSpec { flag: Flag::switch(name), kind: Kind::Switch, required: true }
 }
 
 /// The `cli::Flag` list of a spec table, at compile time.
@@ -80,6 +85,22 @@ pub const POINTER_PUBLISH_SPECS: [ArgSpec; 7] = [
 ];
 pub const POINTER_PUBLISH_FLAGS: &[Flag] = &flags(&POINTER_PUBLISH_SPECS);
 
+/// `pointer-publish --release-lease`: release this persona's own lease on
+/// the pointer mutex (after a crashed publish); refuses another persona's.
+pub const POINTER_PUBLISH_RELEASE_SPECS: [ArgSpec; 3] =
+    [switch("--release-lease"), req("--lock-message-id", Kind::MessageId), opt("--token-file", Kind::Path)];
+/// Every flag `pointer-publish` parses (both forms).
+pub const POINTER_PUBLISH_ALL_FLAGS: &[Flag] = &[
+    POINTER_PUBLISH_FLAGS[0],
+    POINTER_PUBLISH_FLAGS[1],
+    POINTER_PUBLISH_FLAGS[2],
+    POINTER_PUBLISH_FLAGS[3],
+    POINTER_PUBLISH_FLAGS[4],
+    POINTER_PUBLISH_FLAGS[5],
+    POINTER_PUBLISH_FLAGS[6],
+    Flag::switch("--release-lease"),
+];
+
 /// `--data-dir` is optional for every qa-gate subcommand: without it the
 /// data dir is the config's `dataDir`, else the default (like the hooks).
 pub const QA_GATE_RECORD_SPECS: [ArgSpec; 7] = [
@@ -106,17 +127,34 @@ pub struct Grammar {
     pub helper: &'static str,
     /// "" when the helper takes no subcommand.
     pub subcommand: &'static str,
+    /// A switch that selects this form among several forms of a helper
+    /// without subcommands ("" for the default form).
+    pub selector: &'static str,
     pub specs: &'static [ArgSpec],
 }
 
-/// Every helper command the guard accepts.
+impl Grammar {
+    /// A form of a helper: `subcommand` "" for none.
+    pub const fn new(helper: &'static str, subcommand: &'static str, specs: &'static [ArgSpec]) -> Grammar {
+        Grammar { helper, subcommand, selector: "", specs }
+    }
+
+    /// A form of a helper selected by a switch.
+    pub const fn selected_by(helper: &'static str, selector: &'static str, specs: &'static [ArgSpec]) -> Grammar {
+        Grammar { helper, subcommand: "", selector, specs }
+    }
+}
+
+/// Every helper command the guard accepts: one row per helper form (add a
+/// row for a new helper or subcommand; [`GUARDED_NAMES`] lists the names).
 pub const GRAMMARS: &[Grammar] = &[
-    Grammar { helper: "pointer-digest", subcommand: "", specs: &POINTER_DIGEST_SPECS },
-    Grammar { helper: "pointer-snapshot", subcommand: "", specs: &POINTER_SNAPSHOT_SPECS },
-    Grammar { helper: "pointer-publish", subcommand: "", specs: &POINTER_PUBLISH_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "record", specs: &QA_GATE_RECORD_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "invalidate", specs: &QA_GATE_INVALIDATE_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "status", specs: &QA_GATE_STATUS_SPECS },
+    Grammar::new("pointer-digest", "", &POINTER_DIGEST_SPECS),
+    Grammar::new("pointer-snapshot", "", &POINTER_SNAPSHOT_SPECS),
+    Grammar::new("pointer-publish", "", &POINTER_PUBLISH_SPECS),
+    Grammar::selected_by("pointer-publish", "--release-lease", &POINTER_PUBLISH_RELEASE_SPECS),
+    Grammar::new("qa-gate", "record", &QA_GATE_RECORD_SPECS),
+    Grammar::new("qa-gate", "invalidate", &QA_GATE_INVALIDATE_SPECS),
+    Grammar::new("qa-gate", "status", &QA_GATE_STATUS_SPECS),
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
@@ -251,8 +289,12 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
     }
     let mut rest = &words[1..];
     let candidates: Vec<&Grammar> = GRAMMARS.iter().filter(|g| g.helper == helper).collect();
-    let grammar = if candidates.len() == 1 && candidates[0].subcommand.is_empty() {
-        candidates[0]
+    let grammar = if candidates.iter().all(|g| g.subcommand.is_empty()) {
+        let selected = candidates.iter().find(|g| !g.selector.is_empty() && rest.contains(&g.selector));
+        match selected.or_else(|| candidates.iter().find(|g| g.selector.is_empty())) {
+            Some(g) => g,
+            None => return Err(fail(codes::UNKNOWN_HELPER, format!("{helper} has no form the guard accepts"))),
+        }
     } else {
         let Some(sub) = rest.first() else {
             return Err(fail(codes::MISSING_SUBCOMMAND, format!("{helper} needs a subcommand")));
@@ -276,6 +318,11 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         if args.iter().filter(|(n, _)| *n == spec.flag.name).count() >= spec.flag.max {
             return Err(fail(codes::DUPLICATE_FLAG, format!("{} given too many times", spec.flag.name)));
         }
+        if spec.kind == Kind::Switch {
+            args.push((spec.flag.name, String::new()));
+            i += 1;
+            continue;
+        }
         let Some(value) = rest.get(i + 1) else {
             return Err(fail(codes::MISSING_VALUE, format!("{} needs a value", spec.flag.name)));
         };
@@ -296,6 +343,7 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
         Kind::SessionId => {
             SessionId::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_SESSION_ID, format!("{name}: {}", e.message())))
         }
+        Kind::Switch => Ok(()),
         Kind::Path => {
             if value.split('/').any(|p| p == "." || p == "..") {
                 Err(fail(codes::PATH_TRAVERSAL, format!("{name}: path contains . or ..")))
@@ -315,7 +363,7 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
             return Err(fail(codes::MISSING_FLAG, format!("{} is required{}", spec.flag.name, if spec.flag.max > 1 { format!(" {} times", spec.flag.max) } else { String::new() })));
         }
     }
-    if grammar.helper == "pointer-publish" {
+    if grammar.helper == "pointer-publish" && grammar.selector.is_empty() {
         let content = args.iter().any(|(f, _)| *f == "--content-file");
         let restore = args.iter().any(|(f, _)| *f == "--restore-from");
         if content == restore {
