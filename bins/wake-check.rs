@@ -32,8 +32,9 @@ server), detect a long sleep, a changed boot id or a clock that went back,
 and answer with a trust mode. In degraded mode a trustworthy latch gets one
 visible degraded_mode entry that locks consent until a human reviews.
 
-  --workspace DIR           where .memory-latch lives (default: current dir)
-  --data-dir DIR            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
+  --workspace ABS           where .memory-latch lives (default: current dir)
+  --data-dir ABS            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
+  Paths are absolute, as for every kijito-qa helper.
   --session-id S            check only this session's QA files
   --live                    also verify the recorded pointer against the server
   --long-sleep-after SECS   long-sleep threshold (default 86400)
@@ -52,9 +53,9 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 fn main() {
     std::process::exit(cli::main(&TOOL, |args| {
-        let workspace = match args.raw("--workspace") {
-            Some(w) if !w.is_empty() => PathBuf::from(w),
-            Some(_) => return Err(kijito_protocol::Error::usage("invalid_path", "--workspace must not be empty")),
+        // One rule for every path flag of the toolkit: absolute.
+        let workspace = match args.optional::<AbsPath>("--workspace")? {
+            Some(w) => w.as_path().to_owned(),
             None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new("workspace_invalid", format!("cannot read the current directory: {e}")))?,
         };
         let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
