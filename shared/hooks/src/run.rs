@@ -121,7 +121,7 @@ pub fn session_stdin(env: &HookEnv, event: Event, stdin: Result<Vec<u8>>) -> Opt
 /// What `session-hook` answers when its watchdog fires: a PreToolUse that
 /// could not be decided in time is denied; the other events print nothing.
 pub fn session_fallback(event: Event) -> Option<String> {
-    (event == Event::PreToolUse).then(|| crate::guard::timed_out())
+    (event == Event::PreToolUse).then(crate::guard::timed_out)
 }
 
 fn unreadable_reentry(code: &str) -> String {
