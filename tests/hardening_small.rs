@@ -180,3 +180,41 @@ fn wake_check_paths_are_absolute_like_every_path_flag() {
         assert_eq!(out.status.code(), Some(2), "{flag}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn an_unsafe_ancestor_of_a_private_path_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    // Reports two levels under a world-writable directory (no sticky bit).
+    let open = w.path("open");
+    std::fs::create_dir_all(open.join("a/reports")).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for d in ["a", "a/reports"] {
+        std::fs::set_permissions(open.join(d), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let spec = ReportSpec::new(now_ms());
+    let a = open.join("a/reports/a.json");
+    let b = open.join("a/reports/b.json");
+    write_private_unchecked(&a, green_report(&spec).to_string().as_bytes());
+    write_private_unchecked(&b, green_report(&ReportSpec { boot_nonce: nonce(5), ..spec.clone() }).to_string().as_bytes());
+    let out = w.record(S, &spec.pointer_digest, &a, &b);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("writable by group or other without the sticky bit"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A data dir reached through a symlinked ancestor is unusable for the hooks.
+    std::fs::create_dir(w.path("real")).unwrap();
+    std::os::unix::fs::symlink(w.path("real"), w.path("alias")).unwrap();
+    let data = w.path("alias/data");
+    let stdin = w.hook_stdin("codex", "app-server:PreCompact:manual", S);
+    let pre = w.run(&PRECOMPACT, &["--host", "codex", "--data-dir", data.to_str().unwrap()], &stdin);
+    let msg = serde_json::from_slice::<Value>(&pre.stdout).unwrap()["systemMessage"].as_str().unwrap().to_owned();
+    assert_eq!(msg, messages::fill(messages::PRECOMPACT_UNATTESTED, "data_dir_unusable"));
+    assert!(!w.path("real/data").exists(), "nothing was created through the symlink");
+}
+
+/// A 0600 file written without the library's checks (the attacker's setup).
+fn write_private_unchecked(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
