@@ -137,6 +137,10 @@ fn hook_and_check_command_agree_and_no_bypass_gets_through() {
     lines.extend(corpus.iter().map(|l| (l.clone(), Some(false))));
     lines.extend(harmless().into_iter().map(|l| (l, Some(true))));
     lines.push((valid.clone(), Some(true)));
+    // Found by fuzz/fuzz_targets/guard.rs: a command word holding `=` is run
+    // as a command (it is no assignment), so it is judged whole.
+    lines.push((format!("{r}/qa-Pgate=p o"), Some(false)));
+    lines.push((format!("X=1 {r}/pointer-digest=x --pointer-id 3"), Some(false)));
     for (line, want) in &lines {
         let hook = hook_verdict(&w, line);
         let check = check_verdict(&w, line);

@@ -451,20 +451,13 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
     let stripped: String = line.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
     for raw in line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()) {
-        let word = raw.rsplit_once('=').filter(|(k, _)| !k.starts_with('-')).map(|(_, v)| v).unwrap_or(raw);
-        let plain: String = word.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
-        let in_dir = |w: &str, d: &str| w.starts_with(d) || w == d.trim_end_matches('/');
-        if helper_dir.as_deref().is_some_and(|d| in_dir(&plain, d) || in_dir(word, d)) {
-            return true;
-        }
-        if !word.contains(SHELL_SPECIAL) {
-            continue;
-        }
-        if names_executable(&plain) || root.as_deref().is_some_and(|r| plain.starts_with(r)) {
-            return true;
-        }
-        if word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir.as_deref()) {
-            return true;
+        // The whole word (a command word may contain `=`: `/r/bin/x=y` runs
+        // the file `x=y`) and, for `NAME=value`, the value.
+        let value = raw.split_once('=').map(|(_, v)| v);
+        for word in std::iter::once(raw).chain(value) {
+            if word_reaches_helper(word, helper_dir.as_deref(), root.as_deref()) {
+                return true;
+            }
         }
     }
     if line.contains(EXPANSION) {
@@ -474,6 +467,22 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
         }
     }
     false
+}
+
+/// Rules 2 and 3 of [`reaches_helper`] for one word.
+fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>) -> bool {
+    let plain: String = word.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+    let in_dir = |w: &str, d: &str| w.starts_with(d) || w == d.trim_end_matches('/');
+    if helper_dir.is_some_and(|d| in_dir(&plain, d) || in_dir(word, d)) {
+        return true;
+    }
+    if !word.contains(SHELL_SPECIAL) {
+        return false;
+    }
+    if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) {
+        return true;
+    }
+    word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir)
 }
 
 /// `name` or `.../name` for a toolkit executable name.
@@ -663,6 +672,10 @@ mod tests {
         assert!(deny("/opt/kq/bin/sh -c id"));
         assert!(deny("~/kq/bin/qa-gate status"));
         assert!(deny("R=/opt/kq; $R/bin/x"));
+        // Found by fuzz/fuzz_targets/guard.rs: a command word with `=` is a
+        // command, not an assignment.
+        assert!(deny("/opt/kq/bin/qa-Pgate=p o"));
+        assert!(deny("X=/opt/kq/bin/qa-gate"));
         assert!(!deny("/opt/kq/bin/pointer-digest --pointer-id 3"));
         assert!(!deny("ls -la *.rs"));
         assert!(!deny("grep qa-gate README.md"));
