@@ -15,6 +15,7 @@
 //! `MAX_CONNECTIONS`; more are answered 503 and closed).
 
 pub mod api;
+pub mod cli;
 pub mod demo;
 pub mod faults;
 pub mod http;

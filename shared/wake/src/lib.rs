@@ -13,6 +13,7 @@
 //! | reading the facts from disk and the server | [`gather`] |
 //! | the finding table (code, severity, check, step) | [`codes`] |
 
+pub mod cli;
 pub mod codes;
 pub mod gather;
 
@@ -207,15 +208,9 @@ pub enum PointerRecord {
     Valid(Recorded),
 }
 
-/// A well-formed `current-pointer.json` (schemaVersion 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    pub pointer_id: kijito_protocol::ids::MemoryId,
-    pub lock_message_id: kijito_protocol::ids::MessageId,
-    pub pointer_digest: kijito_protocol::ids::Digest,
-    pub snapshot_digest: kijito_protocol::ids::Digest,
-    pub recorded_at_ms: i64,
-}
+/// A well-formed `current-pointer.json` (schemaVersion 2); its one home is
+/// the gate's state module.
+pub use kijito_gate::state::Recorded;
 
 /// The QA private state, as found.
 /// (One value per run: the size difference does not matter.)
