@@ -8,7 +8,7 @@ use kijito_protocol::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The effective user id of this process.
 pub fn current_uid() -> u32 {
@@ -236,37 +236,26 @@ fn file_name_of(path: &Path) -> Result<String> {
         .ok_or_else(|| Error::new(codes::WRITE, format!("{} has no file name", path.display())))
 }
 
-/// Write `bytes` to a fresh owner-only temp file beside `path`, fsynced.
-fn write_temp(path: &Path) -> Result<(PathBuf, File)> {
+/// A fresh owner-only (0600) temp file beside `path` holding `bytes`,
+/// fsynced. Created exclusively (O_EXCL, so never through a symlink) under
+/// the name `.<name>.tmp-<random>`; removed when dropped unpersisted.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = parent_of(path)?;
-    let name = file_name_of(path)?;
-    for _ in 0..16 {
-        let tmp = dir.join(format!(".{name}.tmp-{}", crate::random::hex(8)));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::new(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display()))),
-        }
-    }
-    Err(Error::new(codes::WRITE, format!("cannot create a unique temp file in {}", dir.display())))
-}
-
-fn fill(tmp: &Path, mut file: File, bytes: &[u8]) -> Result<()> {
-    let res = file
+    let prefix = format!(".{}.tmp-", file_name_of(path)?);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .rand_bytes(16)
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| Error::new(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display())))?;
+    let res = tmp
         .write_all(bytes)
-        .and_then(|_| file.set_permissions(fs::Permissions::from_mode(0o600)))
-        .and_then(|_| file.sync_all());
+        .and_then(|_| tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)))
+        .and_then(|_| tmp.as_file().sync_all());
     if let Err(e) = res {
-        let _ = fs::remove_file(tmp);
-        return Err(Error::new(codes::WRITE, format!("cannot write {}: {e}", tmp.display())));
+        return Err(Error::new(codes::WRITE, format!("cannot write {}: {e}", tmp.path().display())));
     }
-    Ok(())
+    Ok(tmp)
 }
 
 /// Atomically replace (or create) `path` with `bytes`, owner-only: temp file,
@@ -281,29 +270,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             return Err(Error::new(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
         }
     }
-    let (tmp, file) = write_temp(path)?;
-    fill(&tmp, file, bytes)?;
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(Error::new(codes::WRITE, format!("cannot rename into {}: {e}", path.display())));
+    let tmp = write_temp(path, bytes)?;
+    // Rename over `path`; on failure the temp file is removed.
+    if let Err(e) = tmp.persist(path) {
+        return Err(Error::new(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)));
     }
     fsync_dir(parent_of(path)?)
 }
 
 /// Create `path` exclusively with `bytes`, owner-only: the complete content is
-/// written and fsynced under a temp name, then hard-linked to `path` (which
-/// fails if anything exists there, symlinks included), so a crash never leaves
-/// a partial file at `path`.
+/// written and fsynced under a temp name, then moved to `path` without
+/// replacing anything (`persist_noclobber`: rename with RENAME_NOREPLACE, or
+/// link and unlink; fails if anything exists there, symlinks included), so a
+/// crash never leaves a partial file at `path`.
 pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
     if fs::symlink_metadata(path).is_ok() {
         return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
     }
-    let (tmp, file) = write_temp(path)?;
-    fill(&tmp, file, bytes)?;
-    let linked = fs::hard_link(&tmp, path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => fsync_dir(parent_of(path)?),
+    let tmp = write_temp(path, bytes)?;
+    match tmp.persist_noclobber(path).map_err(|e| e.error) {
+        Ok(_) => fsync_dir(parent_of(path)?),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())))
         }
