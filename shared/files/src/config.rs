@@ -6,7 +6,7 @@
 //! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`. Unknown keys are
 //! refused. `apiUrl` must be https, or http only to a loopback host.
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, Persona};
 use crate::private::{self, FileRules};
 use std::path::{Path, PathBuf};
@@ -17,12 +17,9 @@ pub const DEFAULT_PROJECT: &str = "Codex";
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
 const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir"];
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::config`]).
 pub mod codes {
-    pub const INVALID: &str = "config_invalid";
-    pub const UNKNOWN_KEY: &str = "config_unknown_key";
-    pub const API_URL: &str = "config_api_url_refused";
-    pub const HOME: &str = "config_home_unknown";
+    pub use kijito_protocol::codes::config::*;
 }
 
 /// A validated API base URL: `https://host[:port]` or `http://<loopback>[:port]`,
@@ -34,7 +31,7 @@ pub struct ApiUrl {
 
 impl ApiUrl {
     pub fn parse(text: &str) -> Result<Self> {
-        let refuse = |why: &str| Error::new(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
+        let refuse = |why: &str| Error::new(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text))).with_kind(Kind::Local);
         let trimmed = text.strip_suffix('/').unwrap_or(text);
         let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| refuse("not a URL"))?;
         if rest.is_empty() || rest.len() > 253 + 6 {
@@ -113,7 +110,7 @@ pub struct Config {
 pub fn home_dir() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
-        _ => Err(Error::new(codes::HOME, "HOME is not set to an absolute path")),
+        _ => Err(Error::new(codes::HOME, "HOME is not set to an absolute path").with_kind(Kind::Local)),
     }
 }
 
@@ -165,12 +162,12 @@ impl Config {
 
     /// Parse config JSON (defaults fill what is absent).
     pub fn from_json(bytes: &[u8]) -> Result<Config> {
-        let invalid = |why: String| Error::new(codes::INVALID, why);
+        let invalid = |why: String| Error::new(codes::INVALID, why).with_kind(Kind::Local);
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
         let obj = value.as_object().ok_or_else(|| invalid("config must be a JSON object".into()))?;
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(Error::new(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
+            return Err(Error::new(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))).with_kind(Kind::Local));
         }
         let string = |key: &str| -> Result<Option<&str>> {
             match obj.get(key) {

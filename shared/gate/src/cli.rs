@@ -47,7 +47,7 @@ pub fn main() -> i32 {
 
 fn check_line(rest: &[std::ffi::OsString]) -> Result<()> {
     let [line] = rest else {
-        return Err(kijito_protocol::Error::usage("check_command_usage", "check-command takes exactly one argument: the command line"));
+        return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::CHECK_COMMAND_USAGE, "check-command takes exactly one argument: the command line"));
     };
     let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
     let dir = HelperDir::current()?;
@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<i32> {
                 reports: args.all("--cold-boot-report")?,
             };
             if req.reports.len() != 2 {
-                return Err(kijito_protocol::Error::usage("missing_flag", "--cold-boot-report is required twice"));
+                return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, "--cold-boot-report is required twice"));
             }
             let ready = gate::record(&req, now)?;
             cli::print_stdout(&format!("{}\n", ready.signal))?;
@@ -107,6 +107,6 @@ pub fn run(args: Args) -> Result<i32> {
             cli::print_stdout(&format!("{status}\n"))?;
             Ok(0)
         }
-        _ => Err(kijito_protocol::Error::usage("unknown_subcommand", "see --help")),
+        _ => Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, "see --help")),
     }
 }

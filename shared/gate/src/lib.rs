@@ -126,7 +126,7 @@ pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Resu
     match std::fs::rename(from, to) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::new("state_rename_failed", format!("cannot rename {}: {e}", from.display()))),
+        Err(e) => Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
     }
 }
 

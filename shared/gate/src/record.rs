@@ -9,9 +9,9 @@ use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_files::private;
 use serde_json::{json, Value};
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::record`]).
 pub mod codes {
-    pub const VERIFY_FAILED: &str = "pass_verify_failed";
+    pub use kijito_protocol::codes::record::*;
 }
 
 /// Everything `qa-gate record` is given.
@@ -103,13 +103,13 @@ pub fn invalidate(qa: &QaDir, session: &SessionId) -> Result<usize> {
             Ok(m) => {
                 use std::os::unix::fs::MetadataExt;
                 if m.file_type().is_symlink() {
-                    return Err(Error::new(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
                 }
                 if !m.is_file() {
-                    return Err(Error::new(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
                 }
                 if m.uid() != private::current_uid() {
-                    return Err(Error::new(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
                 }
             }
         }

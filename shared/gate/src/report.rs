@@ -30,33 +30,9 @@ pub const GREEN_KEYS: &[&str] = &[
 pub const RED_KEYS: &[&str] =
     &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
 
-/// Stable codes of report validation.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::report`]).
 pub mod codes {
-    pub const NOT_FOUND: &str = "report_not_found";
-    pub const SYMLINK: &str = "report_symlink";
-    pub const NOT_OWNED: &str = "report_not_owned";
-    pub const PERMISSIONS: &str = "report_permissions";
-    pub const NOT_REGULAR: &str = "report_not_regular";
-    pub const TOO_LARGE: &str = "report_too_large";
-    pub const CHANGED: &str = "report_changed_during_read";
-    pub const UNREADABLE: &str = "report_unreadable";
-    pub const NOT_JSON: &str = "report_not_json";
-    pub const RED: &str = "report_red";
-    pub const KEYS: &str = "report_keys_invalid";
-    pub const SCHEMA: &str = "report_schema_invalid";
-    pub const NOT_GREEN: &str = "report_not_green";
-    pub const KNOWN_BAD: &str = "report_known_bad_control_not_passed";
-    pub const GRAPH_EDGES: &str = "report_graph_edges_used";
-    pub const FIELD: &str = "report_field_invalid";
-    pub const POINTER_ID: &str = "report_pointer_id_mismatch";
-    pub const POINTER_DIGEST: &str = "report_pointer_digest_mismatch";
-    pub const SNAPSHOT_MISMATCH: &str = "report_snapshot_digest_mismatch";
-    pub const TOO_OLD: &str = "report_too_old";
-    pub const FUTURE: &str = "report_from_future";
-    pub const NONCE_REUSED: &str = "report_boot_nonce_reused";
-    pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
-    pub const LOCK_DIFFERS: &str = "report_lock_differs";
-    pub const COUNT: &str = "report_count_invalid";
+    pub use kijito_protocol::codes::report::*;
 }
 
 /// What record keeps of a validated green report.

@@ -90,10 +90,7 @@ use crate::ids::{Digest, MemoryId, MessageId, MAX_SAFE_INTEGER};
 use serde_json::{Map, Number, Value};
 use std::collections::HashSet;
 
-/// The protocol code for any byte difference from the canonical form.
-pub const CODE_NOT_CANONICAL: &str = "pointer_manifest_not_canonical";
-/// The protocol code for every other rejection.
-pub const CODE_INVALID: &str = "pointer_manifest_invalid";
+pub use crate::codes::manifest::{INVALID as CODE_INVALID, NOT_CANONICAL as CODE_NOT_CANONICAL};
 /// Largest accepted manifest, in bytes (64 KiB).
 pub const MAX_MANIFEST_BYTES: usize = 64 * 1024;
 /// The exact `schema` value.
@@ -167,7 +164,7 @@ pub const RULE_NOT_CANONICAL: &str = "not_canonical";
 
 /// The rule code of a manifest rejection, if `err` is one.
 pub fn rule_of(err: &Error) -> Option<&str> {
-    if err.code() != CODE_INVALID && err.code() != CODE_NOT_CANONICAL {
+    if !err.is(CODE_INVALID) && !err.is(CODE_NOT_CANONICAL) {
         return None;
     }
     err.detail()?.get("rule")?.as_str()

@@ -62,20 +62,20 @@ pub fn run(args: Args) -> Result<i32> {
     match args.subcommand.as_str() {
         "serve" => serve(&args),
         "demo" => demo(&args),
-        other => Err(Error::usage("unknown_subcommand", format!("unknown subcommand {other:?}"))),
+        other => Err(Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {other:?}"))),
     }
 }
 
 fn path_flag(args: &Args, name: &str) -> Result<Option<PathBuf>> {
     match args.raw(name) {
         None => Ok(None),
-        Some("") => Err(Error::usage("invalid_path", format!("{name} must not be empty"))),
+        Some("") => Err(Error::usage(kijito_protocol::codes::cli::INVALID_PATH, format!("{name} must not be empty"))),
         Some(p) => Ok(Some(PathBuf::from(p))),
     }
 }
 
 fn serve(args: &Args) -> Result<i32> {
-    let required = |name: &str| path_flag(args, name)?.ok_or_else(|| Error::usage("missing_flag", format!("{name} is required")));
+    let required = |name: &str| path_flag(args, name)?.ok_or_else(|| Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, format!("{name} is required")));
     let config = Config {
         db: required("--db")?,
         token_file: required("--token-file")?,
@@ -93,8 +93,8 @@ fn demo(args: &Args) -> Result<i32> {
         None => kijito_files::datadir::HostKind::Codex,
         Some(h) => kijito_files::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
     };
-    let exe = std::env::current_exe().map_err(|e| Error::new("demo_bin_dir_unknown", e.to_string()))?;
-    let bin = exe.parent().ok_or_else(|| Error::new("demo_bin_dir_unknown", "the executable has no directory"))?;
+    let exe = std::env::current_exe().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, e.to_string()))?;
+    let bin = exe.parent().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;
     let ok = crate::demo::run(bin, crate::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
     Ok(if ok { 0 } else { 1 })
 }

@@ -58,14 +58,14 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     {
         let workspace = match args.raw("--workspace") {
             Some(w) if !w.is_empty() => PathBuf::from(w),
-            Some(_) => return Err(kijito_protocol::Error::usage("invalid_path", "--workspace must not be empty")),
-            None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new("workspace_invalid", format!("cannot read the current directory: {e}")))?,
+            Some(_) => return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_PATH, "--workspace must not be empty")),
+            None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
         };
         let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
         let session: Option<SessionId> = args.optional("--session-id")?;
         let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
         if long_sleep == Some(0) {
-            return Err(kijito_protocol::Error::usage("invalid_number", "--long-sleep-after must be at least 1 second"));
+            return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_NUMBER, "--long-sleep-after must be at least 1 second"));
         }
         let json = args.has("--json");
         let config = config::Config::load().ok();

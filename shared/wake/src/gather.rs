@@ -122,7 +122,7 @@ pub fn head_details(l: &latch::Latch, head: &EntrySummary) -> Result<Vec<String>
     let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
     match parsed.entries.last() {
         Some(e) if e.integrity.payload_hash == head.payload_hash => Ok(e.details.clone()),
-        _ => Err(Error::new("latch_file_changed", "the manifest changed while wake-check read it")),
+        _ => Err(Error::new(kijito_protocol::codes::latch::FILE_CHANGED, "the manifest changed while wake-check read it")),
     }
 }
 
@@ -155,7 +155,7 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
     };
     if let Err(e) = private::check_dir(&qa, true) {
         state.insecure.push(format!("qa dir: {}", err_line(&e)));
-        if e.code() == private::codes::DIR_SYMLINK || e.code() == private::codes::DIR_NOT_DIR {
+        if e.is(private::codes::DIR_SYMLINK) || e.is(private::codes::DIR_NOT_DIR) {
             return QaFacts::Present(state);
         }
     }
@@ -248,10 +248,10 @@ fn live_facts(qa: &QaFacts, probe: LiveProbe) -> LiveFacts {
     };
     // The control runs first, before any network call.
     if let Err(e) = kijito_protocol::render::run_known_bad_control() {
-        return LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() };
+        return LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned(), kind: e.kind() };
     }
     match probe(r) {
         Ok(()) => LiveFacts::Unchanged,
-        Err(e) => LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() },
+        Err(e) => LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned(), kind: e.kind() },
     }
 }

@@ -247,7 +247,7 @@ pub enum LiveFacts {
     /// Green and equal to the recorded pointer and snapshot digests.
     Unchanged,
     /// Failed with this error code and message.
-    Failed { code: String, message: String },
+    Failed { code: String, message: String, kind: kijito_protocol::error::Kind },
 }
 
 // ----- assessment ------------------------------------------------------------
@@ -469,8 +469,8 @@ pub fn assess(f: &Facts) -> Report {
             b.check(codes::CHECK_LIVE, Some("no recorded pointer to compare".into()), "")
         }
         LiveFacts::Unchanged => b.check(codes::CHECK_LIVE, None, "pointer and snapshot digests equal the recorded ones"),
-        LiveFacts::Failed { code, message } => {
-            let spec = codes::live_spec(code);
+        LiveFacts::Failed { code, message, kind } => {
+            let spec = codes::live_spec(code, *kind);
             b.find(spec, format!("{message} ({code})"), None);
             b.check(codes::CHECK_LIVE, None, "");
         }
@@ -697,12 +697,14 @@ pub fn record_degraded(latch_handle: Option<&latch::Latch>, facts: &Facts, repor
     }
     match l.append_entry(facts.now_ms, latch::Event::DegradedMode, &details, true) {
         Ok(e) => DegradedEntry::Written(e.entry_seq),
-        Err(e) if e.code() == "latch_untrusted" || e.code() == "latch_unverifiable" || e.code() == "silent_witness_active" => {
+        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
             DegradedEntry::RefusedUntrusted
         }
         Err(e) => DegradedEntry::Failed(e.code().to_owned()),
     }
 }
+
+use kijito_protocol::codes::latch as latch_codes;
 
 #[cfg(test)]
 mod tests;
