@@ -278,7 +278,7 @@ pub mod wake {
     pub const WORKSPACE_INVALID: &str = "workspace_invalid";
 }
 
-/// memory-latch refusals other crates act on.
+/// memory-latch (the codes its command line and other crates use).
 pub mod latch {
     /// The latch failed verification; nothing was written.
     pub const UNTRUSTED: &str = "latch_untrusted";
@@ -288,6 +288,11 @@ pub mod latch {
     pub const SILENT_WITNESS_ACTIVE: &str = "silent_witness_active";
     /// A latch file changed while it was read.
     pub const FILE_CHANGED: &str = "latch_file_changed";
+    pub const WORKSPACE_INVALID: &str = "latch_workspace_invalid";
+    pub const INTEGRITY_INVALID: &str = "latch_integrity_invalid";
+    pub const ACTION_FILE_INVALID: &str = "action_file_invalid";
+    pub const OUTPUT_FAILED: &str = "output_failed";
+    pub const GATE_FAILED: &str = "gate_failed";
 }
 
 /// kijito-local: the request log and the demo.

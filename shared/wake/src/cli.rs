@@ -55,41 +55,38 @@ fn env_path(name: &str) -> Option<PathBuf> {
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
-    {
-        let workspace = match args.raw("--workspace") {
-            Some(w) if !w.is_empty() => PathBuf::from(w),
-            Some(_) => return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_PATH, "--workspace must not be empty")),
-            None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
-        };
-        let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
-        let session: Option<SessionId> = args.optional("--session-id")?;
-        let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
-        if long_sleep == Some(0) {
-            return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_NUMBER, "--long-sleep-after must be at least 1 second"));
-        }
-        let json = args.has("--json");
-        let config = config::Config::load().ok();
-        let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
-        let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
-        opts.data_dir = data_dir;
-        opts.session = session;
-        opts.long_sleep_after_s = long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S);
-        opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
-        if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
-            opts.boot_id_file = p;
-        }
-        opts.live = args.has("--live").then_some(live);
-        opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
-        let (report, entry) = crate::run(&opts, true)?;
-        if json {
-            cli::print_stdout(&format!("{}\n", report.to_json()))?;
-        } else {
-            cli::print_stdout(&format!("{}{}\n", report.human(), entry.describe()))?;
-        }
-        if json && entry != crate::DegradedEntry::NotNeeded {
-            eprintln!("wake-check: {}", entry.describe());
-        }
-        Ok(report.mode.exit_status())
+    let workspace = match args.raw("--workspace") {
+        Some(w) if !w.is_empty() => PathBuf::from(w),
+        Some(_) => return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_PATH, "--workspace must not be empty")),
+        None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
+    };
+    let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
+    let session: Option<SessionId> = args.optional("--session-id")?;
+    let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
+    if long_sleep == Some(0) {
+        return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_NUMBER, "--long-sleep-after must be at least 1 second"));
     }
+    let json = args.has("--json");
+    let config = config::Config::load().ok();
+    let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
+    let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
+    opts.data_dir = data_dir;
+    opts.session = session;
+    opts.long_sleep_after_s = long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S);
+    opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
+    if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
+        opts.boot_id_file = p;
+    }
+    opts.live = args.has("--live").then_some(live);
+    opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
+    let (report, entry) = crate::run(&opts, true)?;
+    if json {
+        cli::print_stdout(&format!("{}\n", report.to_json()))?;
+    } else {
+        cli::print_stdout(&format!("{}{}\n", report.human(), entry.describe()))?;
+    }
+    if json && entry != crate::DegradedEntry::NotNeeded {
+        eprintln!("wake-check: {}", entry.describe());
+    }
+    Ok(report.mode.exit_status())
 }
-
