@@ -25,10 +25,16 @@ pub enum StateFile {
     AttemptClaimed,
     Reentry,
     ReentryDelivered,
+    /// The compaction adapters' pin of a session (`trigger`).
+    Pin,
+    /// The last recorded turn state (`trigger`).
+    Turn,
+    /// The compaction request of a pass (`trigger`).
+    Request,
 }
 
 impl StateFile {
-    pub const ALL: [StateFile; 7] = [
+    pub const ALL: [StateFile; 10] = [
         StateFile::Pass,
         StateFile::Ticket,
         StateFile::TicketConsumed,
@@ -36,6 +42,9 @@ impl StateFile {
         StateFile::AttemptClaimed,
         StateFile::Reentry,
         StateFile::ReentryDelivered,
+        StateFile::Pin,
+        StateFile::Turn,
+        StateFile::Request,
     ];
 
     /// The file name before the session id (ends with a dot).
@@ -48,6 +57,9 @@ impl StateFile {
             StateFile::AttemptClaimed => "compaction-attempt-claimed.",
             StateFile::Reentry => "compaction-reentry.",
             StateFile::ReentryDelivered => "compaction-reentry-delivered.",
+            StateFile::Pin => "compact-pin.",
+            StateFile::Turn => "compact-turn.",
+            StateFile::Request => "compact-request.",
         }
     }
 

@@ -304,3 +304,14 @@ pub mod local {
     pub const DEMO_STEP_FAILED: &str = "demo_step_failed";
     pub const DEMO_BIN_DIR_UNKNOWN: &str = "demo_bin_dir_unknown";
 }
+
+/// The compaction adapters' state: pin, turn and request (kijito-gate `trigger`).
+pub mod trigger {
+    pub const NO_SAFE_TRIGGER: &str = "no_safe_trigger";
+    pub const PASS_MISSING: &str = "pass_missing";
+    pub const REQUEST_EXISTS: &str = "request_exists";
+    pub const PIN_INVALID: &str = "pin_invalid";
+    pub const TURN_INVALID: &str = "turn_invalid";
+    pub const REQUEST_INVALID: &str = "request_invalid";
+    pub const NO_REQUEST: &str = "no_request";
+}
