@@ -257,7 +257,8 @@ impl Config {
                     .ok()
                     .filter(|n| *n > 0 && v.bytes().all(|b| b.is_ascii_digit()))
                     .map(Some)
-                    .ok_or_else(|| Error::new(codes::PLUGIN_OPTION, format!("{var} must be a positive integer, got {:?}", kijito_protocol::ids::clip(&v)))),
+                    // the value is not echoed: hook output reaches the model
+                    .ok_or_else(|| Error::new(codes::PLUGIN_OPTION, format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()))),
             }
         };
         if self.pointer_id.is_none() {
