@@ -4,6 +4,7 @@
 use kijito_protocol::error::{Error, Result};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,24 +37,34 @@ impl Output {
     }
 }
 
-fn drain(pipe: Option<impl Read + Send + 'static>, limit: u64) -> std::thread::JoinHandle<Vec<u8>> {
+fn drain(pipe: Option<impl Read + Send + 'static>, limit: u64) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(p) = pipe {
             let mut limited = p.take(limit);
             let _ = limited.read_to_end(&mut buf);
+            let _ = tx.send(buf);
             // keep reading (and dropping) so the child never blocks on a full pipe
             let mut rest = limited.into_inner();
             let _ = std::io::copy(&mut rest, &mut std::io::sink());
+        } else {
+            let _ = tx.send(buf);
         }
-        buf
-    })
+    });
+    rx
 }
 
+/// How long the output may trail the child's exit (a grandchild holding the pipe).
+const TRAIL: Duration = Duration::from_secs(2);
+
 /// Run `cmd` (stdin closed) for at most `timeout`, keeping at most `limit`
-/// bytes of each stream. A child still running at the deadline is killed.
+/// bytes of each stream. The child gets its own process group; a child still
+/// running at the deadline is killed with its whole group (so no grandchild
+/// keeps the pipes open).
 pub fn run(mut cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
     let mut child = cmd
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -77,11 +88,15 @@ pub fn run(mut cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
     }
     if status.is_none() {
         timed_out = true;
+        // SAFETY: kill(2) on the process group this function created for the child.
+        unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGKILL);
+        }
         let _ = child.kill();
         let _ = child.wait();
     }
-    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    let stdout = String::from_utf8_lossy(&out.recv_timeout(TRAIL).unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err.recv_timeout(TRAIL).unwrap_or_default()).into_owned();
     Ok(Output { status: status.flatten(), timed_out, stdout, stderr })
 }
 
