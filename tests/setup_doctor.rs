@@ -247,6 +247,45 @@ fn a_quoted_tilde_in_token_file_means_home() {
     assert_eq!(config["tokenFile"].as_str().unwrap(), s(&h.home.join("tok/t")));
 }
 
+/// `kijito-setup --create` on a fresh HOME, then the skill's cycle with only
+/// the written config: digest, publish a new manifest, digest, two
+/// context-free boots, record the pass.
+#[test]
+fn create_then_the_skills_cycle_works_with_the_written_config() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let out = create(&h, &server);
+    let (p, l) = (out["pointerId"].as_u64().unwrap(), out["lockMessageId"].as_u64().unwrap());
+    let (ps, ls) = (p.to_string(), l.to_string());
+    let ok = |o: Output| -> String {
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let d1 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
+    assert_eq!(d1, out["pointerDigest"].as_str().unwrap());
+    // the next manifest: same anchors, a new nextAction
+    let current = kijito_protocol::render::parse_rendering(&server.get(p).rendering(), kijito_protocol::ids::MemoryId::new(p).unwrap(), None).unwrap().content;
+    let mut m = kijito_protocol::manifest::parse_manifest_unbound(current.as_bytes()).unwrap();
+    m.task.next_action = Some("Write the parser tests".into());
+    m.validate().unwrap();
+    let next = h.write_private("next.json", &m.to_canonical());
+    let rollback = h.path("rollback.json");
+    ok(h.run(env!("CARGO_BIN_EXE_pointer-publish"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d1, "--content-file", s(&next), "--rollback-file", s(&rollback)]));
+    let d2 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
+    assert_ne!(d1, d2);
+    let reports = [h.path("boot-a.json"), h.path("boot-b.json")];
+    for r in &reports {
+        ok(h.run(env!("CARGO_BIN_EXE_pointer-snapshot"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d2, "--report-file", s(r)]));
+    }
+    let transcript = h.write_private("transcript.jsonl", "{}\n");
+    let data = h.path("data");
+    let ready = ok(h.run(
+        env!("CARGO_BIN_EXE_qa-gate"),
+        &["record", "--session-id", "0b5e55ed-c0de-4a11-9e57-000000000002", "--transcript", s(&transcript), "--data-dir", s(&data), "--pointer-id", &ps, "--pointer-digest", &d2, "--cold-boot-report", s(&reports[0]), "--cold-boot-report", s(&reports[1])],
+    ));
+    assert!(ready.contains("kijito.compaction.ready"), "{ready}");
+}
+
 // ------------------------------------------------------------------ doctor
 
 /// Lay out `<prefix>/<host>` from the templates as install.sh renders them.
