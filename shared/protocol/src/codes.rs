@@ -71,6 +71,7 @@ pub mod config {
     pub const UNKNOWN_KEY: &str = "config_unknown_key";
     pub const API_URL: &str = "config_api_url_refused";
     pub const HOME: &str = "config_home_unknown";
+    pub const PLUGIN_OPTION: &str = "config_plugin_option_invalid";
 }
 
 /// The data directory.
