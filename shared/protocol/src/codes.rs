@@ -253,6 +253,7 @@ pub mod cli {
     pub const REPEATED_FLAG: &str = "repeated_flag";
     pub const MISSING_VALUE: &str = "missing_value";
     pub const MISSING_FLAG: &str = "missing_flag";
+    pub const CONFLICTING_FLAGS: &str = "conflicting_flags";
     pub const INVALID_NUMBER: &str = "invalid_number";
     pub const INVALID_PATH: &str = "invalid_path";
     pub const INVALID_HOST: &str = "invalid_host";
