@@ -7,7 +7,7 @@ use crate::{context_reply, parse_input, postcompact_reply, precompact_reply, sto
 use kijito_protocol::command::{self, HelperDir};
 use kijito_files::config::Config;
 use kijito_protocol::error::{Error, Result};
-use kijito_gate::{self as gate, Attempt, ClaimOutcome, Pass, QaDir};
+use kijito_gate::{self as gate, Attempt, ClaimOutcome, QaDir};
 use kijito_protocol::ids::AbsPath;
 
 /// Everything a hook needs besides its stdin.
@@ -25,7 +25,9 @@ pub struct HookEnv {
 impl HookEnv {
     /// From the real process: config file, current executable, clock.
     pub fn from_process(host: Host, data_dir_flag: Option<AbsPath>) -> HookEnv {
-        let (config, config_error) = match Config::load() {
+        // Claude Code: plugin userConfig options fill what the config file lacks.
+        let loaded = if host == Host::Claude { Config::load_with_plugin_options() } else { Config::load() };
+        let (config, config_error) = match loaded {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
         };
@@ -250,12 +252,7 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     let (_, qa) = env.qa().ok()?;
     let path = qa.pass(&input.session_id);
     std::fs::symlink_metadata(&path).ok()?;
-    let check = kijito_files::private::read_checked(&path, kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: gate::STATE_MAX_BYTES })
-        .and_then(|(b, _)| Pass::parse(&b))
-        .and_then(|p| match input.transcript_path.as_ref() {
-            Some(t) => gate::transcript_identity(t).and_then(|id| p.check_valid(&input.session_id, env.now_ms, &id)).map(|_| p),
-            None => p.check_age(&input.session_id, env.now_ms).map(|_| p),
-        });
+    let check = gate::state::accepted_pass(&path, &input.session_id, input.transcript_path.as_ref(), env.now_ms);
     Some(stop_reply(&match check {
         Ok(p) => messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string()),
         Err(e) => messages::fill(messages::STOP_REFUSED, e.code()),

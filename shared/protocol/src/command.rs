@@ -158,10 +158,11 @@ pub const GRAMMARS: &[Grammar] = &[
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
-/// agent-run helpers plus the hooks (which the agent never runs by hand, so
-/// no grammar accepts them).
+/// agent-run helpers plus the hooks and `kijito-setup` (which the agent never
+/// runs: `kijito-setup --force` would re-point the config at another pointer
+/// or server, so no grammar accepts it and only the user runs it).
 pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook"];
+    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito-setup"];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
@@ -172,32 +173,9 @@ const WRAPPERS: &[&str] = &[
 /// Longest command line the guard looks at.
 pub const MAX_COMMAND_BYTES: usize = 8192;
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`crate::codes::command`]).
 pub mod codes {
-    pub const EMPTY: &str = "command_empty";
-    pub const TOO_LONG: &str = "command_too_long";
-    pub const CONTROL: &str = "command_control_character";
-    pub const METACHARACTER: &str = "command_metacharacter";
-    pub const ENV_ASSIGNMENT: &str = "command_env_assignment";
-    pub const PROGRAM_NOT_ABSOLUTE: &str = "command_program_not_absolute";
-    pub const PATH_TRAVERSAL: &str = "command_path_traversal";
-    pub const UNKNOWN_HELPER: &str = "command_unknown_helper";
-    pub const FOREIGN_ROOT: &str = "command_foreign_root";
-    pub const MISSING_SUBCOMMAND: &str = "command_missing_subcommand";
-    pub const UNKNOWN_SUBCOMMAND: &str = "command_unknown_subcommand";
-    pub const UNKNOWN_FLAG: &str = "command_unknown_flag";
-    pub const DUPLICATE_FLAG: &str = "command_duplicate_flag";
-    pub const MISSING_VALUE: &str = "command_missing_value";
-    pub const EXTRA_WORD: &str = "command_extra_word";
-    pub const MISSING_FLAG: &str = "command_missing_flag";
-    pub const FLAG_CONFLICT: &str = "command_flag_conflict";
-    pub const INVALID_ID: &str = "command_invalid_id";
-    pub const INVALID_DIGEST: &str = "command_invalid_digest";
-    pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
-    pub const INVALID_PATH: &str = "command_invalid_path";
-    pub const ROOT_UNKNOWN: &str = "command_root_unknown";
-    /// A tool call's argv array that is not one exact helper command.
-    pub const ARGV_INVALID: &str = "command_argv_invalid";
+    pub use crate::codes::command::*;
 }
 
 /// Where this installed plugin root keeps its executables: the directory of
@@ -640,6 +618,9 @@ mod tests {
         assert!(mentions_helper("cd /tmp && qa-gate status"));
         assert!(mentions_helper("bash -c \"pointer-publish --x\""));
         assert!(mentions_helper("FOO=1 pointer-digest --pointer-id 1"));
+        assert!(mentions_helper("kijito-setup --pointer-id 9 --lock-message-id 9 --force"));
+        assert!(mentions_helper("/x/bin/kijito-setup --create"));
+        assert!(!mentions_helper("kijito-doctor --offline"));
         assert!(mentions_helper("ls; /evil/pointer-snapshot"));
         assert!(mentions_helper("env qa-gate status"));
         assert!(mentions_helper("sudo -E qa-gate status"));
