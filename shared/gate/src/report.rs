@@ -232,6 +232,7 @@ mod tests {
             "pointerId": pointer.get(), "lockMessageId": lock.get(), "pointerDigest": digest.as_str(),
             "snapshotDigest": snapshot.as_str(), "state": "active", "task": task, "anchorDigests": [],
             "bootNonce": "0123456789abcdef0123456789abcdef", "verifiedAtMs": NOW - 1000,
+            "verifierSha256": Digest::of(b"verifier").as_str(),
         });
         (report.to_string().into_bytes(), pointer, digest)
     }
