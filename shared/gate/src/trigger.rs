@@ -396,6 +396,22 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
     Ok((r, pin))
 }
 
+/// Whether the pass a request was made for is still the session's valid,
+/// unconsumed pass (same nonce, not too old): an adapter checks this right
+/// before it makes the host compact. `pass_missing` when the pass is gone
+/// (consumed or invalidated), `pass_replaced` when a newer pass exists, else
+/// the pass's own refusal code.
+pub fn check_request_pass(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
+    let Some(bytes) = read_optional(&qa.pass(&r.session_id))? else {
+        return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or invalidated)"));
+    };
+    let pass = crate::Pass::parse(&bytes)?;
+    if pass.compaction_nonce != r.nonce {
+        return Err(Error::new("pass_replaced", "a newer pass replaced the one this request was made for"));
+    }
+    pass.check_age(&r.session_id, now_ms)
+}
+
 /// The one stdout line of a successful `kijito-compact request`.
 pub fn requested_line(r: &Request) -> String {
     json!({"type": "kijito.compaction.requested", "sessionId": r.session_id.as_str(), "via": r.via, "nonce": r.nonce}).to_string()
