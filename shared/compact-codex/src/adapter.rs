@@ -238,7 +238,14 @@ fn serve(
     let mut active: Option<Active> = None;
     let mut last_poll = Instant::now() - b.poll;
     let mut pending_to_client: Vec<String> = vec![];
+    // Headless: after stdin closed, the app-server's last answers are still
+    // forwarded until it exits (bounded).
+    let mut draining: Option<Instant> = None;
     loop {
+        if draining.is_some_and(|end| Instant::now() >= end) {
+            flush_log(&mut proxy, log);
+            return Ok(0);
+        }
         // The TUI's exit ends the adapter.
         if let Some(t) = tui.as_mut() {
             if let Ok(Some(st)) = t.try_wait() {
@@ -249,7 +256,7 @@ fn serve(
             libc::pollfd { fd: ends.child_out.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: ends.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         ];
-        if let Some(c) = client.as_ref() {
+        if let Some(c) = client.as_ref().filter(|_| draining.is_none()) {
             let ev = libc::POLLIN | if c.wants_write() { libc::POLLOUT } else { 0 };
             fds.push(libc::pollfd { fd: c.read_fd(), events: ev, revents: 0 });
         }
@@ -275,7 +282,10 @@ fn serve(
                 outs.extend(proxy.from_server(&l, now));
             }
             if !open {
-                flush_log(&mut proxy, log);
+                send_all(ends, client, &mut pending_to_client, outs, &mut proxy, log)?;
+                if draining.is_some() {
+                    return Ok(0);
+                }
                 return Err(Error::new(codes::APP_SERVER_EXITED, "codex app-server exited"));
             }
         }
@@ -307,11 +317,13 @@ fn serve(
                     outs.extend(proxy.from_client(&m, now));
                 }
                 if !open {
-                    *client = None;
                     if tui.is_none() {
-                        // headless: stdin closed
-                        send_all(ends, client, &mut pending_to_client, outs, &mut proxy, log)?;
-                        return Ok(0);
+                        // headless: stdin closed; close the app-server's and drain.
+                        send_all(ends, client, &mut pending_to_client, std::mem::take(&mut outs), &mut proxy, log)?;
+                        drop(ends.child_in.take());
+                        draining = Some(now + b.shutdown);
+                    } else {
+                        *client = None;
                     }
                 }
             }
@@ -393,7 +405,7 @@ fn send_all(
     for o in outs {
         match o {
             Out::Server(line) => {
-                let w = ends.child_in.as_mut().ok_or_else(|| Error::new(codes::APP_SERVER_EXITED, "the app-server's stdin is closed"))?;
+                let Some(w) = ends.child_in.as_mut() else { continue };
                 transport::write_line(w, &line).map_err(|e| io_err(codes::APP_SERVER_EXITED, "writing to the app-server", e))?
             }
             Out::Client(text) => match client.as_mut() {

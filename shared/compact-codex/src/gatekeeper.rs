@@ -49,7 +49,7 @@ impl Gatekeeper {
         if trigger::kill_switch_on(&self.data_dir) {
             return Ok(Decision::Nothing);
         }
-        if let Err(e) = trigger::check_request_pass(&qa, &r, now_ms) {
+        if let Err(e) = trigger::pass_still_valid(&qa, &r, now_ms) {
             let code = e.code().to_owned();
             trigger::finish_failed(&qa, &mut r, RequestState::Failed { code: code.clone() }, now_ms)?;
             return Ok(Decision::Failed(code));

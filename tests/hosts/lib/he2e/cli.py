@@ -190,7 +190,7 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
-        check_user_commands(a, ("manual-compact", "auto-compact"),
+        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
         if a.markers:
@@ -205,7 +205,8 @@ def cmd_codex(a):
     job = {"host": "codex", "scenario": a.scenario, "hooks": os.path.abspath(a.hooks), "out": out,
            "markers": os.path.abspath(a.markers) if a.markers else None, "codex": exe, "lib": LIB,
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
-           "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command}
+           "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
+           "app_server_cmd": a.app_server_cmd}
     return run_confined(job, "codex", prefix)
 
 
@@ -323,7 +324,12 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool"], "manual-compact")
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact"], "manual-compact")
+    # kijito-qa: run the app-server through a wrapper (the compaction adapter) and let it compact
+    c.add_argument("--app-server-cmd", metavar="CMD",
+                   help="shell command (/bin/sh -c) started instead of `codex app-server`; it must speak the "
+                        "app-server's JSON lines on stdin/stdout; gets HOST_E2E_CODEX (the codex binary) and "
+                        "the run's environment (kijito-qa addition)")
     c.add_argument("--no-probe", action="store_true",
                    help="do not add the stdin-recording probe hook (source/trigger then stay null)")
     c.add_argument("--auto-compact-limit", type=int, default=50,
