@@ -1,12 +1,24 @@
 //! kijito-compact: request the host's native compaction through the adapter
 //! that owns the session (docs/adapters.md, docs/protocol.md §9).
-//! (Minimal: only `codex` until the request/status/worker side is merged.)
 
 use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::command;
+use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
 
 const HELP: &str = "kijito-compact: the compaction adapters of kijito-qa (docs/adapters.md)
 
+  kijito-compact request --session-id S --data-dir ABS
+      After `qa-gate record`: record the one compaction request of this pass
+      and let the adapter that owns the session (a pinned tmux pane, or
+      `kijito-compact codex`) type/send /compact once the turn has ended.
+      Prints one line {\"type\":\"kijito.compaction.requested\",...}.
+      Fails with kijito_compact_failed:no_safe_trigger when no adapter owns
+      the session: then ask the user to run /compact.
+  kijito-compact status --session-id S --data-dir ABS
+      Print the request's state as JSON (read-only).
+  kijito-compact worker --session-id S --data-dir ABS --nonce N
+      Internal: the detached tmux worker `request` starts.
   kijito-compact codex [--data-dir ABS] [--message-log ABS] [--codex ABS] [--stdio-client] [-- CODEX_ARGS...]
       The Codex app-server adapter: runs `codex app-server` as its child,
       serves a private unix socket and starts the TUI as
@@ -23,7 +35,12 @@ const TOOL: Tool = Tool {
     name: "kijito-compact",
     code_name: "compact",
     help: HELP,
-    commands: &[Command { name: "codex", flags: CODEX_FLAGS }],
+    commands: &[
+        Command { name: "request", flags: command::KIJITO_COMPACT_REQUEST_FLAGS },
+        Command { name: "status", flags: command::KIJITO_COMPACT_STATUS_FLAGS },
+        Command { name: "worker", flags: command::KIJITO_COMPACT_WORKER_FLAGS },
+        Command { name: "codex", flags: CODEX_FLAGS },
+    ],
 };
 
 fn main() {
@@ -31,14 +48,13 @@ fn main() {
     if argv.first().is_some_and(|a| a == "codex") {
         std::process::exit(codex(argv));
     }
-    std::process::exit(cli::main(&TOOL, |_| Err(kijito_protocol::Error::usage("unknown_subcommand", "see --help"))))
+    std::process::exit(cli::main(&TOOL, run))
 }
 
 /// `codex`: the flags before `--` go through the shared parser; the words
 /// after it go to the TUI unchanged.
 fn codex(argv: Vec<std::ffi::OsString>) -> i32 {
-    let split = argv.iter().position(|a| a == "--");
-    let (head, tail) = match split {
+    let (head, tail) = match argv.iter().position(|a| a == "--") {
         Some(i) => (argv[..i].to_vec(), argv[i + 1..].to_vec()),
         None => (argv, vec![]),
     };
@@ -76,4 +92,28 @@ fn run_codex(args: &Args, tail: Vec<std::ffi::OsString>) -> Result<i32> {
         bounds: kijito_compact_codex::Bounds::default(),
     };
     kijito_compact_codex::run(&opts)
+}
+
+fn run(args: Args) -> Result<i32> {
+    let session: SessionId = args.required("--session-id")?;
+    let data: AbsPath = args.required("--data-dir")?;
+    match args.subcommand.as_str() {
+        "request" => {
+            let exe = std::env::current_exe().map_err(|e| kijito_protocol::Error::new(kijito_compact::codes::WORKER_SPAWN_FAILED, e.to_string()))?;
+            let line = kijito_compact::request(&data, &session, &exe, kijito_gate::now_ms())?;
+            cli::print_stdout(&format!("{line}\n"))?;
+            Ok(0)
+        }
+        "status" => {
+            let v = kijito_compact::status(&data, &session)?;
+            cli::print_stdout(&format!("{v}\n"))?;
+            Ok(0)
+        }
+        "worker" => {
+            let nonce: String = args.required("--nonce")?;
+            kijito_compact::run_worker(&data, &session, &nonce)?;
+            Ok(0)
+        }
+        _ => Err(kijito_protocol::Error::usage("unknown_subcommand", "see --help")),
+    }
 }
