@@ -97,6 +97,7 @@ run_one() {
   wanted "$name" || return 0
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    adapter-compact) need="$hook_bins $pass_bins kijito-compact" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -123,6 +124,13 @@ run_one() {
       # a helper of this root with a shell tail appended: the grammar must refuse it
       args+=(--scenario tool --tool-command "$root/bin/pointer-digest --pointer-id 7; touch $sidefile") ;;
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
+    adapter-compact)  # codex only: the session runs under `kijito-compact codex` (headless client = host-e2e)
+      kind=adapter
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-compact --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.json\"") ;;
   esac
   mkdir -p "$work/out"
   local t0 rc=0
@@ -150,6 +158,7 @@ for h in $hosts; do
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
     run_one "$h" "$s"
   done
+  [ "$h" = codex ] && run_one codex adapter-compact
 done
 
 say "summary: $passed passed, $failures failed, $skipped skipped"

@@ -2,7 +2,8 @@
 """Assertions on one host-e2e run of the installed kijito-qa plugin (summary.json + requests.jsonl).
 
 check.py KIND OUT_DIR ROOT [--side-effect FILE]
-KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenario).
+KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenario), adapter (the
+Codex app-server adapter compacted on its own after the agent's `kijito-compact request`).
 Prints one line per check; exits 1 on the first failed check."""
 import json
 import os
@@ -148,6 +149,47 @@ def check_tool(kind, out, root, s, host, side_effect):
         ok("PreToolUse let an unrelated command through (status %s)" % e["status"])
 
 
+def check_adapter(out, root, s):
+    """`kijito-compact codex` compacted by itself: one thread/compact/start, from the adapter, for the
+    session's thread; the client (host-e2e) never sent one, nobody sent thread/resume; the agent's
+    own tool call made the request; the request ended compacted and attested."""
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    if not msgs:
+        fail("no adapter message log (adapter-messages.jsonl)")
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != 1 or comp[0]["dir"] != "adapter->server":
+        fail("expected exactly one thread/compact/start, from the adapter: %s" % json.dumps(comp)[:800])
+    sid = json.load(open(os.path.join(out, "compact-status.json")))
+    thread = comp[0]["msg"]["params"]["threadId"]
+    if thread != sid.get("sessionId"):
+        fail("the adapter compacted thread %s, the session is %s" % (thread, sid.get("sessionId")))
+    rid = comp[0]["msg"]["id"]
+    if not any(m["dir"] == "server->adapter" and (m.get("msg") or {}).get("id") == rid for m in msgs):
+        fail("no answer to the adapter's request reached the adapter")
+    if any(m["dir"] == "server->client" and (m.get("msg") or {}).get("id") == rid for m in msgs):
+        fail("the adapter forwarded the answer to its own request")
+    client = jsonl(os.path.join(out, "appserver.jsonl"))
+    sent = [m["msg"].get("method") for m in client if m.get("dir") == "out"]
+    if "thread/compact/start" in sent or "thread/resume" in sent or any(
+            (m.get("msg") or {}).get("method") == "thread/resume" for m in msgs):
+        fail("the client sent thread/compact/start or someone sent thread/resume: %s" % sent)
+    ok("exactly one thread/compact/start (id %s), from the adapter, for thread %s; the client sent none; "
+       "no thread/resume" % (rid, thread))
+    tool = next((x for x in s["steps"] if x["step"] == "tool-turn"), None)
+    if not tool or "kijito-compact request" not in tool.get("command", ""):
+        fail("no tool turn running kijito-compact request: %s" % tool)
+    if sid.get("state") != "compacted" or sid.get("attested") is not True or sid.get("via") != "codex-app-server":
+        fail("kijito-compact status after the run: %s" % json.dumps(sid))
+    ok("the agent's tool call requested it (%s); status: compacted, attested (%s)" % (tool["command"], sid.get("reason")))
+    done = [m for m in msgs if m["dir"] == "server->client" and m["t"] <= comp[0]["t"]
+            and (m.get("msg") or {}).get("method") == "turn/completed"
+            and m["msg"]["params"].get("threadId") == thread]
+    if not done:
+        fail("no turn/completed of the thread before the adapter's thread/compact/start")
+    t_done = done[-1]["t"]
+    ok("turn/completed -> thread/compact/start in the adapter: %.1f ms" % ((comp[0]["t"] - t_done) * 1000))
+
+
 def main(argv):
     kind, out, root = argv[:3]
     side_effect = argv[4] if len(argv) > 4 and argv[3] == "--side-effect" else None
@@ -157,6 +199,9 @@ def main(argv):
     host = s["host"]
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
+    elif kind == "adapter":
+        check_compaction("attested", out, root, s, host)
+        check_adapter(out, root, s)
     else:
         check_tool(kind, out, root, s, host, side_effect)
 
