@@ -237,3 +237,37 @@ fn outside_tmux_there_is_no_safe_trigger_and_status_creates_nothing() {
     assert_eq!(line["via"], "codex-app-server");
     assert_eq!(status(&w)["state"], "pending");
 }
+
+#[test]
+fn protocol_section_9_examples_are_byte_exact() {
+    use kijito_gate::trigger::{requested_line, Pin, Request, Turn};
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
+    let section = &text[text.find("## 9. Compaction adapters").unwrap()..];
+    let (mut pins, mut turns, mut requests, mut lines) = (0, 0, 0, 0);
+    for line in section.lines().filter(|l| l.starts_with('{')) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let again = if v.get("target").is_some() {
+            pins += 1;
+            Pin::parse(line.as_bytes()).unwrap().to_value().to_string()
+        } else if v.get("atMs").is_some() {
+            turns += 1;
+            Turn::parse(line.as_bytes()).unwrap().to_value().to_string()
+        } else if v["type"] == "kijito.compaction.requested" {
+            lines += 1;
+            let r = Request::parse(
+                format!(
+                    r#"{{"schemaVersion":1,"sessionId":{},"via":{},"nonce":{},"requestedAtMs":1,"updatedAtMs":1,"state":"pending","attested":null,"reason":null,"code":null,"ticketInvalidated":false}}"#,
+                    v["sessionId"], v["via"], v["nonce"]
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            requested_line(&r)
+        } else {
+            requests += 1;
+            Request::parse(line.as_bytes()).unwrap().to_value().to_string()
+        };
+        assert_eq!(again, line);
+    }
+    assert_eq!((pins, turns, requests, lines), (2, 1, 4, 1));
+}
