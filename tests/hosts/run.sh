@@ -161,6 +161,41 @@ for h in $hosts; do
   [ "$h" = codex ] && run_one codex adapter-compact
 done
 
+# The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).
+run_adapter_tui() {
+  local name=adapter-tui root="$prefix/codex" out="$work/out/codex-adapter-tui"
+  wanted "$name" || return 0
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "SKIP codex $name: missing $miss"; skipped=$((skipped + 1)); report+=("codex $name: skipped"); return 0
+  fi
+  if ! command -v tmux >/dev/null 2>&1; then
+    say "SKIP codex $name: tmux not found"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0
+  fi
+  mkdir -p "$work/out"
+  local t0 rc=0 dt data='${XDG_STATE_HOME}/kijito-qa-data'
+  t0=$(now)
+  "$he2e" tui-codex --hooks "$root/hooks/hooks.json" --out "$out" --timeout 300 \
+    --host-wrapper "exec $root/bin/kijito-compact codex --codex \"\$HOST_E2E_CODEX\" --data-dir \"\$XDG_STATE_HOME/kijito-qa-data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\" -- \"\$@\"" \
+    --host-arg=--sandbox --host-arg=danger-full-access \
+    --prompt "Say hello" --then "$(printf '%q %q' "$seed" "$root")" \
+    --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data" \
+    --wait-compact 90 --after-prompt "Second prompt after compaction" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt):"
+  if python3 "$check" adapter-tui "$out" "$root"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1))
+    report+=("codex $name: FAIL ($dt)")
+  fi
+}
+case " $hosts " in *" codex "*) run_adapter_tui ;; esac
+
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done
 [ "$failures" -eq 0 ]

@@ -190,6 +190,48 @@ def check_adapter(out, root, s):
     ok("turn/completed -> thread/compact/start in the adapter: %.1f ms" % ((comp[0]["t"] - t_done) * 1000))
 
 
+def check_adapter_tui(out, root, s):
+    """The real Codex TUI attached through `kijito-compact codex` (tmux pane): the adapter compacted on
+    its own after the agent's request; nothing but the harness's prompts was typed into the pane."""
+    keys = s.get("keys_to_pane") or []
+    typed = [k["argv"] for k in keys]
+    if any(k.get("caller") != "harness" for k in keys) or any("/compact" in a for argv in typed for a in argv):
+        fail("something other than the harness's prompts reached the pane: %s" % json.dumps(typed)[:1000])
+    ok("the pane got only the harness's %d prompts (no /compact keystroke)" % (len(typed) // 2))
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != 1 or comp[0]["dir"] != "adapter->server":
+        fail("expected exactly one thread/compact/start, from the adapter: %s" % json.dumps(comp)[:800])
+    sent = {(m.get("msg") or {}).get("method") for m in msgs if m["dir"] == "client->server"}
+    if "thread/compact/start" in sent or "thread/resume" in sent:
+        fail("the TUI sent thread/compact/start or thread/resume: %s" % sorted(m for m in sent if m))
+    thread = comp[0]["msg"]["params"]["threadId"]
+    sids = {e.get("session_id") for e in s["hook_events"] if e.get("session_id")}
+    if sids != {thread}:
+        fail("the adapter compacted %s; the hooks saw sessions %s" % (thread, sorted(sids)))
+    ok("exactly one thread/compact/start, from the adapter, for the session's thread; the TUI (%d messages "
+       "forwarded) sent none, no thread/resume" % len(msgs))
+    expected = json.load(open(os.path.join(out, "expected.json")))
+    comp_reqs = s.get("compaction_requests") or []
+    if len(comp_reqs) != 1:
+        fail("expected one compaction request to the model, got %s" % comp_reqs)
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    kinds = {q["seq"]: q["kind"] for q in s["requests"]}
+    nxt = [r for r in reqs if r["seq"] > comp_reqs[0] and kinds.get(r["seq"]) == "turn"]
+    if not nxt:
+        fail("no model request after the compaction")
+    texts = [t for t in strings_in(nxt[0].get("body")) if expected["snapshotDigest"] in t]
+    if not texts or not any(ATTESTED.search(t) and "UNATTESTED" not in t for t in texts):
+        fail("the first request after the compaction (seq %d) lacks the ATTESTED re-entry with snapshot digest %s"
+             % (nxt[0]["seq"], expected["snapshotDigest"]))
+    ok("the model's next request (seq %d) carries the ATTESTED re-entry with snapshot digest %s"
+       % (nxt[0]["seq"], expected["snapshotDigest"]))
+    if not any("Context compacted" in open(os.path.join(out, c["file"]), encoding="utf-8").read()
+               for c in s.get("captures") or []):
+        fail("the TUI never showed 'Context compacted'")
+    ok("the TUI shows 'Context compacted'")
+
+
 def main(argv):
     kind, out, root = argv[:3]
     side_effect = argv[4] if len(argv) > 4 and argv[3] == "--side-effect" else None
@@ -197,6 +239,8 @@ def main(argv):
     if not s.get("ok"):
         fail("host-e2e run failed: %s" % s.get("errors"))
     host = s["host"]
+    if kind == "adapter-tui":
+        return check_adapter_tui(out, root, s)
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
     elif kind == "adapter":

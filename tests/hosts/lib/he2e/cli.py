@@ -265,7 +265,8 @@ def cmd_tui(a):
            "after_prompts": a.after_prompt or [], "then": a.then, "wait_compact": a.wait_compact,
            "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
            "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
-           "host_args": a.host_arg or []}
+           "host_args": a.host_arg or [], "then_prompts": a.then_prompt or [],
+           "host_wrapper": getattr(a, "host_wrapper", None)}
     if host == "claude":
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
@@ -360,6 +361,13 @@ def parser():
         t.add_argument("--wait-compact", type=float, metavar="S", help="after --then, wait up to S seconds "
                                                                      "for PostCompact")
         t.add_argument("--after-prompt", action="append", help="typed after --then/--wait-compact; repeatable")
+        t.add_argument("--then-prompt", action="append", help="typed after --then, before --wait-compact; "
+                       "{session_id} is replaced by the session id the hooks saw; repeatable (kijito-qa)")
+        if name == "tui-codex":
+            t.add_argument("--host-wrapper", metavar="CMD",
+                           help="the pane runs `/bin/sh -c CMD sh HOST_ARGS...` instead of codex; CMD gets "
+                                "HOST_E2E_CODEX (the codex binary), e.g. a compaction adapter that starts the "
+                                "TUI itself (kijito-qa)")
         t.add_argument("--host-arg", action="append", metavar="ARG",
                        help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
                             "repeatable")
