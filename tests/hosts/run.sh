@@ -97,7 +97,7 @@ run_one() {
   wanted "$name" || return 0
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
-    adapter-compact) need="$hook_bins $pass_bins kijito-compact" ;;
+    adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -131,6 +131,13 @@ run_one() {
         --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
         --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
         --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.json\"") ;;
+    adapter-long)  # codex only: 5 request -> compaction cycles in one session, each with a new pass
+      kind=adapter-long
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-long --cycles 5 --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data") ;;
   esac
   mkdir -p "$work/out"
   local t0 rc=0
@@ -158,7 +165,7 @@ for h in $hosts; do
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
     run_one "$h" "$s"
   done
-  [ "$h" = codex ] && run_one codex adapter-compact
+  if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

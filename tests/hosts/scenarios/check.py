@@ -232,6 +232,36 @@ def check_adapter_tui(out, root, s):
     ok("the TUI shows 'Context compacted'")
 
 
+def check_adapter_long(out, root, s):
+    """adapter-long: N request -> compaction cycles in one session under `kijito-compact codex`; every
+    planned compaction came from the adapter and was followed by an ATTESTED re-entry."""
+    n = sum(1 for x in s["steps"] if x["step"] == "adapter-compact")
+    if n < 5:
+        fail("only %d adapter compactions (want at least 5)" % n)
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != n or any(m["dir"] != "adapter->server" for m in comp):
+        fail("expected %d thread/compact/start, all from the adapter: %s" % (n, [m["dir"] for m in comp]))
+    if s["compactions"] != n:
+        fail("%d contextCompaction items for %d planned compactions" % (s["compactions"], n))
+    expected = json.load(open(os.path.join(out, "expected.json")))
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    kinds = {q["seq"]: q["kind"] for q in s["requests"]}
+    comp_seqs = [q["seq"] for q in s["requests"] if q["kind"] == "compaction"]
+    attested = 0
+    for c in comp_seqs:
+        nxt = [r for r in reqs if r["seq"] > c and kinds.get(r["seq"]) == "turn"]
+        texts = [t for t in strings_in(nxt[0].get("body")) if expected["snapshotDigest"] in t] if nxt else []
+        if any(ATTESTED.search(t) and "UNATTESTED" not in t for t in texts):
+            attested += 1
+        else:
+            fail("the turn after compaction request %d did not carry an ATTESTED re-entry" % c)
+    client = jsonl(os.path.join(out, "appserver.jsonl"))
+    if any(m.get("dir") == "out" and m["msg"].get("method") in ("thread/compact/start", "thread/resume") for m in client):
+        fail("the client sent thread/compact/start or thread/resume")
+    ok("%d planned compactions in one session, all from the adapter; %d of %d ATTESTED" % (n, attested, n))
+
+
 def main(argv):
     kind, out, root = argv[:3]
     side_effect = argv[4] if len(argv) > 4 and argv[3] == "--side-effect" else None
@@ -241,6 +271,8 @@ def main(argv):
     host = s["host"]
     if kind == "adapter-tui":
         return check_adapter_tui(out, root, s)
+    if kind == "adapter-long":
+        return check_adapter_long(out, root, s)
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
     elif kind == "adapter":

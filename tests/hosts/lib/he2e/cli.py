@@ -190,7 +190,7 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
-        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact"),
+        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
         if a.markers:
@@ -206,7 +206,7 @@ def cmd_codex(a):
            "markers": os.path.abspath(a.markers) if a.markers else None, "codex": exe, "lib": LIB,
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
-           "app_server_cmd": a.app_server_cmd}
+           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between}
     return run_confined(job, "codex", prefix)
 
 
@@ -325,7 +325,11 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact"], "manual-compact")
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long"],
+                "manual-compact")
+    c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
+    c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "
+                   "--before-compact (kijito-qa)")
     # kijito-qa: run the app-server through a wrapper (the compaction adapter) and let it compact
     c.add_argument("--app-server-cmd", metavar="CMD",
                    help="shell command (/bin/sh -c) started instead of `codex app-server`; it must speak the "

@@ -354,7 +354,7 @@ def run(job):
             params = {"cwd": proj}
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
-            if job["scenario"] == "adapter-compact":  # the tool call writes the request file
+            if job["scenario"] in ("adapter-compact", "adapter-long"):  # the tool call writes the request file
                 params["config"] = {"sandbox_mode": "danger-full-access"}
             state["tag"] = "thread"
             thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
@@ -372,27 +372,34 @@ def run(job):
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
             if job["scenario"] == "tool":
                 pass  # one turn: the fake model calls exec_command once, then answers text
-            elif job["scenario"] == "adapter-compact":
+            elif job["scenario"] in ("adapter-compact", "adapter-long"):
                 # kijito-qa: the fake model runs --tool-command ({session_id} and $VARS of the run filled
                 # in) in turn 2; the wrapper (--app-server-cmd) compacts after that turn on its own;
                 # this client sends no thread/compact/start and waits for the compaction turn.
                 cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
                                       ).safe_substitute(env)
-                mark = c.mark()
-                state["tag"] = "tool-turn"
-                summary["steps"].append(dict(turn_record("tool-turn", run_turn(
-                    c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())), command=cmd))
-                state["tag"] = "compact"
-                t0 = time.time()
-                item = c.wait(lambda m: m.get("method") == "item/completed" and
-                              m["params"].get("item", {}).get("type") == "contextCompaction", step_timeout(), mark,
-                              "the wrapper's compaction (contextCompaction item)")
-                tid = item["params"]["turnId"]
-                done = c.wait(lambda m: m.get("method") == "turn/completed" and m["params"]["turn"]["id"] == tid,
-                              step_timeout(), mark, "the wrapper's compaction turn/completed")
-                summary["steps"].append(dict(turn_record("adapter-compact", done["params"]["turn"]),
-                                             waited_s=round(time.time() - t0, 3)))
-                time.sleep(SETTLE_S)
+                cycles = (job.get("cycles") or 5) if job["scenario"] == "adapter-long" else 1
+                for k in range(cycles):
+                    if k and job.get("between"):  # adapter-long: a new pass before each further cycle
+                        state["tag"] = "between-%d" % (k + 1)
+                        cmds.run("between", job["between"], env, session, summary["steps"])
+                    mark = c.mark()
+                    state["tag"] = "tool-turn" if cycles == 1 else "tool-turn-%d" % (k + 1)
+                    summary["steps"].append(dict(turn_record(state["tag"], run_turn(
+                        c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())),
+                        command=cmd))
+                    state["tag"] = "compact" if cycles == 1 else "compact-%d" % (k + 1)
+                    t0 = time.time()
+                    item = c.wait(lambda m: m.get("method") == "item/completed" and
+                                  m["params"].get("item", {}).get("type") == "contextCompaction", step_timeout(),
+                                  mark, "the wrapper's compaction (contextCompaction item)")
+                    tid = item["params"]["turnId"]
+                    done = c.wait(lambda m: m.get("method") == "turn/completed" and
+                                  m["params"]["turn"]["id"] == tid, step_timeout(), mark,
+                                  "the wrapper's compaction turn/completed")
+                    summary["steps"].append(dict(turn_record("adapter-compact", done["params"]["turn"]),
+                                                 waited_s=round(time.time() - t0, 3)))
+                    time.sleep(SETTLE_S)
             elif job["scenario"] == "manual-compact":
                 state["tag"] = "compact"
                 summary["steps"].append(turn_record("compact", compact(c, thread_id, step_timeout())))
