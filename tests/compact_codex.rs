@@ -243,9 +243,20 @@ fn headless_stdio_client_and_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("kijito_compact_failed:codex_usage"));
     let out = w.run(KIJITO_COMPACT, &["codex", "--codex", "relative/codex"], b"");
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    // headless: JSON lines on stdin/stdout, forwarded unchanged
     fs::create_dir(&w.data).unwrap();
     fs::set_permissions(&w.data, fs::Permissions::from_mode(0o700)).unwrap();
+    // the message log is never an existing file (nor a symlink to one)
+    let existing = w.path("existing.log");
+    fs::write(&existing, "").unwrap();
+    let link = w.path("link.log");
+    std::os::unix::fs::symlink(&existing, &link).unwrap();
+    for p in [&existing, &link] {
+        let out = w.run(KIJITO_COMPACT, &["codex", "--stdio-client", "--codex", fake_codex().to_str().unwrap(), "--data-dir", &w.data_arg(), "--message-log", p.to_str().unwrap()], b"");
+        assert_ne!(out.status.code(), Some(0), "{}", p.display());
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("kijito_compact_failed:"));
+    }
+    assert_eq!(fs::read(&existing).unwrap(), b"");
+    // headless: JSON lines on stdin/stdout, forwarded unchanged
     let fd = w.path("fake");
     fs::create_dir(&fd).unwrap();
     let mut c = w.command(KIJITO_COMPACT);
