@@ -161,10 +161,55 @@ run_one() {
   fi
 }
 
+# run_tui HOST SCENARIO: the tmux compaction adapter on the real TUI in a tmux pane
+# (scenarios/compact-request.sh types the prompt whose tool call runs kijito-compact request;
+# scenarios/check_compact.py checks the keys the pane received, the compaction and the re-entry).
+run_tui() {
+  local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" args=() kind mode extra=()
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP $host $name: tmux not installed"; skipped=$((skipped + 1)); report+=("$host $name: skipped (no tmux)"); return 0; }
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
+  fi
+  case "$name" in
+    tmux-compact) kind=compacted mode=pass; extra=(--wait-compact 120 --after-prompt "after compact") ;;
+    tmux-compact-nopass) kind=pass_missing mode=nopass ;;
+    tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
+  esac
+  case "$host" in
+    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--dangerously-skip-permissions) ;;
+    codex) args=(tui-codex --hooks "$root/hooks/hooks.json" --host-arg=--sandbox=danger-full-access)
+      # --no-daemon: in the default shared-daemon mode hooks may see another TUI's pane, so the
+      # adapter refuses to pin (tmux-compact-daemon checks exactly that).
+      [ "$name" = tmux-compact-daemon ] || args+=(--host-arg=--no-daemon) ;;
+  esac
+  mkdir -p "$work/out"
+  local t0 rc=0 dt
+  t0=$(now)
+  "$he2e" "${args[@]}" --out "$out" --timeout 300 --prompt hello \
+    --then "$(printf '%q %q %q' "$here/scenarios/compact-request.sh" "$root" "$mode")" "${extra[@]}" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
+  fi
+  say "$host $name ($dt):"
+  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root"; then
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
+    say "FAIL $host $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
     run_one "$h" "$s"
   done
+  run_tui "$h" tmux-compact
+  run_tui "$h" tmux-compact-nopass
+  if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
 done
 
