@@ -298,7 +298,7 @@ fn serve(
                 }
                 let _ = stream.set_nonblocking(false);
                 match WsClient::accept(stream, b.handshake) {
-                    Ok(ws) => *client = Some(Client::Ws(ws)),
+                    Ok(ws) => *client = Some(Client::Ws(Box::new(ws))),
                     Err(e) => eprintln!("kijito-compact codex: a client failed the handshake: {e}"),
                 }
             }

@@ -174,7 +174,7 @@ impl Proxy {
     /// Thread ids seen on this connection (newest first).
     pub fn thread_ids(&self) -> Vec<String> {
         let mut v: Vec<(&String, u64)> = self.threads.iter().map(|(k, t)| (k, t.order)).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
         v.into_iter().map(|(k, _)| k.clone()).collect()
     }
 
@@ -376,7 +376,7 @@ impl Proxy {
             }
             "thread/closed" => {
                 if let Some(t) = &thread {
-                    if !self.job.as_ref().is_some_and(|j| &j.thread == t) {
+                    if self.job.as_ref().is_none_or(|j| &j.thread != t) {
                         self.threads.remove(t);
                     }
                 }

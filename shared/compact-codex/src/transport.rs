@@ -71,7 +71,7 @@ pub fn write_line(w: &mut impl Write, text: &str) -> io::Result<()> {
 
 /// A connected client.
 pub enum Client {
-    Ws(WsClient),
+    Ws(Box<WsClient>),
     Stdio(StdioClient),
 }
 
@@ -145,6 +145,8 @@ impl WsClient {
     /// The server side of the upgrade (`GET /rpc`, as Codex's TUI sends it),
     /// bounded by `timeout`. The zstd compression the TUI offers is not
     /// accepted (no header echoed), so frames are plain text.
+    // The callback's error type is tungstenite's (an HTTP response).
+    #[allow(clippy::result_large_err)]
     pub fn accept(stream: UnixStream, timeout: Duration) -> io::Result<WsClient> {
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
