@@ -369,8 +369,8 @@ def run(job):
         if job.get("then"):
             n = len(r.probes())
             r.then(job["then"])
-            sid = r.session_vars()["HOST_E2E_SESSION_ID"]
             for i, p in enumerate(job.get("then_prompts") or []):
+                sid = r.session_vars()["HOST_E2E_SESSION_ID"]
                 text = string.Template(p.replace("{session_id}", sid)).safe_substitute(r.env)
                 r.prompt(text, "then-prompt-%d" % (i + 1))
             if job.get("wait_compact"):
