@@ -97,6 +97,16 @@ pub const QA_GATE_STATUS_SPECS: [ArgSpec; 3] =
     [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
 pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 
+pub const KIJITO_COMPACT_REQUEST_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const KIJITO_COMPACT_REQUEST_FLAGS: &[Flag] = &flags(&KIJITO_COMPACT_REQUEST_SPECS);
+
+pub const KIJITO_COMPACT_STATUS_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const KIJITO_COMPACT_STATUS_FLAGS: &[Flag] = &flags(&KIJITO_COMPACT_STATUS_SPECS);
+
+/// `kijito-compact worker` is started by `request` only (no grammar row: the
+/// guard refuses it from the agent, as it refuses `kijito-compact codex`).
+pub const KIJITO_COMPACT_WORKER_FLAGS: &[Flag] = &[Flag::value("--session-id"), Flag::value("--data-dir"), Flag::value("--nonce")];
+
 /// One helper (or helper subcommand) the agent may run.
 #[derive(Debug, Clone, Copy)]
 pub struct Grammar {
@@ -114,6 +124,8 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar { helper: "qa-gate", subcommand: "record", specs: &QA_GATE_RECORD_SPECS },
     Grammar { helper: "qa-gate", subcommand: "invalidate", specs: &QA_GATE_INVALIDATE_SPECS },
     Grammar { helper: "qa-gate", subcommand: "status", specs: &QA_GATE_STATUS_SPECS },
+    Grammar { helper: "kijito-compact", subcommand: "request", specs: &KIJITO_COMPACT_REQUEST_SPECS },
+    Grammar { helper: "kijito-compact", subcommand: "status", specs: &KIJITO_COMPACT_STATUS_SPECS },
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
@@ -121,7 +133,7 @@ pub const GRAMMARS: &[Grammar] = &[
 /// runs: `kijito-setup --force` would re-point the config at another pointer
 /// or server, so no grammar accepts it and only the user runs it).
 pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito-setup"];
+    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "kijito-compact", "precompact", "postcompact", "session-hook", "kijito-setup"];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
