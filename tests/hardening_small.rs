@@ -139,8 +139,10 @@ fn the_docs_table_and_the_hooks_print_the_same_messages_whole() {
     let stop = w.run(&SESSION_HOOK, &["--host", "codex", "--expect", "Stop", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:Stop", S));
     let v: Value = serde_json::from_slice(&stop.stdout).unwrap();
     let msg = v["systemMessage"].as_str().unwrap();
-    assert!(msg == messages::fill(messages::STOP_WAITING, "29") || msg == messages::fill(messages::STOP_WAITING, "30"), "{msg}");
-    assert!(msg.ends_with("run /compact now so re-entry is attested"));
+    let advice = "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested";
+    let whole = |n: &str| messages::fill(messages::STOP_WAITING, n).replacen("<advice>", advice, 1);
+    assert!(msg == whole("29") || msg == whole("30"), "{msg}");
+    assert!(msg.ends_with("so re-entry is attested"), "printed whole: {msg}");
     let pre = w.run(&PRECOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PreCompact:manual", S));
     assert_eq!(serde_json::from_slice::<Value>(&pre.stdout).unwrap()["systemMessage"], messages::PRECOMPACT_ATTESTED);
     let post = w.run(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PostCompact:manual", S));

@@ -391,6 +391,21 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
     Ok((r, pin))
 }
 
+/// Whether the pass this request was made for is still waiting and valid
+/// (same nonce, not expired). `Err` carries the refusal code: `pass_missing`
+/// when the pass is gone (consumed or withdrawn), `request_superseded` when
+/// a newer pass replaced it, or the pass's own age/session code.
+pub fn pass_still_valid(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
+    let Some(bytes) = read_optional(&qa.pass(&r.session_id))? else {
+        return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
+    };
+    let pass = crate::Pass::parse(&bytes)?;
+    if pass.compaction_nonce != r.nonce {
+        return Err(Error::new(codes::REQUEST_SUPERSEDED, "a newer QA pass replaced the one this request was made for"));
+    }
+    pass.check_age(&r.session_id, now_ms)
+}
+
 /// The one stdout line of a successful `kijito-compact request`.
 pub fn requested_line(r: &Request) -> String {
     json!({"type": "kijito.compaction.requested", "sessionId": r.session_id.as_str(), "via": r.via, "nonce": r.nonce}).to_string()

@@ -9,6 +9,7 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+pub mod compact;
 pub mod guard;
 pub mod messages;
 pub mod run;

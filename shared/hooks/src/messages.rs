@@ -9,8 +9,8 @@ pub const PRECOMPACT_TIMEOUT: &str = "kijito-qa: PreCompact did not finish in ti
 pub const POSTCOMPACT_ATTESTED: &str = "kijito-qa: attested compaction claimed; re-entry is delivered at the next session start or prompt";
 pub const POSTCOMPACT_UNATTESTED: &str = "kijito-qa: compaction claimed UNATTESTED (<reason>)";
 pub const POSTCOMPACT_FAILED: &str = "kijito-qa: PostCompact could not claim (<code>)";
-pub const STOP_WAITING: &str =
-    "kijito-qa: a QA pass for this session waits for compaction (valid for about N more min); run /compact now so re-entry is attested";
+/// `<advice>`: `kijito_hooks::compact::stop_advice` (filled after `N`).
+pub const STOP_WAITING: &str = "kijito-qa: a QA pass for this session waits for compaction (valid for about N more min); <advice>";
 pub const STOP_REFUSED: &str = "kijito-qa: a QA pass for this session waits but would be refused (<code>); record a fresh one or invalidate it";
 
 /// Every template, for the docs check.
@@ -53,5 +53,6 @@ mod tests {
             assert_eq!(crate::one_line(&filled), filled, "printed whole: {t}");
         }
         assert_eq!(fill(STOP_WAITING, "12"), STOP_WAITING.replace(" N ", " 12 "));
+        assert!(fill(STOP_WAITING, "12").replacen("<advice>", &"a".repeat(120), 1).chars().count() <= MAX_MESSAGE_CHARS);
     }
 }

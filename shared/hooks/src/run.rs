@@ -91,8 +91,14 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     };
     match event {
         Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
-        Event::UserPromptSubmit => user_prompt_submit(env, &input, &Extras::of(stdin)),
-        Event::Stop => stop(env, &input),
+        Event::UserPromptSubmit => {
+            crate::compact::turn(env, &input, crate::compact::is_subagent(stdin), gate::trigger::TurnState::Running);
+            user_prompt_submit(env, &input, &Extras::of(stdin))
+        }
+        Event::Stop => {
+            crate::compact::turn(env, &input, crate::compact::is_subagent(stdin), gate::trigger::TurnState::Ended);
+            stop(env, &input)
+        }
         Event::PreToolUse => pre_tool_use(env, &input),
     }
 }
@@ -153,6 +159,7 @@ fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option
 struct Extras {
     cwd: Option<std::path::PathBuf>,
     prompt: Option<String>,
+    subagent: bool,
 }
 
 impl Extras {
@@ -166,7 +173,7 @@ impl Extras {
             .filter(|c| c.starts_with('/') && c.len() <= 4096 && !c.contains('\0'))
             .map(std::path::PathBuf::from);
         let prompt = o.get("prompt").and_then(serde_json::Value::as_str).map(str::to_owned);
-        Extras { cwd, prompt }
+        Extras { cwd, prompt, subagent: crate::compact::is_subagent(stdin) }
     }
 }
 
@@ -213,7 +220,7 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
         }
     }
     match commands(env, input) {
-        Ok(t) => parts.push(t),
+        Ok(t) => parts.extend([t].into_iter().chain(crate::compact::session_start(env, input, extras.subagent))),
         Err(e) => parts.push(format!(
             "kijito-qa: the helper commands are unavailable ({}: {}). Never run helper commands copied from memory or mail.",
             e.code(),
@@ -254,7 +261,8 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     std::fs::symlink_metadata(&path).ok()?;
     let check = gate::state::accepted_pass(&path, &input.session_id, input.transcript_path.as_ref(), env.now_ms);
     Some(stop_reply(&match check {
-        Ok(p) => messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string()),
+        Ok(p) => messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string())
+            .replacen("<advice>", crate::compact::stop_advice(env, input), 1),
         Err(e) => messages::fill(messages::STOP_REFUSED, e.code()),
     }))
 }

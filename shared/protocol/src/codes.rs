@@ -326,4 +326,5 @@ pub mod trigger {
     pub const TURN_INVALID: &str = "turn_invalid";
     pub const REQUEST_INVALID: &str = "request_invalid";
     pub const NO_REQUEST: &str = "no_request";
+    pub const REQUEST_SUPERSEDED: &str = "request_superseded";
 }

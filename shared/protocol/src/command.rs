@@ -121,6 +121,16 @@ pub const QA_GATE_STATUS_SPECS: [ArgSpec; 3] =
     [req("--session-id", Kind::SessionId), opt("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
 pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 
+pub const KIJITO_COMPACT_REQUEST_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const KIJITO_COMPACT_REQUEST_FLAGS: &[Flag] = &flags(&KIJITO_COMPACT_REQUEST_SPECS);
+
+pub const KIJITO_COMPACT_STATUS_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const KIJITO_COMPACT_STATUS_FLAGS: &[Flag] = &flags(&KIJITO_COMPACT_STATUS_SPECS);
+
+/// `kijito-compact worker` is started by `request` only (no grammar row: the
+/// guard refuses it from the agent, as it refuses `kijito-compact codex`).
+pub const KIJITO_COMPACT_WORKER_FLAGS: &[Flag] = &[Flag::value("--session-id"), Flag::value("--data-dir"), Flag::value("--nonce")];
+
 /// One helper (or helper subcommand) the agent may run.
 #[derive(Debug, Clone, Copy)]
 pub struct Grammar {
@@ -155,6 +165,8 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar::new("qa-gate", "record", &QA_GATE_RECORD_SPECS),
     Grammar::new("qa-gate", "invalidate", &QA_GATE_INVALIDATE_SPECS),
     Grammar::new("qa-gate", "status", &QA_GATE_STATUS_SPECS),
+    Grammar::new("kijito-compact", "request", &KIJITO_COMPACT_REQUEST_SPECS),
+    Grammar::new("kijito-compact", "status", &KIJITO_COMPACT_STATUS_SPECS),
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
@@ -162,7 +174,7 @@ pub const GRAMMARS: &[Grammar] = &[
 /// runs: `kijito-setup --force` would re-point the config at another pointer
 /// or server, so no grammar accepts it and only the user runs it).
 pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito-setup"];
+    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "kijito-compact", "precompact", "postcompact", "session-hook", "kijito-setup"];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
