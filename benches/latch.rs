@@ -25,7 +25,11 @@ fn main() {
     for n in sizes {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
-        let latch = Latch::open(&Config::new(dir.path())).expect("open");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).expect("ws");
+        let mut config = Config::new(&ws);
+        config.heads_dir = Some(dir.path().join("heads"));
+        let latch = Latch::open(&config).expect("open");
         let t = Instant::now();
         latch.seed_history(n, 1_700_000_000_000).expect("seed");
         let seed = t.elapsed();

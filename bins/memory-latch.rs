@@ -50,11 +50,10 @@ const TOOL: Tool = Tool {
                 Flag::repeated("--target", 256),
                 Flag::value("--intended"),
                 Flag::value("--result"),
-                Flag::switch("--reconfirmed"),
             ],
         },
         Command { name: "recover", flags: flags![] },
-        Command { name: "reseed", flags: flags![Flag::value("--message"), Flag::value("--objective")] },
+        Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
     ],
 };
@@ -69,13 +68,15 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   status      current state (last 3 decisions only)
   verify      the whole chain; exit 0 trusted, 1 untrusted (every finding listed)
   consent request --action-file F --summary TEXT --risk low|medium|high
-  consent confirm --action-file F --message TEXT
-  gate        --action-file F [--checkpoint sha256:HEX] [--target PATH]... [--intended F --result F] [--reconfirmed]
+  consent confirm   always refused (consent_requires_user_message): the user confirms by sending
+              the token as their whole message (the UserPromptSubmit hook records it)
+  gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
   recover     recovery protocol (Silent Witness after max attempts)
-  reseed      [--message TOKEN] [--objective TEXT]: leave Silent Witness with a confirmed token
+  reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
+MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
 MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
 Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
 ";
@@ -280,27 +281,20 @@ fn run(args: Args) -> Result<i32> {
                 json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record}))?;
             } else {
                 cli::print_stdout(&format!(
-                    "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, reply with only this token: {}\n(expires in {} minutes, single use)\n",
+                    "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
                     risk.as_str(),
                     issued.record.summary,
                     issued.record.action_hash,
                     issued.token,
-                    (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000
+                    (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000,
+                    if risk == Risk::High { "; high risk: the user sends it twice, in two separate messages" } else { "" }
                 ))?;
             }
             Ok(0)
         }
         "consent confirm" => {
             let latch = open(&args)?;
-            let action = required_file(&args, "--action-file")?;
-            let message = args.required::<String>("--message")?;
-            let e = latch.consent_confirm(now(), &action, &message)?;
-            if json {
-                json_out(&e)?;
-            } else {
-                cli::print_stdout(&format!("authorized: entry {} · action {}\n", e.entry_seq, e.action_hash))?;
-            }
-            Ok(0)
+            latch.consent_confirm_from_tool().map(|_| 0)
         }
         "gate" => {
             let latch = open(&args)?;
@@ -310,7 +304,6 @@ fn run(args: Args) -> Result<i32> {
                 targets: owned(args.raw_all("--target")),
                 intended: args.raw("--intended").map(|p| read_input(p, "--intended")).transpose()?,
                 result: args.raw("--result").map(|p| read_input(p, "--result")).transpose()?,
-                reconfirmed: args.has("--reconfirmed"),
             };
             let report = latch.gate(now(), &input)?;
             if json {
@@ -356,26 +349,17 @@ fn run(args: Args) -> Result<i32> {
         }
         "reseed" => {
             let latch = open(&args)?;
-            match args.raw("--message") {
-                None => {
-                    let issued = latch.reseed_request(now())?;
-                    if json {
-                        json_out(&serde_json::json!({"schema":"memory-latch.reseed-request/v1","token":issued.token,"record":issued.record}))?;
-                    } else {
-                        cli::print_stdout(&format!(
-                            "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the user replies with only this token: {}\nthen run: memory-latch reseed --message <the user's reply>\n",
-                            issued.token
-                        ))?;
-                    }
-                }
-                Some(m) => {
-                    let e = latch.reseed_confirm(now(), m, args.raw("--objective"))?;
-                    if json {
-                        json_out(&e)?;
-                    } else {
-                        cli::print_stdout(&format!("reseeded: new chain entry 1 {} (old head recorded)\n", e.integrity.payload_hash))?;
-                    }
-                }
+            if args.has("--message") {
+                return latch.consent_confirm_from_tool().map(|_| 0);
+            }
+            let issued = latch.reseed_request(now())?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.reseed-request/v1","token":issued.token,"record":issued.record}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n",
+                    issued.token
+                ))?;
             }
             Ok(0)
         }

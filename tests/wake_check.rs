@@ -50,9 +50,14 @@ fn world() -> World {
 
 impl World {
     fn latch(&self) -> Latch {
+        Latch::open(&self.config()).unwrap()
+    }
+
+    fn config(&self) -> latch::Config {
         let mut c = latch::Config::new(&self.ws);
         c.boot_id_file = self.boot.clone();
-        Latch::open(&c).unwrap()
+        c.heads_dir = Some(self.root.join("heads"));
+        c
     }
 
     fn init_latch(&self) {
@@ -89,6 +94,7 @@ impl World {
             .env_remove("PLUGIN_DATA")
             .env_remove("CLAUDE_PLUGIN_DATA")
             .env_remove("MEMORY_LATCH_HMAC_KEY_FILE")
+            .env("MEMORY_LATCH_HEADS_DIR", self.root.join("heads"))
             .env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
         c
     }
@@ -110,6 +116,7 @@ impl World {
         let o = Command::new(LATCH_BIN)
             .args(["verify", "--json", "--workspace"])
             .arg(&self.ws)
+            .env("MEMORY_LATCH_HEADS_DIR", self.root.join("heads"))
             .env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot)
             .output()
             .unwrap();
@@ -375,8 +382,7 @@ fn silent_witness_and_unverifiable_hmac_are_degraded() {
     let w = world();
     let key = w.root.join("key");
     kijito_files::private::write_atomic(&key, &[7u8; 32]).unwrap();
-    let mut c = latch::Config::new(&w.ws);
-    c.boot_id_file = w.boot.clone();
+    let mut c = w.config();
     c.hmac_key_file = Some(key.clone());
     Latch::open(&c).unwrap().init(now(), &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
     let (code, v) = w.json(&[]);

@@ -9,6 +9,7 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+pub mod latch_hook;
 pub mod run;
 pub mod text;
 

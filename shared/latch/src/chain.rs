@@ -99,6 +99,8 @@ pub struct Verifier<'k> {
     prev: Option<(u64, String)>,
     genesis: bool,
     pub seen_hmac: bool,
+    /// A checksum entry was seen (in an hmac latch: a downgrade).
+    pub seen_checksum: bool,
     pub unverifiable: bool,
     pub count: u64,
     pub findings: Vec<Finding>,
@@ -108,7 +110,7 @@ pub struct Verifier<'k> {
 impl<'k> Verifier<'k> {
     /// A verifier for a chain that must start at entry 1.
     pub fn genesis(key: Option<&'k HmacKey>) -> Self {
-        Verifier { key, prev: None, genesis: true, seen_hmac: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None }
+        Verifier { key, prev: None, genesis: true, seen_hmac: false, seen_checksum: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None }
     }
 
     /// A verifier that starts mid-chain (quick check before an append).
@@ -176,6 +178,7 @@ impl<'k> Verifier<'k> {
         }
         match integ.mode {
             Mode::Checksum => {
+                self.seen_checksum = true;
                 if self.seen_hmac {
                     self.push("integrity_downgrade", format!("entry {seq} is checksum after hmac entries (downgrade refused)"), seq);
                 }
@@ -184,6 +187,9 @@ impl<'k> Verifier<'k> {
                 }
             }
             Mode::Hmac => {
+                if self.seen_checksum && !self.seen_hmac {
+                    self.push("integrity_downgrade", format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"), seq);
+                }
                 self.seen_hmac = true;
                 if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
                     self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
@@ -286,6 +292,8 @@ pub struct FullVerify {
     pub report: VerifyReport,
     pub head: Option<Entry>,
     pub hashes: HashSet<String>,
+    /// A checksum entry was seen.
+    pub saw_checksum: bool,
 }
 
 fn expected_ref(index: u64, bytes: &[u8], entries: &[Entry]) -> SegmentRef {
@@ -463,7 +471,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
         silent_witness,
         notes,
     };
-    FullVerify { report, head, hashes: v.hashes.unwrap_or_default() }
+    FullVerify { report, head, hashes: v.hashes.unwrap_or_default(), saw_checksum: v.seen_checksum }
 }
 
 /// Check a sealed segment by hash: header, entry count, first and last
@@ -528,9 +536,11 @@ pub struct LiveState {
     /// Whether an interrupted seal left the next segment already on disk.
     pub pending_seal: bool,
     pub unverifiable: bool,
+    pub saw_checksum: bool,
+    pub saw_hmac: bool,
 }
 
-fn untrusted(findings: Vec<Finding>) -> Error {
+pub(crate) fn untrusted(findings: Vec<Finding>) -> Error {
     let detail = serde_json::to_value(&findings).unwrap_or_default();
     let first = findings.first().map(|f| format!("{}: {}", f.code, f.message)).unwrap_or_default();
     Error::new("latch_untrusted", format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()))
@@ -602,5 +612,5 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     if !findings.is_empty() {
         return Err(untrusted(findings));
     }
-    Ok(LiveState { entries: live.entries, last_segment, pending_seal, unverifiable: v.unverifiable })
+    Ok(LiveState { entries: live.entries, last_segment, pending_seal, unverifiable: v.unverifiable, saw_checksum: v.seen_checksum, saw_hmac: v.seen_hmac })
 }

@@ -12,6 +12,7 @@
 //! | entry schema, canonical payload, rendering | [`entry`] |
 //! | file layout, segments, chain verification | [`chain`] |
 //! | the manifest lock | [`lock`] |
+//! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | the five gate checks | [`gate`] |
@@ -23,6 +24,7 @@ pub mod chain;
 pub mod detect;
 pub mod entry;
 pub mod gate;
+pub mod head;
 pub mod integrity;
 pub mod layout;
 pub mod lock;
@@ -52,8 +54,9 @@ pub const HMAC_KEY_ENV: &str = "MEMORY_LATCH_HMAC_KEY_FILE";
 /// Longest free-text field (characters) and list length.
 pub const MAX_TEXT_CHARS: usize = 2000;
 pub const MAX_LIST_ITEMS: usize = 32;
-/// Decisions carried in an entry at most (composting keeps fewer in status).
-pub const MAX_DECISIONS: usize = 20;
+/// Decisions carried in an entry at most: composting keeps the final 3
+/// (`governance.compost_keep_decisions`) in the manifest.
+pub const MAX_DECISIONS: usize = 3;
 /// Maximum bytes of an action file, intended or result file.
 pub const MAX_ACTION_BYTES: usize = 64 * 1024;
 
@@ -65,11 +68,13 @@ pub struct Config {
     pub hmac_key_file: Option<PathBuf>,
     /// Where the boot id is read (tests inject a fake file).
     pub boot_id_file: PathBuf,
+    /// Where head records live, outside every workspace ([`head::default_dir`]).
+    pub heads_dir: Option<PathBuf>,
 }
 
 impl Config {
     pub fn new(workspace: impl Into<PathBuf>) -> Config {
-        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE) }
+        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE), heads_dir: head::default_dir() }
     }
 }
 
@@ -80,6 +85,7 @@ pub struct Latch {
     key: Option<HmacKey>,
     key_named: bool,
     boot_id_file: PathBuf,
+    heads_dir: Option<PathBuf>,
     governance: Governance,
 }
 
@@ -109,8 +115,48 @@ pub struct InitInput {
 #[derive(Debug, Clone)]
 pub struct InitOutcome {
     pub entry: Entry,
-    /// Set when hmac was asked for but no key was found (checksum fallback).
+    /// Set when no integrity was configured at all (checksum fallback).
     pub notice: Option<String>,
+}
+
+/// What the UserPromptSubmit hook did with a standalone token message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum PromptOutcome {
+    /// The user's message confirmed the consent token: authorized.
+    Confirmed { token_id: String, action_hash: String, risk: Risk, entry_seq: u64 },
+    /// High risk: the first confirmation; a second, separate standalone
+    /// message with the same token is still needed.
+    AwaitingReconfirmation { token_id: String, action_hash: String, entry_seq: u64 },
+    /// The reseed token: the old chain is archived and a new one started.
+    Reseeded { entry_seq: u64, old_chain_trusted: bool },
+    /// The token matched but cannot be used (expired, used, locked,
+    /// superseded, Silent Witness, latch untrusted).
+    Refused { code: String, message: String },
+    /// No live token matched: a wrong attempt (attempts left before lock).
+    Wrong { attempts_left: u32 },
+}
+
+impl PromptOutcome {
+    /// The additionalContext the hook gives the model.
+    pub fn context(&self) -> String {
+        match self {
+            PromptOutcome::Confirmed { token_id, action_hash, risk, .. } => format!(
+                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: run `memory-latch gate` with the same action file before acting.",
+                risk.as_str()
+            ),
+            PromptOutcome::AwaitingReconfirmation { token_id, action_hash, .. } => format!(
+                "memory-latch: the USER confirmed high-risk consent token {token_id} for action {action_hash}. High risk needs a second, separate message: ask the user to send the same token once more, alone. Do not act before that."
+            ),
+            PromptOutcome::Reseeded { entry_seq, old_chain_trusted } => format!(
+                "memory-latch: the USER confirmed the reseed token: the old chain was archived (trusted: {old_chain_trusted}) and a new chain starts at entry {entry_seq}. Silent Witness is over; restate the objective with the user."
+            ),
+            PromptOutcome::Refused { code, message } => format!("memory-latch: the user's token was NOT accepted ({code}: {message})."),
+            PromptOutcome::Wrong { attempts_left } => format!(
+                "memory-latch: the user's message looks like a token but matches no live token ({attempts_left} attempt(s) left before every live token locks)."
+            ),
+        }
+    }
 }
 
 /// Input of `checkpoint`: `None` keeps the previous value.
@@ -228,6 +274,7 @@ impl Latch {
             key,
             key_named: config.hmac_key_file.is_some(),
             boot_id_file: config.boot_id_file.clone(),
+            heads_dir: config.heads_dir.clone(),
             governance: Governance::default(),
         })
     }
@@ -250,9 +297,9 @@ impl Latch {
     fn storage(&self) -> Storage {
         Storage {
             root: Paths::show(&self.paths.root),
-            manifest: Paths::show(&self.paths.manifest),
-            lock: Paths::show(&self.paths.lock),
-            ledger: Paths::show(&self.paths.ledger),
+            manifest_path: Paths::show(&self.paths.manifest),
+            lock_path: Paths::show(&self.paths.lock),
+            token_ledger_path: Paths::show(&self.paths.ledger),
         }
     }
 
@@ -271,7 +318,7 @@ impl Latch {
 
     /// Full verification of the whole chain (every segment). Read-only.
     pub fn verify(&self) -> VerifyReport {
-        chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, false).report
+        self.full_verify(false).report
     }
 
     /// Fast verification for hot paths (wake-check, hooks): the live part
@@ -279,7 +326,63 @@ impl Latch {
     /// file hash, header, entry count and first/last entries. Any changed
     /// byte anywhere still fails; entries inside a segment are not re-parsed.
     pub fn verify_fast(&self) -> VerifyReport {
-        chain::verify_with_depth(&self.paths, self.key.as_ref(), self.key_named, false, chain::Depth::SealedByHash).report
+        let mut fv = chain::verify_with_depth(&self.paths, self.key.as_ref(), self.key_named, false, chain::Depth::SealedByHash);
+        self.apply_head(&mut fv);
+        fv.report
+    }
+
+    // ----- the head record (outside the workspace) -----------------------
+
+    /// Where this latch's head record lives (`None`: no state directory).
+    pub fn head_record_path(&self) -> Option<PathBuf> {
+        self.heads_dir.as_ref().map(|d| head::record_path(d, &self.paths.root))
+    }
+
+    /// The head record, if one exists.
+    pub fn head_record(&self) -> Result<Option<head::HeadRecord>> {
+        match self.head_record_path() {
+            Some(p) => head::load(&p),
+            None => Err(Error::new(head::codes::UNAVAILABLE, "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")),
+        }
+    }
+
+    fn head_findings(&self, seen: &head::Seen) -> (Vec<Finding>, Vec<String>) {
+        match self.head_record() {
+            Ok(rec) => head::compare(rec.as_ref(), seen),
+            Err(e) => (vec![Finding::new(e.code(), e.message(), None)], Vec::new()),
+        }
+    }
+
+    /// Add the head-record comparison to a verification.
+    fn apply_head(&self, fv: &mut chain::FullVerify) {
+        let seen = head::Seen {
+            head: fv.head.as_ref(),
+            mode: fv.report.mode,
+            manifest_present: fv.report.initialised,
+            saw_checksum: fv.saw_checksum,
+        };
+        let (findings, notes) = self.head_findings(&seen);
+        fv.report.trusted &= findings.is_empty();
+        fv.report.findings.extend(findings);
+        fv.report.notes.extend(notes);
+    }
+
+    /// Record `e` as the head, right after it was written to the manifest.
+    fn record_head(&self, e: &Entry) -> Result<()> {
+        let path = self.head_record_path().ok_or_else(|| {
+            Error::new(head::codes::UNAVAILABLE, "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")
+        })?;
+        head::save(&path, &head::HeadRecord::of(&self.paths.root, e))
+    }
+
+    /// Write the live manifest, then the head record (every manifest write).
+    fn write_manifest(&self, entries: &[Entry]) -> Result<()> {
+        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, entries).as_bytes())
+            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
+        match entries.last() {
+            Some(e) => self.record_head(e),
+            None => Ok(()),
+        }
     }
 
     /// Probe the manifest lock (held right now? leftover temp files?).
@@ -330,6 +433,18 @@ impl Latch {
 
     fn load_trusted_readonly(&self) -> Result<LiveState> {
         let live = chain::load_live(&self.paths, self.key.as_ref())?;
+        let mode = if live.unverifiable {
+            ReportMode::Unverifiable
+        } else if live.saw_hmac {
+            ReportMode::Hmac
+        } else {
+            ReportMode::Checksum
+        };
+        let seen = head::Seen { head: live.entries.last(), mode, manifest_present: true, saw_checksum: live.saw_checksum };
+        let (findings, _) = self.head_findings(&seen);
+        if !findings.is_empty() {
+            return Err(chain::untrusted(findings));
+        }
         if live.unverifiable {
             return Err(Error::new(
                 "latch_unverifiable",
@@ -492,8 +607,7 @@ impl Latch {
         }
         self.finalize(&mut e, now_ms)?;
         entries.push(e.clone());
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, &entries).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
+        self.write_manifest(&entries)?;
         Ok(e)
     }
 
@@ -514,23 +628,38 @@ impl Latch {
 
     /// Create `.memory-latch` and the first entry.
     pub fn init(&self, now_ms: u64, input: &InitInput) -> Result<InitOutcome> {
+        if (input.want_hmac || self.key_named) && self.key.is_none() {
+            return Err(Error::new(
+                "hmac_key_missing",
+                "hmac was requested (--integrity hmac, --hmac-key-file or MEMORY_LATCH_HMAC_KEY_FILE) but the key file does not exist; nothing written (no silent fallback to checksum)",
+            ));
+        }
         layout::check_latch_dir(&self.paths.dir, ".memory-latch")?;
         private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
         let _guard = self.lock()?;
         if std::fs::symlink_metadata(&self.paths.manifest).is_ok() || std::fs::symlink_metadata(&self.paths.history).is_ok() {
             return Err(Error::new("latch_already_initialised", "this workspace already has a memory-latch manifest"));
         }
+        if let Some(rec) = self.head_record()? {
+            return Err(Error::new(
+                "latch_head_record_exists",
+                format!(
+                    "a head record for this workspace names entry {}: its latch was deleted; a fresh init would hide that. A person decides: remove {} by hand, then init",
+                    rec.entry_seq,
+                    self.head_record_path().map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+            ));
+        }
         let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
-        let notice = ((input.want_hmac || self.key_named) && self.key.is_none())
-            .then(|| "hmac was asked for but no key file was found; this new manifest falls back to checksum mode".to_owned());
+        let notice = (mode == Mode::Checksum)
+            .then(|| "no hmac key is configured: this manifest uses checksum mode (tamper-evident against edits, not against a writer that recomputes hashes)".to_owned());
         let mut e = self.genesis(now_ms, Event::Init, mode, clean_text(&input.objective, "objective", false)?);
         e.non_negotiables = clean_list(&input.non_negotiables, "non-negotiable")?;
         if let Some(step) = &input.next_single_step {
             e.next_single_step = clean_text(step, "next single step", false)?;
         }
         self.finalize(&mut e, now_ms)?;
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, std::slice::from_ref(&e)).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
+        self.write_manifest(std::slice::from_ref(&e))?;
         if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
             self.save_ledger(&tokens::Ledger::default())?;
         }
@@ -614,41 +743,87 @@ impl Latch {
         Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry) })
     }
 
-    /// Confirm with the user's standalone message; records authorization.
-    pub fn consent_confirm(&self, now_ms: u64, action_bytes: &[u8], message: &str) -> Result<Entry> {
-        let token = tokens::standalone_token(message)?;
-        let hash = action_hash(action_bytes)?;
-        let _guard = self.lock()?;
-        let live = self.load_for_write(now_ms)?;
-        if let Some(reason) = self.witness_active(&live)? {
-            return Err(witness_error(&reason));
+    /// A tool call may never confirm: consent comes only from the user's own
+    /// message through the UserPromptSubmit hook ([`Latch::user_prompt`]).
+    pub fn consent_confirm_from_tool(&self) -> Result<Entry> {
+        Err(Error::new(
+            "consent_requires_user_message",
+            "consent is confirmed only by the user's own standalone message (the UserPromptSubmit hook), never by a command; ask the user to send the token as their whole message",
+        ))
+    }
+
+    /// The UserPromptSubmit hook's entry point: when the user's prompt is,
+    /// after trimming, exactly one token (case-insensitive, standalone),
+    /// confirm it. `Ok(None)` when the prompt is not a token or this
+    /// workspace has no latch (nothing to do, nothing counted).
+    pub fn user_prompt(&self, now_ms: u64, prompt: &str) -> Result<Option<PromptOutcome>> {
+        let Ok(token) = tokens::standalone_token(prompt) else { return Ok(None) };
+        if layout::check_latch_dir(&self.paths.dir, ".memory-latch")?.is_none() {
+            return Ok(None);
         }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+        let _guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
-        let rec = ledger.find_mut(&token).filter(|r| r.purpose == tokens::Purpose::Consent);
-        let Some(rec) = rec else {
-            return Err(Error::new("consent_token_unknown", "that token was not issued for a consent request"));
+        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
+            let attempts_left = ledger.wrong_attempt(now_ms);
+            self.save_ledger(&ledger)?;
+            return Ok(Some(PromptOutcome::Wrong { attempts_left }));
         };
-        match rec.status(now_ms) {
-            TokenStatus::Used => return Err(Error::new("consent_token_replayed", "that token was already used (single use)")),
-            TokenStatus::Expired => return Err(Error::new("consent_token_expired", "that token has expired; request consent again")),
+        match ledger.tokens[idx].status(now_ms) {
+            TokenStatus::Used => return refused("consent_token_replayed", "that token was already used (single use)"),
+            TokenStatus::Expired => return refused("consent_token_expired", "that token has expired; request consent again"),
+            TokenStatus::Locked => return refused("consent_token_locked", "that token is locked after too many wrong attempts; request consent again"),
             TokenStatus::Live => {}
         }
-        if rec.action_hash != hash {
-            return Err(Error::new("consent_action_changed", "the action file changed since the token was issued; request consent again"));
+        if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
+            return match self.reseed_locked(now_ms, &mut ledger, idx) {
+                Ok(e) => Ok(Some(PromptOutcome::Reseeded {
+                    entry_seq: e.entry_seq,
+                    old_chain_trusted: e.reseeded_from.as_ref().is_some_and(|r| r.old_chain_trusted),
+                })),
+                Err(e) => refused(e.code(), e.message()),
+            };
         }
-        if head.irreversible_action_pending != rec.id {
-            return Err(Error::new("consent_token_superseded", "a newer consent request replaced this token"));
+        let live = match self.load_for_write(now_ms) {
+            Ok(l) => l,
+            Err(e) => return refused(e.code(), e.message()),
+        };
+        if let Some(reason) = self.witness_active(&live)? {
+            return refused("silent_witness_active", &reason);
         }
-        rec.used_at_ms = Some(now_ms);
-        let id = rec.id.clone();
+        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+        let rec = &mut ledger.tokens[idx];
+        if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
+            return refused("consent_token_superseded", "a newer consent request (or a changed action) replaced this token");
+        }
+        if head.consent_state == ConsentState::Authorized {
+            return refused("consent_already_confirmed", "this token is already confirmed");
+        }
+        let high = rec.risk == Risk::High;
+        let first = rec.confirmed_at_ms.is_none();
+        if first {
+            rec.confirmed_at_ms = Some(now_ms);
+        } else {
+            rec.reconfirmed_at_ms = Some(now_ms);
+        }
+        let authorized = !high || !first;
+        let (id, hash, risk) = (rec.id.clone(), rec.action_hash.clone(), rec.risk);
         self.save_ledger(&ledger)?;
         let mut e = self.draft(&head, Event::ConsentConfirm, now_ms);
-        e.consent_state = ConsentState::Authorized;
-        e.irreversible_action_pending = id;
-        e.action_hash = hash;
-        e.details = vec!["consent confirmed by a standalone user message".into()];
-        self.commit(live, e, now_ms)
+        e.consent_state = if authorized { ConsentState::Authorized } else { ConsentState::Pending };
+        e.irreversible_action_pending = id.clone();
+        e.action_hash = hash.clone();
+        e.details = vec![match (high, first) {
+            (false, _) => "consent confirmed by the user's standalone message".to_owned(),
+            (true, true) => "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned(),
+            (true, false) => "high risk: reconfirmed by a second, separate standalone user message".to_owned(),
+        }];
+        let entry = self.commit(live, e, now_ms)?;
+        Ok(Some(if authorized {
+            PromptOutcome::Confirmed { token_id: id, action_hash: hash, risk, entry_seq: entry.entry_seq }
+        } else {
+            PromptOutcome::AwaitingReconfirmation { token_id: id, action_hash: hash, entry_seq: entry.entry_seq }
+        }))
     }
 
     /// Run the five deterministic checks; a pass consumes the authorization.
@@ -695,30 +870,22 @@ impl Latch {
         }
     }
 
-    /// Leave Silent Witness with a confirmed reseed token: archive the old
-    /// chain and start a new one recording the old head's hash.
-    pub fn reseed_confirm(&self, now_ms: u64, message: &str, objective: Option<&str>) -> Result<Entry> {
-        let token = tokens::standalone_token(message)?;
-        let _guard = self.lock()?;
+    /// Leave Silent Witness with the reseed token at `idx`, confirmed by the
+    /// user's message (caller holds the lock): archive the old chain and
+    /// start a new one recording the old head's hash.
+    fn reseed_locked(&self, now_ms: u64, ledger: &mut tokens::Ledger, idx: usize) -> Result<Entry> {
         if self.silent_witness_reason()?.is_none() {
             return Err(Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"));
         }
         let state = self.state_hash()?;
-        let mut ledger = self.load_ledger()?;
-        let Some(rec) = ledger.find_mut(&token).filter(|r| r.purpose == tokens::Purpose::Reseed) else {
-            return Err(Error::new("consent_token_unknown", "that token was not issued for a reseed"));
-        };
-        match rec.status(now_ms) {
-            TokenStatus::Used => return Err(Error::new("consent_token_replayed", "that token was already used (single use)")),
-            TokenStatus::Expired => return Err(Error::new("consent_token_expired", "that token has expired; run reseed again")),
-            TokenStatus::Live => {}
-        }
+        let rec = &mut ledger.tokens[idx];
         if rec.action_hash != state {
             return Err(Error::new("consent_action_changed", "the manifest changed since the reseed token was issued"));
         }
         rec.used_at_ms = Some(now_ms);
-        self.save_ledger(&ledger)?;
-        let full = chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, false);
+        rec.confirmed_at_ms = Some(now_ms);
+        self.save_ledger(ledger)?;
+        let full = self.full_verify(false);
         let trusted = full.report.trusted;
         let old_head = full.head;
         // Archive the old chain.
@@ -735,9 +902,8 @@ impl Latch {
         private::fsync_dir(&self.paths.dir)?;
         private::remove_owned(&self.paths.witness).map_err(|e| layout::file_error(e, "latch_witness_symlink"))?;
         let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
-        let objective = match (objective, &old_head) {
-            (Some(o), _) => clean_text(o, "objective", false)?,
-            (None, Some(h)) if trusted => h.objective.clone(),
+        let objective = match &old_head {
+            Some(h) if trusted => h.objective.clone(),
             _ => "restate the objective: the previous chain failed verification".to_owned(),
         };
         let mut e = self.genesis(now_ms, Event::Reseed, mode, objective);
@@ -756,8 +922,7 @@ impl Latch {
         });
         e.details = vec!["reseeded from a confirmed user token; the old chain is archived".into()];
         self.finalize(&mut e, now_ms)?;
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, std::slice::from_ref(&e)).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
+        self.write_manifest(std::slice::from_ref(&e))?;
         Ok(e)
     }
 
@@ -794,7 +959,7 @@ impl Latch {
             live.push(e.clone());
             head = e;
         }
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, &live).as_bytes())?;
+        self.write_manifest(&live)?;
         if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
             self.save_ledger(&tokens::Ledger::default())?;
         }
@@ -802,7 +967,9 @@ impl Latch {
     }
 
     pub(crate) fn full_verify(&self, hashes: bool) -> chain::FullVerify {
-        chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, hashes)
+        let mut fv = chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, hashes);
+        self.apply_head(&mut fv);
+        fv
     }
 
     pub(crate) fn governance(&self) -> &Governance {
@@ -811,6 +978,10 @@ impl Latch {
 
     pub(crate) fn ledger(&self) -> Result<tokens::Ledger> {
         self.load_ledger()
+    }
+
+    pub(crate) fn store_ledger(&self, ledger: &tokens::Ledger) -> Result<()> {
+        self.save_ledger(ledger)
     }
 
     pub(crate) fn locked(&self) -> Result<lock::LockGuard> {

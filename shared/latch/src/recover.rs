@@ -19,6 +19,9 @@ pub const STEP_LINE_CHARS: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Protocol {
+    /// The Re-Latch phase, in this order: blocking dependency
+    /// (`blocked_by`), current objective, anchor (last confirmed checkpoint).
+    pub relatch: Vec<String>,
     pub known: Vec<String>,
     pub unknown: Vec<String>,
     pub question: &'static str,
@@ -66,13 +69,17 @@ pub fn incident_lines(block: &str, attempts: u32, max: u32) -> Vec<String> {
     vec![
         format!("Current block: {block}"),
         format!("Attempted recoveries: {attempts} of {max}"),
-        "Required user input: run `memory-latch reseed`, then reply with the printed token as a standalone message.".to_owned(),
+        "Required user input: after `memory-latch reseed` prints a token, the user sends that token alone as their own message.".to_owned(),
     ]
 }
 
 /// The text `recover` prints for a protocol outcome.
 pub fn protocol_text(p: &Protocol) -> String {
-    let mut s = String::from("RECOVERY PROTOCOL (from verified latch state only)\n\nKnown:\n");
+    let mut s = String::from("RECOVERY PROTOCOL (from verified latch state only)\n\nRe-Latch (in this order):\n");
+    for (i, r) in p.relatch.iter().enumerate() {
+        s.push_str(&format!("{}. {r}\n", i + 1));
+    }
+    s.push_str("\nKnown:\n");
     for k in &p.known {
         s.push_str(&format!("- {k}\n"));
     }
@@ -111,7 +118,13 @@ fn protocol_from(e: &Entry) -> Protocol {
     known.push(format!("latest verified entry: {} ({}, {})", e.entry_seq, e.event.as_str(), e.updated_at));
     let mut unknown = e.unknown_state.clone();
     unknown.push("anything not recorded in the verified latch (treat memory of it as unconfirmed)".into());
+    let relatch = vec![
+        format!("blocking dependency: {}", e.blocked_by),
+        format!("current objective: {}", e.objective),
+        format!("anchor (last confirmed checkpoint): {}", e.last_good_checkpoint),
+    ];
     Protocol {
+        relatch,
         known,
         unknown,
         question: QUESTION,
@@ -181,6 +194,19 @@ mod tests {
     #[test]
     fn incident_has_three_lines() {
         assert_eq!(incident_lines("x", 3, 3).len(), 3);
+        let p = Protocol {
+            relatch: vec!["blocking dependency: b".into(), "current objective: o".into(), "anchor (last confirmed checkpoint): none".into()],
+            known: vec![],
+            unknown: vec![],
+            question: QUESTION,
+            next_step: "s".into(),
+            attempt: 1,
+            max_attempts: 3,
+            entry_seq: 2,
+        };
+        let t = protocol_text(&p);
+        let (b, o, a) = (t.find("1. blocking").unwrap(), t.find("2. current objective").unwrap(), t.find("3. anchor").unwrap());
+        assert!(b < o && o < a);
         assert!(hook_context("you forgot").contains(QUESTION));
     }
 }

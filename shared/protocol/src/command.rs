@@ -25,6 +25,19 @@ pub enum Kind {
     Digest,
     SessionId,
     Path,
+    /// Free text (one argv word after shell splitting): at most 2000
+    /// characters, no control character.
+    Text,
+    /// One word of command-safe bytes (a host name, a listen address).
+    Word,
+    /// A decimal number.
+    Number,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// `sha256:` and 64 lowercase hex.
+    TaggedDigest,
+    /// A switch: no value.
+    Switch,
 }
 
 /// One documented flag of a helper: its argv shape, value kind and whether it
@@ -41,6 +54,12 @@ const fn req(name: &'static str, kind: Kind) -> ArgSpec {
 }
 const fn opt(name: &'static str, kind: Kind) -> ArgSpec {
     ArgSpec { flag: Flag::value(name), kind, required: false }
+}
+const fn many(name: &'static str, kind: Kind, max: usize) -> ArgSpec {
+    ArgSpec { flag: Flag::repeated(name, max), kind, required: false }
+}
+const fn switch(name: &'static str) -> ArgSpec {
+    ArgSpec { flag: Flag::switch(name), kind: Kind::Switch, required: false }
 }
 
 /// The `cli::Flag` list of a spec table, at compile time.
@@ -97,6 +116,75 @@ pub const QA_GATE_STATUS_SPECS: [ArgSpec; 3] =
     [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
 pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 
+// memory-latch (docs/memory-latch.md): every subcommand except `consent
+// confirm` and `reseed --message`, which only the user's own message may do
+// (the UserPromptSubmit hook); the guard denies them before the binary does.
+const RISK: Kind = Kind::Choice(&["low", "medium", "high"]);
+pub const MEMORY_LATCH_STATUS_SPECS: [ArgSpec; 3] = [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json")];
+pub const MEMORY_LATCH_INIT_SPECS: [ArgSpec; 7] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--objective", Kind::Text),
+    many("--non-negotiable", Kind::Text, 32),
+    opt("--next-step", Kind::Text),
+    opt("--integrity", Kind::Choice(&["checksum", "hmac"])),
+];
+pub const MEMORY_LATCH_CHECKPOINT_SPECS: [ArgSpec; 12] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    opt("--objective", Kind::Text),
+    many("--non-negotiable", Kind::Text, 32),
+    opt("--blocked-by", Kind::Text),
+    opt("--next-step", Kind::Text),
+    many("--known", Kind::Text, 32),
+    many("--unknown", Kind::Text, 32),
+    many("--decision", Kind::Text, 32),
+    opt("--last-good-checkpoint", Kind::TaggedDigest),
+    opt("--risk", RISK),
+];
+pub const MEMORY_LATCH_CONSENT_REQUEST_SPECS: [ArgSpec; 6] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--action-file", Kind::Path),
+    req("--summary", Kind::Text),
+    req("--risk", RISK),
+];
+pub const MEMORY_LATCH_GATE_SPECS: [ArgSpec; 8] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--action-file", Kind::Path),
+    req("--checkpoint", Kind::TaggedDigest),
+    many("--target", Kind::Text, 256),
+    req("--intended", Kind::Path),
+    req("--result", Kind::Path),
+];
+pub const MEMORY_LATCH_DETECT_SPECS: [ArgSpec; 2] = [req("--message", Kind::Text), switch("--json")];
+
+// wake-check (docs/wake-check.md).
+pub const WAKE_CHECK_SPECS: [ArgSpec; 6] = [
+    opt("--workspace", Kind::Path),
+    opt("--data-dir", Kind::Path),
+    opt("--session-id", Kind::SessionId),
+    switch("--live"),
+    opt("--long-sleep-after", Kind::Number),
+    switch("--json"),
+];
+
+// kijito-local (docs/kijito-local.md).
+pub const KIJITO_LOCAL_SERVE_SPECS: [ArgSpec; 6] = [
+    req("--db", Kind::Path),
+    req("--token-file", Kind::Path),
+    opt("--listen", Kind::Word),
+    opt("--reap-after", Kind::Number),
+    opt("--faults", Kind::Word),
+    opt("--request-log", Kind::Path),
+];
+pub const KIJITO_LOCAL_DEMO_SPECS: [ArgSpec; 2] = [opt("--host", Kind::Word), switch("--keep")];
+
 /// One helper (or helper subcommand) the agent may run.
 #[derive(Debug, Clone, Copy)]
 pub struct Grammar {
@@ -114,13 +202,35 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar { helper: "qa-gate", subcommand: "record", specs: &QA_GATE_RECORD_SPECS },
     Grammar { helper: "qa-gate", subcommand: "invalidate", specs: &QA_GATE_INVALIDATE_SPECS },
     Grammar { helper: "qa-gate", subcommand: "status", specs: &QA_GATE_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "init", specs: &MEMORY_LATCH_INIT_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "checkpoint", specs: &MEMORY_LATCH_CHECKPOINT_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "status", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "verify", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "consent request", specs: &MEMORY_LATCH_CONSENT_REQUEST_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "gate", specs: &MEMORY_LATCH_GATE_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "recover", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "reseed", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "detect", specs: &MEMORY_LATCH_DETECT_SPECS },
+    Grammar { helper: "wake-check", subcommand: "", specs: &WAKE_CHECK_SPECS },
+    Grammar { helper: "kijito-local", subcommand: "serve", specs: &KIJITO_LOCAL_SERVE_SPECS },
+    Grammar { helper: "kijito-local", subcommand: "demo", specs: &KIJITO_LOCAL_DEMO_SPECS },
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
 /// agent-run helpers plus the hooks (which the agent never runs by hand, so
 /// no grammar accepts them).
-pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook"];
+pub const GUARDED_NAMES: &[&str] = &[
+    "pointer-digest",
+    "pointer-snapshot",
+    "pointer-publish",
+    "qa-gate",
+    "memory-latch",
+    "wake-check",
+    "kijito-local",
+    "precompact",
+    "postcompact",
+    "session-hook",
+];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
@@ -154,6 +264,7 @@ pub mod codes {
     pub const INVALID_DIGEST: &str = "command_invalid_digest";
     pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
     pub const INVALID_PATH: &str = "command_invalid_path";
+    pub const INVALID_VALUE: &str = "command_invalid_value";
     pub const ROOT_UNKNOWN: &str = "command_root_unknown";
     /// A tool call's argv array that is not one exact helper command.
     pub const ARGV_INVALID: &str = "command_argv_invalid";
@@ -254,10 +365,12 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         let Some(sub) = rest.first() else {
             return Err(fail(codes::MISSING_SUBCOMMAND, format!("{helper} needs a subcommand")));
         };
-        let Some(g) = candidates.iter().find(|g| g.subcommand == *sub) else {
+        // A subcommand may be two words (`consent request`).
+        let words_of = |g: &Grammar| g.subcommand.split(' ').count();
+        let Some(g) = candidates.iter().find(|g| rest.len() >= words_of(g) && rest[..words_of(g)].join(" ") == g.subcommand) else {
             return Err(fail(codes::UNKNOWN_SUBCOMMAND, format!("{helper} has no subcommand {:?} the guard accepts", crate::ids::clip(sub))));
         };
-        rest = &rest[1..];
+        rest = &rest[words_of(g)..];
         g
     };
     let mut args: Vec<(&'static str, String)> = Vec::new();
@@ -272,6 +385,11 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         };
         if args.iter().filter(|(n, _)| *n == spec.flag.name).count() >= spec.flag.max {
             return Err(fail(codes::DUPLICATE_FLAG, format!("{} given too many times", spec.flag.name)));
+        }
+        if spec.kind == Kind::Switch {
+            args.push((spec.flag.name, String::new()));
+            i += 1;
+            continue;
         }
         let Some(value) = rest.get(i + 1) else {
             return Err(fail(codes::MISSING_VALUE, format!("{} needs a value", spec.flag.name)));
@@ -300,6 +418,39 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
                 AbsPath::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_PATH, format!("{name}: {}", e.message())))
             }
         }
+        Kind::Text => {
+            if value.is_empty() || value.chars().count() > 2000 || value.chars().any(char::is_control) {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: text must be 1 to 2000 characters without control characters")))
+            } else {
+                Ok(())
+            }
+        }
+        Kind::Word => {
+            if !value.is_empty() && value.len() <= 256 && value.bytes().all(is_word_byte) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected one plain word")))
+            }
+        }
+        Kind::Number => {
+            if !value.is_empty() && value.len() <= 19 && value.bytes().all(|b| b.is_ascii_digit()) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected a decimal number")))
+            }
+        }
+        Kind::Choice(options) => {
+            if options.contains(&value) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected one of {}", options.join(", "))))
+            }
+        }
+        Kind::TaggedDigest => match value.strip_prefix("sha256:") {
+            Some(hex) => Digest::parse(hex).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message()))),
+            None => Err(fail(codes::INVALID_DIGEST, format!("{name}: expected sha256:<64 lowercase hex>"))),
+        },
+        Kind::Switch => Ok(()),
     };
     ok
 }
@@ -311,6 +462,9 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
         if n < spec.flag.max {
             return Err(fail(codes::MISSING_FLAG, format!("{} is required{}", spec.flag.name, if spec.flag.max > 1 { format!(" {} times", spec.flag.max) } else { String::new() })));
         }
+    }
+    if grammar.helper == "memory-latch" && grammar.subcommand == "gate" && !args.iter().any(|(f, _)| *f == "--target") {
+        return Err(fail(codes::MISSING_FLAG, "memory-latch gate needs at least one --target"));
     }
     if grammar.helper == "pointer-publish" {
         let content = args.iter().any(|(f, _)| *f == "--content-file");
