@@ -518,6 +518,35 @@ mod tests {
     }
 
     #[test]
+    fn memory_latch_wake_check_and_kijito_local_grammar() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        let ok = |line: &str| check_command(line, &dir).map(|c| (c.helper, c.subcommand)).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let no = |line: &str| check_command(line, &dir).map(|_| ()).unwrap_err().code().to_owned();
+        let cp = format!("sha256:{}", "ab".repeat(32));
+        assert_eq!(ok("/opt/kq/bin/memory-latch status --json"), ("memory-latch", "status"));
+        assert_eq!(ok("/opt/kq/bin/memory-latch consent request --action-file /w/a.txt --summary deploy --risk high"), ("memory-latch", "consent request"));
+        assert_eq!(ok(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --target src/a.rs --target b --intended /w/i --result /w/r")), ("memory-latch", "gate"));
+        assert_eq!(ok("/opt/kq/bin/memory-latch reseed --workspace /w"), ("memory-latch", "reseed"));
+        assert_eq!(ok("/opt/kq/bin/wake-check --json --workspace /w --long-sleep-after 60"), ("wake-check", ""));
+        assert_eq!(ok("/opt/kq/bin/kijito-local serve --db /d/db --token-file /d/t --listen 127.0.0.1:0"), ("kijito-local", "serve"));
+        // What only the user may do, and flags that do not exist.
+        assert_eq!(no("/opt/kq/bin/memory-latch consent confirm --action-file /w/a --message ACT-23456A"), codes::UNKNOWN_SUBCOMMAND);
+        assert_eq!(no("/opt/kq/bin/memory-latch reseed --message ACT-23456A"), codes::UNKNOWN_FLAG);
+        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")), codes::UNKNOWN_FLAG);
+        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")), codes::MISSING_FLAG);
+        assert_eq!(no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"), codes::INVALID_VALUE);
+        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --last-good-checkpoint abc"), codes::INVALID_DIGEST);
+        assert_eq!(no("/opt/kq/bin/memory-latch status --json --json"), codes::DUPLICATE_FLAG);
+        assert_eq!(no("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
+        assert_eq!(no("/opt/kq/bin/wake-check --long-sleep-after soon"), codes::INVALID_VALUE);
+        assert_eq!(no("/elsewhere/memory-latch status"), codes::FOREIGN_ROOT);
+        assert_eq!(no("memory-latch status"), codes::PROGRAM_NOT_ABSOLUTE);
+        assert!(mentions_helper("memory-latch consent confirm --message ACT-23456A"));
+        assert!(mentions_helper("cd /w && wake-check --json"));
+        assert!(mentions_helper("env kijito-local serve"));
+    }
+
+    #[test]
     fn detection_of_helper_mentions() {
         assert!(mentions_helper("/x/bin/qa-gate record"));
         assert!(mentions_helper("cd /tmp && qa-gate status"));
