@@ -75,7 +75,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     if input.targets.len() > 256 {
         return Err(Error::usage("gate_target_invalid", "at most 256 targets"));
     }
-    let _guard = latch.locked()?;
+    let guard = latch.lock()?;
     let full = latch.full_verify(input.checkpoint.is_some());
     let report = &full.report;
     if report.silent_witness {
@@ -83,7 +83,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         return Err(crate::witness_error(&reason));
     }
     if !report.trusted && !report.findings.is_empty() {
-        latch.mark_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
+        latch.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
     }
     let mut checks = Vec::with_capacity(5);
 
@@ -112,7 +112,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     });
 
     // 3. consent integrity
-    let ledger = latch.ledger();
+    let ledger = latch.load_ledger();
     let head = full.head.as_ref().filter(|_| report.trusted);
     let rec = match (&ledger, head) {
         (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
@@ -161,23 +161,20 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
     let mut entry_seq = None;
     if passed {
-        let live = latch.live_for_write(now_ms)?;
-        if let Some(reason) = latch.witness_reason_for(&live)? {
-            return Err(crate::witness_error(&reason));
-        }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        let mut e = latch.new_draft(&head, Event::GatePass, now_ms);
-        e.consent_state = ConsentState::Pending;
-        e.irreversible_action_pending = NONE.into();
-        e.action_hash = NONE.into();
-        e.details = vec![format!("gate passed for {hash}; authorization consumed")];
-        if let (Ok(mut l), Some(r)) = (ledger, rec.as_ref()) {
-            if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
-                t.used_at_ms = Some(now_ms);
+        let e = latch.transact(&guard, now_ms, Event::GatePass, |e, _| {
+            e.consent_state = ConsentState::Pending;
+            e.irreversible_action_pending = NONE.into();
+            e.action_hash = NONE.into();
+            e.details = vec![format!("gate passed for {hash}; authorization consumed")];
+            if let (Ok(mut l), Some(r)) = (ledger, rec.as_ref()) {
+                if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
+                    t.used_at_ms = Some(now_ms);
+                }
+                latch.save_ledger(&l)?;
             }
-            latch.store_ledger(&l)?;
-        }
-        entry_seq = Some(latch.commit_entry(live, e, now_ms)?.entry_seq);
+            Ok(())
+        })?;
+        entry_seq = Some(e.entry_seq);
     }
     Ok(GateReport { schema: GATE_SCHEMA, passed, action_hash: hash, checks, remediation, entry_seq })
 }

@@ -136,7 +136,7 @@ fn protocol_from(e: &Entry) -> Protocol {
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
-    let _guard = latch.locked()?;
+    let guard = latch.lock()?;
     let max = latch.governance().max_recovery_attempts;
     let full = latch.full_verify(false);
     if !full.report.trusted {
@@ -145,7 +145,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
         }
         let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
         let already = latch.witness_marker()?.is_some();
-        latch.mark_witness(now_ms, "verification failed", codes.clone())?;
+        latch.write_witness(now_ms, "verification failed", codes.clone())?;
         let block = format!("the latch failed verification ({})", codes.first().map(String::as_str).unwrap_or("unknown"));
         let attempts = full.head.as_ref().map(|h| h.recovery_attempts).unwrap_or(0);
         return Ok(RecoverOutcome::SilentWitness(Incident {
@@ -154,9 +154,9 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
             entered_now: !already,
         }));
     }
-    let live = latch.live_for_write(now_ms)?;
+    let live = latch.load_for_write(now_ms)?;
     let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-    if let Some(reason) = latch.witness_reason_for(&live)? {
+    if let Some(reason) = latch.witness_active(&live)? {
         return Ok(RecoverOutcome::SilentWitness(Incident {
             lines: incident_lines(&head.blocked_by, head.recovery_attempts, max),
             reason,
@@ -165,16 +165,18 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     }
     if head.recovery_attempts >= max {
         let lines = incident_lines(&head.blocked_by, head.recovery_attempts, max);
-        let mut e = latch.new_draft(&head, Event::SilentWitness, now_ms);
-        e.silent_witness = true;
-        e.consent_state = ConsentState::Locked;
-        e.details = lines.clone();
-        latch.commit_entry(live, e, now_ms)?;
+        latch.transact(&guard, now_ms, Event::SilentWitness, |e, _| {
+            e.silent_witness = true;
+            e.consent_state = ConsentState::Locked;
+            e.details = lines.clone();
+            Ok(())
+        })?;
         return Ok(RecoverOutcome::SilentWitness(Incident { lines, reason: "recovery attempts exhausted".into(), entered_now: true }));
     }
-    let mut e = latch.new_draft(&head, Event::RecoveryAttempt, now_ms);
-    e.recovery_attempts = head.recovery_attempts + 1;
-    let e = latch.commit_entry(live, e, now_ms)?;
+    let e = latch.transact(&guard, now_ms, Event::RecoveryAttempt, |e, h| {
+        e.recovery_attempts = h.recovery_attempts + 1;
+        Ok(())
+    })?;
     Ok(RecoverOutcome::Protocol(protocol_from(&e)))
 }
 
