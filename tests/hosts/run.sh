@@ -97,6 +97,7 @@ run_one() {
   wanted "$name" || return 0
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -123,6 +124,13 @@ run_one() {
       # a helper of this root with a shell tail appended: the grammar must refuse it
       args+=(--scenario tool --tool-command "$root/bin/pointer-digest --pointer-id 7; touch $sidefile") ;;
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
+    consent)  # Claude Code only (the harness's prompts scenario); see scenarios/seed-consent.sh
+      [ "$host" = claude ] || return 0
+      local pdir="$work/consent-$host"; mkdir -p "$pdir"
+      kind=consent; extra=(--side-effect "$pdir/token")
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
+             --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
   esac
   mkdir -p "$work/out"
   local t0 rc=0
@@ -147,7 +155,7 @@ run_one() {
 }
 
 for h in $hosts; do
-  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
+  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow consent; do
     run_one "$h" "$s"
   done
 done
