@@ -39,7 +39,7 @@ const TOOL: Tool = Tool {
             ],
         },
         Command { name: "status", flags: flags![] },
-        Command { name: "verify", flags: flags![] },
+        Command { name: "verify", flags: flags![Flag::value("--since-checkpoint")] },
         Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
         Command {
@@ -66,7 +66,9 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   checkpoint  [--objective T] [--blocked-by T] [--next-step T] [--known T]... [--unknown T]...
               [--decision T]... [--non-negotiable T]... [--last-good-checkpoint sha256:HEX] [--risk low|medium|high]
   status      current state (last 3 decisions only)
-  verify      the whole chain; exit 0 trusted, 1 untrusted (every finding listed)
+  verify      [--since-checkpoint F] the whole chain and its RFC 6962 tree head; exit 0 trusted,
+              1 untrusted (every finding listed); with F (a saved tree head or verify --json
+              report): the chain must be an append-only extension of it (consistency proof)
   consent request --action-file F --summary TEXT --risk low|medium|high
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
               the token as their whole message (the UserPromptSubmit hook records it)
@@ -107,6 +109,20 @@ fn read_input(path: &str, flag: &str) -> Result<Vec<u8>> {
     private::read_checked(std::path::Path::new(path), rules)
         .map(|(b, _)| b)
         .map_err(|e| Error::new("action_file_invalid", format!("{flag}: {}", e.message())))
+}
+
+/// A saved tree head: `{"schema":"memory-latch.tree-head/v1","size","root"}`
+/// or a whole `verify --json` report holding one as `tree_head`.
+fn read_tree_head(path: &str) -> Result<latch::chain::TreeHead> {
+    let bytes = read_input(path, "--since-checkpoint")?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| Error::new("checkpoint_file_invalid", format!("--since-checkpoint: {e}")))?;
+    let th = v.get("tree_head").cloned().unwrap_or(v);
+    let th: latch::chain::TreeHead =
+        serde_json::from_value(th).map_err(|e| Error::new("checkpoint_file_invalid", format!("--since-checkpoint: not a tree head: {e}")))?;
+    if th.schema != latch::chain::TREE_HEAD_SCHEMA || latch::merkle::parse_hex(&th.root).is_none() || th.size == 0 {
+        return Err(Error::new("checkpoint_file_invalid", "--since-checkpoint: unknown schema, empty tree or malformed root"));
+    }
+    Ok(th)
 }
 
 fn required_file(args: &Args, flag: &str) -> Result<Vec<u8>> {
@@ -236,7 +252,8 @@ fn run(args: Args) -> Result<i32> {
         }
         "verify" => {
             let latch = open(&args)?;
-            let report = latch.verify();
+            let since = args.raw("--since-checkpoint").map(read_tree_head).transpose()?;
+            let report = latch.verify_since(since.as_ref());
             if !report.trusted && report.initialised {
                 let _ = latch.enter_silent_witness(now(), &report);
             }
@@ -255,6 +272,9 @@ fn run(args: Args) -> Result<i32> {
                 }
                 for n in &report.notes {
                     t.push_str(&format!("note: {n}\n"));
+                }
+                if let Some(th) = &report.tree_head {
+                    t.push_str(&format!("tree head: {} entries, root {}\n", th.size, th.root));
                 }
                 cli::print_stdout(&t)?;
             }

@@ -262,7 +262,8 @@ fn an_explicit_hmac_mode_whose_key_is_missing_fails_and_writes_nothing() {
     let missing = w.root.parent().unwrap().join("no-such.key");
     let missing = missing.to_str().unwrap();
     // A mistyped key path: named by flag, by environment, or asked by --integrity.
-    let cases: [(&[&str], &[(&str, &str)]); 3] = [
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 3] = [
         (&["init", "--objective", "o", "--hmac-key-file", missing], &[]),
         (&["init", "--objective", "o"], &[("MEMORY_LATCH_HMAC_KEY_FILE", missing)]),
         (&["init", "--objective", "o", "--integrity", "hmac"], &[]),
@@ -620,4 +621,59 @@ fn usage_errors_exit_2() {
         let o = w.run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
+}
+
+#[test]
+fn a_saved_tree_head_catches_a_history_rewritten_in_workspace_and_head_record() {
+    use kijito_latch::entry::Entry;
+    let w = ws();
+    three_entries(&w);
+    let (code, v) = w.verify_json();
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["tree_head"]["size"], 3);
+    // The user keeps the tree head outside the workspace.
+    let saved = w.root.parent().unwrap().join("tree-head.json");
+    fs::write(&saved, v["tree_head"].to_string()).unwrap();
+    let saved = saved.to_str().unwrap().to_owned();
+    w.ok(&["checkpoint", "--next-step", "four"]);
+    let out = w.ok(&["verify", "--since-checkpoint", &saved]);
+    assert!(out.contains("consistent with the checkpoint of 3 entries"), "{out}");
+    // A whole verify --json report works as the saved file too.
+    let report = w.root.parent().unwrap().join("report.json");
+    fs::write(&report, serde_json::to_string(&v).unwrap()).unwrap();
+    w.ok(&["verify", "--since-checkpoint", report.to_str().unwrap()]);
+
+    // The deliberate attacker with the user's uid: rewrite entry 2 and every
+    // hash after it (checksum mode needs no key), then the head record to match.
+    let text = fs::read_to_string(w.manifest()).unwrap();
+    let (header, b) = blocks(&text);
+    let mut prev = "none".to_owned();
+    let mut out = header.clone();
+    let mut last = None;
+    for block in &b {
+        let mut e: Entry = serde_json::from_str(block.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+        if e.entry_seq == 2 {
+            e.known_state = vec!["the library builds and was deployed".into()];
+        }
+        e.prev_payload_hash = prev.clone();
+        e.integrity.payload_hash = e.compute_payload_hash();
+        prev = e.integrity.payload_hash.clone();
+        out.push_str(&e.render());
+        last = Some(e);
+    }
+    fs::write(w.manifest(), out).unwrap();
+    let rec_path = fs::read_dir(w.heads()).unwrap().next().unwrap().unwrap().path();
+    let mut rec: serde_json::Value = serde_json::from_slice(&fs::read(&rec_path).unwrap()).unwrap();
+    let last = last.unwrap();
+    rec["payload_hash"] = serde_json::json!(last.integrity.payload_hash);
+    rec["prev_payload_hash"] = serde_json::json!(last.prev_payload_hash);
+    kijito_files::private::write_atomic(&rec_path, rec.to_string().as_bytes()).unwrap();
+    // Honest limit: on its own the rewritten latch verifies ...
+    assert_eq!(w.verify_json().0, 0);
+    // ... but not against the tree head the user kept.
+    let o = w.fails(&["verify", "--json", "--since-checkpoint", &saved], "latch_untrusted");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["findings"][0]["code"], "checkpoint_inconsistent", "{v}");
+    let bad = w.write("bad.json", "{\"schema\":\"memory-latch.tree-head/v1\",\"size\":0,\"root\":\"00\"}");
+    w.fails(&["verify", "--since-checkpoint", &bad], "checkpoint_file_invalid");
 }

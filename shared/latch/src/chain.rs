@@ -105,12 +105,14 @@ pub struct Verifier<'k> {
     pub count: u64,
     pub findings: Vec<Finding>,
     pub hashes: Option<HashSet<String>>,
+    /// Merkle leaves (raw payload hashes, in order) when collected.
+    pub leaves: Option<Vec<crate::merkle::Hash>>,
 }
 
 impl<'k> Verifier<'k> {
     /// A verifier for a chain that must start at entry 1.
     pub fn genesis(key: Option<&'k HmacKey>) -> Self {
-        Verifier { key, prev: None, genesis: true, seen_hmac: false, seen_checksum: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None }
+        Verifier { key, prev: None, genesis: true, seen_hmac: false, seen_checksum: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None, leaves: None }
     }
 
     /// A verifier that starts mid-chain (quick check before an append).
@@ -202,6 +204,10 @@ impl<'k> Verifier<'k> {
                 }
             }
         }
+        if let Some(l) = self.leaves.as_mut() {
+            let raw = integ.payload_hash.strip_prefix("sha256:").and_then(crate::merkle::parse_hex).unwrap_or([0; 32]);
+            l.push(raw);
+        }
         if let Some(h) = self.hashes.as_mut() {
             h.insert(integ.payload_hash.clone());
         }
@@ -275,6 +281,19 @@ pub struct VerifyReport {
     /// Non-failing observations (an interrupted seal, a key given to a
     /// checksum manifest).
     pub notes: Vec<String>,
+    /// The RFC 6962 tree head over every entry (full verification only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_head: Option<TreeHead>,
+}
+
+pub const TREE_HEAD_SCHEMA: &str = "memory-latch.tree-head/v1";
+
+/// An RFC 6962 tree head: `size` entries, `root` as 64 lowercase hex.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TreeHead {
+    pub schema: String,
+    pub size: u64,
+    pub root: String,
 }
 
 pub const REPORT_SCHEMA: &str = "memory-latch.verify/v1";
@@ -294,6 +313,8 @@ pub struct FullVerify {
     pub hashes: HashSet<String>,
     /// A checksum entry was seen.
     pub saw_checksum: bool,
+    /// Merkle leaves of every entry in order (full depth only).
+    pub leaves: Vec<crate::merkle::Hash>,
 }
 
 fn expected_ref(index: u64, bytes: &[u8], entries: &[Entry]) -> SegmentRef {
@@ -367,6 +388,9 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
     let mut v = Verifier::genesis(key);
     if collect_hashes {
         v.hashes = Some(HashSet::new());
+    }
+    if depth == Depth::Full {
+        v.leaves = Some(Vec::new());
     }
     let witness_marker = layout::is_symlink(&paths.witness) || std::fs::symlink_metadata(&paths.witness).is_ok();
     let mut initialised = false;
@@ -470,8 +494,9 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
         findings,
         silent_witness,
         notes,
+        tree_head: None,
     };
-    FullVerify { report, head, hashes: v.hashes.unwrap_or_default(), saw_checksum: v.seen_checksum }
+    FullVerify { report, head, hashes: v.hashes.unwrap_or_default(), saw_checksum: v.seen_checksum, leaves: v.leaves.unwrap_or_default() }
 }
 
 /// Check a sealed segment by hash: header, entry count, first and last

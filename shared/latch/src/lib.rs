@@ -34,6 +34,7 @@ mod views;
 mod write;
 pub mod layout;
 pub mod lock;
+pub mod merkle;
 pub mod recover;
 pub mod redact;
 pub mod time;

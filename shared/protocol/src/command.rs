@@ -121,6 +121,8 @@ pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 // (the UserPromptSubmit hook); the guard denies them before the binary does.
 const RISK: Kind = Kind::Choice(&["low", "medium", "high"]);
 pub const MEMORY_LATCH_STATUS_SPECS: [ArgSpec; 3] = [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json")];
+pub const MEMORY_LATCH_VERIFY_SPECS: [ArgSpec; 4] =
+    [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json"), opt("--since-checkpoint", Kind::Path)];
 pub const MEMORY_LATCH_INIT_SPECS: [ArgSpec; 7] = [
     opt("--workspace", Kind::Path),
     opt("--hmac-key-file", Kind::Path),
@@ -205,7 +207,7 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar { helper: "memory-latch", subcommand: "init", specs: &MEMORY_LATCH_INIT_SPECS },
     Grammar { helper: "memory-latch", subcommand: "checkpoint", specs: &MEMORY_LATCH_CHECKPOINT_SPECS },
     Grammar { helper: "memory-latch", subcommand: "status", specs: &MEMORY_LATCH_STATUS_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "verify", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "verify", specs: &MEMORY_LATCH_VERIFY_SPECS },
     Grammar { helper: "memory-latch", subcommand: "consent request", specs: &MEMORY_LATCH_CONSENT_REQUEST_SPECS },
     Grammar { helper: "memory-latch", subcommand: "gate", specs: &MEMORY_LATCH_GATE_SPECS },
     Grammar { helper: "memory-latch", subcommand: "recover", specs: &MEMORY_LATCH_STATUS_SPECS },
