@@ -155,7 +155,8 @@ def check_consent(out, root, s, host, token_file):
     # 1. the model typed the token into a tool call: denied by the guard, nothing authorized
     check_tool("deny", out, root, s, host, None)
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
-    tool_results = [t for r in reqs for t in strings_in(r.get("body")) if "blocked by PreToolUse hook" in t]
+    tool_results = [t for r in reqs for t in strings_in(r.get("body"))
+                    if "blocked by PreToolUse hook" in t or "PreToolUse:Bash hook error" in t]
     if not any("command_unknown_subcommand" in t for t in tool_results):
         fail("the tool call was not denied for its grammar: %r" % tool_results[:1])
     ok("memory-latch consent confirm with the token, run by the model, was denied (command_unknown_subcommand)")
