@@ -40,6 +40,7 @@ fn verify(at: u64) -> VerifyReport {
         findings: Vec::new(),
         silent_witness: false,
         notes: Vec::new(),
+        tree_head: None,
     }
 }
 
