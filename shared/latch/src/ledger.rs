@@ -67,6 +67,9 @@ impl Latch {
         let mut ledger = self.load_ledger()?;
         let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
         let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
+            if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
+                return refused("consent_token_unknown", "no live token matches (nothing is waiting for confirmation)");
+            }
             let attempts_left = ledger.wrong_attempt(now_ms);
             self.save_ledger(&ledger)?;
             return Ok(Some(PromptOutcome::Wrong { attempts_left }));
