@@ -6,7 +6,7 @@ use crate::{context_reply, deny_reply, parse_input, postcompact_reply, precompac
 use kijito_protocol::command::{self, HelperDir};
 use kijito_files::config::Config;
 use kijito_protocol::error::{Error, Result};
-use kijito_gate::{self as gate, Attempt, ClaimOutcome, Pass, QaDir};
+use kijito_gate::{self as gate, Attempt, ClaimOutcome, QaDir};
 use kijito_protocol::ids::AbsPath;
 
 /// Everything a hook needs besides its stdin.
@@ -225,12 +225,7 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     let (_, qa) = env.qa().ok()?;
     let path = qa.pass(&input.session_id);
     std::fs::symlink_metadata(&path).ok()?;
-    let check = kijito_files::private::read_checked(&path, kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: gate::STATE_MAX_BYTES })
-        .and_then(|(b, _)| Pass::parse(&b))
-        .and_then(|p| match input.transcript_path.as_ref() {
-            Some(t) => gate::transcript_identity(t).and_then(|id| p.check_valid(&input.session_id, env.now_ms, &id)).map(|_| p),
-            None => p.check_age(&input.session_id, env.now_ms).map(|_| p),
-        });
+    let check = gate::state::accepted_pass(&path, &input.session_id, input.transcript_path.as_ref(), env.now_ms);
     Some(stop_reply(&match check {
         Ok(p) => format!(
             "kijito-qa: a QA pass for this session waits for compaction (valid for about {} more min); run /compact now so re-entry is attested",

@@ -24,6 +24,7 @@
 //! | secret redaction | [`redact`] |
 
 pub mod chain;
+pub mod cli;
 pub mod detect;
 pub mod entry;
 pub mod gate;

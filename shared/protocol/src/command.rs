@@ -245,33 +245,9 @@ const WRAPPERS: &[&str] = &[
 /// Longest command line the guard looks at.
 pub const MAX_COMMAND_BYTES: usize = 8192;
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`crate::codes::command`]).
 pub mod codes {
-    pub const EMPTY: &str = "command_empty";
-    pub const TOO_LONG: &str = "command_too_long";
-    pub const CONTROL: &str = "command_control_character";
-    pub const METACHARACTER: &str = "command_metacharacter";
-    pub const ENV_ASSIGNMENT: &str = "command_env_assignment";
-    pub const PROGRAM_NOT_ABSOLUTE: &str = "command_program_not_absolute";
-    pub const PATH_TRAVERSAL: &str = "command_path_traversal";
-    pub const UNKNOWN_HELPER: &str = "command_unknown_helper";
-    pub const FOREIGN_ROOT: &str = "command_foreign_root";
-    pub const MISSING_SUBCOMMAND: &str = "command_missing_subcommand";
-    pub const UNKNOWN_SUBCOMMAND: &str = "command_unknown_subcommand";
-    pub const UNKNOWN_FLAG: &str = "command_unknown_flag";
-    pub const DUPLICATE_FLAG: &str = "command_duplicate_flag";
-    pub const MISSING_VALUE: &str = "command_missing_value";
-    pub const EXTRA_WORD: &str = "command_extra_word";
-    pub const MISSING_FLAG: &str = "command_missing_flag";
-    pub const FLAG_CONFLICT: &str = "command_flag_conflict";
-    pub const INVALID_ID: &str = "command_invalid_id";
-    pub const INVALID_DIGEST: &str = "command_invalid_digest";
-    pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
-    pub const INVALID_PATH: &str = "command_invalid_path";
-    pub const INVALID_VALUE: &str = "command_invalid_value";
-    pub const ROOT_UNKNOWN: &str = "command_root_unknown";
-    /// A tool call's argv array that is not one exact helper command.
-    pub const ARGV_INVALID: &str = "command_argv_invalid";
+    pub use crate::codes::command::*;
 }
 
 /// Where this installed plugin root keeps its executables: the directory of

@@ -1,6 +1,7 @@
 //! The finding table: every code with its severity, the check that reports
 //! it and its one recommended single step. docs/wake-check.md (Findings) mirrors it.
 
+use kijito_protocol::error::Kind;
 use serde::Serialize;
 
 /// How much a finding weighs.
@@ -153,12 +154,16 @@ pub const ALL: &[&Spec] = &[
     &LIVE_VERIFICATION_FAILED,
 ];
 
-/// The finding for a failed `--live` verification, by error code. Transport,
-/// token and config failures only make the check unavailable (minor); a
-/// changed or retired pointer or anchor degrades; anything unknown degrades
-/// (fail closed).
-pub fn live_spec(code: &str) -> &'static Spec {
+/// The finding for a failed `--live` verification, by error kind and code.
+/// Service, token, config and local file failures ([`Kind::Service`],
+/// [`Kind::HttpStatus`], [`Kind::Local`]) only make the check unavailable
+/// (minor); a changed or retired pointer or anchor degrades; anything unknown
+/// degrades (fail closed).
+pub fn live_spec(code: &str, kind: Kind) -> &'static Spec {
     use kijito_protocol::codes::snapshot as s;
+    if kind.is_service() || kind == Kind::Local {
+        return &LIVE_UNAVAILABLE;
+    }
     match code {
         s::POINTER_RETIRED => &LIVE_POINTER_RETIRED,
         s::POINTER_DIGEST_MISMATCH => &LIVE_POINTER_CHANGED,
@@ -166,7 +171,6 @@ pub fn live_spec(code: &str) -> &'static Spec {
         s::ANCHOR_DIGEST_MISMATCH => &LIVE_ANCHOR_CHANGED,
         s::SNAPSHOT_DIGEST_MISMATCH => &LIVE_SNAPSHOT_CHANGED,
         kijito_protocol::render::KNOWN_BAD_CONTROL_FAILED => &LIVE_CONTROL_FAILED,
-        c if c.starts_with("kijito_") || c.starts_with("token_") || c.starts_with("config_") || c.starts_with("file_") => &LIVE_UNAVAILABLE,
         _ => &LIVE_VERIFICATION_FAILED,
     }
 }

@@ -13,6 +13,7 @@
 //! | reading the facts from disk and the server | [`gather`] |
 //! | the finding table (code, severity, check, step) | [`codes`] |
 
+pub mod cli;
 pub mod codes;
 pub mod gather;
 
@@ -213,15 +214,9 @@ pub enum PointerRecord {
     Valid(Recorded),
 }
 
-/// A well-formed `current-pointer.json` (schemaVersion 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    pub pointer_id: kijito_protocol::ids::MemoryId,
-    pub lock_message_id: kijito_protocol::ids::MessageId,
-    pub pointer_digest: kijito_protocol::ids::Digest,
-    pub snapshot_digest: kijito_protocol::ids::Digest,
-    pub recorded_at_ms: i64,
-}
+/// A well-formed `current-pointer.json` (schemaVersion 2); its one home is
+/// the gate's state module.
+pub use kijito_gate::state::Recorded;
 
 /// The QA private state, as found.
 /// (One value per run: the size difference does not matter.)
@@ -258,7 +253,7 @@ pub enum LiveFacts {
     /// Green and equal to the recorded pointer and snapshot digests.
     Unchanged,
     /// Failed with this error code and message.
-    Failed { code: String, message: String },
+    Failed { code: String, message: String, kind: kijito_protocol::error::Kind },
 }
 
 // ----- assessment ------------------------------------------------------------
@@ -501,8 +496,8 @@ pub fn assess(f: &Facts) -> Report {
             b.check(codes::CHECK_LIVE, Some("no recorded pointer to compare".into()), "")
         }
         LiveFacts::Unchanged => b.check(codes::CHECK_LIVE, None, "pointer and snapshot digests equal the recorded ones"),
-        LiveFacts::Failed { code, message } => {
-            let spec = codes::live_spec(code);
+        LiveFacts::Failed { code, message, kind } => {
+            let spec = codes::live_spec(code, *kind);
             b.find(spec, format!("{message} ({code})"), None);
             b.check(codes::CHECK_LIVE, None, "");
         }
@@ -729,12 +724,14 @@ pub fn record_degraded(latch_handle: Option<&latch::Latch>, facts: &Facts, repor
     }
     match l.append_entry(facts.now_ms, latch::Event::DegradedMode, &details, true) {
         Ok(e) => DegradedEntry::Written(e.entry_seq),
-        Err(e) if e.code() == "latch_untrusted" || e.code() == "latch_unverifiable" || e.code() == "silent_witness_active" => {
+        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
             DegradedEntry::RefusedUntrusted
         }
         Err(e) => DegradedEntry::Failed(e.code().to_owned()),
     }
 }
+
+use kijito_protocol::codes::latch as latch_codes;
 
 #[cfg(test)]
 mod tests;
