@@ -10,6 +10,7 @@
 //! `hookSpecificOutput` (both hosts reject it).
 
 pub mod compact;
+pub mod latch_hook;
 pub mod run;
 pub mod text;
 
