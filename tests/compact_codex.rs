@@ -117,7 +117,7 @@ fn jsonl(p: &Path) -> Vec<Value> {
 
 #[test]
 fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
-    let Run { w, fd, mut child, sock, log } = start(300, 400);
+    let Run { w, fd, mut child, sock, log } = start(5000, 400);
     let mut ws = connect(&sock).expect("the TUI connection");
     assert!(connect(&sock).is_err(), "a second client is refused while one is attached");
     let mut seen = vec![];

@@ -108,6 +108,7 @@ run_one() {
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
     adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
+    consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -148,6 +149,13 @@ run_one() {
         --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
         --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
         --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data") ;;
+    consent)  # Claude Code only (the harness's prompts scenario); see scenarios/seed-consent.sh
+      [ "$host" = claude ] || return 0
+      local pdir="$work/consent-$host"; mkdir -p "$pdir"
+      kind=consent; extra=(--side-effect "$pdir/token")
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
+             --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -231,7 +239,7 @@ for h in $hosts; do
   run_tui "$h" tmux-compact-nopass
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
-  if [ "$h" = claude ]; then run_one claude plugin-options; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

@@ -12,6 +12,7 @@
 pub mod compact;
 pub mod guard;
 pub mod messages;
+pub mod latch_hook;
 pub mod run;
 pub mod text;
 

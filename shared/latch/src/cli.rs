@@ -39,7 +39,7 @@ pub const TOOL: Tool = Tool {
             ],
         },
         Command { name: "status", flags: flags![] },
-        Command { name: "verify", flags: flags![] },
+        Command { name: "verify", flags: flags![Flag::value("--since-checkpoint")] },
         Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
         Command {
@@ -50,11 +50,10 @@ pub const TOOL: Tool = Tool {
                 Flag::repeated("--target", 256),
                 Flag::value("--intended"),
                 Flag::value("--result"),
-                Flag::switch("--reconfirmed"),
             ],
         },
         Command { name: "recover", flags: flags![] },
-        Command { name: "reseed", flags: flags![Flag::value("--message"), Flag::value("--objective")] },
+        Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
     ],
 };
@@ -67,15 +66,19 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   checkpoint  [--objective T] [--blocked-by T] [--next-step T] [--known T]... [--unknown T]...
               [--decision T]... [--non-negotiable T]... [--last-good-checkpoint sha256:HEX] [--risk low|medium|high]
   status      current state (last 3 decisions only)
-  verify      the whole chain; exit 0 trusted, 1 untrusted (every finding listed)
+  verify      [--since-checkpoint F] the whole chain and its RFC 6962 tree head; exit 0 trusted,
+              1 untrusted (every finding listed); with F (a saved tree head or verify --json
+              report): the chain must be an append-only extension of it (consistency proof)
   consent request --action-file F --summary TEXT --risk low|medium|high
-  consent confirm --action-file F --message TEXT
-  gate        --action-file F [--checkpoint sha256:HEX] [--target PATH]... [--intended F --result F] [--reconfirmed]
+  consent confirm   always refused (consent_requires_user_message): the user confirms by sending
+              the token as their whole message (the UserPromptSubmit hook records it)
+  gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
   recover     recovery protocol (Silent Witness after max attempts)
-  reseed      [--message TOKEN] [--objective TEXT]: leave Silent Witness with a confirmed token
+  reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
+MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
 MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
 Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
 ";
@@ -102,6 +105,21 @@ fn read_input(path: &str, flag: &str) -> Result<Vec<u8>> {
     private::read_checked(std::path::Path::new(path), rules)
         .map(|(b, _)| b)
         .map_err(|e| Error::new(codes::ACTION_FILE_INVALID, format!("{flag}: {}", e.message())))
+}
+
+/// A saved tree head: `{"schema":"memory-latch.tree-head/v1","size","root"}`
+/// or a whole `verify --json` report holding one as `tree_head`.
+fn read_tree_head(path: &str) -> Result<crate::chain::TreeHead> {
+    let bytes = read_input(path, "--since-checkpoint")?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: {e}")))?;
+    let th = v.get("tree_head").cloned().unwrap_or(v);
+    let th: crate::chain::TreeHead = serde_json::from_value(th)
+        .map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: not a tree head: {e}")))?;
+    if th.schema != crate::chain::TREE_HEAD_SCHEMA || crate::merkle::parse_hex(&th.root).is_none() || th.size == 0 {
+        return Err(Error::new(codes::CHECKPOINT_FILE_INVALID, "--since-checkpoint: unknown schema, empty tree or malformed root"));
+    }
+    Ok(th)
 }
 
 fn required_file(args: &Args, flag: &str) -> Result<Vec<u8>> {
@@ -134,8 +152,8 @@ fn now() -> u64 {
 /// initialised latch enters Silent Witness (docs/memory-latch.md) before the
 /// report is returned. Entering may itself fail on a broken latch; the report
 /// stands either way.
-pub fn verify(latch: &Latch, now_ms: u64) -> crate::chain::VerifyReport {
-    let report = latch.verify();
+pub fn verify(latch: &Latch, now_ms: u64, since: Option<&crate::chain::TreeHead>) -> crate::chain::VerifyReport {
+    let report = latch.verify_since(since);
     if !report.trusted && report.initialised {
         let _ = latch.enter_silent_witness(now_ms, &report);
     }
@@ -245,7 +263,8 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "verify" => {
             let latch = open(&args)?;
-            let report = verify(&latch, now());
+            let since = args.raw("--since-checkpoint").map(read_tree_head).transpose()?;
+            let report = verify(&latch, now(), since.as_ref());
             if json {
                 json_out(&report)?;
             } else {
@@ -261,6 +280,9 @@ pub fn run(args: Args) -> Result<i32> {
                 }
                 for n in &report.notes {
                     t.push_str(&format!("note: {n}\n"));
+                }
+                if let Some(th) = &report.tree_head {
+                    t.push_str(&format!("tree head: {} entries, root {}\n", th.size, th.root));
                 }
                 cli::print_stdout(&t)?;
             }
@@ -287,27 +309,20 @@ pub fn run(args: Args) -> Result<i32> {
                 json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record}))?;
             } else {
                 cli::print_stdout(&format!(
-                    "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, reply with only this token: {}\n(expires in {} minutes, single use)\n",
+                    "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
                     risk.as_str(),
                     issued.record.summary,
                     issued.record.action_hash,
                     issued.token,
-                    (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000
+                    (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000,
+                    if risk == Risk::High { "; high risk: the user sends it twice, in two separate messages" } else { "" }
                 ))?;
             }
             Ok(0)
         }
         "consent confirm" => {
             let latch = open(&args)?;
-            let action = required_file(&args, "--action-file")?;
-            let message = args.required::<String>("--message")?;
-            let e = latch.consent_confirm(now(), &action, &message)?;
-            if json {
-                json_out(&e)?;
-            } else {
-                cli::print_stdout(&format!("authorized: entry {} · action {}\n", e.entry_seq, e.action_hash))?;
-            }
-            Ok(0)
+            latch.consent_confirm_from_tool().map(|_| 0)
         }
         "gate" => {
             let latch = open(&args)?;
@@ -317,7 +332,6 @@ pub fn run(args: Args) -> Result<i32> {
                 targets: owned(args.raw_all("--target")),
                 intended: args.raw("--intended").map(|p| read_input(p, "--intended")).transpose()?,
                 result: args.raw("--result").map(|p| read_input(p, "--result")).transpose()?,
-                reconfirmed: args.has("--reconfirmed"),
             };
             let report = latch.gate(now(), &input)?;
             if json {
@@ -363,26 +377,17 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "reseed" => {
             let latch = open(&args)?;
-            match args.raw("--message") {
-                None => {
-                    let issued = latch.reseed_request(now())?;
-                    if json {
-                        json_out(&serde_json::json!({"schema":"memory-latch.reseed-request/v1","token":issued.token,"record":issued.record}))?;
-                    } else {
-                        cli::print_stdout(&format!(
-                            "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the user replies with only this token: {}\nthen run: memory-latch reseed --message <the user's reply>\n",
-                            issued.token
-                        ))?;
-                    }
-                }
-                Some(m) => {
-                    let e = latch.reseed_confirm(now(), m, args.raw("--objective"))?;
-                    if json {
-                        json_out(&e)?;
-                    } else {
-                        cli::print_stdout(&format!("reseeded: new chain entry 1 {} (old head recorded)\n", e.integrity.payload_hash))?;
-                    }
-                }
+            if args.has("--message") {
+                return latch.consent_confirm_from_tool().map(|_| 0);
+            }
+            let issued = latch.reseed_request(now())?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.reseed-request/v1","token":issued.token,"record":issued.record}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n",
+                    issued.token
+                ))?;
             }
             Ok(0)
         }

@@ -41,6 +41,7 @@ pub mod command {
     pub const INVALID_DIGEST: &str = "command_invalid_digest";
     pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
     pub const INVALID_PATH: &str = "command_invalid_path";
+    pub const INVALID_VALUE: &str = "command_invalid_value";
     pub const ROOT_UNKNOWN: &str = "command_root_unknown";
     /// A tool call's argv array that is not one exact helper command.
     pub const ARGV_INVALID: &str = "command_argv_invalid";
@@ -305,6 +306,8 @@ pub mod latch {
     pub const ACTION_FILE_INVALID: &str = "action_file_invalid";
     pub const OUTPUT_FAILED: &str = "output_failed";
     pub const GATE_FAILED: &str = "gate_failed";
+    /// `verify --since-checkpoint`: the file is not a tree head.
+    pub const CHECKPOINT_FILE_INVALID: &str = "checkpoint_file_invalid";
 }
 
 /// kijito-local: the request log and the demo.

@@ -84,6 +84,12 @@ spec!(POINTER_RECORD_MISSING, "pointer_record_missing", Minor, CHECK_POINTER_REC
     "Record a QA pass (qa-gate record after two green pointer-snapshot reports) so wake-check --live has an expectation.");
 spec!(LIVE_UNAVAILABLE, "live_unavailable", Minor, CHECK_LIVE,
     "Check the network, the config and the token file, then rerun wake-check --live.");
+spec!(NOTHING_VERIFIABLE, "nothing_verifiable", Minor, CHECK_CHAIN,
+    "Nothing local could be verified (no latch and no QA state): confirm the objective and every remembered plan with the user before acting.");
+spec!(WORKSPACE_MISSING, "workspace_missing", Minor, CHECK_CHAIN,
+    "The workspace does not exist: confirm with the user where work continues, then run wake-check --workspace DIR there.");
+spec!(LATCH_DELETED, "latch_deleted", Degrading, CHECK_CHAIN,
+    "The latch was deleted since its head record: stop, show the user, and let a person decide (restore .memory-latch, or remove the head record and init).");
 spec!(LATCH_UNTRUSTED, "latch_untrusted", Degrading, CHECK_CHAIN,
     "Stop and show the user memory-latch verify's findings; write nothing until a human reviews (memory-latch reseed with the user's token).");
 spec!(LATCH_UNVERIFIABLE, "latch_unverifiable", Degrading, CHECK_CHAIN,
@@ -129,6 +135,9 @@ pub const ALL: &[&Spec] = &[
     &QA_STATE_UNREADABLE,
     &POINTER_RECORD_MISSING,
     &LIVE_UNAVAILABLE,
+    &NOTHING_VERIFIABLE,
+    &WORKSPACE_MISSING,
+    &LATCH_DELETED,
     &LATCH_UNTRUSTED,
     &LATCH_UNVERIFIABLE,
     &SILENT_WITNESS,

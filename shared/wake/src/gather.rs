@@ -79,9 +79,10 @@ pub fn open_latch(opts: &Options) -> Result<Option<latch::Latch>> {
 /// degraded-mode entry).
 pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
     let handle = open_latch(opts)?;
-    let latch = match &handle {
-        None => LatchFacts::Absent,
-        Some(l) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+    let latch = match (&handle, &opts.workspace) {
+        (Some(l), _) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+        (None, None) => LatchFacts::Absent,
+        (None, Some(w)) => absent_latch(w),
     };
     let qa = match &opts.data_dir {
         None => QaFacts::Absent("no data dir".into()),
@@ -98,6 +99,20 @@ pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
         names: StepNames { data_dir: opts.data_dir.as_ref().map(|d| d.as_str().to_owned()), helpers: opts.helpers.clone() },
     };
     Ok((facts, handle))
+}
+
+/// A workspace without `.memory-latch`: missing, deleted since its head
+/// record, or simply never initialised.
+fn absent_latch(workspace: &Path) -> LatchFacts {
+    match std::fs::metadata(workspace) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return LatchFacts::WorkspaceMissing(format!("{} is not a directory", workspace.display())),
+        Err(e) => return LatchFacts::WorkspaceMissing(format!("{}: {e}", workspace.display())),
+    }
+    match latch::Latch::open(&latch::Config::new(workspace)).and_then(|l| l.head_record()) {
+        Ok(Some(rec)) => LatchFacts::Deleted { entry_seq: rec.entry_seq },
+        _ => LatchFacts::Absent,
+    }
 }
 
 fn err_line(e: &Error) -> String {

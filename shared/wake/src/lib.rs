@@ -176,8 +176,14 @@ impl StepNames {
 /// The latch, as found.
 #[derive(Debug, Clone)]
 pub enum LatchFacts {
-    /// No `.memory-latch` in the workspace: latch checks are skipped.
+    /// No `.memory-latch` in the workspace (and no head record names one):
+    /// latch checks are skipped; with no QA state either, nothing is
+    /// verifiable (at best cautious).
     Absent,
+    /// The workspace does not exist (or is not a directory).
+    WorkspaceMissing(String),
+    /// A head record outside the workspace names a latch that is gone.
+    Deleted { entry_seq: u64 },
     Present(Box<LatchState>),
 }
 
@@ -299,8 +305,29 @@ pub fn assess(f: &Facts) -> Report {
     match &f.latch {
         LatchFacts::Absent => {
             let why = Some("no .memory-latch in the workspace".to_owned());
-            for name in [codes::CHECK_CHAIN, codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+            if matches!(f.qa, QaFacts::Absent(_)) {
+                // Fail closed: nothing verifiable is never full trust.
+                b.find(&codes::NOTHING_VERIFIABLE, "no .memory-latch in the workspace and no QA state: nothing local could be verified".into(), None);
+                b.check(codes::CHECK_CHAIN, None, "");
+            } else {
+                b.check(codes::CHECK_CHAIN, why.clone(), "");
+            }
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
                 b.check(name, why.clone(), "");
+            }
+        }
+        LatchFacts::WorkspaceMissing(why) => {
+            b.find(&codes::WORKSPACE_MISSING, format!("the workspace cannot be checked: {why}"), None);
+            b.check(codes::CHECK_CHAIN, None, "");
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+                b.check(name, Some("the workspace does not exist".into()), "");
+            }
+        }
+        LatchFacts::Deleted { entry_seq } => {
+            b.find(&codes::LATCH_DELETED, format!("the head record names entry {entry_seq} but the workspace has no .memory-latch: the latch was deleted"), None);
+            b.check(codes::CHECK_CHAIN, None, "");
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+                b.check(name, Some("the latch was deleted".into()), "");
             }
         }
         LatchFacts::Present(l) => {

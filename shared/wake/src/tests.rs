@@ -41,6 +41,7 @@ fn verify(at: u64) -> VerifyReport {
         findings: Vec::new(),
         silent_witness: false,
         notes: Vec::new(),
+        tree_head: None,
     }
 }
 
@@ -82,7 +83,7 @@ fn base() -> Facts {
 fn latch_mut(f: &mut Facts) -> &mut LatchState {
     match &mut f.latch {
         LatchFacts::Present(l) => l,
-        LatchFacts::Absent => unreachable!(),
+        _ => unreachable!(),
     }
 }
 
@@ -107,6 +108,9 @@ fn token(id: &str, status: TokenStatus) -> TokenState {
         issued_at_ms: NOW - HOUR,
         expires_at_ms: NOW - HOUR + 600_000,
         used_at_ms: None,
+        confirmed_at_ms: None,
+        reconfirmed_at_ms: None,
+        failed_attempts: 0,
         status,
     }
 }
@@ -204,6 +208,12 @@ fn every_code_from_crafted_facts() {
         (&codes::QA_STATE_UNREADABLE, |f| qa_mut(f).unreadable.push(("s9".into(), "qa-pass.s9.json: pass_invalid".into()))),
         (&codes::POINTER_RECORD_MISSING, |f| f.live = LiveFacts::NoRecord),
         (&codes::LIVE_UNAVAILABLE, |f| f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into(), kind: Kind::Service }),
+        (&codes::NOTHING_VERIFIABLE, |f| {
+            f.latch = LatchFacts::Absent;
+            f.qa = QaFacts::Absent("no data dir".into());
+        }),
+        (&codes::WORKSPACE_MISSING, |f| f.latch = LatchFacts::WorkspaceMissing("/gone: No such file or directory".into())),
+        (&codes::LATCH_DELETED, |f| f.latch = LatchFacts::Deleted { entry_seq: 7 }),
         (&codes::LATCH_UNTRUSTED, |f| {
             let v = &mut latch_mut(f).verify;
             v.trusted = false;

@@ -220,6 +220,10 @@ def cmd_claude(a):
         if a.plugin_dir and not os.path.isdir(a.plugin_dir):
             raise ValueError("--plugin-dir %s is not a directory" % a.plugin_dir)
         check_user_commands(a, ("manual-compact", "auto-compact"))
+        if (a.scenario == "prompts") != bool(a.prompt_file):
+            raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
+        if a.before_first is not None and not a.before_first.strip():
+            raise ValueError("--before-first needs a non-empty shell command")
         if a.markers:
             common.load_markers(a.markers)
         exe = host_bin(a, "claude")
@@ -233,7 +237,8 @@ def cmd_claude(a):
            "markers": os.path.abspath(a.markers) if a.markers else None, "claude": exe, "lib": LIB,
            "timeout": a.timeout, "auto_tokens": a.auto_tokens,
            "before_compact": a.before_compact, "after": a.after, "probe": bool(a.before_compact or a.after),
-           "tool_command": a.tool_command}
+           "tool_command": a.tool_command, "before_first": a.before_first,
+           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
     return run_confined(job, "claude", prefix)
 
 
@@ -343,7 +348,13 @@ def parser():
     k = sub.add_parser("claude", help="run Claude Code with settings hooks and/or a plugin dir")
     k.add_argument("--settings-hooks", help="settings.json (with a \"hooks\" object) to install as user settings")
     k.add_argument("--plugin-dir", help="plugin directory passed to claude --plugin-dir")
-    common_args(k, ["manual-compact", "auto-compact", "plain", "tool"], "manual-compact")
+    common_args(k, ["manual-compact", "auto-compact", "plain", "tool", "prompts"], "manual-compact")
+    k.add_argument("--before-first", metavar="CMD",
+                   help="kijito-qa: shell command run in the project dir before the first step, like "
+                        "--before-compact (output to before-first.log); it may write the --prompt-file files")
+    k.add_argument("--prompt-file", action="append", metavar="FILE",
+                   help="kijito-qa: prompts scenario: one step per file (repeatable), each file read right "
+                        "before its step, so --before-first can write prompts it only then knows"),
     k.add_argument("--auto-tokens", type=int, default=990000,
                    help="usage.input_tokens the fake server reports in auto-compact (default 990000)")
 
