@@ -59,7 +59,7 @@ fn issue_bypasses(r: &str, marker: &str) -> Vec<String> {
 
 /// Obfuscated forms of a helper invocation followed by an injected command.
 fn generated(r: &str) -> Vec<String> {
-    let names = ["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook"];
+    let names = ["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "memory-latch", "wake-check", "kijito-local", "kijito-compact"];
     let mut out = Vec::new();
     for name in names {
         let tail = " --pointer-id 3; echo INJECTED";

@@ -537,7 +537,7 @@ const EXPANSION: &[char] = &['$', '`'];
 /// backtick) and contains one of these (after quote removal) could assemble
 /// a helper name, so it is held to the grammar.
 pub const NAME_FRAGMENTS: &[&str] =
-    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito"];
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito", "latch", "wake-check"];
 
 /// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
 /// and guard"). A line that could reach a toolkit executable — directly, or
