@@ -9,6 +9,7 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+pub mod nudge;
 pub mod run;
 pub mod text;
 
@@ -146,7 +147,12 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
 /// 300 characters.
 pub fn one_line(text: &str) -> String {
     let t: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    kijito_protocol::ids::clip(t.trim()).chars().take(300).collect()
+    let t = t.trim();
+    let mut out: String = t.chars().take(300).collect();
+    if out.len() < t.len() {
+        out.push('…');
+    }
+    out
 }
 
 /// PreCompact answer: Codex `{"continue":true,"systemMessage":...}` (never
@@ -262,6 +268,9 @@ mod tests {
         assert_eq!(precompact_reply(Host::Codex, "a\nb").unwrap(), r#"{"continue":true,"systemMessage":"a b"}"#);
         assert_eq!(postcompact_reply(None), r#"{"continue":true}"#);
         assert!(deny_reply("").contains("command guard"));
+        let long = "x".repeat(400);
+        let v: Value = serde_json::from_str(&stop_reply(&long)).unwrap();
+        assert_eq!(v["systemMessage"].as_str().unwrap().chars().count(), 301, "300 characters, then an ellipsis");
         assert!(guarded(|| -> u8 { panic!("boom") }).unwrap_err().contains("boom"));
     }
 }

@@ -87,7 +87,7 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     match event {
         Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
         Event::UserPromptSubmit => user_prompt_submit(env, &input, &Extras::of(stdin)),
-        Event::Stop => stop(env, &input),
+        Event::Stop => stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m))),
         Event::PreToolUse => pre_tool_use(env, &input),
     }
 }
@@ -214,7 +214,8 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
-    let parts: Vec<String> = reentry.into_iter().chain(recovery).collect();
+    let nudge = crate::nudge::prompt_context(env, input);
+    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(nudge).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
