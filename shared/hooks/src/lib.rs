@@ -11,6 +11,7 @@
 
 pub mod nudge;
 pub mod run;
+pub mod summary;
 pub mod text;
 
 pub use kijito_files::datadir::HostKind as Host;

@@ -44,7 +44,12 @@ impl HookEnv {
 
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
-    let message = match precompact_work(env, stdin) {
+    let outcome = precompact_work(env, stdin);
+    if env.host == Host::Claude {
+        // Claude Code: stdout goes to the summariser; only an attested attempt says anything.
+        return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a));
+    }
+    let message = match outcome.map(|(_, _, a)| a) {
         Ok(a) if a.attested => "kijito-qa: compaction attested (QA pass promoted); re-entry will ask for one verification".to_owned(),
         Ok(a) => format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", a.reason),
         Err(e) => format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", e.code()),
@@ -52,10 +57,11 @@ pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     precompact_reply(env.host, &message)
 }
 
-fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<Attempt> {
+fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<(QaDir, kijito_protocol::ids::SessionId, Attempt)> {
     let input = parse_input(stdin, "PreCompact")?;
     let (_, qa) = env.qa()?;
-    gate::precompact(&qa, &input.session_id, input.transcript_path.as_ref(), input.trigger.as_deref().unwrap_or("unknown"), env.now_ms)
+    let a = gate::precompact(&qa, &input.session_id, input.transcript_path.as_ref(), input.trigger.as_deref().unwrap_or("unknown"), env.now_ms)?;
+    Ok((qa, input.session_id, a))
 }
 
 /// PostCompact: claim if first; answer `{"continue":true}` (+ one line).
