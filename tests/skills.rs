@@ -91,6 +91,14 @@ fn every_command_in_every_installed_skill_passes_the_grammar() {
             // every mention of a helper path is such a command line
             assert_eq!(text.matches(&prefix).count(), commands.len(), "{host} {}: a helper path outside a command line", src.display());
             for c in &commands {
+                // `kijito-compact` (issue 12) joins the grammar when its branch lands; until
+                // then its one line must have exactly the documented shape.
+                let compact = format!("{prefix}kijito-compact ");
+                if c.starts_with(&compact) && !command::GRAMMARS.iter().any(|g| g.helper == "kijito-compact") {
+                    assert_eq!(c[compact.len()..].to_owned(), "request --session-id <SESSION_ID> --data-dir <DATA_DIR>", "{host}");
+                    total += 1;
+                    continue;
+                }
                 let filled = fill(c);
                 if let Err(e) = command::check_command(&filled, &dir) {
                     panic!("{host} {}: {c}\n  -> {filled}\n  refused: {} ({})", src.display(), e.message(), e.code());

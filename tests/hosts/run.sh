@@ -82,6 +82,16 @@ else
   cat "$work/codex-plugin.log"; say "FAIL: codex plugin install of $prefix/codex"; failures=$((failures + 1))
 fi
 
+t=$(now)
+mkdir -p "$work/doctor"
+if [ ! -x "$prefix/codex/bin/kijito-doctor" ]; then
+  say "SKIP kijito-doctor: not built by this workspace"; skipped=$((skipped + 1))
+elif unshare -n python3 "$here/scenarios/doctor_hosts.py" "$bindir" "$prefix" "$work/doctor" > "$work/doctor.log" 2>&1; then
+  say "kijito-doctor on the real hosts ($(took "$t")):"; cat "$work/doctor.log"; passed=$((passed + 1))
+else
+  cat "$work/doctor.log"; say "FAIL: kijito-doctor on the real hosts"; failures=$((failures + 1))
+fi
+
 hook_bins="precompact postcompact session-hook"
 pass_bins="kijito-local pointer-digest pointer-publish pointer-snapshot qa-gate"
 missing() {  # missing ROOT BIN...: print the ones not installed
@@ -126,6 +136,10 @@ run_one() {
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
     # a real turn, a compaction, a real turn; then kijito-context on the host's own session file
     context) kind=context; args+=(--scenario manual-compact --after "$(printf '%q %q' "$here/scenarios/context-after.sh" "$root")") ;;
+    plugin-options) kind=options
+      # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
+      python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
+      args+=(--scenario manual-compact --settings-hooks "$work/options-settings.json") ;;
   esac
   mkdir -p "$work/out"
   local t0 rc=0
@@ -139,7 +153,13 @@ run_one() {
     return 0
   fi
   say "$host $name ($dt):"
-  if python3 "$check" "$kind" "$out" "$root" "${extra[@]}"; then
+  local verdict=0
+  if [ "$kind" = options ]; then
+    python3 "$here/scenarios/plugin_options.py" "$out" 21813 77 || verdict=$?
+  else
+    python3 "$check" "$kind" "$out" "$root" "${extra[@]}" || verdict=$?
+  fi
+  if [ "$verdict" -eq 0 ]; then
     passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
   else
     tail -n 20 "$out.log"
@@ -153,6 +173,7 @@ for h in $hosts; do
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done
+  if [ "$h" = claude ]; then run_one claude plugin-options; fi
 done
 
 say "summary: $passed passed, $failures failed, $skipped skipped"

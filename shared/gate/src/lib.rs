@@ -21,6 +21,7 @@ pub mod compaction;
 pub mod pass;
 pub mod record;
 pub mod report;
+pub mod trigger;
 
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -70,6 +71,20 @@ impl QaDir {
     /// Validate (and create) `<data-dir>/qa/`.
     pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
         Ok(QaDir { dir: kijito_files::datadir::qa_dir(data_dir)? })
+    }
+
+    /// `<data-dir>/qa/` if it exists and is private; creates nothing
+    /// (read-only commands). `Ok(None)` when there is no QA state yet.
+    pub fn existing(data_dir: &AbsPath) -> Result<Option<QaDir>> {
+        let dir = data_dir.join("qa")?;
+        match std::fs::symlink_metadata(dir.as_path()) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            _ => {
+                private::check_dir(data_dir.as_path(), false)?;
+                private::check_dir(dir.as_path(), true)?;
+                Ok(Some(QaDir { dir }))
+            }
+        }
     }
 
     pub fn path(&self) -> &AbsPath {

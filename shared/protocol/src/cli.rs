@@ -125,6 +125,12 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
     let mut args = Args { subcommand, values: Vec::new() };
     while let Some(word) = words.next() {
         let Some(flag) = flags.iter().find(|f| f.name == word) else {
+            if let Some((name, _)) = word.split_once('=').filter(|(n, _)| flags.iter().any(|f| f.name == *n && f.value)) {
+                return Err(Error::usage(
+                    "unknown_flag",
+                    format!("{:?} is not accepted: write `{name} VALUE` (the flag and its value as two words, no `=`)", crate::ids::clip(&word)),
+                ));
+            }
             if word.starts_with('-') {
                 return Err(Error::usage("unknown_flag", format!("unknown flag {:?}", crate::ids::clip(&word))));
             }
@@ -345,6 +351,9 @@ mod tests {
     fn rejects_bad_argv_with_codes() {
         assert_eq!(code(&TOOL, &["--nope"]), "unknown_flag");
         assert_eq!(code(&TOOL, &["--pointer-id=1"]), "unknown_flag");
+        let eq = run(&TOOL, &["--pointer-id=1"]).unwrap_err();
+        assert!(eq.message().contains("write `--pointer-id VALUE`"), "{}", eq.message());
+        assert!(!run(&TOOL, &["--json=1"]).unwrap_err().message().contains("VALUE"));
         assert_eq!(code(&TOOL, &["junk"]), "unexpected_argument");
         assert_eq!(code(&TOOL, &["--pointer-id"]), "missing_value");
         assert_eq!(code(&TOOL, &["--json", "--json"]), "repeated_flag");

@@ -117,10 +117,11 @@ pub const GRAMMARS: &[Grammar] = &[
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
-/// agent-run helpers plus the hooks (which the agent never runs by hand, so
-/// no grammar accepts them).
+/// agent-run helpers plus the hooks and `kijito-setup` (which the agent never
+/// runs: `kijito-setup --force` would re-point the config at another pointer
+/// or server, so no grammar accepts it and only the user runs it).
 pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook"];
+    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito-setup"];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
@@ -369,6 +370,9 @@ mod tests {
         assert!(mentions_helper("cd /tmp && qa-gate status"));
         assert!(mentions_helper("bash -c \"pointer-publish --x\""));
         assert!(mentions_helper("FOO=1 pointer-digest --pointer-id 1"));
+        assert!(mentions_helper("kijito-setup --pointer-id 9 --lock-message-id 9 --force"));
+        assert!(mentions_helper("/x/bin/kijito-setup --create"));
+        assert!(!mentions_helper("kijito-doctor --offline"));
         assert!(mentions_helper("ls; /evil/pointer-snapshot"));
         assert!(mentions_helper("env qa-gate status"));
         assert!(mentions_helper("sudo -E qa-gate status"));

@@ -1,0 +1,521 @@
+//! Compaction triggers (docs/protocol.md §9): the pin that names the one
+//! adapter allowed to make the host compact a session, the turn state the
+//! hooks record, and the one compaction request per pass.
+//!
+//! Files in `<data-dir>/qa/` (0600, never symlinks, bounded):
+//!
+//! | file | written by | meaning |
+//! |---|---|---|
+//! | `compact-pin.<s>.json` | SessionStart hook | which adapter owns the session (tmux pane or app-server adapter) |
+//! | `compact-turn.<s>.json` | UserPromptSubmit / Stop hooks | whether a turn is running |
+//! | `compact-request.<s>.json` | `kijito-compact request`, then the adapter | the request for this pass and its state |
+//!
+//! The kill switch is `<data-dir>/compact-disabled`: while it exists no
+//! adapter sends anything.
+
+use crate::{has_keys, read_state, QaDir};
+use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+
+/// Stable codes of this module (printed as `kijito_compact_failed:<code>`).
+pub mod codes {
+    pub const NO_SAFE_TRIGGER: &str = "no_safe_trigger";
+    pub const PASS_MISSING: &str = "pass_missing";
+    pub const REQUEST_EXISTS: &str = "request_exists";
+    pub const PIN_INVALID: &str = "pin_invalid";
+    pub const TURN_INVALID: &str = "turn_invalid";
+    pub const REQUEST_INVALID: &str = "request_invalid";
+    pub const NO_REQUEST: &str = "no_request";
+}
+
+/// The name of the kill-switch file in the data dir.
+pub const KILL_SWITCH: &str = "compact-disabled";
+
+/// The kill switch of a data dir: while this path exists (any type), every
+/// adapter refuses to send.
+pub fn kill_switch(data_dir: &AbsPath) -> PathBuf {
+    data_dir.as_path().join(KILL_SWITCH)
+}
+
+/// Whether the kill switch is present (a symlink counts as present).
+pub fn kill_switch_on(data_dir: &AbsPath) -> bool {
+    std::fs::symlink_metadata(kill_switch(data_dir)).is_ok()
+}
+
+impl QaDir {
+    pub fn pin(&self, s: &SessionId) -> PathBuf {
+        self.path().as_path().join(format!("compact-pin.{s}.json"))
+    }
+    pub fn turn(&self, s: &SessionId) -> PathBuf {
+        self.path().as_path().join(format!("compact-turn.{s}.json"))
+    }
+    pub fn request(&self, s: &SessionId) -> PathBuf {
+        self.path().as_path().join(format!("compact-request.{s}.json"))
+    }
+}
+
+fn bad(code: &'static str, what: &str) -> Error {
+    Error::new(code, format!("{what} is not valid"))
+}
+
+fn get_str<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+fn get_u64(o: &Map<String, Value>, k: &str) -> Option<u64> {
+    o.get(k).and_then(Value::as_u64)
+}
+
+/// A tmux pane id: `%` followed by 1 to 9 digits.
+pub fn is_pane_id(s: &str) -> bool {
+    s.len() >= 2 && s.len() <= 10 && s.starts_with('%') && s[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// An adapter id: 32 lowercase hex.
+pub fn is_adapter_id(s: &str) -> bool {
+    crate::is_hex32(s)
+}
+
+/// Which adapter owns a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// A CLI host in a tmux pane: the pane, its tmux server socket, the host
+    /// process (pid and its start time in clock ticks since boot, so a
+    /// reused pid is told apart).
+    Tmux { socket: AbsPath, pane: String, host_pid: u32, host_start: u64 },
+    /// A Codex app-server run by `kijito-compact codex`: the adapter's id and
+    /// its private control socket.
+    CodexAppServer { adapter_id: String, socket: AbsPath },
+}
+
+impl Via {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Via::Tmux { .. } => "tmux",
+            Via::CodexAppServer { .. } => "codex-app-server",
+        }
+    }
+}
+
+/// `compact-pin.<s>.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub session_id: SessionId,
+    pub via: Via,
+    pub pinned_at_ms: i64,
+}
+
+const PIN_KEYS: &[&str] = &["schemaVersion", "sessionId", "via", "pinnedAtMs", "target"];
+
+impl Pin {
+    pub fn to_value(&self) -> Value {
+        let target = match &self.via {
+            Via::Tmux { socket, pane, host_pid, host_start } => {
+                json!({"socket": socket.as_str(), "pane": pane, "hostPid": host_pid, "hostStart": host_start})
+            }
+            Via::CodexAppServer { adapter_id, socket } => json!({"adapterId": adapter_id, "socket": socket.as_str()}),
+        };
+        json!({
+            "schemaVersion": 1,
+            "sessionId": self.session_id.as_str(),
+            "via": self.via.name(),
+            "pinnedAtMs": self.pinned_at_ms,
+            "target": target,
+        })
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Pin> {
+        let err = || bad(codes::PIN_INVALID, "the pin");
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| err())?;
+        let o = v.as_object().filter(|o| has_keys(o, PIN_KEYS)).ok_or_else(err)?;
+        if o["schemaVersion"] != 1 {
+            return Err(err());
+        }
+        let session_id = SessionId::parse(get_str(o, "sessionId").ok_or_else(err)?).map_err(|_| err())?;
+        let pinned_at_ms = o["pinnedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
+        let t = o["target"].as_object().ok_or_else(err)?;
+        let via = match get_str(o, "via") {
+            Some("tmux") if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) => {
+                let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
+                let pane = get_str(t, "pane").filter(|p| is_pane_id(p)).ok_or_else(err)?.to_owned();
+                let host_pid = get_u64(t, "hostPid").filter(|p| *p > 1 && *p <= u32::MAX as u64).ok_or_else(err)? as u32;
+                let host_start = get_u64(t, "hostStart").ok_or_else(err)?;
+                Via::Tmux { socket, pane, host_pid, host_start }
+            }
+            Some("codex-app-server") if has_keys(t, &["adapterId", "socket"]) => {
+                let adapter_id = get_str(t, "adapterId").filter(|a| is_adapter_id(a)).ok_or_else(err)?.to_owned();
+                let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
+                Via::CodexAppServer { adapter_id, socket }
+            }
+            _ => return Err(err()),
+        };
+        Ok(Pin { session_id, via, pinned_at_ms })
+    }
+}
+
+/// Write (or replace) the pin of a session.
+pub fn write_pin(qa: &QaDir, pin: &Pin) -> Result<()> {
+    private::write_atomic(&qa.pin(&pin.session_id), format!("{}\n", pin.to_value()).as_bytes())
+}
+
+/// The pin of a session, if any. A pin for another session id (a copied
+/// file) is invalid.
+pub fn read_pin(qa: &QaDir, s: &SessionId) -> Result<Option<Pin>> {
+    let Some(bytes) = read_optional(&qa.pin(s))? else { return Ok(None) };
+    let pin = Pin::parse(&bytes)?;
+    if &pin.session_id != s {
+        return Err(bad(codes::PIN_INVALID, "the pin (another session's)"));
+    }
+    Ok(Some(pin))
+}
+
+/// Remove the pin of a session (SessionEnd, or a subagent never pinned).
+pub fn remove_pin(qa: &QaDir, s: &SessionId) -> Result<bool> {
+    private::remove_owned(&qa.pin(s))
+}
+
+fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => read_state(path).map(Some),
+    }
+}
+
+/// Whether a turn is running, as the hooks last recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnState {
+    /// UserPromptSubmit fired and no Stop yet.
+    Running,
+    /// Stop fired after the last UserPromptSubmit.
+    Ended,
+}
+
+/// `compact-turn.<s>.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    pub session_id: SessionId,
+    pub state: TurnState,
+    pub at_ms: i64,
+}
+
+const TURN_KEYS: &[&str] = &["schemaVersion", "sessionId", "state", "atMs"];
+
+impl Turn {
+    pub fn to_value(&self) -> Value {
+        let state = match self.state {
+            TurnState::Running => "running",
+            TurnState::Ended => "ended",
+        };
+        json!({"schemaVersion": 1, "sessionId": self.session_id.as_str(), "state": state, "atMs": self.at_ms})
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Turn> {
+        let err = || bad(codes::TURN_INVALID, "the turn record");
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| err())?;
+        let o = v.as_object().filter(|o| has_keys(o, TURN_KEYS)).ok_or_else(err)?;
+        if o["schemaVersion"] != 1 {
+            return Err(err());
+        }
+        let session_id = SessionId::parse(get_str(o, "sessionId").ok_or_else(err)?).map_err(|_| err())?;
+        let state = match get_str(o, "state") {
+            Some("running") => TurnState::Running,
+            Some("ended") => TurnState::Ended,
+            _ => return Err(err()),
+        };
+        let at_ms = o["atMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
+        Ok(Turn { session_id, state, at_ms })
+    }
+}
+
+/// Record a turn start (UserPromptSubmit) or end (Stop).
+pub fn record_turn(qa: &QaDir, s: &SessionId, state: TurnState, now_ms: i64) -> Result<()> {
+    let t = Turn { session_id: s.clone(), state, at_ms: now_ms };
+    private::write_atomic(&qa.turn(s), format!("{}\n", t.to_value()).as_bytes())
+}
+
+/// The last recorded turn state of a session, if any.
+pub fn read_turn(qa: &QaDir, s: &SessionId) -> Result<Option<Turn>> {
+    let Some(bytes) = read_optional(&qa.turn(s))? else { return Ok(None) };
+    let t = Turn::parse(&bytes)?;
+    if &t.session_id != s {
+        return Err(bad(codes::TURN_INVALID, "the turn record (another session's)"));
+    }
+    Ok(Some(t))
+}
+
+/// The state of a compaction request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestState {
+    /// Recorded; nothing sent yet (waiting for the turn to end).
+    Pending,
+    /// The adapter asked the host to compact.
+    Sent,
+    /// The claim record of this pass's compaction was found.
+    Compacted { attested: bool, reason: String },
+    /// The adapter gave up without sending, or the host refused.
+    Failed { code: String },
+    /// Sent, but no claim record within the bound.
+    TimedOut,
+}
+
+impl RequestState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RequestState::Pending => "pending",
+            RequestState::Sent => "sent",
+            RequestState::Compacted { .. } => "compacted",
+            RequestState::Failed { .. } => "failed",
+            RequestState::TimedOut => "timed_out",
+        }
+    }
+
+    /// No adapter will change this state again.
+    pub fn is_final(&self) -> bool {
+        matches!(self, RequestState::Compacted { .. } | RequestState::Failed { .. } | RequestState::TimedOut)
+    }
+}
+
+/// `compact-request.<s>.json`: one per pass (bound by the pass's nonce).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub session_id: SessionId,
+    pub via: String,
+    pub nonce: String,
+    pub requested_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub state: RequestState,
+    /// Set when a failure invalidated a promoted, unclaimed ticket.
+    pub ticket_invalidated: bool,
+}
+
+const REQUEST_KEYS: &[&str] =
+    &["schemaVersion", "sessionId", "via", "nonce", "requestedAtMs", "updatedAtMs", "state", "attested", "reason", "code", "ticketInvalidated"];
+
+impl Request {
+    pub fn to_value(&self) -> Value {
+        let (attested, reason, code) = match &self.state {
+            RequestState::Compacted { attested, reason } => (json!(attested), json!(reason), Value::Null),
+            RequestState::Failed { code } => (Value::Null, Value::Null, json!(code)),
+            _ => (Value::Null, Value::Null, Value::Null),
+        };
+        json!({
+            "schemaVersion": 1,
+            "sessionId": self.session_id.as_str(),
+            "via": self.via,
+            "nonce": self.nonce,
+            "requestedAtMs": self.requested_at_ms,
+            "updatedAtMs": self.updated_at_ms,
+            "state": self.state.name(),
+            "attested": attested,
+            "reason": reason,
+            "code": code,
+            "ticketInvalidated": self.ticket_invalidated,
+        })
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Request> {
+        let err = || bad(codes::REQUEST_INVALID, "the compaction request");
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| err())?;
+        let o = v.as_object().filter(|o| has_keys(o, REQUEST_KEYS)).ok_or_else(err)?;
+        if o["schemaVersion"] != 1 {
+            return Err(err());
+        }
+        let session_id = SessionId::parse(get_str(o, "sessionId").ok_or_else(err)?).map_err(|_| err())?;
+        let via = get_str(o, "via").filter(|v| matches!(*v, "tmux" | "codex-app-server")).ok_or_else(err)?.to_owned();
+        let nonce = get_str(o, "nonce").filter(|n| crate::is_hex32(n)).ok_or_else(err)?.to_owned();
+        let requested_at_ms = o["requestedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
+        let updated_at_ms = o["updatedAtMs"].as_i64().filter(|t| *t >= requested_at_ms).ok_or_else(err)?;
+        let short = |k: &str| get_str(o, k).filter(|s| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        let state = match get_str(o, "state") {
+            Some("pending") => RequestState::Pending,
+            Some("sent") => RequestState::Sent,
+            Some("compacted") => RequestState::Compacted {
+                attested: o["attested"].as_bool().ok_or_else(err)?,
+                reason: short("reason").ok_or_else(err)?.to_owned(),
+            },
+            Some("failed") => RequestState::Failed { code: short("code").ok_or_else(err)?.to_owned() },
+            Some("timed_out") => RequestState::TimedOut,
+            _ => return Err(err()),
+        };
+        let ticket_invalidated = o["ticketInvalidated"].as_bool().ok_or_else(err)?;
+        Ok(Request { session_id, via, nonce, requested_at_ms, updated_at_ms, state, ticket_invalidated })
+    }
+}
+
+/// The compaction request of a session, if any (read-only).
+pub fn read_request(qa: &QaDir, s: &SessionId) -> Result<Option<Request>> {
+    let Some(bytes) = read_optional(&qa.request(s))? else { return Ok(None) };
+    let r = Request::parse(&bytes)?;
+    if &r.session_id != s {
+        return Err(bad(codes::REQUEST_INVALID, "the compaction request (another session's)"));
+    }
+    Ok(Some(r))
+}
+
+/// Replace the request file (the adapter's state transitions).
+pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
+    private::write_atomic(&qa.request(&r.session_id), format!("{}\n", r.to_value()).as_bytes())
+}
+
+/// `kijito-compact request`: requires a valid, unconsumed pass and a pin for
+/// the session; records one request per pass (a second request for the same
+/// pass's nonce is `request_exists`). Returns the request and the pin.
+pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request, Pin)> {
+    let pass_bytes = match read_optional(&qa.pass(s))? {
+        Some(b) => b,
+        None => {
+            return Err(Error::new(codes::PASS_MISSING, "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first"))
+        }
+    };
+    let pass = crate::Pass::parse(&pass_bytes)?;
+    pass.check_age(s, now_ms)?;
+    let pin = read_pin(qa, s)?.ok_or_else(|| {
+        Error::new(
+            codes::NO_SAFE_TRIGGER,
+            "no adapter owns this session (not in a pinned tmux pane, not under `kijito-compact codex`): ask the user to run /compact now",
+        )
+    })?;
+    if let Some(old) = read_request(qa, s)? {
+        if old.nonce == pass.compaction_nonce {
+            return Err(Error::new(codes::REQUEST_EXISTS, format!("compaction was already requested for this pass (state {})", old.state.name())));
+        }
+    }
+    let r = Request {
+        session_id: s.clone(),
+        via: pin.via.name().to_owned(),
+        nonce: pass.compaction_nonce.clone(),
+        requested_at_ms: now_ms,
+        updated_at_ms: now_ms,
+        state: RequestState::Pending,
+        ticket_invalidated: false,
+    };
+    write_request(qa, &r)?;
+    Ok((r, pin))
+}
+
+/// The one stdout line of a successful `kijito-compact request`.
+pub fn requested_line(r: &Request) -> String {
+    json!({"type": "kijito.compaction.requested", "sessionId": r.session_id.as_str(), "via": r.via, "nonce": r.nonce}).to_string()
+}
+
+/// The claim record of this request's compaction, if the host compacted and
+/// PostCompact (or SessionStart(compact)) claimed: the claimed attempt with
+/// the request's nonce, or an unattested claimed attempt recorded after the
+/// request.
+pub fn claim_for(qa: &QaDir, r: &Request) -> Result<Option<crate::Attempt>> {
+    let Some(bytes) = read_optional(&qa.attempt_claimed(&r.session_id))? else { return Ok(None) };
+    let a = crate::Attempt::parse(&bytes)?;
+    let ours = a.session_id == r.session_id
+        && (a.compaction_nonce.as_deref() == Some(r.nonce.as_str()) || (!a.attested && a.recorded_at_ms >= r.requested_at_ms));
+    Ok(ours.then_some(a))
+}
+
+/// Move a request to a final failure state. When a ticket was promoted for
+/// this pass but never claimed, invalidate the session's QA state (as
+/// `qa-gate invalidate` does) so a later compaction cannot consume it.
+pub fn finish_failed(qa: &QaDir, r: &mut Request, state: RequestState, now_ms: i64) -> Result<()> {
+    debug_assert!(matches!(state, RequestState::Failed { .. } | RequestState::TimedOut));
+    let ticket_waiting = std::fs::symlink_metadata(qa.ticket(&r.session_id)).is_ok();
+    if ticket_waiting && claim_for(qa, r)?.is_none() {
+        crate::invalidate(qa, &r.session_id)?;
+        r.ticket_invalidated = true;
+    }
+    r.state = state;
+    r.updated_at_ms = now_ms.max(r.requested_at_ms);
+    write_request(qa, r)
+}
+
+/// `kijito-compact status`: the request's state as JSON, read-only. A
+/// `sent` request whose claim record exists is shown as `compacted` with the
+/// claim's attestation and reason.
+pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<Value> {
+    let qa = QaDir::existing(data_dir)?;
+    let Some(qa) = qa else {
+        return Err(Error::new(codes::NO_REQUEST, "no QA state in this data dir"));
+    };
+    let Some(mut r) = read_request(&qa, s)? else {
+        return Err(Error::new(codes::NO_REQUEST, "no compaction request for this session"));
+    };
+    if matches!(r.state, RequestState::Sent | RequestState::Pending) {
+        if let Some(a) = claim_for(&qa, &r)? {
+            r.state = RequestState::Compacted { attested: a.attested, reason: a.reason };
+        }
+    }
+    let mut v = r.to_value();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("type".into(), json!("kijito.compaction.status"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sid() -> SessionId {
+        SessionId::parse("sess-1").unwrap()
+    }
+
+    #[test]
+    fn pins_round_trip_and_reject_junk() {
+        let tmux = Pin {
+            session_id: sid(),
+            via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99 },
+            pinned_at_ms: 5,
+        };
+        let text = tmux.to_value().to_string();
+        assert_eq!(Pin::parse(text.as_bytes()).unwrap(), tmux);
+        let codex = Pin {
+            session_id: sid(),
+            via: Via::CodexAppServer { adapter_id: "0123456789abcdef0123456789abcdef".into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },
+            pinned_at_ms: 5,
+        };
+        assert_eq!(Pin::parse(codex.to_value().to_string().as_bytes()).unwrap(), codex);
+        for junk in [
+            text.replace("%3", "3"),
+            text.replace("%3", "%3; rm -rf /"),
+            text.replace("4242", "1"),
+            text.replace("\"tmux\"", "\"screen\""),
+            text.replace("/tmp/tmux-0/default", "relative/sock"),
+            text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"),
+        ] {
+            assert!(Pin::parse(junk.as_bytes()).is_err(), "{junk}");
+        }
+        assert!(is_pane_id("%0") && is_pane_id("%123456789"));
+        assert!(!is_pane_id("%") && !is_pane_id("%1234567890") && !is_pane_id("%1a") && !is_pane_id("1"));
+    }
+
+    #[test]
+    fn requests_round_trip_every_state() {
+        for state in [
+            RequestState::Pending,
+            RequestState::Sent,
+            RequestState::Compacted { attested: true, reason: "pass_valid".into() },
+            RequestState::Failed { code: "pane_gone".into() },
+            RequestState::TimedOut,
+        ] {
+            let r = Request {
+                session_id: sid(),
+                via: "tmux".into(),
+                nonce: "0123456789abcdef0123456789abcdef".into(),
+                requested_at_ms: 10,
+                updated_at_ms: 20,
+                state,
+                ticket_invalidated: false,
+            };
+            assert_eq!(Request::parse(r.to_value().to_string().as_bytes()).unwrap(), r);
+        }
+        let bad = r#"{"schemaVersion":1,"sessionId":"sess-1","via":"tmux","nonce":"0123456789abcdef0123456789abcdef","requestedAtMs":30,"updatedAtMs":20,"state":"sent","attested":null,"reason":null,"code":null,"ticketInvalidated":false}"#;
+        assert!(Request::parse(bad.as_bytes()).is_err(), "updated before requested");
+    }
+
+    #[test]
+    fn turns_round_trip() {
+        let t = Turn { session_id: sid(), state: TurnState::Ended, at_ms: 7 };
+        assert_eq!(Turn::parse(t.to_value().to_string().as_bytes()).unwrap(), t);
+        assert!(Turn::parse(br#"{"schemaVersion":1,"sessionId":"sess-1","state":"idle","atMs":7}"#).is_err());
+    }
+}
