@@ -17,7 +17,8 @@ fn fixture(name: &str) -> PathBuf {
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
     let mut c = Command::new(BIN).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
+    // a process that refuses its argv exits before reading stdin
+    let _ = c.stdin.take().unwrap().write_all(stdin);
     c.wait_with_output().unwrap()
 }
 
@@ -55,7 +56,7 @@ fn truncated_last_lines_use_the_previous_usage() {
     for (name, host, used) in [("claude-transcript.jsonl", "claude", 50), ("codex-rollout.jsonl", "codex", 110)] {
         let mut body = std::fs::read(fixture(name)).unwrap();
         // append a half-written usage line, as while the host is writing
-        let last_usage = body.split(|b| *b == b'\n').filter(|l| l.windows(7).any(|w| w == b"\"usage\"" || w == b"token_c")).last().unwrap().to_vec();
+        let last_usage = body.split(|b| *b == b'\n').rfind(|l| l.windows(7).any(|w| w == b"\"usage\"" || w == b"token_c")).unwrap().to_vec();
         body.extend_from_slice(&last_usage[..last_usage.len() / 2]);
         let p = d.path().join(name);
         std::fs::write(&p, &body).unwrap();
