@@ -34,6 +34,8 @@ fn valid(r: &str) -> Vec<String> {
         format!("{r}/qa-gate invalidate --session-id {S} --data-dir /d"),
         format!("{r}/qa-gate status --session-id {S} --data-dir /d"),
         format!("{r}/qa-gate   status --session-id {S}  --data-dir /d"),
+        format!("{r}/kijito-compact request --session-id {S} --data-dir /d"),
+        format!("{r}/kijito-compact status --data-dir /d --session-id {S}"),
     ]
 }
 
@@ -80,6 +82,12 @@ fn check_command_cases() {
         // subcommands
         (format!("{r}/qa-gate"), "command_missing_subcommand"),
         (format!("{r}/qa-gate check-command x"), "command_unknown_subcommand"),
+        (format!("{r}/kijito-compact worker --session-id {S} --data-dir /d --nonce 0123456789abcdef0123456789abcdef"), "command_unknown_subcommand"),
+        (format!("{r}/kijito-compact codex"), "command_unknown_subcommand"),
+        (format!("{r}/kijito-compact"), "command_missing_subcommand"),
+        (format!("{r}/kijito-compact request --session-id {S}"), "command_missing_flag"),
+        (format!("{r}/kijito-compact request --session-id {S} --data-dir /d --nonce 0123456789abcdef0123456789abcdef"), "command_unknown_flag"),
+        (format!("/tmp/kijito-compact request --session-id {S} --data-dir /d"), "command_foreign_root"),
         // extra words, duplicate and unknown flags, missing values/flags
         (format!("{base} extra"), "command_extra_word"),
         (format!("{base} --data-dir /e"), "command_duplicate_flag"),
@@ -136,6 +144,8 @@ fn library_agrees_with_the_binary_and_the_tool_tables() {
             ("qa-gate", "record") => command::QA_GATE_RECORD_FLAGS,
             ("qa-gate", "invalidate") => command::QA_GATE_INVALIDATE_FLAGS,
             ("qa-gate", "status") => command::QA_GATE_STATUS_FLAGS,
+            ("kijito-compact", "request") => command::KIJITO_COMPACT_REQUEST_FLAGS,
+            ("kijito-compact", "status") => command::KIJITO_COMPACT_STATUS_FLAGS,
             other => panic!("unexpected {other:?}"),
         };
         for (flag, _) in &cmd.args {

@@ -63,6 +63,7 @@ fn fill(line: &str) -> String {
                 Kind::Digest => "ab".repeat(32),
                 Kind::SessionId => "2208dc6c-1602-4db0-9c33-9125ee25dc44".to_owned(),
                 Kind::Path => format!("/home/user/data/{}.json", w.trim_matches(['<', '>']).to_lowercase()),
+                other => panic!("placeholder {w} after {flag} of kind {other:?}: no sample value in this test"),
             };
             out.push(v);
         } else {

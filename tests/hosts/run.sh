@@ -108,6 +108,8 @@ run_one() {
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
     context) need="$hook_bins kijito-context" ;;
+    adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
+    consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -136,6 +138,27 @@ run_one() {
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
     # a real turn, a compaction, a real turn; then kijito-context on the host's own session file
     context) kind=context; args+=(--scenario manual-compact --after "$(printf '%q %q' "$here/scenarios/context-after.sh" "$root")") ;;
+    adapter-compact)  # codex only: the session runs under `kijito-compact codex` (headless client = host-e2e)
+      kind=adapter
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-compact --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.json\"") ;;
+    adapter-long)  # codex only: 5 request -> compaction cycles in one session, each with a new pass
+      kind=adapter-long
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-long --cycles 5 --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data") ;;
+    consent)  # Claude Code only (the harness's prompts scenario); see scenarios/seed-consent.sh
+      [ "$host" = claude ] || return 0
+      local pdir="$work/consent-$host"; mkdir -p "$pdir"
+      kind=consent; extra=(--side-effect "$pdir/token")
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
+             --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -169,12 +192,93 @@ run_one() {
   fi
 }
 
+# run_tui HOST SCENARIO: the tmux compaction adapter on the real TUI in a tmux pane
+# (scenarios/compact-request.sh types the prompt whose tool call runs kijito-compact request;
+# scenarios/check_compact.py checks the keys the pane received, the compaction and the re-entry).
+run_tui() {
+  local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" args=() kind mode extra=()
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP $host $name: tmux not installed"; skipped=$((skipped + 1)); report+=("$host $name: skipped (no tmux)"); return 0; }
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
+  fi
+  case "$name" in
+    tmux-compact) kind=compacted mode=pass; extra=(--wait-compact 120 --after-prompt "after compact") ;;
+    tmux-compact-nopass) kind=pass_missing mode=nopass ;;
+    tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
+  esac
+  case "$host" in
+    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--dangerously-skip-permissions) ;;
+    codex) args=(tui-codex --hooks "$root/hooks/hooks.json" --host-arg=--sandbox=danger-full-access)
+      # --no-daemon: in the default shared-daemon mode hooks may see another TUI's pane, so the
+      # adapter refuses to pin (tmux-compact-daemon checks exactly that).
+      [ "$name" = tmux-compact-daemon ] || args+=(--host-arg=--no-daemon) ;;
+  esac
+  mkdir -p "$work/out"
+  local t0 rc=0 dt
+  t0=$(now)
+  "$he2e" "${args[@]}" --out "$out" --timeout 300 --prompt hello \
+    --then "$(printf '%q %q %q' "$here/scenarios/compact-request.sh" "$root" "$mode")" "${extra[@]}" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
+  fi
+  say "$host $name ($dt):"
+  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root"; then
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
+    say "FAIL $host $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done
-  if [ "$h" = claude ]; then run_one claude plugin-options; fi
+  run_tui "$h" tmux-compact
+  run_tui "$h" tmux-compact-nopass
+  if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
+  if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
 done
+
+# The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).
+run_adapter_tui() {
+  local name=adapter-tui root="$prefix/codex" out="$work/out/codex-adapter-tui"
+  wanted "$name" || return 0
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "SKIP codex $name: missing $miss"; skipped=$((skipped + 1)); report+=("codex $name: skipped"); return 0
+  fi
+  if ! command -v tmux >/dev/null 2>&1; then
+    say "SKIP codex $name: tmux not found"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0
+  fi
+  mkdir -p "$work/out"
+  local t0 rc=0 dt data='${XDG_STATE_HOME}/kijito-qa-data'
+  t0=$(now)
+  "$he2e" tui-codex --hooks "$root/hooks/hooks.json" --out "$out" --timeout 300 \
+    --host-wrapper "exec $root/bin/kijito-compact codex --codex \"\$HOST_E2E_CODEX\" --data-dir \"\$XDG_STATE_HOME/kijito-qa-data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\" -- \"\$@\"" \
+    --host-arg=--sandbox --host-arg=danger-full-access \
+    --prompt "Say hello" --then "$(printf '%q %q' "$seed" "$root")" \
+    --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data" \
+    --wait-compact 90 --after-prompt "Second prompt after compaction" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt):"
+  if python3 "$check" adapter-tui "$out" "$root"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1))
+    report+=("codex $name: FAIL ($dt)")
+  fi
+}
+case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done

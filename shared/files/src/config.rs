@@ -14,7 +14,7 @@
 //! `CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID`; [`Config::apply_plugin_options`]
 //! fills `pointerId`/`lockMessageId` from them only where the file has none.
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, Persona};
 use crate::private::{self, FileRules};
 use std::path::{Path, PathBuf};
@@ -27,13 +27,14 @@ const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId"
 /// Default of `qaAtContextRatio`: nudge for QA when the context is 60% full.
 pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
-/// Stable codes of this module.
+/// A config error: a local prerequisite ([`Kind::Local`]).
+fn config_error(code: &str, message: impl Into<String>) -> Error {
+    Error::new(code, message).with_kind(Kind::Local)
+}
+
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::config`]).
 pub mod codes {
-    pub const INVALID: &str = "config_invalid";
-    pub const UNKNOWN_KEY: &str = "config_unknown_key";
-    pub const API_URL: &str = "config_api_url_refused";
-    pub const HOME: &str = "config_home_unknown";
-    pub const PLUGIN_OPTION: &str = "config_plugin_option_invalid";
+    pub use kijito_protocol::codes::config::*;
 }
 
 /// The Claude Code plugin option variables (userConfig keys `pointer_id`
@@ -53,11 +54,11 @@ pub fn user_path(text: &str, what: &str) -> Result<AbsPath> {
         let home = home_dir()?;
         format!("{}{}", home.to_string_lossy().trim_end_matches('/'), &text[1..])
     } else if text.starts_with('~') {
-        return Err(Error::new(codes::INVALID, format!("{what}: only ~/ (your own home) is expanded; write the absolute path instead of {:?}", kijito_protocol::ids::clip(text))));
+        return Err(config_error(codes::INVALID, format!("{what}: only ~/ (your own home) is expanded; write the absolute path instead of {:?}", kijito_protocol::ids::clip(text))));
     } else {
         text.to_owned()
     };
-    AbsPath::parse(&expanded).map_err(|e| Error::new(codes::INVALID, format!("{what}: {} (write an absolute path or ~/...)", e.message())))
+    AbsPath::parse(&expanded).map_err(|e| config_error(codes::INVALID, format!("{what}: {} (write an absolute path or ~/...)", e.message())))
 }
 
 /// A validated API base URL: `https://host[:port]` or `http://<loopback>[:port]`,
@@ -69,7 +70,7 @@ pub struct ApiUrl {
 
 impl ApiUrl {
     pub fn parse(text: &str) -> Result<Self> {
-        let refuse = |why: &str| Error::new(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
+        let refuse = |why: &str| config_error(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
         let trimmed = text.strip_suffix('/').unwrap_or(text);
         let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| refuse("not a URL"))?;
         if rest.is_empty() || rest.len() > 253 + 6 {
@@ -150,7 +151,7 @@ pub struct Config {
 pub fn home_dir() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
-        _ => Err(Error::new(codes::HOME, "HOME is not set to an absolute path")),
+        _ => Err(config_error(codes::HOME, "HOME is not set to an absolute path")),
     }
 }
 
@@ -203,12 +204,12 @@ impl Config {
 
     /// Parse config JSON (defaults fill what is absent).
     pub fn from_json(bytes: &[u8]) -> Result<Config> {
-        let invalid = |why: String| Error::new(codes::INVALID, why);
+        let invalid = |why: String| config_error(codes::INVALID, why);
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
         let obj = value.as_object().ok_or_else(|| invalid("config must be a JSON object".into()))?;
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(Error::new(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
+            return Err(config_error(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
         }
         let string = |key: &str| -> Result<Option<&str>> {
             match obj.get(key) {
@@ -271,17 +272,17 @@ impl Config {
                     .filter(|n| *n > 0 && v.bytes().all(|b| b.is_ascii_digit()))
                     .map(Some)
                     // the value is not echoed: hook output reaches the model
-                    .ok_or_else(|| Error::new(codes::PLUGIN_OPTION, format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()))),
+                    .ok_or_else(|| config_error(codes::PLUGIN_OPTION, format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()))),
             }
         };
         if self.pointer_id.is_none() {
             if let Some(n) = read(OPTION_POINTER_ID)? {
-                self.pointer_id = Some(MemoryId::new(n).map_err(|e| Error::new(codes::PLUGIN_OPTION, format!("{OPTION_POINTER_ID}: {}", e.message())))?);
+                self.pointer_id = Some(MemoryId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_POINTER_ID}: {}", e.message())))?);
             }
         }
         if self.lock_message_id.is_none() {
             if let Some(n) = read(OPTION_LOCK_MESSAGE_ID)? {
-                self.lock_message_id = Some(MessageId::new(n).map_err(|e| Error::new(codes::PLUGIN_OPTION, format!("{OPTION_LOCK_MESSAGE_ID}: {}", e.message())))?);
+                self.lock_message_id = Some(MessageId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_LOCK_MESSAGE_ID}: {}", e.message())))?);
             }
         }
         Ok(())

@@ -10,6 +10,7 @@
 //! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
 //! | [`proc`] | running a child with bounded time and output |
 
+pub mod cli;
 pub mod codex;
 pub mod doctor;
 pub mod explain;

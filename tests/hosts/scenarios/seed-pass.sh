@@ -16,11 +16,14 @@ step() { printf '[seed-pass] %s\n' "$*"; }
 # The data dir the hooks will use: Claude Code gives plugins CLAUDE_PLUGIN_DATA
 # (= $CLAUDE_CONFIG_DIR/plugins/data/<plugin name>-inline for --plugin-dir); Codex hooks
 # from $CODEX_HOME/hooks.json get no plugin variable, so they read dataDir from the config.
+# KIJITO_E2E_DATA_DIR overrides it (the tmux-adapter scenarios: Codex's SessionStart hook ran
+# before this config existed, so it pinned the session in the default data dir).
 case "${HOST_E2E_HOST:?}" in
   claude) data="${CLAUDE_CONFIG_DIR:?}/plugins/data/kijito-qa-inline" ;;
   codex) data="$XDG_STATE_HOME/kijito-qa-data" ;;
   *) echo "unknown host $HOST_E2E_HOST" >&2; exit 2 ;;
 esac
+data="${KIJITO_E2E_DATA_DIR:-$data}"
 mkdir -p "$data"
 [ "$HOST_E2E_HOST" = claude ] || chmod 0700 "$data"
 work="$XDG_STATE_HOME/kijito-e2e"

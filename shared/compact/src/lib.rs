@@ -1,0 +1,164 @@
+//! kijito-compact: the compaction adapters (docs/adapters.md, docs/protocol.md
+//! §9). This crate holds what the hooks and the `kijito-compact` binary share:
+//! pin discovery for the SessionStart hook ([`pin`]), the turn records, the
+//! `request`/`status` commands and the tmux adapter's worker ([`worker`]).
+//! The state files themselves live in `kijito_gate::trigger`. No HTTP.
+
+pub mod pin;
+pub mod procfs;
+pub mod tmux;
+pub mod worker;
+
+use kijito_gate::trigger::{self, Pin, Request, TurnState, Via};
+use kijito_gate::QaDir;
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
+use std::path::Path;
+
+/// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
+pub mod codes {
+    pub use kijito_gate::trigger::codes::*;
+    pub const KILL_SWITCH: &str = "kill_switch";
+    pub const PIN_CHANGED: &str = "pin_changed";
+    pub const PANE_GONE: &str = "pane_gone";
+    pub const PANE_PROCESS_CHANGED: &str = "pane_process_changed";
+    pub const PANE_NOT_ANCESTOR: &str = "pane_not_ancestor";
+    pub const TURN_NOT_ENDED: &str = "turn_not_ended";
+    pub const CODEX_DAEMON: &str = "codex_daemon";
+    pub const TMUX_ENV_INVALID: &str = "tmux_env_invalid";
+    pub const ADAPTER_ENV_INVALID: &str = "adapter_env_invalid";
+    pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
+    pub const SEND_FAILED: &str = "send_failed";
+    pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
+}
+
+/// The sentence `request` adds when there is no safe trigger.
+pub const ASK_USER: &str = "No adapter can make the host compact this session: ask the user to run /compact now.";
+
+/// `kijito-compact request`: check the kill switch and (for a tmux pin) that
+/// the pinned pane still runs the host, record the one request for this
+/// pass, and for a tmux pin start the detached worker (`worker_exe worker
+/// ...`). An app-server pin only records the request: the adapter process
+/// polls for it. Returns the one stdout line.
+pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64) -> Result<String> {
+    let qa = QaDir::open(data_dir)?;
+    if trigger::kill_switch_on(data_dir) {
+        return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the compaction adapters are disabled ({} exists). {ASK_USER}", trigger::kill_switch(data_dir).display())));
+    }
+    if let Some(Pin { via: via @ Via::Tmux { .. }, .. }) = trigger::read_pin(&qa, s)? {
+        let check = pin::check_pane(&via, &procfs::RealProcs, &tmux::RealTmux::default()).unwrap_or(pin::PaneCheck::Gone);
+        if check != pin::PaneCheck::Alive {
+            return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the pinned tmux pane no longer runs this session's host. {ASK_USER}")));
+        }
+    }
+    let (mut r, pin) = trigger::create_request(&qa, s, now_ms).map_err(|e| {
+        if e.code() == codes::NO_SAFE_TRIGGER {
+            Error::new(codes::NO_SAFE_TRIGGER, format!("{} {ASK_USER}", e.message()))
+        } else {
+            e
+        }
+    })?;
+    if matches!(pin.via, Via::Tmux { .. }) {
+        if let Err(e) = spawn_worker(worker_exe, data_dir, s, &r.nonce) {
+            let _ = trigger::finish_failed(&qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() }, now_ms);
+            return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the tmux worker could not start ({}). {ASK_USER}", e.message())));
+        }
+    }
+    Ok(trigger::requested_line(&r))
+}
+
+/// Start `exe worker --session-id S --data-dir D --nonce N` in its own
+/// session (setsid), stdio on /dev/null, not waited for. Its lifetime is
+/// bounded by [`worker::Limits`].
+pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(exe);
+    cmd.args(["worker", "--session-id", s.as_str(), "--data-dir", data_dir.as_str(), "--nonce", nonce])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map(|_| ()).map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot start the worker: {e}")))
+}
+
+/// `kijito-compact worker`: the real world (tmux through PATH, /proc, the
+/// system clock).
+pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trigger::RequestState> {
+    if !trigger::is_adapter_id(nonce) {
+        return Err(Error::usage("invalid_argument", "--nonce must be 32 lowercase hex"));
+    }
+    let tmux = tmux::RealTmux::default();
+    let world = worker::World {
+        tmux: &tmux,
+        procs: &procfs::RealProcs,
+        now_ms: &kijito_gate::now_ms,
+        sleep: &std::thread::sleep,
+    };
+    worker::run(data_dir, s, nonce, &worker::Limits::from_env(), &world)
+}
+
+/// `kijito-compact status` (read-only).
+pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<serde_json::Value> {
+    trigger::status(data_dir, s)
+}
+
+/// What the SessionStart hook did about the pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinOutcome {
+    Pinned(&'static str),
+    /// Neither tmux nor the app-server adapter: no pin (any old one removed).
+    NoTrigger,
+    /// A subagent session: never pinned.
+    Subagent,
+    /// The environment names an adapter that cannot be trusted (code,
+    /// message); no pin (any old one removed).
+    Refused(String, String),
+}
+
+/// SessionStart: write (or remove) the pin of `s` from this process's
+/// environment. Subagent sessions never get a pin.
+pub fn hook_session_start(qa: &QaDir, s: &SessionId, subagent: bool, now_ms: i64) -> PinOutcome {
+    if subagent {
+        return PinOutcome::Subagent;
+    }
+    let found = pin::discover(&pin::PinEnv::from_process(), std::process::id(), &procfs::RealProcs, &tmux::RealTmux::default());
+    match found {
+        Ok(Some(via)) => {
+            let name = via.name();
+            match trigger::write_pin(qa, &Pin { session_id: s.clone(), via, pinned_at_ms: now_ms }) {
+                Ok(()) => PinOutcome::Pinned(name),
+                Err(e) => PinOutcome::Refused(e.code().to_owned(), e.message().to_owned()),
+            }
+        }
+        Ok(None) => {
+            let _ = trigger::remove_pin(qa, s);
+            PinOutcome::NoTrigger
+        }
+        Err(e) => {
+            let _ = trigger::remove_pin(qa, s);
+            PinOutcome::Refused(e.code().to_owned(), e.message().to_owned())
+        }
+    }
+}
+
+/// UserPromptSubmit (running) and Stop (ended): the turn record.
+pub fn hook_turn(qa: &QaDir, s: &SessionId, state: TurnState, now_ms: i64) -> Result<()> {
+    trigger::record_turn(qa, s, state, now_ms)
+}
+
+/// The latest request of a session, if any (for the Stop message).
+pub fn pending_request(qa: &QaDir, s: &SessionId) -> Option<Request> {
+    trigger::read_request(qa, s).ok().flatten().filter(|r| !r.state.is_final())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Pin discovery for the SessionStart hook (docs/adapters.md).
+//!
+//! - The Codex app-server adapter exports `KIJITO_COMPACT_ADAPTER_ID` (32
+//!   lowercase hex) and `KIJITO_COMPACT_SOCKET` (absolute path) to its
+//!   app-server; the hooks inherit them → `Via::CodexAppServer`.
+//! - A host in tmux: the hook inherits `TMUX=<socket>,<server pid>,<n>` and
+//!   `TMUX_PANE=%N`. The host process is the hook's ancestor whose parent is
+//!   the pane's process (`#{pane_pid}`); its start time (field 22 of
+//!   `/proc/<pid>/stat`) tells a reused pid apart. When an ancestor is a
+//!   Codex shared daemon (`app-server … --managed-daemon`) the pane may be
+//!   another session's: refused (`codex_daemon`), the user must run
+//!   `codex --no-daemon`.
+
+use crate::codes;
+use crate::procfs::Procs;
+use crate::tmux::Tmux;
+use kijito_gate::trigger::{is_adapter_id, is_pane_id, Via};
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::AbsPath;
+
+pub const ENV_ADAPTER_ID: &str = "KIJITO_COMPACT_ADAPTER_ID";
+pub const ENV_ADAPTER_SOCKET: &str = "KIJITO_COMPACT_SOCKET";
+
+/// How many ancestors are looked at, at most.
+pub const MAX_ANCESTORS: usize = 64;
+
+/// The environment variables discovery reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PinEnv {
+    pub tmux: Option<String>,
+    pub tmux_pane: Option<String>,
+    pub adapter_id: Option<String>,
+    pub adapter_socket: Option<String>,
+}
+
+impl PinEnv {
+    /// From this process's environment (empty values count as absent).
+    pub fn from_process() -> PinEnv {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty() && v.len() <= 4096);
+        PinEnv { tmux: var("TMUX"), tmux_pane: var("TMUX_PANE"), adapter_id: var(ENV_ADAPTER_ID), adapter_socket: var(ENV_ADAPTER_SOCKET) }
+    }
+}
+
+/// The tmux socket named by `$TMUX` (`<socket>,<server pid>,<session>`).
+pub fn tmux_socket(tmux: &str) -> Result<AbsPath> {
+    let mut parts = tmux.rsplitn(3, ',');
+    let (Some(session), Some(pid), Some(socket)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(Error::new(codes::TMUX_ENV_INVALID, "$TMUX is not <socket>,<pid>,<session>"));
+    };
+    if session.parse::<u32>().is_err() || pid.parse::<u32>().is_err() {
+        return Err(Error::new(codes::TMUX_ENV_INVALID, "$TMUX is not <socket>,<pid>,<session>"));
+    }
+    AbsPath::parse(socket).map_err(|_| Error::new(codes::TMUX_ENV_INVALID, "the socket in $TMUX is not an absolute path"))
+}
+
+/// Whether argv is a Codex shared app-server daemon.
+pub fn is_codex_daemon(argv: &[String]) -> bool {
+    argv.iter().any(|a| a == "app-server") && argv.iter().any(|a| a == "--managed-daemon")
+}
+
+/// Find the pin for the process `me` (the hook). `Ok(None)`: neither in tmux
+/// nor under the app-server adapter (no safe trigger). `Err`: the
+/// environment claims an adapter but it cannot be trusted (the code says
+/// why); no pin is written then.
+pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Result<Option<Via>> {
+    match (&env.adapter_id, &env.adapter_socket) {
+        (Some(id), Some(sock)) => {
+            if !is_adapter_id(id) {
+                return Err(Error::new(codes::ADAPTER_ENV_INVALID, format!("{ENV_ADAPTER_ID} is not 32 lowercase hex")));
+            }
+            let socket = AbsPath::parse(sock).map_err(|_| Error::new(codes::ADAPTER_ENV_INVALID, format!("{ENV_ADAPTER_SOCKET} is not an absolute path")))?;
+            return Ok(Some(Via::CodexAppServer { adapter_id: id.clone(), socket }));
+        }
+        (None, None) => {}
+        _ => return Err(Error::new(codes::ADAPTER_ENV_INVALID, format!("only one of {ENV_ADAPTER_ID} and {ENV_ADAPTER_SOCKET} is set"))),
+    }
+    let (Some(t), Some(pane)) = (&env.tmux, &env.tmux_pane) else {
+        return Ok(None);
+    };
+    let socket = tmux_socket(t)?;
+    if !is_pane_id(pane) {
+        return Err(Error::new(codes::TMUX_ENV_INVALID, "$TMUX_PANE is not a pane id (%N)"));
+    }
+    let pane_pid = tmux.pane_pid(&socket, pane)?.ok_or_else(|| Error::new(codes::PANE_GONE, "the pane in $TMUX_PANE does not exist"))?;
+    let mut pid = me;
+    for _ in 0..MAX_ANCESTORS {
+        let st = procs.stat(pid).ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "an ancestor process vanished while the pane was pinned"))?;
+        if pid != me && procs.cmdline(pid).is_some_and(|a| is_codex_daemon(&a)) {
+            return Err(Error::new(
+                codes::CODEX_DAEMON,
+                "this Codex session runs in the shared app-server daemon, whose hooks may name another session's pane; start Codex with `codex --no-daemon` in tmux",
+            ));
+        }
+        if st.ppid == pane_pid {
+            return Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: pid, host_start: st.start }));
+        }
+        if st.ppid <= 1 {
+            break;
+        }
+        pid = st.ppid;
+    }
+    Err(Error::new(codes::PANE_NOT_ANCESTOR, "the hook does not run under the process of $TMUX_PANE"))
+}
+
+/// Whether the pinned host still runs in its pane: the pane exists, and the
+/// pinned pid has the pinned start time and the pane's process as parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneCheck {
+    /// Not looked at yet (the worker only asks tmux when it is about to send).
+    Unchecked,
+    Alive,
+    Gone,
+    OtherProcess,
+}
+
+/// Check a tmux pin now.
+pub fn check_pane(via: &Via, procs: &dyn Procs, tmux: &dyn Tmux) -> Result<PaneCheck> {
+    let Via::Tmux { socket, pane, host_pid, host_start } = via else {
+        return Ok(PaneCheck::Gone);
+    };
+    let Some(pane_pid) = tmux.pane_pid(socket, pane)? else {
+        return Ok(PaneCheck::Gone);
+    };
+    Ok(match procs.stat(*host_pid) {
+        Some(st) if st.start == *host_start && st.ppid == pane_pid => PaneCheck::Alive,
+        _ => PaneCheck::OtherProcess,
+    })
+}

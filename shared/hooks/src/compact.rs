@@ -1,0 +1,67 @@
+//! The compaction adapters' part of the hooks (docs/adapters.md): the pin at
+//! SessionStart, the turn records at UserPromptSubmit and Stop, and the
+//! `kijito-compact request` command in the SessionStart text.
+
+use crate::run::HookEnv;
+use crate::HookInput;
+use kijito_compact::PinOutcome;
+use kijito_gate::trigger::TurnState;
+use kijito_gate::QaDir;
+use kijito_protocol::ids::AbsPath;
+
+/// Whether hook stdin belongs to a subagent (`agent_id` or `agent_type`).
+pub fn is_subagent(stdin: &[u8]) -> bool {
+    match serde_json::from_slice::<serde_json::Value>(stdin) {
+        Ok(serde_json::Value::Object(o)) => ["agent_id", "agent_type"].iter().any(|k| o.get(*k).is_some_and(|v| !v.is_null())),
+        _ => false,
+    }
+}
+
+fn qa(env: &HookEnv) -> Option<(AbsPath, QaDir)> {
+    let data = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok()?;
+    let qa = QaDir::open(&data).ok()?;
+    Some((data, qa))
+}
+
+/// SessionStart (startup, resume, clear): pin (or unpin) the session and
+/// return the paragraph for the commands text.
+pub fn session_start(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<String> {
+    let (data, qa) = qa(env)?;
+    let outcome = kijito_compact::hook_session_start(&qa, &input.session_id, subagent, env.now_ms);
+    let adapter = match &outcome {
+        PinOutcome::Pinned("tmux") => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended".to_owned(),
+        PinOutcome::Pinned(_) => "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended".to_owned(),
+        PinOutcome::NoTrigger => "no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer no_safe_trigger".to_owned(),
+        PinOutcome::Subagent => return None,
+        PinOutcome::Refused(code, msg) => format!("no adapter may compact this session ({code}: {msg}), so the request will answer no_safe_trigger"),
+    };
+    let helpers = env.helpers.as_ref()?;
+    Some(format!(
+        "- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  \
+         {bin} request --session-id {s} --data-dir {data}\n  \
+         If it fails with kijito_compact_failed:no_safe_trigger, ask the user to run /compact now; on any other failure report the code. \
+         Compaction adapter: {adapter}.",
+        bin = helpers.helper("kijito-compact"),
+        s = input.session_id,
+    ))
+}
+
+/// UserPromptSubmit / Stop: record whether a turn runs (never for subagents).
+pub fn turn(env: &HookEnv, input: &HookInput, subagent: bool, state: TurnState) {
+    if subagent {
+        return;
+    }
+    if let Some((_, qa)) = qa(env) {
+        let _ = kijito_compact::hook_turn(&qa, &input.session_id, state, env.now_ms);
+    }
+}
+
+/// The Stop reminder's advice while a pass waits: whether a compaction
+/// request is already on its way.
+pub fn stop_advice(env: &HookEnv, input: &HookInput) -> &'static str {
+    let pending = qa(env).and_then(|(_, qa)| kijito_compact::pending_request(&qa, &input.session_id));
+    match pending {
+        Some(r) if r.via == "tmux" || r.via == "codex-app-server" => "compaction was requested; the adapter starts it now",
+        _ => "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested",
+    }
+}
