@@ -196,17 +196,37 @@ place_bin() {
   mv -f "$tmp" "$dest"
 }
 
-# render TEMPLATE DEST ROOT HOST: substitute @ROOT@ @HOST@ @HOSTNAME@ @PREFIX@
-# @VERSION@, check JSON templates parse, write atomically (0644).
+# render TEMPLATE DEST ROOT HOST: keep the lines between `@BEGIN-<host>@` and
+# `@END-<host>@` (each marker alone on its line) only for that host, substitute
+# @ROOT@ @HOST@ @HOSTNAME@ @PREFIX@ @VERSION@, refuse an unreplaced @WORD@
+# token, check JSON templates parse, write atomically (0644).
+# (tests/skills.rs runs this same program.)
 render() {
   python3 - "$1" "$2" "$3" "$4" "$prefix" "$version" <<'PY'
-import json, os, sys
+import json, os, re, sys
 src, dest, root, host, prefix, version = sys.argv[1:]
 names = {"codex": "Codex", "claude": "Claude Code"}
 text = open(src, encoding="utf-8").read()
+kept, inside = [], None
+for line in text.split("\n"):
+    m = re.fullmatch(r"@(BEGIN|END)-(codex|claude)@", line.strip())
+    if m and m.group(1) == "BEGIN" and inside is None:
+        inside = m.group(2)
+    elif m and m.group(1) == "END" and inside == m.group(2):
+        inside = None
+    elif m:
+        sys.exit("render: unbalanced %s in %s" % (line.strip(), src))
+    elif inside is None or inside == host:
+        kept.append(line)
+if inside is not None:
+    sys.exit("render: @BEGIN-%s@ without @END-%s@ in %s" % (inside, inside, src))
+text = "\n".join(kept)
 for k, v in (("@ROOT@", root), ("@HOST@", host), ("@HOSTNAME@", names[host]),
              ("@PREFIX@", prefix), ("@VERSION@", version)):
     text = text.replace(k, v)
+left = re.findall(r"@[A-Z][A-Z0-9_-]*@", text)
+if left:
+    sys.exit("render: unreplaced %s in %s" % (", ".join(sorted(set(left))), src))
 if dest.endswith(".json"):
     json.loads(text)  # a broken template must not be installed
 tmp = os.path.join(os.path.dirname(dest), ".%s.tmp.%d" % (os.path.basename(dest), os.getpid()))
@@ -294,7 +314,9 @@ install_root() {
 mkdir -p "$prefix"
 for h in "${hosts[@]}"; do install_root "$h"; done
 case "$host" in
-  both|claude) say "Claude Code: claude --plugin-dir $prefix/claude (or add it to a marketplace)" ;;
+  both|claude) say "Claude Code: claude --plugin-dir $prefix/claude (or add it to a marketplace)"
+    say "Claude Code status line (context ratio and QA pass; docs/context.md): in ~/.claude/settings.json set"
+    say "  \"statusLine\": {\"type\": \"command\", \"command\": \"$prefix/claude/bin/kijito-context --statusline --data-dir <the plugin data dir>\"}" ;;
 esac
 case "$host" in
   both|codex) say "Codex: use $prefix/codex/hooks/hooks.json as \$CODEX_HOME/hooks.json (trust the hooks), or install $prefix/codex as a plugin" ;;

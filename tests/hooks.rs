@@ -18,7 +18,9 @@ fn precompact(w: &World, host: &str, stdin: &[u8]) -> std::process::Output {
     let out = w.run(&PRECOMPACT, &["--host", host, "--data-dir", &w.data_arg()], stdin);
     assert_eq!(out.status.code(), Some(0), "precompact always exits 0");
     if host == "claude" {
-        assert!(out.stdout.is_empty(), "Claude PreCompact prints nothing: {}", String::from_utf8_lossy(&out.stdout));
+        // nothing, or (attested only) the summary request: plain text for the summariser
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.is_empty() || text.starts_with("kijito-qa: end the summary with these five lines"), "Claude PreCompact: {text}");
     } else {
         assert_schema_valid("pre-compact", &out.stdout);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -438,4 +440,32 @@ fn every_reply_builder_is_schema_valid() {
     let bad = r#"{"continue":true,"hookSpecificOutput":{"hookEventName":"PostCompact"}}"#;
     let s: Value = serde_json::from_slice(&fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hosts/codex-schemas/post-compact.command.output.schema.json")).unwrap()).unwrap();
     assert!(!jsonschema::is_valid(&s, &serde_json::from_str(bad).unwrap()));
+}
+
+#[test]
+fn claude_precompact_asks_the_summary_to_carry_the_pointer_only_when_attested() {
+    let w = World::new();
+    let pre = w.hook_stdin("claude", "PreCompact(manual, no args)", CLAUDE_S);
+    // no pass: nothing at all
+    assert!(precompact(&w, "claude", &pre).stdout.is_empty());
+    let ready = w.record_ok(CLAUDE_S);
+    let out = precompact(&w, "claude", &pre);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ticket: Value = serde_json::from_slice(&fs::read(w.qa().join(format!("compaction-resume.{CLAUDE_S}.json"))).unwrap()).unwrap();
+    assert_eq!(ticket["compactionNonce"], ready["compactionNonce"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert_eq!(lines[1], format!("kijito-pointer-id: {POINTER}"));
+    assert_eq!(lines[2], format!("kijito-lock-message-id: {LOCK}"));
+    assert_eq!(lines[3], format!("kijito-pointer-digest: {}", ticket["pointerDigest"].as_str().unwrap()));
+    assert_eq!(lines[4], format!("kijito-snapshot-digest: {}", ticket["snapshotDigest"].as_str().unwrap()));
+    let cmd = lines[5].strip_prefix("kijito-resume-command: ").unwrap();
+    let check = w.run(QA_GATE, &["check-command", cmd], b"");
+    assert_eq!(check.status.code(), Some(0), "the resume command passes the grammar: {cmd}");
+    assert!(!text.contains(ready["compactionNonce"].as_str().unwrap()), "the nonce stays out of the summary");
+    // Codex never gets it (its PreCompact stdout is the JSON reply)
+    let w = World::new();
+    w.record_ok(CODEX_S);
+    let out = precompact(&w, "codex", &w.hook_stdin("codex", "app-server:PreCompact:manual", CODEX_S));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("kijito-pointer-id"));
 }

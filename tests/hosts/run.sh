@@ -107,6 +107,7 @@ run_one() {
   wanted "$name" || return 0
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    context) need="$hook_bins kijito-context" ;;
     adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
@@ -135,6 +136,8 @@ run_one() {
       # a helper of this root with a shell tail appended: the grammar must refuse it
       args+=(--scenario tool --tool-command "$root/bin/pointer-digest --pointer-id 7; touch $sidefile") ;;
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
+    # a real turn, a compaction, a real turn; then kijito-context on the host's own session file
+    context) kind=context; args+=(--scenario manual-compact --after "$(printf '%q %q' "$here/scenarios/context-after.sh" "$root")") ;;
     adapter-compact)  # codex only: the session runs under `kijito-compact codex` (headless client = host-e2e)
       kind=adapter
       local data='$XDG_STATE_HOME/kijito-qa-data'
@@ -232,7 +235,7 @@ run_tui() {
 }
 
 for h in $hosts; do
-  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow; do
+  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done
   run_tui "$h" tmux-compact

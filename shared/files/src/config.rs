@@ -3,7 +3,9 @@
 //! as the token file. Keys (all optional): `apiUrl` (default
 //! `https://api.kijito.ai`), `tokenFile` (default
 //! `$XDG_CONFIG_HOME/kijito-qa/token`), `persona` (`codex`), `project`
-//! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`. Unknown keys are
+//! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`, `qaAtContextRatio`
+//! (default 0.6: the context ratio at which the hooks nudge for a QA pass).
+//! Unknown keys are
 //! refused. `apiUrl` must be https, or http only to a loopback host.
 //! `tokenFile` and `dataDir` may start with `~/` (your home directory).
 //!
@@ -21,7 +23,9 @@ pub const DEFAULT_API_URL: &str = "https://api.kijito.ai";
 pub const DEFAULT_PROJECT: &str = "Codex";
 /// Largest accepted config file.
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
-const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir"];
+const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio"];
+/// Default of `qaAtContextRatio`: nudge for QA when the context is 60% full.
+pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
 /// A config error: a local prerequisite ([`Kind::Local`]).
 fn config_error(code: &str, message: impl Into<String>) -> Error {
@@ -137,6 +141,8 @@ pub struct Config {
     pub pointer_id: Option<MemoryId>,
     pub lock_message_id: Option<MessageId>,
     pub data_dir: Option<AbsPath>,
+    /// Context ratio (0.05..=1.0) from which the hooks nudge for QA.
+    pub qa_at_context_ratio: f64,
     /// Where it was loaded from (None: defaults only).
     pub source: Option<PathBuf>,
 }
@@ -173,6 +179,7 @@ impl Config {
             pointer_id: None,
             lock_message_id: None,
             data_dir: None,
+            qa_at_context_ratio: DEFAULT_QA_AT_CONTEXT_RATIO,
             source: None,
         })
     }
@@ -241,6 +248,12 @@ impl Config {
         }
         if let Some(d) = string("dataDir")? {
             config.data_dir = Some(user_path(d, "dataDir")?);
+        }
+        if let Some(v) = obj.get("qaAtContextRatio") {
+            config.qa_at_context_ratio = v
+                .as_f64()
+                .filter(|r| (0.05..=1.0).contains(r))
+                .ok_or_else(|| invalid("qaAtContextRatio must be a number from 0.05 to 1.0".into()))?;
         }
         Ok(config)
     }
@@ -321,6 +334,11 @@ mod tests {
         }
         assert_eq!(d.persona.as_str(), "codex");
         assert_eq!(d.project, "Codex");
+        assert_eq!(d.qa_at_context_ratio, DEFAULT_QA_AT_CONTEXT_RATIO);
+        assert_eq!(Config::from_json(br#"{"qaAtContextRatio":0.75}"#).unwrap().qa_at_context_ratio, 0.75);
+        for bad in [&br#"{"qaAtContextRatio":0}"#[..], br#"{"qaAtContextRatio":1.5}"#, br#"{"qaAtContextRatio":"0.6"}"#, br#"{"qaAtContextRatio":null}"#] {
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+        }
     }
 
     #[test]

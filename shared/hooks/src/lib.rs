@@ -9,11 +9,13 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+pub mod nudge;
 pub mod compact;
 pub mod guard;
 pub mod messages;
 pub mod latch_hook;
 pub mod run;
+pub mod summary;
 pub mod text;
 
 pub use kijito_files::datadir::HostKind as Host;
@@ -147,7 +149,12 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
 /// [`messages`] is printed whole.
 pub fn one_line(text: &str) -> String {
     let t: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    t.trim().chars().take(messages::MAX_MESSAGE_CHARS).collect()
+    let t = t.trim();
+    let mut out: String = t.chars().take(messages::MAX_MESSAGE_CHARS).collect();
+    if out.len() < t.len() {
+        out.push('…');
+    }
+    out
 }
 
 /// PreCompact answer: Codex `{"continue":true,"systemMessage":...}` (never
@@ -263,6 +270,12 @@ mod tests {
         assert_eq!(precompact_reply(Host::Codex, "a\nb").unwrap(), r#"{"continue":true,"systemMessage":"a b"}"#);
         assert_eq!(postcompact_reply(None), r#"{"continue":true}"#);
         assert!(deny_reply("").contains("command guard"));
+        let long = "x".repeat(messages::MAX_MESSAGE_CHARS + 100);
+        let v: Value = serde_json::from_str(&stop_reply(&long)).unwrap();
+        assert_eq!(v["systemMessage"].as_str().unwrap().chars().count(), messages::MAX_MESSAGE_CHARS + 1, "the maximum, then an ellipsis");
+        let whole = "y".repeat(messages::MAX_MESSAGE_CHARS);
+        let v: Value = serde_json::from_str(&stop_reply(&whole)).unwrap();
+        assert_eq!(v["systemMessage"].as_str().unwrap(), whole, "a message of the maximum length is printed whole");
         assert!(guarded(|| -> u8 { panic!("boom") }).unwrap_err().contains("boom"));
     }
 }

@@ -47,7 +47,12 @@ impl HookEnv {
 
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
-    let message = match precompact_work(env, stdin) {
+    let outcome = precompact_work(env, stdin);
+    if env.host == Host::Claude {
+        // Claude Code: stdout goes to the summariser; only an attested attempt says anything.
+        return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a));
+    }
+    let message = match outcome.map(|(_, _, a)| a) {
         Ok(a) if a.attested => messages::PRECOMPACT_ATTESTED.to_owned(),
         Ok(a) => messages::fill(messages::PRECOMPACT_UNATTESTED, &a.reason),
         Err(e) => messages::fill(messages::PRECOMPACT_UNATTESTED, e.code()),
@@ -55,10 +60,11 @@ pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     precompact_reply(env.host, &message)
 }
 
-fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<Attempt> {
+fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<(QaDir, kijito_protocol::ids::SessionId, Attempt)> {
     let input = parse_input(stdin, "PreCompact")?;
     let (_, qa) = env.qa()?;
-    gate::precompact(&qa, &input.session_id, input.transcript_path.as_ref(), input.trigger.as_deref().unwrap_or("unknown"), env.now_ms)
+    let a = gate::precompact(&qa, &input.session_id, input.transcript_path.as_ref(), input.trigger.as_deref().unwrap_or("unknown"), env.now_ms)?;
+    Ok((qa, input.session_id, a))
 }
 
 /// PostCompact: claim if first; answer `{"continue":true}` (+ one line).
@@ -97,7 +103,7 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
         }
         Event::Stop => {
             crate::compact::turn(env, &input, crate::compact::is_subagent(stdin), gate::trigger::TurnState::Ended);
-            stop(env, &input)
+            stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)))
         }
         Event::PreToolUse => pre_tool_use(env, &input),
     }
@@ -252,7 +258,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     let consent = crate::latch_hook::confirm_from_prompt(extras.cwd.as_deref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
-    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(consent).collect();
+    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(consent).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 

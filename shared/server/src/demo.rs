@@ -421,9 +421,14 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
         let r = d.run("precompact", &["--host", host], Some(&pre))?;
         let ok = match host {
             "codex" => json_line(&r.stdout).map(|v| v["continue"] == true).unwrap_or(false),
-            _ => r.stdout.is_empty(),
+            // Claude Code: nothing, or (attested) the request that the summary carry the pointer
+            _ => r.stdout.is_empty() != (attested && r.stdout.starts_with("kijito-qa: end the summary with these five lines")),
         } && r.status == 0;
-        let shown = if r.stdout.is_empty() { "(no output: Claude Code)".to_owned() } else { r.stdout.trim().chars().take(70).collect() };
+        let shown = match (host, r.stdout.is_empty()) {
+            (_, true) => "(no output: Claude Code)".to_owned(),
+            ("codex", false) => r.stdout.trim().chars().take(70).collect(),
+            _ => "(text for the summariser: keep the pointer ids and digests)".to_owned(),
+        };
         Ok((ok, shown, ()))
     });
     let mut delivered = Vec::new();

@@ -108,6 +108,22 @@ def check_compaction(kind, out, root, s, host):
             fail("unattested text says ATTESTED: %r" % text[:800])
     ok("one %s re-entry delivery (%d chars)" % (kind, len(text)))
 
+    if host == "claude":
+        # PreCompact stdout is appended to the summariser's instructions: attested, it asks the
+        # summary to carry the pointer id, lock id, both digests and the resume command; else nothing.
+        kinds_all = {r["seq"]: r["kind"] for r in s["requests"]}
+        comp_bodies = [t for r in jsonl(os.path.join(out, "requests.jsonl")) if kinds_all.get(r.get("seq")) == "compaction"
+                       for t in strings_in(r.get("body"))]
+        carried = [t for t in comp_bodies if "kijito-pointer-id:" in t]
+        if kind == "attested":
+            want = ["kijito-pointer-id: %s" % expected["pointerId"], "kijito-snapshot-digest: %s" % expected["snapshotDigest"],
+                    "kijito-pointer-digest: %s" % expected["pointerDigest"], "kijito-resume-command: "]
+            if not any(all(w in t for w in want) for t in carried):
+                fail("the summariser request lacks the pointer values %s" % want)
+            ok("the summariser request carries the pointer id, both digests and the resume command")
+        elif carried:
+            fail("an unattested compaction asked the summary to carry pointer values")
+
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
     kinds = {r["seq"]: r["kind"] for r in s["requests"]}
     comp = [r["seq"] for r in s["requests"] if r["kind"] == "compaction"]
@@ -149,6 +165,25 @@ def check_tool(kind, out, root, s, host, side_effect):
         if denied:
             fail("a command that is not a helper was denied: %r" % results[:1])
         ok("PreToolUse let an unrelated command through (status %s)" % e["status"])
+
+
+def check_context(out, host):
+    """`context`: kijito-context on the real session file after a real turn gives a ratio."""
+    path = os.path.join(out, "context.json")
+    if not os.path.exists(path):
+        fail("the --after command wrote no context.json (see after.log)")
+    v = json.load(open(path))
+    if not isinstance(v.get("ratio"), (int, float)) or v["ratio"] <= 0:
+        fail("kijito-context gave no ratio for the real %s file: %s" % (host, json.dumps(v)))
+    want = "codex-rollout:token_count" if host == "codex" else "claude-transcript:usage;"
+    if not str(v.get("source", "")).startswith(want) or not v.get("usedTokens") or not v.get("windowTokens"):
+        fail("unexpected kijito-context answer: %s" % json.dumps(v))
+    ok("kijito-context on the real %s file: %s" % (host, json.dumps(v)))
+    if host == "claude":
+        line = open(os.path.join(out, "statusline.txt")).read()
+        if not line.startswith("ctx ") or "no QA pass" not in line:
+            fail("status line: %r" % line)
+        ok("status line: %s" % line.strip())
 
 
 def check_adapter(out, root, s):
@@ -303,6 +338,8 @@ def main(argv):
         return check_adapter_long(out, root, s)
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
+    elif kind == "context":
+        check_context(out, host)
     elif kind == "adapter":
         check_compaction("attested", out, root, s, host)
         check_adapter(out, root, s)
