@@ -57,7 +57,7 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
 }
 
 fn limits() -> Limits {
-    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
+    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
 }
 
 #[test]

@@ -26,6 +26,11 @@ pub struct Limits {
     /// a `/compact` typed then stays in the composer (measured: typed 9 ms
     /// after Stop, the Enter did nothing).
     pub settle_ms: i64,
+    /// Pause between `send-keys -l /compact` and `send-keys Enter`: Codex
+    /// 0.169's TUI treats an Enter arriving right behind a burst of typed
+    /// characters as part of a paste (measured: `/compact` stayed in the
+    /// composer); the harness's 0.4 s gap and 0.05 s both worked.
+    pub enter_gap: Duration,
     /// Poll interval while waiting for the turn to end.
     pub poll_idle: Duration,
     /// Poll interval while waiting for the claim.
@@ -42,6 +47,7 @@ impl Default for Limits {
             idle_wait_ms: kijito_gate::PASS_MAX_AGE_MS,
             claim_wait_ms: 10 * 60 * 1000,
             settle_ms: 1000,
+            enter_gap: Duration::from_millis(300),
             poll_idle: Duration::from_millis(20),
             poll_claim: Duration::from_millis(200),
         }
@@ -220,7 +226,10 @@ pub fn run(data_dir: &AbsPath, s: &SessionId, nonce: &str, limits: &Limits, w: &
                 r.state = RequestState::Sent;
                 r.updated_at_ms = now.max(r.requested_at_ms);
                 trigger::write_request(&qa, &r)?;
-                let typed = w.tmux.send_literal(socket, pane, COMPACT_TEXT).and_then(|_| w.tmux.send_enter(socket, pane));
+                let typed = w.tmux.send_literal(socket, pane, COMPACT_TEXT).and_then(|_| {
+                    (w.sleep)(limits.enter_gap);
+                    w.tmux.send_enter(socket, pane)
+                });
                 if let Err(e) = typed {
                     let state = RequestState::Failed { code: e.code().to_owned() };
                     trigger::finish_failed(&qa, &mut r, state.clone(), (w.now_ms)())?;
