@@ -6,7 +6,7 @@ umask 022
 
 usage() {
   cat <<'EOF'
-Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--uninstall] [--help]
+Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--bin-dir DIR] [--uninstall] [--help]
 
 Builds the release binaries (cargo build --release --locked) and installs one
 plugin root per host:
@@ -21,6 +21,10 @@ are empty.
                  letters, digits and . _ - + / are accepted (hosts run hook
                  commands through a shell).
   --host H       codex, claude or both (default: both)
+  --bin-dir DIR  also link every installed binary into DIR (e.g. ~/.local/bin,
+                 a directory already on your PATH); never replaces a file
+                 there that is not such a link. Without it, install.sh prints
+                 the one line that puts <root>/bin on PATH.
   --uninstall    remove what a previous install put there
   --help         this text
 EOF
@@ -29,13 +33,15 @@ EOF
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
 say() { printf 'install.sh: %s\n' "$*"; }
 
-prefix="" host="both" uninstall=0
+prefix="" host="both" uninstall=0 bindir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || { usage >&2; die "--prefix needs a directory"; }; prefix="$2"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
     --host) [ $# -ge 2 ] || { usage >&2; die "--host needs codex, claude or both"; }; host="$2"; shift 2 ;;
     --host=*) host="${1#--host=}"; shift ;;
+    --bin-dir) [ $# -ge 2 ] || { usage >&2; die "--bin-dir needs a directory"; }; bindir="$2"; shift 2 ;;
+    --bin-dir=*) die "write --bin-dir DIR (two words), not --bin-dir=DIR" ;;
     --uninstall) uninstall=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -70,6 +76,20 @@ if ! [[ "$prefix" =~ ^/[A-Za-z0-9._/+-]*$ ]]; then
   die "prefix '$prefix' contains a character that would need shell quoting (space or one of \$\`\"'\\;&|<>()*?[]{}~!#=%,:@ or a control character); hosts run hook commands through a shell, so choose a prefix made of letters, digits and . _ - + /"
 fi
 [ "$prefix" != "/" ] || die "refusing to install into /"
+
+if [ -n "$bindir" ]; then
+  bindir=$(python3 -c 'import os,sys; print(os.path.normpath(os.path.join(os.getcwd(), os.path.expanduser(sys.argv[1]))))' "$bindir") || die "bad --bin-dir"
+fi
+
+# unlink_bins: remove the links in --bin-dir that point into this prefix.
+unlink_bins() {
+  [ -n "$bindir" ] && [ -d "$bindir" ] || return 0
+  local l n=0
+  for l in "$bindir"/*; do
+    if [ -L "$l" ] && [[ "$(readlink "$l")" == "$prefix"/* ]]; then rm -f "$l"; n=$((n + 1)); fi
+  done
+  say "removed $n link(s) from $bindir"
+}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MANIFEST_NAME=".kijito-install-manifest"
@@ -118,6 +138,7 @@ PY
 }
 
 if [ "$uninstall" = 1 ]; then
+  unlink_bins
   for h in "${hosts[@]}"; do uninstall_root "$prefix/$h"; done
   if rmdir "$prefix" 2>/dev/null; then say "removed empty $prefix"; fi
   exit 0
@@ -278,3 +299,29 @@ esac
 case "$host" in
   both|codex) say "Codex: use $prefix/codex/hooks/hooks.json as \$CODEX_HOME/hooks.json (trust the hooks), or install $prefix/codex as a plugin" ;;
 esac
+
+# The binaries on PATH: links in --bin-dir, or the one line to paste.
+first="$prefix/${hosts[0]}/bin"
+if [ -n "$bindir" ]; then
+  mkdir -p "$bindir"
+  linked=0
+  for b in "${bins[@]}"; do
+    l="$bindir/$b"
+    if [ -e "$l" ] && ! [ -L "$l" ]; then
+      say "  WARNING: $l exists and is not a link; left untouched"
+      continue
+    fi
+    if [ -L "$l" ] && ! [[ "$(readlink "$l")" == "$prefix"/* ]]; then
+      say "  WARNING: $l links to $(readlink "$l"), not into $prefix; left untouched"
+      continue
+    fi
+    ln -sfn "$first/$b" "$l"
+    linked=$((linked + 1))
+  done
+  say "linked $linked binaries into $bindir (-> $first)"
+  case ":$PATH:" in *":$bindir:"*) ;; *) say "$bindir is not on your PATH; add it: export PATH=\"$bindir:\$PATH\"" ;; esac
+else
+  say "put the binaries on PATH (add this line to your shell profile):"
+  printf 'export PATH="%s:$PATH"\n' "$first"
+fi
+say "then check the install: kijito-doctor --root $prefix"

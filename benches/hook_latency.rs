@@ -7,7 +7,9 @@
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
 //! figure is an upper bound: max(this bench's RSS at spawn, the hook's own).
 //!
-//! `cargo bench --bench hook_latency` uses the release binaries cargo built;
+//! `cargo build --release -p kijito-hooks && cargo bench --bench hook_latency`
+//! uses the release binaries cargo built (the hook binaries are the
+//! kijito-hooks package's, which `cargo bench` does not build);
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
 //! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB.
 #![allow(clippy::unwrap_used)]
@@ -76,6 +78,15 @@ fn main() {
     let bin: PathBuf = std::env::var_os("KIJITO_BENCH_BIN_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().unwrap().to_owned());
+    // The hook binaries belong to the kijito-hooks package: `cargo bench`
+    // builds only this package's binaries, so they must be built first.
+    for name in ["precompact", "postcompact", "session-hook", "qa-gate", "pointer-snapshot"] {
+        assert!(
+            bin.join(name).is_file(),
+            "{} is missing: run `cargo build --release -p kijito-hooks` first (or set KIJITO_BENCH_BIN_DIR)",
+            bin.join(name).display()
+        );
+    }
     // A real world to work in: the demo leaves a seeded store's reports, config and transcript.
     let out = Command::new(bin.join("kijito-local")).args(["demo", "--keep"]).output().expect("demo");
     let text = String::from_utf8_lossy(&out.stdout);

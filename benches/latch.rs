@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench latch`
 
-use kijito_latch::{CheckpointInput, Config, Latch};
+use kijito_latch::{merkle, CheckpointInput, Config, Latch};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,11 @@ fn main() {
     for n in sizes {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
-        let latch = Latch::open(&Config::new(dir.path())).expect("open");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).expect("ws");
+        let mut config = Config::new(&ws);
+        config.heads_dir = Some(dir.path().join("heads"));
+        let latch = Latch::open(&config).expect("open");
         let t = Instant::now();
         latch.seed_history(n, 1_700_000_000_000).expect("seed");
         let seed = t.elapsed();
@@ -55,6 +59,21 @@ fn main() {
             assert!(r.trusted && r.entries == n + APPENDS);
         }
         let f = median(fast);
+        // RFC 6962: a consistency proof from the tree head at size n (taken
+        // before the appends) to now: produce it (O(n)) and check it (O(log n)).
+        let leaves: Vec<[u8; 32]> = (0..n + APPENDS).map(|i| merkle::leaf_hash(&i.to_le_bytes())).collect();
+        let old_root = merkle::root(&leaves[..n as usize]);
+        let new_root = merkle::root(&leaves);
+        let t = Instant::now();
+        let proof = merkle::consistency_proof(n as usize, &leaves).expect("proof");
+        let prove = t.elapsed();
+        let t = Instant::now();
+        let mut ok = true;
+        for _ in 0..1000 {
+            ok &= merkle::verify_consistency(n, n + APPENDS, &old_root, &new_root, &proof);
+        }
+        let check = t.elapsed() / 1000;
+        assert!(ok);
         let bytes: u64 = walk(dir.path());
         println!(
             "{n:>7}  {:>8.2}  {:>16.3}  {:>14.3}  {:>9.1}  {:>19.2}  {:>14.1}  {:>7.1}",
@@ -65,6 +84,13 @@ fn main() {
             v.as_secs_f64() * 1e6 / (n + APPENDS) as f64,
             f.as_secs_f64() * 1e3,
             bytes as f64 / 1e6
+        );
+        println!(
+            "         consistency proof {n} -> {}: {} hashes, produce {:.1} ms, check {:.1} us",
+            n + APPENDS,
+            proof.len(),
+            prove.as_secs_f64() * 1e3,
+            check.as_secs_f64() * 1e6
         );
         let m = med.as_secs_f64();
         match base {

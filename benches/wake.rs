@@ -43,6 +43,7 @@ fn main() {
     std::fs::write(&boot, "11111111-2222-3333-4444-555555555555\n").expect("boot");
     let mut config = Config::new(&ws);
     config.boot_id_file = boot.clone();
+    config.heads_dir = Some(root.join("heads"));
     let latch = Latch::open(&config).expect("open");
     latch.seed_history(entries, now - entries - 60_000).expect("seed");
     // A populated data dir: fresh (claimable) state for many sessions.
@@ -95,6 +96,7 @@ fn main() {
         let out = Command::new(bin)
             .args(["--json", "--workspace", ws.to_str().expect("utf8"), "--data-dir", data.to_str().expect("utf8")])
             .env("MEMORY_LATCH_BOOT_ID_FILE", &boot)
+            .env("MEMORY_LATCH_HEADS_DIR", root.join("heads"))
             .env("HOME", &root)
             .env_remove("XDG_CONFIG_HOME")
             .output()

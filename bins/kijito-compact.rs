@@ -1,7 +1,7 @@
 //! kijito-compact: request the host's native compaction through the adapter
 //! that owns the session (docs/adapters.md, docs/protocol.md §9).
 
-use kijito_protocol::cli::{self, Args, Command, Tool};
+use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
@@ -19,7 +19,17 @@ const HELP: &str = "kijito-compact: the compaction adapters of kijito-qa (docs/a
       Print the request's state as JSON (read-only).
   kijito-compact worker --session-id S --data-dir ABS --nonce N
       Internal: the detached tmux worker `request` starts.
+  kijito-compact codex [--data-dir ABS] [--message-log ABS] [--codex ABS] [--stdio-client] [-- CODEX_ARGS...]
+      The Codex app-server adapter: runs `codex app-server` as its child,
+      serves a private unix socket and starts the TUI as
+      `codex --remote unix://SOCK CODEX_ARGS...` in the foreground; compacts
+      a pinned thread (thread/compact/start) when `kijito-compact request`
+      asked for it and the thread is idle. --stdio-client: headless, the
+      client speaks JSON lines on this process's stdin/stdout (no TUI).
+      --message-log: every JSON-RPC message with its direction (new 0600 file).
 ";
+
+const CODEX_FLAGS: &[Flag] = &[Flag::value("--data-dir"), Flag::value("--message-log"), Flag::value("--codex"), Flag::switch("--stdio-client")];
 
 const TOOL: Tool = Tool {
     name: "kijito-compact",
@@ -29,11 +39,59 @@ const TOOL: Tool = Tool {
         Command { name: "request", flags: command::KIJITO_COMPACT_REQUEST_FLAGS },
         Command { name: "status", flags: command::KIJITO_COMPACT_STATUS_FLAGS },
         Command { name: "worker", flags: command::KIJITO_COMPACT_WORKER_FLAGS },
+        Command { name: "codex", flags: CODEX_FLAGS },
     ],
 };
 
 fn main() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if argv.first().is_some_and(|a| a == "codex") {
+        std::process::exit(codex(argv));
+    }
     std::process::exit(cli::main(&TOOL, run))
+}
+
+/// `codex`: the flags before `--` go through the shared parser; the words
+/// after it go to the TUI unchanged.
+fn codex(argv: Vec<std::ffi::OsString>) -> i32 {
+    let (head, tail) = match argv.iter().position(|a| a == "--") {
+        Some(i) => (argv[..i].to_vec(), argv[i + 1..].to_vec()),
+        None => (argv, vec![]),
+    };
+    let args = match cli::parse(&TOOL, head) {
+        Ok(cli::Parsed::Run(a)) => a,
+        Ok(cli::Parsed::Help) => {
+            let _ = cli::print_stdout(HELP);
+            return 0;
+        }
+        Ok(cli::Parsed::Version) => {
+            let _ = cli::print_stdout(&format!("kijito-compact {}\n", env!("CARGO_PKG_VERSION")));
+            return 0;
+        }
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            return 2;
+        }
+    };
+    match run_codex(&args, tail) {
+        Ok(status) => status,
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            e.exit_status()
+        }
+    }
+}
+
+fn run_codex(args: &Args, tail: Vec<std::ffi::OsString>) -> Result<i32> {
+    let opts = kijito_compact_codex::Options {
+        data_dir: args.optional("--data-dir")?,
+        message_log: args.optional("--message-log")?,
+        codex: args.optional("--codex")?,
+        stdio_client: args.has("--stdio-client"),
+        codex_args: tail,
+        bounds: kijito_compact_codex::Bounds::default(),
+    };
+    kijito_compact_codex::run(&opts)
 }
 
 fn run(args: Args) -> Result<i32> {

@@ -40,7 +40,7 @@ fn main() {
         let plan = match (content, restore) {
             (Some(file), None) => Plan::from_content_file(pointer_id, lock, expected, &file, rollback)?,
             (None, Some(artifact)) => Plan::from_rollback_artifact(pointer_id, lock, expected, &artifact, rollback)?,
-            _ => return Err(Error::usage("content_source_invalid", "give exactly one of --content-file and --restore-from")),
+            _ => return Err(Error::usage(kijito_protocol::codes::cli::CONTENT_SOURCE_INVALID, "give exactly one of --content-file and --restore-from")),
         };
         let api = http::connect_configured(token.as_ref())?;
         let receipt = publish::publish(&api, &plan, clock::now_ms())?;

@@ -1,92 +1,13 @@
 //! wake-check: the long-sleep verification suite and graduated trust
 //! (docs/wake-check.md). Exit 0 full trust, 10 cautious, 20 degraded,
-//! 1 could not run, 2 usage.
-use kijito_protocol::cli::{self, Command, Flag, Tool};
-use kijito_protocol::ids::{AbsPath, SessionId};
-use kijito_files::{config, datadir};
-use kijito_protocol::clock;
-use kijito_latch as latch;
+//! 1 could not run, 2 usage. The command line lives in `kijito_wake::cli`;
+//! this binary injects the `--live` probe (the HTTP client).
+
+use kijito_protocol::cli;
 use kijito_wake as wake;
-use std::path::PathBuf;
-
-const FLAGS: &[Flag] = &[
-    Flag::value("--workspace"),
-    Flag::value("--data-dir"),
-    Flag::value("--session-id"),
-    Flag::switch("--live"),
-    Flag::value("--long-sleep-after"),
-    Flag::switch("--json"),
-];
-
-const TOOL: Tool = Tool {
-    name: "wake-check",
-    code_name: "wake_check",
-    help: "\
-wake-check [--workspace DIR] [--data-dir DIR] [--session-id S] [--live]
-           [--long-sleep-after SECONDS] [--json]
-
-After a long sleep or a cold boot: verify the memory-latch chain, its lock,
-pending consent tokens and Silent Witness state, the QA private state and the
-recorded pointer expectation (and with --live the pointer and anchors on the
-server), detect a long sleep, a changed boot id or a clock that went back,
-and answer with a trust mode. In degraded mode a trustworthy latch gets one
-visible degraded_mode entry that locks consent until a human reviews.
-
-  --workspace DIR           where .memory-latch lives (default: current dir)
-  --data-dir DIR            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
-  --session-id S            check only this session's QA files
-  --live                    also verify the recorded pointer against the server
-  --long-sleep-after SECS   long-sleep threshold (default 86400)
-  --json                    print the kijito.wake-check/v1 report
-
-Exit status: 0 full_trust, 10 cautious, 20 degraded, 1 could not run, 2 usage.
-Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key of the latch),
-MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read).
-",
-    commands: &[Command { name: "", flags: FLAGS }],
-};
-
-fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
-}
 
 fn main() {
-    std::process::exit(cli::main(&TOOL, |args| {
-        let workspace = match args.raw("--workspace") {
-            Some(w) if !w.is_empty() => PathBuf::from(w),
-            Some(_) => return Err(kijito_protocol::Error::usage("invalid_path", "--workspace must not be empty")),
-            None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new("workspace_invalid", format!("cannot read the current directory: {e}")))?,
-        };
-        let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
-        let session: Option<SessionId> = args.optional("--session-id")?;
-        let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
-        if long_sleep == Some(0) {
-            return Err(kijito_protocol::Error::usage("invalid_number", "--long-sleep-after must be at least 1 second"));
-        }
-        let json = args.has("--json");
-        let config = config::Config::load().ok();
-        let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
-        let mut opts = wake::Options::new(Some(workspace), clock::now_ms());
-        opts.data_dir = data_dir;
-        opts.session = session;
-        opts.long_sleep_after_s = long_sleep.unwrap_or(wake::DEFAULT_LONG_SLEEP_S);
-        opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
-        if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
-            opts.boot_id_file = p;
-        }
-        opts.live = args.has("--live").then_some(live_probe as wake::LiveProbe);
-        opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
-        let (report, entry) = wake::run(&opts, true)?;
-        if json {
-            cli::print_stdout(&format!("{}\n", report.to_json()))?;
-        } else {
-            cli::print_stdout(&format!("{}{}\n", report.human(), entry.describe()))?;
-        }
-        if json && entry != wake::DegradedEntry::NotNeeded {
-            eprintln!("wake-check: {}", entry.describe());
-        }
-        Ok(report.mode.exit_status())
-    }))
+    std::process::exit(cli::main(&wake::cli::TOOL, |args| wake::cli::run(&args, live_probe)))
 }
 
 /// `--live`: the recorded expectation checked through the Kijito client.

@@ -12,7 +12,7 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const HTTP_STACK: &[&str] = &["reqwest", "rustls", "hyper", "tokio", "h2", "hyper-util"];
-const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-hooks"];
+const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-compact-codex", "kijito-hooks"];
 
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

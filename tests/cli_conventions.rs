@@ -33,6 +33,8 @@ const BINS: &[Bin] = &[
     Bin { path: Some(env!("CARGO_BIN_EXE_memory-latch")), name: "memory-latch", code_name: "memory_latch", prefix: &["status"], value_flag: "--workspace", hook: false },
     Bin { path: Some(env!("CARGO_BIN_EXE_wake-check")), name: "wake-check", code_name: "wake_check", prefix: &[], value_flag: "--workspace", hook: false },
     Bin { path: Some(env!("CARGO_BIN_EXE_kijito-compact")), name: "kijito-compact", code_name: "compact", prefix: &["status"], value_flag: "--session-id", hook: false },
+    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-setup")), name: "kijito-setup", code_name: "setup", prefix: &[], value_flag: "--pointer-id", hook: false },
+    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-doctor")), name: "kijito-doctor", code_name: "doctor", prefix: &[], value_flag: "--root", hook: false },
 ];
 
 fn run(bin: &Bin, args: &[&str]) -> (i32, String, String) {

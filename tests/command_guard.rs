@@ -76,6 +76,8 @@ fn check_command_cases() {
         (format!("{r}/bin/qa-gate invalidate --session-id {S} --data-dir /d"), "command_foreign_root"),
         (format!("{r}/qa-gate-evil invalidate --session-id {S} --data-dir /d"), "command_unknown_helper"),
         (format!("{r}/precompact --host codex"), "command_unknown_helper"),
+        // the agent never re-points the config (hostile memory could ask it to)
+        (format!("{r}/kijito-setup --pointer-id 666 --lock-message-id 666 --force"), "command_unknown_helper"),
         (format!("{r}/sh -c id"), "command_unknown_helper"),
         // subcommands
         (format!("{r}/qa-gate"), "command_missing_subcommand"),

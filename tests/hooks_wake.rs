@@ -37,6 +37,7 @@ impl Env {
     fn latch(&self) -> Latch {
         let mut c = latch::Config::new(&self.ws);
         c.boot_id_file = self.boot.clone();
+        c.heads_dir = Some(self.w.home.join("latch-heads"));
         Latch::open(&c).unwrap()
     }
 
@@ -139,18 +140,26 @@ fn session_start_injects_wake_findings_after_a_long_sleep() {
 }
 
 #[test]
-fn session_start_is_quiet_when_trusted_and_never_writes() {
+fn session_start_is_quiet_when_trusted_and_records_degraded_mode() {
     let e = env();
     e.latch().init(now_ms() as u64, &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
     let t = e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
     assert!(!t.contains("wake-check"), "{t}");
-    // Degraded (an invalid recorded pointer): injected, but the hook never
-    // appends the degraded_mode entry (that is wake-check's job).
+    // Degraded (an invalid recorded pointer): injected, and the hook appends
+    // the one visible degraded_mode entry, as wake-check does; not twice.
     write_private(&e.w.qa().join("current-pointer.json"), b"{}");
     let before = manifest_len(&e.ws);
     let t = e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
     assert!(t.contains("trust mode DEGRADED") && t.contains("pointer_record_invalid (degrading)"), "{t}");
-    assert_eq!(manifest_len(&e.ws), before);
+    assert!(t.contains("degraded_mode entry 2 appended"), "{t}");
+    assert!(manifest_len(&e.ws) > before);
+    let head = e.latch().status(now_ms() as u64).unwrap().head;
+    assert_eq!((head.seq, head.event, head.consent_state), (2, latch::Event::DegradedMode, latch::ConsentState::Locked));
+    let after = manifest_len(&e.ws);
+    e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
+    assert_eq!(manifest_len(&e.ws), after, "recorded once");
+    // The review: a checkpoint after the human looked.
+    e.latch().checkpoint(now_ms() as u64, &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() }).unwrap();
     // A boot change is reported from the latch in cwd.
     fs::remove_file(e.w.qa().join("current-pointer.json")).unwrap();
     fs::write(&e.boot, "99999999-8888-7777-6666-555555555555\n").unwrap();
@@ -161,8 +170,11 @@ fn session_start_is_quiet_when_trusted_and_never_writes() {
 #[test]
 fn session_start_without_a_latch_in_cwd_checks_only_qa() {
     let e = env();
-    // An untrusted-looking latch elsewhere is irrelevant; cwd has none.
+    // A cwd that does not exist cannot be verified: cautious, never full trust.
     let t = e.hook("codex", "SessionStart", startup("codex"), "s5", |p| p["cwd"] = json!("/nonexistent/dir")).unwrap();
+    assert!(t.contains("trust mode CAUTIOUS") && t.contains("workspace_missing (minor)"), "{t}");
+    // An existing cwd without a latch, with QA state: only QA is checked.
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s5", |_| {}).unwrap();
     assert!(!t.contains("wake-check"), "{t}");
     // Stale QA state is still reported.
     let old = kijito_gate::Attempt {

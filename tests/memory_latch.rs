@@ -28,7 +28,12 @@ fn ws() -> Ws {
 impl Ws {
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut c = Command::new(BIN);
-        c.args(args).arg("--workspace").arg(&self.root).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
+        c.args(args)
+            .arg("--workspace")
+            .arg(&self.root)
+            .env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot)
+            .env("MEMORY_LATCH_HEADS_DIR", self.heads())
+            .env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -47,6 +52,15 @@ impl Ws {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         assert_first_line(&o, code);
         o
+    }
+    fn heads(&self) -> PathBuf {
+        self.root.parent().unwrap().join("heads")
+    }
+    fn config(&self) -> kijito_latch::Config {
+        let mut c = kijito_latch::Config::new(&self.root);
+        c.boot_id_file = self.boot.clone();
+        c.heads_dir = Some(self.heads());
+        c
     }
     fn latch(&self) -> PathBuf {
         self.root.join(".memory-latch")
@@ -243,20 +257,109 @@ fn hmac_mode_needs_the_key_and_is_never_downgraded() {
 }
 
 #[test]
-fn hmac_asked_without_key_falls_back_and_says_so() {
+fn an_explicit_hmac_mode_whose_key_is_missing_fails_and_writes_nothing() {
     let w = ws();
     let missing = w.root.parent().unwrap().join("no-such.key");
-    let o = w.run_env(&["init", "--objective", "o", "--integrity", "hmac"], &[("MEMORY_LATCH_HMAC_KEY_FILE", missing.to_str().unwrap())]);
+    let missing = missing.to_str().unwrap();
+    // A mistyped key path: named by flag, by environment, or asked by --integrity.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 3] = [
+        (&["init", "--objective", "o", "--hmac-key-file", missing], &[]),
+        (&["init", "--objective", "o"], &[("MEMORY_LATCH_HMAC_KEY_FILE", missing)]),
+        (&["init", "--objective", "o", "--integrity", "hmac"], &[]),
+    ];
+    for (args, env) in cases {
+        let o = w.run_env(args, env);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_first_line(&o, "hmac_key_missing");
+        assert!(!w.manifest().exists(), "no silent checksum fallback");
+    }
+    // Nothing configured at all: checksum, with a notice.
+    let o = w.run(&["init", "--objective", "o"]);
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("falls back to checksum"));
-    assert_eq!(w.verify_json().1["mode"], "checksum");
-    // a key inside the workspace or readable by others is refused
-    let inside = w.write("in.key", &"k".repeat(40));
-    fs::set_permissions(&inside, fs::Permissions::from_mode(0o600)).unwrap();
-    w.fails(&["status", "--hmac-key-file", &inside], "hmac_key_inside_workspace");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("checksum mode"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn an_hmac_latch_rewritten_as_a_checksum_chain_is_a_downgrade() {
+    use kijito_latch::entry::Entry;
+    let w = ws();
     let key = key_file(&w);
-    fs::set_permissions(&key, fs::Permissions::from_mode(0o644)).unwrap();
-    w.fails(&["status", "--hmac-key-file", &key], "hmac_key_invalid");
+    let env = [("MEMORY_LATCH_HMAC_KEY_FILE", key.as_str())];
+    assert!(w.run_env(&["init", "--objective", "o"], &env).status.success());
+    for step in ["a", "b"] {
+        assert!(w.run_env(&["checkpoint", "--next-step", step], &env).status.success());
+    }
+    // Rewrite every entry as checksum: hashes recomputed, chain re-linked, no key needed.
+    let text = fs::read_to_string(w.manifest()).unwrap();
+    let (header, b) = blocks(&text);
+    let mut prev = "none".to_owned();
+    let mut out = header.clone();
+    for block in &b {
+        let mut e: Entry = serde_json::from_str(block.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+        e.integrity.mode = kijito_latch::Mode::Checksum;
+        e.integrity.hmac_signature = "none".into();
+        e.prev_payload_hash = prev.clone();
+        e.integrity.payload_hash = e.compute_payload_hash();
+        prev = e.integrity.payload_hash.clone();
+        out.push_str(&e.render());
+    }
+    fs::write(w.manifest(), out).unwrap();
+    for env in [&env[..], &[]] {
+        let o = w.run_env(&["verify", "--json"], env);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!((o.status.code(), &v["trusted"]), (Some(1), &serde_json::json!(false)), "{v}");
+        assert!(v["findings"].as_array().unwrap().iter().any(|f| f["code"] == "latch_mode_downgrade"), "{v}");
+    }
+    let o = w.run_env(&["checkpoint", "--next-step", "x"], &env);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn an_older_copy_or_a_dropped_last_entry_is_detected() {
+    let w = ws();
+    three_entries(&w);
+    let older = fs::read(w.manifest()).unwrap();
+    w.ok(&["checkpoint", "--next-step", "four"]);
+    w.ok(&["checkpoint", "--next-step", "five"]);
+    let current = fs::read_to_string(w.manifest()).unwrap();
+    // Rollback: a whole older copy, internally valid.
+    fs::write(w.manifest(), &older).unwrap();
+    let codes = w.finding_codes();
+    assert_eq!(codes, ["latch_rolled_back"], "{codes:?}");
+    // Truncation: the last entry dropped cleanly.
+    let (header, b) = blocks(&current);
+    fs::write(w.manifest(), format!("{header}{}", b[..b.len() - 1].concat())).unwrap();
+    let codes = w.finding_codes();
+    assert_eq!(codes, ["latch_truncated"], "{codes:?}");
+    w.fails(&["checkpoint", "--next-step", "x"], "latch_untrusted");
+    // Back to the real head: no finding (the witness marker stays until a reseed).
+    fs::write(w.manifest(), &current).unwrap();
+    let (_, v) = w.verify_json();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{v}");
+}
+
+#[test]
+fn a_missing_head_record_or_a_deleted_latch_is_never_silent() {
+    let w = ws();
+    w.init();
+    let heads: Vec<_> = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(heads.len(), 1);
+    let rec = &heads[0];
+    assert_eq!(fs::metadata(rec).unwrap().mode() & 0o777, 0o600);
+    assert_eq!(fs::metadata(w.heads()).unwrap().mode() & 0o777, 0o700);
+    let saved = fs::read(rec).unwrap();
+    fs::remove_file(rec).unwrap();
+    assert_eq!(w.finding_codes(), ["latch_head_record_missing"]);
+    kijito_files::private::write_atomic(rec, &saved).unwrap();
+    // (verify entered Silent Witness on the finding; the record itself is fine again)
+    let (_, v) = w.verify_json();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{v}");
+    // The latch deleted: verify says so, and init refuses to paper over it.
+    fs::remove_dir_all(w.latch()).unwrap();
+    let codes = w.finding_codes();
+    assert!(codes.contains(&"latch_deleted".to_owned()), "{codes:?}");
+    w.fails(&["init", "--objective", "fresh start"], "latch_head_record_exists");
 }
 
 #[test]
@@ -266,6 +369,7 @@ fn concurrent_writers_serialise() {
     let spawn = |tag: &'static str| {
         let root = w.root.clone();
         let boot = w.boot.clone();
+        let heads = w.heads();
         std::thread::spawn(move || {
             let mut ok = 0;
             for i in 0..8 {
@@ -273,6 +377,7 @@ fn concurrent_writers_serialise() {
                     .args(["checkpoint", "--next-step", &format!("{tag} {i}"), "--workspace"])
                     .arg(&root)
                     .env("MEMORY_LATCH_BOOT_ID_FILE", &boot)
+                    .env("MEMORY_LATCH_HEADS_DIR", &heads)
                     .output()
                     .unwrap();
                 assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -304,31 +409,38 @@ fn a_lock_held_past_the_timeout_fails_closed() {
 }
 
 #[test]
-fn consent_rules_standalone_case_replay_and_action_change() {
+fn consent_confirm_from_a_command_is_always_refused() {
     let w = ws();
     w.init();
     let action = w.write("action.txt", "git push --force origin main\n");
     let out = w.ok(&["consent", "request", "--action-file", &action, "--summary", "force-push main", "--risk", "medium"]);
     let token = token_of(&out);
     assert!(token[4..].bytes().all(|b| b"23456789ABCDEFGHJKMNPQRSTUVWXYZ".contains(&b)));
-    let s: serde_json::Value = serde_json::from_str(&w.ok(&["status", "--json"])).unwrap();
-    assert_eq!(s["head"]["consent_state"], "pending");
+    assert!(out.contains("the USER sends only this token"));
     assert!(!fs::read_to_string(w.manifest()).unwrap().contains(&token), "raw token never enters the manifest");
     assert!(!fs::read_to_string(w.latch().join("tokens.json")).unwrap().contains(&token[4..]), "nor the ledger");
-
-    w.fails(&["consent", "confirm", "--action-file", &action, "--message", &format!("yes {token}")], "consent_message_not_standalone");
-    w.fails(&["consent", "confirm", "--action-file", &action, "--message", "ACT-ZZZZZZ"], "consent_token_unknown");
-    let changed = w.write("action.txt", "git push --force origin release\n");
-    w.fails(&["consent", "confirm", "--action-file", &changed, "--message", &token], "consent_action_changed");
-    w.write("action.txt", "git push --force origin main\n");
-    w.ok(&["consent", "confirm", "--action-file", &action, "--message", &format!("  {}\n", token.to_lowercase())]);
+    for message in [token.clone(), format!("  {}\n", token.to_lowercase())] {
+        w.fails(&["consent", "confirm", "--action-file", &action, "--message", &message], "consent_requires_user_message");
+    }
     let s: serde_json::Value = serde_json::from_str(&w.ok(&["status", "--json"])).unwrap();
-    assert_eq!(s["head"]["consent_state"], "authorized");
-    w.fails(&["consent", "confirm", "--action-file", &action, "--message", &token], "consent_token_replayed");
-    // the gate consumes the authorization
-    w.ok(&["gate", "--action-file", &action, "--target", "src/main.rs"]);
-    let o = w.fails(&["gate", "--action-file", &action], "gate_failed");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("consent_not_authorized"));
+    assert_eq!(s["head"]["consent_state"], "pending");
+}
+
+#[test]
+fn no_gate_check_passes_vacuously() {
+    let w = ws();
+    w.init();
+    let action = w.write("action.txt", "deploy\n");
+    // Only the action file: no declared delta, no checkpoint, no consent, no target.
+    let o = w.fails(&["gate", "--json", "--action-file", &action], "gate_failed");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&str> = r["checks"].as_array().unwrap().iter().map(|c| c["code"].as_str().unwrap_or("")).collect();
+    assert_eq!(codes, ["intent_undeclared", "gate_checkpoint_missing", "consent_not_authorized", "gate_target_missing", ""]);
+    // Every failed check carries exactly one single-line remediation step.
+    for c in r["checks"].as_array().unwrap().iter().filter(|c| c["passed"] == false) {
+        let step = c["remediation"].as_str().unwrap();
+        assert!(!step.is_empty() && !step.contains('\n'), "{c}");
+    }
 }
 
 #[test]
@@ -336,11 +448,13 @@ fn gate_runs_five_checks_and_refuses_unsafe_targets() {
     let w = ws();
     w.init();
     let action = w.write("action.txt", "deploy\n");
-    let token = token_of(&w.ok(&["consent", "request", "--action-file", &action, "--summary", "deploy", "--risk", "high"]));
-    w.ok(&["consent", "confirm", "--action-file", &action, "--message", &token]);
     fs::create_dir(w.root.join("src")).unwrap();
     std::os::unix::fs::symlink("/etc", w.root.join("src/etc")).unwrap();
     let outside = w.root.parent().unwrap().join("x").to_str().unwrap().to_owned();
+    let i = w.write("intended.txt", "a\nb\n");
+    let r1 = w.write("result.txt", "a\nc\n");
+    let head: serde_json::Value = serde_json::from_str(&w.ok(&["status", "--json"])).unwrap();
+    let cp = head["head"]["payload_hash"].as_str().unwrap().to_owned();
     for (target, code) in [
         ("../escape", "gate_target_traversal"),
         ("src/../../escape", "gate_target_traversal"),
@@ -348,36 +462,23 @@ fn gate_runs_five_checks_and_refuses_unsafe_targets() {
         ("src/etc/passwd", "gate_target_symlink"),
         (".memory-latch/tokens.json", "gate_target_protected"),
     ] {
-        let o = w.fails(&["gate", "--json", "--action-file", &action, "--target", target, "--reconfirmed"], "gate_failed");
+        let o = w.fails(&["gate", "--json", "--action-file", &action, "--target", "src/ok.rs", "--target", target, "--checkpoint", &cp], "gate_failed");
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let path = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "path_safety").unwrap().clone();
         assert_eq!(path["code"], code, "{target}");
+        assert!(path["remediation"].as_str().unwrap().contains("inside the workspace"));
         assert_eq!(r["checks"].as_array().unwrap().len(), 5);
-        assert!(r["remediation"].as_str().unwrap().contains("inside the workspace"));
     }
-    // high risk needs --reconfirmed even with a valid token
-    let o = w.fails(&["gate", "--json", "--action-file", &action, "--target", "src/a.rs"], "gate_failed");
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["checks"][4]["code"], "risk_reconfirmation_required");
-    // intent vs result, and an unknown checkpoint
-    let i = w.write("intended.txt", "a\nb\n");
-    let r1 = w.write("result.txt", "a\nc\n");
-    let o = w.fails(&["gate", "--json", "--action-file", &action, "--intended", &i, "--result", &r1, "--reconfirmed"], "gate_failed");
+    let o = w.fails(&["gate", "--json", "--action-file", &action, "--intended", &i, "--result", &r1, "--checkpoint", &cp, "--target", "src/a.rs"], "gate_failed");
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["checks"][0]["code"], "intent_result_mismatch");
+    assert_eq!(r["checks"][1]["passed"], true);
+    assert_eq!(r["checks"][3]["passed"], true);
     let bogus = format!("sha256:{}", "12".repeat(32));
-    let o = w.fails(&["gate", "--json", "--action-file", &action, "--checkpoint", &bogus, "--reconfirmed"], "gate_failed");
+    let o = w.fails(&["gate", "--json", "--action-file", &action, "--checkpoint", &bogus], "gate_failed");
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["checks"][1]["code"], "gate_checkpoint_unknown");
-    let head: serde_json::Value = serde_json::from_str(&w.ok(&["status", "--json"])).unwrap();
-    let cp = head["head"]["payload_hash"].as_str().unwrap().to_owned();
-    let r2 = w.write("result.txt", "a\r\nb  \n\n");
-    let out = w.ok(&[
-        "gate", "--json", "--action-file", &action, "--intended", &i, "--result", &r2, "--checkpoint", &cp, "--target", "src/a.rs", "--reconfirmed",
-    ]);
-    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(r["passed"], true);
-    assert!(r["entry_seq"].as_u64().is_some());
+    // The whole path with the user's own confirmation: tests/memory_latch_consent.rs.
 }
 
 #[test]
@@ -436,18 +537,11 @@ fn silent_witness_after_max_recoveries_and_exit_by_reseed() {
     w.fails(&["gate", "--action-file", &action], "silent_witness_active");
     let old_head = s["head"]["payload_hash"].as_str().unwrap().to_owned();
 
+    assert!(old_head.starts_with("sha256:"));
     let token = token_of(&w.ok(&["reseed"]));
-    w.fails(&["reseed", "--message", &format!("ok {token}")], "consent_message_not_standalone");
-    let e: serde_json::Value = serde_json::from_str(&w.ok(&["reseed", "--json", "--message", &token])).unwrap();
-    assert_eq!(e["entry_seq"], 1);
-    assert_eq!(e["event"], "reseed");
-    assert_eq!(e["reseeded_from"]["old_head_payload_hash"], old_head.as_str());
-    assert_eq!(e["reseeded_from"]["old_chain_trusted"], true);
-    assert_eq!(e["objective"], "ship memory-latch");
-    w.fails(&["reseed", "--message", &token], "reseed_not_needed");
-    assert_eq!(w.verify_json().0, 0);
-    w.ok(&["checkpoint", "--next-step", "back to work"]);
-    assert!(w.latch().join(e["reseeded_from"]["archive"].as_str().unwrap()).join("_manifest.md").exists());
+    // Only the user's own message reseeds (tests/memory_latch_consent.rs).
+    w.fails(&["reseed", "--message", &token], "consent_requires_user_message");
+    w.fails(&["checkpoint", "--next-step", "x"], "silent_witness_active");
 }
 
 #[test]
@@ -461,11 +555,7 @@ fn a_verification_failure_enters_silent_witness() {
     let o = w.fails(&["recover"], "silent_witness_active");
     assert!(String::from_utf8_lossy(&o.stdout).contains("failed verification"));
     let token = token_of(&w.ok(&["reseed"]));
-    let e: serde_json::Value = serde_json::from_str(&w.ok(&["reseed", "--json", "--message", &token, "--objective", "restart cleanly"])).unwrap();
-    assert_eq!(e["reseeded_from"]["old_chain_trusted"], false);
-    assert_eq!(e["objective"], "restart cleanly");
-    assert!(!w.latch().join("silent-witness.json").exists());
-    assert_eq!(w.verify_json().0, 0);
+    w.fails(&["reseed", "--message", &token], "consent_requires_user_message");
 }
 
 #[test]
@@ -501,9 +591,9 @@ fn detect_matches_continuity_breaks() {
 
 #[test]
 fn sealed_segments_are_chained_and_checked() {
-    use kijito_latch::{Config, Latch};
+    use kijito_latch::Latch;
     let w = ws();
-    let latch = Latch::open(&Config::new(&w.root)).unwrap();
+    let latch = Latch::open(&w.config()).unwrap();
     latch.seed_history(300, 1_700_000_000_000).unwrap();
     let (code, v) = w.verify_json();
     assert_eq!(code, 0, "{v}");
@@ -531,4 +621,59 @@ fn usage_errors_exit_2() {
         let o = w.run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
+}
+
+#[test]
+fn a_saved_tree_head_catches_a_history_rewritten_in_workspace_and_head_record() {
+    use kijito_latch::entry::Entry;
+    let w = ws();
+    three_entries(&w);
+    let (code, v) = w.verify_json();
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["tree_head"]["size"], 3);
+    // The user keeps the tree head outside the workspace.
+    let saved = w.root.parent().unwrap().join("tree-head.json");
+    fs::write(&saved, v["tree_head"].to_string()).unwrap();
+    let saved = saved.to_str().unwrap().to_owned();
+    w.ok(&["checkpoint", "--next-step", "four"]);
+    let out = w.ok(&["verify", "--since-checkpoint", &saved]);
+    assert!(out.contains("consistent with the checkpoint of 3 entries"), "{out}");
+    // A whole verify --json report works as the saved file too.
+    let report = w.root.parent().unwrap().join("report.json");
+    fs::write(&report, serde_json::to_string(&v).unwrap()).unwrap();
+    w.ok(&["verify", "--since-checkpoint", report.to_str().unwrap()]);
+
+    // The deliberate attacker with the user's uid: rewrite entry 2 and every
+    // hash after it (checksum mode needs no key), then the head record to match.
+    let text = fs::read_to_string(w.manifest()).unwrap();
+    let (header, b) = blocks(&text);
+    let mut prev = "none".to_owned();
+    let mut out = header.clone();
+    let mut last = None;
+    for block in &b {
+        let mut e: Entry = serde_json::from_str(block.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+        if e.entry_seq == 2 {
+            e.known_state = vec!["the library builds and was deployed".into()];
+        }
+        e.prev_payload_hash = prev.clone();
+        e.integrity.payload_hash = e.compute_payload_hash();
+        prev = e.integrity.payload_hash.clone();
+        out.push_str(&e.render());
+        last = Some(e);
+    }
+    fs::write(w.manifest(), out).unwrap();
+    let rec_path = fs::read_dir(w.heads()).unwrap().next().unwrap().unwrap().path();
+    let mut rec: serde_json::Value = serde_json::from_slice(&fs::read(&rec_path).unwrap()).unwrap();
+    let last = last.unwrap();
+    rec["payload_hash"] = serde_json::json!(last.integrity.payload_hash);
+    rec["prev_payload_hash"] = serde_json::json!(last.prev_payload_hash);
+    kijito_files::private::write_atomic(&rec_path, rec.to_string().as_bytes()).unwrap();
+    // Honest limit: on its own the rewritten latch verifies ...
+    assert_eq!(w.verify_json().0, 0);
+    // ... but not against the tree head the user kept.
+    let o = w.fails(&["verify", "--json", "--since-checkpoint", &saved], "latch_untrusted");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["findings"][0]["code"], "checkpoint_inconsistent", "{v}");
+    let bad = w.write("bad.json", "{\"schema\":\"memory-latch.tree-head/v1\",\"size\":0,\"root\":\"00\"}");
+    w.fails(&["verify", "--since-checkpoint", &bad], "checkpoint_file_invalid");
 }

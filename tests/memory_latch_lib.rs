@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_latch::{self as latch, Config, ConsentState, Event, Latch, Risk, TokenStatus};
+use kijito_latch::{self as latch, Config, ConsentState, Event, Latch, PromptOutcome, Risk, TokenStatus};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
@@ -16,6 +16,7 @@ fn setup() -> (tempfile::TempDir, Latch) {
     fs::create_dir(&ws).unwrap();
     let mut c = Config::new(&ws);
     c.boot_id_file = boot;
+    c.heads_dir = Some(d.path().join("heads"));
     let l = Latch::open(&c).unwrap();
     l.init(1_000, &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
     (d, l)
@@ -32,11 +33,20 @@ fn token_expiry_follows_the_injected_clock() {
     let states = l.tokens(T0 + TTL).unwrap();
     assert_eq!(states[0].status, TokenStatus::Expired);
     assert_eq!(l.tokens(T0 + TTL - 1).unwrap()[0].status, TokenStatus::Live);
-    assert_eq!(l.consent_confirm(T0 + TTL, action, &issued.token).unwrap_err().code(), "consent_token_expired");
-    let e = l.consent_confirm(T0 + TTL - 1, action, &issued.token).unwrap();
-    assert_eq!(e.consent_state, ConsentState::Authorized);
-    assert_eq!(l.consent_confirm(T0 + TTL - 1, action, &issued.token).unwrap_err().code(), "consent_token_replayed");
-    assert_eq!(l.tokens(T0).unwrap()[0].status, TokenStatus::Used);
+    let refused = |o: Option<PromptOutcome>| match o {
+        Some(PromptOutcome::Refused { code, .. }) => code,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(refused(l.user_prompt(T0 + TTL, &issued.token).unwrap()), "consent_token_expired");
+    match l.user_prompt(T0 + TTL - 1, &format!(" {} ", issued.token.to_lowercase())).unwrap() {
+        Some(PromptOutcome::Confirmed { risk: Risk::Low, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(l.status(T0 + TTL - 1).unwrap().head.consent_state, ConsentState::Authorized);
+    assert_eq!(refused(l.user_prompt(T0 + TTL - 1, &issued.token).unwrap()), "consent_already_confirmed");
+    // Not a token: nothing happens, nothing is counted.
+    assert_eq!(l.user_prompt(T0, "please go ahead").unwrap(), None);
+    assert_eq!(l.user_prompt(T0, &format!("ok {}", issued.token)).unwrap(), None);
 }
 
 #[test]
@@ -44,7 +54,27 @@ fn a_newer_request_supersedes_the_older_token() {
     let (_d, l) = setup();
     let first = l.consent_request(T0, b"a\n", "a", Risk::Low).unwrap();
     let _second = l.consent_request(T0 + 1, b"a\n", "a", Risk::Low).unwrap();
-    assert_eq!(l.consent_confirm(T0 + 2, b"a\n", &first.token).unwrap_err().code(), "consent_token_superseded");
+    match l.user_prompt(T0 + 2, &first.token).unwrap() {
+        Some(PromptOutcome::Refused { code, .. }) => assert_eq!(code, "consent_token_superseded"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn lockout_after_five_wrong_attempts_and_high_risk_twice() {
+    let (_d, l) = setup();
+    let issued = l.consent_request(T0, b"drop\n", "drop", Risk::High).unwrap();
+    let wrong = if issued.token == "ACT-ZZZZZZ" { "ACT-YYYYYY" } else { "ACT-ZZZZZZ" };
+    for left in (0..5).rev() {
+        assert_eq!(l.user_prompt(T0, wrong).unwrap(), Some(PromptOutcome::Wrong { attempts_left: left }));
+    }
+    assert_eq!(l.tokens(T0).unwrap()[0].status, TokenStatus::Locked);
+    let again = l.consent_request(T0 + 1, b"drop\n", "drop", Risk::High).unwrap();
+    assert!(matches!(l.user_prompt(T0 + 2, &again.token).unwrap(), Some(PromptOutcome::AwaitingReconfirmation { .. })));
+    assert_eq!(l.status(T0 + 2).unwrap().head.consent_state, ConsentState::Pending);
+    assert!(matches!(l.user_prompt(T0 + 3, &again.token).unwrap(), Some(PromptOutcome::Confirmed { risk: Risk::High, .. })));
+    let t = l.tokens(T0 + 3).unwrap().into_iter().find(|t| t.id == l.status(T0 + 3).unwrap().head.irreversible_action_pending).unwrap();
+    assert_eq!((t.confirmed_at_ms, t.reconfirmed_at_ms), (Some(T0 + 2), Some(T0 + 3)));
 }
 
 #[test]
@@ -106,7 +136,11 @@ fn detect_and_protocol_text_for_the_hook() {
 fn fast_verify_agrees_with_full_and_still_catches_segment_edits() {
     let d = tempfile::tempdir().unwrap();
     fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-    let l = Latch::open(&Config::new(d.path())).unwrap();
+    let ws = d.path().join("ws");
+    fs::create_dir(&ws).unwrap();
+    let mut c = Config::new(&ws);
+    c.heads_dir = Some(d.path().join("heads"));
+    let l = Latch::open(&c).unwrap();
     l.seed_history(400, T0).unwrap();
     let (full, fast) = (l.verify(), l.verify_fast());
     assert!(full.trusted && fast.trusted, "{:?} {:?}", full.findings, fast.findings);

@@ -50,9 +50,14 @@ fn world() -> World {
 
 impl World {
     fn latch(&self) -> Latch {
+        Latch::open(&self.config()).unwrap()
+    }
+
+    fn config(&self) -> latch::Config {
         let mut c = latch::Config::new(&self.ws);
         c.boot_id_file = self.boot.clone();
-        Latch::open(&c).unwrap()
+        c.heads_dir = Some(self.root.join("heads"));
+        c
     }
 
     fn init_latch(&self) {
@@ -89,6 +94,7 @@ impl World {
             .env_remove("PLUGIN_DATA")
             .env_remove("CLAUDE_PLUGIN_DATA")
             .env_remove("MEMORY_LATCH_HMAC_KEY_FILE")
+            .env("MEMORY_LATCH_HEADS_DIR", self.root.join("heads"))
             .env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
         c
     }
@@ -110,6 +116,7 @@ impl World {
         let o = Command::new(LATCH_BIN)
             .args(["verify", "--json", "--workspace"])
             .arg(&self.ws)
+            .env("MEMORY_LATCH_HEADS_DIR", self.root.join("heads"))
             .env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot)
             .output()
             .unwrap();
@@ -375,8 +382,7 @@ fn silent_witness_and_unverifiable_hmac_are_degraded() {
     let w = world();
     let key = w.root.join("key");
     kijito_files::private::write_atomic(&key, &[7u8; 32]).unwrap();
-    let mut c = latch::Config::new(&w.ws);
-    c.boot_id_file = w.boot.clone();
+    let mut c = w.config();
     c.hmac_key_file = Some(key.clone());
     Latch::open(&c).unwrap().init(now(), &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
     let (code, v) = w.json(&[]);
@@ -459,4 +465,47 @@ fn live_without_a_record_or_a_server() {
     s.server.stop();
     let (code, v) = live_run(&s, &w);
     assert_eq!((code, codes(&v)), (10, vec!["live_unavailable".to_owned()]), "{v}");
+}
+
+#[test]
+fn nothing_verifiable_is_never_full_trust() {
+    // No latch and no QA state.
+    let w = world();
+    let (code, v) = w.json(&[]);
+    assert_eq!((code, v["mode"].as_str()), (10, Some("cautious")), "{v}");
+    assert_eq!(codes(&v), ["nothing_verifiable"]);
+    // A workspace that does not exist.
+    let o = Command::new(BIN)
+        .args(["--json", "--workspace"])
+        .arg(w.root.join("no-such-ws"))
+        .arg("--data-dir")
+        .arg(&w.data)
+        .env("HOME", &w.home)
+        .env("MEMORY_LATCH_HEADS_DIR", w.root.join("heads"))
+        .env("MEMORY_LATCH_BOOT_ID_FILE", &w.boot)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((o.status.code(), v["mode"].as_str()), (Some(10), Some("cautious")), "{v}");
+    assert!(codes(&v).contains(&"workspace_missing".to_owned()), "{v}");
+}
+
+#[test]
+fn a_deleted_latch_is_degraded_and_a_rolled_back_one_untrusted() {
+    let w = world();
+    w.init_latch();
+    w.qa();
+    let l = w.latch();
+    let older = fs::read(&l.paths().manifest).unwrap();
+    l.checkpoint(now(), &latch::CheckpointInput { next_single_step: Some("two".into()), ..Default::default() }).unwrap();
+    l.checkpoint(now(), &latch::CheckpointInput { next_single_step: Some("three".into()), ..Default::default() }).unwrap();
+    fs::write(&l.paths().manifest, &older).unwrap();
+    let (code, v) = w.json(&[]);
+    assert_eq!(code, 20, "{v}");
+    let untrusted = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "latch_untrusted").unwrap();
+    assert!(untrusted["message"].as_str().unwrap().contains("latch_rolled_back"), "{v}");
+    // Deleting .memory-latch altogether is not a clean slate.
+    fs::remove_dir_all(w.ws.join(".memory-latch")).unwrap();
+    let (code, v) = w.json(&[]);
+    assert_eq!((code, codes(&v)), (20, vec!["latch_deleted".to_owned()]), "{v}");
 }

@@ -82,6 +82,16 @@ else
   cat "$work/codex-plugin.log"; say "FAIL: codex plugin install of $prefix/codex"; failures=$((failures + 1))
 fi
 
+t=$(now)
+mkdir -p "$work/doctor"
+if [ ! -x "$prefix/codex/bin/kijito-doctor" ]; then
+  say "SKIP kijito-doctor: not built by this workspace"; skipped=$((skipped + 1))
+elif unshare -n python3 "$here/scenarios/doctor_hosts.py" "$bindir" "$prefix" "$work/doctor" > "$work/doctor.log" 2>&1; then
+  say "kijito-doctor on the real hosts ($(took "$t")):"; cat "$work/doctor.log"; passed=$((passed + 1))
+else
+  cat "$work/doctor.log"; say "FAIL: kijito-doctor on the real hosts"; failures=$((failures + 1))
+fi
+
 hook_bins="precompact postcompact session-hook"
 pass_bins="kijito-local pointer-digest pointer-publish pointer-snapshot qa-gate"
 missing() {  # missing ROOT BIN...: print the ones not installed
@@ -97,6 +107,8 @@ run_one() {
   wanted "$name" || return 0
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
+    consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -123,6 +135,31 @@ run_one() {
       # a helper of this root with a shell tail appended: the grammar must refuse it
       args+=(--scenario tool --tool-command "$root/bin/pointer-digest --pointer-id 7; touch $sidefile") ;;
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
+    adapter-compact)  # codex only: the session runs under `kijito-compact codex` (headless client = host-e2e)
+      kind=adapter
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-compact --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.json\"") ;;
+    adapter-long)  # codex only: 5 request -> compaction cycles in one session, each with a new pass
+      kind=adapter-long
+      local data='$XDG_STATE_HOME/kijito-qa-data'
+      args+=(--scenario adapter-long --cycles 5 --before-compact "$(printf '%q %q' "$seed" "$root")"
+        --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+        --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
+        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data") ;;
+    consent)  # Claude Code only (the harness's prompts scenario); see scenarios/seed-consent.sh
+      [ "$host" = claude ] || return 0
+      local pdir="$work/consent-$host"; mkdir -p "$pdir"
+      kind=consent; extra=(--side-effect "$pdir/token")
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
+             --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
+    plugin-options) kind=options
+      # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
+      python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
+      args+=(--scenario manual-compact --settings-hooks "$work/options-settings.json") ;;
   esac
   mkdir -p "$work/out"
   local t0 rc=0
@@ -136,7 +173,13 @@ run_one() {
     return 0
   fi
   say "$host $name ($dt):"
-  if python3 "$check" "$kind" "$out" "$root" "${extra[@]}"; then
+  local verdict=0
+  if [ "$kind" = options ]; then
+    python3 "$here/scenarios/plugin_options.py" "$out" 21813 77 || verdict=$?
+  else
+    python3 "$check" "$kind" "$out" "$root" "${extra[@]}" || verdict=$?
+  fi
+  if [ "$verdict" -eq 0 ]; then
     passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
   else
     tail -n 20 "$out.log"
@@ -195,7 +238,44 @@ for h in $hosts; do
   run_tui "$h" tmux-compact
   run_tui "$h" tmux-compact-nopass
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
+  if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
 done
+
+# The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).
+run_adapter_tui() {
+  local name=adapter-tui root="$prefix/codex" out="$work/out/codex-adapter-tui"
+  wanted "$name" || return 0
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "SKIP codex $name: missing $miss"; skipped=$((skipped + 1)); report+=("codex $name: skipped"); return 0
+  fi
+  if ! command -v tmux >/dev/null 2>&1; then
+    say "SKIP codex $name: tmux not found"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0
+  fi
+  mkdir -p "$work/out"
+  local t0 rc=0 dt data='${XDG_STATE_HOME}/kijito-qa-data'
+  t0=$(now)
+  "$he2e" tui-codex --hooks "$root/hooks/hooks.json" --out "$out" --timeout 300 \
+    --host-wrapper "exec $root/bin/kijito-compact codex --codex \"\$HOST_E2E_CODEX\" --data-dir \"\$XDG_STATE_HOME/kijito-qa-data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\" -- \"\$@\"" \
+    --host-arg=--sandbox --host-arg=danger-full-access \
+    --prompt "Say hello" --then "$(printf '%q %q' "$seed" "$root")" \
+    --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data" \
+    --wait-compact 90 --after-prompt "Second prompt after compaction" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt):"
+  if python3 "$check" adapter-tui "$out" "$root"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1))
+    report+=("codex $name: FAIL ($dt)")
+  fi
+}
+case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done

@@ -68,6 +68,7 @@ impl World {
     pub fn command(&self, bin: &str) -> Command {
         let mut c = Command::new(bin);
         c.env("HOME", &self.home)
+            .env("MEMORY_LATCH_HEADS_DIR", self.home.join("latch-heads"))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("PLUGIN_DATA")
             .env_remove("CLAUDE_PLUGIN_DATA")

@@ -12,7 +12,7 @@
 //! failed or reset).
 
 use kijito_files::config::ApiUrl;
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{Digest, MemoryId, MessageId, Persona};
 use crate::token::Token;
 use serde_json::{json, Value};
@@ -24,17 +24,21 @@ pub const MEMORY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const LEASE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const USER_AGENT: &str = concat!("kijito-qa/", env!("CARGO_PKG_VERSION"), " (+memory-qa helper)");
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::http`]).
 pub mod codes {
-    pub const TIMEOUT: &str = "kijito_timeout";
-    pub const INVALID_JSON: &str = "kijito_invalid_json";
-    pub const RESPONSE_INVALID: &str = "kijito_response_invalid";
-    pub const TOO_LARGE: &str = "kijito_response_too_large";
-    pub const REDIRECT: &str = "kijito_redirect_refused";
-    pub const NETWORK: &str = "kijito_network_error";
-    pub fn http(status: u16) -> String {
-        format!("kijito_http_{status}")
-    }
+    pub use kijito_protocol::codes::http::*;
+}
+
+/// A failure of the service itself (unreachable, slow, redirecting,
+/// oversize or malformed answer): [`Kind::Service`].
+pub fn service_error(code: &str, message: impl Into<String>) -> Error {
+    Error::new(code, message).with_kind(Kind::Service)
+}
+
+/// The service answered a non-success HTTP status: `kijito_http_<status>`,
+/// [`Kind::HttpStatus`].
+pub fn status_error(status: u16) -> Error {
+    Error::new(codes::http(status), format!("the Kijito service answered HTTP {status}")).with_kind(Kind::HttpStatus(status))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,19 +88,19 @@ impl ReqwestTransport {
             .connect_timeout(LEASE_TIMEOUT)
             .timeout(MEMORY_TIMEOUT)
             .build()
-            .map_err(|e| Error::new(codes::NETWORK, format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| service_error(codes::NETWORK, format!("cannot build the HTTP client: {e}")))?;
         Ok(ReqwestTransport { client, base, bearer: token.bearer_header() })
     }
 }
 
 fn transport_error(err: &reqwest::Error) -> Error {
     if err.is_timeout() {
-        Error::new(codes::TIMEOUT, "the Kijito service did not answer in time")
+        service_error(codes::TIMEOUT, "the Kijito service did not answer in time")
     } else if err.is_redirect() {
-        Error::new(codes::REDIRECT, "the Kijito service answered a redirect; redirects are never followed")
+        service_error(codes::REDIRECT, "the Kijito service answered a redirect; redirects are never followed")
     } else {
         // reqwest errors never contain request headers, so no token here.
-        Error::new(codes::NETWORK, format!("request failed: {}", without_url(err)))
+        service_error(codes::NETWORK, format!("request failed: {}", without_url(err)))
     }
 }
 
@@ -131,27 +135,27 @@ impl Transport for ReqwestTransport {
         let response = builder.send().map_err(|e| transport_error(&e))?;
         let status = response.status().as_u16();
         if response.status().is_redirection() {
-            return Err(Error::new(codes::REDIRECT, format!("the Kijito service answered {status}; redirects are never followed")));
+            return Err(service_error(codes::REDIRECT, format!("the Kijito service answered {status}; redirects are never followed")));
         }
         let etag = response.headers().get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
         if let Some(len) = response.content_length() {
             if len > MAX_RESPONSE_BYTES as u64 {
-                return Err(Error::new(codes::TOO_LARGE, format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes")));
+                return Err(service_error(codes::TOO_LARGE, format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes")));
             }
         }
         let mut body = Vec::new();
         response.take(MAX_RESPONSE_BYTES as u64 + 1).read_to_end(&mut body).map_err(|e| {
             if e.kind() == std::io::ErrorKind::TimedOut || e.to_string().contains("timed out") {
-                Error::new(codes::TIMEOUT, "the Kijito service did not finish its answer in time")
+                service_error(codes::TIMEOUT, "the Kijito service did not finish its answer in time")
             } else {
-                Error::new(codes::NETWORK, format!("reading the answer failed: {e}"))
+                service_error(codes::NETWORK, format!("reading the answer failed: {e}"))
             }
         })?;
         if body.len() > MAX_RESPONSE_BYTES {
-            return Err(Error::new(codes::TOO_LARGE, format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes")));
+            return Err(service_error(codes::TOO_LARGE, format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes")));
         }
         if !(200..300).contains(&status) {
-            return Err(Error::new(codes::http(status), format!("the Kijito service answered HTTP {status}")));
+            return Err(status_error(status));
         }
         Ok(Response { status, etag, body })
     }
@@ -188,11 +192,11 @@ pub struct Api<T: Transport> {
 }
 
 fn parse_json(body: &[u8]) -> Result<Value> {
-    serde_json::from_slice(body).map_err(|_| Error::new(codes::INVALID_JSON, "the answer is not valid JSON"))
+    serde_json::from_slice(body).map_err(|_| service_error(codes::INVALID_JSON, "the answer is not valid JSON"))
 }
 
 fn shape(what: &str) -> Error {
-    Error::new(codes::RESPONSE_INVALID, format!("the answer to {what} has an unexpected shape"))
+    service_error(codes::RESPONSE_INVALID, format!("the answer to {what} has an unexpected shape"))
 }
 
 impl<T: Transport> Api<T> {
@@ -347,7 +351,7 @@ mod tests {
     #[test]
     fn transport_errors_pass_through() {
         let m = MemoryId::new(5).unwrap();
-        let a = api(vec![Err(Error::new(codes::TIMEOUT, "t"))]);
+        let a = api(vec![Err(service_error(codes::TIMEOUT, "t"))]);
         assert_eq!(a.get_memory(m).unwrap_err().code(), codes::TIMEOUT);
         assert_eq!(api(vec![ok(r#"{"result":5}"#)]).get_memory(m).unwrap_err().code(), codes::RESPONSE_INVALID);
         let f = api(vec![ok(r#"{"result":"x"}"#)]).get_memory(m).unwrap();

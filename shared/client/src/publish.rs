@@ -19,7 +19,7 @@
 //! | other content | `pointer_publish_concurrent_clobber` (`observedDigest` in detail) |
 //! | release refused/failed | `pointer_mutex_release_failed`, or `pointer_publish_and_release_failed` |
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use crate::http::{self, Api, Claim, Transport};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::manifest::{self, canonical_json};
@@ -37,23 +37,9 @@ pub const CONTENT_RULES: FileRules = FileRules { owner_only: false, min_bytes: 2
 /// Rollback artifacts are ours: owner-only, at most content + envelope.
 pub const ROLLBACK_RULES: FileRules = FileRules { owner_only: true, min_bytes: 2, max_bytes: 256 * 1024 };
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::publish`]).
 pub mod codes {
-    pub const MUTEX_UNAVAILABLE: &str = "pointer_mutex_unavailable";
-    pub const MUTEX_EXPIRED: &str = "pointer_mutex_expired_requires_human";
-    pub const CONFLICT: &str = "pointer_publish_conflict";
-    pub const OWNERSHIP_LOST: &str = "pointer_mutex_ownership_lost";
-    pub const OWNERSHIP_UNVERIFIED: &str = "pointer_mutex_ownership_unverified";
-    pub const RECONCILIATION_UNAVAILABLE: &str = "pointer_publish_reconciliation_unavailable";
-    pub const RECONCILIATION_FAILED: &str = "pointer_publish_reconciliation_failed";
-    pub const NOT_FOUND_OR_FORBIDDEN: &str = "pointer_publish_not_found_or_forbidden";
-    pub const NOT_COMMITTED: &str = "pointer_publish_not_committed";
-    pub const CLOBBER: &str = "pointer_publish_concurrent_clobber";
-    pub const RELEASE_FAILED: &str = "pointer_mutex_release_failed";
-    pub const PUBLISH_AND_RELEASE_FAILED: &str = "pointer_publish_and_release_failed";
-    pub const CONTENT_FILE: &str = "content_file_invalid";
-    pub const ROLLBACK_PATH: &str = "rollback_file_invalid";
-    pub const ROLLBACK_ARTIFACT: &str = "rollback_artifact_invalid";
+    pub use kijito_protocol::codes::publish::*;
 }
 
 /// Validated inputs: everything step 1 checks before any network call.
@@ -109,7 +95,7 @@ impl Plan {
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_rollback_path(path: &AbsPath) -> Result<()> {
     private::check_new_file_path(path.as_path()).map_err(|e| {
-        let hint = if e.code() == private::codes::EXISTS { "; each publication needs a fresh path" } else { "" };
+        let hint = if e.is(private::codes::EXISTS) { "; each publication needs a fresh path" } else { "" };
         Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
     })
 }
@@ -304,16 +290,17 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
         }
     }
     // Step 6: exactly one PATCH.
-    let patch = match api.patch_memory(plan.pointer_id, &plan.content, if_match.as_deref()) {
-        Ok(body) if http::is_clean_ack(&body, plan.pointer_id) => PatchOutcome::Acknowledged,
-        Ok(_) => PatchOutcome::ResponseInvalid,
-        Err(e) => PatchOutcome::Failed(e.code().to_owned()),
+    // The HTTP status the service refused the PATCH with, if it did.
+    let (patch, refused_with) = match api.patch_memory(plan.pointer_id, &plan.content, if_match.as_deref()) {
+        Ok(body) if http::is_clean_ack(&body, plan.pointer_id) => (PatchOutcome::Acknowledged, None),
+        Ok(_) => (PatchOutcome::ResponseInvalid, None),
+        Err(e) => (PatchOutcome::Failed(e.code().to_owned()), if let Kind::HttpStatus(s) = e.kind() { Some(s) } else { None }),
     };
     // Step 7: re-read unconditionally and reconcile.
     let new_digest = Digest::of(plan.content.as_bytes());
     let after = match pointer::read_pointer(api, plan.pointer_id) {
         Ok(read) => read,
-        Err(e) if e.code().starts_with("kijito_") => {
+        Err(e) if e.kind().is_service() => {
             return Err(Error::new(codes::RECONCILIATION_UNAVAILABLE, format!("re-reading the pointer failed ({}); the outcome of the write is unknown", e.code()))
                 .with_detail(json!({"patchOutcome": patch.as_str(), "reason": e.code()})))
         }
@@ -340,19 +327,19 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
         });
     }
     if after.digest == before.digest {
-        return Err(match &patch {
-            PatchOutcome::Failed(code) if code == "kijito_http_403" => {
+        return Err(match refused_with {
+            Some(403) => {
                 Error::new(codes::NOT_FOUND_OR_FORBIDDEN, "the service refused the write (403: not found or forbidden); the pointer is unchanged")
             }
-            PatchOutcome::Failed(code) if code == "kijito_http_412" => {
+            Some(412) => {
                 Error::new(codes::CONFLICT, "compare-and-swap refused the write (412); the pointer is unchanged")
             }
             _ => Error::new(codes::NOT_COMMITTED, format!("the write was not committed (PATCH: {}); the pointer is unchanged", patch.as_str())),
         }
         .with_detail(detail));
     }
-    let why = match &patch {
-        PatchOutcome::Failed(code) if code == "kijito_http_412" => {
+    let why = match refused_with {
+        Some(412) => {
             "; compare-and-swap refused our write (412), so the other writer's content is intact and nothing of ours was written"
         }
         _ => "; another writer changed it without the lease",
@@ -465,7 +452,7 @@ mod tests {
     #[test]
     fn an_ambiguous_claim_is_released_and_never_retried() {
         let d = private_tmp();
-        let a = api(vec![Err(Error::new("kijito_timeout", "t")), ok(RELEASED)]);
+        let a = api(vec![Err(http::service_error(http::codes::TIMEOUT, "t")), ok(RELEASED)]);
         let err = publish(&a, &plan(d.path(), "a", &manifest("n")), 1).unwrap_err();
         assert_eq!(err.code(), "kijito_timeout");
         assert_eq!(a.transport.seen.lock().unwrap().len(), 2);

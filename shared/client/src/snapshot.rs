@@ -57,7 +57,7 @@ pub struct Snapshot {
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_report_path(path: &AbsPath) -> Result<()> {
     private::check_new_file_path(path.as_path()).map_err(|e| {
-        let hint = if e.code() == private::codes::EXISTS { "; each boot needs a fresh report path" } else { "" };
+        let hint = if e.is(private::codes::EXISTS) { "; each boot needs a fresh report path" } else { "" };
         Error::new(codes::REPORT_FILE, format!("report file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
     })
 }
@@ -122,7 +122,7 @@ fn fetch_all<T: Transport>(api: &Api<T>, anchors: &[(MemoryId, Digest)]) -> Vec<
             slot.into_inner()
                 .ok()
                 .flatten()
-                .unwrap_or_else(|| Err(Error::new("anchor_fetch_failed", "an anchor fetch did not complete")))
+                .unwrap_or_else(|| Err(Error::new(kijito_protocol::codes::fetch::ANCHOR_FETCH_FAILED, "an anchor fetch did not complete")))
         })
         .collect()
 }
@@ -150,7 +150,7 @@ impl Snapshot {
 
 /// The red report: why a run failed. It can never pass for green.
 pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verified_at_ms: u64) -> Value {
-    let control = if failure.code() == render::KNOWN_BAD_CONTROL_FAILED { "failed" } else { "passed" };
+    let control = if failure.is(render::KNOWN_BAD_CONTROL_FAILED) { "failed" } else { "passed" };
     json!({
         "schema": REPORT_SCHEMA,
         "verdict": "red",
@@ -240,7 +240,7 @@ mod tests {
             }
             match self.renderings.get(&id) {
                 Some(text) => Ok(Response { status: 200, etag: None, body: json!({"result": text}).to_string().into_bytes() }),
-                None => Err(Error::new("kijito_http_403", "the Kijito service answered HTTP 403")),
+                None => Err(crate::http::status_error(403)),
             }
         }
     }

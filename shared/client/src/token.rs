@@ -4,17 +4,16 @@
 //! The token never appears in output, logs, receipts or errors: `Token` has
 //! no `Display`, and its `Debug` is redacted.
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use kijito_files::private::{self, FileRules};
 use std::fmt;
 use std::path::Path;
 
 pub const MAX_TOKEN_FILE_BYTES: u64 = 16 * 1024;
 
-/// Stable codes of this module (file-level problems are reported as
-/// `token_<private code>`, e.g. `token_file_permissions_too_open`).
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::token`]).
 pub mod codes {
-    pub const INVALID: &str = "token_invalid";
+    pub use kijito_protocol::codes::token::*;
 }
 
 /// A bearer token. Only `bearer_header` exposes it, for the HTTP client.
@@ -32,14 +31,14 @@ impl Token {
     pub fn read(path: &Path) -> Result<Token> {
         let rules = FileRules { owner_only: true, min_bytes: 1, max_bytes: MAX_TOKEN_FILE_BYTES };
         let (bytes, _) = private::read_checked(path, rules)
-            .map_err(|e| Error::new(format!("token_{}", e.code()), format!("token file: {}", e.message())))?;
+            .map_err(|e| Error::new(format!("token_{}", e.code()), format!("token file: {}", e.message())).with_kind(Kind::Local))?;
         Token::from_file_bytes(&bytes)
     }
 
     /// Validate token file bytes: one line (an optional single trailing `\n`
     /// or `\r\n`), non-empty, no whitespace or control characters.
     pub fn from_file_bytes(bytes: &[u8]) -> Result<Token> {
-        let invalid = |why: &str| Error::new(codes::INVALID, format!("token file {why}"));
+        let invalid = |why: &str| Error::new(codes::INVALID, format!("token file {why}")).with_kind(Kind::Local);
         let text = std::str::from_utf8(bytes).map_err(|_| invalid("is not UTF-8"))?;
         let line = text.strip_suffix("\r\n").or_else(|| text.strip_suffix('\n')).unwrap_or(text);
         if line.is_empty() {

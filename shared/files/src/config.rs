@@ -2,11 +2,17 @@
 //! `$XDG_CONFIG_HOME` (default `~/.config`), owner-only under the same rules
 //! as the token file. Keys (all optional): `apiUrl` (default
 //! `https://api.kijito.ai`), `tokenFile` (default
-//! `~/.config/kijito-inbox-monitor/token`), `persona` (`codex`), `project`
+//! `$XDG_CONFIG_HOME/kijito-qa/token`), `persona` (`codex`), `project`
 //! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`. Unknown keys are
 //! refused. `apiUrl` must be https, or http only to a loopback host.
+//! `tokenFile` and `dataDir` may start with `~/` (your home directory).
+//!
+//! Claude Code plugin options (`userConfig` of the plugin manifest) reach
+//! hooks as `CLAUDE_PLUGIN_OPTION_POINTER_ID` and
+//! `CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID`; [`Config::apply_plugin_options`]
+//! fills `pointerId`/`lockMessageId` from them only where the file has none.
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, Persona};
 use crate::private::{self, FileRules};
 use std::path::{Path, PathBuf};
@@ -17,12 +23,38 @@ pub const DEFAULT_PROJECT: &str = "Codex";
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
 const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir"];
 
-/// Stable codes of this module.
+/// A config error: a local prerequisite ([`Kind::Local`]).
+fn config_error(code: &str, message: impl Into<String>) -> Error {
+    Error::new(code, message).with_kind(Kind::Local)
+}
+
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::config`]).
 pub mod codes {
-    pub const INVALID: &str = "config_invalid";
-    pub const UNKNOWN_KEY: &str = "config_unknown_key";
-    pub const API_URL: &str = "config_api_url_refused";
-    pub const HOME: &str = "config_home_unknown";
+    pub use kijito_protocol::codes::config::*;
+}
+
+/// The Claude Code plugin option variables (userConfig keys `pointer_id`
+/// and `lock_message_id`, upper-cased by Claude Code).
+pub const OPTION_POINTER_ID: &str = "CLAUDE_PLUGIN_OPTION_POINTER_ID";
+pub const OPTION_LOCK_MESSAGE_ID: &str = "CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID";
+
+/// Default token file: `kijito-qa/token` under the config home.
+pub fn default_token_file() -> Result<PathBuf> {
+    Ok(config_home()?.join("kijito-qa").join("token"))
+}
+
+/// A path a user wrote: absolute, or `~/...` (the home directory). Anything
+/// else (relative, `~user/...`) is refused with a sentence saying what to write.
+pub fn user_path(text: &str, what: &str) -> Result<AbsPath> {
+    let expanded = if text == "~" || text.starts_with("~/") {
+        let home = home_dir()?;
+        format!("{}{}", home.to_string_lossy().trim_end_matches('/'), &text[1..])
+    } else if text.starts_with('~') {
+        return Err(config_error(codes::INVALID, format!("{what}: only ~/ (your own home) is expanded; write the absolute path instead of {:?}", kijito_protocol::ids::clip(text))));
+    } else {
+        text.to_owned()
+    };
+    AbsPath::parse(&expanded).map_err(|e| config_error(codes::INVALID, format!("{what}: {} (write an absolute path or ~/...)", e.message())))
 }
 
 /// A validated API base URL: `https://host[:port]` or `http://<loopback>[:port]`,
@@ -34,7 +66,7 @@ pub struct ApiUrl {
 
 impl ApiUrl {
     pub fn parse(text: &str) -> Result<Self> {
-        let refuse = |why: &str| Error::new(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
+        let refuse = |why: &str| config_error(codes::API_URL, format!("apiUrl {:?} refused: {why}", kijito_protocol::ids::clip(text)));
         let trimmed = text.strip_suffix('/').unwrap_or(text);
         let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| refuse("not a URL"))?;
         if rest.is_empty() || rest.len() > 253 + 6 {
@@ -113,7 +145,7 @@ pub struct Config {
 pub fn home_dir() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
-        _ => Err(Error::new(codes::HOME, "HOME is not set to an absolute path")),
+        _ => Err(config_error(codes::HOME, "HOME is not set to an absolute path")),
     }
 }
 
@@ -135,7 +167,7 @@ impl Config {
     pub fn defaults() -> Result<Config> {
         Ok(Config {
             api_url: ApiUrl::parse(DEFAULT_API_URL)?,
-            token_file: home_dir()?.join(".config/kijito-inbox-monitor/token"),
+            token_file: default_token_file()?,
             persona: Persona::default(),
             project: DEFAULT_PROJECT.to_owned(),
             pointer_id: None,
@@ -165,12 +197,12 @@ impl Config {
 
     /// Parse config JSON (defaults fill what is absent).
     pub fn from_json(bytes: &[u8]) -> Result<Config> {
-        let invalid = |why: String| Error::new(codes::INVALID, why);
+        let invalid = |why: String| config_error(codes::INVALID, why);
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
         let obj = value.as_object().ok_or_else(|| invalid("config must be a JSON object".into()))?;
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(Error::new(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
+            return Err(config_error(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
         }
         let string = |key: &str| -> Result<Option<&str>> {
             match obj.get(key) {
@@ -190,7 +222,7 @@ impl Config {
             config.api_url = ApiUrl::parse(url)?;
         }
         if let Some(token) = string("tokenFile")? {
-            config.token_file = AbsPath::parse(token).map_err(|e| invalid(format!("tokenFile: {}", e.message())))?.as_path().to_owned();
+            config.token_file = user_path(token, "tokenFile")?.as_path().to_owned();
         }
         if let Some(p) = string("persona")? {
             config.persona = Persona::parse(p).map_err(|e| invalid(format!("persona: {}", e.message())))?;
@@ -208,8 +240,46 @@ impl Config {
             config.lock_message_id = Some(MessageId::new(n).map_err(|e| invalid(format!("lockMessageId: {}", e.message())))?);
         }
         if let Some(d) = string("dataDir")? {
-            config.data_dir = Some(AbsPath::parse(d).map_err(|e| invalid(format!("dataDir: {}", e.message())))?);
+            config.data_dir = Some(user_path(d, "dataDir")?);
         }
+        Ok(config)
+    }
+
+    /// Fill `pointerId` / `lockMessageId` from the Claude Code plugin
+    /// options where this config has none (the config file wins). `env`
+    /// looks up a variable (injected for tests). A present but malformed
+    /// option is an error naming the variable.
+    pub fn apply_plugin_options(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<()> {
+        let read = |var: &str| -> Result<Option<u64>> {
+            match env(var).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+                None => Ok(None),
+                Some(v) => v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0 && v.bytes().all(|b| b.is_ascii_digit()))
+                    .map(Some)
+                    // the value is not echoed: hook output reaches the model
+                    .ok_or_else(|| config_error(codes::PLUGIN_OPTION, format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()))),
+            }
+        };
+        if self.pointer_id.is_none() {
+            if let Some(n) = read(OPTION_POINTER_ID)? {
+                self.pointer_id = Some(MemoryId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_POINTER_ID}: {}", e.message())))?);
+            }
+        }
+        if self.lock_message_id.is_none() {
+            if let Some(n) = read(OPTION_LOCK_MESSAGE_ID)? {
+                self.lock_message_id = Some(MessageId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_LOCK_MESSAGE_ID}: {}", e.message())))?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The config file (or defaults) with the Claude Code plugin options
+    /// applied from the real environment: what a Claude Code hook uses.
+    pub fn load_with_plugin_options() -> Result<Config> {
+        let mut config = Config::load()?;
+        config.apply_plugin_options(&|k| std::env::var(k).ok())?;
         Ok(config)
     }
 }
@@ -242,8 +312,38 @@ mod tests {
         assert_eq!(Config::from_json(br#"{"apiUrl":"http://example.com"}"#).unwrap_err().code(), codes::API_URL);
         let d = Config::from_json(b"{}").unwrap();
         assert_eq!(d.api_url.as_str(), DEFAULT_API_URL);
-        assert_eq!(d.token_file, PathBuf::from("/home/test/.config/kijito-inbox-monitor/token"));
+        assert_eq!(d.token_file, config_home().unwrap().join("kijito-qa/token"));
+        let t = Config::from_json(br#"{"tokenFile":"~/.config/kijito-qa/t","dataDir":"~/d"}"#).unwrap();
+        assert_eq!(t.token_file, PathBuf::from("/home/test/.config/kijito-qa/t"));
+        assert_eq!(t.data_dir.unwrap().as_str(), "/home/test/d");
+        for bad in [&br#"{"tokenFile":"~root/t"}"#[..], br#"{"tokenFile":"t"}"#, br#"{"dataDir":"~/../x"}"#] {
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+        }
         assert_eq!(d.persona.as_str(), "codex");
         assert_eq!(d.project, "Codex");
+    }
+
+    #[test]
+    fn plugin_options_fill_only_what_the_file_lacks() {
+        std::env::set_var("HOME", "/home/test");
+        let env = |k: &str| match k {
+            OPTION_POINTER_ID => Some("21813".to_owned()),
+            OPTION_LOCK_MESSAGE_ID => Some("7".to_owned()),
+            _ => None,
+        };
+        let mut c = Config::from_json(b"{}").unwrap();
+        c.apply_plugin_options(&env).unwrap();
+        assert_eq!((c.pointer_id.unwrap().get(), c.lock_message_id.unwrap().get()), (21813, 7));
+        let mut c = Config::from_json(br#"{"pointerId":5,"lockMessageId":6}"#).unwrap();
+        c.apply_plugin_options(&env).unwrap();
+        assert_eq!((c.pointer_id.unwrap().get(), c.lock_message_id.unwrap().get()), (5, 6));
+        let mut c = Config::from_json(b"{}").unwrap();
+        c.apply_plugin_options(&|_| None).unwrap();
+        assert!(c.pointer_id.is_none());
+        for bad in ["0", "-1", "1.5", "x", "+3", "99999999999999999999"] {
+            let mut c = Config::from_json(b"{}").unwrap();
+            let env = |k: &str| (k == OPTION_POINTER_ID).then(|| bad.to_owned());
+            assert_eq!(c.apply_plugin_options(&env).unwrap_err().code(), codes::PLUGIN_OPTION, "{bad}");
+        }
     }
 }

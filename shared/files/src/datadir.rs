@@ -16,10 +16,9 @@ use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use crate::private;
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::data_dir`]).
 pub mod codes {
-    pub const INVALID: &str = "data_dir_invalid";
-    pub const UNUSABLE: &str = "data_dir_unusable";
+    pub use kijito_protocol::codes::data_dir::*;
 }
 
 /// Which host runs us (decides the plugin data variable).
@@ -34,7 +33,7 @@ impl HostKind {
         match text {
             "codex" => Ok(HostKind::Codex),
             "claude" => Ok(HostKind::Claude),
-            _ => Err(Error::usage("invalid_host", format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
+            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_HOST, format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
         }
     }
 

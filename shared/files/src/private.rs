@@ -4,11 +4,11 @@
 //!
 //! Every artifact the toolkit writes goes through this module.
 
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, Kind, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The effective user id of this process.
 pub fn current_uid() -> u32 {
@@ -48,25 +48,15 @@ pub struct FileRules {
     pub max_bytes: u64,
 }
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::files`]).
 pub mod codes {
-    pub const NOT_FOUND: &str = "file_not_found";
-    pub const SYMLINK: &str = "file_is_symlink";
-    pub const NOT_REGULAR: &str = "file_not_regular";
-    pub const NOT_OWNED: &str = "file_not_owned";
-    pub const PERMISSIONS: &str = "file_permissions_too_open";
-    pub const TOO_LARGE: &str = "file_too_large";
-    pub const TOO_SMALL: &str = "file_too_small";
-    pub const CHANGED: &str = "file_changed_during_read";
-    pub const READ: &str = "file_read_failed";
-    pub const EXISTS: &str = "file_exists";
-    pub const WRITE: &str = "file_write_failed";
-    pub const DIR_SYMLINK: &str = "directory_is_symlink";
-    pub const DIR_NOT_DIR: &str = "directory_not_directory";
-    pub const DIR_NOT_OWNED: &str = "directory_not_owned";
-    pub const DIR_PERMISSIONS: &str = "directory_permissions_too_open";
-    pub const DIR_MISSING: &str = "directory_missing";
-    pub const DIR_CREATE: &str = "directory_create_failed";
+    pub use kijito_protocol::codes::files::*;
+}
+
+/// A file of the user could not be used ([`Kind::Local`]); the directory
+/// codes stay [`Kind::Refused`].
+pub fn file_error(code: &str, message: impl Into<String>) -> Error {
+    Error::new(code, message).with_kind(Kind::Local)
 }
 
 fn open_nofollow(path: &Path) -> std::io::Result<File> {
@@ -88,30 +78,30 @@ pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce())
     let file = match open_nofollow(path) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(Error::new(codes::SYMLINK, format!("{shown} is a symlink")));
+            return Err(file_error(codes::SYMLINK, format!("{shown} is a symlink")));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::new(codes::NOT_FOUND, format!("{shown} does not exist")));
+            return Err(file_error(codes::NOT_FOUND, format!("{shown} does not exist")));
         }
-        Err(e) => return Err(Error::new(codes::READ, format!("cannot open {shown}: {e}"))),
+        Err(e) => return Err(file_error(codes::READ, format!("cannot open {shown}: {e}"))),
     };
-    let before = file.metadata().map_err(|e| Error::new(codes::READ, format!("cannot stat {shown}: {e}")))?;
+    let before = file.metadata().map_err(|e| file_error(codes::READ, format!("cannot stat {shown}: {e}")))?;
     check_file_meta(path, &before, rules)?;
     mid_read();
     let mut bytes = Vec::with_capacity(before.len() as usize);
     (&file)
         .take(rules.max_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::new(codes::READ, format!("cannot read {shown}: {e}")))?;
-    let after = file.metadata().map_err(|e| Error::new(codes::READ, format!("cannot stat {shown}: {e}")))?;
+        .map_err(|e| file_error(codes::READ, format!("cannot read {shown}: {e}")))?;
+    let after = file.metadata().map_err(|e| file_error(codes::READ, format!("cannot stat {shown}: {e}")))?;
     let id = FileIdentity::of(&before);
     if id != FileIdentity::of(&after) || bytes.len() as u64 != before.len() {
-        return Err(Error::new(codes::CHANGED, format!("{shown} changed while it was read")));
+        return Err(file_error(codes::CHANGED, format!("{shown} changed while it was read")));
     }
     // The name must still lead to the file we read (not replaced meanwhile).
     match fs::symlink_metadata(path) {
         Ok(now) if now.dev() == id.dev && now.ino() == id.ino => {}
-        _ => return Err(Error::new(codes::CHANGED, format!("{shown} was replaced while it was read"))),
+        _ => return Err(file_error(codes::CHANGED, format!("{shown} was replaced while it was read"))),
     }
     Ok((bytes, id))
 }
@@ -119,19 +109,19 @@ pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce())
 fn check_file_meta(path: &Path, meta: &fs::Metadata, rules: FileRules) -> Result<()> {
     let shown = path.display();
     if !meta.file_type().is_file() {
-        return Err(Error::new(codes::NOT_REGULAR, format!("{shown} is not a regular file")));
+        return Err(file_error(codes::NOT_REGULAR, format!("{shown} is not a regular file")));
     }
     if meta.uid() != current_uid() {
-        return Err(Error::new(codes::NOT_OWNED, format!("{shown} is not owned by the current user")));
+        return Err(file_error(codes::NOT_OWNED, format!("{shown} is not owned by the current user")));
     }
     if rules.owner_only && meta.mode() & 0o077 != 0 {
-        return Err(Error::new(codes::PERMISSIONS, format!("{shown} is accessible by group or other (mode {:o}); chmod 600 it", meta.mode() & 0o777)));
+        return Err(file_error(codes::PERMISSIONS, format!("{shown} is accessible by group or other (mode {:o}); chmod 600 it", meta.mode() & 0o777)));
     }
     if meta.len() > rules.max_bytes {
-        return Err(Error::new(codes::TOO_LARGE, format!("{shown} is larger than {} bytes", rules.max_bytes)));
+        return Err(file_error(codes::TOO_LARGE, format!("{shown} is larger than {} bytes", rules.max_bytes)));
     }
     if meta.len() < rules.min_bytes {
-        return Err(Error::new(codes::TOO_SMALL, format!("{shown} is smaller than {} bytes", rules.min_bytes)));
+        return Err(file_error(codes::TOO_SMALL, format!("{shown} is smaller than {} bytes", rules.min_bytes)));
     }
     Ok(())
 }
@@ -141,12 +131,12 @@ pub fn stat_checked(path: &Path, rules: FileRules) -> Result<FileIdentity> {
     let meta = match fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::new(codes::NOT_FOUND, format!("{} does not exist", path.display())));
+            return Err(file_error(codes::NOT_FOUND, format!("{} does not exist", path.display())));
         }
-        Err(e) => return Err(Error::new(codes::READ, format!("cannot stat {}: {e}", path.display()))),
+        Err(e) => return Err(file_error(codes::READ, format!("cannot stat {}: {e}", path.display()))),
     };
     if meta.file_type().is_symlink() {
-        return Err(Error::new(codes::SYMLINK, format!("{} is a symlink", path.display())));
+        return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
     }
     check_file_meta(path, &meta, rules)?;
     Ok(FileIdentity::of(&meta))
@@ -188,7 +178,7 @@ pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
 pub fn check_new_file_path(path: &Path) -> Result<()> {
     check_dir(parent_of(path)?, false)?;
     if fs::symlink_metadata(path).is_ok() {
-        return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
+        return Err(file_error(codes::EXISTS, format!("{} already exists", path.display())));
     }
     Ok(())
 }
@@ -219,54 +209,43 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(dir)
-        .map_err(|e| Error::new(codes::WRITE, format!("cannot open directory {}: {e}", dir.display())))?;
-    f.sync_all().map_err(|e| Error::new(codes::WRITE, format!("cannot fsync directory {}: {e}", dir.display())))
+        .map_err(|e| file_error(codes::WRITE, format!("cannot open directory {}: {e}", dir.display())))?;
+    f.sync_all().map_err(|e| file_error(codes::WRITE, format!("cannot fsync directory {}: {e}", dir.display())))
 }
 
 fn parent_of(path: &Path) -> Result<&Path> {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .ok_or_else(|| Error::new(codes::WRITE, format!("{} has no parent directory", path.display())))
+        .ok_or_else(|| file_error(codes::WRITE, format!("{} has no parent directory", path.display())))
 }
 
 fn file_name_of(path: &Path) -> Result<String> {
     path.file_name()
         .and_then(|n| n.to_str())
         .map(str::to_owned)
-        .ok_or_else(|| Error::new(codes::WRITE, format!("{} has no file name", path.display())))
+        .ok_or_else(|| file_error(codes::WRITE, format!("{} has no file name", path.display())))
 }
 
-/// Write `bytes` to a fresh owner-only temp file beside `path`, fsynced.
-fn write_temp(path: &Path) -> Result<(PathBuf, File)> {
+/// A fresh owner-only (0600) temp file beside `path` holding `bytes`,
+/// fsynced. Created exclusively (O_EXCL, so never through a symlink) under
+/// the name `.<name>.tmp-<random>`; removed when dropped unpersisted.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = parent_of(path)?;
-    let name = file_name_of(path)?;
-    for _ in 0..16 {
-        let tmp = dir.join(format!(".{name}.tmp-{}", crate::random::hex(8)));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::new(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display()))),
-        }
-    }
-    Err(Error::new(codes::WRITE, format!("cannot create a unique temp file in {}", dir.display())))
-}
-
-fn fill(tmp: &Path, mut file: File, bytes: &[u8]) -> Result<()> {
-    let res = file
+    let prefix = format!(".{}.tmp-", file_name_of(path)?);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .rand_bytes(16)
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| file_error(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display())))?;
+    let res = tmp
         .write_all(bytes)
-        .and_then(|_| file.set_permissions(fs::Permissions::from_mode(0o600)))
-        .and_then(|_| file.sync_all());
+        .and_then(|_| tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)))
+        .and_then(|_| tmp.as_file().sync_all());
     if let Err(e) = res {
-        let _ = fs::remove_file(tmp);
-        return Err(Error::new(codes::WRITE, format!("cannot write {}: {e}", tmp.display())));
+        return Err(file_error(codes::WRITE, format!("cannot write {}: {e}", tmp.path().display())));
     }
-    Ok(())
+    Ok(tmp)
 }
 
 /// Atomically replace (or create) `path` with `bytes`, owner-only: temp file,
@@ -275,39 +254,36 @@ fn fill(tmp: &Path, mut file: File, bytes: &[u8]) -> Result<()> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
-            return Err(Error::new(codes::SYMLINK, format!("{} is a symlink", path.display())));
+            return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
         }
         if !meta.is_file() {
-            return Err(Error::new(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+            return Err(file_error(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
         }
     }
-    let (tmp, file) = write_temp(path)?;
-    fill(&tmp, file, bytes)?;
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(Error::new(codes::WRITE, format!("cannot rename into {}: {e}", path.display())));
+    let tmp = write_temp(path, bytes)?;
+    // Rename over `path`; on failure the temp file is removed.
+    if let Err(e) = tmp.persist(path) {
+        return Err(file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)));
     }
     fsync_dir(parent_of(path)?)
 }
 
 /// Create `path` exclusively with `bytes`, owner-only: the complete content is
-/// written and fsynced under a temp name, then hard-linked to `path` (which
-/// fails if anything exists there, symlinks included), so a crash never leaves
-/// a partial file at `path`.
+/// written and fsynced under a temp name, then moved to `path` without
+/// replacing anything (`persist_noclobber`: rename with RENAME_NOREPLACE, or
+/// link and unlink; fails if anything exists there, symlinks included), so a
+/// crash never leaves a partial file at `path`.
 pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
     if fs::symlink_metadata(path).is_ok() {
-        return Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())));
+        return Err(file_error(codes::EXISTS, format!("{} already exists", path.display())));
     }
-    let (tmp, file) = write_temp(path)?;
-    fill(&tmp, file, bytes)?;
-    let linked = fs::hard_link(&tmp, path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => fsync_dir(parent_of(path)?),
+    let tmp = write_temp(path, bytes)?;
+    match tmp.persist_noclobber(path).map_err(|e| e.error) {
+        Ok(_) => fsync_dir(parent_of(path)?),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            Err(Error::new(codes::EXISTS, format!("{} already exists", path.display())))
+            Err(file_error(codes::EXISTS, format!("{} already exists", path.display())))
         }
-        Err(e) => Err(Error::new(codes::WRITE, format!("cannot create {}: {e}", path.display()))),
+        Err(e) => Err(file_error(codes::WRITE, format!("cannot create {}: {e}", path.display()))),
     }
 }
 
@@ -316,21 +292,21 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn remove_owned(path: &Path) -> Result<bool> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::new(codes::READ, format!("cannot stat {}: {e}", path.display()))),
+        Err(e) => Err(file_error(codes::READ, format!("cannot stat {}: {e}", path.display()))),
         Ok(meta) => {
             if meta.file_type().is_symlink() {
-                return Err(Error::new(codes::SYMLINK, format!("{} is a symlink; refusing to touch it", path.display())));
+                return Err(file_error(codes::SYMLINK, format!("{} is a symlink; refusing to touch it", path.display())));
             }
             if !meta.is_file() {
-                return Err(Error::new(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+                return Err(file_error(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
             }
             if meta.uid() != current_uid() {
-                return Err(Error::new(codes::NOT_OWNED, format!("{} is not owned by the current user", path.display())));
+                return Err(file_error(codes::NOT_OWNED, format!("{} is not owned by the current user", path.display())));
             }
             match fs::remove_file(path) {
                 Ok(()) => Ok(true),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(Error::new(codes::WRITE, format!("cannot remove {}: {e}", path.display()))),
+                Err(e) => Err(file_error(codes::WRITE, format!("cannot remove {}: {e}", path.display()))),
             }
         }
     }

@@ -8,17 +8,9 @@ use kijito_files::private;
 use serde_json::{json, Value};
 use std::os::unix::fs::MetadataExt;
 
-/// Stable codes (reasons) of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::compaction`]).
 pub mod codes {
-    pub const PROMOTED: &str = "pass_promoted";
-    pub const PROMOTE_FAILED: &str = "pass_promotion_failed";
-    pub const ATTEMPT_INVALID: &str = "attempt_invalid";
-    pub const ATTEMPT_EXPIRED: &str = "attempt_expired";
-    pub const ATTEMPT_FUTURE: &str = "attempt_from_future";
-    pub const TICKET_MISSING: &str = "ticket_missing";
-    pub const TICKET_INVALID: &str = "ticket_invalid";
-    pub const TICKET_NONCE: &str = "ticket_nonce_mismatch";
-    pub const REENTRY_INVALID: &str = "reentry_invalid";
+    pub use kijito_protocol::codes::compaction::*;
 }
 
 /// `compaction-attempt.<session>.json`.
@@ -254,7 +246,7 @@ pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcom
     let reentry = match read_state(&claimed).and_then(|b| Attempt::parse(&b)) {
         Err(e) => {
             private::remove_owned(&qa.ticket(session))?;
-            unattested(if e.code() == codes::ATTEMPT_INVALID { codes::ATTEMPT_INVALID } else { e.code() })
+            unattested(e.code())
         }
         Ok(a) if &a.session_id != session => {
             private::remove_owned(&qa.ticket(session))?;
@@ -316,10 +308,12 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
             Err(Error::new(codes::REENTRY_INVALID, "re-entry record of another session"))
         }
     });
-    Ok(Some(r.unwrap_or_else(|e| Reentry {
+    // Whatever failed (unreadable, malformed, another session's), the reason
+    // is the one re-entry code.
+    Ok(Some(r.unwrap_or_else(|_| Reentry {
         session_id: session.clone(),
         claimed_at_ms: now_ms,
-        reason: if e.code().starts_with("reentry") { e.code().to_owned() } else { codes::REENTRY_INVALID.to_owned() },
+        reason: codes::REENTRY_INVALID.to_owned(),
         attested: None,
     })))
 }

@@ -17,21 +17,24 @@
 //! | `current-pointer.json` | `record` | last recorded pointer state |
 //! | `reports/` | agent | report files named by the emitted commands |
 
+pub mod cli;
 pub mod compaction;
 pub mod pass;
 pub mod record;
 pub mod report;
+pub mod state;
 pub mod trigger;
 
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
-use kijito_files::private::{self, FileRules};
+use kijito_files::private;
 use std::path::PathBuf;
 
 pub use compaction::{claim, precompact, take_reentry, Attempt, ClaimOutcome, Reentry};
 pub use pass::{transcript_identity, Pass, TranscriptId};
 pub use record::{invalidate, record, status, Ready, RecordRequest};
 pub use report::{validate_report, GreenReport};
+pub use state::{read_state, Recorded, StateFile};
 
 /// A pass is valid for 30 minutes.
 pub const PASS_MAX_AGE_MS: i64 = 30 * 60 * 1000;
@@ -95,28 +98,28 @@ impl QaDir {
         self.dir.as_path().join(name)
     }
     pub fn pass(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("qa-pass.{s}.json"))
+        self.file(StateFile::Pass.name(s))
     }
     pub fn ticket(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-resume.{s}.json"))
+        self.file(StateFile::Ticket.name(s))
     }
     pub fn ticket_consumed(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-resume-consumed.{s}.json"))
+        self.file(StateFile::TicketConsumed.name(s))
     }
     pub fn attempt(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-attempt.{s}.json"))
+        self.file(StateFile::Attempt.name(s))
     }
     pub fn attempt_claimed(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-attempt-claimed.{s}.json"))
+        self.file(StateFile::AttemptClaimed.name(s))
     }
     pub fn reentry(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-reentry.{s}.json"))
+        self.file(StateFile::Reentry.name(s))
     }
     pub fn reentry_delivered(&self, s: &SessionId) -> PathBuf {
-        self.file(format!("compaction-reentry-delivered.{s}.json"))
+        self.file(StateFile::ReentryDelivered.name(s))
     }
     pub fn current_pointer(&self) -> PathBuf {
-        self.file("current-pointer.json".to_owned())
+        self.file(state::CURRENT_POINTER.to_owned())
     }
 
     /// `qa/reports/`, created owner-only: where emitted commands put reports.
@@ -133,17 +136,12 @@ impl QaDir {
     }
 }
 
-/// Read a gate state file (owner-only, no symlink, bounded).
-pub(crate) fn read_state(path: &std::path::Path) -> Result<Vec<u8>> {
-    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: STATE_MAX_BYTES }).map(|(b, _)| b)
-}
-
 /// Atomic rename that reports "someone else got there first" as `Ok(false)`.
 pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Result<bool> {
     match std::fs::rename(from, to) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::new("state_rename_failed", format!("cannot rename {}: {e}", from.display()))),
+        Err(e) => Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
     }
 }
 

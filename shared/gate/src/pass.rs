@@ -8,24 +8,9 @@ use serde_json::{json, Value};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
-/// Stable codes of pass and transcript checks.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::pass`]).
 pub mod codes {
-    pub const PASS_INVALID: &str = "pass_invalid";
-    pub const PASS_SESSION: &str = "pass_session_mismatch";
-    pub const PASS_STALE: &str = "pass_stale";
-    pub const PASS_FUTURE: &str = "pass_from_future";
-    pub const PASS_MISSING: &str = "pass_missing";
-    pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
-    pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
-    pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
-    pub const TRANSCRIPT_NOT_REGULAR: &str = "transcript_not_regular";
-    pub const TRANSCRIPT_NOT_OWNED: &str = "transcript_not_owned";
-    pub const TRANSCRIPT_UNREADABLE: &str = "transcript_unreadable";
-    pub const TRANSCRIPT_CHANGED: &str = "transcript_changed_during_read";
-    pub const TRANSCRIPT_REPLACED: &str = "transcript_replaced";
-    pub const TRANSCRIPT_TRUNCATED: &str = "transcript_truncated";
-    pub const TRANSCRIPT_GREW: &str = "transcript_grew_too_much";
-    pub const TRANSCRIPT_MTIME: &str = "transcript_mtime_earlier";
+    pub use kijito_protocol::codes::pass::*;
 }
 
 /// Device, inode, size and mtime of the session transcript.

@@ -2,15 +2,16 @@
 
 use crate::pass::{self, Pass};
 use crate::report::validate_pair;
+use crate::state::{accepted_pass, Recorded};
 use crate::{fresh_nonce, read_state, QaDir};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_files::private;
 use serde_json::{json, Value};
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::record`]).
 pub mod codes {
-    pub const VERIFY_FAILED: &str = "pass_verify_failed";
+    pub use kijito_protocol::codes::record::*;
 }
 
 /// Everything `qa-gate record` is given.
@@ -53,15 +54,14 @@ pub fn record(req: &RecordRequest, now_ms: i64) -> Result<Ready> {
     let path = qa.pass(&req.session_id);
     let bytes = pass.to_bytes();
     private::write_atomic(&path, &bytes)?;
-    let current = json!({
-        "schemaVersion": 2,
-        "pointerId": pass.pointer_id.get(),
-        "lockMessageId": pass.lock_message_id.get(),
-        "pointerDigest": pass.pointer_digest.as_str(),
-        "snapshotDigest": pass.snapshot_digest.as_str(),
-        "recordedAtMs": now_ms,
-    });
-    private::write_atomic(&qa.current_pointer(), current.to_string().as_bytes())?;
+    let current = Recorded {
+        pointer_id: pass.pointer_id,
+        lock_message_id: pass.lock_message_id,
+        pointer_digest: pass.pointer_digest.clone(),
+        snapshot_digest: pass.snapshot_digest.clone(),
+        recorded_at_ms: now_ms,
+    };
+    private::write_atomic(&qa.current_pointer(), &current.to_bytes())?;
     // Verify before we announce: read back what is on disk and re-validate.
     let verified = read_state(&path).and_then(|back| {
         if back != bytes {
@@ -103,13 +103,13 @@ pub fn invalidate(qa: &QaDir, session: &SessionId) -> Result<usize> {
             Ok(m) => {
                 use std::os::unix::fs::MetadataExt;
                 if m.file_type().is_symlink() {
-                    return Err(Error::new(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
                 }
                 if !m.is_file() {
-                    return Err(Error::new(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
                 }
                 if m.uid() != private::current_uid() {
-                    return Err(Error::new(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
+                    return Err(private::file_error(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
                 }
             }
         }
@@ -142,12 +142,8 @@ pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now
     let (accepted, reason) = if !exists(&pass_path) {
         (false, Some(pass::codes::PASS_MISSING.to_owned()))
     } else {
-        let check = read_state(&pass_path).and_then(|b| Pass::parse(&b)).and_then(|p| match transcript {
-            Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id)),
-            None => p.check_age(session, now_ms),
-        });
-        match check {
-            Ok(()) => (true, None),
+        match accepted_pass(&pass_path, session, transcript, now_ms) {
+            Ok(_) => (true, None),
             Err(e) => (false, Some(e.code().to_owned())),
         }
     };

@@ -6,6 +6,7 @@ use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::manifest::{canonical_json, snapshot_digest};
 use kijito_files::private::{self, FileRules};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 pub const SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
 
@@ -30,33 +31,30 @@ pub const GREEN_KEYS: &[&str] = &[
 pub const RED_KEYS: &[&str] =
     &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
 
-/// Stable codes of report validation.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::report`]).
 pub mod codes {
-    pub const NOT_FOUND: &str = "report_not_found";
-    pub const SYMLINK: &str = "report_symlink";
-    pub const NOT_OWNED: &str = "report_not_owned";
-    pub const PERMISSIONS: &str = "report_permissions";
-    pub const NOT_REGULAR: &str = "report_not_regular";
-    pub const TOO_LARGE: &str = "report_too_large";
-    pub const CHANGED: &str = "report_changed_during_read";
-    pub const UNREADABLE: &str = "report_unreadable";
-    pub const NOT_JSON: &str = "report_not_json";
-    pub const RED: &str = "report_red";
-    pub const KEYS: &str = "report_keys_invalid";
-    pub const SCHEMA: &str = "report_schema_invalid";
-    pub const NOT_GREEN: &str = "report_not_green";
-    pub const KNOWN_BAD: &str = "report_known_bad_control_not_passed";
-    pub const GRAPH_EDGES: &str = "report_graph_edges_used";
-    pub const FIELD: &str = "report_field_invalid";
-    pub const POINTER_ID: &str = "report_pointer_id_mismatch";
-    pub const POINTER_DIGEST: &str = "report_pointer_digest_mismatch";
-    pub const SNAPSHOT_MISMATCH: &str = "report_snapshot_digest_mismatch";
-    pub const TOO_OLD: &str = "report_too_old";
-    pub const FUTURE: &str = "report_from_future";
-    pub const NONCE_REUSED: &str = "report_boot_nonce_reused";
-    pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
-    pub const LOCK_DIFFERS: &str = "report_lock_differs";
-    pub const COUNT: &str = "report_count_invalid";
+    pub use kijito_protocol::codes::report::*;
+}
+
+/// The published JSON Schema of a green report.
+pub const GREEN_SCHEMA_JSON: &str = include_str!("../../../fixtures/schemas/pointer-snapshot-report.schema.json");
+
+/// [`GREEN_SCHEMA_JSON`], compiled once (`Err`: it does not compile, which
+/// fails every report closed).
+fn green_schema() -> &'static std::result::Result<jsonschema::Validator, String> {
+    static SCHEMA: OnceLock<std::result::Result<jsonschema::Validator, String>> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let schema: Value = serde_json::from_str(GREEN_SCHEMA_JSON).map_err(|e| e.to_string())?;
+        jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+    })
+}
+
+/// Validate a report value against [`GREEN_SCHEMA_JSON`].
+fn check_schema(value: &Value) -> Result<()> {
+    let validator = green_schema().as_ref().map_err(|e| Error::new(codes::FIELD, format!("the report schema does not compile: {e}")))?;
+    validator.validate(value).map_err(|e| {
+        Error::new(codes::FIELD, format!("{}: {} (fixtures/schemas/pointer-snapshot-report.schema.json)", e.instance_path, kijito_protocol::ids::clip(&e.to_string())))
+    })
 }
 
 /// What record keeps of a validated green report.
@@ -172,6 +170,9 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     if now_ms - verified > REPORT_MAX_AGE_MS {
         return Err(Error::new(codes::TOO_OLD, format!("the report is {} s old; at most 1800 s", (now_ms - verified) / 1000)));
     }
+    // Last, the whole report against its published schema (the task's
+    // fields, list bounds, value ranges the checks above do not spell out).
+    check_schema(&value)?;
     Ok(GreenReport {
         pointer_id: r_pointer,
         lock_message_id: r_lock,
@@ -206,4 +207,55 @@ pub fn check_agreement(a: &GreenReport, b: &GreenReport) -> Result<()> {
         return Err(Error::new(codes::SNAPSHOT_DIFFERS, "the reports saw different snapshots"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    fn green(task: Value) -> (Vec<u8>, MemoryId, Digest) {
+        let pointer = MemoryId::new(21813).unwrap();
+        let lock = MessageId::new(1234).unwrap();
+        let digest = Digest::of(b"pointer");
+        let snapshot = snapshot_digest(pointer, &digest, lock, &[]);
+        let report = json!({
+            "schema": SCHEMA, "verdict": "green", "knownBadControl": "passed", "graphEdgesUsed": false,
+            "pointerId": pointer.get(), "lockMessageId": lock.get(), "pointerDigest": digest.as_str(),
+            "snapshotDigest": snapshot.as_str(), "state": "active", "task": task, "anchorDigests": [],
+            "bootNonce": "0123456789abcdef0123456789abcdef", "verifiedAtMs": NOW - 1000,
+        });
+        (report.to_string().into_bytes(), pointer, digest)
+    }
+
+    fn task() -> Value {
+        json!({"title": "Ship it", "nextAction": null, "done": [], "remaining": [], "doneWhen": ["tests pass"],
+               "gate": {"requiredConsecutiveGreens": 2, "consecutiveGreens": 0, "artifactDigest": null}})
+    }
+
+    #[test]
+    fn the_published_schema_compiles() {
+        assert!(green_schema().is_ok());
+    }
+
+    #[test]
+    fn a_schema_valid_report_is_accepted() {
+        let (bytes, pointer, digest) = green(task());
+        assert!(validate_report_bytes(&bytes, pointer, &digest, NOW).is_ok());
+    }
+
+    #[test]
+    fn the_schema_rejects_what_the_hand_checks_do_not_spell_out() {
+        let mut bad = task();
+        bad["doneWhen"] = json!([]);
+        for t in [json!({}), bad, json!({"title": ""})] {
+            let (bytes, pointer, digest) = green(t.clone());
+            let err = validate_report_bytes(&bytes, pointer, &digest, NOW).unwrap_err();
+            assert_eq!(err.code(), codes::FIELD, "{t}: {err}");
+            assert!(err.message().contains("/task"), "{err}");
+        }
+    }
 }

@@ -13,6 +13,7 @@
 //! The kill switch is `<data-dir>/compact-disabled`: while it exists no
 //! adapter sends anything.
 
+use crate::state::StateFile;
 use crate::{has_keys, read_state, QaDir};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
@@ -22,14 +23,7 @@ use std::path::PathBuf;
 
 /// Stable codes of this module (printed as `kijito_compact_failed:<code>`).
 pub mod codes {
-    pub const NO_SAFE_TRIGGER: &str = "no_safe_trigger";
-    pub const PASS_MISSING: &str = "pass_missing";
-    pub const REQUEST_EXISTS: &str = "request_exists";
-    pub const PIN_INVALID: &str = "pin_invalid";
-    pub const TURN_INVALID: &str = "turn_invalid";
-    pub const REQUEST_INVALID: &str = "request_invalid";
-    pub const NO_REQUEST: &str = "no_request";
-    pub const REQUEST_SUPERSEDED: &str = "request_superseded";
+    pub use kijito_protocol::codes::trigger::*;
 }
 
 /// The name of the kill-switch file in the data dir.
@@ -48,13 +42,13 @@ pub fn kill_switch_on(data_dir: &AbsPath) -> bool {
 
 impl QaDir {
     pub fn pin(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(format!("compact-pin.{s}.json"))
+        self.path().as_path().join(StateFile::Pin.name(s))
     }
     pub fn turn(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(format!("compact-turn.{s}.json"))
+        self.path().as_path().join(StateFile::Turn.name(s))
     }
     pub fn request(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(format!("compact-request.{s}.json"))
+        self.path().as_path().join(StateFile::Request.name(s))
     }
 }
 

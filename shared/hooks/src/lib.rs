@@ -10,6 +10,7 @@
 //! `hookSpecificOutput` (both hosts reject it).
 
 pub mod compact;
+pub mod latch_hook;
 pub mod run;
 pub mod text;
 
@@ -32,17 +33,9 @@ pub const WATCHDOG: Duration = Duration::from_millis(1500);
 /// hosts' hook timeouts.
 pub const WATCHDOG_SESSION: Duration = Duration::from_secs(10);
 
-/// Stable codes of hook input handling.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::hooks`]).
 pub mod codes {
-    pub const STDIN_EMPTY: &str = "hook_stdin_empty";
-    pub const STDIN_TOO_LARGE: &str = "hook_stdin_too_large";
-    pub const STDIN_READ: &str = "hook_stdin_unreadable";
-    pub const STDIN_INVALID_JSON: &str = "hook_stdin_invalid_json";
-    pub const STDIN_NOT_OBJECT: &str = "hook_stdin_not_object";
-    pub const EVENT_MISMATCH: &str = "hook_event_mismatch";
-    pub const SESSION_INVALID: &str = "hook_session_id_invalid";
-    pub const PANIC: &str = "hook_internal_panic";
-    pub const TIMEOUT: &str = "hook_timeout";
+    pub use kijito_protocol::codes::hooks::*;
 }
 
 /// The hook events `session-hook` serves.
@@ -61,7 +54,7 @@ impl Event {
             "UserPromptSubmit" => Ok(Event::UserPromptSubmit),
             "Stop" => Ok(Event::Stop),
             "PreToolUse" => Ok(Event::PreToolUse),
-            _ => Err(Error::usage("invalid_event", format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)))),
+            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_EVENT, format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)))),
         }
     }
 

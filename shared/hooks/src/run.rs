@@ -6,7 +6,7 @@ use crate::{context_reply, deny_reply, parse_input, postcompact_reply, precompac
 use kijito_protocol::command::{self, HelperDir};
 use kijito_files::config::Config;
 use kijito_protocol::error::{Error, Result};
-use kijito_gate::{self as gate, Attempt, ClaimOutcome, Pass, QaDir};
+use kijito_gate::{self as gate, Attempt, ClaimOutcome, QaDir};
 use kijito_protocol::ids::AbsPath;
 
 /// Everything a hook needs besides its stdin.
@@ -24,7 +24,9 @@ pub struct HookEnv {
 impl HookEnv {
     /// From the real process: config file, current executable, clock.
     pub fn from_process(host: Host, data_dir_flag: Option<AbsPath>) -> HookEnv {
-        let (config, config_error) = match Config::load() {
+        // Claude Code: plugin userConfig options fill what the config file lacks.
+        let loaded = if host == Host::Claude { Config::load_with_plugin_options() } else { Config::load() };
+        let (config, config_error) = match loaded {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
         };
@@ -147,27 +149,26 @@ impl Extras {
     }
 }
 
-/// SessionStart(startup|resume): the local wake checks (never --live, never a
-/// write). The latch part runs only when the session's `cwd` holds an
-/// initialised `.memory-latch` (fast verification); the QA part always.
+/// SessionStart(startup|resume): the local wake checks (never --live) on
+/// the session's `cwd` and the QA state; in degraded mode a trustworthy latch
+/// gets its one visible `degraded_mode` entry, as `wake-check` writes it.
 /// Returns the context to inject when the mode is not full trust or a long
 /// sleep was detected.
 fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
     let now = u64::try_from(env.now_ms).unwrap_or(0);
-    let workspace = extras
-        .cwd
-        .clone()
-        .filter(|c| std::fs::symlink_metadata(c.join(kijito_latch::layout::DIR_NAME).join(kijito_latch::layout::MANIFEST)).is_ok());
-    let mut opts = kijito_wake::Options::new(workspace, now);
+    let mut opts = kijito_wake::Options::new(extras.cwd.clone(), now);
     opts.data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
     opts.hmac_key_file = std::env::var_os(kijito_latch::HMAC_KEY_ENV).filter(|v| !v.is_empty()).map(Into::into);
     if let Some(p) = std::env::var_os("MEMORY_LATCH_BOOT_ID_FILE").filter(|v| !v.is_empty()) {
         opts.boot_id_file = p.into();
     }
     opts.helpers = env.helpers.as_ref().map(|h| h.path().to_owned());
-    let (facts, _) = kijito_wake::gather(&opts).ok()?;
-    let report = kijito_wake::assess(&facts);
-    (report.mode != kijito_wake::Mode::FullTrust || report.long_sleep).then(|| report.hook_context())
+    let (report, entry) = kijito_wake::run(&opts, true).ok()?;
+    let recorded = match entry {
+        kijito_wake::DegradedEntry::Written(_) | kijito_wake::DegradedEntry::Failed(_) => format!("\n{}", entry.describe()),
+        _ => String::new(),
+    };
+    (report.mode != kijito_wake::Mode::FullTrust || report.long_sleep).then(|| format!("{}{recorded}", report.hook_context()))
 }
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
@@ -221,7 +222,9 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
-    let parts: Vec<String> = reentry.into_iter().chain(recovery).collect();
+    // memory-latch: a prompt that is exactly a token confirms it (the only way).
+    let consent = crate::latch_hook::confirm_from_prompt(extras.cwd.as_deref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
+    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(consent).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
@@ -229,12 +232,7 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     let (_, qa) = env.qa().ok()?;
     let path = qa.pass(&input.session_id);
     std::fs::symlink_metadata(&path).ok()?;
-    let check = kijito_files::private::read_checked(&path, kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: gate::STATE_MAX_BYTES })
-        .and_then(|(b, _)| Pass::parse(&b))
-        .and_then(|p| match input.transcript_path.as_ref() {
-            Some(t) => gate::transcript_identity(t).and_then(|id| p.check_valid(&input.session_id, env.now_ms, &id)).map(|_| p),
-            None => p.check_age(&input.session_id, env.now_ms).map(|_| p),
-        });
+    let check = gate::state::accepted_pass(&path, &input.session_id, input.transcript_path.as_ref(), env.now_ms);
     Some(stop_reply(&match check {
         Ok(p) => format!(
             "kijito-qa: a QA pass for this session waits for compaction (valid for about {} more min); {}",

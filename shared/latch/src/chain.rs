@@ -99,16 +99,20 @@ pub struct Verifier<'k> {
     prev: Option<(u64, String)>,
     genesis: bool,
     pub seen_hmac: bool,
+    /// A checksum entry was seen (in an hmac latch: a downgrade).
+    pub seen_checksum: bool,
     pub unverifiable: bool,
     pub count: u64,
     pub findings: Vec<Finding>,
     pub hashes: Option<HashSet<String>>,
+    /// Merkle leaves (raw payload hashes, in order) when collected.
+    pub leaves: Option<Vec<crate::merkle::Hash>>,
 }
 
 impl<'k> Verifier<'k> {
     /// A verifier for a chain that must start at entry 1.
     pub fn genesis(key: Option<&'k HmacKey>) -> Self {
-        Verifier { key, prev: None, genesis: true, seen_hmac: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None }
+        Verifier { key, prev: None, genesis: true, seen_hmac: false, seen_checksum: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None, leaves: None }
     }
 
     /// A verifier that starts mid-chain (quick check before an append).
@@ -176,6 +180,7 @@ impl<'k> Verifier<'k> {
         }
         match integ.mode {
             Mode::Checksum => {
+                self.seen_checksum = true;
                 if self.seen_hmac {
                     self.push("integrity_downgrade", format!("entry {seq} is checksum after hmac entries (downgrade refused)"), seq);
                 }
@@ -184,6 +189,9 @@ impl<'k> Verifier<'k> {
                 }
             }
             Mode::Hmac => {
+                if self.seen_checksum && !self.seen_hmac {
+                    self.push("integrity_downgrade", format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"), seq);
+                }
                 self.seen_hmac = true;
                 if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
                     self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
@@ -195,6 +203,10 @@ impl<'k> Verifier<'k> {
                     self.unverifiable = true;
                 }
             }
+        }
+        if let Some(l) = self.leaves.as_mut() {
+            let raw = integ.payload_hash.strip_prefix("sha256:").and_then(crate::merkle::parse_hex).unwrap_or([0; 32]);
+            l.push(raw);
         }
         if let Some(h) = self.hashes.as_mut() {
             h.insert(integ.payload_hash.clone());
@@ -269,6 +281,19 @@ pub struct VerifyReport {
     /// Non-failing observations (an interrupted seal, a key given to a
     /// checksum manifest).
     pub notes: Vec<String>,
+    /// The RFC 6962 tree head over every entry (full verification only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_head: Option<TreeHead>,
+}
+
+pub const TREE_HEAD_SCHEMA: &str = "memory-latch.tree-head/v1";
+
+/// An RFC 6962 tree head: `size` entries, `root` as 64 lowercase hex.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TreeHead {
+    pub schema: String,
+    pub size: u64,
+    pub root: String,
 }
 
 pub const REPORT_SCHEMA: &str = "memory-latch.verify/v1";
@@ -286,6 +311,10 @@ pub struct FullVerify {
     pub report: VerifyReport,
     pub head: Option<Entry>,
     pub hashes: HashSet<String>,
+    /// A checksum entry was seen.
+    pub saw_checksum: bool,
+    /// Merkle leaves of every entry in order (full depth only).
+    pub leaves: Vec<crate::merkle::Hash>,
 }
 
 fn expected_ref(index: u64, bytes: &[u8], entries: &[Entry]) -> SegmentRef {
@@ -359,6 +388,9 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
     let mut v = Verifier::genesis(key);
     if collect_hashes {
         v.hashes = Some(HashSet::new());
+    }
+    if depth == Depth::Full {
+        v.leaves = Some(Vec::new());
     }
     let witness_marker = layout::is_symlink(&paths.witness) || std::fs::symlink_metadata(&paths.witness).is_ok();
     let mut initialised = false;
@@ -462,8 +494,9 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
         findings,
         silent_witness,
         notes,
+        tree_head: None,
     };
-    FullVerify { report, head, hashes: v.hashes.unwrap_or_default() }
+    FullVerify { report, head, hashes: v.hashes.unwrap_or_default(), saw_checksum: v.seen_checksum, leaves: v.leaves.unwrap_or_default() }
 }
 
 /// Check a sealed segment by hash: header, entry count, first and last
@@ -528,9 +561,11 @@ pub struct LiveState {
     /// Whether an interrupted seal left the next segment already on disk.
     pub pending_seal: bool,
     pub unverifiable: bool,
+    pub saw_checksum: bool,
+    pub saw_hmac: bool,
 }
 
-fn untrusted(findings: Vec<Finding>) -> Error {
+pub(crate) fn untrusted(findings: Vec<Finding>) -> Error {
     let detail = serde_json::to_value(&findings).unwrap_or_default();
     let first = findings.first().map(|f| format!("{}: {}", f.code, f.message)).unwrap_or_default();
     Error::new("latch_untrusted", format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()))
@@ -602,5 +637,5 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     if !findings.is_empty() {
         return Err(untrusted(findings));
     }
-    Ok(LiveState { entries: live.entries, last_segment, pending_seal, unverifiable: v.unverifiable })
+    Ok(LiveState { entries: live.entries, last_segment, pending_seal, unverifiable: v.unverifiable, saw_checksum: v.seen_checksum, saw_hmac: v.seen_hmac })
 }

@@ -10,7 +10,7 @@ use kijito_protocol::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-pub const ENTRY_SCHEMA: &str = "memory-latch.entry/v1";
+pub const ENTRY_SCHEMA: &str = "memory-latch.entry/v2";
 /// The `none` sentinel used by string fields with no value.
 pub const NONE: &str = "none";
 
@@ -170,9 +170,9 @@ impl Default for Governance {
 #[serde(deny_unknown_fields)]
 pub struct Storage {
     pub root: String,
-    pub manifest: String,
-    pub lock: String,
-    pub ledger: String,
+    pub manifest_path: String,
+    pub lock_path: String,
+    pub token_ledger_path: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn canonical_payload_equals_the_value_definition() {
-        let line = r#"{"schema":"memory-latch.entry/v1","entry_seq":1,"event":"init","updated_at":"1970-01-01T00:00:00.001Z","updated_at_ms":1,"boot_id":"unknown","objective":"has \",\"integrity\":{ inside","non_negotiables":[],"last_good_checkpoint":"none","blocked_by":"none","next_single_step":"none","known_state":[],"unknown_state":[],"decisions":[],"consent_state":"pending","irreversible_action_pending":"none","action_hash":"none","recovery_attempts":0,"risk_level":"low","silent_witness":false,"details":[],"prev_payload_hash":"none","sealed_segment":null,"reseeded_from":null,"governance":{"checkpoint_freq_turns":5,"compost_keep_decisions":3,"compost_retire_turns":20,"fatigue_trigger_context_ratio":0.75,"token_ttl_minutes":10,"token_single_use":true,"lock_timeout_ms":800,"max_recovery_attempts":3},"storage":{"root":"/r","manifest":"/r/m","lock":"/r/l","ledger":"/r/t"},"integrity":{"mode":"checksum","payload_hash":"x","hmac_signature":"none","verified_at":"v"}}"#;
+        let line = r#"{"schema":"memory-latch.entry/v2","entry_seq":1,"event":"init","updated_at":"1970-01-01T00:00:00.001Z","updated_at_ms":1,"boot_id":"unknown","objective":"has \",\"integrity\":{ inside","non_negotiables":[],"last_good_checkpoint":"none","blocked_by":"none","next_single_step":"none","known_state":[],"unknown_state":[],"decisions":[],"consent_state":"pending","irreversible_action_pending":"none","action_hash":"none","recovery_attempts":0,"risk_level":"low","silent_witness":false,"details":[],"prev_payload_hash":"none","sealed_segment":null,"reseeded_from":null,"governance":{"checkpoint_freq_turns":5,"compost_keep_decisions":3,"compost_retire_turns":20,"fatigue_trigger_context_ratio":0.75,"token_ttl_minutes":10,"token_single_use":true,"lock_timeout_ms":800,"max_recovery_attempts":3},"storage":{"root":"/r","manifest_path":"/r/m","lock_path":"/r/l","token_ledger_path":"/r/t"},"integrity":{"mode":"checksum","payload_hash":"x","hmac_signature":"none","verified_at":"v"}}"#;
         let e: Entry = serde_json::from_str(line).unwrap();
         assert_eq!(e.payload_line(), line);
         // Oracle: the definition via a JSON value with integrity replaced.

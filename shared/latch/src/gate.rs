@@ -18,7 +18,6 @@ pub struct GateInput {
     /// Both or neither.
     pub intended: Option<Vec<u8>>,
     pub result: Option<Vec<u8>>,
-    pub reconfirmed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,6 +27,8 @@ pub struct CheckResult {
     /// Failure code (None when passed).
     pub code: Option<String>,
     pub message: String,
+    /// One single-step remediation (None when passed).
+    pub remediation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,11 +44,11 @@ pub struct GateReport {
 }
 
 fn pass(name: &'static str, message: impl Into<String>) -> CheckResult {
-    CheckResult { name, passed: true, code: None, message: message.into() }
+    CheckResult { name, passed: true, code: None, message: message.into(), remediation: None }
 }
 
 fn fail(name: &'static str, code: &str, message: impl Into<String>) -> CheckResult {
-    CheckResult { name, passed: false, code: Some(code.to_owned()), message: message.into() }
+    CheckResult { name, passed: false, code: Some(code.to_owned()), message: message.into(), remediation: Some(remediation(name).to_owned()) }
 }
 
 fn normalise(bytes: &[u8]) -> Option<String> {
@@ -58,11 +59,11 @@ fn normalise(bytes: &[u8]) -> Option<String> {
 /// The remediation for a failed check (one step).
 pub fn remediation(name: &str) -> &'static str {
     match name {
-        "intent_vs_result" => "Compare the result with the intended file, redo the step until they match, then rerun gate.",
-        "checkpoint_integrity" => "Run `memory-latch verify` and resolve every finding (or `memory-latch recover`) before acting.",
-        "consent_integrity" => "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and have the user confirm the token.",
-        "path_safety" => "Name only targets inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
-        _ => "Ask the user to reconfirm this high-risk action explicitly, then rerun gate with --reconfirmed.",
+        "intent_vs_result" => "Write the intended change to a file, produce the observed result, and rerun gate with --intended F --result F until they match.",
+        "checkpoint_integrity" => "Run `memory-latch verify`, resolve every finding, and pass the newest verified payload hash as --checkpoint.",
+        "consent_integrity" => "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and ask the user to send the token as their whole message.",
+        "path_safety" => "Name at least one target inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
+        _ => "Ask the user to send the same token again as a second, separate message (high risk), then rerun gate.",
     }
 }
 
@@ -74,7 +75,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     if input.targets.len() > 256 {
         return Err(Error::usage("gate_target_invalid", "at most 256 targets"));
     }
-    let _guard = latch.locked()?;
+    let guard = latch.lock()?;
     let full = latch.full_verify(input.checkpoint.is_some());
     let report = &full.report;
     if report.silent_witness {
@@ -82,7 +83,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         return Err(crate::witness_error(&reason));
     }
     if !report.trusted && !report.findings.is_empty() {
-        latch.mark_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
+        latch.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
     }
     let mut checks = Vec::with_capacity(5);
 
@@ -93,7 +94,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
             (Some(_), Some(_)) => fail("intent_vs_result", "intent_result_mismatch", "the result differs from the intended content"),
             _ => fail("intent_vs_result", "intent_result_unreadable", "the intended or result file is not UTF-8"),
         },
-        _ => pass("intent_vs_result", "not applicable (no --intended/--result given)"),
+        _ => fail("intent_vs_result", "intent_undeclared", "no declared delta: --intended and --result are required (the check cannot pass vacuously)"),
     });
 
     // 2. checkpoint integrity
@@ -106,12 +107,12 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
                 fail("checkpoint_integrity", "gate_checkpoint_unknown", "the given checkpoint is not the payload hash of any verified entry")
             }
             Some(_) => pass("checkpoint_integrity", format!("chain verified ({} entries); checkpoint found", report.entries)),
-            None => pass("checkpoint_integrity", format!("chain verified ({} entries)", report.entries)),
+            None => fail("checkpoint_integrity", "gate_checkpoint_missing", "no --checkpoint given: the check needs the referenced checkpoint"),
         }
     });
 
     // 3. consent integrity
-    let ledger = latch.ledger();
+    let ledger = latch.load_ledger();
     let head = full.head.as_ref().filter(|_| report.trusted);
     let rec = match (&ledger, head) {
         (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
@@ -127,14 +128,18 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
             fail("consent_integrity", "consent_action_changed", "the authorized action hash differs from this action file")
         }
         (Some(_), None, _) => fail("consent_integrity", "consent_record_missing", "the authorizing token is not in the ledger"),
-        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.used_at_ms.is_none() || r.action_hash != hash => {
+        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
             fail("consent_integrity", "consent_record_mismatch", "the ledger record does not confirm this authorization")
         }
         _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
     });
 
     // 4. path safety
-    let mut path_check = pass("path_safety", format!("{} target(s) inside the workspace", input.targets.len()));
+    let mut path_check = if input.targets.is_empty() {
+        fail("path_safety", "gate_target_missing", "no --target given: path safety needs at least one target")
+    } else {
+        pass("path_safety", format!("{} target(s) inside the workspace", input.targets.len()))
+    };
     for t in &input.targets {
         if let Err(e) = layout::resolve_target(&latch.paths().root, t) {
             path_check = fail("path_safety", e.code(), e.message());
@@ -145,8 +150,9 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
 
     // 5. risk gate
     let risk = rec.as_ref().map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
-    checks.push(if risk == Risk::High && !input.reconfirmed {
-        fail("risk_gate", "risk_reconfirmation_required", "high risk: the user must reconfirm (--reconfirmed) even with a valid token")
+    let reconfirmed = rec.as_ref().is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
+    checks.push(if risk == Risk::High && !reconfirmed {
+        fail("risk_gate", "risk_reconfirmation_required", "high risk: the user must reconfirm with a second, separate standalone message")
     } else {
         pass("risk_gate", format!("risk {}", risk.as_str()))
     });
@@ -155,17 +161,20 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
     let mut entry_seq = None;
     if passed {
-        let live = latch.live_for_write(now_ms)?;
-        if let Some(reason) = latch.witness_reason_for(&live)? {
-            return Err(crate::witness_error(&reason));
-        }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        let mut e = latch.new_draft(&head, Event::GatePass, now_ms);
-        e.consent_state = ConsentState::Pending;
-        e.irreversible_action_pending = NONE.into();
-        e.action_hash = NONE.into();
-        e.details = vec![format!("gate passed for {hash}; authorization consumed")];
-        entry_seq = Some(latch.commit_entry(live, e, now_ms)?.entry_seq);
+        let e = latch.transact(&guard, now_ms, Event::GatePass, |e, _| {
+            e.consent_state = ConsentState::Pending;
+            e.irreversible_action_pending = NONE.into();
+            e.action_hash = NONE.into();
+            e.details = vec![format!("gate passed for {hash}; authorization consumed")];
+            if let (Ok(mut l), Some(r)) = (ledger, rec.as_ref()) {
+                if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
+                    t.used_at_ms = Some(now_ms);
+                }
+                latch.save_ledger(&l)?;
+            }
+            Ok(())
+        })?;
+        entry_seq = Some(e.entry_seq);
     }
     Ok(GateReport { schema: GATE_SCHEMA, passed, action_hash: hash, checks, remediation, entry_seq })
 }

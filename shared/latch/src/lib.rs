@@ -12,20 +12,30 @@
 //! | entry schema, canonical payload, rendering | [`entry`] |
 //! | file layout, segments, chain verification | [`chain`] |
 //! | the manifest lock | [`lock`] |
+//! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | the five gate checks | [`gate`] |
 //! | recovery text, Silent Witness | [`recover`] |
+//! | the write transaction (every append), init, seeding | `write` |
+//! | the token ledger, consent from the user's message, reseed | `ledger` |
+//! | read-only views: verify, status, tokens, lock probe | `views` |
 //! | continuity-break phrases | [`detect`] |
 //! | secret redaction | [`redact`] |
 
 pub mod chain;
+pub mod cli;
 pub mod detect;
 pub mod entry;
 pub mod gate;
+pub mod head;
 pub mod integrity;
+mod ledger;
+mod views;
+mod write;
 pub mod layout;
 pub mod lock;
+pub mod merkle;
 pub mod recover;
 pub mod redact;
 pub mod time;
@@ -37,9 +47,7 @@ pub use lock::LockProbe;
 pub use tokens::{TokenState, TokenStatus};
 
 use kijito_protocol::error::{Error, Result};
-use kijito_files::private;
-use chain::{LiveState, LIVE_HEADER};
-use entry::{Decision, Governance, Integrity, ReseedRef, SegmentRef, Storage, NONE};
+use entry::{Decision, Governance, Storage};
 use integrity::HmacKey;
 use layout::Paths;
 use serde::{Deserialize, Serialize};
@@ -52,8 +60,9 @@ pub const HMAC_KEY_ENV: &str = "MEMORY_LATCH_HMAC_KEY_FILE";
 /// Longest free-text field (characters) and list length.
 pub const MAX_TEXT_CHARS: usize = 2000;
 pub const MAX_LIST_ITEMS: usize = 32;
-/// Decisions carried in an entry at most (composting keeps fewer in status).
-pub const MAX_DECISIONS: usize = 20;
+/// Decisions carried in an entry at most: composting keeps the final 3
+/// (`governance.compost_keep_decisions`) in the manifest.
+pub const MAX_DECISIONS: usize = 3;
 /// Maximum bytes of an action file, intended or result file.
 pub const MAX_ACTION_BYTES: usize = 64 * 1024;
 
@@ -65,11 +74,13 @@ pub struct Config {
     pub hmac_key_file: Option<PathBuf>,
     /// Where the boot id is read (tests inject a fake file).
     pub boot_id_file: PathBuf,
+    /// Where head records live, outside every workspace ([`head::default_dir`]).
+    pub heads_dir: Option<PathBuf>,
 }
 
 impl Config {
     pub fn new(workspace: impl Into<PathBuf>) -> Config {
-        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE) }
+        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE), heads_dir: head::default_dir() }
     }
 }
 
@@ -80,6 +91,7 @@ pub struct Latch {
     key: Option<HmacKey>,
     key_named: bool,
     boot_id_file: PathBuf,
+    heads_dir: Option<PathBuf>,
     governance: Governance,
 }
 
@@ -109,8 +121,48 @@ pub struct InitInput {
 #[derive(Debug, Clone)]
 pub struct InitOutcome {
     pub entry: Entry,
-    /// Set when hmac was asked for but no key was found (checksum fallback).
+    /// Set when no integrity was configured at all (checksum fallback).
     pub notice: Option<String>,
+}
+
+/// What the UserPromptSubmit hook did with a standalone token message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum PromptOutcome {
+    /// The user's message confirmed the consent token: authorized.
+    Confirmed { token_id: String, action_hash: String, risk: Risk, entry_seq: u64 },
+    /// High risk: the first confirmation; a second, separate standalone
+    /// message with the same token is still needed.
+    AwaitingReconfirmation { token_id: String, action_hash: String, entry_seq: u64 },
+    /// The reseed token: the old chain is archived and a new one started.
+    Reseeded { entry_seq: u64, old_chain_trusted: bool },
+    /// The token matched but cannot be used (expired, used, locked,
+    /// superseded, Silent Witness, latch untrusted).
+    Refused { code: String, message: String },
+    /// No live token matched: a wrong attempt (attempts left before lock).
+    Wrong { attempts_left: u32 },
+}
+
+impl PromptOutcome {
+    /// The additionalContext the hook gives the model.
+    pub fn context(&self) -> String {
+        match self {
+            PromptOutcome::Confirmed { token_id, action_hash, risk, .. } => format!(
+                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: run `memory-latch gate` with the same action file before acting.",
+                risk.as_str()
+            ),
+            PromptOutcome::AwaitingReconfirmation { token_id, action_hash, .. } => format!(
+                "memory-latch: the USER confirmed high-risk consent token {token_id} for action {action_hash}. High risk needs a second, separate message: ask the user to send the same token once more, alone. Do not act before that."
+            ),
+            PromptOutcome::Reseeded { entry_seq, old_chain_trusted } => format!(
+                "memory-latch: the USER confirmed the reseed token: the old chain was archived (trusted: {old_chain_trusted}) and a new chain starts at entry {entry_seq}. Silent Witness is over; restate the objective with the user."
+            ),
+            PromptOutcome::Refused { code, message } => format!("memory-latch: the user's token was NOT accepted ({code}: {message})."),
+            PromptOutcome::Wrong { attempts_left } => format!(
+                "memory-latch: the user's message looks like a token but matches no live token ({attempts_left} attempt(s) left before every live token locks)."
+            ),
+        }
+    }
 }
 
 /// Input of `checkpoint`: `None` keeps the previous value.
@@ -228,6 +280,7 @@ impl Latch {
             key,
             key_named: config.hmac_key_file.is_some(),
             boot_id_file: config.boot_id_file.clone(),
+            heads_dir: config.heads_dir.clone(),
             governance: Governance::default(),
         })
     }
@@ -247,16 +300,16 @@ impl Latch {
         self.key.is_some()
     }
 
-    fn storage(&self) -> Storage {
+    pub(crate) fn storage(&self) -> Storage {
         Storage {
             root: Paths::show(&self.paths.root),
-            manifest: Paths::show(&self.paths.manifest),
-            lock: Paths::show(&self.paths.lock),
-            ledger: Paths::show(&self.paths.ledger),
+            manifest_path: Paths::show(&self.paths.manifest),
+            lock_path: Paths::show(&self.paths.lock),
+            token_ledger_path: Paths::show(&self.paths.ledger),
         }
     }
 
-    fn lock(&self) -> Result<lock::LockGuard> {
+    pub(crate) fn lock(&self) -> Result<lock::LockGuard> {
         match layout::check_latch_dir(&self.paths.dir, ".memory-latch")? {
             Some(()) => {}
             None => return Err(Error::new("latch_not_initialised", "no .memory-latch directory (run memory-latch init)")),
@@ -265,390 +318,6 @@ impl Latch {
         layout::refuse_symlink(&self.paths.ledger, "latch_ledger_symlink")?;
         layout::check_latch_dir(&self.paths.history, "history directory")?;
         lock::acquire(&self.paths.lock, self.governance.lock_timeout_ms)
-    }
-
-    // ----- reading -------------------------------------------------------
-
-    /// Full verification of the whole chain (every segment). Read-only.
-    pub fn verify(&self) -> VerifyReport {
-        chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, false).report
-    }
-
-    /// Fast verification for hot paths (wake-check, hooks): the live part
-    /// and the segment joins fully, every sealed segment by its committed
-    /// file hash, header, entry count and first/last entries. Any changed
-    /// byte anywhere still fails; entries inside a segment are not re-parsed.
-    pub fn verify_fast(&self) -> VerifyReport {
-        chain::verify_with_depth(&self.paths, self.key.as_ref(), self.key_named, false, chain::Depth::SealedByHash).report
-    }
-
-    /// Probe the manifest lock (held right now? leftover temp files?).
-    pub fn lock_probe(&self, now_ms: u64) -> Result<LockProbe> {
-        layout::check_latch_dir(&self.paths.dir, ".memory-latch")?;
-        lock::probe(&self.paths.lock, now_ms)
-    }
-
-    /// Every token in the ledger with its status at `now_ms`.
-    pub fn tokens(&self, now_ms: u64) -> Result<Vec<TokenState>> {
-        Ok(self.load_ledger()?.tokens.iter().map(|t| t.state(now_ms)).collect())
-    }
-
-    /// The Silent Witness marker, if present.
-    pub fn witness_marker(&self) -> Result<Option<WitnessMarker>> {
-        if std::fs::symlink_metadata(&self.paths.witness).is_err() {
-            return Ok(None);
-        }
-        let bytes = layout::read_file(&self.paths.witness, "latch_witness_symlink")?;
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| Error::new("latch_witness_invalid", format!("silent-witness.json is invalid: {e}")))
-    }
-
-    /// The current state (quick verification: live part + last segment).
-    pub fn status(&self, now_ms: u64) -> Result<Status> {
-        layout::check_latch_dir(&self.paths.dir, ".memory-latch")?
-            .ok_or_else(|| Error::new("latch_not_initialised", "no .memory-latch directory (run memory-latch init)"))?;
-        let live = self.load_trusted_readonly()?;
-        let Some(head) = live.entries.last() else { return Err(Error::new("manifest_empty", "no entry")) };
-        let keep = self.governance.compost_keep_decisions as usize;
-        let decisions = head.decisions[head.decisions.len().saturating_sub(keep)..].to_vec();
-        Ok(Status {
-            schema: "memory-latch.status/v1",
-            head: EntrySummary::of(head),
-            objective: head.objective.clone(),
-            non_negotiables: head.non_negotiables.clone(),
-            next_single_step: head.next_single_step.clone(),
-            blocked_by: head.blocked_by.clone(),
-            known_state: head.known_state.clone(),
-            unknown_state: head.unknown_state.clone(),
-            last_good_checkpoint: head.last_good_checkpoint.clone(),
-            decisions,
-            silent_witness: head.silent_witness || self.witness_marker()?.is_some(),
-            tokens: self.tokens(now_ms)?,
-        })
-    }
-
-    fn load_trusted_readonly(&self) -> Result<LiveState> {
-        let live = chain::load_live(&self.paths, self.key.as_ref())?;
-        if live.unverifiable {
-            return Err(Error::new(
-                "latch_unverifiable",
-                "the manifest holds hmac entries and no key was given (--hmac-key-file or MEMORY_LATCH_HMAC_KEY_FILE); refusing to trust or write it",
-            ));
-        }
-        Ok(live)
-    }
-
-    /// Quick-verify for a write; an integrity failure enters Silent Witness.
-    fn load_for_write(&self, now_ms: u64) -> Result<LiveState> {
-        match self.load_trusted_readonly() {
-            Err(e) if e.code() == "latch_untrusted" => {
-                let codes = e
-                    .detail()
-                    .and_then(|d| d.as_array())
-                    .map(|a| a.iter().filter_map(|f| f.get("code").and_then(|c| c.as_str()).map(str::to_owned)).collect())
-                    .unwrap_or_default();
-                self.write_witness(now_ms, "verification failed", codes)?;
-                Err(e)
-            }
-            other => other,
-        }
-    }
-
-    fn write_witness(&self, now_ms: u64, reason: &str, findings: Vec<String>) -> Result<()> {
-        if self.witness_marker().ok().flatten().is_some() {
-            return Ok(());
-        }
-        let marker = WitnessMarker { schema: WITNESS_SCHEMA.into(), entered_at_ms: now_ms, reason: reason.into(), findings };
-        let bytes = serde_json::to_vec(&marker).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
-        private::write_atomic(&self.paths.witness, &bytes).map_err(|e| layout::file_error(e, "latch_witness_symlink"))
-    }
-
-    /// Enter Silent Witness because the chain failed verification (writes the
-    /// marker only; never appends to an untrusted chain).
-    pub fn enter_silent_witness(&self, now_ms: u64, report: &VerifyReport) -> Result<()> {
-        if report.mode == ReportMode::Unverifiable && report.findings.is_empty() {
-            return Ok(());
-        }
-        let _guard = self.lock()?;
-        self.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())
-    }
-
-    fn witness_active(&self, live: &LiveState) -> Result<Option<String>> {
-        if let Some(m) = self.witness_marker()? {
-            return Ok(Some(m.reason));
-        }
-        if live.entries.last().is_some_and(|h| h.silent_witness) {
-            return Ok(Some("recovery attempts exhausted".into()));
-        }
-        Ok(None)
-    }
-
-    fn load_ledger(&self) -> Result<tokens::Ledger> {
-        if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
-            layout::refuse_symlink(&self.paths.ledger, "latch_ledger_symlink")?;
-            return Ok(tokens::Ledger::default());
-        }
-        let bytes = layout::read_file(&self.paths.ledger, "latch_ledger_symlink")?;
-        tokens::parse_ledger(&bytes)
-    }
-
-    fn save_ledger(&self, ledger: &tokens::Ledger) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(ledger).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
-        private::write_atomic(&self.paths.ledger, &bytes).map_err(|e| layout::file_error(e, "latch_ledger_symlink"))
-    }
-
-    // ----- entries -------------------------------------------------------
-
-    fn draft(&self, head: &Entry, event: Event, now_ms: u64) -> Entry {
-        let mut e = head.clone();
-        e.entry_seq = head.entry_seq + 1;
-        e.event = event;
-        e.updated_at = time::rfc3339_ms(now_ms);
-        e.updated_at_ms = now_ms;
-        e.boot_id = read_boot_id(&self.boot_id_file);
-        e.details = Vec::new();
-        e.prev_payload_hash = head.integrity.payload_hash.clone();
-        e.sealed_segment = None;
-        e.reseeded_from = None;
-        e.governance = self.governance.clone();
-        e.storage = self.storage();
-        e.integrity = Integrity { mode: head.integrity.mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() };
-        // Composting: retire decisions older than compost_retire_turns.
-        let retire = self.governance.compost_retire_turns as u64;
-        e.decisions.retain(|d| e.entry_seq.saturating_sub(d.seq) < retire);
-        e
-    }
-
-    fn genesis(&self, now_ms: u64, event: Event, mode: Mode, objective: String) -> Entry {
-        Entry {
-            schema: entry::ENTRY_SCHEMA.into(),
-            entry_seq: 1,
-            event,
-            updated_at: time::rfc3339_ms(now_ms),
-            updated_at_ms: now_ms,
-            boot_id: read_boot_id(&self.boot_id_file),
-            objective,
-            non_negotiables: Vec::new(),
-            last_good_checkpoint: NONE.into(),
-            blocked_by: NONE.into(),
-            next_single_step: NONE.into(),
-            known_state: Vec::new(),
-            unknown_state: Vec::new(),
-            decisions: Vec::new(),
-            consent_state: ConsentState::Pending,
-            irreversible_action_pending: NONE.into(),
-            action_hash: NONE.into(),
-            recovery_attempts: 0,
-            risk_level: Risk::Low,
-            silent_witness: false,
-            details: Vec::new(),
-            prev_payload_hash: NONE.into(),
-            sealed_segment: None,
-            reseeded_from: None,
-            governance: self.governance.clone(),
-            storage: self.storage(),
-            integrity: Integrity { mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() },
-        }
-    }
-
-    fn finalize(&self, e: &mut Entry, now_ms: u64) -> Result<()> {
-        e.integrity.verified_at = time::rfc3339_ms(now_ms);
-        e.integrity.hmac_signature = NONE.into();
-        e.integrity.payload_hash = String::new();
-        let payload = e.canonical_payload();
-        if payload.is_empty() {
-            return Err(Error::new("latch_write_failed", "cannot serialise the entry"));
-        }
-        if e.integrity.mode == Mode::Hmac {
-            let key = self.key.as_ref().ok_or_else(|| Error::new("hmac_key_required", "this manifest is in hmac mode; the key is required to write"))?;
-            e.integrity.hmac_signature = key.sign(&payload);
-        }
-        e.integrity.payload_hash = entry::sha256_tagged(&payload);
-        Ok(())
-    }
-
-    /// Append `e` after the verified `live` state (caller holds the lock).
-    fn commit(&self, live: LiveState, mut e: Entry, now_ms: u64) -> Result<Entry> {
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        if e.entry_seq != head.entry_seq + 1 || e.prev_payload_hash != head.integrity.payload_hash {
-            return Err(Error::new("entry_seq_gap", "entry_seq must increase by exactly 1 on the verified head"));
-        }
-        let mut entries = live.entries;
-        if entries.len() >= layout::SEGMENT_ENTRIES {
-            let index = live.last_segment.as_ref().map(|r| r.index + 1).unwrap_or(1);
-            let bytes = chain::render_file(&chain::segment_header(index), &entries);
-            if !live.pending_seal {
-                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-                private::create_new(&self.paths.segment(index), bytes.as_bytes()).map_err(|e| layout::file_error(e, "latch_segment_symlink"))?;
-            }
-            e.sealed_segment = Some(SegmentRef {
-                index,
-                sha256: entry::sha256_tagged(bytes.as_bytes()),
-                first_seq: entries.first().map(|x| x.entry_seq).unwrap_or(0),
-                last_seq: head.entry_seq,
-            });
-            entries.clear();
-        }
-        self.finalize(&mut e, now_ms)?;
-        entries.push(e.clone());
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, &entries).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
-        Ok(e)
-    }
-
-    /// Lock, quick-verify, refuse in Silent Witness, build and append.
-    fn append_with(&self, now_ms: u64, event: Event, build: impl FnOnce(&mut Entry, &Entry) -> Result<()>) -> Result<Entry> {
-        let _guard = self.lock()?;
-        let live = self.load_for_write(now_ms)?;
-        if let Some(reason) = self.witness_active(&live)? {
-            return Err(witness_error(&reason));
-        }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        let mut e = self.draft(&head, event, now_ms);
-        build(&mut e, &head)?;
-        self.commit(live, e, now_ms)
-    }
-
-    // ----- commands ------------------------------------------------------
-
-    /// Create `.memory-latch` and the first entry.
-    pub fn init(&self, now_ms: u64, input: &InitInput) -> Result<InitOutcome> {
-        layout::check_latch_dir(&self.paths.dir, ".memory-latch")?;
-        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-        let _guard = self.lock()?;
-        if std::fs::symlink_metadata(&self.paths.manifest).is_ok() || std::fs::symlink_metadata(&self.paths.history).is_ok() {
-            return Err(Error::new("latch_already_initialised", "this workspace already has a memory-latch manifest"));
-        }
-        let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
-        let notice = ((input.want_hmac || self.key_named) && self.key.is_none())
-            .then(|| "hmac was asked for but no key file was found; this new manifest falls back to checksum mode".to_owned());
-        let mut e = self.genesis(now_ms, Event::Init, mode, clean_text(&input.objective, "objective", false)?);
-        e.non_negotiables = clean_list(&input.non_negotiables, "non-negotiable")?;
-        if let Some(step) = &input.next_single_step {
-            e.next_single_step = clean_text(step, "next single step", false)?;
-        }
-        self.finalize(&mut e, now_ms)?;
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, std::slice::from_ref(&e)).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
-        if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
-            self.save_ledger(&tokens::Ledger::default())?;
-        }
-        Ok(InitOutcome { entry: e, notice })
-    }
-
-    /// Record a checkpoint (resets the recovery attempt count).
-    pub fn checkpoint(&self, now_ms: u64, input: &CheckpointInput) -> Result<Entry> {
-        self.append_with(now_ms, Event::Checkpoint, |e, _| {
-            if let Some(t) = &input.objective {
-                e.objective = clean_text(t, "objective", false)?;
-            }
-            if let Some(l) = &input.non_negotiables {
-                e.non_negotiables = clean_list(l, "non-negotiable")?;
-            }
-            if let Some(t) = &input.blocked_by {
-                e.blocked_by = clean_text(t, "blocked by", false)?;
-            }
-            if let Some(t) = &input.next_single_step {
-                e.next_single_step = clean_text(t, "next single step", false)?;
-            }
-            if let Some(l) = &input.known_state {
-                e.known_state = clean_list(l, "known")?;
-            }
-            if let Some(l) = &input.unknown_state {
-                e.unknown_state = clean_list(l, "unknown")?;
-            }
-            if let Some(c) = &input.last_good_checkpoint {
-                if !entry::is_tagged_digest(c, "sha256") {
-                    return Err(Error::usage("latch_checkpoint_invalid", "--last-good-checkpoint must be sha256:<64 lowercase hex>"));
-                }
-                e.last_good_checkpoint = c.clone();
-            }
-            if let Some(r) = input.risk {
-                e.risk_level = r;
-            }
-            for d in clean_list(&input.decisions, "decision")? {
-                e.decisions.push(Decision { seq: e.entry_seq, text: d });
-            }
-            let excess = e.decisions.len().saturating_sub(MAX_DECISIONS);
-            e.decisions.drain(..excess);
-            e.recovery_attempts = 0;
-            Ok(())
-        })
-    }
-
-    /// Append an entry of any event kind with details (wake-check uses this
-    /// for `degraded_mode`). `lock_consent` sets consent to locked.
-    pub fn append_entry(&self, now_ms: u64, event: Event, details: &[String], lock_consent: bool) -> Result<Entry> {
-        self.append_with(now_ms, event, |e, _| {
-            e.details = clean_list(details, "details")?;
-            if lock_consent {
-                e.consent_state = ConsentState::Locked;
-            }
-            Ok(())
-        })
-    }
-
-    /// Issue a consent token bound to the action file's hash.
-    pub fn consent_request(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk) -> Result<Issued> {
-        let hash = action_hash(action_bytes)?;
-        let summary = clean_text(summary, "summary", false)?;
-        let summary: String = summary.chars().take(300).collect();
-        let _guard = self.lock()?;
-        let live = self.load_for_write(now_ms)?;
-        if let Some(reason) = self.witness_active(&live)? {
-            return Err(witness_error(&reason));
-        }
-        let mut ledger = self.load_ledger()?;
-        let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
-        let (token, rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
-        self.save_ledger(&ledger)?;
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        let mut e = self.draft(&head, Event::ConsentRequest, now_ms);
-        e.consent_state = ConsentState::Pending;
-        e.irreversible_action_pending = rec.id.clone();
-        e.action_hash = hash;
-        e.risk_level = risk;
-        e.details = vec![format!("consent requested ({}): {summary}", risk.as_str())];
-        let entry = self.commit(live, e, now_ms)?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry) })
-    }
-
-    /// Confirm with the user's standalone message; records authorization.
-    pub fn consent_confirm(&self, now_ms: u64, action_bytes: &[u8], message: &str) -> Result<Entry> {
-        let token = tokens::standalone_token(message)?;
-        let hash = action_hash(action_bytes)?;
-        let _guard = self.lock()?;
-        let live = self.load_for_write(now_ms)?;
-        if let Some(reason) = self.witness_active(&live)? {
-            return Err(witness_error(&reason));
-        }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-        let mut ledger = self.load_ledger()?;
-        let rec = ledger.find_mut(&token).filter(|r| r.purpose == tokens::Purpose::Consent);
-        let Some(rec) = rec else {
-            return Err(Error::new("consent_token_unknown", "that token was not issued for a consent request"));
-        };
-        match rec.status(now_ms) {
-            TokenStatus::Used => return Err(Error::new("consent_token_replayed", "that token was already used (single use)")),
-            TokenStatus::Expired => return Err(Error::new("consent_token_expired", "that token has expired; request consent again")),
-            TokenStatus::Live => {}
-        }
-        if rec.action_hash != hash {
-            return Err(Error::new("consent_action_changed", "the action file changed since the token was issued; request consent again"));
-        }
-        if head.irreversible_action_pending != rec.id {
-            return Err(Error::new("consent_token_superseded", "a newer consent request replaced this token"));
-        }
-        rec.used_at_ms = Some(now_ms);
-        let id = rec.id.clone();
-        self.save_ledger(&ledger)?;
-        let mut e = self.draft(&head, Event::ConsentConfirm, now_ms);
-        e.consent_state = ConsentState::Authorized;
-        e.irreversible_action_pending = id;
-        e.action_hash = hash;
-        e.details = vec!["consent confirmed by a standalone user message".into()];
-        self.commit(live, e, now_ms)
     }
 
     /// Run the five deterministic checks; a pass consumes the authorization.
@@ -662,178 +331,7 @@ impl Latch {
         recover::run(self, now_ms)
     }
 
-    /// Issue a reseed token (only in Silent Witness), bound to the current
-    /// manifest bytes.
-    pub fn reseed_request(&self, now_ms: u64) -> Result<Issued> {
-        let _guard = self.lock()?;
-        let reason = self.silent_witness_reason()?.ok_or_else(|| Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"))?;
-        let state = self.state_hash()?;
-        let mut ledger = self.load_ledger()?;
-        let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
-        let summary = clean_text(&format!("reseed: archive the current chain and start a new one ({reason})"), "summary", false)?;
-        let (token, rec) = ledger.issue(tokens::Purpose::Reseed, &state, Risk::High, &summary, now_ms, ttl);
-        self.save_ledger(&ledger)?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: None })
-    }
-
-    /// Silent Witness reason from the marker or a trusted head (no lock).
-    pub fn silent_witness_reason(&self) -> Result<Option<String>> {
-        if let Some(m) = self.witness_marker()? {
-            return Ok(Some(m.reason));
-        }
-        match chain::load_live(&self.paths, self.key.as_ref()) {
-            Ok(live) => self.witness_active(&live),
-            Err(_) => Ok(None),
-        }
-    }
-
-    fn state_hash(&self) -> Result<String> {
-        match layout::read_file(&self.paths.manifest, "latch_manifest_symlink") {
-            Ok(b) => Ok(entry::sha256_tagged(&b)),
-            Err(e) if e.code() == "latch_file_missing" => Ok(entry::sha256_tagged(b"")),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Leave Silent Witness with a confirmed reseed token: archive the old
-    /// chain and start a new one recording the old head's hash.
-    pub fn reseed_confirm(&self, now_ms: u64, message: &str, objective: Option<&str>) -> Result<Entry> {
-        let token = tokens::standalone_token(message)?;
-        let _guard = self.lock()?;
-        if self.silent_witness_reason()?.is_none() {
-            return Err(Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"));
-        }
-        let state = self.state_hash()?;
-        let mut ledger = self.load_ledger()?;
-        let Some(rec) = ledger.find_mut(&token).filter(|r| r.purpose == tokens::Purpose::Reseed) else {
-            return Err(Error::new("consent_token_unknown", "that token was not issued for a reseed"));
-        };
-        match rec.status(now_ms) {
-            TokenStatus::Used => return Err(Error::new("consent_token_replayed", "that token was already used (single use)")),
-            TokenStatus::Expired => return Err(Error::new("consent_token_expired", "that token has expired; run reseed again")),
-            TokenStatus::Live => {}
-        }
-        if rec.action_hash != state {
-            return Err(Error::new("consent_action_changed", "the manifest changed since the reseed token was issued"));
-        }
-        rec.used_at_ms = Some(now_ms);
-        self.save_ledger(&ledger)?;
-        let full = chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, false);
-        let trusted = full.report.trusted;
-        let old_head = full.head;
-        // Archive the old chain.
-        let name = format!("chain-{}-{}", now_ms, kijito_files::random::hex(4));
-        private::ensure_private_dir(&self.paths.archive).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-        let dest = self.paths.archive.join(&name);
-        private::ensure_private_dir(&dest).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-        for (from, to) in [(&self.paths.manifest, dest.join(layout::MANIFEST)), (&self.paths.history, dest.join(layout::HISTORY))] {
-            if std::fs::symlink_metadata(from).is_ok() {
-                std::fs::rename(from, &to).map_err(|e| Error::new("latch_write_failed", format!("cannot archive {}: {e}", from.display())))?;
-            }
-        }
-        private::fsync_dir(&dest)?;
-        private::fsync_dir(&self.paths.dir)?;
-        private::remove_owned(&self.paths.witness).map_err(|e| layout::file_error(e, "latch_witness_symlink"))?;
-        let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
-        let objective = match (objective, &old_head) {
-            (Some(o), _) => clean_text(o, "objective", false)?,
-            (None, Some(h)) if trusted => h.objective.clone(),
-            _ => "restate the objective: the previous chain failed verification".to_owned(),
-        };
-        let mut e = self.genesis(now_ms, Event::Reseed, mode, objective);
-        if let (true, Some(h)) = (trusted, &old_head) {
-            e.non_negotiables = h.non_negotiables.clone();
-            e.known_state = h.known_state.clone();
-            e.unknown_state = h.unknown_state.clone();
-            e.next_single_step = h.next_single_step.clone();
-        }
-        e.reseeded_from = Some(ReseedRef {
-            old_head_payload_hash: old_head.as_ref().map(|h| h.integrity.payload_hash.clone()).unwrap_or_else(|| NONE.into()),
-            old_head_seq: old_head.as_ref().map(|h| h.entry_seq).unwrap_or(0),
-            old_manifest_sha256: state,
-            old_chain_trusted: trusted,
-            archive: format!("{}/{}", layout::ARCHIVE, name),
-        });
-        e.details = vec!["reseeded from a confirmed user token; the old chain is archived".into()];
-        self.finalize(&mut e, now_ms)?;
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, std::slice::from_ref(&e)).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
-        Ok(e)
-    }
-
-    /// Benchmarks and tests only: write a valid history of `n` entries
-    /// (init plus checkpoints) directly, one file write per sealed segment.
-    #[doc(hidden)]
-    pub fn seed_history(&self, n: u64, start_ms: u64) -> Result<()> {
-        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-        let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
-        let mut head = self.genesis(start_ms, Event::Init, mode, "benchmark objective".into());
-        self.finalize(&mut head, start_ms)?;
-        let mut live = vec![head.clone()];
-        let mut last: Option<SegmentRef> = None;
-        for i in 1..n {
-            let now = start_ms + i;
-            let mut e = self.draft(&head, Event::Checkpoint, now);
-            e.next_single_step = format!("step {i}");
-            if live.len() >= layout::SEGMENT_ENTRIES {
-                let index = last.as_ref().map(|r| r.index + 1).unwrap_or(1);
-                let bytes = chain::render_file(&chain::segment_header(index), &live);
-                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-                private::write_atomic(&self.paths.segment(index), bytes.as_bytes())?;
-                let r = SegmentRef {
-                    index,
-                    sha256: entry::sha256_tagged(bytes.as_bytes()),
-                    first_seq: live[0].entry_seq,
-                    last_seq: head.entry_seq,
-                };
-                e.sealed_segment = Some(r.clone());
-                last = Some(r);
-                live.clear();
-            }
-            self.finalize(&mut e, now)?;
-            live.push(e.clone());
-            head = e;
-        }
-        private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, &live).as_bytes())?;
-        if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
-            self.save_ledger(&tokens::Ledger::default())?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn full_verify(&self, hashes: bool) -> chain::FullVerify {
-        chain::verify_full(&self.paths, self.key.as_ref(), self.key_named, hashes)
-    }
-
     pub(crate) fn governance(&self) -> &Governance {
         &self.governance
-    }
-
-    pub(crate) fn ledger(&self) -> Result<tokens::Ledger> {
-        self.load_ledger()
-    }
-
-    pub(crate) fn locked(&self) -> Result<lock::LockGuard> {
-        self.lock()
-    }
-
-    pub(crate) fn live_for_write(&self, now_ms: u64) -> Result<LiveState> {
-        self.load_for_write(now_ms)
-    }
-
-    pub(crate) fn witness_reason_for(&self, live: &LiveState) -> Result<Option<String>> {
-        self.witness_active(live)
-    }
-
-    pub(crate) fn mark_witness(&self, now_ms: u64, reason: &str, findings: Vec<String>) -> Result<()> {
-        self.write_witness(now_ms, reason, findings)
-    }
-
-    pub(crate) fn new_draft(&self, head: &Entry, event: Event, now_ms: u64) -> Entry {
-        self.draft(head, event, now_ms)
-    }
-
-    pub(crate) fn commit_entry(&self, live: LiveState, e: Entry, now_ms: u64) -> Result<Entry> {
-        self.commit(live, e, now_ms)
     }
 }

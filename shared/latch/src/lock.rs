@@ -1,12 +1,12 @@
-//! The advisory lock on `_manifest.lock` (flock). Acquired with bounded
-//! backoff up to the timeout, then fail closed with `latch_lock_timeout`.
+//! The advisory lock on `_manifest.lock`, taken through `fd-lock` (flock on
+//! Unix). Acquired with bounded backoff (2, 4, ... 64 ms) up to the 800 ms
+//! governance timeout, then fail closed with `latch_lock_timeout`.
 //! The kernel drops a flock when its holder dies, so a lock can only be
 //! "stale" when its holder is alive but stuck; [`probe`] reports that.
 
 use kijito_protocol::error::{Error, Result};
 use kijito_files::private;
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// A held lock; released on drop (closing the fd releases the flock).
 #[derive(Debug)]
 pub struct LockGuard {
-    _file: File,
+    _lock: fd_lock::RwLock<File>,
 }
 
 fn open_lock(path: &Path, create: bool) -> Result<File> {
@@ -39,28 +39,26 @@ fn open_lock(path: &Path, create: bool) -> Result<File> {
     Ok(file)
 }
 
-fn try_flock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
-    // SAFETY: flock on a valid open fd owned by `file`.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) || err.raw_os_error() == Some(libc::EINTR) {
-        Ok(false)
-    } else {
-        Err(err)
+/// One non-blocking attempt: `Ok(true)` when taken. An exclusive lock is kept
+/// (its guard is forgotten, so the lock lives until the fd closes with the
+/// [`LockGuard`]); a shared probe lock is released at once.
+fn try_lock(lock: &mut fd_lock::RwLock<File>, exclusive: bool) -> std::io::Result<bool> {
+    let res = if exclusive { lock.try_write().map(std::mem::forget) } else { lock.try_read().map(drop) };
+    match res {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
 /// Acquire the exclusive lock within `timeout_ms` (backoff 2, 4, ... 64 ms).
 pub fn acquire(path: &Path, timeout_ms: u64) -> Result<LockGuard> {
-    let file = open_lock(path, true)?;
+    let mut lock = fd_lock::RwLock::new(open_lock(path, true)?);
     let start = Instant::now();
     let mut wait = Duration::from_millis(2);
     loop {
-        match try_flock(&file, libc::LOCK_EX) {
-            Ok(true) => return Ok(LockGuard { _file: file }),
+        match try_lock(&mut lock, true) {
+            Ok(true) => return Ok(LockGuard { _lock: lock }),
             Ok(false) => {}
             Err(e) => return Err(Error::new("latch_lock_failed", format!("flock {}: {e}", path.display()))),
         }
@@ -110,12 +108,13 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
         Err(e) => return Err(e),
     };
     let mtime_ms = file.metadata().map(|m| (m.mtime().max(0) as u64) * 1000).unwrap_or(0);
+    let mut lock = fd_lock::RwLock::new(file);
     // Held means held for the whole probe window: a writer's append (a few
     // ms) or a forked child that has not yet exec'd its copy of the fd away
     // is not a stale lock.
     let mut got = false;
     for attempt in 0..PROBE_ATTEMPTS {
-        got = try_flock(&file, libc::LOCK_SH).map_err(|e| Error::new("latch_lock_failed", format!("flock {}: {e}", path.display())))?;
+        got = try_lock(&mut lock, false).map_err(|e| Error::new("latch_lock_failed", format!("flock {}: {e}", path.display())))?;
         if got {
             break;
         }

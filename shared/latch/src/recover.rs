@@ -19,6 +19,9 @@ pub const STEP_LINE_CHARS: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Protocol {
+    /// The Re-Latch phase, in this order: blocking dependency
+    /// (`blocked_by`), current objective, anchor (last confirmed checkpoint).
+    pub relatch: Vec<String>,
     pub known: Vec<String>,
     pub unknown: Vec<String>,
     pub question: &'static str,
@@ -66,13 +69,17 @@ pub fn incident_lines(block: &str, attempts: u32, max: u32) -> Vec<String> {
     vec![
         format!("Current block: {block}"),
         format!("Attempted recoveries: {attempts} of {max}"),
-        "Required user input: run `memory-latch reseed`, then reply with the printed token as a standalone message.".to_owned(),
+        "Required user input: after `memory-latch reseed` prints a token, the user sends that token alone as their own message.".to_owned(),
     ]
 }
 
 /// The text `recover` prints for a protocol outcome.
 pub fn protocol_text(p: &Protocol) -> String {
-    let mut s = String::from("RECOVERY PROTOCOL (from verified latch state only)\n\nKnown:\n");
+    let mut s = String::from("RECOVERY PROTOCOL (from verified latch state only)\n\nRe-Latch (in this order):\n");
+    for (i, r) in p.relatch.iter().enumerate() {
+        s.push_str(&format!("{}. {r}\n", i + 1));
+    }
+    s.push_str("\nKnown:\n");
     for k in &p.known {
         s.push_str(&format!("- {k}\n"));
     }
@@ -111,7 +118,13 @@ fn protocol_from(e: &Entry) -> Protocol {
     known.push(format!("latest verified entry: {} ({}, {})", e.entry_seq, e.event.as_str(), e.updated_at));
     let mut unknown = e.unknown_state.clone();
     unknown.push("anything not recorded in the verified latch (treat memory of it as unconfirmed)".into());
+    let relatch = vec![
+        format!("blocking dependency: {}", e.blocked_by),
+        format!("current objective: {}", e.objective),
+        format!("anchor (last confirmed checkpoint): {}", e.last_good_checkpoint),
+    ];
     Protocol {
+        relatch,
         known,
         unknown,
         question: QUESTION,
@@ -123,7 +136,7 @@ fn protocol_from(e: &Entry) -> Protocol {
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
-    let _guard = latch.locked()?;
+    let guard = latch.lock()?;
     let max = latch.governance().max_recovery_attempts;
     let full = latch.full_verify(false);
     if !full.report.trusted {
@@ -132,7 +145,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
         }
         let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
         let already = latch.witness_marker()?.is_some();
-        latch.mark_witness(now_ms, "verification failed", codes.clone())?;
+        latch.write_witness(now_ms, "verification failed", codes.clone())?;
         let block = format!("the latch failed verification ({})", codes.first().map(String::as_str).unwrap_or("unknown"));
         let attempts = full.head.as_ref().map(|h| h.recovery_attempts).unwrap_or(0);
         return Ok(RecoverOutcome::SilentWitness(Incident {
@@ -141,9 +154,9 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
             entered_now: !already,
         }));
     }
-    let live = latch.live_for_write(now_ms)?;
+    let live = latch.load_for_write(now_ms)?;
     let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
-    if let Some(reason) = latch.witness_reason_for(&live)? {
+    if let Some(reason) = latch.witness_active(&live)? {
         return Ok(RecoverOutcome::SilentWitness(Incident {
             lines: incident_lines(&head.blocked_by, head.recovery_attempts, max),
             reason,
@@ -152,16 +165,18 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     }
     if head.recovery_attempts >= max {
         let lines = incident_lines(&head.blocked_by, head.recovery_attempts, max);
-        let mut e = latch.new_draft(&head, Event::SilentWitness, now_ms);
-        e.silent_witness = true;
-        e.consent_state = ConsentState::Locked;
-        e.details = lines.clone();
-        latch.commit_entry(live, e, now_ms)?;
+        latch.transact(&guard, now_ms, Event::SilentWitness, |e, _| {
+            e.silent_witness = true;
+            e.consent_state = ConsentState::Locked;
+            e.details = lines.clone();
+            Ok(())
+        })?;
         return Ok(RecoverOutcome::SilentWitness(Incident { lines, reason: "recovery attempts exhausted".into(), entered_now: true }));
     }
-    let mut e = latch.new_draft(&head, Event::RecoveryAttempt, now_ms);
-    e.recovery_attempts = head.recovery_attempts + 1;
-    let e = latch.commit_entry(live, e, now_ms)?;
+    let e = latch.transact(&guard, now_ms, Event::RecoveryAttempt, |e, h| {
+        e.recovery_attempts = h.recovery_attempts + 1;
+        Ok(())
+    })?;
     Ok(RecoverOutcome::Protocol(protocol_from(&e)))
 }
 
@@ -181,6 +196,19 @@ mod tests {
     #[test]
     fn incident_has_three_lines() {
         assert_eq!(incident_lines("x", 3, 3).len(), 3);
+        let p = Protocol {
+            relatch: vec!["blocking dependency: b".into(), "current objective: o".into(), "anchor (last confirmed checkpoint): none".into()],
+            known: vec![],
+            unknown: vec![],
+            question: QUESTION,
+            next_step: "s".into(),
+            attempt: 1,
+            max_attempts: 3,
+            entry_seq: 2,
+        };
+        let t = protocol_text(&p);
+        let (b, o, a) = (t.find("1. blocking").unwrap(), t.find("2. current objective").unwrap(), t.find("3. anchor").unwrap());
+        assert!(b < o && o < a);
         assert!(hook_context("you forgot").contains(QUESTION));
     }
 }

@@ -4,11 +4,18 @@
 //! alphabet without look-alikes (no 0, O, 1, I, L), drawn from the OS random
 //! source. The user sees it once; the ledger stores only a salted SHA-256 of
 //! it, bound to the action hash, with its expiry and use time.
+//!
+//! A token is confirmed only by the user's own message (the UserPromptSubmit
+//! hook, see [`crate::Latch::user_prompt`]); a token-shaped user message that
+//! matches no live token counts as a wrong attempt against every live token,
+//! and a token with [`MAX_WRONG_ATTEMPTS`] wrong attempts is locked for good.
 
 use kijito_protocol::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-pub const LEDGER_SCHEMA: &str = "memory-latch.tokens/v1";
+pub const LEDGER_SCHEMA: &str = "memory-latch.tokens/v2";
+/// Wrong standalone attempts after which every live token is locked.
+pub const MAX_WRONG_ATTEMPTS: u32 = 5;
 pub const ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 pub const TOKEN_PREFIX: &str = "ACT-";
 pub const TOKEN_CHARS: usize = 6;
@@ -40,7 +47,14 @@ pub struct TokenRecord {
     pub summary: String,
     pub issued_at_ms: u64,
     pub expires_at_ms: u64,
+    /// When the gate consumed it (or the reseed ran).
     pub used_at_ms: Option<u64>,
+    /// When the user's standalone message confirmed it.
+    pub confirmed_at_ms: Option<u64>,
+    /// High risk: when a second, separate standalone user message reconfirmed it.
+    pub reconfirmed_at_ms: Option<u64>,
+    /// Wrong standalone attempts seen while it was live.
+    pub failed_attempts: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +77,8 @@ pub enum TokenStatus {
     Live,
     Expired,
     Used,
+    /// Locked after too many wrong attempts.
+    Locked,
 }
 
 /// What wake-check and `status` see of a token (no secret in it).
@@ -76,6 +92,9 @@ pub struct TokenState {
     pub issued_at_ms: u64,
     pub expires_at_ms: u64,
     pub used_at_ms: Option<u64>,
+    pub confirmed_at_ms: Option<u64>,
+    pub reconfirmed_at_ms: Option<u64>,
+    pub failed_attempts: u32,
     pub status: TokenStatus,
 }
 
@@ -83,6 +102,8 @@ impl TokenRecord {
     pub fn status(&self, now_ms: u64) -> TokenStatus {
         if self.used_at_ms.is_some() {
             TokenStatus::Used
+        } else if self.failed_attempts >= MAX_WRONG_ATTEMPTS {
+            TokenStatus::Locked
         } else if now_ms >= self.expires_at_ms {
             TokenStatus::Expired
         } else {
@@ -100,6 +121,9 @@ impl TokenRecord {
             issued_at_ms: self.issued_at_ms,
             expires_at_ms: self.expires_at_ms,
             used_at_ms: self.used_at_ms,
+            confirmed_at_ms: self.confirmed_at_ms,
+            reconfirmed_at_ms: self.reconfirmed_at_ms,
+            failed_attempts: self.failed_attempts,
             status: self.status(now_ms),
         }
     }
@@ -181,6 +205,9 @@ impl Ledger {
             issued_at_ms: now_ms,
             expires_at_ms: now_ms.saturating_add(ttl_ms),
             used_at_ms: None,
+            confirmed_at_ms: None,
+            reconfirmed_at_ms: None,
+            failed_attempts: 0,
         };
         self.tokens.push(rec.clone());
         self.prune(now_ms);
@@ -198,6 +225,17 @@ impl Ledger {
     /// Find the record a token belongs to.
     pub fn find_mut(&mut self, token_upper: &str) -> Option<&mut TokenRecord> {
         self.tokens.iter_mut().find(|t| t.matches(token_upper))
+    }
+
+    /// Count one wrong standalone attempt against every live token; returns
+    /// the attempts left before they lock (0 when none is live any more).
+    pub fn wrong_attempt(&mut self, now_ms: u64) -> u32 {
+        let mut left = 0;
+        for t in self.tokens.iter_mut().filter(|t| t.status(now_ms) == TokenStatus::Live) {
+            t.failed_attempts += 1;
+            left = left.max(MAX_WRONG_ATTEMPTS.saturating_sub(t.failed_attempts));
+        }
+        left
     }
 
     pub fn by_id(&self, id: &str) -> Option<&TokenRecord> {
@@ -239,6 +277,12 @@ mod tests {
         assert_eq!(rec.status(1000), TokenStatus::Live);
         assert_eq!(rec.status(601_000), TokenStatus::Expired);
         assert_eq!(parse_ledger(json.as_bytes()).unwrap(), l);
+        assert!(json.contains("failed_attempts"));
+        for _ in 0..4 {
+            assert!(l.wrong_attempt(1000) > 0);
+        }
+        assert_eq!(l.wrong_attempt(1000), 0);
+        assert_eq!(l.tokens[0].status(1000), TokenStatus::Locked);
         for _ in 0..100 {
             l.issue(Purpose::Consent, &action, Risk::Low, "s", 1000, 1);
         }

@@ -83,9 +83,9 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
     for arg in argv {
         let text = arg
             .into_string()
-            .map_err(|_| Error::usage("invalid_argument", "arguments must be valid UTF-8"))?;
+            .map_err(|_| Error::usage(crate::codes::cli::INVALID_ARGUMENT, "arguments must be valid UTF-8"))?;
         if text.len() > MAX_ARG_BYTES {
-            return Err(Error::usage("invalid_argument", format!("an argument is longer than {MAX_ARG_BYTES} bytes")));
+            return Err(Error::usage(crate::codes::cli::INVALID_ARGUMENT, format!("an argument is longer than {MAX_ARG_BYTES} bytes")));
         }
         if text == "--help" || text == "-h" {
             return Ok(Parsed::Help);
@@ -108,15 +108,15 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
                     joined
                 } else {
                     return Err(Error::usage(
-                        "unknown_subcommand",
+                        crate::codes::cli::UNKNOWN_SUBCOMMAND,
                         format!("{word} needs one of its subcommands (see --help), not {:?}", crate::ids::clip(&second)),
                     ));
                 }
             }
             Some(word) => {
-                return Err(Error::usage("unknown_subcommand", format!("unknown subcommand {:?}", crate::ids::clip(&word))))
+                return Err(Error::usage(crate::codes::cli::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {:?}", crate::ids::clip(&word))))
             }
-            None => return Err(Error::usage("missing_subcommand", "a subcommand is required (see --help)")),
+            None => return Err(Error::usage(crate::codes::cli::MISSING_SUBCOMMAND, "a subcommand is required (see --help)")),
         }
     } else {
         String::new()
@@ -125,18 +125,24 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
     let mut args = Args { subcommand, values: Vec::new() };
     while let Some(word) = words.next() {
         let Some(flag) = flags.iter().find(|f| f.name == word) else {
-            if word.starts_with('-') {
-                return Err(Error::usage("unknown_flag", format!("unknown flag {:?}", crate::ids::clip(&word))));
+            if let Some((name, _)) = word.split_once('=').filter(|(n, _)| flags.iter().any(|f| f.name == *n && f.value)) {
+                return Err(Error::usage(
+                    "unknown_flag",
+                    format!("{:?} is not accepted: write `{name} VALUE` (the flag and its value as two words, no `=`)", crate::ids::clip(&word)),
+                ));
             }
-            return Err(Error::usage("unexpected_argument", format!("unexpected argument {:?}", crate::ids::clip(&word))));
+            if word.starts_with('-') {
+                return Err(Error::usage(crate::codes::cli::UNKNOWN_FLAG, format!("unknown flag {:?}", crate::ids::clip(&word))));
+            }
+            return Err(Error::usage(crate::codes::cli::UNEXPECTED_ARGUMENT, format!("unexpected argument {:?}", crate::ids::clip(&word))));
         };
         if args.count(flag.name) >= flag.max {
-            return Err(Error::usage("repeated_flag", format!("{} given too many times", flag.name)));
+            return Err(Error::usage(crate::codes::cli::REPEATED_FLAG, format!("{} given too many times", flag.name)));
         }
         let value = if flag.value {
             match words.next() {
                 Some(v) => Some(v),
-                None => return Err(Error::usage("missing_value", format!("{} needs a value", flag.name))),
+                None => return Err(Error::usage(crate::codes::cli::MISSING_VALUE, format!("{} needs a value", flag.name))),
             }
         } else {
             None
@@ -170,7 +176,7 @@ impl Args {
     pub fn required<T: FromArg>(&self, name: &str) -> Result<T> {
         match self.raw(name) {
             Some(v) => T::from_arg(v).map_err(|e| e.context(name).as_usage()),
-            None => Err(Error::usage("missing_flag", format!("{name} is required"))),
+            None => Err(Error::usage(crate::codes::cli::MISSING_FLAG, format!("{name} is required"))),
         }
     }
 
@@ -232,7 +238,7 @@ impl FromArg for u64 {
                 return Ok(v);
             }
         }
-        Err(Error::usage("invalid_number", format!("expected a non-negative decimal integer, got {:?}", crate::ids::clip(text))))
+        Err(Error::usage(crate::codes::cli::INVALID_NUMBER, format!("expected a non-negative decimal integer, got {:?}", crate::ids::clip(text))))
     }
 }
 
@@ -254,7 +260,7 @@ pub fn print_stdout(text: &str) -> Result<()> {
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::new("stdout_write_failed", e.to_string())),
+        Err(e) => Err(Error::new(crate::codes::cli::STDOUT_WRITE_FAILED, e.to_string())),
     }
 }
 
@@ -345,6 +351,9 @@ mod tests {
     fn rejects_bad_argv_with_codes() {
         assert_eq!(code(&TOOL, &["--nope"]), "unknown_flag");
         assert_eq!(code(&TOOL, &["--pointer-id=1"]), "unknown_flag");
+        let eq = run(&TOOL, &["--pointer-id=1"]).unwrap_err();
+        assert!(eq.message().contains("write `--pointer-id VALUE`"), "{}", eq.message());
+        assert!(!run(&TOOL, &["--json=1"]).unwrap_err().message().contains("VALUE"));
         assert_eq!(code(&TOOL, &["junk"]), "unexpected_argument");
         assert_eq!(code(&TOOL, &["--pointer-id"]), "missing_value");
         assert_eq!(code(&TOOL, &["--json", "--json"]), "repeated_flag");

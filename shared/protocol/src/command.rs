@@ -25,6 +25,19 @@ pub enum Kind {
     Digest,
     SessionId,
     Path,
+    /// Free text (one argv word after shell splitting): at most 2000
+    /// characters, no control character.
+    Text,
+    /// One word of command-safe bytes (a host name, a listen address).
+    Word,
+    /// A decimal number.
+    Number,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// `sha256:` and 64 lowercase hex.
+    TaggedDigest,
+    /// A switch: no value.
+    Switch,
 }
 
 /// One documented flag of a helper: its argv shape, value kind and whether it
@@ -41,6 +54,12 @@ const fn req(name: &'static str, kind: Kind) -> ArgSpec {
 }
 const fn opt(name: &'static str, kind: Kind) -> ArgSpec {
     ArgSpec { flag: Flag::value(name), kind, required: false }
+}
+const fn many(name: &'static str, kind: Kind, max: usize) -> ArgSpec {
+    ArgSpec { flag: Flag::repeated(name, max), kind, required: false }
+}
+const fn switch(name: &'static str) -> ArgSpec {
+    ArgSpec { flag: Flag::switch(name), kind: Kind::Switch, required: false }
 }
 
 /// The `cli::Flag` list of a spec table, at compile time.
@@ -106,6 +125,76 @@ pub const KIJITO_COMPACT_STATUS_FLAGS: &[Flag] = &flags(&KIJITO_COMPACT_STATUS_S
 /// `kijito-compact worker` is started by `request` only (no grammar row: the
 /// guard refuses it from the agent, as it refuses `kijito-compact codex`).
 pub const KIJITO_COMPACT_WORKER_FLAGS: &[Flag] = &[Flag::value("--session-id"), Flag::value("--data-dir"), Flag::value("--nonce")];
+// memory-latch (docs/memory-latch.md): every subcommand except `consent
+// confirm` and `reseed --message`, which only the user's own message may do
+// (the UserPromptSubmit hook); the guard denies them before the binary does.
+const RISK: Kind = Kind::Choice(&["low", "medium", "high"]);
+pub const MEMORY_LATCH_STATUS_SPECS: [ArgSpec; 3] = [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json")];
+pub const MEMORY_LATCH_VERIFY_SPECS: [ArgSpec; 4] =
+    [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json"), opt("--since-checkpoint", Kind::Path)];
+pub const MEMORY_LATCH_INIT_SPECS: [ArgSpec; 7] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--objective", Kind::Text),
+    many("--non-negotiable", Kind::Text, 32),
+    opt("--next-step", Kind::Text),
+    opt("--integrity", Kind::Choice(&["checksum", "hmac"])),
+];
+pub const MEMORY_LATCH_CHECKPOINT_SPECS: [ArgSpec; 12] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    opt("--objective", Kind::Text),
+    many("--non-negotiable", Kind::Text, 32),
+    opt("--blocked-by", Kind::Text),
+    opt("--next-step", Kind::Text),
+    many("--known", Kind::Text, 32),
+    many("--unknown", Kind::Text, 32),
+    many("--decision", Kind::Text, 32),
+    opt("--last-good-checkpoint", Kind::TaggedDigest),
+    opt("--risk", RISK),
+];
+pub const MEMORY_LATCH_CONSENT_REQUEST_SPECS: [ArgSpec; 6] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--action-file", Kind::Path),
+    req("--summary", Kind::Text),
+    req("--risk", RISK),
+];
+pub const MEMORY_LATCH_GATE_SPECS: [ArgSpec; 8] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    req("--action-file", Kind::Path),
+    req("--checkpoint", Kind::TaggedDigest),
+    many("--target", Kind::Text, 256),
+    req("--intended", Kind::Path),
+    req("--result", Kind::Path),
+];
+pub const MEMORY_LATCH_DETECT_SPECS: [ArgSpec; 2] = [req("--message", Kind::Text), switch("--json")];
+
+// wake-check (docs/wake-check.md).
+pub const WAKE_CHECK_SPECS: [ArgSpec; 6] = [
+    opt("--workspace", Kind::Path),
+    opt("--data-dir", Kind::Path),
+    opt("--session-id", Kind::SessionId),
+    switch("--live"),
+    opt("--long-sleep-after", Kind::Number),
+    switch("--json"),
+];
+
+// kijito-local (docs/kijito-local.md).
+pub const KIJITO_LOCAL_SERVE_SPECS: [ArgSpec; 6] = [
+    req("--db", Kind::Path),
+    req("--token-file", Kind::Path),
+    opt("--listen", Kind::Word),
+    opt("--reap-after", Kind::Number),
+    opt("--faults", Kind::Word),
+    opt("--request-log", Kind::Path),
+];
+pub const KIJITO_LOCAL_DEMO_SPECS: [ArgSpec; 2] = [opt("--host", Kind::Word), switch("--keep")];
 
 /// One helper (or helper subcommand) the agent may run.
 #[derive(Debug, Clone, Copy)]
@@ -126,13 +215,38 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar { helper: "qa-gate", subcommand: "status", specs: &QA_GATE_STATUS_SPECS },
     Grammar { helper: "kijito-compact", subcommand: "request", specs: &KIJITO_COMPACT_REQUEST_SPECS },
     Grammar { helper: "kijito-compact", subcommand: "status", specs: &KIJITO_COMPACT_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "init", specs: &MEMORY_LATCH_INIT_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "checkpoint", specs: &MEMORY_LATCH_CHECKPOINT_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "status", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "verify", specs: &MEMORY_LATCH_VERIFY_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "consent request", specs: &MEMORY_LATCH_CONSENT_REQUEST_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "gate", specs: &MEMORY_LATCH_GATE_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "recover", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "reseed", specs: &MEMORY_LATCH_STATUS_SPECS },
+    Grammar { helper: "memory-latch", subcommand: "detect", specs: &MEMORY_LATCH_DETECT_SPECS },
+    Grammar { helper: "wake-check", subcommand: "", specs: &WAKE_CHECK_SPECS },
+    Grammar { helper: "kijito-local", subcommand: "serve", specs: &KIJITO_LOCAL_SERVE_SPECS },
+    Grammar { helper: "kijito-local", subcommand: "demo", specs: &KIJITO_LOCAL_DEMO_SPECS },
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
-/// agent-run helpers plus the hooks (which the agent never runs by hand, so
-/// no grammar accepts them).
-pub const GUARDED_NAMES: &[&str] =
-    &["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "kijito-compact", "precompact", "postcompact", "session-hook"];
+/// agent-run helpers plus the hooks and `kijito-setup` (which the agent never
+/// runs: `kijito-setup --force` would re-point the config at another pointer
+/// or server, so no grammar accepts it and only the user runs it).
+pub const GUARDED_NAMES: &[&str] = &[
+    "pointer-digest",
+    "pointer-snapshot",
+    "pointer-publish",
+    "qa-gate",
+    "kijito-compact",
+    "memory-latch",
+    "wake-check",
+    "kijito-local",
+    "precompact",
+    "postcompact",
+    "session-hook",
+    "kijito-setup",
+];
 
 /// Programs that run their arguments as a program.
 const WRAPPERS: &[&str] = &[
@@ -143,32 +257,9 @@ const WRAPPERS: &[&str] = &[
 /// Longest command line the guard looks at.
 pub const MAX_COMMAND_BYTES: usize = 8192;
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`crate::codes::command`]).
 pub mod codes {
-    pub const EMPTY: &str = "command_empty";
-    pub const TOO_LONG: &str = "command_too_long";
-    pub const CONTROL: &str = "command_control_character";
-    pub const METACHARACTER: &str = "command_metacharacter";
-    pub const ENV_ASSIGNMENT: &str = "command_env_assignment";
-    pub const PROGRAM_NOT_ABSOLUTE: &str = "command_program_not_absolute";
-    pub const PATH_TRAVERSAL: &str = "command_path_traversal";
-    pub const UNKNOWN_HELPER: &str = "command_unknown_helper";
-    pub const FOREIGN_ROOT: &str = "command_foreign_root";
-    pub const MISSING_SUBCOMMAND: &str = "command_missing_subcommand";
-    pub const UNKNOWN_SUBCOMMAND: &str = "command_unknown_subcommand";
-    pub const UNKNOWN_FLAG: &str = "command_unknown_flag";
-    pub const DUPLICATE_FLAG: &str = "command_duplicate_flag";
-    pub const MISSING_VALUE: &str = "command_missing_value";
-    pub const EXTRA_WORD: &str = "command_extra_word";
-    pub const MISSING_FLAG: &str = "command_missing_flag";
-    pub const FLAG_CONFLICT: &str = "command_flag_conflict";
-    pub const INVALID_ID: &str = "command_invalid_id";
-    pub const INVALID_DIGEST: &str = "command_invalid_digest";
-    pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
-    pub const INVALID_PATH: &str = "command_invalid_path";
-    pub const ROOT_UNKNOWN: &str = "command_root_unknown";
-    /// A tool call's argv array that is not one exact helper command.
-    pub const ARGV_INVALID: &str = "command_argv_invalid";
+    pub use crate::codes::command::*;
 }
 
 /// Where this installed plugin root keeps its executables: the directory of
@@ -266,10 +357,12 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         let Some(sub) = rest.first() else {
             return Err(fail(codes::MISSING_SUBCOMMAND, format!("{helper} needs a subcommand")));
         };
-        let Some(g) = candidates.iter().find(|g| g.subcommand == *sub) else {
+        // A subcommand may be two words (`consent request`).
+        let words_of = |g: &Grammar| g.subcommand.split(' ').count();
+        let Some(g) = candidates.iter().find(|g| rest.len() >= words_of(g) && rest[..words_of(g)].join(" ") == g.subcommand) else {
             return Err(fail(codes::UNKNOWN_SUBCOMMAND, format!("{helper} has no subcommand {:?} the guard accepts", crate::ids::clip(sub))));
         };
-        rest = &rest[1..];
+        rest = &rest[words_of(g)..];
         g
     };
     let mut args: Vec<(&'static str, String)> = Vec::new();
@@ -284,6 +377,11 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         };
         if args.iter().filter(|(n, _)| *n == spec.flag.name).count() >= spec.flag.max {
             return Err(fail(codes::DUPLICATE_FLAG, format!("{} given too many times", spec.flag.name)));
+        }
+        if spec.kind == Kind::Switch {
+            args.push((spec.flag.name, String::new()));
+            i += 1;
+            continue;
         }
         let Some(value) = rest.get(i + 1) else {
             return Err(fail(codes::MISSING_VALUE, format!("{} needs a value", spec.flag.name)));
@@ -312,6 +410,39 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
                 AbsPath::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_PATH, format!("{name}: {}", e.message())))
             }
         }
+        Kind::Text => {
+            if value.is_empty() || value.chars().count() > 2000 || value.chars().any(char::is_control) {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: text must be 1 to 2000 characters without control characters")))
+            } else {
+                Ok(())
+            }
+        }
+        Kind::Word => {
+            if !value.is_empty() && value.len() <= 256 && value.bytes().all(is_word_byte) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected one plain word")))
+            }
+        }
+        Kind::Number => {
+            if !value.is_empty() && value.len() <= 19 && value.bytes().all(|b| b.is_ascii_digit()) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected a decimal number")))
+            }
+        }
+        Kind::Choice(options) => {
+            if options.contains(&value) {
+                Ok(())
+            } else {
+                Err(fail(codes::INVALID_VALUE, format!("{name}: expected one of {}", options.join(", "))))
+            }
+        }
+        Kind::TaggedDigest => match value.strip_prefix("sha256:") {
+            Some(hex) => Digest::parse(hex).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message()))),
+            None => Err(fail(codes::INVALID_DIGEST, format!("{name}: expected sha256:<64 lowercase hex>"))),
+        },
+        Kind::Switch => Ok(()),
     };
     ok
 }
@@ -323,6 +454,9 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
         if n < spec.flag.max {
             return Err(fail(codes::MISSING_FLAG, format!("{} is required{}", spec.flag.name, if spec.flag.max > 1 { format!(" {} times", spec.flag.max) } else { String::new() })));
         }
+    }
+    if grammar.helper == "memory-latch" && grammar.subcommand == "gate" && !args.iter().any(|(f, _)| *f == "--target") {
+        return Err(fail(codes::MISSING_FLAG, "memory-latch gate needs at least one --target"));
     }
     if grammar.helper == "pointer-publish" {
         let content = args.iter().any(|(f, _)| *f == "--content-file");
@@ -376,11 +510,43 @@ mod tests {
     }
 
     #[test]
+    fn memory_latch_wake_check_and_kijito_local_grammar() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        let ok = |line: &str| check_command(line, &dir).map(|c| (c.helper, c.subcommand)).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let no = |line: &str| check_command(line, &dir).map(|_| ()).unwrap_err().code().to_owned();
+        let cp = format!("sha256:{}", "ab".repeat(32));
+        assert_eq!(ok("/opt/kq/bin/memory-latch status --json"), ("memory-latch", "status"));
+        assert_eq!(ok("/opt/kq/bin/memory-latch consent request --action-file /w/a.txt --summary deploy --risk high"), ("memory-latch", "consent request"));
+        assert_eq!(ok(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --target src/a.rs --target b --intended /w/i --result /w/r")), ("memory-latch", "gate"));
+        assert_eq!(ok("/opt/kq/bin/memory-latch reseed --workspace /w"), ("memory-latch", "reseed"));
+        assert_eq!(ok("/opt/kq/bin/wake-check --json --workspace /w --long-sleep-after 60"), ("wake-check", ""));
+        assert_eq!(ok("/opt/kq/bin/kijito-local serve --db /d/db --token-file /d/t --listen 127.0.0.1:0"), ("kijito-local", "serve"));
+        // What only the user may do, and flags that do not exist.
+        assert_eq!(no("/opt/kq/bin/memory-latch consent confirm --action-file /w/a --message ACT-23456A"), codes::UNKNOWN_SUBCOMMAND);
+        assert_eq!(no("/opt/kq/bin/memory-latch reseed --message ACT-23456A"), codes::UNKNOWN_FLAG);
+        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")), codes::UNKNOWN_FLAG);
+        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")), codes::MISSING_FLAG);
+        assert_eq!(no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"), codes::INVALID_VALUE);
+        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --last-good-checkpoint abc"), codes::INVALID_DIGEST);
+        assert_eq!(no("/opt/kq/bin/memory-latch status --json --json"), codes::DUPLICATE_FLAG);
+        assert_eq!(no("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
+        assert_eq!(no("/opt/kq/bin/wake-check --long-sleep-after soon"), codes::INVALID_VALUE);
+        assert_eq!(no("/elsewhere/memory-latch status"), codes::FOREIGN_ROOT);
+        assert_eq!(no("memory-latch status"), codes::PROGRAM_NOT_ABSOLUTE);
+        assert!(mentions_helper("memory-latch consent confirm --message ACT-23456A"));
+        assert!(mentions_helper("cd /w && wake-check --json"));
+        assert!(mentions_helper("env kijito-local serve"));
+    }
+
+    #[test]
     fn detection_of_helper_mentions() {
         assert!(mentions_helper("/x/bin/qa-gate record"));
         assert!(mentions_helper("cd /tmp && qa-gate status"));
         assert!(mentions_helper("bash -c \"pointer-publish --x\""));
         assert!(mentions_helper("FOO=1 pointer-digest --pointer-id 1"));
+        assert!(mentions_helper("kijito-setup --pointer-id 9 --lock-message-id 9 --force"));
+        assert!(mentions_helper("/x/bin/kijito-setup --create"));
+        assert!(!mentions_helper("kijito-doctor --offline"));
         assert!(mentions_helper("ls; /evil/pointer-snapshot"));
         assert!(mentions_helper("env qa-gate status"));
         assert!(mentions_helper("sudo -E qa-gate status"));

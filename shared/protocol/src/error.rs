@@ -17,6 +17,30 @@ struct Inner {
     message: String,
     detail: Option<serde_json::Value>,
     usage: bool,
+    kind: Kind,
+}
+
+/// What sort of failure an error is, for the callers whose control flow
+/// depends on it: they match on this, never on the code string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A rule refused the input or the state (the default).
+    Refused,
+    /// The Kijito service could not be reached or did not answer usably
+    /// (network, timeout, redirect, oversize or malformed answer).
+    Service,
+    /// The Kijito service answered this non-success HTTP status.
+    HttpStatus(u16),
+    /// A local prerequisite could not be used: the config, the token file,
+    /// a private file.
+    Local,
+}
+
+impl Kind {
+    /// The service was unreachable or answered with an error status.
+    pub fn is_service(self) -> bool {
+        matches!(self, Kind::Service | Kind::HttpStatus(_))
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -24,7 +48,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A runtime failure with a stable code.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Error(Box::new(Inner { code: code.into(), message: message.into(), detail: None, usage: false }))
+        Error(Box::new(Inner { code: code.into(), message: message.into(), detail: None, usage: false, kind: Kind::Refused }))
     }
 
     /// A usage error (bad argv): exit status 2.
@@ -36,6 +60,21 @@ impl Error {
     pub fn with_detail(mut self, detail: serde_json::Value) -> Self {
         self.0.detail = Some(detail);
         self
+    }
+
+    /// Set the kind (see [`Kind`]).
+    pub fn with_kind(mut self, kind: Kind) -> Self {
+        self.0.kind = kind;
+        self
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.0.kind
+    }
+
+    /// This error carries `code` (a registry constant).
+    pub fn is(&self, code: &str) -> bool {
+        self.0.code == code
     }
 
     /// Mark (or unmark) this error as a usage error.

@@ -4,7 +4,8 @@
 //! |---|---|
 //! | §1 words, typed values | [`ids`] |
 //! | §3 rendered memory, lifecycle, known-bad control | [`render`] |
-//! | §4 pointer manifest, canonical JSON | [`manifest`] |
+//! | §4 pointer manifest | [`manifest`] |
+//! | §4 canonical JSON printer, strict parser | [`json`] |
 //! | §8 helper command grammar and guard | [`command`] |
 //! | argv of every binary | [`cli`] |
 //! | errors and codes | [`error`] |
@@ -16,6 +17,7 @@ pub mod codes;
 pub mod command;
 pub mod error;
 pub mod ids;
+pub mod json;
 pub mod manifest;
 pub mod render;
 

@@ -108,19 +108,7 @@ pub const CODES: &[&str] = &[
     KNOWN_BAD_CONTROL_FAILED,
 ];
 
-pub const TOO_LARGE: &str = "memory_rendering_too_large";
-pub const FENCE_MISSING: &str = "memory_fence_missing";
-pub const FENCE_OPEN_INVALID: &str = "memory_fence_open_invalid";
-pub const FENCE_ID_MISMATCH: &str = "memory_fence_id_mismatch";
-pub const FENCE_PERSONA_MISMATCH: &str = "memory_fence_persona_mismatch";
-pub const FENCE_NONCE_INVALID: &str = "memory_fence_nonce_invalid";
-pub const FENCE_CLOSE_INVALID: &str = "memory_fence_close_invalid";
-pub const FENCE_DUPLICATED: &str = "memory_fence_duplicated";
-pub const FENCE_NESTED: &str = "memory_fence_nested";
-pub const HEADER_INVALID: &str = "memory_header_invalid";
-pub const METADATA_INVALID: &str = "memory_metadata_invalid";
-pub const LIFECYCLE_UNCLASSIFIED: &str = "memory_lifecycle_unclassified";
-pub const KNOWN_BAD_CONTROL_FAILED: &str = "known_bad_control_failed";
+pub use crate::codes::render::*;
 
 const OPEN_MARKER: &str = "⟦UNTRUSTED";
 const CLOSE_MARKER: &str = "⟦/UNTRUSTED";

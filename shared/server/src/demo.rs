@@ -101,11 +101,11 @@ impl Demo {
             .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| Error::new("demo_spawn_failed", format!("cannot run {name}: {e}")))?;
+        let mut child = cmd.spawn().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("cannot run {name}: {e}")))?;
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
             let _ = pipe.write_all(text.as_bytes());
         }
-        let out = child.wait_with_output().map_err(|e| Error::new("demo_spawn_failed", format!("{name}: {e}")))?;
+        let out = child.wait_with_output().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("{name}: {e}")))?;
         Ok(Run {
             status: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -182,8 +182,8 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| Error::new("demo_server_failed", format!("cannot start kijito-local: {e}")))?;
-    let stdout = child.stdout.take().ok_or_else(|| Error::new("demo_server_failed", "no stdout"))?;
+        .map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, format!("cannot start kijito-local: {e}")))?;
+    let stdout = child.stdout.take().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "no stdout"))?;
     let server = Server { child };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -191,25 +191,25 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
         let _ = BufReader::new(stdout).read_line(&mut line);
         let _ = tx.send(line);
     });
-    let line = rx.recv_timeout(Duration::from_secs(10)).map_err(|_| Error::new("demo_server_failed", "kijito-local did not start within 10 s"))?;
+    let line = rx.recv_timeout(Duration::from_secs(10)).map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "kijito-local did not start within 10 s"))?;
     let url = line
         .trim()
         .strip_prefix("kijito-local listening on ")
-        .ok_or_else(|| Error::new("demo_server_failed", format!("unexpected first line {line:?}")))?
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, format!("unexpected first line {line:?}")))?
         .to_owned();
     Ok((server, url))
 }
 
 fn call(t: &ReqwestTransport, method: Method, path: &str, body: Value) -> Result<Value> {
     let r = t.send(&Request { method, path: path.into(), body: Some(body.to_string().into_bytes()), if_match: None, timeout: MEMORY_TIMEOUT })?;
-    serde_json::from_slice(&r.body).map_err(|_| Error::new("demo_seed_failed", format!("{path} answered non-JSON")))
+    serde_json::from_slice(&r.body).map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("{path} answered non-JSON")))
 }
 
 fn id_of(v: &Value) -> Result<u64> {
     v.get("id")
         .and_then(Value::as_u64)
         .or_else(|| v.pointer("/result/id").and_then(Value::as_u64))
-        .ok_or_else(|| Error::new("demo_seed_failed", format!("no id in {v}")))
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("no id in {v}")))
 }
 
 /// Seeded ids and digests.
@@ -293,7 +293,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             let (server, url) = start_server(&d.bin, &d.dir)?;
             Ok((true, url.clone(), (server, url)))
         })
-        .ok_or_else(|| Error::new("demo_server_failed", "the server did not start"))?;
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "the server did not start"))?;
     let _server = server;
     let transport = ReqwestTransport::new(ApiUrl::parse(&url)?, &Token::read(&d.path("token"))?)?;
     let seed = d
@@ -301,7 +301,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             let s = seed(&transport)?;
             Ok((true, format!("pointer {} lock {} anchors {:?}", s.pointer, s.lock, s.anchors.iter().map(|a| a.0).collect::<Vec<_>>()), s))
         })
-        .ok_or_else(|| Error::new("demo_seed_failed", "seeding failed"))?;
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, "seeding failed"))?;
     let data_dir = d.path("data");
     private::ensure_private_dir(&data_dir)?;
     private::ensure_private_dir(&d.path("config/kijito-qa"))?;
@@ -318,7 +318,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             Ok((r.status == 0 && digest.is_some(), r.stdout.trim().chars().take(16).collect::<String>() + "…", digest))
         })
         .flatten()
-        .ok_or_else(|| Error::new("demo_step_failed", "pointer-digest failed"))?;
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "pointer-digest failed"))?;
     let v2 = manifest(seed.pointer, seed.lock, "Keep the agent's memory verified", "Resume: verify, then ship the pointer", &seed.anchors);
     private::write_atomic(&d.path("manifest-v2.json"), v2.as_bytes())?;
     let published = d
@@ -335,7 +335,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             Ok((r.status == 0 && status == "published", format!("{status}, cas {cas}"), digest))
         })
         .flatten()
-        .ok_or_else(|| Error::new("demo_step_failed", "pointer-publish failed"))?;
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "pointer-publish failed"))?;
     let d2 = d
         .step("pointer-digest again", "the published digest", |d| {
             let r = d.run("pointer-digest", &["--pointer-id", &p], None)?;
@@ -343,7 +343,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             Ok((digest.as_ref() == Some(&published), if digest.as_ref() == Some(&published) { "matches the receipt".into() } else { format!("got {:?}", r.stdout.trim()) }, digest))
         })
         .flatten()
-        .ok_or_else(|| Error::new("demo_step_failed", "digest mismatch after publish"))?;
+        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "digest mismatch after publish"))?;
 
     // Two context-free boots.
     let mut reports = Vec::new();
@@ -363,7 +363,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
                 snapshot_digest = snap;
                 reports.push(report);
             }
-            _ => return Err(Error::new("demo_step_failed", "a snapshot boot was not green or the two differ")),
+            _ => return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "a snapshot boot was not green or the two differ")),
         }
     }
 
@@ -379,7 +379,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         let kind = json_line(&r.stdout).and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_else(|| failure_code(&r));
         Ok((r.status == 0 && kind == "kijito.compaction.ready", kind, ()))
     })
-    .ok_or_else(|| Error::new("demo_step_failed", "record failed"))?;
+    .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "record failed"))?;
 
     // The attested compaction.
     let reentry = compaction(d, host_flag, &snapshot_digest, true)?;
@@ -401,7 +401,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         let code = failure_code(&r);
         let report: Option<Value> = std::fs::read(&red).ok().and_then(|b| serde_json::from_slice(&b).ok());
         let verdict = report.as_ref().and_then(|v| v["verdict"].as_str().map(str::to_owned)).unwrap_or_default();
-        Ok((r.status == 1 && code == "current_anchor_retired" && verdict == "red", format!("exit {}, {code}, report verdict {verdict}", r.status), ()))
+        Ok((r.status == 1 && code == kijito_protocol::codes::snapshot::ANCHOR_RETIRED && verdict == "red", format!("exit {}, {code}, report verdict {verdict}", r.status), ()))
     });
     let text = compaction(d, host_flag, &snapshot_digest, false)?;
     let _ = writeln!(d.out, "\n--- re-entry text the resumed model receives (unattested) ---\n{}\n---", text.trim_end());
@@ -459,7 +459,7 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
         }
     }
     if delivered.len() != 1 {
-        return Err(Error::new("demo_step_failed", format!("the {label} re-entry was delivered {} times, expected exactly once", delivered.len())));
+        return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, format!("the {label} re-entry was delivered {} times, expected exactly once", delivered.len())));
     }
     Ok(delivered.remove(0))
 }

@@ -29,9 +29,9 @@ use kijito_protocol::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
 
-/// Stable codes.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::faults`]).
 pub mod codes {
-    pub const INVALID: &str = "faults_file_invalid";
+    pub use kijito_protocol::codes::faults::*;
 }
 
 /// Largest faults file.
@@ -185,7 +185,7 @@ pub fn load(path: &Path) -> Result<Vec<Rule>> {
     let rules = kijito_files::private::FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_FAULTS_BYTES };
     match kijito_files::private::read_checked(path, rules) {
         Ok((bytes, _)) => parse(&bytes),
-        Err(e) if e.code() == kijito_files::private::codes::NOT_FOUND => Ok(Vec::new()),
+        Err(e) if e.is(kijito_files::private::codes::NOT_FOUND) => Ok(Vec::new()),
         Err(e) => Err(Error::new(codes::INVALID, e.to_string())),
     }
 }

@@ -15,6 +15,7 @@
 //! `MAX_CONNECTIONS`; more are answered 503 and closed).
 
 pub mod api;
+pub mod cli;
 pub mod demo;
 pub mod faults;
 pub mod http;
@@ -37,13 +38,9 @@ pub const MAX_TOKEN_BYTES: u64 = 16 * 1024;
 /// How long a stop waits for in-flight requests.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::server`]).
 pub mod codes {
-    pub const LISTEN_INVALID: &str = "listen_address_invalid";
-    pub const LISTEN_NOT_LOOPBACK: &str = "listen_address_not_loopback";
-    pub const BIND: &str = "listen_bind_failed";
-    pub const TOKEN_INVALID: &str = "token_file_invalid";
-    pub const SIGNALS: &str = "signal_setup_failed";
+    pub use kijito_protocol::codes::server::*;
 }
 
 /// Everything `kijito-local serve` needs.

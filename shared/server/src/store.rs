@@ -15,11 +15,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-/// Stable codes of this module.
+/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::store`]).
 pub mod codes {
-    pub const OPEN: &str = "store_open_failed";
-    pub const SCHEMA_TOO_NEW: &str = "store_schema_too_new";
-    pub const FAILED: &str = "store_failed";
+    pub use kijito_protocol::codes::store::*;
 }
 
 /// Migrations, index = version - 1. Append only; never edit a shipped one.

@@ -1,6 +1,7 @@
 //! The finding table: every code with its severity, the check that reports
 //! it and its one recommended single step. docs/wake-check.md (Findings) mirrors it.
 
+use kijito_protocol::error::Kind;
 use serde::Serialize;
 
 /// How much a finding weighs.
@@ -83,6 +84,12 @@ spec!(POINTER_RECORD_MISSING, "pointer_record_missing", Minor, CHECK_POINTER_REC
     "Record a QA pass (qa-gate record after two green pointer-snapshot reports) so wake-check --live has an expectation.");
 spec!(LIVE_UNAVAILABLE, "live_unavailable", Minor, CHECK_LIVE,
     "Check the network, the config and the token file, then rerun wake-check --live.");
+spec!(NOTHING_VERIFIABLE, "nothing_verifiable", Minor, CHECK_CHAIN,
+    "Nothing local could be verified (no latch and no QA state): confirm the objective and every remembered plan with the user before acting.");
+spec!(WORKSPACE_MISSING, "workspace_missing", Minor, CHECK_CHAIN,
+    "The workspace does not exist: confirm with the user where work continues, then run wake-check --workspace DIR there.");
+spec!(LATCH_DELETED, "latch_deleted", Degrading, CHECK_CHAIN,
+    "The latch was deleted since its head record: stop, show the user, and let a person decide (restore .memory-latch, or remove the head record and init).");
 spec!(LATCH_UNTRUSTED, "latch_untrusted", Degrading, CHECK_CHAIN,
     "Stop and show the user memory-latch verify's findings; write nothing until a human reviews (memory-latch reseed with the user's token).");
 spec!(LATCH_UNVERIFIABLE, "latch_unverifiable", Degrading, CHECK_CHAIN,
@@ -128,6 +135,9 @@ pub const ALL: &[&Spec] = &[
     &QA_STATE_UNREADABLE,
     &POINTER_RECORD_MISSING,
     &LIVE_UNAVAILABLE,
+    &NOTHING_VERIFIABLE,
+    &WORKSPACE_MISSING,
+    &LATCH_DELETED,
     &LATCH_UNTRUSTED,
     &LATCH_UNVERIFIABLE,
     &SILENT_WITNESS,
@@ -144,12 +154,16 @@ pub const ALL: &[&Spec] = &[
     &LIVE_VERIFICATION_FAILED,
 ];
 
-/// The finding for a failed `--live` verification, by error code. Transport,
-/// token and config failures only make the check unavailable (minor); a
-/// changed or retired pointer or anchor degrades; anything unknown degrades
-/// (fail closed).
-pub fn live_spec(code: &str) -> &'static Spec {
+/// The finding for a failed `--live` verification, by error kind and code.
+/// Service, token, config and local file failures ([`Kind::Service`],
+/// [`Kind::HttpStatus`], [`Kind::Local`]) only make the check unavailable
+/// (minor); a changed or retired pointer or anchor degrades; anything unknown
+/// degrades (fail closed).
+pub fn live_spec(code: &str, kind: Kind) -> &'static Spec {
     use kijito_protocol::codes::snapshot as s;
+    if kind.is_service() || kind == Kind::Local {
+        return &LIVE_UNAVAILABLE;
+    }
     match code {
         s::POINTER_RETIRED => &LIVE_POINTER_RETIRED,
         s::POINTER_DIGEST_MISMATCH => &LIVE_POINTER_CHANGED,
@@ -157,7 +171,6 @@ pub fn live_spec(code: &str) -> &'static Spec {
         s::ANCHOR_DIGEST_MISMATCH => &LIVE_ANCHOR_CHANGED,
         s::SNAPSHOT_DIGEST_MISMATCH => &LIVE_SNAPSHOT_CHANGED,
         kijito_protocol::render::KNOWN_BAD_CONTROL_FAILED => &LIVE_CONTROL_FAILED,
-        c if c.starts_with("kijito_") || c.starts_with("token_") || c.starts_with("config_") || c.starts_with("file_") => &LIVE_UNAVAILABLE,
         _ => &LIVE_VERIFICATION_FAILED,
     }
 }

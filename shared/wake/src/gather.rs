@@ -5,11 +5,11 @@
 
 use crate::{Facts, LatchFacts, LatchState, LiveFacts, PointerRecord, QaFacts, QaState, Recorded, Stamp, StepNames};
 use kijito_protocol::error::{Error, Result};
-use kijito_gate::{self as gate, Attempt, Pass, Reentry};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_gate::state::{self as qa_state, read_state, StateFile};
+use kijito_gate::{Attempt, Pass, Reentry};
+use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_latch::{self as latch, chain, layout, EntrySummary};
-use kijito_files::private::{self, FileRules};
-use serde_json::Value;
+use kijito_files::private;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -79,9 +79,10 @@ pub fn open_latch(opts: &Options) -> Result<Option<latch::Latch>> {
 /// degraded-mode entry).
 pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
     let handle = open_latch(opts)?;
-    let latch = match &handle {
-        None => LatchFacts::Absent,
-        Some(l) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+    let latch = match (&handle, &opts.workspace) {
+        (Some(l), _) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+        (None, None) => LatchFacts::Absent,
+        (None, Some(w)) => absent_latch(w),
     };
     let qa = match &opts.data_dir {
         None => QaFacts::Absent("no data dir".into()),
@@ -98,6 +99,20 @@ pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
         names: StepNames { data_dir: opts.data_dir.as_ref().map(|d| d.as_str().to_owned()), helpers: opts.helpers.clone() },
     };
     Ok((facts, handle))
+}
+
+/// A workspace without `.memory-latch`: missing, deleted since its head
+/// record, or simply never initialised.
+fn absent_latch(workspace: &Path) -> LatchFacts {
+    match std::fs::metadata(workspace) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return LatchFacts::WorkspaceMissing(format!("{} is not a directory", workspace.display())),
+        Err(e) => return LatchFacts::WorkspaceMissing(format!("{}: {e}", workspace.display())),
+    }
+    match latch::Latch::open(&latch::Config::new(workspace)).and_then(|l| l.head_record()) {
+        Ok(Some(rec)) => LatchFacts::Deleted { entry_seq: rec.entry_seq },
+        _ => LatchFacts::Absent,
+    }
 }
 
 fn err_line(e: &Error) -> String {
@@ -122,39 +137,11 @@ pub fn head_details(l: &latch::Latch, head: &EntrySummary) -> Result<Vec<String>
     let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
     match parsed.entries.last() {
         Some(e) if e.integrity.payload_hash == head.payload_hash => Ok(e.details.clone()),
-        _ => Err(Error::new("latch_file_changed", "the manifest changed while wake-check read it")),
+        _ => Err(Error::new(kijito_protocol::codes::latch::FILE_CHANGED, "the manifest changed while wake-check read it")),
     }
 }
 
 // ----- QA ------------------------------------------------------------------------
-
-/// Kinds of per-session QA files wake-check reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Pass,
-    Ticket,
-    Attempt,
-    Reentry,
-}
-
-fn classify(name: &str) -> Option<(Kind, &str)> {
-    for (prefix, kind) in [("qa-pass.", Kind::Pass), ("compaction-resume.", Kind::Ticket), ("compaction-attempt.", Kind::Attempt), ("compaction-reentry.", Kind::Reentry)] {
-        if let Some(s) = name.strip_prefix(prefix).and_then(|r| r.strip_suffix(".json")) {
-            if SessionId::parse(s).is_ok() {
-                return Some((kind, s));
-            }
-        }
-    }
-    None
-}
-
-fn is_insecure(code: &str) -> bool {
-    matches!(code, private::codes::SYMLINK | private::codes::NOT_REGULAR | private::codes::NOT_OWNED | private::codes::PERMISSIONS)
-}
-
-fn read_state(path: &Path) -> Result<Vec<u8>> {
-    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: gate::STATE_MAX_BYTES }).map(|(b, _)| b)
-}
 
 /// Read `<data>/qa/` without creating it.
 pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
@@ -183,7 +170,7 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
     };
     if let Err(e) = private::check_dir(&qa, true) {
         state.insecure.push(format!("qa dir: {}", err_line(&e)));
-        if e.code() == private::codes::DIR_SYMLINK || e.code() == private::codes::DIR_NOT_DIR {
+        if e.is(private::codes::DIR_SYMLINK) || e.is(private::codes::DIR_NOT_DIR) {
             return QaFacts::Present(state);
         }
     }
@@ -203,17 +190,20 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
             let mtime = (meta.mtime().max(0) as u64).saturating_mul(1000) + (meta.mtime_nsec().max(0) as u64) / 1_000_000;
             state.newest_mtime_ms = state.newest_mtime_ms.max(Some(mtime));
         }
-        if name == "current-pointer.json" {
+        if name == qa_state::CURRENT_POINTER {
             state.pointer_record = pointer_record(&path, &mut state.insecure);
             continue;
         }
-        let Some((kind, session)) = classify(name) else { continue };
+        let Some((kind, session)) = StateFile::classify(name) else { continue };
+        if !matches!(kind, StateFile::Pass | StateFile::Ticket | StateFile::Attempt | StateFile::Reentry) {
+            continue;
+        }
         if only.is_some_and(|s| s.as_str() != session) {
             continue;
         }
         let bytes = match read_state(&path) {
             Ok(b) => b,
-            Err(e) if is_insecure(e.code()) => {
+            Err(e) if qa_state::is_insecure(e.code()) => {
                 state.insecure.push(format!("{name}: {}", err_line(&e)));
                 continue;
             }
@@ -224,43 +214,27 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
         };
         let stamp = |at_ms: i64| Stamp { session: session.to_owned(), at_ms };
         let parsed: Result<Option<Stamp>> = match kind {
-            Kind::Pass => Pass::parse(&bytes).map(|p| Some(stamp(p.recorded_at_ms))),
-            Kind::Ticket => Pass::parse(&bytes).map(|_| None),
-            Kind::Attempt => Attempt::parse(&bytes).map(|a| Some(stamp(a.recorded_at_ms))),
-            Kind::Reentry => Reentry::parse(&bytes).map(|r| Some(stamp(r.claimed_at_ms))),
+            StateFile::Pass => Pass::parse(&bytes).map(|p| Some(stamp(p.recorded_at_ms))),
+            StateFile::Ticket => Pass::parse(&bytes).map(|_| None),
+            StateFile::Attempt => Attempt::parse(&bytes).map(|a| Some(stamp(a.recorded_at_ms))),
+            StateFile::Reentry => Reentry::parse(&bytes).map(|r| Some(stamp(r.claimed_at_ms))),
+            _ => Ok(None),
         };
         match (kind, parsed) {
             (_, Err(e)) => state.unreadable.push((session.to_owned(), format!("{name}: {}", e.code()))),
-            (Kind::Ticket, Ok(_)) => state.tickets.push(session.to_owned()),
-            (Kind::Pass, Ok(Some(s))) => state.passes.push(s),
-            (Kind::Attempt, Ok(Some(s))) => state.attempts.push(s),
-            (Kind::Reentry, Ok(Some(s))) => state.reentries.push(s),
-            (_, Ok(None)) => {}
+            (StateFile::Ticket, Ok(_)) => state.tickets.push(session.to_owned()),
+            (StateFile::Pass, Ok(Some(s))) => state.passes.push(s),
+            (StateFile::Attempt, Ok(Some(s))) => state.attempts.push(s),
+            (StateFile::Reentry, Ok(Some(s))) => state.reentries.push(s),
+            (_, Ok(_)) => {}
         }
     }
     QaFacts::Present(state)
 }
 
-const POINTER_KEYS: &[&str] = &["schemaVersion", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "recordedAtMs"];
-
 /// Parse `current-pointer.json` strictly (schemaVersion 2, exact keys).
 pub fn parse_pointer_record(bytes: &[u8]) -> std::result::Result<Recorded, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|_| "not JSON".to_owned())?;
-    let o = v.as_object().ok_or("not a JSON object")?;
-    if o.len() != POINTER_KEYS.len() || !o.keys().zip(POINTER_KEYS).all(|(a, b)| a == b) {
-        return Err("keys differ from schemaVersion 2".into());
-    }
-    if o["schemaVersion"] != 2 {
-        return Err("schemaVersion must be 2".into());
-    }
-    let digest = |k: &str| o[k].as_str().and_then(|s| Digest::parse(s).ok()).ok_or(format!("{k} is not a digest"));
-    Ok(Recorded {
-        pointer_id: o["pointerId"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or("pointerId is not a memory id")?,
-        lock_message_id: o["lockMessageId"].as_u64().and_then(|n| MessageId::new(n).ok()).ok_or("lockMessageId is not a message id")?,
-        pointer_digest: digest("pointerDigest")?,
-        snapshot_digest: digest("snapshotDigest")?,
-        recorded_at_ms: o["recordedAtMs"].as_i64().filter(|n| *n >= 0).ok_or("recordedAtMs is not a time")?,
-    })
+    Recorded::parse(bytes)
 }
 
 fn pointer_record(path: &Path, insecure: &mut Vec<String>) -> PointerRecord {
@@ -269,7 +243,7 @@ fn pointer_record(path: &Path, insecure: &mut Vec<String>) -> PointerRecord {
             Ok(r) => PointerRecord::Valid(r),
             Err(why) => PointerRecord::Invalid(why),
         },
-        Err(e) if is_insecure(e.code()) => {
+        Err(e) if qa_state::is_insecure(e.code()) => {
             insecure.push(format!("current-pointer.json: {}", err_line(&e)));
             PointerRecord::Invalid(e.code().to_owned())
         }
@@ -289,10 +263,10 @@ fn live_facts(qa: &QaFacts, probe: LiveProbe) -> LiveFacts {
     };
     // The control runs first, before any network call.
     if let Err(e) = kijito_protocol::render::run_known_bad_control() {
-        return LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() };
+        return LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned(), kind: e.kind() };
     }
     match probe(r) {
         Ok(()) => LiveFacts::Unchanged,
-        Err(e) => LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned() },
+        Err(e) => LiveFacts::Failed { code: e.code().to_owned(), message: e.message().to_owned(), kind: e.kind() },
     }
 }

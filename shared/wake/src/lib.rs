@@ -13,6 +13,7 @@
 //! | reading the facts from disk and the server | [`gather`] |
 //! | the finding table (code, severity, check, step) | [`codes`] |
 
+pub mod cli;
 pub mod codes;
 pub mod gather;
 
@@ -175,8 +176,14 @@ impl StepNames {
 /// The latch, as found.
 #[derive(Debug, Clone)]
 pub enum LatchFacts {
-    /// No `.memory-latch` in the workspace: latch checks are skipped.
+    /// No `.memory-latch` in the workspace (and no head record names one):
+    /// latch checks are skipped; with no QA state either, nothing is
+    /// verifiable (at best cautious).
     Absent,
+    /// The workspace does not exist (or is not a directory).
+    WorkspaceMissing(String),
+    /// A head record outside the workspace names a latch that is gone.
+    Deleted { entry_seq: u64 },
     Present(Box<LatchState>),
 }
 
@@ -207,15 +214,9 @@ pub enum PointerRecord {
     Valid(Recorded),
 }
 
-/// A well-formed `current-pointer.json` (schemaVersion 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    pub pointer_id: kijito_protocol::ids::MemoryId,
-    pub lock_message_id: kijito_protocol::ids::MessageId,
-    pub pointer_digest: kijito_protocol::ids::Digest,
-    pub snapshot_digest: kijito_protocol::ids::Digest,
-    pub recorded_at_ms: i64,
-}
+/// A well-formed `current-pointer.json` (schemaVersion 2); its one home is
+/// the gate's state module.
+pub use kijito_gate::state::Recorded;
 
 /// The QA private state, as found.
 /// (One value per run: the size difference does not matter.)
@@ -252,7 +253,7 @@ pub enum LiveFacts {
     /// Green and equal to the recorded pointer and snapshot digests.
     Unchanged,
     /// Failed with this error code and message.
-    Failed { code: String, message: String },
+    Failed { code: String, message: String, kind: kijito_protocol::error::Kind },
 }
 
 // ----- assessment ------------------------------------------------------------
@@ -304,8 +305,29 @@ pub fn assess(f: &Facts) -> Report {
     match &f.latch {
         LatchFacts::Absent => {
             let why = Some("no .memory-latch in the workspace".to_owned());
-            for name in [codes::CHECK_CHAIN, codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+            if matches!(f.qa, QaFacts::Absent(_)) {
+                // Fail closed: nothing verifiable is never full trust.
+                b.find(&codes::NOTHING_VERIFIABLE, "no .memory-latch in the workspace and no QA state: nothing local could be verified".into(), None);
+                b.check(codes::CHECK_CHAIN, None, "");
+            } else {
+                b.check(codes::CHECK_CHAIN, why.clone(), "");
+            }
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
                 b.check(name, why.clone(), "");
+            }
+        }
+        LatchFacts::WorkspaceMissing(why) => {
+            b.find(&codes::WORKSPACE_MISSING, format!("the workspace cannot be checked: {why}"), None);
+            b.check(codes::CHECK_CHAIN, None, "");
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+                b.check(name, Some("the workspace does not exist".into()), "");
+            }
+        }
+        LatchFacts::Deleted { entry_seq } => {
+            b.find(&codes::LATCH_DELETED, format!("the head record names entry {entry_seq} but the workspace has no .memory-latch: the latch was deleted"), None);
+            b.check(codes::CHECK_CHAIN, None, "");
+            for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
+                b.check(name, Some("the latch was deleted".into()), "");
             }
         }
         LatchFacts::Present(l) => {
@@ -474,8 +496,8 @@ pub fn assess(f: &Facts) -> Report {
             b.check(codes::CHECK_LIVE, Some("no recorded pointer to compare".into()), "")
         }
         LiveFacts::Unchanged => b.check(codes::CHECK_LIVE, None, "pointer and snapshot digests equal the recorded ones"),
-        LiveFacts::Failed { code, message } => {
-            let spec = codes::live_spec(code);
+        LiveFacts::Failed { code, message, kind } => {
+            let spec = codes::live_spec(code, *kind);
             b.find(spec, format!("{message} ({code})"), None);
             b.check(codes::CHECK_LIVE, None, "");
         }
@@ -702,12 +724,14 @@ pub fn record_degraded(latch_handle: Option<&latch::Latch>, facts: &Facts, repor
     }
     match l.append_entry(facts.now_ms, latch::Event::DegradedMode, &details, true) {
         Ok(e) => DegradedEntry::Written(e.entry_seq),
-        Err(e) if e.code() == "latch_untrusted" || e.code() == "latch_unverifiable" || e.code() == "silent_witness_active" => {
+        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
             DegradedEntry::RefusedUntrusted
         }
         Err(e) => DegradedEntry::Failed(e.code().to_owned()),
     }
 }
+
+use kijito_protocol::codes::latch as latch_codes;
 
 #[cfg(test)]
 mod tests;

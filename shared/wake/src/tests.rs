@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
+use kijito_protocol::error::Kind;
 use kijito_protocol::ids::{Digest, MemoryId, MessageId};
 use kijito_latch::chain::{Depth, REPORT_SCHEMA};
 use kijito_latch::tokens::Purpose;
@@ -40,6 +41,7 @@ fn verify(at: u64) -> VerifyReport {
         findings: Vec::new(),
         silent_witness: false,
         notes: Vec::new(),
+        tree_head: None,
     }
 }
 
@@ -81,7 +83,7 @@ fn base() -> Facts {
 fn latch_mut(f: &mut Facts) -> &mut LatchState {
     match &mut f.latch {
         LatchFacts::Present(l) => l,
-        LatchFacts::Absent => unreachable!(),
+        _ => unreachable!(),
     }
 }
 
@@ -106,6 +108,9 @@ fn token(id: &str, status: TokenStatus) -> TokenState {
         issued_at_ms: NOW - HOUR,
         expires_at_ms: NOW - HOUR + 600_000,
         used_at_ms: None,
+        confirmed_at_ms: None,
+        reconfirmed_at_ms: None,
+        failed_attempts: 0,
         status,
     }
 }
@@ -202,7 +207,13 @@ fn every_code_from_crafted_facts() {
         (&codes::QA_REENTRY_UNDELIVERED, |f| add_minor(f, 5)),
         (&codes::QA_STATE_UNREADABLE, |f| qa_mut(f).unreadable.push(("s9".into(), "qa-pass.s9.json: pass_invalid".into()))),
         (&codes::POINTER_RECORD_MISSING, |f| f.live = LiveFacts::NoRecord),
-        (&codes::LIVE_UNAVAILABLE, |f| f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into() }),
+        (&codes::LIVE_UNAVAILABLE, |f| f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into(), kind: Kind::Service }),
+        (&codes::NOTHING_VERIFIABLE, |f| {
+            f.latch = LatchFacts::Absent;
+            f.qa = QaFacts::Absent("no data dir".into());
+        }),
+        (&codes::WORKSPACE_MISSING, |f| f.latch = LatchFacts::WorkspaceMissing("/gone: No such file or directory".into())),
+        (&codes::LATCH_DELETED, |f| f.latch = LatchFacts::Deleted { entry_seq: 7 }),
         (&codes::LATCH_UNTRUSTED, |f| {
             let v = &mut latch_mut(f).verify;
             v.trusted = false;
@@ -222,13 +233,13 @@ fn every_code_from_crafted_facts() {
         (&codes::LATCH_STATE_INVALID, |f| latch_mut(f).tokens = Err("latch_ledger_invalid: bad".into())),
         (&codes::QA_DIR_INSECURE, |f| qa_mut(f).insecure.push("qa dir: directory_permissions_too_open".into())),
         (&codes::POINTER_RECORD_INVALID, |f| qa_mut(f).pointer_record = PointerRecord::Invalid("not JSON".into())),
-        (&codes::LIVE_POINTER_RETIRED, |f| f.live = LiveFacts::Failed { code: "pointer_retired".into(), message: "m".into() }),
-        (&codes::LIVE_POINTER_CHANGED, |f| f.live = LiveFacts::Failed { code: "pointer_digest_mismatch".into(), message: "m".into() }),
-        (&codes::LIVE_ANCHOR_RETIRED, |f| f.live = LiveFacts::Failed { code: "current_anchor_retired".into(), message: "m".into() }),
-        (&codes::LIVE_ANCHOR_CHANGED, |f| f.live = LiveFacts::Failed { code: "anchor_digest_mismatch".into(), message: "m".into() }),
-        (&codes::LIVE_SNAPSHOT_CHANGED, |f| f.live = LiveFacts::Failed { code: "snapshot_digest_mismatch".into(), message: "m".into() }),
-        (&codes::LIVE_CONTROL_FAILED, |f| f.live = LiveFacts::Failed { code: "known_bad_control_failed".into(), message: "m".into() }),
-        (&codes::LIVE_VERIFICATION_FAILED, |f| f.live = LiveFacts::Failed { code: "memory_lifecycle_unclassified".into(), message: "m".into() }),
+        (&codes::LIVE_POINTER_RETIRED, |f| f.live = LiveFacts::Failed { code: "pointer_retired".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_POINTER_CHANGED, |f| f.live = LiveFacts::Failed { code: "pointer_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_ANCHOR_RETIRED, |f| f.live = LiveFacts::Failed { code: "current_anchor_retired".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_ANCHOR_CHANGED, |f| f.live = LiveFacts::Failed { code: "anchor_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_SNAPSHOT_CHANGED, |f| f.live = LiveFacts::Failed { code: "snapshot_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_CONTROL_FAILED, |f| f.live = LiveFacts::Failed { code: "known_bad_control_failed".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_VERIFICATION_FAILED, |f| f.live = LiveFacts::Failed { code: "memory_lifecycle_unclassified".into(), message: "m".into(), kind: Kind::Refused }),
     ];
     assert_eq!(cases.len(), codes::ALL.len(), "one case per code");
     for (spec, craft) in cases {
@@ -342,10 +353,10 @@ fn degraded_details_exclude_the_unreviewed_marker_and_are_bounded() {
 
 #[test]
 fn live_codes_map_fail_closed() {
-    assert_eq!(codes::live_spec("kijito_http_500").code, "live_unavailable");
-    assert_eq!(codes::live_spec("token_file_not_found").code, "live_unavailable");
-    assert_eq!(codes::live_spec("pointer_manifest_invalid").code, "live_verification_failed");
-    assert_eq!(codes::live_spec("anything_new").severity, Severity::Degrading);
+    assert_eq!(codes::live_spec("kijito_http_500", Kind::HttpStatus(500)).code, "live_unavailable");
+    assert_eq!(codes::live_spec("token_file_not_found", Kind::Local).code, "live_unavailable");
+    assert_eq!(codes::live_spec("pointer_manifest_invalid", Kind::Refused).code, "live_verification_failed");
+    assert_eq!(codes::live_spec("anything_new", Kind::Refused).severity, Severity::Degrading);
 }
 
 #[test]
@@ -354,4 +365,11 @@ fn hook_context_names_mode_findings_and_steps() {
     add_minor(&mut f, 0);
     let t = assess(&f).hook_context();
     assert!(t.contains("CAUTIOUS") && t.contains("Long sleep detected") && t.contains("long_sleep (minor)") && t.contains("Step: Reload"));
+}
+
+#[test]
+fn live_mapping_follows_the_kind_not_the_spelling() {
+    // A refusal whose code merely looks like a transport code still degrades.
+    assert_eq!(codes::live_spec("kijito_network_error", Kind::Refused).code, "live_verification_failed");
+    assert_eq!(codes::live_spec("pointer_retired", Kind::Service).code, "live_unavailable");
 }

@@ -2,7 +2,10 @@
 """Assertions on one host-e2e run of the installed kijito-qa plugin (summary.json + requests.jsonl).
 
 check.py KIND OUT_DIR ROOT [--side-effect FILE]
-KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenario).
+KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenario), adapter (the
+Codex app-server adapter compacted on its own after the agent's `kijito-compact request`),
+consent (the prompts scenario seeded by seed-consent.sh: the model's tool call with the token is
+refused, the user's own message that is exactly the token confirms).
 Prints one line per check; exits 1 on the first failed check."""
 import json
 import os
@@ -148,6 +151,145 @@ def check_tool(kind, out, root, s, host, side_effect):
         ok("PreToolUse let an unrelated command through (status %s)" % e["status"])
 
 
+def check_adapter(out, root, s):
+    """`kijito-compact codex` compacted by itself: one thread/compact/start, from the adapter, for the
+    session's thread; the client (host-e2e) never sent one, nobody sent thread/resume; the agent's
+    own tool call made the request; the request ended compacted and attested."""
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    if not msgs:
+        fail("no adapter message log (adapter-messages.jsonl)")
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != 1 or comp[0]["dir"] != "adapter->server":
+        fail("expected exactly one thread/compact/start, from the adapter: %s" % json.dumps(comp)[:800])
+    sid = json.load(open(os.path.join(out, "compact-status.json")))
+    thread = comp[0]["msg"]["params"]["threadId"]
+    if thread != sid.get("sessionId"):
+        fail("the adapter compacted thread %s, the session is %s" % (thread, sid.get("sessionId")))
+    rid = comp[0]["msg"]["id"]
+    if not any(m["dir"] == "server->adapter" and (m.get("msg") or {}).get("id") == rid for m in msgs):
+        fail("no answer to the adapter's request reached the adapter")
+    if any(m["dir"] == "server->client" and (m.get("msg") or {}).get("id") == rid for m in msgs):
+        fail("the adapter forwarded the answer to its own request")
+    client = jsonl(os.path.join(out, "appserver.jsonl"))
+    sent = [m["msg"].get("method") for m in client if m.get("dir") == "out"]
+    if "thread/compact/start" in sent or "thread/resume" in sent or any(
+            (m.get("msg") or {}).get("method") == "thread/resume" for m in msgs):
+        fail("the client sent thread/compact/start or someone sent thread/resume: %s" % sent)
+    ok("exactly one thread/compact/start (id %s), from the adapter, for thread %s; the client sent none; "
+       "no thread/resume" % (rid, thread))
+    tool = next((x for x in s["steps"] if x["step"] == "tool-turn"), None)
+    if not tool or "kijito-compact request" not in tool.get("command", ""):
+        fail("no tool turn running kijito-compact request: %s" % tool)
+    if sid.get("state") != "compacted" or sid.get("attested") is not True or sid.get("via") != "codex-app-server":
+        fail("kijito-compact status after the run: %s" % json.dumps(sid))
+    ok("the agent's tool call requested it (%s); status: compacted, attested (%s)" % (tool["command"], sid.get("reason")))
+    done = [m for m in msgs if m["dir"] == "server->client" and m["t"] <= comp[0]["t"]
+            and (m.get("msg") or {}).get("method") == "turn/completed"
+            and m["msg"]["params"].get("threadId") == thread]
+    if not done:
+        fail("no turn/completed of the thread before the adapter's thread/compact/start")
+    t_done = done[-1]["t"]
+    ok("turn/completed -> thread/compact/start in the adapter: %.1f ms" % ((comp[0]["t"] - t_done) * 1000))
+
+
+def check_adapter_tui(out, root, s):
+    """The real Codex TUI attached through `kijito-compact codex` (tmux pane): the adapter compacted on
+    its own after the agent's request; nothing but the harness's prompts was typed into the pane."""
+    keys = s.get("keys_to_pane") or []
+    typed = [k["argv"] for k in keys]
+    if any(k.get("caller") != "harness" for k in keys) or any("/compact" in a for argv in typed for a in argv):
+        fail("something other than the harness's prompts reached the pane: %s" % json.dumps(typed)[:1000])
+    ok("the pane got only the harness's %d prompts (no /compact keystroke)" % (len(typed) // 2))
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != 1 or comp[0]["dir"] != "adapter->server":
+        fail("expected exactly one thread/compact/start, from the adapter: %s" % json.dumps(comp)[:800])
+    sent = {(m.get("msg") or {}).get("method") for m in msgs if m["dir"] == "client->server"}
+    if "thread/compact/start" in sent or "thread/resume" in sent:
+        fail("the TUI sent thread/compact/start or thread/resume: %s" % sorted(m for m in sent if m))
+    thread = comp[0]["msg"]["params"]["threadId"]
+    sids = {e.get("session_id") for e in s["hook_events"] if e.get("session_id")}
+    if sids != {thread}:
+        fail("the adapter compacted %s; the hooks saw sessions %s" % (thread, sorted(sids)))
+    ok("exactly one thread/compact/start, from the adapter, for the session's thread; the TUI (%d messages "
+       "forwarded) sent none, no thread/resume" % len(msgs))
+    expected = json.load(open(os.path.join(out, "expected.json")))
+    comp_reqs = s.get("compaction_requests") or []
+    if len(comp_reqs) != 1:
+        fail("expected one compaction request to the model, got %s" % comp_reqs)
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    kinds = {q["seq"]: q["kind"] for q in s["requests"]}
+    nxt = [r for r in reqs if r["seq"] > comp_reqs[0] and kinds.get(r["seq"]) == "turn"]
+    if not nxt:
+        fail("no model request after the compaction")
+    texts = [t for t in strings_in(nxt[0].get("body")) if expected["snapshotDigest"] in t]
+    if not texts or not any(ATTESTED.search(t) and "UNATTESTED" not in t for t in texts):
+        fail("the first request after the compaction (seq %d) lacks the ATTESTED re-entry with snapshot digest %s"
+             % (nxt[0]["seq"], expected["snapshotDigest"]))
+    ok("the model's next request (seq %d) carries the ATTESTED re-entry with snapshot digest %s"
+       % (nxt[0]["seq"], expected["snapshotDigest"]))
+    if not any("Context compacted" in open(os.path.join(out, c["file"]), encoding="utf-8").read()
+               for c in s.get("captures") or []):
+        fail("the TUI never showed 'Context compacted'")
+    ok("the TUI shows 'Context compacted'")
+
+
+def check_adapter_long(out, root, s):
+    """adapter-long: N request -> compaction cycles in one session under `kijito-compact codex`; every
+    planned compaction came from the adapter and was followed by an ATTESTED re-entry."""
+    n = sum(1 for x in s["steps"] if x["step"] == "adapter-compact")
+    if n < 5:
+        fail("only %d adapter compactions (want at least 5)" % n)
+    msgs = jsonl(os.path.join(out, "adapter-messages.jsonl"))
+    comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
+    if len(comp) != n or any(m["dir"] != "adapter->server" for m in comp):
+        fail("expected %d thread/compact/start, all from the adapter: %s" % (n, [m["dir"] for m in comp]))
+    if s["compactions"] != n:
+        fail("%d contextCompaction items for %d planned compactions" % (s["compactions"], n))
+    expected = json.load(open(os.path.join(out, "expected.json")))
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    kinds = {q["seq"]: q["kind"] for q in s["requests"]}
+    comp_seqs = [q["seq"] for q in s["requests"] if q["kind"] == "compaction"]
+    attested = 0
+    for c in comp_seqs:
+        nxt = [r for r in reqs if r["seq"] > c and kinds.get(r["seq"]) == "turn"]
+        texts = [t for t in strings_in(nxt[0].get("body")) if expected["snapshotDigest"] in t] if nxt else []
+        if any(ATTESTED.search(t) and "UNATTESTED" not in t for t in texts):
+            attested += 1
+        else:
+            fail("the turn after compaction request %d did not carry an ATTESTED re-entry" % c)
+    client = jsonl(os.path.join(out, "appserver.jsonl"))
+    if any(m.get("dir") == "out" and m["msg"].get("method") in ("thread/compact/start", "thread/resume") for m in client):
+        fail("the client sent thread/compact/start or thread/resume")
+    ok("%d planned compactions in one session, all from the adapter; %d of %d ATTESTED" % (n, attested, n))
+def check_consent(out, root, s, host, token_file):
+    token = open(token_file, encoding="utf-8").read().strip()
+    # 1. the model typed the token into a tool call: denied by the guard, nothing authorized
+    check_tool("deny", out, root, s, host, None)
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    tool_results = [t for r in reqs for t in strings_in(r.get("body"))
+                    if "blocked by PreToolUse hook" in t or "PreToolUse:Bash hook error" in t]
+    if not any("command_unknown_subcommand" in t for t in tool_results):
+        fail("the tool call was not denied for its grammar: %r" % tool_results[:1])
+    ok("memory-latch consent confirm with the token, run by the model, was denied (command_unknown_subcommand)")
+    # 2. the user's own message, exactly the token: UserPromptSubmit confirmed it
+    ups = [e for e in ours(s, root) if e["event"] == "UserPromptSubmit"]
+    said = [t for e in ups for t in contexts(host, e) if "the USER confirmed consent token" in t]
+    if len(said) != 1:
+        fail("expected one UserPromptSubmit context confirming the token, got %d" % len(said))
+    seen = [r["seq"] for r in reqs for t in strings_in(r.get("body")) if "the USER confirmed consent token" in t]
+    if not seen:
+        fail("the confirmation context never reached the model")
+    ok("the user's message %s confirmed it; the model's request %d says so" % (token, seen[0]))
+    status = json.load(open(os.path.join(out, "latch-status.json")))
+    head = status["head"]
+    if head["consent_state"] != "authorized" or head["event"] != "consent_confirm":
+        fail("the latch head is not an authorized consent_confirm: %s" % json.dumps(head)[:600])
+    if head["seq"] != 3:
+        fail("expected exactly init, consent_request, consent_confirm (head seq 3), got %d" % head["seq"])
+    ok("latch head: entry 3 consent_confirm, authorized")
+
+
 def main(argv):
     kind, out, root = argv[:3]
     side_effect = argv[4] if len(argv) > 4 and argv[3] == "--side-effect" else None
@@ -155,8 +297,17 @@ def main(argv):
     if not s.get("ok"):
         fail("host-e2e run failed: %s" % s.get("errors"))
     host = s["host"]
+    if kind == "adapter-tui":
+        return check_adapter_tui(out, root, s)
+    if kind == "adapter-long":
+        return check_adapter_long(out, root, s)
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
+    elif kind == "adapter":
+        check_compaction("attested", out, root, s, host)
+        check_adapter(out, root, s)
+    elif kind == "consent":
+        check_consent(out, root, s, host, side_effect)
     else:
         check_tool(kind, out, root, s, host, side_effect)
 

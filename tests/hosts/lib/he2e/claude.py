@@ -147,7 +147,15 @@ def run(job):
     try:
         steps = SCENARIOS.get(job["scenario"]) or [
             ("1-tool", "Run this. %s %s" % (fakeserver.TOOL_MARKER, job.get("tool_command") or "true"))]
+        if job["scenario"] == "prompts":  # kijito-qa: each prompt read from its file right before its step
+            steps = [("%d-prompt" % (n + 1), f) for n, f in enumerate(job.get("prompt_files") or [])]
+        if job.get("before_first"):  # kijito-qa
+            cmds.run("before-first", job["before_first"], env,
+                     {"HOST_E2E_SESSION_ID": sid, "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj}, summary["steps"])
         for i, (step, prompt) in enumerate(steps):
+            if job["scenario"] == "prompts":
+                with open(prompt, encoding="utf-8") as pf:
+                    prompt = pf.read(64 * 1024).rstrip("\n")
             if i == 1 and (job.get("before_compact") or job.get("after")):
                 session = first_turn_session()
             if i == 1 and job.get("before_compact"):  # step 2 compacts (/compact, or auto)

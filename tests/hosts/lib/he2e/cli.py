@@ -190,7 +190,7 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
-        check_user_commands(a, ("manual-compact", "auto-compact"),
+        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
         if a.markers:
@@ -205,7 +205,8 @@ def cmd_codex(a):
     job = {"host": "codex", "scenario": a.scenario, "hooks": os.path.abspath(a.hooks), "out": out,
            "markers": os.path.abspath(a.markers) if a.markers else None, "codex": exe, "lib": LIB,
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
-           "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command}
+           "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
+           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between}
     return run_confined(job, "codex", prefix)
 
 
@@ -219,6 +220,10 @@ def cmd_claude(a):
         if a.plugin_dir and not os.path.isdir(a.plugin_dir):
             raise ValueError("--plugin-dir %s is not a directory" % a.plugin_dir)
         check_user_commands(a, ("manual-compact", "auto-compact"))
+        if (a.scenario == "prompts") != bool(a.prompt_file):
+            raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
+        if a.before_first is not None and not a.before_first.strip():
+            raise ValueError("--before-first needs a non-empty shell command")
         if a.markers:
             common.load_markers(a.markers)
         exe = host_bin(a, "claude")
@@ -232,7 +237,8 @@ def cmd_claude(a):
            "markers": os.path.abspath(a.markers) if a.markers else None, "claude": exe, "lib": LIB,
            "timeout": a.timeout, "auto_tokens": a.auto_tokens,
            "before_compact": a.before_compact, "after": a.after, "probe": bool(a.before_compact or a.after),
-           "tool_command": a.tool_command}
+           "tool_command": a.tool_command, "before_first": a.before_first,
+           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
     return run_confined(job, "claude", prefix)
 
 
@@ -264,7 +270,8 @@ def cmd_tui(a):
            "after_prompts": a.after_prompt or [], "then": a.then, "wait_compact": a.wait_compact,
            "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
            "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
-           "host_args": a.host_arg or []}
+           "host_args": a.host_arg or [], "then_prompts": a.then_prompt or [],
+           "host_wrapper": getattr(a, "host_wrapper", None)}
     if host == "claude":
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
@@ -323,7 +330,16 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool"], "manual-compact")
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long"],
+                "manual-compact")
+    c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
+    c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "
+                   "--before-compact (kijito-qa)")
+    # kijito-qa: run the app-server through a wrapper (the compaction adapter) and let it compact
+    c.add_argument("--app-server-cmd", metavar="CMD",
+                   help="shell command (/bin/sh -c) started instead of `codex app-server`; it must speak the "
+                        "app-server's JSON lines on stdin/stdout; gets HOST_E2E_CODEX (the codex binary) and "
+                        "the run's environment (kijito-qa addition)")
     c.add_argument("--no-probe", action="store_true",
                    help="do not add the stdin-recording probe hook (source/trigger then stay null)")
     c.add_argument("--auto-compact-limit", type=int, default=50,
@@ -332,7 +348,13 @@ def parser():
     k = sub.add_parser("claude", help="run Claude Code with settings hooks and/or a plugin dir")
     k.add_argument("--settings-hooks", help="settings.json (with a \"hooks\" object) to install as user settings")
     k.add_argument("--plugin-dir", help="plugin directory passed to claude --plugin-dir")
-    common_args(k, ["manual-compact", "auto-compact", "plain", "tool"], "manual-compact")
+    common_args(k, ["manual-compact", "auto-compact", "plain", "tool", "prompts"], "manual-compact")
+    k.add_argument("--before-first", metavar="CMD",
+                   help="kijito-qa: shell command run in the project dir before the first step, like "
+                        "--before-compact (output to before-first.log); it may write the --prompt-file files")
+    k.add_argument("--prompt-file", action="append", metavar="FILE",
+                   help="kijito-qa: prompts scenario: one step per file (repeatable), each file read right "
+                        "before its step, so --before-first can write prompts it only then knows"),
     k.add_argument("--auto-tokens", type=int, default=990000,
                    help="usage.input_tokens the fake server reports in auto-compact (default 990000)")
 
@@ -354,6 +376,13 @@ def parser():
         t.add_argument("--wait-compact", type=float, metavar="S", help="after --then, wait up to S seconds "
                                                                      "for PostCompact")
         t.add_argument("--after-prompt", action="append", help="typed after --then/--wait-compact; repeatable")
+        t.add_argument("--then-prompt", action="append", help="typed after --then, before --wait-compact; "
+                       "{session_id} is replaced by the session id the hooks saw; repeatable (kijito-qa)")
+        if name == "tui-codex":
+            t.add_argument("--host-wrapper", metavar="CMD",
+                           help="the pane runs `/bin/sh -c CMD sh HOST_ARGS...` instead of codex; CMD gets "
+                                "HOST_E2E_CODEX (the codex binary), e.g. a compaction adapter that starts the "
+                                "TUI itself (kijito-qa)")
         t.add_argument("--host-arg", action="append", metavar="ARG",
                        help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
                             "repeatable")

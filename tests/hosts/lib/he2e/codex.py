@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import string
 import subprocess
 import threading
 import time
@@ -53,11 +54,14 @@ def pascal(name):
 class AppServer:
     """`codex app-server` over stdio; every message (both directions) goes to a JSONL log."""
 
-    def __init__(self, exe, cwd, env, log_writer, stderr_path, clock, session):
+    def __init__(self, exe, cwd, env, log_writer, stderr_path, clock, session, wrapper=None):
         self.log, self.clock, self.session = log_writer, clock, session
         self.msgs, self.cond, self.eof, self.next_id = [], threading.Condition(), False, 1
         self.stderr = open(stderr_path, "ab")
-        self.proc = subprocess.Popen([exe, "app-server"], cwd=cwd, env=env, stdin=subprocess.PIPE,
+        # kijito-qa: --app-server-cmd runs a wrapper (the compaction adapter) in place of the app-server
+        argv = ["/bin/sh", "-c", wrapper] if wrapper else [exe, "app-server"]
+        env = dict(env, HOST_E2E_CODEX=exe) if wrapper else env
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr)
         threading.Thread(target=self._reader, daemon=True).start()
 
@@ -313,7 +317,8 @@ def run(job):
                "errors": [], "warnings": [], "steps": []}
     log("codex %s: %s, fake Responses server on 127.0.0.1:%d"
         % (job["scenario"], summary["host_version"] or "version unknown", port))
-    c = AppServer(exe, proj, env, rpc_log, os.path.join(out, "appserver.stderr.txt"), clock, "main")
+    c = AppServer(exe, proj, env, rpc_log, os.path.join(out, "appserver.stderr.txt"), clock, "main",
+                  job.get("app_server_cmd"))
     hooks = []
     cmds = common.UserCommands(out, proj, deadline)  # --before-compact / --after
     try:
@@ -349,6 +354,8 @@ def run(job):
             params = {"cwd": proj}
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
+            if job["scenario"] in ("adapter-compact", "adapter-long"):  # the tool call writes the request file
+                params["config"] = {"sandbox_mode": "danger-full-access"}
             state["tag"] = "thread"
             thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
             state["tag"] = "turn-1"
@@ -365,6 +372,34 @@ def run(job):
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
             if job["scenario"] == "tool":
                 pass  # one turn: the fake model calls exec_command once, then answers text
+            elif job["scenario"] in ("adapter-compact", "adapter-long"):
+                # kijito-qa: the fake model runs --tool-command ({session_id} and $VARS of the run filled
+                # in) in turn 2; the wrapper (--app-server-cmd) compacts after that turn on its own;
+                # this client sends no thread/compact/start and waits for the compaction turn.
+                cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
+                                      ).safe_substitute(env)
+                cycles = (job.get("cycles") or 5) if job["scenario"] == "adapter-long" else 1
+                for k in range(cycles):
+                    if k and job.get("between"):  # adapter-long: a new pass before each further cycle
+                        state["tag"] = "between-%d" % (k + 1)
+                        cmds.run("between", job["between"], env, session, summary["steps"])
+                    mark = c.mark()
+                    state["tag"] = "tool-turn" if cycles == 1 else "tool-turn-%d" % (k + 1)
+                    summary["steps"].append(dict(turn_record(state["tag"], run_turn(
+                        c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())),
+                        command=cmd))
+                    state["tag"] = "compact" if cycles == 1 else "compact-%d" % (k + 1)
+                    t0 = time.time()
+                    item = c.wait(lambda m: m.get("method") == "item/completed" and
+                                  m["params"].get("item", {}).get("type") == "contextCompaction", step_timeout(),
+                                  mark, "the wrapper's compaction (contextCompaction item)")
+                    tid = item["params"]["turnId"]
+                    done = c.wait(lambda m: m.get("method") == "turn/completed" and
+                                  m["params"]["turn"]["id"] == tid, step_timeout(), mark,
+                                  "the wrapper's compaction turn/completed")
+                    summary["steps"].append(dict(turn_record("adapter-compact", done["params"]["turn"]),
+                                                 waited_s=round(time.time() - t0, 3)))
+                    time.sleep(SETTLE_S)
             elif job["scenario"] == "manual-compact":
                 state["tag"] = "compact"
                 summary["steps"].append(turn_record("compact", compact(c, thread_id, step_timeout())))

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import string
 import subprocess
 import time
 import uuid
@@ -345,6 +346,9 @@ def setup_codex(r, job):
         c.close()
         rpc_log.close()
     r.codex_home = codex_home
+    if job.get("host_wrapper"):  # kijito-qa: e.g. `kijito-compact codex ... -- "$@"`, which starts the TUI
+        r.env["HOST_E2E_CODEX"] = job["exe"]
+        return srv, state, ["/bin/sh", "-c", job["host_wrapper"], "sh", *(job.get("host_args") or [])]
     return srv, state, [job["exe"], *(job.get("host_args") or [])]
 
 
@@ -365,6 +369,10 @@ def run(job):
         if job.get("then"):
             n = len(r.probes())
             r.then(job["then"])
+            for i, p in enumerate(job.get("then_prompts") or []):
+                sid = r.session_vars()["HOST_E2E_SESSION_ID"]
+                text = string.Template(p.replace("{session_id}", sid)).safe_substitute(r.env)
+                r.prompt(text, "then-prompt-%d" % (i + 1))
             if job.get("wait_compact"):
                 r.state["tag"] = "compact"
                 r.wait_compact(n, job["wait_compact"])

@@ -1,0 +1,179 @@
+//! The one home of the QA state files (docs/protocol.md §7): their names,
+//! how one is read (owner-only, no symlink, bounded), how a directory entry is
+//! classified, the `current-pointer.json` record (written by `record`, read by
+//! wake-check) and the acceptance check of a pass. The gate, the hooks and
+//! wake-check all go through here.
+
+use crate::pass::{self, Pass};
+use crate::STATE_MAX_BYTES;
+use kijito_files::private::{self, FileRules};
+use kijito_protocol::error::Result;
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The name of the last recorded pointer state in `qa/`.
+pub const CURRENT_POINTER: &str = "current-pointer.json";
+
+/// The per-session state files of `qa/` (`<prefix><session>.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateFile {
+    Pass,
+    Ticket,
+    TicketConsumed,
+    Attempt,
+    AttemptClaimed,
+    Reentry,
+    ReentryDelivered,
+    /// The compaction adapters' pin of a session (`trigger`).
+    Pin,
+    /// The last recorded turn state (`trigger`).
+    Turn,
+    /// The compaction request of a pass (`trigger`).
+    Request,
+}
+
+impl StateFile {
+    pub const ALL: [StateFile; 10] = [
+        StateFile::Pass,
+        StateFile::Ticket,
+        StateFile::TicketConsumed,
+        StateFile::Attempt,
+        StateFile::AttemptClaimed,
+        StateFile::Reentry,
+        StateFile::ReentryDelivered,
+        StateFile::Pin,
+        StateFile::Turn,
+        StateFile::Request,
+    ];
+
+    /// The file name before the session id (ends with a dot).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            StateFile::Pass => "qa-pass.",
+            StateFile::Ticket => "compaction-resume.",
+            StateFile::TicketConsumed => "compaction-resume-consumed.",
+            StateFile::Attempt => "compaction-attempt.",
+            StateFile::AttemptClaimed => "compaction-attempt-claimed.",
+            StateFile::Reentry => "compaction-reentry.",
+            StateFile::ReentryDelivered => "compaction-reentry-delivered.",
+            StateFile::Pin => "compact-pin.",
+            StateFile::Turn => "compact-turn.",
+            StateFile::Request => "compact-request.",
+        }
+    }
+
+    /// The file name for a session.
+    pub fn name(self, s: &SessionId) -> String {
+        format!("{}{s}.json", self.prefix())
+    }
+
+    /// Which state file a directory entry is, with its (valid) session id.
+    pub fn classify(name: &str) -> Option<(StateFile, &str)> {
+        StateFile::ALL.into_iter().find_map(|kind| {
+            let s = name.strip_prefix(kind.prefix())?.strip_suffix(".json")?;
+            SessionId::parse(s).is_ok().then_some((kind, s))
+        })
+    }
+}
+
+/// Read a gate state file (owner-only, no symlink, bounded).
+pub fn read_state(path: &Path) -> Result<Vec<u8>> {
+    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: STATE_MAX_BYTES }).map(|(b, _)| b)
+}
+
+/// The read failed because the file is not safely ours (a symlink, not a
+/// regular file, not owned, too open), as opposed to missing or malformed.
+pub fn is_insecure(code: &str) -> bool {
+    matches!(code, private::codes::SYMLINK | private::codes::NOT_REGULAR | private::codes::NOT_OWNED | private::codes::PERMISSIONS)
+}
+
+/// Read a pass and check it would be accepted now: age and session always,
+/// the transcript binding when a transcript path is given.
+pub fn accepted_pass(path: &Path, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<Pass> {
+    let p = read_state(path).and_then(|b| Pass::parse(&b))?;
+    match transcript {
+        Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id))?,
+        None => p.check_age(session, now_ms)?,
+    }
+    Ok(p)
+}
+
+/// A well-formed `current-pointer.json` (schemaVersion 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub pointer_id: MemoryId,
+    pub lock_message_id: MessageId,
+    pub pointer_digest: Digest,
+    pub snapshot_digest: Digest,
+    pub recorded_at_ms: i64,
+}
+
+const POINTER_KEYS: &[&str] = &["schemaVersion", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "recordedAtMs"];
+
+impl Recorded {
+    /// The bytes `record` writes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        json!({
+            "schemaVersion": 2,
+            "pointerId": self.pointer_id.get(),
+            "lockMessageId": self.lock_message_id.get(),
+            "pointerDigest": self.pointer_digest.as_str(),
+            "snapshotDigest": self.snapshot_digest.as_str(),
+            "recordedAtMs": self.recorded_at_ms,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// Parse `current-pointer.json` strictly (schemaVersion 2, exact keys);
+    /// `Err` says why in words.
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Recorded, String> {
+        let v: Value = serde_json::from_slice(bytes).map_err(|_| "not JSON".to_owned())?;
+        let o = v.as_object().ok_or("not a JSON object")?;
+        if o.len() != POINTER_KEYS.len() || !o.keys().zip(POINTER_KEYS).all(|(a, b)| a == b) {
+            return Err("keys differ from schemaVersion 2".into());
+        }
+        if o["schemaVersion"] != 2 {
+            return Err("schemaVersion must be 2".into());
+        }
+        let digest = |k: &str| o[k].as_str().and_then(|s| Digest::parse(s).ok()).ok_or(format!("{k} is not a digest"));
+        Ok(Recorded {
+            pointer_id: o["pointerId"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or("pointerId is not a memory id")?,
+            lock_message_id: o["lockMessageId"].as_u64().and_then(|n| MessageId::new(n).ok()).ok_or("lockMessageId is not a message id")?,
+            pointer_digest: digest("pointerDigest")?,
+            snapshot_digest: digest("snapshotDigest")?,
+            recorded_at_ms: o["recordedAtMs"].as_i64().filter(|n| *n >= 0).ok_or("recordedAtMs is not a time")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_classifies_back_to_its_kind() {
+        let s = SessionId::parse("sess-1").expect("session id");
+        for kind in StateFile::ALL {
+            assert_eq!(StateFile::classify(&kind.name(&s)), Some((kind, "sess-1")));
+        }
+        assert_eq!(StateFile::classify(CURRENT_POINTER), None);
+        assert_eq!(StateFile::classify("qa-pass..json"), None);
+        assert_eq!(StateFile::classify("qa-pass.sess-1.json.tmp"), None);
+    }
+
+    #[test]
+    fn the_pointer_record_round_trips_and_is_strict() {
+        let d = Digest::of(b"x");
+        let r = Recorded {
+            pointer_id: MemoryId::new(7).expect("id"),
+            lock_message_id: MessageId::new(9).expect("id"),
+            pointer_digest: d.clone(),
+            snapshot_digest: d,
+            recorded_at_ms: 5,
+        };
+        assert_eq!(Recorded::parse(&r.to_bytes()), Ok(r));
+        assert!(Recorded::parse(br#"{"schemaVersion":1}"#).is_err());
+    }
+}

@@ -1,0 +1,396 @@
+//! The `memory-latch` command line (bins/memory-latch.rs is its thin main):
+//! flags, the renderers of each command's human and `--json` output, and the
+//! exit policy (0 ok, 1 failure or untrusted, 2 usage).
+
+use crate::{self as latch, gate::GateInput, recover, Config, Latch, Risk};
+use kijito_files::private;
+use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::codes::{cli as cli_codes, latch as codes};
+use kijito_protocol::{Error, Result};
+use std::path::PathBuf;
+
+const COMMON: [Flag; 3] = [Flag::value("--workspace"), Flag::value("--hmac-key-file"), Flag::switch("--json")];
+
+macro_rules! flags {
+    ($($f:expr),* $(,)?) => { &[COMMON[0], COMMON[1], COMMON[2], $($f),*] };
+}
+
+pub const TOOL: Tool = Tool {
+    name: "memory-latch",
+    code_name: "memory_latch",
+    help: HELP,
+    commands: &[
+        Command {
+            name: "init",
+            flags: flags![Flag::value("--objective"), Flag::repeated("--non-negotiable", 32), Flag::value("--next-step"), Flag::value("--integrity")],
+        },
+        Command {
+            name: "checkpoint",
+            flags: flags![
+                Flag::value("--objective"),
+                Flag::repeated("--non-negotiable", 32),
+                Flag::value("--blocked-by"),
+                Flag::value("--next-step"),
+                Flag::repeated("--known", 32),
+                Flag::repeated("--unknown", 32),
+                Flag::repeated("--decision", 32),
+                Flag::value("--last-good-checkpoint"),
+                Flag::value("--risk"),
+            ],
+        },
+        Command { name: "status", flags: flags![] },
+        Command { name: "verify", flags: flags![Flag::value("--since-checkpoint")] },
+        Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
+        Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
+        Command {
+            name: "gate",
+            flags: flags![
+                Flag::value("--action-file"),
+                Flag::value("--checkpoint"),
+                Flag::repeated("--target", 256),
+                Flag::value("--intended"),
+                Flag::value("--result"),
+            ],
+        },
+        Command { name: "recover", flags: flags![] },
+        Command { name: "reseed", flags: flags![Flag::value("--message")] },
+        Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
+    ],
+};
+
+pub const HELP: &str = "memory-latch: local tamper-evident continuity, consent tokens, gate checks, recovery
+
+USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
+
+  init        --objective TEXT [--non-negotiable TEXT]... [--next-step TEXT] [--integrity checksum|hmac]
+  checkpoint  [--objective T] [--blocked-by T] [--next-step T] [--known T]... [--unknown T]...
+              [--decision T]... [--non-negotiable T]... [--last-good-checkpoint sha256:HEX] [--risk low|medium|high]
+  status      current state (last 3 decisions only)
+  verify      [--since-checkpoint F] the whole chain and its RFC 6962 tree head; exit 0 trusted,
+              1 untrusted (every finding listed); with F (a saved tree head or verify --json
+              report): the chain must be an append-only extension of it (consistency proof)
+  consent request --action-file F --summary TEXT --risk low|medium|high
+  consent confirm   always refused (consent_requires_user_message): the user confirms by sending
+              the token as their whole message (the UserPromptSubmit hook records it)
+  gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
+  recover     recovery protocol (Silent Witness after max attempts)
+  reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
+  detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
+
+Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
+MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
+MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
+Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
+";
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+fn open(args: &Args) -> Result<Latch> {
+    let workspace = match args.raw("--workspace") {
+        Some(w) => PathBuf::from(w),
+        None => std::env::current_dir().map_err(|e| Error::new(codes::WORKSPACE_INVALID, format!("no current directory: {e}")))?,
+    };
+    let mut config = Config::new(workspace);
+    config.hmac_key_file = args.raw("--hmac-key-file").map(PathBuf::from).or_else(|| env_path(latch::HMAC_KEY_ENV));
+    if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
+        config.boot_id_file = p;
+    }
+    Latch::open(&config)
+}
+
+fn read_input(path: &str, flag: &str) -> Result<Vec<u8>> {
+    let rules = private::FileRules { owner_only: false, min_bytes: 0, max_bytes: latch::MAX_ACTION_BYTES as u64 };
+    private::read_checked(std::path::Path::new(path), rules)
+        .map(|(b, _)| b)
+        .map_err(|e| Error::new(codes::ACTION_FILE_INVALID, format!("{flag}: {}", e.message())))
+}
+
+/// A saved tree head: `{"schema":"memory-latch.tree-head/v1","size","root"}`
+/// or a whole `verify --json` report holding one as `tree_head`.
+fn read_tree_head(path: &str) -> Result<crate::chain::TreeHead> {
+    let bytes = read_input(path, "--since-checkpoint")?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: {e}")))?;
+    let th = v.get("tree_head").cloned().unwrap_or(v);
+    let th: crate::chain::TreeHead = serde_json::from_value(th)
+        .map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: not a tree head: {e}")))?;
+    if th.schema != crate::chain::TREE_HEAD_SCHEMA || crate::merkle::parse_hex(&th.root).is_none() || th.size == 0 {
+        return Err(Error::new(codes::CHECKPOINT_FILE_INVALID, "--since-checkpoint: unknown schema, empty tree or malformed root"));
+    }
+    Ok(th)
+}
+
+fn required_file(args: &Args, flag: &str) -> Result<Vec<u8>> {
+    let path = args.raw(flag).ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, format!("{flag} is required")))?;
+    read_input(path, flag)
+}
+
+fn risk(args: &Args, required: bool) -> Result<Option<Risk>> {
+    match args.raw("--risk") {
+        Some(r) => Risk::parse(r).map(Some),
+        None if required => Err(Error::usage(cli_codes::MISSING_FLAG, "--risk is required")),
+        None => Ok(None),
+    }
+}
+
+fn owned(v: Vec<&str>) -> Vec<String> {
+    v.into_iter().map(str::to_owned).collect()
+}
+
+fn json_out<T: serde::Serialize>(value: &T) -> Result<()> {
+    let text = serde_json::to_string(value).map_err(|e| Error::new(codes::OUTPUT_FAILED, e.to_string()))?;
+    cli::print_stdout(&format!("{text}\n"))
+}
+
+fn now() -> u64 {
+    latch::time::now_ms()
+}
+
+/// `memory-latch verify`: the whole chain; an untrusted verification of an
+/// initialised latch enters Silent Witness (docs/memory-latch.md) before the
+/// report is returned. Entering may itself fail on a broken latch; the report
+/// stands either way.
+pub fn verify(latch: &Latch, now_ms: u64, since: Option<&crate::chain::TreeHead>) -> crate::chain::VerifyReport {
+    let report = latch.verify_since(since);
+    if !report.trusted && report.initialised {
+        let _ = latch.enter_silent_witness(now_ms, &report);
+    }
+    report
+}
+
+/// One `memory-latch` run from parsed argv: the command, its output
+/// (human or `--json`) and the exit policy (0 ok, 1 failure or untrusted).
+pub fn run(args: Args) -> Result<i32> {
+    let json = args.has("--json");
+    match args.subcommand.as_str() {
+        "detect" => {
+            let message = args.required::<String>("--message")?;
+            let hit = latch::detect::continuity_break(&message);
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.detect/v1","matched":hit.is_some(),"signal":hit}))?;
+            } else if let Some(s) = hit {
+                cli::print_stdout(&format!("{s}\n"))?;
+            }
+            Ok(if hit.is_some() { 0 } else { 1 })
+        }
+        "init" => {
+            let latch = open(&args)?;
+            let want_hmac = match args.raw("--integrity") {
+                None | Some("checksum") => false,
+                Some("hmac") => true,
+                Some(_) => return Err(Error::usage(codes::INTEGRITY_INVALID, "--integrity must be checksum or hmac")),
+            };
+            let input = latch::InitInput {
+                objective: args.required::<String>("--objective")?,
+                non_negotiables: owned(args.raw_all("--non-negotiable")),
+                next_single_step: args.raw("--next-step").map(str::to_owned),
+                want_hmac,
+            };
+            let out = latch.init(now(), &input)?;
+            if let Some(n) = &out.notice {
+                eprintln!("memory-latch: {n}");
+            }
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.init/v1","entry":out.entry,"notice":out.notice}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "initialised {} ({} mode); entry 1 {}\n",
+                    latch.paths().manifest.display(),
+                    out.entry.integrity.mode.as_str(),
+                    out.entry.integrity.payload_hash
+                ))?;
+            }
+            Ok(0)
+        }
+        "checkpoint" => {
+            let latch = open(&args)?;
+            let list = |f: &str| if args.has(f) { Some(owned(args.raw_all(f))) } else { None };
+            let input = latch::CheckpointInput {
+                objective: args.raw("--objective").map(str::to_owned),
+                non_negotiables: list("--non-negotiable"),
+                blocked_by: args.raw("--blocked-by").map(str::to_owned),
+                next_single_step: args.raw("--next-step").map(str::to_owned),
+                known_state: list("--known"),
+                unknown_state: list("--unknown"),
+                decisions: owned(args.raw_all("--decision")),
+                last_good_checkpoint: args.raw("--last-good-checkpoint").map(str::to_owned),
+                risk: risk(&args, false)?,
+            };
+            let e = latch.checkpoint(now(), &input)?;
+            if json {
+                json_out(&e)?;
+            } else {
+                cli::print_stdout(&format!("checkpoint entry {} {}\n", e.entry_seq, e.integrity.payload_hash))?;
+            }
+            Ok(0)
+        }
+        "status" => {
+            let latch = open(&args)?;
+            let s = latch.status(now())?;
+            if json {
+                json_out(&s)?;
+            } else {
+                let mut t = format!(
+                    "entry {} ({}, {}) · {} mode\nobjective: {}\nnext single step: {}\nblocked by: {}\nconsent: {} · pending {} · action {}\nrisk: {} · recovery attempts: {}{}\n",
+                    s.head.seq,
+                    s.head.event.as_str(),
+                    s.head.updated_at,
+                    s.head.mode.as_str(),
+                    s.objective,
+                    s.next_single_step,
+                    s.blocked_by,
+                    s.head.consent_state.as_str(),
+                    s.head.irreversible_action_pending,
+                    s.head.action_hash,
+                    s.head.risk_level.as_str(),
+                    s.head.recovery_attempts,
+                    if s.silent_witness { "\nSILENT WITNESS ACTIVE" } else { "" }
+                );
+                for k in &s.known_state {
+                    t.push_str(&format!("known: {k}\n"));
+                }
+                for u in &s.unknown_state {
+                    t.push_str(&format!("unknown: {u}\n"));
+                }
+                for d in &s.decisions {
+                    t.push_str(&format!("decision [{}]: {}\n", d.seq, d.text));
+                }
+                cli::print_stdout(&t)?;
+            }
+            Ok(0)
+        }
+        "verify" => {
+            let latch = open(&args)?;
+            let since = args.raw("--since-checkpoint").map(read_tree_head).transpose()?;
+            let report = verify(&latch, now(), since.as_ref());
+            if json {
+                json_out(&report)?;
+            } else {
+                let mut t = format!(
+                    "{} · {} mode · {} entries in {} sealed segment(s) + live\n",
+                    if report.trusted { "TRUSTED" } else { "UNTRUSTED" },
+                    serde_json::to_value(report.mode).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+                    report.entries,
+                    report.segments
+                );
+                for f in &report.findings {
+                    t.push_str(&format!("finding {}: {}\n", f.code, f.message));
+                }
+                for n in &report.notes {
+                    t.push_str(&format!("note: {n}\n"));
+                }
+                if let Some(th) = &report.tree_head {
+                    t.push_str(&format!("tree head: {} entries, root {}\n", th.size, th.root));
+                }
+                cli::print_stdout(&t)?;
+            }
+            if report.trusted {
+                Ok(0)
+            } else {
+                let code = if report.findings.is_empty() {
+                    codes::UNVERIFIABLE
+                } else if !report.initialised {
+                    report.findings[0].code.as_str()
+                } else {
+                    codes::UNTRUSTED
+                };
+                Err(Error::new(code, format!("{} finding(s)", report.findings.len())))
+            }
+        }
+        "consent request" => {
+            let latch = open(&args)?;
+            let action = required_file(&args, "--action-file")?;
+            let summary = args.required::<String>("--summary")?;
+            let risk = risk(&args, true)?.unwrap_or(Risk::High);
+            let issued = latch.consent_request(now(), &action, &summary, risk)?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
+                    risk.as_str(),
+                    issued.record.summary,
+                    issued.record.action_hash,
+                    issued.token,
+                    (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000,
+                    if risk == Risk::High { "; high risk: the user sends it twice, in two separate messages" } else { "" }
+                ))?;
+            }
+            Ok(0)
+        }
+        "consent confirm" => {
+            let latch = open(&args)?;
+            latch.consent_confirm_from_tool().map(|_| 0)
+        }
+        "gate" => {
+            let latch = open(&args)?;
+            let input = GateInput {
+                action_bytes: required_file(&args, "--action-file")?,
+                checkpoint: args.raw("--checkpoint").map(str::to_owned),
+                targets: owned(args.raw_all("--target")),
+                intended: args.raw("--intended").map(|p| read_input(p, "--intended")).transpose()?,
+                result: args.raw("--result").map(|p| read_input(p, "--result")).transpose()?,
+            };
+            let report = latch.gate(now(), &input)?;
+            if json {
+                json_out(&report)?;
+            } else {
+                let mut t = String::new();
+                for c in &report.checks {
+                    t.push_str(&format!(
+                        "{} {}: {}{}\n",
+                        if c.passed { "PASS" } else { "FAIL" },
+                        c.name,
+                        c.message,
+                        c.code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default()
+                    ));
+                }
+                if let Some(r) = &report.remediation {
+                    t.push_str(&format!("Remediation: {r}\n"));
+                }
+                cli::print_stdout(&t)?;
+            }
+            if report.passed {
+                Ok(0)
+            } else {
+                let first = report.checks.iter().find(|c| !c.passed).and_then(|c| c.code.clone()).unwrap_or_default();
+                Err(Error::new(codes::GATE_FAILED, format!("gate failed ({first})")))
+            }
+        }
+        "recover" => {
+            let latch = open(&args)?;
+            let out = latch.recover(now())?;
+            if json {
+                json_out(&out)?;
+            } else {
+                cli::print_stdout(&match &out {
+                    recover::RecoverOutcome::Protocol(p) => recover::protocol_text(p),
+                    recover::RecoverOutcome::SilentWitness(i) => recover::incident_text(i),
+                })?;
+            }
+            match out {
+                recover::RecoverOutcome::Protocol(_) => Ok(0),
+                recover::RecoverOutcome::SilentWitness(_) => Err(Error::new(codes::SILENT_WITNESS_ACTIVE, "Silent Witness: see the incident summary")),
+            }
+        }
+        "reseed" => {
+            let latch = open(&args)?;
+            if args.has("--message") {
+                return latch.consent_confirm_from_tool().map(|_| 0);
+            }
+            let issued = latch.reseed_request(now())?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.reseed-request/v1","token":issued.token,"record":issued.record}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n",
+                    issued.token
+                ))?;
+            }
+            Ok(0)
+        }
+        other => Err(Error::usage(cli_codes::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {other:?}"))),
+    }
+}

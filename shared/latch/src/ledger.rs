@@ -1,0 +1,220 @@
+//! The token ledger and consent: requests, the user's own message
+//! ([`Latch::user_prompt`], the only way to confirm), and the reseed.
+
+use crate::entry::{self, ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
+use crate::chain;
+use crate::{action_hash, clean_text, layout, tokens, Issued, Latch, PromptOutcome, TokenStatus};
+use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
+
+impl Latch {
+    pub(crate) fn load_ledger(&self) -> Result<tokens::Ledger> {
+        if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
+            layout::refuse_symlink(&self.paths.ledger, "latch_ledger_symlink")?;
+            return Ok(tokens::Ledger::default());
+        }
+        let bytes = layout::read_file(&self.paths.ledger, "latch_ledger_symlink")?;
+        tokens::parse_ledger(&bytes)
+    }
+
+    pub(crate) fn save_ledger(&self, ledger: &tokens::Ledger) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(ledger).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
+        private::write_atomic(&self.paths.ledger, &bytes).map_err(|e| layout::file_error(e, "latch_ledger_symlink"))
+    }
+
+    /// Issue a consent token bound to the action file's hash.
+    pub fn consent_request(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk) -> Result<Issued> {
+        let hash = action_hash(action_bytes)?;
+        let summary = clean_text(summary, "summary", false)?;
+        let summary: String = summary.chars().take(300).collect();
+        let mut issued = None;
+        let entry = self.append_with(now_ms, Event::ConsentRequest, |e, _| {
+            let mut ledger = self.load_ledger()?;
+            let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
+            let (token, rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
+            self.save_ledger(&ledger)?;
+            e.consent_state = ConsentState::Pending;
+            e.irreversible_action_pending = rec.id.clone();
+            e.action_hash = hash.clone();
+            e.risk_level = risk;
+            e.details = vec![format!("consent requested ({}): {summary}", risk.as_str())];
+            issued = Some((token, rec));
+            Ok(())
+        })?;
+        let (token, rec) = issued.ok_or_else(|| Error::new("latch_write_failed", "the consent request was not issued"))?;
+        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry) })
+    }
+
+    /// A tool call may never confirm: consent comes only from the user's own
+    /// message through the UserPromptSubmit hook ([`Latch::user_prompt`]).
+    pub fn consent_confirm_from_tool(&self) -> Result<Entry> {
+        Err(Error::new(
+            "consent_requires_user_message",
+            "consent is confirmed only by the user's own standalone message (the UserPromptSubmit hook), never by a command; ask the user to send the token as their whole message",
+        ))
+    }
+
+    /// The UserPromptSubmit hook's entry point: when the user's prompt is,
+    /// after trimming, exactly one token (case-insensitive, standalone),
+    /// confirm it. `Ok(None)` when the prompt is not a token or this
+    /// workspace has no latch (nothing to do, nothing counted).
+    pub fn user_prompt(&self, now_ms: u64, prompt: &str) -> Result<Option<PromptOutcome>> {
+        let Ok(token) = tokens::standalone_token(prompt) else { return Ok(None) };
+        if layout::check_latch_dir(&self.paths.dir, ".memory-latch")?.is_none() {
+            return Ok(None);
+        }
+        let guard = self.lock()?;
+        let mut ledger = self.load_ledger()?;
+        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
+            if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
+                return refused("consent_token_unknown", "no live token matches (nothing is waiting for confirmation)");
+            }
+            let attempts_left = ledger.wrong_attempt(now_ms);
+            self.save_ledger(&ledger)?;
+            return Ok(Some(PromptOutcome::Wrong { attempts_left }));
+        };
+        match ledger.tokens[idx].status(now_ms) {
+            TokenStatus::Used => return refused("consent_token_replayed", "that token was already used (single use)"),
+            TokenStatus::Expired => return refused("consent_token_expired", "that token has expired; request consent again"),
+            TokenStatus::Locked => return refused("consent_token_locked", "that token is locked after too many wrong attempts; request consent again"),
+            TokenStatus::Live => {}
+        }
+        if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
+            return match self.reseed_locked(now_ms, &mut ledger, idx) {
+                Ok(e) => Ok(Some(PromptOutcome::Reseeded {
+                    entry_seq: e.entry_seq,
+                    old_chain_trusted: e.reseeded_from.as_ref().is_some_and(|r| r.old_chain_trusted),
+                })),
+                Err(e) => refused(e.code(), e.message()),
+            };
+        }
+        let mut outcome = None;
+        let written = self.transact(&guard, now_ms, Event::ConsentConfirm, |e, head| {
+            let rec = &mut ledger.tokens[idx];
+            if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
+                return Err(Error::new("consent_token_superseded", "a newer consent request (or a changed action) replaced this token"));
+            }
+            if head.consent_state == ConsentState::Authorized {
+                return Err(Error::new("consent_already_confirmed", "this token is already confirmed"));
+            }
+            let high = rec.risk == Risk::High;
+            let first = rec.confirmed_at_ms.is_none();
+            if first {
+                rec.confirmed_at_ms = Some(now_ms);
+            } else {
+                rec.reconfirmed_at_ms = Some(now_ms);
+            }
+            let authorized = !high || !first;
+            e.consent_state = if authorized { ConsentState::Authorized } else { ConsentState::Pending };
+            e.irreversible_action_pending = rec.id.clone();
+            e.action_hash = rec.action_hash.clone();
+            e.details = vec![match (high, first) {
+                (false, _) => "consent confirmed by the user's standalone message".to_owned(),
+                (true, true) => "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned(),
+                (true, false) => "high risk: reconfirmed by a second, separate standalone user message".to_owned(),
+            }];
+            outcome = Some((authorized, rec.id.clone(), rec.action_hash.clone(), rec.risk));
+            self.save_ledger(&ledger)
+        });
+        let entry = match written {
+            Ok(e) => e,
+            Err(e) => return refused(e.code(), e.message()),
+        };
+        let (authorized, token_id, action_hash, risk) = outcome.ok_or_else(|| Error::new("latch_write_failed", "no confirmation recorded"))?;
+        Ok(Some(if authorized {
+            PromptOutcome::Confirmed { token_id, action_hash, risk, entry_seq: entry.entry_seq }
+        } else {
+            PromptOutcome::AwaitingReconfirmation { token_id, action_hash, entry_seq: entry.entry_seq }
+        }))
+    }
+
+    /// Issue a reseed token (only in Silent Witness), bound to the current
+    /// manifest bytes.
+    pub fn reseed_request(&self, now_ms: u64) -> Result<Issued> {
+        let _guard = self.lock()?;
+        let reason = self.silent_witness_reason()?.ok_or_else(|| Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"))?;
+        let state = self.state_hash()?;
+        let mut ledger = self.load_ledger()?;
+        let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
+        let summary = clean_text(&format!("reseed: archive the current chain and start a new one ({reason})"), "summary", false)?;
+        let (token, rec) = ledger.issue(tokens::Purpose::Reseed, &state, Risk::High, &summary, now_ms, ttl);
+        self.save_ledger(&ledger)?;
+        Ok(Issued { token, record: rec.state(now_ms), entry: None })
+    }
+
+    /// Silent Witness reason from the marker or a trusted head (no lock).
+    pub fn silent_witness_reason(&self) -> Result<Option<String>> {
+        if let Some(m) = self.witness_marker()? {
+            return Ok(Some(m.reason));
+        }
+        match chain::load_live(&self.paths, self.key.as_ref()) {
+            Ok(live) => self.witness_active(&live),
+            Err(_) => Ok(None),
+        }
+    }
+
+    pub(crate) fn state_hash(&self) -> Result<String> {
+        match layout::read_file(&self.paths.manifest, "latch_manifest_symlink") {
+            Ok(b) => Ok(entry::sha256_tagged(&b)),
+            Err(e) if e.code() == "latch_file_missing" => Ok(entry::sha256_tagged(b"")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Leave Silent Witness with the reseed token at `idx`, confirmed by the
+    /// user's message (caller holds the lock): archive the old chain and
+    /// start a new one recording the old head's hash.
+    pub(crate) fn reseed_locked(&self, now_ms: u64, ledger: &mut tokens::Ledger, idx: usize) -> Result<Entry> {
+        if self.silent_witness_reason()?.is_none() {
+            return Err(Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"));
+        }
+        let state = self.state_hash()?;
+        let rec = &mut ledger.tokens[idx];
+        if rec.action_hash != state {
+            return Err(Error::new("consent_action_changed", "the manifest changed since the reseed token was issued"));
+        }
+        rec.used_at_ms = Some(now_ms);
+        rec.confirmed_at_ms = Some(now_ms);
+        self.save_ledger(ledger)?;
+        let full = self.full_verify(false);
+        let trusted = full.report.trusted;
+        let old_head = full.head;
+        // Archive the old chain.
+        let name = format!("chain-{}-{}", now_ms, kijito_files::random::hex(4));
+        private::ensure_private_dir(&self.paths.archive).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        let dest = self.paths.archive.join(&name);
+        private::ensure_private_dir(&dest).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        for (from, to) in [(&self.paths.manifest, dest.join(layout::MANIFEST)), (&self.paths.history, dest.join(layout::HISTORY))] {
+            if std::fs::symlink_metadata(from).is_ok() {
+                std::fs::rename(from, &to).map_err(|e| Error::new("latch_write_failed", format!("cannot archive {}: {e}", from.display())))?;
+            }
+        }
+        private::fsync_dir(&dest)?;
+        private::fsync_dir(&self.paths.dir)?;
+        private::remove_owned(&self.paths.witness).map_err(|e| layout::file_error(e, "latch_witness_symlink"))?;
+        let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
+        let objective = match &old_head {
+            Some(h) if trusted => h.objective.clone(),
+            _ => "restate the objective: the previous chain failed verification".to_owned(),
+        };
+        let mut e = self.genesis(now_ms, Event::Reseed, mode, objective);
+        if let (true, Some(h)) = (trusted, &old_head) {
+            e.non_negotiables = h.non_negotiables.clone();
+            e.known_state = h.known_state.clone();
+            e.unknown_state = h.unknown_state.clone();
+            e.next_single_step = h.next_single_step.clone();
+        }
+        e.reseeded_from = Some(ReseedRef {
+            old_head_payload_hash: old_head.as_ref().map(|h| h.integrity.payload_hash.clone()).unwrap_or_else(|| NONE.into()),
+            old_head_seq: old_head.as_ref().map(|h| h.entry_seq).unwrap_or(0),
+            old_manifest_sha256: state,
+            old_chain_trusted: trusted,
+            archive: format!("{}/{}", layout::ARCHIVE, name),
+        });
+        e.details = vec!["reseeded from a confirmed user token; the old chain is archived".into()];
+        self.finalize(&mut e, now_ms)?;
+        self.write_manifest(std::slice::from_ref(&e))?;
+        Ok(e)
+    }
+}

@@ -1,0 +1,539 @@
+//! `kijito-doctor`: everything that makes hooks silently not fire, per host.
+//!
+//! Checks (docs/configuration.md, "kijito-doctor"): the plugin root layout
+//! install.sh makes; hooks.json (parses, every event, absolute commands
+//! inside this root); every hook binary runs `--help`; the data dir the hooks
+//! would use; the config file and the token file rules (the token is never
+//! printed); the apiUrl answering one GET of the configured pointer (skipped
+//! with `offline`); Codex hook trust for this root (`codex app-server`
+//! `hooks/list`); `claude plugin validate --strict` for the Claude root.
+//! Doctor reads only; it never writes or creates anything.
+
+use crate::explain::{self, Context, Target};
+use crate::{codex, proc};
+use kijito_client::http::{Api, ReqwestTransport};
+use kijito_client::pointer;
+use kijito_client::token::Token;
+use kijito_files::config::{self, Config};
+use kijito_files::datadir::{self, HostKind, Source};
+use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::AbsPath;
+use serde_json::{json, Value};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The events install.sh writes into every hooks.json.
+pub const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "PreToolUse", "PreCompact", "PostCompact"];
+/// Largest hooks.json read.
+pub const MAX_HOOKS_JSON: u64 = 256 * 1024;
+/// Time for one `--help`.
+pub const HELP_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time for `codex app-server` to list hooks.
+pub const CODEX_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time for `claude plugin validate`.
+pub const CLAUDE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Outcome colour of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Green,
+    Yellow,
+    Red,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Green => "green",
+            Status::Yellow => "yellow",
+            Status::Red => "red",
+        }
+    }
+    fn tag(self) -> &'static str {
+        match self {
+            Status::Green => "[ok]  ",
+            Status::Yellow => "[warn]",
+            Status::Red => "[FAIL]",
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// `codex`, `claude` or `all`.
+    pub host: String,
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    /// What to do (for red and yellow lines).
+    pub fix: Option<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub prefix: PathBuf,
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.status != Status::Red)
+    }
+
+    pub fn red_count(&self) -> usize {
+        self.checks.iter().filter(|c| c.status == Status::Red).count()
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "ok": self.ok(),
+            "prefix": self.prefix.to_string_lossy(),
+            "checks": self.checks.iter().map(|c| json!({"host": c.host, "check": c.name, "status": c.status.as_str(), "detail": c.detail, "fix": c.fix})).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = format!("kijito-doctor: install prefix {}\n", self.prefix.display());
+        for c in &self.checks {
+            out.push_str(&format!("{} {:<6} {:<14} {}\n", c.status.tag(), c.host, c.name, c.detail));
+            if let Some(f) = &c.fix {
+                out.push_str(&format!("{:>6} {:<6} {:<14} fix: {}\n", "", "", "", f));
+            }
+        }
+        out.push_str(&if self.ok() {
+            "kijito-doctor: all green (warnings do not stop hooks)\n".to_owned()
+        } else {
+            format!("kijito-doctor: {} red line(s): these stop hooks from working\n", self.red_count())
+        });
+        out
+    }
+}
+
+/// Doctor options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub hosts: Vec<HostKind>,
+    /// `--root`: the install prefix (or one host's plugin root).
+    pub root: Option<AbsPath>,
+    pub offline: bool,
+    /// Directory Codex lists hooks for (the current directory).
+    pub cwd: PathBuf,
+    /// `codex` / `claude` found on PATH (None: that check is a yellow skip).
+    pub codex: Option<PathBuf>,
+    pub claude: Option<PathBuf>,
+}
+
+impl Options {
+    /// Options from the real environment: PATH lookups, current directory.
+    pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
+        let cwd = std::env::current_dir().map_err(|e| Error::new("cwd_unknown", format!("cannot read the current directory: {e}")))?;
+        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude") })
+    }
+}
+
+fn host_name(h: HostKind) -> &'static str {
+    match h {
+        HostKind::Codex => "codex",
+        HostKind::Claude => "claude",
+    }
+}
+
+fn manifest_dir(h: HostKind) -> &'static str {
+    match h {
+        HostKind::Codex => ".codex-plugin",
+        HostKind::Claude => ".claude-plugin",
+    }
+}
+
+struct Out {
+    checks: Vec<Check>,
+}
+
+impl Out {
+    fn push(&mut self, host: &str, name: &str, status: Status, detail: impl Into<String>, fix: Option<String>) {
+        self.checks.push(Check { host: host.into(), name: name.into(), status, detail: detail.into(), fix });
+    }
+    fn green(&mut self, host: &str, name: &str, detail: impl Into<String>) {
+        self.push(host, name, Status::Green, detail, None);
+    }
+    fn yellow(&mut self, host: &str, name: &str, detail: impl Into<String>, fix: impl Into<String>) {
+        self.push(host, name, Status::Yellow, detail, Some(fix.into()));
+    }
+    fn red(&mut self, host: &str, name: &str, detail: impl Into<String>, fix: impl Into<String>) {
+        self.push(host, name, Status::Red, detail, Some(fix.into()));
+    }
+}
+
+/// A directory hooks run binaries from: a real directory (no symlink),
+/// owned by you or root, not writable by group or other.
+fn check_install_dir(dir: &Path) -> std::result::Result<(), String> {
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{} is missing ({e})", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!("{} is a symlink", dir.display()));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if meta.uid() != private::current_uid() && meta.uid() != 0 {
+        return Err(format!("{} is owned by uid {}, not by you or root", dir.display(), meta.uid()));
+    }
+    if meta.permissions().mode() & 0o022 != 0 {
+        return Err(format!("{} has mode {:o}: others could replace the hook binaries", dir.display(), meta.permissions().mode() & 0o777));
+    }
+    Ok(())
+}
+
+/// The prefix and each host's root.
+fn roots(opts: &Options) -> Result<(PathBuf, Vec<(HostKind, PathBuf)>)> {
+    let given = match &opts.root {
+        Some(r) => r.as_path().to_owned(),
+        None => config::home_dir()?.join(".local/share/kijito-qa"),
+    };
+    // --root may name one host's plugin root directly.
+    for h in [HostKind::Codex, HostKind::Claude] {
+        if given.join(manifest_dir(h)).is_dir() {
+            let prefix = given.parent().map(Path::to_path_buf).unwrap_or_else(|| given.clone());
+            let hosts = opts.hosts.iter().filter(|x| **x == h).map(|x| (*x, given.clone())).collect();
+            return Ok((prefix, hosts));
+        }
+    }
+    let hosts = opts.hosts.iter().map(|h| (*h, given.join(host_name(*h)))).collect();
+    Ok((given, hosts))
+}
+
+/// Run every check.
+pub fn run(opts: &Options) -> Result<Report> {
+    let (prefix, host_roots) = roots(opts)?;
+    let mut out = Out { checks: Vec::new() };
+    let config = check_config(&mut out);
+    for (h, root) in &host_roots {
+        check_host(&mut out, opts, &prefix, *h, root, config.as_ref());
+    }
+    if host_roots.is_empty() {
+        out.red("all", "layout", format!("{} is not the plugin root of the host(s) asked for", prefix.display()), "give --host codex|claude matching the root, or --root the install prefix");
+    }
+    if let Some(c) = &config {
+        check_token_and_api(&mut out, opts, c);
+    }
+    Ok(Report { prefix, checks: out.checks })
+}
+
+fn check_config(out: &mut Out) -> Option<Config> {
+    let path = match config::config_path() {
+        Ok(p) => p,
+        Err(e) => {
+            out.red("all", "config", e.message().to_owned(), "set HOME to your home directory");
+            return None;
+        }
+    };
+    match Config::load() {
+        Ok(c) => {
+            let source = c.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| format!("no file at {} (defaults)", path.display()));
+            match (c.pointer_id, c.lock_message_id) {
+                (Some(p), Some(l)) => out.green("all", "config", format!("{source}: pointer {p}, lock {l}, apiUrl {}", c.api_url.as_str())),
+                _ => out.yellow(
+                    "all",
+                    "config",
+                    format!("{source}: no pointerId/lockMessageId (hooks run, but cannot name the resume command)"),
+                    "run kijito-setup --pointer-id N --lock-message-id M (or, Claude Code only, set them in the plugin's options)",
+                ),
+            }
+            Some(c)
+        }
+        Err(e) => {
+            let fix = match e.code() {
+                "file_permissions_too_open" => format!("chmod 600 {}", path.display()),
+                "config_unknown_key" => format!("remove that key from {} (keys: docs/configuration.md)", path.display()),
+                _ => format!("fix or rewrite {} (kijito-setup --force writes a valid one)", path.display()),
+            };
+            out.red("all", "config", format!("{} ({}); every hook runs without it", e.message(), e.code()), fix);
+            None
+        }
+    }
+}
+
+fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
+    let cx = |target| Context { api_url: &c.api_url, token_file: &c.token_file, persona: c.persona.as_str(), project: &c.project, target };
+    let token = match Token::read(&c.token_file) {
+        Ok(t) => {
+            let size = std::fs::metadata(&c.token_file).map(|m| m.len()).unwrap_or(0);
+            out.green("all", "token file", format!("{}: owner-only, one line ({size} bytes; never printed)", c.token_file.display()));
+            t
+        }
+        Err(e) => {
+            out.red("all", "token file", format!("{} ({})", e.message(), e.code()), explain::token_fix(e.code(), &c.token_file));
+            if !opts.offline {
+                out.yellow("all", "api", "not reached (no usable token)", "fix the token file first");
+            }
+            return;
+        }
+    };
+    if opts.offline {
+        out.yellow("all", "api", format!("{} not contacted (--offline)", c.api_url.as_str()), "run without --offline to check that it answers");
+        return;
+    }
+    let Some(id) = c.pointer_id else {
+        out.yellow("all", "api", format!("{} not contacted: no pointerId configured", c.api_url.as_str()), "run kijito-setup");
+        return;
+    };
+    let result = ReqwestTransport::new(c.api_url.clone(), &token)
+        .map(|t| Api::new(t, c.persona.clone(), c.project.clone()))
+        .and_then(|api| pointer::read_pointer(&api, id));
+    match result {
+        Ok(r) if r.is_current() => out.green("all", "api", format!("GET {}/api/memory/{id}: the pointer is current, digest {}", c.api_url.as_str(), r.digest)),
+        Ok(r) => out.red("all", "api", format!("pointer {id} is {:?}, not current", r.lifecycle), "configure the current pointer id (kijito-setup --force ...)"),
+        Err(e) => {
+            let code = e.code().to_owned();
+            let e = explain::explain(e, &cx(Target::Memory(id)));
+            out.red("all", "api", format!("GET pointer {id} failed ({code})"), e.message().to_owned());
+        }
+    }
+}
+
+fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &Path, config: Option<&Config>) {
+    let host = host_name(h);
+    let reinstall = format!("re-run ./install.sh --prefix {} --host {host} from the kijito-qa checkout", prefix.display());
+    // layout
+    if std::fs::symlink_metadata(root).is_err() {
+        out.red(host, "layout", format!("no plugin root at {}: nothing is installed for {host} there", root.display()), format!("run ./install.sh --prefix {} --host {host} from the kijito-qa checkout, or give --root", prefix.display()));
+        return;
+    }
+    let mut problems = Vec::new();
+    for dir in [root.to_path_buf(), root.join("bin")] {
+        if let Err(p) = check_install_dir(&dir) {
+            problems.push(p);
+        }
+    }
+    let manifest = root.join(manifest_dir(h)).join("plugin.json");
+    let hooks_json = root.join("hooks/hooks.json");
+    for f in [&manifest, &hooks_json] {
+        if !f.is_file() {
+            problems.push(format!("{} is missing", f.display()));
+        }
+    }
+    let skills = std::fs::read_dir(root.join("skills")).map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().join("SKILL.md").is_file()).count()).unwrap_or(0);
+    if skills == 0 {
+        problems.push(format!("no skills/*/SKILL.md under {}", root.display()));
+    }
+    if problems.is_empty() {
+        out.green(host, "layout", format!("{}: bin/, hooks/hooks.json, {}/plugin.json, {skills} skills", root.display(), manifest_dir(h)));
+    } else {
+        let fix = if problems.iter().any(|p| p.contains("mode")) {
+            format!("chmod go-w the directories named (or {reinstall})")
+        } else {
+            reinstall.clone()
+        };
+        out.red(host, "layout", problems.join("; "), fix);
+    }
+    // hooks.json
+    let binaries = check_hooks_json(out, host, root, &hooks_json, &reinstall);
+    // binaries
+    check_binaries(out, host, &binaries, &reinstall);
+    // data dir
+    check_data_dir(out, h, config);
+    // host-specific
+    match h {
+        HostKind::Codex => check_codex_trust(out, opts, root),
+        HostKind::Claude => check_claude_validate(out, opts, root),
+    }
+}
+
+fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinstall: &str) -> Vec<PathBuf> {
+    let bytes = match private::read_checked(path, private::FileRules { owner_only: false, min_bytes: 1, max_bytes: MAX_HOOKS_JSON }) {
+        Ok((b, _)) => b,
+        Err(e) => {
+            out.red(host, "hooks.json", format!("{} ({})", e.message(), e.code()), reinstall.to_owned());
+            return vec![];
+        }
+    };
+    let value: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            out.red(host, "hooks.json", format!("{} is not JSON ({e}); the host ignores every hook in it", path.display()), reinstall.to_owned());
+            return vec![];
+        }
+    };
+    let mut problems = Vec::new();
+    let mut bins: Vec<PathBuf> = Vec::new();
+    let bin_dir = root.join("bin");
+    let events = value.get("hooks").and_then(Value::as_object);
+    for ev in EVENTS {
+        if events.and_then(|e| e.get(*ev)).is_none() {
+            problems.push(format!("no {ev} hook"));
+        }
+    }
+    let mut count = 0;
+    for (ev, groups) in events.into_iter().flatten() {
+        for g in groups.as_array().into_iter().flatten() {
+            for hk in g.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                count += 1;
+                let cmd = hk.get("command").and_then(Value::as_str).unwrap_or("");
+                let first = cmd.split_whitespace().next().unwrap_or("");
+                let p = Path::new(first);
+                if !p.is_absolute() {
+                    problems.push(format!("{ev}: command {:?} does not start with an absolute path (hosts run it from the session's directory, so it would not be found)", kijito_protocol::ids::clip(cmd)));
+                } else if !p.starts_with(&bin_dir) {
+                    problems.push(format!("{ev}: {first} is outside {}", bin_dir.display()));
+                } else if !bins.iter().any(|b| b == p) {
+                    bins.push(p.to_path_buf());
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        out.green(host, "hooks.json", format!("{}: {count} hooks on {} events, absolute commands in {}", path.display(), EVENTS.len(), bin_dir.display()));
+    } else {
+        out.red(host, "hooks.json", problems.join("; "), format!("{reinstall} (it writes absolute paths into hooks.json)"));
+    }
+    bins
+}
+
+fn check_binaries(out: &mut Out, host: &str, bins: &[PathBuf], reinstall: &str) {
+    if bins.is_empty() {
+        return;
+    }
+    let mut bad = Vec::new();
+    for b in bins {
+        if !proc::is_executable(b) {
+            bad.push(format!("{} is missing or not executable", b.display()));
+            continue;
+        }
+        let mut cmd = Command::new(b);
+        cmd.arg("--help");
+        match proc::run(cmd, HELP_TIMEOUT, 64 * 1024) {
+            Ok(o) if o.success() => {}
+            Ok(o) if o.timed_out => bad.push(format!("{} --help did not finish within {} s", b.display(), HELP_TIMEOUT.as_secs())),
+            Ok(o) => bad.push(format!("{} --help exited {:?}: {}", b.display(), o.status, o.tail(200))),
+            Err(e) => bad.push(format!("{}: {}", b.display(), e.message())),
+        }
+    }
+    let names: Vec<String> = bins.iter().filter_map(|b| b.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+    if bad.is_empty() {
+        out.green(host, "hook binaries", format!("{} run --help", names.join(", ")));
+    } else {
+        out.red(host, "hook binaries", bad.join("; "), reinstall.to_owned());
+    }
+}
+
+fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
+    let host = host_name(h);
+    let (dir, source) = match datadir::choose(None, Some(h), config, &|k| std::env::var(k).ok()) {
+        Ok(x) => x,
+        Err(e) => {
+            out.red(host, "data dir", format!("{} ({})", e.message(), e.code()), "set dataDir in the config to an absolute path");
+            return;
+        }
+    };
+    let from = match source {
+        Source::HostVariable => format!("from {}", h.data_var()),
+        Source::Config => "from dataDir in the config".to_owned(),
+        Source::Default | Source::Flag => "the default".to_owned(),
+    };
+    let note = if h == HostKind::Claude && source != Source::HostVariable {
+        "; Claude Code hooks get CLAUDE_PLUGIN_DATA instead, which the host creates"
+    } else {
+        ""
+    };
+    match std::fs::symlink_metadata(dir.as_path()) {
+        Err(_) => out.green(host, "data dir", format!("{dir} ({from}) does not exist yet; the first hook creates it 0700{note}")),
+        Ok(_) => {
+            if let Err(e) = private::check_dir(dir.as_path(), false) {
+                out.red(host, "data dir", format!("{dir} ({from}): {} ({}); every hook would answer fail-soft", e.message(), e.code()), format!("chmod 700 {dir} (it must be a directory you own, not a symlink)"));
+                return;
+            }
+            let qa = dir.as_path().join("qa");
+            if qa.exists() || std::fs::symlink_metadata(&qa).is_ok() {
+                if let Err(e) = private::check_dir(&qa, true) {
+                    out.red(host, "data dir", format!("{}: {} ({})", qa.display(), e.message(), e.code()), format!("chmod 700 {}", qa.display()));
+                    return;
+                }
+            }
+            out.green(host, "data dir", format!("{dir} ({from}): yours, not writable by others{note}"));
+        }
+    }
+}
+
+fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
+    let Some(codex) = &opts.codex else {
+        out.yellow("codex", "hook trust", "codex is not on PATH: trust not checked", "put codex on PATH and run kijito-doctor again (Codex ignores untrusted hooks)");
+        return;
+    };
+    let listing = match codex::list_hooks(codex, &opts.cwd, CODEX_TIMEOUT) {
+        Ok(l) => l,
+        Err(e) => {
+            out.red("codex", "hook trust", format!("{} ({})", e.message(), e.code()), format!("check that `{} app-server` starts", codex.display()));
+            return;
+        }
+    };
+    let bin_dir = root.join("bin");
+    let ours: Vec<&codex::ListedHook> = listing
+        .hooks
+        .iter()
+        .filter(|h| h.command.split_whitespace().next().map(|f| Path::new(f).starts_with(&bin_dir)).unwrap_or(false))
+        .collect();
+    if !listing.errors.is_empty() {
+        out.red("codex", "hook trust", format!("Codex rejects a hooks config: {}", kijito_protocol::ids::clip(&listing.errors.join("; "))), "fix the file named in the error (or re-run install.sh)");
+        return;
+    }
+    if ours.is_empty() {
+        out.red(
+            "codex",
+            "hook trust",
+            format!("Codex (for {}) loads no hook of {}: none will fire", opts.cwd.display(), root.display()),
+            format!("cp {}/hooks/hooks.json \"${{CODEX_HOME:-$HOME/.codex}}/hooks.json\" (or install {} as a Codex plugin, docs/configuration.md), with `[features] hooks = true` in config.toml, then trust the hooks with /hooks in codex", root.display(), root.display()),
+        );
+        return;
+    }
+    let of = |status: &str| ours.iter().filter(|h| h.trust_status == status).map(|h| h.event.clone()).collect::<Vec<_>>();
+    let (modified, untrusted) = (of("modified"), of("untrusted"));
+    let other: Vec<String> = ours.iter().filter(|h| !["trusted", "modified", "untrusted"].contains(&h.trust_status.as_str())).map(|h| format!("{}={}", h.event, h.trust_status)).collect();
+    let sources: Vec<String> = {
+        let mut s: Vec<String> = ours.iter().map(|h| h.source_path.clone()).collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    if !modified.is_empty() {
+        out.red(
+            "codex",
+            "hook trust",
+            format!("{} hook(s) changed since you trusted them (hash mismatch), Codex does not run them: {}", modified.len(), modified.join(", ")),
+            format!("review {} and trust the changed hooks again: run codex, type /hooks, trust each kijito-qa hook", sources.join(", ")),
+        );
+    } else if !untrusted.is_empty() {
+        out.red(
+            "codex",
+            "hook trust",
+            format!("{} hook(s) are not trusted, Codex does not run them: {}", untrusted.len(), untrusted.join(", ")),
+            format!("run codex, type /hooks and trust the {} kijito-qa hooks (commands under {})", ours.len(), bin_dir.display()),
+        );
+    } else if !other.is_empty() {
+        out.red("codex", "hook trust", format!("unexpected trust status: {}", other.join(", ")), "open /hooks in codex and trust the kijito-qa hooks");
+    } else {
+        out.green("codex", "hook trust", format!("{} hooks of this root trusted ({})", ours.len(), sources.join(", ")));
+    }
+}
+
+fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
+    let Some(claude) = &opts.claude else {
+        out.yellow("claude", "validate", "claude is not on PATH: `claude plugin validate --strict` not run", format!("run `claude plugin validate --strict {}` where claude is installed", root.display()));
+        return;
+    };
+    let mut cmd = Command::new(claude);
+    cmd.args(["plugin", "validate", "--strict"]).arg(root);
+    match proc::run(cmd, CLAUDE_TIMEOUT, 64 * 1024) {
+        Ok(o) if o.success() => out.green("claude", "validate", format!("claude plugin validate --strict {}: passed", root.display())),
+        Ok(o) => out.red(
+            "claude",
+            "validate",
+            format!("claude plugin validate --strict {} {}: {}", root.display(), if o.timed_out { "timed out".to_owned() } else { format!("exited {:?}", o.status) }, o.tail(400)),
+            format!("fix what it names in {}/.claude-plugin/plugin.json or hooks/hooks.json (or re-run install.sh)", root.display()),
+        ),
+        Err(e) => out.red("claude", "validate", e.message().to_owned(), format!("check that {} runs", claude.display())),
+    }
+}

@@ -1,0 +1,18 @@
+//! kijito-setup: from the demo to your own pointer, and the doctor that
+//! says why hooks would silently not fire (docs/first-pointer.md,
+//! docs/configuration.md "kijito-setup" and "kijito-doctor").
+//!
+//! | module | what |
+//! |---|---|
+//! | [`setup`] | `kijito-setup`: owner-only config, token check, pointer read, one claim+release; `--create` seeds kijito-local |
+//! | [`doctor`] | `kijito-doctor`: per-host checks, text or JSON, red/yellow/green |
+//! | [`explain`] | error messages that say what to do (401, 403, network, token file) |
+//! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
+//! | [`proc`] | running a child with bounded time and output |
+
+pub mod cli;
+pub mod codex;
+pub mod doctor;
+pub mod explain;
+pub mod proc;
+pub mod setup;

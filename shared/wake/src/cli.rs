@@ -1,0 +1,92 @@
+//! The `wake-check` command line (bins/wake-check.rs is its thin main):
+//! flags, environment (MEMORY_LATCH_HMAC_KEY_FILE, MEMORY_LATCH_BOOT_ID_FILE),
+//! the run and what it prints.
+
+use crate::LiveProbe;
+use kijito_files::{config, datadir};
+use kijito_latch as latch;
+use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::clock;
+use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_protocol::Result;
+use std::path::PathBuf;
+
+pub const FLAGS: &[Flag] = &[
+    Flag::value("--workspace"),
+    Flag::value("--data-dir"),
+    Flag::value("--session-id"),
+    Flag::switch("--live"),
+    Flag::value("--long-sleep-after"),
+    Flag::switch("--json"),
+];
+
+pub const TOOL: Tool = Tool {
+    name: "wake-check",
+    code_name: "wake_check",
+    help: "\
+wake-check [--workspace DIR] [--data-dir DIR] [--session-id S] [--live]
+           [--long-sleep-after SECONDS] [--json]
+
+After a long sleep or a cold boot: verify the memory-latch chain, its lock,
+pending consent tokens and Silent Witness state, the QA private state and the
+recorded pointer expectation (and with --live the pointer and anchors on the
+server), detect a long sleep, a changed boot id or a clock that went back,
+and answer with a trust mode. In degraded mode a trustworthy latch gets one
+visible degraded_mode entry that locks consent until a human reviews.
+
+  --workspace DIR           where .memory-latch lives (default: current dir)
+  --data-dir DIR            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
+  --session-id S            check only this session's QA files
+  --live                    also verify the recorded pointer against the server
+  --long-sleep-after SECS   long-sleep threshold (default 86400)
+  --json                    print the kijito.wake-check/v1 report
+
+Exit status: 0 full_trust, 10 cautious, 20 degraded, 1 could not run, 2 usage.
+Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key of the latch),
+MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read).
+",
+    commands: &[Command { name: "", flags: FLAGS }],
+};
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// One `wake-check` run from parsed argv; `live` is the `--live` probe the
+/// binary injects (this crate links no HTTP code). Returns the exit status.
+pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
+    let workspace = match args.raw("--workspace") {
+        Some(w) if !w.is_empty() => PathBuf::from(w),
+        Some(_) => return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_PATH, "--workspace must not be empty")),
+        None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
+    };
+    let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
+    let session: Option<SessionId> = args.optional("--session-id")?;
+    let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
+    if long_sleep == Some(0) {
+        return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_NUMBER, "--long-sleep-after must be at least 1 second"));
+    }
+    let json = args.has("--json");
+    let config = config::Config::load().ok();
+    let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
+    let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
+    opts.data_dir = data_dir;
+    opts.session = session;
+    opts.long_sleep_after_s = long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S);
+    opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
+    if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
+        opts.boot_id_file = p;
+    }
+    opts.live = args.has("--live").then_some(live);
+    opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
+    let (report, entry) = crate::run(&opts, true)?;
+    if json {
+        cli::print_stdout(&format!("{}\n", report.to_json()))?;
+    } else {
+        cli::print_stdout(&format!("{}{}\n", report.human(), entry.describe()))?;
+    }
+    if json && entry != crate::DegradedEntry::NotNeeded {
+        eprintln!("wake-check: {}", entry.describe());
+    }
+    Ok(report.mode.exit_status())
+}

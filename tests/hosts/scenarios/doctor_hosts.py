@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""kijito-doctor against the real hosts (call inside `unshare -n`).
+
+doctor_hosts.py BIN_DIR ROOT_PREFIX WORK
+BIN_DIR holds the pinned `codex` and `claude`; ROOT_PREFIX is an install.sh prefix.
+Codex: a throwaway CODEX_HOME with `[features] hooks = true` and <prefix>/codex/hooks/hooks.json as
+its hooks.json. kijito-doctor (with codex on PATH) must show the hooks of this root as untrusted (red,
+fix naming /hooks); after trusting them through the app-server (hooks/list -> config/batchWrite
+hooks.state.<key>.trusted_hash, as tests/hosts/lib/he2e/codex.py does) as trusted (green); after one
+hook entry of hooks.json is edited, as changed since trusted (red, hash mismatch, fix naming /hooks).
+Claude Code: with claude on PATH, the `validate` check (claude plugin validate --strict) is green.
+Every process has a timeout."""
+import json
+import os
+import subprocess
+import sys
+
+bindir, prefix, work = sys.argv[1:4]
+root = os.path.join(prefix, "codex")
+doctor = os.path.join(root, "bin", "kijito-doctor")
+home = os.path.join(work, "doctor-home")
+codex_home = os.path.join(home, "codex")
+os.makedirs(codex_home, mode=0o700)
+with open(os.path.join(codex_home, "config.toml"), "w") as f:
+    f.write("[features]\nhooks = true\n\n[analytics]\nenabled = false\n")
+hooks_file = os.path.join(codex_home, "hooks.json")
+with open(os.path.join(root, "hooks", "hooks.json")) as src, open(hooks_file, "w") as dst:
+    dst.write(src.read())
+env = {"PATH": bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "CODEX_HOME": codex_home,
+       "CLAUDE_CONFIG_DIR": os.path.join(home, "claude"), "DISABLE_AUTOUPDATER": "1",
+       "TMPDIR": home, "LANG": "C.UTF-8"}
+
+
+def fail(msg):
+    print("  FAIL: " + msg)
+    sys.exit(1)
+
+
+def run_doctor(host):
+    p = subprocess.run([doctor, "--host", host, "--root", prefix, "--offline", "--json"], env=env, cwd=home,
+                       capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    try:
+        report = json.loads(p.stdout)
+    except ValueError:
+        fail("kijito-doctor printed no JSON (exit %d): %s %s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+    return p.returncode, report
+
+
+def check(report, host, name):
+    for c in report["checks"]:
+        if c["host"] == host and c["check"] == name:
+            return c
+    fail("no %s %s check in %s" % (host, name, json.dumps(report)[:2000]))
+
+
+def trust_all():
+    srv = subprocess.Popen([os.path.join(bindir, "codex"), "app-server"], env=env, cwd=home, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def req(i, method, params):
+        srv.stdin.write((json.dumps({"id": i, "method": method, "params": params}) + "\n").encode())
+        srv.stdin.flush()
+        for _ in range(10000):
+            line = srv.stdout.readline()
+            if not line:
+                fail("codex app-server exited during " + method)
+            msg = json.loads(line)
+            if msg.get("id") == i:
+                if "error" in msg:
+                    fail("%s failed: %s" % (method, msg["error"]))
+                return msg["result"]
+        fail("no answer to " + method)
+
+    try:
+        req(1, "initialize", {"clientInfo": {"name": "kijito-e2e", "title": "kijito-e2e", "version": "1"},
+                              "capabilities": {"experimentalApi": True}})
+        srv.stdin.write(b'{"method":"initialized"}\n')
+        srv.stdin.flush()
+        hooks = [h for d in req(2, "hooks/list", {"cwds": [home]})["data"] for h in d.get("hooks", [])]
+        edits = [{"keyPath": "hooks.state", "mergeStrategy": "upsert",
+                  "value": {h["key"]: {"trusted_hash": h["currentHash"]}}} for h in hooks]
+        req(3, "config/batchWrite", {"edits": edits, "reloadUserConfig": True})
+        return len(hooks)
+    finally:
+        srv.stdin.close()
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+
+
+# 1. before trust: red, untrusted, the fix names /hooks
+code, r = run_doctor("codex")
+c = check(r, "codex", "hook trust")
+if c["status"] != "red" or "not trusted" not in c["detail"] or "/hooks" not in (c["fix"] or ""):
+    fail("before trust: %s" % json.dumps(c))
+print("  ok: before trust, kijito-doctor: [FAIL] %s / fix: %s" % (c["detail"], c["fix"]))
+# 2. trusted
+n = trust_all()
+code, r = run_doctor("codex")
+c = check(r, "codex", "hook trust")
+if c["status"] != "green" or "trusted" not in c["detail"]:
+    fail("after trusting %d hooks: %s" % (n, json.dumps(c)))
+print("  ok: after trusting %d hooks through the app-server, kijito-doctor: [ok] %s" % (n, c["detail"]))
+# 3. one hook entry edited: hash mismatch
+with open(hooks_file) as f:
+    data = json.load(f)
+data["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 6
+with open(hooks_file, "w") as f:
+    json.dump(data, f)
+code, r = run_doctor("codex")
+c = check(r, "codex", "hook trust")
+if c["status"] != "red" or "hash mismatch" not in c["detail"] or "stop" not in c["detail"] or "/hooks" not in (c["fix"] or ""):
+    fail("after editing hooks.json: %s" % json.dumps(c))
+if code != 1:
+    fail("kijito-doctor exited %d with a red line" % code)
+print("  ok: after editing the Stop hook in hooks.json, kijito-doctor: [FAIL] %s (exit 1)" % c["detail"])
+# 4. claude plugin validate --strict through kijito-doctor
+code, r = run_doctor("claude")
+c = check(r, "claude", "validate")
+if c["status"] != "green":
+    fail("claude validate through kijito-doctor: %s" % json.dumps(c))
+print("  ok: kijito-doctor --host claude: [ok] %s" % c["detail"])

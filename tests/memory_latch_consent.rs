@@ -1,0 +1,322 @@
+//! memory-latch consent: only the user's own message confirms. Each attack
+//! of issue 14 item 1 runs against the real binaries (memory-latch, the
+//! session-hook with real host payloads, the PreToolUse guard) and real files.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+use support::gate as support_gate;
+
+use serde_json::{json, Value};
+use std::fs;
+use std::path::PathBuf;
+use std::process::Output;
+use support_gate::*;
+
+const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
+const BOOT: &str = "11111111-2222-3333-4444-555555555555";
+
+struct Env {
+    w: World,
+    ws: PathBuf,
+    boot: PathBuf,
+}
+
+fn env() -> Env {
+    let w = World::new();
+    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
+    fs::create_dir(&ws).unwrap();
+    let boot = w.tmp.path().join("boot_id");
+    fs::write(&boot, format!("{BOOT}\n")).unwrap();
+    let e = Env { w, ws, boot };
+    e.ok(&["init", "--objective", "ship memory-latch v2", "--next-step", "write the tests"]);
+    e
+}
+
+fn ups(host: &str) -> &'static str {
+    if host == "codex" {
+        "app-server:UserPromptSubmit"
+    } else {
+        "UserPromptSubmit"
+    }
+}
+
+impl Env {
+    fn latch(&self, args: &[&str]) -> Output {
+        let mut c = self.w.command(LATCH);
+        c.args(args).arg("--workspace").arg(&self.ws).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
+        c.stdin(std::process::Stdio::null());
+        c.output().unwrap()
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.latch(args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    }
+    fn fails(&self, args: &[&str], code: &str) -> Output {
+        let o = self.latch(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
+        o
+    }
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.ws.join(name);
+        fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_owned()
+    }
+    fn status(&self) -> Value {
+        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
+    }
+    fn request(&self, action: &str, risk: &str) -> String {
+        let out = self.ok(&["consent", "request", "--action-file", action, "--summary", "the action", "--risk", risk]);
+        let at = out.find("ACT-").expect("token printed");
+        out[at..at + 10].to_owned()
+    }
+    /// The user types `text` as their whole prompt (the UserPromptSubmit hook
+    /// with a real host payload, `cwd` = the workspace). Returns the context.
+    fn user_says(&self, host: &str, text: &str) -> Option<String> {
+        let mut p = payload(host, ups(host));
+        p["session_id"] = json!("s1");
+        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
+        p["cwd"] = json!(self.ws.to_str().unwrap());
+        p["prompt"] = json!(text);
+        let out = self.hook(host, "UserPromptSubmit", &p);
+        assert_schema_valid("user-prompt-submit", &out.stdout);
+        context_of(&out.stdout)
+    }
+    fn hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
+        let mut c = self.w.command(&SESSION_HOOK);
+        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
+        }
+        let out = wait_bounded(child, 30);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+    /// The PreToolUse guard's answer for a shell command the model runs.
+    fn guard(&self, host: &str, command: &str) -> Option<String> {
+        let tool = if host == "codex" { "shell" } else { "Bash" };
+        let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": command }))).unwrap();
+        let out = self.hook(host, "PreToolUse", &stdin);
+        (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
+    }
+    fn gate_args(&self, action: &str, extra: &[&str]) -> Vec<String> {
+        let intended = self.file("intended.txt", "a\nb\n");
+        let result = self.file("result.txt", "a\nb\n");
+        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
+        let mut v: Vec<String> = ["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+    fn gate(&self, action: &str) -> (i32, Value) {
+        let args = self.gate_args(action, &[]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = self.latch(&refs);
+        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
+    }
+    fn ledger(&self) -> String {
+        fs::read_to_string(self.ws.join(".memory-latch/tokens.json")).unwrap()
+    }
+}
+
+fn check_code(report: &Value, name: &str) -> Value {
+    report["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()["code"].clone()
+}
+
+#[test]
+fn a_tool_call_can_never_confirm_its_own_consent() {
+    let e = env();
+    let action = e.file("action.txt", "git push --force origin main\n");
+    let token = e.request(&action, "medium");
+    // The agent saw the token on its own stdout and tries to confirm it.
+    e.fails(&["consent", "confirm", "--action-file", &action, "--message", &token], "consent_requires_user_message");
+    assert_eq!(e.status()["head"]["consent_state"], "pending");
+    let (code, r) = e.gate(&action);
+    assert_eq!(code, 1);
+    assert_eq!(check_code(&r, "consent_integrity"), "consent_not_authorized");
+    // The guard denies it before the binary even runs; exact grammar passes.
+    let dir = helper_dir();
+    let bin = dir.join("memory-latch");
+    for host in ["claude", "codex"] {
+        let deny = e.guard(host, &format!("{} consent confirm --action-file {action} --message {token}", bin.display())).expect("denied");
+        assert!(deny.contains("command_unknown_subcommand"), "{deny}");
+        let deny = e.guard(host, &format!("memory-latch consent confirm --message {token}")).expect("bare name denied");
+        assert!(deny.contains("command guard: denied"), "{deny}");
+        let deny = e.guard(host, &format!("{} reseed --message {token}", bin.display())).expect("reseed --message denied");
+        assert!(deny.contains("command_unknown_flag"), "{deny}");
+        let deny = e.guard(host, &format!("{} gate --action-file {action} --reconfirmed", bin.display())).expect("no flag reconfirms");
+        assert!(deny.contains("command_unknown_flag"), "{deny}");
+        assert_eq!(e.guard(host, &format!("{} status --json --workspace {}", bin.display(), e.ws.display())), None);
+        assert_eq!(e.guard(host, &format!("{} consent request --action-file {action} --summary deploy --risk low", bin.display())), None);
+        let wake = dir.join("wake-check");
+        assert_eq!(e.guard(host, &format!("{} --json --workspace {}", wake.display(), e.ws.display())), None);
+        assert!(e.guard(host, &format!("{} --json --workspace {} --evil", wake.display(), e.ws.display())).is_some());
+    }
+    // Reseed by command is refused the same way.
+    e.fails(&["reseed", "--message", &token], "consent_requires_user_message");
+    // The model typing the token into a tool call is not the user's message.
+    assert_eq!(e.status()["head"]["consent_state"], "pending");
+}
+
+#[test]
+fn the_users_own_standalone_message_confirms_once() {
+    let e = env();
+    let action = e.file("action.txt", "git push --force origin main\n");
+    let token = e.request(&action, "medium");
+    // Not standalone: no confirmation, and no wrong attempt either.
+    assert_eq!(e.user_says("claude", &format!("yes {token}")), None);
+    assert_eq!(e.status()["head"]["consent_state"], "pending");
+    let t = e.user_says("claude", &format!("  {}\n", token.to_lowercase())).unwrap();
+    assert!(t.contains("the USER confirmed consent token"), "{t}");
+    let s = e.status();
+    assert_eq!(s["head"]["consent_state"], "authorized");
+    assert_eq!(s["head"]["event"], "consent_confirm");
+    // Single use: the same message again changes nothing.
+    let t = e.user_says("codex", &token).unwrap();
+    assert!(t.contains("NOT accepted (consent_already_confirmed"), "{t}");
+    let (code, r) = e.gate(&action);
+    assert_eq!(code, 0, "{r}");
+    // The gate consumed it: a replay of the message or the gate fails.
+    let t = e.user_says("claude", &token).unwrap();
+    assert!(t.contains("consent_token_replayed"), "{t}");
+    let (code, r) = e.gate(&action);
+    assert_eq!((code, check_code(&r, "consent_integrity")), (1, json!("consent_not_authorized")));
+}
+
+#[test]
+fn high_risk_needs_a_second_separate_user_message() {
+    let e = env();
+    let action = e.file("action.txt", "DROP TABLE users;\n");
+    let token = e.request(&action, "high");
+    let t = e.user_says("claude", &token).unwrap();
+    assert!(t.contains("High risk needs a second, separate message"), "{t}");
+    assert_eq!(e.status()["head"]["consent_state"], "pending");
+    let (code, r) = e.gate(&action);
+    assert_eq!((code, check_code(&r, "consent_integrity")), (1, json!("consent_not_authorized")));
+    // The old flag is gone: a usage error, not a bypass.
+    let args = e.gate_args(&action, &["--reconfirmed"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(e.latch(&refs).status.code(), Some(2));
+    let t = e.user_says("claude", &token).unwrap();
+    assert!(t.contains("the USER confirmed consent token") && t.contains("high risk"), "{t}");
+    let (code, r) = e.gate(&action);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(check_code(&r, "risk_gate"), Value::Null);
+}
+
+#[test]
+fn five_wrong_standalone_attempts_lock_every_live_token() {
+    let e = env();
+    let action = e.file("action.txt", "deploy\n");
+    let token = e.request(&action, "low");
+    let wrong = if token == "ACT-ZZZZZZ" { "ACT-YYYYYY" } else { "ACT-ZZZZZZ" };
+    for left in (0..5).rev() {
+        let t = e.user_says("claude", wrong).unwrap();
+        assert!(t.contains(&format!("({left} attempt(s) left")), "{t}");
+    }
+    let t = e.user_says("claude", &token).unwrap();
+    assert!(t.contains("consent_token_locked"), "{t}");
+    assert_eq!(e.status()["head"]["consent_state"], "pending");
+    let ledger: Value = serde_json::from_str(&e.ledger()).unwrap();
+    assert_eq!(ledger["tokens"][0]["failed_attempts"], 5);
+}
+
+#[test]
+fn the_ledger_holds_only_salted_hashes_and_a_guess_buys_nothing() {
+    let e = env();
+    let action = e.file("action.txt", "deploy\n");
+    let t1 = e.request(&action, "low");
+    let t2 = e.request(&action, "low");
+    let ledger = e.ledger();
+    for t in [&t1, &t2] {
+        assert!(!ledger.contains(t.as_str()) && !ledger.contains(&t[4..]) && !ledger.contains(&t[4..].to_lowercase()));
+    }
+    let v: Value = serde_json::from_str(&ledger).unwrap();
+    let salts: Vec<&str> = v["tokens"].as_array().unwrap().iter().map(|t| t["salt"].as_str().unwrap()).collect();
+    assert_eq!(salts.len(), 2);
+    assert_ne!(salts[0], salts[1], "a salt per token");
+    // Even with the right token (as an offline guess would find it), no
+    // command confirms: only the user's message does.
+    e.fails(&["consent", "confirm", "--action-file", &action, "--message", &t2], "consent_requires_user_message");
+    // The superseded first token is refused even from the user.
+    let t = e.user_says("claude", &t1).unwrap();
+    assert!(t.contains("consent_token_superseded"), "{t}");
+}
+
+#[test]
+fn a_changed_action_fails_the_gate_after_confirmation() {
+    let e = env();
+    let action = e.file("action.txt", "git push origin main\n");
+    let token = e.request(&action, "low");
+    e.user_says("claude", &token).unwrap();
+    let changed = e.file("action.txt", "git push --force origin main\n");
+    let (code, r) = e.gate(&changed);
+    assert_eq!((code, check_code(&r, "consent_integrity")), (1, json!("consent_action_changed")));
+}
+
+#[test]
+fn copying_back_an_authorized_manifest_does_not_replay_consent() {
+    let e = env();
+    let action = e.file("action.txt", "rm -rf build\n");
+    let token = e.request(&action, "low");
+    e.user_says("claude", &token).unwrap();
+    let dir = e.ws.join(".memory-latch");
+    let saved_manifest = fs::read(dir.join("_manifest.md")).unwrap();
+    let saved_ledger = fs::read(dir.join("tokens.json")).unwrap();
+    let (code, r) = e.gate(&action);
+    assert_eq!(code, 0, "{r}");
+    // The attack: put the authorized state back and run the gate again.
+    kijito_files::private::write_atomic(&dir.join("_manifest.md"), &saved_manifest).unwrap();
+    kijito_files::private::write_atomic(&dir.join("tokens.json"), &saved_ledger).unwrap();
+    let o = e.latch(&["verify", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trusted"], false);
+    let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    // One entry behind its head record: an older copy and a dropped last
+    // entry look the same here; both are refused.
+    assert!(codes == ["latch_rolled_back"] || codes == ["latch_truncated"], "{codes:?}");
+    e.fails(&["gate", "--action-file", &action], "silent_witness_active");
+}
+
+#[test]
+fn reseed_only_from_the_users_message() {
+    let e = env();
+    let m = e.ws.join(".memory-latch/_manifest.md");
+    let text = fs::read_to_string(&m).unwrap();
+    fs::write(&m, text.replacen("write the tests", "write the tasts", 1)).unwrap();
+    e.fails(&["verify"], "latch_untrusted");
+    let out = e.ok(&["reseed"]);
+    assert!(out.contains("the USER sends only this token"), "{out}");
+    let at = out.find("ACT-").unwrap();
+    let token = &out[at..at + 10];
+    e.fails(&["reseed", "--message", token], "consent_requires_user_message");
+    let t = e.user_says("claude", token).unwrap();
+    assert!(t.contains("confirmed the reseed token") && t.contains("trusted: false"), "{t}");
+    assert!(!e.ws.join(".memory-latch/silent-witness.json").exists());
+    e.ok(&["verify"]);
+    e.ok(&["checkpoint", "--next-step", "back to work"]);
+    let t = e.user_says("claude", token).unwrap();
+    assert!(t.contains("consent_token_replayed"), "{t}");
+}
+
+#[test]
+fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
+    let e = env();
+    let elsewhere = e.w.tmp.path().join("other");
+    fs::create_dir(&elsewhere).unwrap();
+    let mut p = payload("claude", "UserPromptSubmit");
+    p["session_id"] = json!("s1");
+    p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    p["cwd"] = json!(elsewhere.to_str().unwrap());
+    p["prompt"] = json!("ACT-23456A");
+    let out = e.hook("claude", "UserPromptSubmit", &p);
+    let t = context_of(&out.stdout).unwrap();
+    assert!(t.contains("nothing was confirmed"), "{t}");
+}

@@ -1,0 +1,502 @@
+//! kijito-setup and kijito-doctor against a real kijito-local on an
+//! ephemeral loopback port, real binaries, real files, a fresh HOME each.
+//! The doctor's plugin roots are laid out from the repository's templates
+//! exactly as install.sh renders them (without its release build), with the
+//! built hook binaries hard-linked into `bin/`.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use serde_json::Value;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use support::LocalServer;
+
+const SETUP: &str = env!("CARGO_BIN_EXE_kijito-setup");
+const DOCTOR: &str = env!("CARGO_BIN_EXE_kijito-doctor");
+const DIGEST: &str = env!("CARGO_BIN_EXE_pointer-digest");
+
+struct Home {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    /// An empty directory used as PATH (no codex, no claude).
+    empty_path: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let home = tmp.path().join("home");
+        let empty_path = tmp.path().join("empty-path");
+        fs::create_dir(&home).unwrap();
+        fs::create_dir(&empty_path).unwrap();
+        Home { tmp, home, empty_path }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    fn config(&self) -> PathBuf {
+        self.home.join(".config/kijito-qa/config.json")
+    }
+
+    fn run(&self, bin: &str, args: &[&str]) -> Output {
+        self.run_env(bin, args, &[])
+    }
+
+    fn run_env(&self, bin: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(bin);
+        c.args(args)
+            .current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env("PATH", &self.empty_path)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("PLUGIN_DATA")
+            .env_remove("CODEX_HOME")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// A private file (0600).
+    fn write_private(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        kijito_files::private::write_atomic(&p, text.as_bytes()).unwrap();
+        p
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn first_line(o: &Output) -> String {
+    text(&o.stderr).lines().next().unwrap_or("").to_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `kijito-setup --create` on a fresh HOME: the JSON line with the ids.
+fn create(h: &Home, server: &LocalServer) -> Value {
+    let anchor = h.write_private("anchor.md", "Decision: the parser keeps the old AST names.\n");
+    let o = h.run(SETUP, &["--api-url", &server.base_url(), "--token-file", s(&server.token_file()), "--create", "--anchor-file", s(&anchor), "--title", "Ship the parser"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn create_seeds_kijito_local_verifies_and_writes_an_owner_only_config() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let out = create(&h, &server);
+    let (pointer, lock) = (out["pointerId"].as_u64().unwrap(), out["lockMessageId"].as_u64().unwrap());
+    assert!(out["anchorId"].as_u64().is_some());
+    assert_eq!(out["config"].as_str().unwrap(), s(&h.config()));
+    // owner-only config in an owner-only dir, loadable, naming exactly what was created
+    assert_eq!(fs::metadata(h.config()).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(fs::metadata(h.config().parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    let config: Value = serde_json::from_slice(&fs::read(h.config()).unwrap()).unwrap();
+    assert_eq!(config["pointerId"].as_u64(), Some(pointer));
+    assert_eq!(config["lockMessageId"].as_u64(), Some(lock));
+    assert_eq!(config["apiUrl"].as_str(), Some(server.base_url().as_str()));
+    assert_eq!(config["tokenFile"].as_str(), Some(s(&server.token_file())));
+    // the pointer holds a valid first manifest, readable with the written config
+    let manifest_text = kijito_protocol::render::parse_rendering(&server.get(pointer).rendering(), kijito_protocol::ids::MemoryId::new(pointer).unwrap(), None).unwrap().content;
+    kijito_protocol::manifest::parse_manifest(manifest_text.as_bytes(), kijito_protocol::ids::MemoryId::new(pointer).unwrap(), kijito_protocol::ids::MessageId::new(lock).unwrap()).unwrap();
+    let d = h.run(DIGEST, &["--pointer-id", &pointer.to_string()]);
+    assert_eq!(d.status.code(), Some(0), "{}", text(&d.stderr));
+    assert_eq!(text(&d.stdout).trim(), out["pointerDigest"].as_str().unwrap());
+    // it claimed and released the lease once: a new claim by another persona succeeds
+    let log: Vec<String> = server.request_log().iter().map(|e| format!("{} {}", e["method"].as_str().unwrap_or(""), e["path"].as_str().unwrap_or(""))).collect();
+    assert_eq!(log.iter().filter(|l| *l == "POST /api/claim").count(), 1, "{log:?}");
+    assert_eq!(log.iter().filter(|l| *l == "POST /api/release").count(), 1, "{log:?}");
+    assert_eq!(server.claim(lock, "other", 10).json()["claimed"], true);
+    // the token never appears anywhere
+    assert!(!fs::read_to_string(h.config()).unwrap().contains(server.token()));
+}
+
+#[test]
+fn refuses_to_overwrite_a_config_without_force() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let out = create(&h, &server);
+    let before = fs::read(h.config()).unwrap();
+    let (p, l) = (out["pointerId"].to_string(), out["lockMessageId"].to_string());
+    let (url, tf) = (server.base_url(), server.token_file());
+    let args = ["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p, "--lock-message-id", &l];
+    let o = h.run(SETUP, &args);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "kijito_setup_failed:config_exists");
+    assert!(text(&o.stderr).contains("--force"));
+    assert_eq!(fs::read(h.config()).unwrap(), before);
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let o = h.run(SETUP, &forced);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // a symlink in place of the config is never written through
+    fs::remove_file(h.config()).unwrap();
+    let target = h.path("elsewhere");
+    fs::write(&target, "x").unwrap();
+    std::os::unix::fs::symlink(&target, h.config()).unwrap();
+    let o = h.run(SETUP, &forced);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(fs::read_to_string(&target).unwrap(), "x");
+}
+
+/// Every error message says what to do; nothing is written on failure.
+#[test]
+fn error_messages_say_what_to_do() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let out = create(&h, &server);
+    fs::remove_file(h.config()).unwrap();
+    let (p, l) = (out["pointerId"].as_u64().unwrap(), out["lockMessageId"].as_u64().unwrap());
+    let url = server.base_url();
+    let tf = server.token_file();
+    let fail = |args: &[&str], code: &str, needles: &[&str]| {
+        let o = h.run(SETUP, args);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(first_line(&o), format!("kijito_setup_failed:{code}"), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+        }
+        assert!(!err.contains(server.token()));
+        assert!(!h.config().exists(), "{args:?} wrote a config");
+    };
+    // 401 names the token file
+    let wrong = h.write_private("wrong-token", "not-the-token\n");
+    fail(&["--api-url", &url, "--token-file", s(&wrong), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()], "kijito_http_401", &[s(&wrong)]);
+    // 403 names the memory id and the scope
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", "999999", "--lock-message-id", &l.to_string()], "kijito_http_403", &["memory 999999", "scope \"project\""]);
+    // a lock id other than the manifest's: refused before any claim, naming both
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", "424242"], "pointer_not_a_manifest", &["lock.messageId 1 is not the configured lock 424242"]);
+    // a manifest naming a lock message that does not exist: 403 naming the message
+    let orphan = server.create_memory("placeholder");
+    let m = kijito_protocol::manifest::Manifest {
+        pointer_id: kijito_protocol::ids::MemoryId::new(orphan).unwrap(),
+        lock_message_id: kijito_protocol::ids::MessageId::new(424242).unwrap(),
+        state: kijito_protocol::manifest::State::Active,
+        task: kijito_protocol::manifest::Task {
+            title: "T".into(),
+            next_action: Some("N".into()),
+            done: vec![],
+            remaining: vec!["R".into()],
+            done_when: vec!["D".into()],
+            gate: kijito_protocol::manifest::Gate { consecutive_greens: 0, artifact_digest: None },
+        },
+        anchors: vec![kijito_protocol::manifest::Anchor::Current { id: kijito_protocol::ids::MemoryId::new(out["anchorId"].as_u64().unwrap()).unwrap(), sha256: kijito_protocol::ids::Digest::of(b"x"), purpose: "p".into() }],
+    };
+    assert_eq!(server.patch(orphan, &m.to_canonical(), "Codex", None).status, 200);
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &orphan.to_string(), "--lock-message-id", "424242"], "kijito_http_403", &["message 424242", "lockMessageId"]);
+    // network errors name host and port
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    fail(&["--api-url", &format!("http://127.0.0.1:{port}"), "--token-file", s(&tf), "--pointer-id", "1", "--lock-message-id", "1"], "kijito_network_error", &[&format!("127.0.0.1 port {port}")]);
+    // --flag=value says to write --flag value
+    fail(&[&format!("--api-url={url}"), "--pointer-id", "1", "--lock-message-id", "1"], "unknown_flag", &["write `--api-url VALUE`"]);
+    // token file rules, with the command that fixes them
+    let loose = h.path("loose-token");
+    fs::copy(&tf, &loose).unwrap();
+    fs::set_permissions(&loose, fs::Permissions::from_mode(0o644)).unwrap();
+    fail(&["--api-url", &url, "--token-file", s(&loose), "--pointer-id", "1", "--lock-message-id", "1"], "token_file_permissions_too_open", &[&format!("chmod 600 {}", s(&loose))]);
+    fail(&["--api-url", &url, "--token-file", s(&h.path("absent")), "--pointer-id", "1", "--lock-message-id", "1"], "token_file_not_found", &["chmod 600"]);
+    // the default token file is kijito-qa's own, and the message names it
+    fail(&["--api-url", &url, "--pointer-id", "1", "--lock-message-id", "1"], "token_file_not_found", &[".config/kijito-qa/token"]);
+    // an anchor is not a pointer: the message says the pointer needs a first manifest, scope project
+    let anchor = out["anchorId"].as_u64().unwrap();
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &anchor.to_string(), "--lock-message-id", &l.to_string()], "pointer_not_a_manifest", &["must exist first", "scope \"project\"", "§4"]);
+    // a held lease is reported, never taken
+    assert_eq!(server.claim(l, "other", 60).json()["claimed"], true);
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()], "lease_held", &["other", "wait"]);
+    assert_eq!(server.release(l, "other").json()["released"], true);
+    // --create is for kijito-local only
+    let a = h.write_private("a2.md", "x\n");
+    fail(&["--api-url", "https://api.kijito.ai", "--token-file", s(&tf), "--create", "--anchor-file", s(&a), "--title", "T"], "create_needs_kijito_local", &["--pointer-id N"]);
+    // usage: both modes, or neither
+    fail(&["--create", "--pointer-id", "1", "--anchor-file", s(&a), "--title", "T"], "conflicting_flags", &[]);
+    fail(&["--api-url", &url], "missing_flag", &[]);
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--create", "--anchor-file", s(&a), "--title", " padded"], "title_invalid", &[]);
+    fail(&["--api-url", &url, "--token-file", "relative/token", "--pointer-id", "1", "--lock-message-id", "1"], "invalid_path", &["absolute"]);
+    // an anchor file that is a symlink is refused
+    let link = h.path("anchor-link.md");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    fail(&["--api-url", &url, "--token-file", s(&tf), "--create", "--anchor-file", s(&link), "--title", "T"], "anchor_file_invalid", &["symlink"]);
+}
+
+#[test]
+fn a_quoted_tilde_in_token_file_means_home() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    fs::create_dir_all(h.home.join("tok")).unwrap();
+    fs::copy(server.token_file(), h.home.join("tok/t")).unwrap();
+    fs::set_permissions(h.home.join("tok/t"), fs::Permissions::from_mode(0o600)).unwrap();
+    let anchor = h.write_private("anchor.md", "Fact: x.\n");
+    let o = h.run(SETUP, &["--api-url", &server.base_url(), "--token-file", "~/tok/t", "--create", "--anchor-file", s(&anchor), "--title", "T"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let config: Value = serde_json::from_slice(&fs::read(h.config()).unwrap()).unwrap();
+    assert_eq!(config["tokenFile"].as_str().unwrap(), s(&h.home.join("tok/t")));
+}
+
+/// `kijito-setup --create` on a fresh HOME, then the skill's cycle with only
+/// the written config: digest, publish a new manifest, digest, two
+/// context-free boots, record the pass.
+#[test]
+fn create_then_the_skills_cycle_works_with_the_written_config() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let out = create(&h, &server);
+    let (p, l) = (out["pointerId"].as_u64().unwrap(), out["lockMessageId"].as_u64().unwrap());
+    let (ps, ls) = (p.to_string(), l.to_string());
+    let ok = |o: Output| -> String {
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let d1 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
+    assert_eq!(d1, out["pointerDigest"].as_str().unwrap());
+    // the next manifest: same anchors, a new nextAction
+    let current = kijito_protocol::render::parse_rendering(&server.get(p).rendering(), kijito_protocol::ids::MemoryId::new(p).unwrap(), None).unwrap().content;
+    let mut m = kijito_protocol::manifest::parse_manifest_unbound(current.as_bytes()).unwrap();
+    m.task.next_action = Some("Write the parser tests".into());
+    m.validate().unwrap();
+    let next = h.write_private("next.json", &m.to_canonical());
+    let rollback = h.path("rollback.json");
+    ok(h.run(env!("CARGO_BIN_EXE_pointer-publish"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d1, "--content-file", s(&next), "--rollback-file", s(&rollback)]));
+    let d2 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
+    assert_ne!(d1, d2);
+    let reports = [h.path("boot-a.json"), h.path("boot-b.json")];
+    for r in &reports {
+        ok(h.run(env!("CARGO_BIN_EXE_pointer-snapshot"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d2, "--report-file", s(r)]));
+    }
+    let transcript = h.write_private("transcript.jsonl", "{}\n");
+    let data = h.path("data");
+    let ready = ok(h.run(
+        env!("CARGO_BIN_EXE_qa-gate"),
+        &["record", "--session-id", "0b5e55ed-c0de-4a11-9e57-000000000002", "--transcript", s(&transcript), "--data-dir", s(&data), "--pointer-id", &ps, "--pointer-digest", &d2, "--cold-boot-report", s(&reports[0]), "--cold-boot-report", s(&reports[1])],
+    ));
+    assert!(ready.contains("kijito.compaction.ready"), "{ready}");
+}
+
+// ------------------------------------------------------------------ doctor
+
+/// Lay out `<prefix>/<host>` from the templates as install.sh renders them.
+fn install_root(prefix: &Path, host: &str) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = prefix.join(host);
+    let mdir = if host == "codex" { ".codex-plugin" } else { ".claude-plugin" };
+    for d in ["bin", "hooks", mdir] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    let render = |src: &Path, dest: &Path| {
+        let t = fs::read_to_string(src).unwrap();
+        let t = t.replace("@ROOT@", s(&root)).replace("@HOST@", host).replace("@HOSTNAME@", host).replace("@PREFIX@", s(prefix)).replace("@VERSION@", "0.1.0");
+        fs::write(dest, t).unwrap();
+    };
+    render(&repo.join(format!("hooks/{host}/hooks.json.tmpl")), &root.join("hooks/hooks.json"));
+    render(&repo.join(format!("hooks/{host}/plugin.json.tmpl")), &root.join(mdir).join("plugin.json"));
+    for e in fs::read_dir(repo.join("skills")).unwrap() {
+        let e = e.unwrap();
+        fs::create_dir_all(root.join("skills").join(e.file_name())).unwrap();
+        render(&e.path().join("SKILL.md"), &root.join("skills").join(e.file_name()).join("SKILL.md"));
+    }
+    for b in ["precompact", "postcompact", "session-hook"] {
+        let src = support::bin(b);
+        if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
+            fs::copy(&src, root.join("bin").join(b)).unwrap();
+        }
+    }
+    for d in [prefix.to_path_buf(), root.clone(), root.join("bin")] {
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    root
+}
+
+fn doctor_json(h: &Home, args: &[&str]) -> (i32, Value, String) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let o = h.run(DOCTOR, &a);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", text(&o.stdout), text(&o.stderr)));
+    (o.status.code().unwrap(), v, text(&o.stderr))
+}
+
+fn check<'a>(v: &'a Value, host: &str, name: &str) -> &'a Value {
+    v["checks"].as_array().unwrap().iter().find(|c| c["host"] == host && c["check"] == name).unwrap_or_else(|| panic!("no {host} {name} in {v}"))
+}
+
+#[test]
+fn doctor_is_green_on_a_fresh_install_and_red_with_the_fix_after_one_thing_breaks() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    create(&h, &server);
+    let prefix = h.path("prefix");
+    let codex = install_root(&prefix, "codex");
+    let claude = install_root(&prefix, "claude");
+    let root_arg = ["--root", s(&prefix)];
+    let (code, v, _) = doctor_json(&h, &root_arg);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["ok"], true);
+    for host in ["codex", "claude"] {
+        for name in ["layout", "hooks.json", "hook binaries", "data dir"] {
+            assert_eq!(check(&v, host, name)["status"], "green", "{host} {name}: {v:#}");
+        }
+    }
+    for name in ["config", "token file", "api"] {
+        assert_eq!(check(&v, "all", name)["status"], "green", "{name}: {v:#}");
+    }
+    // no codex / claude on PATH: yellow lines that say so, never red
+    assert_eq!(check(&v, "codex", "hook trust")["status"], "yellow");
+    assert!(check(&v, "codex", "hook trust")["detail"].as_str().unwrap().contains("not on PATH"));
+    assert_eq!(check(&v, "claude", "validate")["status"], "yellow");
+    // the token is never printed, in text or JSON
+    let text_out = h.run(DOCTOR, &root_arg);
+    assert_eq!(text_out.status.code(), Some(0));
+    assert!(text(&text_out.stdout).contains("[ok]"));
+    assert!(!text(&text_out.stdout).contains(server.token()) && !v.to_string().contains(server.token()));
+    // --offline skips the GET (yellow), still green overall
+    let (code, v, _) = doctor_json(&h, &[root_arg[0], root_arg[1], "--offline"]);
+    assert_eq!(code, 0);
+    assert_eq!(check(&v, "all", "api")["status"], "yellow");
+    // --root may name one host's plugin root
+    let (code, v, _) = doctor_json(&h, &["--root", s(&codex), "--host", "codex", "--offline"]);
+    assert_eq!(code, 0, "{v:#}");
+
+    let red = |v: &Value, host: &str, name: &str, fix_needle: &str| {
+        let c = check(v, host, name);
+        assert_eq!(c["status"], "red", "{host} {name}: {v:#}");
+        let fix = c["fix"].as_str().unwrap_or_default();
+        assert!(fix.contains(fix_needle), "{host} {name}: fix {fix:?} lacks {fix_needle:?}");
+        assert_eq!(v["ok"], false);
+    };
+    let offline = [root_arg[0], root_arg[1], "--offline"];
+
+    // 1. bad permissions: a group-writable bin/
+    fs::set_permissions(codex.join("bin"), fs::Permissions::from_mode(0o775)).unwrap();
+    let (code, v, err) = doctor_json(&h, &offline);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("kijito_doctor_failed:red"), "{err}");
+    red(&v, "codex", "layout", "chmod go-w");
+    fs::set_permissions(codex.join("bin"), fs::Permissions::from_mode(0o755)).unwrap();
+
+    // 2. a hook binary missing
+    fs::remove_file(claude.join("bin/postcompact")).unwrap();
+    let (code, v, _) = doctor_json(&h, &offline);
+    assert_eq!(code, 1);
+    red(&v, "claude", "hook binaries", "install.sh --prefix");
+    assert!(check(&v, "claude", "hook binaries")["detail"].as_str().unwrap().contains("postcompact is missing"));
+    assert_eq!(check(&v, "codex", "hook binaries")["status"], "green");
+    fs::hard_link(support::bin("postcompact"), claude.join("bin/postcompact")).or_else(|_| fs::copy(support::bin("postcompact"), claude.join("bin/postcompact")).map(|_| ())).unwrap();
+
+    // 3. a relative path in hooks.json
+    let hj = codex.join("hooks/hooks.json");
+    let good = fs::read_to_string(&hj).unwrap();
+    fs::write(&hj, good.replacen(&format!("{}/bin/precompact", s(&codex)), "bin/precompact", 1)).unwrap();
+    let (code, v, _) = doctor_json(&h, &offline);
+    assert_eq!(code, 1);
+    red(&v, "codex", "hooks.json", "absolute paths");
+    assert!(check(&v, "codex", "hooks.json")["detail"].as_str().unwrap().contains("absolute path"));
+    // text output carries the fix line under the red line
+    let t = h.run(DOCTOR, &offline);
+    let out = text(&t.stdout);
+    let line = out.lines().position(|l| l.starts_with("[FAIL] codex") && l.contains("hooks.json")).unwrap();
+    assert!(out.lines().nth(line + 1).unwrap().contains("fix: re-run ./install.sh --prefix"), "{out}");
+    fs::write(&hj, &good).unwrap();
+
+    // 4. a data dir others can write
+    let data = h.home.join(".cache/kijito-qa");
+    fs::create_dir_all(&data).unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, v, _) = doctor_json(&h, &offline);
+    assert_eq!(code, 1);
+    red(&v, "codex", "data dir", &format!("chmod 700 {}", s(&data)));
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
+
+    // 5. a config others can read
+    fs::set_permissions(h.config(), fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, v, _) = doctor_json(&h, &offline);
+    assert_eq!(code, 1);
+    red(&v, "all", "config", &format!("chmod 600 {}", s(&h.config())));
+    fs::set_permissions(h.config(), fs::Permissions::from_mode(0o600)).unwrap();
+
+    // 6. the server gone: the api line names host and port
+    let port = server.addr().port();
+    let mut server = server;
+    server.stop();
+    let (code, v, _) = doctor_json(&h, &root_arg);
+    assert_eq!(code, 1);
+    red(&v, "all", "api", &format!("127.0.0.1 port {port}"));
+
+    // and all green again offline once repaired
+    let (code, v, _) = doctor_json(&h, &offline);
+    assert_eq!(code, 0, "{v:#}");
+}
+
+#[test]
+fn doctor_says_where_nothing_is_installed() {
+    let h = Home::new();
+    let o = h.run(DOCTOR, &["--offline"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.contains("no plugin root at") && out.contains("fix: run ./install.sh --prefix"), "{out}");
+    // no config and no token: yellow config, red token file naming kijito-qa's default path
+    assert!(out.contains(".config/kijito-qa/token"), "{out}");
+    let u = h.run(DOCTOR, &["--host=codex"]);
+    assert_eq!(u.status.code(), Some(2));
+    assert!(text(&u.stderr).contains("write `--host VALUE`"));
+}
+
+// ------------------------------------------------ Claude Code plugin options
+
+fn session_start(h: &Home, host: &str, env: &[(&str, &str)]) -> String {
+    let stdin = serde_json::json!({"session_id": "0b5e55ed-c0de-4a11-9e57-000000000001", "transcript_path": s(&h.path("t.jsonl")), "cwd": s(&h.home), "hook_event_name": "SessionStart", "source": "startup"}).to_string();
+    fs::write(h.path("t.jsonl"), "{}\n").unwrap();
+    let data = h.path("data");
+    let mut c = Command::new(support::bin("session-hook"));
+    c.args(["--host", host, "--expect", "SessionStart", "--data-dir", s(&data)])
+        .env("HOME", &h.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_PLUGIN_OPTION_POINTER_ID")
+        .env_remove("CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    text(&o.stdout)
+}
+
+#[test]
+fn claude_hooks_take_the_pointer_ids_from_plugin_options_unless_the_config_has_them() {
+    let h = Home::new();
+    let opts = [("CLAUDE_PLUGIN_OPTION_POINTER_ID", "21813"), ("CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID", "77")];
+    let out = session_start(&h, "claude", &opts);
+    assert!(out.contains("Pointer id 21813, lock message id 77."), "{out}");
+    // Codex hooks ignore Claude Code's variables
+    let out = session_start(&h, "codex", &opts);
+    assert!(out.contains("No pointer is configured"), "{out}");
+    // the config file wins
+    let dir = h.home.join(".config/kijito-qa");
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+    kijito_files::private::write_atomic(&dir.join("config.json"), br#"{"pointerId":5,"lockMessageId":6}"#).unwrap();
+    let out = session_start(&h, "claude", &opts);
+    assert!(out.contains("Pointer id 5, lock message id 6."), "{out}");
+    // a malformed option is a configuration problem, said so
+    fs::remove_file(dir.join("config.json")).unwrap();
+    let out = session_start(&h, "claude", &[("CLAUDE_PLUGIN_OPTION_POINTER_ID", "12; rm -rf /")]);
+    assert!(out.contains("config_plugin_option_invalid") && !out.contains("rm -rf"), "{out}");
+}
