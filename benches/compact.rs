@@ -10,8 +10,9 @@
 //! `session-hook --expect Stop` process instead of the library write (when
 //! that binary is built next to `kijito-compact`).
 //!
-//! The worker's deliberate settle time after Stop (1 s by default, a host
-//! requirement of the Codex TUI) is set to 0 here: it is not overhead.
+//! The worker's deliberate settle time after Stop (1 s) and its gap before
+//! Enter (0.3 s), host requirements of the Codex TUI, are set to 0 here:
+//! they are not overhead.
 //!
 //! `cargo bench --bench compact` (N rounds, default 30: `KIJITO_BENCH_ROUNDS`).
 //! Goal: median under 100 ms.
@@ -135,6 +136,7 @@ fn main() {
             .env("KIJITO_COMPACT_CLAIM_WAIT_MS", "100")
             // The settle time after Stop is a host requirement, not overhead.
             .env("KIJITO_COMPACT_SETTLE_MS", "0")
+            .env("KIJITO_COMPACT_ENTER_GAP_MS", "0")
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

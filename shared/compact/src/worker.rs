@@ -40,6 +40,7 @@ pub struct Limits {
 pub const ENV_IDLE_WAIT_MS: &str = "KIJITO_COMPACT_IDLE_WAIT_MS";
 pub const ENV_CLAIM_WAIT_MS: &str = "KIJITO_COMPACT_CLAIM_WAIT_MS";
 pub const ENV_SETTLE_MS: &str = "KIJITO_COMPACT_SETTLE_MS";
+pub const ENV_ENTER_GAP_MS: &str = "KIJITO_COMPACT_ENTER_GAP_MS";
 
 impl Default for Limits {
     fn default() -> Self {
@@ -68,6 +69,9 @@ impl Limits {
         }
         if let Some(v) = std::env::var(ENV_SETTLE_MS).ok().and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= 0) {
             l.settle_ms = v.min(l.settle_ms);
+        }
+        if let Some(v) = std::env::var(ENV_ENTER_GAP_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
+            l.enter_gap = Duration::from_millis(v).min(l.enter_gap);
         }
         l
     }
