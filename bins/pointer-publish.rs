@@ -14,6 +14,7 @@ pointer-publish --pointer-id N --lock-message-id M --expected-pointer-digest D
                 --content-file ABS --rollback-file ABS [--token-file F]
 pointer-publish --restore-from ROLLBACK --pointer-id N --lock-message-id M
                 --expected-pointer-digest D --rollback-file NEWABS [--token-file F]
+pointer-publish --release-lease --lock-message-id M [--token-file F]
 
 Publish a new canonical pointer manifest (or restore a rollback artifact's
 content) through the lease-guarded read-verify-write of docs/protocol.md §6:
@@ -24,12 +25,31 @@ Success: one receipt JSON line on stdout, exit 0. Failure:
 kijito_pointer_publish_failed:<code> on stderr, then a JSON detail line when
 there is one (claimed_by, observedDigest, patchOutcome), then a sentence;
 exit 1 (2 for usage errors).
+
+--release-lease releases this persona's own lease on the mutex M (left
+held by a crashed publish) and prints one JSON line
+{\"schemaVersion\":1,\"type\":\"kijito.pointer-lease.released\",...,\"wasHeld\":B};
+another persona's lease is refused (pointer_mutex_unavailable), never
+taken over.
 ",
-    commands: &[Command { name: "", flags: command::POINTER_PUBLISH_FLAGS }],
+    commands: &[Command { name: "", flags: command::POINTER_PUBLISH_ALL_FLAGS }],
 };
 
 fn main() {
     std::process::exit(cli::main(&TOOL, |args| {
+        if args.has("--release-lease") {
+            for other in ["--pointer-id", "--expected-pointer-digest", "--content-file", "--restore-from", "--rollback-file"] {
+                if args.has(other) {
+                    return Err(Error::usage("flag_conflict", format!("--release-lease takes only --lock-message-id and --token-file, not {other}")));
+                }
+            }
+            let lock: MessageId = args.required("--lock-message-id")?;
+            let token: Option<AbsPath> = args.optional("--token-file")?;
+            let api = http::connect_configured(token.as_ref())?;
+            let held = publish::release_own_lease(&api, lock)?;
+            cli::print_stdout(&format!("{}\n", publish::released_line(lock, held)))?;
+            return Ok(0);
+        }
         let pointer_id: MemoryId = args.required("--pointer-id")?;
         let lock: MessageId = args.required("--lock-message-id")?;
         let expected: Digest = args.required("--expected-pointer-digest")?;

@@ -35,16 +35,17 @@ fn main() {
         let token: Option<AbsPath> = args.optional("--token-file")?;
         snapshot::check_report_path(&report_file)?;
         let nonce = snapshot::boot_nonce();
+        let verifier = snapshot::running_verifier()?;
         let outcome = http::connect_configured(token.as_ref()).and_then(|api| snapshot::verify(&api, &request));
         match outcome {
             Ok(snap) => {
-                let line = snapshot::write_report(&report_file, &snap.green_report(&nonce, clock::now_ms()))?;
+                let line = snapshot::write_report(&report_file, &snap.green_report(&nonce, clock::now_ms(), &verifier))?;
                 cli::print_stdout(&format!("{line}\n"))?;
                 Ok(0)
             }
             Err(failure) => {
                 // Best effort: the red report explains the failure to machines.
-                let _ = snapshot::write_report(&report_file, &snapshot::red_report(request.pointer_id, &failure, &nonce, clock::now_ms()));
+                let _ = snapshot::write_report(&report_file, &snapshot::red_report(request.pointer_id, &failure, &nonce, clock::now_ms(), &verifier));
                 Err(failure)
             }
         }

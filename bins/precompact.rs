@@ -21,11 +21,11 @@ fn main() {
             std::process::exit(0)
         }
     };
-    let fallback = hooks::precompact_reply(host, "kijito-qa: PreCompact did not finish in time; compaction proceeds UNATTESTED");
+    let fallback = hooks::precompact_reply(host, hooks::messages::PRECOMPACT_TIMEOUT);
     hooks::run_hook(hooks::WATCHDOG, fallback, move || {
         let stdin = match hooks::read_bounded(std::io::stdin().lock()) {
             Ok(b) => b,
-            Err(e) => return hooks::precompact_reply(host, &format!("kijito-qa: compaction UNATTESTED ({}); compaction proceeds", e.code())),
+            Err(e) => return hooks::precompact_reply(host, &hooks::messages::fill(hooks::messages::PRECOMPACT_UNATTESTED, e.code())),
         };
         let env = HookEnv::from_process(host, data_dir);
         hooks::run::precompact(&env, &stdin)

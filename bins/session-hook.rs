@@ -22,9 +22,8 @@ fn main() {
             std::process::exit(0)
         }
     };
-    hooks::run_hook(hooks::WATCHDOG_SESSION, None, move || {
-        let stdin = hooks::read_bounded(std::io::stdin().lock()).ok()?;
+    hooks::run_hook(hooks::WATCHDOG_SESSION, hooks::run::session_fallback(event), move || {
         let env = HookEnv::from_process(host, data_dir);
-        hooks::run::session(&env, event, &stdin)
+        hooks::run::session_stdin(&env, event, hooks::read_bounded(std::io::stdin().lock()))
     })
 }

@@ -137,6 +137,9 @@ fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
     let via = Via::CodexAppServer { adapter_id, socket: AbsPath::parse(sock.to_str().unwrap()).unwrap() };
     trigger::write_pin(&qa, &Pin { session_id: s.clone(), via, pinned_at_ms: now_ms() }).unwrap();
 
+    // The live pointer `qa-gate record` reads (started before the turn, so
+    // the record inside it is quick).
+    w.live();
     // A user turn runs; during it the agent records a pass and requests compaction.
     send(&mut ws, json!({"id": 6, "method": "turn/start", "params": {"threadId": thread, "input": []}}));
     until(&mut ws, &mut seen, "turn/started", |v| is_method(v, "turn/started"));

@@ -296,9 +296,12 @@ fn postcompact_and_session_hook_fail_soft() {
         for host in ["codex", "claude"] {
             let v = postcompact(&w, host, stdin);
             assert!(v["systemMessage"].as_str().unwrap().contains("could not claim (hook_"), "{v}");
-            for ev in ["UserPromptSubmit", "Stop", "PreToolUse"] {
+            for ev in ["UserPromptSubmit", "Stop"] {
                 assert_eq!(session_hook(&w, host, ev, stdin), None);
             }
+            // An unreadable tool call is denied, never allowed (issue 15).
+            let deny = session_hook(&w, host, "PreToolUse", stdin).unwrap();
+            assert!(deny.contains("\"permissionDecision\":\"deny\"") && deny.contains("could not be read"), "{deny}");
         }
     }
     // A SessionStart(compact) whose state cannot be read never looks attested.

@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use support_snapshot::*;
 
-const GREEN_KEYS: [&str; 13] = [
+const GREEN_KEYS: [&str; 14] = [
     "schema",
     "verdict",
     "knownBadControl",
@@ -26,8 +26,10 @@ const GREEN_KEYS: [&str; 13] = [
     "anchorDigests",
     "bootNonce",
     "verifiedAtMs",
+    "verifierSha256",
 ];
-const RED_KEYS: [&str; 8] = ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
+const RED_KEYS: [&str; 9] =
+    ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"];
 
 fn keys(v: &Value) -> Vec<String> {
     v.as_object().unwrap().keys().cloned().collect()
@@ -330,7 +332,7 @@ fn red_report_for_a_failed_known_bad_control_has_the_red_shape() {
     // the red report for it is checked on the library function.
     let pointer = kijito_protocol::ids::MemoryId::new(21813).unwrap();
     let failure = kijito_protocol::error::Error::new("known_bad_control_failed", "the control classified as current");
-    let v = kijito_client::snapshot::red_report(pointer, &failure, &kijito_client::snapshot::boot_nonce(), 1_767_225_600_000);
+    let v = kijito_client::snapshot::red_report(pointer, &failure, &kijito_client::snapshot::boot_nonce(), 1_767_225_600_000, &kijito_protocol::ids::Digest::of(b"v"));
     assert_eq!(keys(&v), RED_KEYS);
     assert_eq!(v["knownBadControl"], "failed");
     assert_eq!(v["failure"]["code"], "known_bad_control_failed");

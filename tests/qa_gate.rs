@@ -162,7 +162,7 @@ fn record_rejects_unsafe_report_files() {
     std::os::unix::fs::symlink(&w.transcript, &tlink).unwrap();
     let out = w.run(
         QA_GATE,
-        &["record", "--session-id", S, "--transcript", tlink.to_str().unwrap(), "--data-dir", &w.data_arg(), "--pointer-id", "21813", "--pointer-digest", &d,
+        &["record", "--session-id", S, "--transcript", tlink.to_str().unwrap(), "--data-dir", &w.data_arg(), "--pointer-id", &POINTER.to_string(), "--pointer-digest", &d,
           "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report", b.to_str().unwrap()],
         b"",
     );
@@ -220,7 +220,8 @@ fn lib_record(w: &World, session: &str, t0: i64) -> (QaDir, SessionId, AbsPath) 
         pointer_digest: Digest::parse(&d).unwrap(),
         reports: vec![AbsPath::from_path(&a).unwrap(), AbsPath::from_path(&b).unwrap()],
     };
-    gate::record(&req, t0).unwrap();
+    let evidence = gate::Evidence { live_pointer_digest: req.pointer_digest.clone(), installed_verifier: Digest::parse(&VERIFIER).unwrap() };
+    gate::record(&req, || Ok(evidence), t0).unwrap();
     let qa = QaDir::open(&req.data_dir).unwrap();
     (qa, req.session_id, req.transcript)
 }

@@ -17,7 +17,18 @@ pub static PRECOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(||
 pub static POSTCOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("postcompact"));
 pub static SESSION_HOOK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("session-hook"));
 
-pub const POINTER: u64 = 21813;
+/// The pointer id of every gate world: the first memory a fresh kijito-local
+/// creates (its ids start at 1), holding `pointer content`.
+pub const POINTER: u64 = 1;
+/// The content of the live pointer of a gate world.
+pub const POINTER_CONTENT: &str = "pointer content";
+
+/// SHA-256 of the built `pointer-snapshot` next to `qa-gate` (the installed
+/// verifier in tests): every report a test writes by hand names it.
+pub static VERIFIER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let file = fs::File::open(helper_dir().join("pointer-snapshot")).unwrap();
+    Digest::of_reader(file, 1 << 30).unwrap().unwrap().as_str().to_owned()
+});
 pub const LOCK: u64 = 1234;
 
 pub fn now_ms() -> i64 {
@@ -36,6 +47,10 @@ pub struct World {
     pub home: PathBuf,
     pub data: PathBuf,
     pub transcript: PathBuf,
+    /// The kijito-local `qa-gate record` reads the live pointer from,
+    /// started on first use (see [`World::live`]).
+    live: std::sync::OnceLock<super::LocalServer>,
+    config: std::sync::Mutex<Value>,
 }
 
 impl World {
@@ -46,7 +61,25 @@ impl World {
         fs::create_dir(&home).unwrap();
         let transcript = tmp.path().join("transcript.jsonl");
         fs::write(&transcript, "{\"type\":\"session_meta\"}\n").unwrap();
-        World { data: tmp.path().join("data"), home, transcript, tmp }
+        World { data: tmp.path().join("data"), home, transcript, tmp, live: Default::default(), config: std::sync::Mutex::new(json!({})) }
+    }
+
+    /// The live server `qa-gate record` reads: started once, pointer
+    /// [`POINTER`] holding [`POINTER_CONTENT`], and `apiUrl`/`tokenFile` in
+    /// this world's config from then on.
+    pub fn live(&self) -> &super::LocalServer {
+        let mut fresh = false;
+        let server = self.live.get_or_init(|| {
+            fresh = true;
+            let s = super::LocalServer::start();
+            assert_eq!(s.create_memory(POINTER_CONTENT), POINTER, "the first memory of a fresh kijito-local");
+            s
+        });
+        if fresh {
+            let c = self.config.lock().unwrap().clone();
+            self.write_config(&c);
+        }
+        server
     }
 
     pub fn qa(&self) -> PathBuf {
@@ -59,6 +92,12 @@ impl World {
 
     /// Write `~/.config/kijito-qa/config.json` (0600).
     pub fn write_config(&self, config: &Value) {
+        *self.config.lock().unwrap() = config.clone();
+        let mut config = config.clone();
+        if let (Some(s), Some(o)) = (self.live.get(), config.as_object_mut()) {
+            o.entry("apiUrl").or_insert(s.base_url().into());
+            o.entry("tokenFile").or_insert(s.token_file().to_str().unwrap().into());
+        }
         let dir = self.home.join(".config/kijito-qa");
         fs::create_dir_all(&dir).unwrap();
         write_private(&dir.join("config.json"), config.to_string().as_bytes());
@@ -80,6 +119,9 @@ impl World {
 
     /// Run a binary with args and stdin; wait for it.
     pub fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+        if bin == QA_GATE && args.first() == Some(&"record") {
+            self.live();
+        }
         let child = self.spawn(bin, args, stdin);
         child.wait_with_output().unwrap()
     }
@@ -167,6 +209,7 @@ pub struct ReportSpec {
     pub anchors: Vec<(u64, String)>,
     pub boot_nonce: String,
     pub verified_at_ms: i64,
+    pub verifier: String,
 }
 
 impl ReportSpec {
@@ -174,10 +217,11 @@ impl ReportSpec {
         ReportSpec {
             pointer_id: POINTER,
             lock_message_id: LOCK,
-            pointer_digest: Digest::of(b"pointer content").as_str().to_owned(),
+            pointer_digest: Digest::of(POINTER_CONTENT.as_bytes()).as_str().to_owned(),
             anchors: vec![(22131, Digest::of(b"anchor").as_str().to_owned())],
             boot_nonce: nonce(1),
             verified_at_ms,
+            verifier: VERIFIER.clone(),
         }
     }
 
@@ -212,6 +256,7 @@ pub fn green_report(s: &ReportSpec) -> Value {
         "anchorDigests": s.anchors.iter().map(|(id, d)| json!({"id": id, "sha256": d})).collect::<Vec<_>>(),
         "bootNonce": s.boot_nonce,
         "verifiedAtMs": s.verified_at_ms,
+        "verifierSha256": s.verifier,
     })
 }
 
@@ -226,6 +271,7 @@ pub fn red_report(s: &ReportSpec) -> Value {
         "failure": {"code": "pointer_digest_mismatch", "message": "x"},
         "bootNonce": s.boot_nonce,
         "verifiedAtMs": s.verified_at_ms,
+        "verifierSha256": s.verifier,
     })
 }
 

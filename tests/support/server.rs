@@ -109,6 +109,11 @@ impl LocalServer {
         LocalServer { dir, child: Some(child), addr, token, opts }
     }
 
+    /// The server process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -1,7 +1,8 @@
 //! The Kijito REST client (docs/protocol.md §2).
 //!
 //! `Transport` is the small seam unit tests use to inject faults; the real
-//! one is blocking reqwest with rustls, a named User-Agent, no redirects, a
+//! one is blocking reqwest with rustls, a named User-Agent, no proxy (the
+//! proxy environment variables are ignored), no redirects, a
 //! 1 MiB response cap and per-call timeouts (10 s memory calls, 5 s
 //! claim/release). `Api` speaks the four calls on top of any transport.
 //!
@@ -84,6 +85,10 @@ impl ReqwestTransport {
     pub fn new(base: ApiUrl, token: &Token) -> Result<Self> {
         let client = reqwest::blocking::Client::builder()
             .user_agent(USER_AGENT)
+            // Never a proxy: `http_proxy`/`HTTPS_PROXY`/`ALL_PROXY` in the
+            // environment would otherwise receive the bearer token and could
+            // forge every answer.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(LEASE_TIMEOUT)
             .timeout(MEMORY_TIMEOUT)
@@ -274,9 +279,15 @@ impl<T: Transport> Api<T> {
     }
 }
 
-/// The clean PATCH ACK is exactly `{"result":"Updated [<id>]"}`.
+/// The clean PATCH ACK: the parsed JSON value is exactly
+/// `{"result":"Updated [<id>]"}` (whitespace and formatting do not matter;
+/// another key or value does). It only classifies the outcome: the
+/// unconditional re-read after the PATCH decides whether it was published.
 pub fn is_clean_ack(body: &[u8], id: MemoryId) -> bool {
-    body == format!("{{\"result\":\"Updated [{id}]\"}}").as_bytes()
+    let Ok(serde_json::Value::Object(o)) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    o.len() == 1 && o.get("result").and_then(|v| v.as_str()) == Some(format!("Updated [{id}]").as_str())
 }
 
 /// Build the real API client from the configuration and the token file.
@@ -364,7 +375,11 @@ mod tests {
         let a = api(vec![ok(r#"{"result":"Updated [21813]"}"#)]);
         let ack = a.patch_memory(id, "c/\"", Some("\"sha256:x\"")).unwrap();
         assert!(is_clean_ack(&ack, id));
-        assert!(!is_clean_ack(br#"{"result":"Updated [21813]"} "#, id));
+        // Judged on the parsed value: formatting does not matter (issue 15).
+        assert!(is_clean_ack(br#"{"result":"Updated [21813]"} "#, id));
+        assert!(is_clean_ack(br#"{ "result" : "Updated [21813]" }"#, id));
+        assert!(!is_clean_ack(br#"{"result":"Updated [21813]","x":1}"#, id));
+        assert!(!is_clean_ack(br#"["Updated [21813]"]"#, id));
         assert!(!is_clean_ack(br#"{"result":"Updated [2181]"}"#, id));
         let seen = a.transport.seen.lock().unwrap();
         assert_eq!(String::from_utf8(seen[0].body.clone().unwrap()).unwrap(), r#"{"content":"c/\"","persona":"codex","scope":"project","project":"Codex"}"#);

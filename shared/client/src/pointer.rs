@@ -48,3 +48,10 @@ pub fn pointer_digest<T: Transport>(api: &Api<T>, id: MemoryId) -> Result<Digest
     let rendering = render::parse_rendering(&fetched.rendering, id, Some(&api.persona))?;
     Ok(render::content_digest(&rendering))
 }
+
+/// The live pointer digest through the configured client (config file,
+/// optional token file): what `qa-gate record` reads once before it records.
+pub fn live_pointer_digest(id: MemoryId, token_file: Option<&kijito_protocol::ids::AbsPath>) -> Result<Digest> {
+    let api = crate::http::connect_configured(token_file)?;
+    pointer_digest(&api, id)
+}

@@ -34,8 +34,12 @@ pub const ROLLBACK_SCHEMA: &str = "kijito.codex.pointer-rollback/v1";
 pub const RECEIPT_SCHEMA: &str = "kijito.codex.pointer-publish-receipt/v1";
 /// Content file bounds (section 6).
 pub const CONTENT_RULES: FileRules = FileRules { owner_only: false, min_bytes: 2, max_bytes: 64 * 1024 };
-/// Rollback artifacts are ours: owner-only, at most content + envelope.
-pub const ROLLBACK_RULES: FileRules = FileRules { owner_only: true, min_bytes: 2, max_bytes: 256 * 1024 };
+/// Rollback artifacts are ours: owner-only, at most content + envelope. The
+/// content is the previous pointer as the service sent it (an answer is at
+/// most 1 MiB) and JSON escaping can grow a byte to six (`\u001f`), so any
+/// artifact the publisher can write can be restored.
+pub const ROLLBACK_RULES: FileRules =
+    FileRules { owner_only: true, min_bytes: 2, max_bytes: 6 * crate::http::MAX_RESPONSE_BYTES as u64 + 64 * 1024 };
 
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::publish`]).
 pub mod codes {
@@ -229,6 +233,34 @@ pub fn publish<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<R
     }
 }
 
+/// `pointer-publish --release-lease`: release this persona's own lease on
+/// the mutex (left by a crashed publish). A probe claim tells whose lease it
+/// is: `self_claimed` by this persona is released; a lease of another persona
+/// is refused (never taken over); when nobody held it, the probe's own claim
+/// is released again. Returns whether a lease of ours was held.
+pub fn release_own_lease<T: Transport>(api: &Api<T>, lock: MessageId) -> Result<bool> {
+    let held = match api.claim(lock, LEASE_SECONDS)? {
+        Claim::Refused { reason, claimed_by, .. } if reason == "self_claimed" && claimed_by == api.persona.as_str() => true,
+        Claim::Claimed => false,
+        Claim::Refused { reason, claimed_by, lease_expired } => {
+            return Err(Error::new(
+                codes::MUTEX_UNAVAILABLE,
+                format!("the pointer mutex is held by {claimed_by:?} ({reason}), not by this persona; it is not released"),
+            )
+            .with_detail(json!({"claimed_by": claimed_by, "reason": reason, "lease_expired": lease_expired})))
+        }
+    };
+    match api.release(lock) {
+        Ok(true) => Ok(held),
+        other => Err(Error::new(codes::RELEASE_FAILED, format!("the mutex release {}", release_words(&other)))),
+    }
+}
+
+/// The `--release-lease` answer line.
+pub fn released_line(lock: MessageId, was_held: bool) -> String {
+    json!({"schemaVersion": 1, "type": "kijito.pointer-lease.released", "lockMessageId": lock.get(), "wasHeld": was_held}).to_string()
+}
+
 fn release_words(r: &Result<bool>) -> String {
     match r {
         Ok(true) => "succeeded".into(),
@@ -359,6 +391,19 @@ mod tests {
 
     const PID: u64 = 21813;
     const LOCK: u64 = 1234;
+
+    #[test]
+    fn the_largest_artifact_the_publisher_can_write_can_be_restored() {
+        // The worst content: a whole 1 MiB answer of bytes JSON escapes to six.
+        let content = "\u{1f}".repeat(crate::http::MAX_RESPONSE_BYTES);
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = AbsPath::from_path(&d.path().join("rb.json")).unwrap();
+        let artifact = rollback_artifact(pid(), MessageId::new(LOCK).unwrap(), &Digest::of(content.as_bytes()), 5, &content);
+        assert!(artifact.len() as u64 > 256 * 1024 && artifact.len() as u64 <= ROLLBACK_RULES.max_bytes, "{}", artifact.len());
+        private::create_new(path.as_path(), artifact.as_bytes()).unwrap();
+        assert_eq!(read_rollback_artifact(&path, pid(), MessageId::new(LOCK).unwrap()).unwrap(), content);
+    }
 
     fn pid() -> MemoryId {
         MemoryId::new(PID).unwrap()

@@ -129,7 +129,7 @@ fn fetch_all<T: Transport>(api: &Api<T>, anchors: &[(MemoryId, Digest)]) -> Vec<
 
 impl Snapshot {
     /// The green report (section 5 key order).
-    pub fn green_report(&self, boot_nonce: &str, verified_at_ms: u64) -> Value {
+    pub fn green_report(&self, boot_nonce: &str, verified_at_ms: u64, verifier: &Digest) -> Value {
         json!({
             "schema": REPORT_SCHEMA,
             "verdict": "green",
@@ -144,12 +144,25 @@ impl Snapshot {
             "anchorDigests": self.anchors.iter().map(|(id, d)| json!({"id": id.get(), "sha256": d.as_str()})).collect::<Vec<_>>(),
             "bootNonce": boot_nonce,
             "verifiedAtMs": verified_at_ms,
+            "verifierSha256": verifier.as_str(),
         })
     }
 }
 
+/// SHA-256 of the running executable (`/proc/self/exe`): the report's
+/// `verifierSha256`, which `qa-gate record` compares with the installed
+/// `pointer-snapshot`.
+pub fn running_verifier() -> Result<Digest> {
+    let file = std::fs::File::open("/proc/self/exe")
+        .or_else(|_| std::env::current_exe().and_then(std::fs::File::open))
+        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot open the running executable: {e}")))?;
+    Digest::of_reader(file, 512 * 1024 * 1024)
+        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot read the running executable: {e}")))?
+        .ok_or_else(|| Error::new(codes::VERIFIER_UNREADABLE, "the running executable is too large to hash"))
+}
+
 /// The red report: why a run failed. It can never pass for green.
-pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verified_at_ms: u64) -> Value {
+pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verified_at_ms: u64, verifier: &Digest) -> Value {
     let control = if failure.is(render::KNOWN_BAD_CONTROL_FAILED) { "failed" } else { "passed" };
     json!({
         "schema": REPORT_SCHEMA,
@@ -160,6 +173,7 @@ pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verif
         "failure": {"code": failure.code(), "message": failure.message()},
         "bootNonce": boot_nonce,
         "verifiedAtMs": verified_at_ms,
+        "verifierSha256": verifier.as_str(),
     })
 }
 
@@ -370,20 +384,20 @@ mod tests {
     fn reports_have_exact_keys_and_red_never_says_green() {
         let (api, request, _) = world(2, 0);
         let snap = verify(&api, &request).unwrap();
-        let green = snap.green_report(&boot_nonce(), 5);
+        let green = snap.green_report(&boot_nonce(), 5, &Digest::of(b"v"));
         let keys: Vec<&str> = green.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "state", "task", "anchorDigests", "bootNonce", "verifiedAtMs"]
+            ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "state", "task", "anchorDigests", "bootNonce", "verifiedAtMs", "verifierSha256"]
         );
         let control = Error::new(render::KNOWN_BAD_CONTROL_FAILED, "control classified as current");
-        let red = red_report(request.pointer_id, &control, "0".repeat(32).as_str(), 5);
+        let red = red_report(request.pointer_id, &control, "0".repeat(32).as_str(), 5, &Digest::of(b"v"));
         let keys: Vec<&str> = red.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"]);
+        assert_eq!(keys, ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"]);
         assert_eq!(red["verdict"], "red");
         assert_eq!(red["knownBadControl"], "failed");
         assert_eq!(red["failure"], json!({"code": "known_bad_control_failed", "message": "control classified as current"}));
-        let other = red_report(request.pointer_id, &Error::new(codes::ANCHOR_RETIRED, "m"), "0".repeat(32).as_str(), 5);
+        let other = red_report(request.pointer_id, &Error::new(codes::ANCHOR_RETIRED, "m"), "0".repeat(32).as_str(), 5, &Digest::of(b"v"));
         assert_eq!(other["knownBadControl"], "passed");
     }
 

@@ -75,6 +75,7 @@ pub fn read_checked(path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdent
 /// mid-read deterministically.
 pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> Result<(Vec<u8>, FileIdentity)> {
     let shown = path.display();
+    check_ancestors(path)?;
     let file = match open_nofollow(path) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -142,9 +143,40 @@ pub fn stat_checked(path: &Path, rules: FileRules) -> Result<FileIdentity> {
     Ok(FileIdentity::of(&meta))
 }
 
+/// Check every ancestor directory of `path` (its parent up to `/`): none
+/// may be a symlink, each must be owned by root or this user, and none may be
+/// writable by group or other unless its sticky bit is set (`/tmp`). So no
+/// other user can swap a directory on the way to a private file.
+pub fn check_ancestors(path: &Path) -> Result<()> {
+    let uid = current_uid();
+    for dir in path.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty()) {
+        let shown = dir.display();
+        let meta = match fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::new(codes::DIR_MISSING, format!("cannot stat {shown}: {e}"))),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(Error::new(codes::DIR_SYMLINK, format!("{shown} (on the way to {}) is a symlink", path.display())));
+        }
+        if meta.uid() != uid && meta.uid() != 0 {
+            return Err(Error::new(codes::DIR_NOT_OWNED, format!("{shown} (on the way to {}) is owned by another user", path.display())));
+        }
+        if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+            return Err(Error::new(
+                codes::DIR_PERMISSIONS,
+                format!("{shown} (on the way to {}) is writable by group or other without the sticky bit (mode {:o})", path.display(), meta.mode() & 0o7777),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Check that `dir` is a directory (not a symlink) owned by this user and not
-/// writable by group or other. With `owner_only`, no group/other bits at all.
+/// writable by group or other, and that its ancestors pass
+/// [`check_ancestors`]. With `owner_only`, no group/other bits at all.
 pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
+    check_ancestors(dir)?;
     let shown = dir.display();
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
@@ -186,6 +218,7 @@ pub fn check_new_file_path(path: &Path) -> Result<()> {
 /// Make sure `dir` exists as a private directory (0700, owned, no symlink),
 /// creating it (and missing parents, 0700) if needed.
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    check_ancestors(dir)?;
     match fs::symlink_metadata(dir) {
         Ok(_) => check_dir(dir, true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -252,6 +285,7 @@ fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
 /// fsync, rename over, fsync the directory. Refuses when `path` is a symlink
 /// or a non-regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_ancestors(path)?;
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
@@ -274,6 +308,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// link and unlink; fails if anything exists there, symlinks included), so a
 /// crash never leaves a partial file at `path`.
 pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_ancestors(path)?;
     if fs::symlink_metadata(path).is_ok() {
         return Err(file_error(codes::EXISTS, format!("{} already exists", path.display())));
     }
@@ -401,7 +436,35 @@ mod tests {
         assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK);
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
         assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING);
+    }
+
+    #[test]
+    fn every_ancestor_is_checked() {
+        let d = private_tmp();
+        let deep = d.path().join("a/b/c");
+        ensure_private_dir(&deep).unwrap();
+        write_atomic(&deep.join("f"), b"x").unwrap();
+        // A group-writable ancestor (no sticky bit) two levels up.
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o777)).unwrap();
+        for err in [
+            check_new_file_path(&deep.join("g")).unwrap_err(),
+            write_atomic(&deep.join("f"), b"y").unwrap_err(),
+            read_checked(&deep.join("f"), FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err(),
+            ensure_private_dir(&deep.join("d")).unwrap_err(),
+        ] {
+            assert_eq!(err.code(), codes::DIR_PERMISSIONS, "{err:?}");
+        }
+        // With the sticky bit (like /tmp) it is accepted.
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o1777)).unwrap();
+        check_new_file_path(&deep.join("g")).unwrap();
+        fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o700)).unwrap();
+        // A symlinked ancestor anywhere on the way.
+        symlink(d.path().join("a"), d.path().join("alias")).unwrap();
+        let via = d.path().join("alias/b/c/f");
+        assert_eq!(read_checked(&via, FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(write_atomic(&via, b"z").unwrap_err().code(), codes::DIR_SYMLINK);
     }
 
     #[test]

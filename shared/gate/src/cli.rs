@@ -5,22 +5,30 @@
 use kijito_protocol::cli::{self, Args, Command, Tool};
 use kijito_protocol::command::{self, HelperDir};
 use crate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
-use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_protocol::Result;
 
 pub const HELP: &str = "qa-gate: the QA gate of kijito-qa (docs/protocol.md §7)
 
-  qa-gate record --session-id S --transcript ABS --data-dir ABS --pointer-id N
+  qa-gate record --session-id S --transcript ABS [--data-dir ABS] --pointer-id N
                  --pointer-digest D --cold-boot-report ABS --cold-boot-report ABS
-      Validate two green cold-boot reports and write the one-use pass. The only
-      stdout line is the ready signal (kijito.compaction.ready).
-  qa-gate invalidate --session-id S --data-dir ABS
+                 [--token-file F]
+      Read the live pointer once (it must still have digest D), validate two
+      green cold-boot reports written by the installed pointer-snapshot, and
+      write the one-use pass. The only stdout line is the ready signal
+      (kijito.compaction.ready).
+  qa-gate invalidate --session-id S [--data-dir ABS]
       Remove this session's pass, ticket, attempt and pending re-entry record.
-  qa-gate status --session-id S --data-dir ABS [--transcript ABS]
-      Print what exists for the session and whether its pass would be accepted.
+  qa-gate status --session-id S [--data-dir ABS] [--transcript ABS]
+      Print what exists for the session and whether its pass would be
+      accepted. Read-only: creates nothing.
+
+  The data dir is --data-dir, else the config's dataDir, else
+  ~/.cache/kijito-qa (as for the hooks).
   qa-gate check-command '<command line>'
-      Exit 0 if the line is a valid helper command of this installed root,
-      else 1 with kijito_qa_gate_failed:<code>.
+      Print the PreToolUse guard's verdict on the line (allow or deny). Exit 0
+      if the line is a valid helper command of this installed root, else 1
+      with kijito_qa_gate_failed:<code>.
 ";
 
 pub const TOOL: Tool = Tool {
@@ -35,46 +43,92 @@ pub const TOOL: Tool = Tool {
     ],
 };
 
+/// Reads the live pointer's digest once (pointer id, optional token file):
+/// given by the binary, which may use the HTTP client.
+pub type LiveRead<'a> = &'a dyn Fn(MemoryId, Option<&AbsPath>) -> Result<Digest>;
+
 /// The whole `qa-gate` run: `check-command` takes its one line verbatim (it
 /// is not a flag list); everything else goes through the shared parser.
-pub fn main() -> i32 {
+pub fn main(live: LiveRead<'_>) -> i32 {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if argv.first().map(|a| a == "check-command").unwrap_or(false) {
         return check_command(&argv[1..]);
     }
-    cli::main(&TOOL, run)
+    cli::main(&TOOL, |args| run(args, live))
 }
 
-fn check_line(rest: &[std::ffi::OsString]) -> Result<()> {
+/// The guard's verdict on the one argument (the same function the
+/// PreToolUse hook uses): stdout `allow` or `deny`; exit 0 only for a valid
+/// helper command of this installed root.
+fn check_line(rest: &[std::ffi::OsString]) -> Result<command::Verdict> {
     let [line] = rest else {
         return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::CHECK_COMMAND_USAGE, "check-command takes exactly one argument: the command line"));
     };
     let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
-    let dir = HelperDir::current()?;
-    command::check_command(line, &dir).map(|_| ())
+    let dir = HelperDir::current().ok();
+    Ok(command::guard_line(line, dir.as_ref()))
 }
 
 fn check_command(rest: &[std::ffi::OsString]) -> i32 {
-    match check_line(rest) {
-        Ok(()) => {
+    let verdict = match check_line(rest) {
+        Ok(v) => v,
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            return e.exit_status();
+        }
+    };
+    let word = if verdict.allowed() { "allow" } else { "deny" };
+    if cli::print_stdout(&format!("{word}\n")).is_err() {
+        return 1;
+    }
+    match verdict {
+        command::Verdict::Helper(_) => {
             eprintln!("the command is a valid helper command of this installed root");
             0
         }
-        Err(e) => {
+        command::Verdict::Deny(e) => {
             cli::report_failure(&TOOL, &e);
+            e.exit_status()
+        }
+        command::Verdict::Unrelated => {
+            // Not a helper command; the guard lets such a line run. The code
+            // says why it is not one.
+            let dir = HelperDir::current();
+            let e = match dir.and_then(|d| command::check_command(line_of(rest), &d).map(|_| ())) {
+                Err(e) => e,
+                Ok(()) => kijito_protocol::Error::new(command::codes::UNKNOWN_HELPER, "not a helper command"),
+            };
+            cli::report_failure(&TOOL, &e);
+            eprintln!("the line reaches no kijito-qa executable: the PreToolUse guard lets it run, but it is not a helper command");
             e.exit_status()
         }
     }
 }
 
-pub fn run(args: Args) -> Result<i32> {
+fn line_of(rest: &[std::ffi::OsString]) -> &str {
+    rest.first().and_then(|l| l.to_str()).unwrap_or("")
+}
+
+/// `--data-dir`, else the config's `dataDir`, else the default: the hooks'
+/// rule without a host variable (docs/configuration.md).
+fn data_dir(args: &Args) -> Result<AbsPath> {
+    let flag: Option<AbsPath> = args.optional("--data-dir")?;
+    let config = match &flag {
+        Some(_) => None,
+        None => Some(kijito_files::config::Config::load()?),
+    };
+    kijito_files::datadir::resolve(flag.as_ref(), None, config.as_ref())
+}
+
+pub fn run(args: Args, live: LiveRead<'_>) -> Result<i32> {
     let now = gate::now_ms();
     match args.subcommand.as_str() {
         "record" => {
+            let data_dir = data_dir(&args)?;
             let req = RecordRequest {
                 session_id: args.required("--session-id")?,
                 transcript: args.required("--transcript")?,
-                data_dir: args.required("--data-dir")?,
+                data_dir,
                 pointer_id: args.required("--pointer-id")?,
                 pointer_digest: args.required("--pointer-digest")?,
                 reports: args.all("--cold-boot-report")?,
@@ -82,7 +136,14 @@ pub fn run(args: Args) -> Result<i32> {
             if req.reports.len() != 2 {
                 return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, "--cold-boot-report is required twice"));
             }
-            let ready = gate::record(&req, now)?;
+            let token: Option<AbsPath> = args.optional("--token-file")?;
+            let evidence = || {
+                Ok(gate::Evidence {
+                    live_pointer_digest: live(req.pointer_id, token.as_ref())?,
+                    installed_verifier: gate::installed_verifier(&HelperDir::current()?)?,
+                })
+            };
+            let ready = gate::record(&req, evidence, now)?;
             cli::print_stdout(&format!("{}\n", ready.signal))?;
             eprintln!(
                 "QA pass recorded for session {} (pointer {}, snapshot {}); it is valid for 30 minutes and one compaction.",
@@ -92,18 +153,15 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "invalidate" => {
             let session: SessionId = args.required("--session-id")?;
-            let data: AbsPath = args.required("--data-dir")?;
-            let qa = QaDir::open(&data)?;
+            let qa = QaDir::open(&data_dir(&args)?)?;
             let n = gate::invalidate(&qa, &session)?;
             cli::print_stdout(&format!("{}\n", invalidated_line(&session, n)))?;
             Ok(0)
         }
         "status" => {
             let session: SessionId = args.required("--session-id")?;
-            let data: AbsPath = args.required("--data-dir")?;
             let transcript: Option<AbsPath> = args.optional("--transcript")?;
-            let qa = QaDir::open(&data)?;
-            let status = gate::status(&qa, &session, transcript.as_ref(), now);
+            let status = gate::status_of(&data_dir(&args)?, &session, transcript.as_ref(), now);
             cli::print_stdout(&format!("{status}\n"))?;
             Ok(0)
         }

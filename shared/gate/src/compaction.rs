@@ -13,6 +13,40 @@ pub mod codes {
     pub use kijito_protocol::codes::compaction::*;
 }
 
+/// How long a PreCompact waits for another PreCompact of the same session
+/// (below the 1.5 s PreCompact watchdog).
+pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
+
+/// An exclusive flock on `precompact.<session>.lock` in the QA dir; released
+/// when dropped (closing the descriptor).
+struct SessionLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| Error::new(codes::PRECOMPACT_BUSY, format!("cannot open {}: {e}", path.display())))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS);
+    loop {
+        // SAFETY: flock on a valid descriptor owned by `file`.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(SessionLock(file));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::new(codes::PRECOMPACT_BUSY, "another PreCompact of this session is still running"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// `compaction-attempt.<session>.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -181,7 +215,12 @@ fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
 /// otherwise remove the session's pass, ticket and attempt and record an
 /// unattested attempt with the reason. An orphaned ticket or undelivered
 /// re-entry from an earlier compaction is removed first, never reused.
+///
+/// PreCompacts of one session are serialised (a flock), so the attempt a
+/// call returns — and the message the hook shows for it — is the state it
+/// left on disk, never one a concurrent PreCompact half-undid.
 pub fn precompact(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64) -> Result<Attempt> {
+    let _lock = lock_session(qa, session)?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
     let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
         let ticket = qa.ticket(session);

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 
 pub use compaction::{claim, precompact, take_reentry, Attempt, ClaimOutcome, Reentry};
 pub use pass::{transcript_identity, Pass, TranscriptId};
-pub use record::{invalidate, record, status, Ready, RecordRequest};
+pub use record::{installed_verifier, invalidate, record, status, status_of, Evidence, Ready, RecordRequest};
 pub use report::{validate_report, GreenReport};
 pub use state::{read_state, Recorded, StateFile};
 
@@ -74,6 +74,12 @@ impl QaDir {
     /// Validate (and create) `<data-dir>/qa/`.
     pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
         Ok(QaDir { dir: kijito_files::datadir::qa_dir(data_dir)? })
+    }
+
+    /// The QA dir of `data_dir` for reading only: nothing is created or
+    /// checked (every read checks its own file).
+    pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
+        Ok(QaDir { dir: data_dir.join("qa")? })
     }
 
     /// `<data-dir>/qa/` if it exists and is private; creates nothing

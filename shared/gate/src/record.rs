@@ -1,7 +1,7 @@
 //! `qa-gate record`, `invalidate` and `status`.
 
 use crate::pass::{self, Pass};
-use crate::report::validate_pair;
+use crate::report::{validate_pair, GreenReport};
 use crate::state::{accepted_pass, Recorded};
 use crate::{fresh_nonce, read_state, QaDir};
 use kijito_protocol::error::{Error, Result};
@@ -12,6 +12,53 @@ use serde_json::{json, Value};
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::record`]).
 pub mod codes {
     pub use kijito_protocol::codes::record::*;
+}
+
+/// Largest verifier executable hashed.
+pub const MAX_VERIFIER_BYTES: u64 = 512 * 1024 * 1024;
+
+/// What `qa-gate record` learns outside the reports (docs/protocol.md §7):
+/// the live pointer digest, read once through the configured client (this
+/// crate has no HTTP, so the caller reads it), and the SHA-256 of the
+/// installed `pointer-snapshot` next to the running `qa-gate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub live_pointer_digest: Digest,
+    pub installed_verifier: Digest,
+}
+
+/// SHA-256 of `<helper dir>/pointer-snapshot` (the installed verifier).
+pub fn installed_verifier(helpers: &kijito_protocol::command::HelperDir) -> Result<Digest> {
+    let path = helpers.path().join("pointer-snapshot");
+    let file = std::fs::File::open(&path)
+        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot open the installed verifier {}: {e}", path.display())))?;
+    Digest::of_reader(file, MAX_VERIFIER_BYTES)
+        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot read the installed verifier {}: {e}", path.display())))?
+        .ok_or_else(|| Error::new(codes::VERIFIER_UNREADABLE, format!("the installed verifier {} is larger than {MAX_VERIFIER_BYTES} bytes", path.display())))
+}
+
+/// The live digest must equal the digest on the command line (the reports
+/// were already checked against it), and both reports must come from the
+/// installed verifier.
+pub fn check_evidence(req: &RecordRequest, evidence: &Evidence, reports: &[GreenReport; 2]) -> Result<()> {
+    if evidence.live_pointer_digest != req.pointer_digest {
+        return Err(Error::new(
+            codes::NOT_LIVE,
+            format!("the live pointer {} has digest {}, not {}; verify the pointer as it is now", req.pointer_id, evidence.live_pointer_digest, req.pointer_digest),
+        ));
+    }
+    for r in reports {
+        if r.pointer_digest != evidence.live_pointer_digest {
+            return Err(Error::new(codes::NOT_LIVE, "a report's pointer digest is not the live one"));
+        }
+        if r.verifier_digest != evidence.installed_verifier {
+            return Err(Error::new(
+                crate::report::codes::VERIFIER,
+                format!("a report names verifier {}, but the installed pointer-snapshot is {}", r.verifier_digest, evidence.installed_verifier),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Everything `qa-gate record` is given.
@@ -34,10 +81,15 @@ pub struct Ready {
     pub signal: String,
 }
 
-/// Validate both reports, bind the pass to the transcript, write the pass and
-/// `current-pointer.json`, re-read and re-validate the pass.
-pub fn record(req: &RecordRequest, now_ms: i64) -> Result<Ready> {
-    let [a, b] = validate_pair(&req.reports, req.pointer_id, &req.pointer_digest, now_ms)?;
+/// Validate both reports and the [`Evidence`], bind the pass to the
+/// transcript, write the pass and `current-pointer.json`, re-read and
+/// re-validate the pass.
+/// `evidence` runs once, after the reports validated (so a bad report costs
+/// no request).
+pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, now_ms: i64) -> Result<Ready> {
+    let pair = validate_pair(&req.reports, req.pointer_id, &req.pointer_digest, now_ms)?;
+    check_evidence(req, &evidence()?, &pair)?;
+    let [a, b] = pair;
     let qa = QaDir::open(&req.data_dir)?;
     let transcript = pass::transcript_identity(&req.transcript)?;
     let pass = Pass {
@@ -133,6 +185,15 @@ pub fn invalidated_line(session: &SessionId, n: usize) -> String {
 
 fn exists(p: &std::path::Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
+}
+
+/// `qa-gate status`: [`status`] of the data dir's QA dir, read-only (a
+/// missing data dir or QA dir reads as empty; nothing is created).
+pub fn status_of(data_dir: &AbsPath, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Value {
+    match QaDir::read_only(data_dir) {
+        Ok(qa) => status(&qa, session, transcript, now_ms),
+        Err(e) => json!({"schemaVersion": 1, "type": "kijito.compaction.status", "sessionId": session.as_str(), "error": e.code()}),
+    }
 }
 
 /// What exists for a session and whether its pass would be accepted now (the

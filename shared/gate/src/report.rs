@@ -25,11 +25,12 @@ pub const GREEN_KEYS: &[&str] = &[
     "anchorDigests",
     "bootNonce",
     "verifiedAtMs",
+    "verifierSha256",
 ];
 
 /// Keys of a red report, in order.
 pub const RED_KEYS: &[&str] =
-    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs"];
+    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"];
 
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::report`]).
 pub mod codes {
@@ -66,6 +67,8 @@ pub struct GreenReport {
     pub snapshot_digest: Digest,
     pub boot_nonce: String,
     pub verified_at_ms: i64,
+    /// SHA-256 of the executable that wrote the report.
+    pub verifier_digest: Digest,
     /// SHA-256 of the report's compact JSON.
     pub report_digest: Digest,
 }
@@ -132,6 +135,7 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     };
     let r_pointer_digest = digest_of("pointerDigest")?;
     let r_snapshot = digest_of("snapshotDigest")?;
+    let r_verifier = digest_of("verifierSha256")?;
     if !matches!(obj["state"].as_str(), Some("active" | "complete")) {
         return Err(field("state", "must be active or complete"));
     }
@@ -180,6 +184,7 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
         snapshot_digest: r_snapshot,
         boot_nonce: nonce.to_owned(),
         verified_at_ms: verified,
+        verifier_digest: r_verifier,
         report_digest: Digest::of(canonical_json(&value).as_bytes()),
     })
 }
@@ -227,6 +232,7 @@ mod tests {
             "pointerId": pointer.get(), "lockMessageId": lock.get(), "pointerDigest": digest.as_str(),
             "snapshotDigest": snapshot.as_str(), "state": "active", "task": task, "anchorDigests": [],
             "bootNonce": "0123456789abcdef0123456789abcdef", "verifiedAtMs": NOW - 1000,
+            "verifierSha256": Digest::of(b"verifier").as_str(),
         });
         (report.to_string().into_bytes(), pointer, digest)
     }

@@ -10,6 +10,8 @@
 //! `hookSpecificOutput` (both hosts reject it).
 
 pub mod compact;
+pub mod guard;
+pub mod messages;
 pub mod latch_hook;
 pub mod run;
 pub mod text;
@@ -29,9 +31,13 @@ pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
 /// always gets an answer within 2 seconds.
 pub const WATCHDOG: Duration = Duration::from_millis(1500);
 /// Watchdog of PostCompact and session-hook: longer, because cutting a claim
-/// or delivery short could lose the one re-entry; still well inside the
-/// hosts' hook timeouts.
-pub const WATCHDOG_SESSION: Duration = Duration::from_secs(10);
+/// or delivery short could lose the one re-entry, but 1.5 s below the 5 s
+/// `timeout` the installed hooks.json gives every hook (the host kills a
+/// hook at its timeout, so a later watchdog would never answer).
+pub const WATCHDOG_SESSION: Duration = Duration::from_millis(3500);
+/// The `timeout` (seconds, both hosts' convention) of every hook in the
+/// installed hooks.json; the watchdogs stay below it.
+pub const HOOK_TIMEOUT_SECS: u64 = 5;
 
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::hooks`]).
 pub mod codes {
@@ -137,10 +143,11 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
 }
 
 /// One line for a `systemMessage`: control characters become spaces, at most
-/// 300 characters.
+/// [`messages::MAX_MESSAGE_CHARS`] characters, so every message of
+/// [`messages`] is printed whole.
 pub fn one_line(text: &str) -> String {
     let t: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    kijito_protocol::ids::clip(t.trim()).chars().take(300).collect()
+    t.trim().chars().take(messages::MAX_MESSAGE_CHARS).collect()
 }
 
 /// PreCompact answer: Codex `{"continue":true,"systemMessage":...}` (never

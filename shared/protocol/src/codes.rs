@@ -14,6 +14,8 @@ pub mod snapshot {
     pub const ANCHOR_DIGEST_MISMATCH: &str = "anchor_digest_mismatch";
     pub const SNAPSHOT_DIGEST_MISMATCH: &str = "snapshot_digest_mismatch";
     pub const REPORT_FILE: &str = "report_file_invalid";
+    /// The running executable could not be hashed (`verifierSha256`).
+    pub const VERIFIER_UNREADABLE: &str = "verifier_unreadable";
 }
 
 /// The helper command grammar and guard (docs/protocol.md §8).
@@ -165,6 +167,8 @@ pub mod report {
     pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
     pub const LOCK_DIFFERS: &str = "report_lock_differs";
     pub const COUNT: &str = "report_count_invalid";
+    /// The report was not written by the installed `pointer-snapshot`.
+    pub const VERIFIER: &str = "report_verifier_mismatch";
 }
 
 /// The ticket, attempt, claim and re-entry.
@@ -178,11 +182,17 @@ pub mod compaction {
     pub const TICKET_INVALID: &str = "ticket_invalid";
     pub const TICKET_NONCE: &str = "ticket_nonce_mismatch";
     pub const REENTRY_INVALID: &str = "reentry_invalid";
+    /// Another PreCompact of this session held the lock for too long.
+    pub const PRECOMPACT_BUSY: &str = "precompact_busy";
 }
 
 /// `qa-gate record`.
 pub mod record {
     pub const VERIFY_FAILED: &str = "pass_verify_failed";
+    /// The live pointer's digest differs from the one recorded.
+    pub const NOT_LIVE: &str = "pointer_digest_not_live";
+    /// The installed verifier executable could not be read.
+    pub const VERIFIER_UNREADABLE: &str = "verifier_unreadable";
 }
 
 /// Hook input and the hook runner.

@@ -99,21 +99,40 @@ pub const POINTER_PUBLISH_SPECS: [ArgSpec; 7] = [
 ];
 pub const POINTER_PUBLISH_FLAGS: &[Flag] = &flags(&POINTER_PUBLISH_SPECS);
 
-pub const QA_GATE_RECORD_SPECS: [ArgSpec; 6] = [
+/// `pointer-publish --release-lease`: release this persona's own lease on
+/// the pointer mutex (after a crashed publish); refuses another persona's.
+pub const POINTER_PUBLISH_RELEASE_SPECS: [ArgSpec; 3] =
+    [ArgSpec { flag: Flag::switch("--release-lease"), kind: Kind::Switch, required: true }, req("--lock-message-id", Kind::MessageId), opt("--token-file", Kind::Path)];
+/// Every flag `pointer-publish` parses (both forms).
+pub const POINTER_PUBLISH_ALL_FLAGS: &[Flag] = &[
+    POINTER_PUBLISH_FLAGS[0],
+    POINTER_PUBLISH_FLAGS[1],
+    POINTER_PUBLISH_FLAGS[2],
+    POINTER_PUBLISH_FLAGS[3],
+    POINTER_PUBLISH_FLAGS[4],
+    POINTER_PUBLISH_FLAGS[5],
+    POINTER_PUBLISH_FLAGS[6],
+    Flag::switch("--release-lease"),
+];
+
+/// `--data-dir` is optional for every qa-gate subcommand: without it the
+/// data dir is the config's `dataDir`, else the default (like the hooks).
+pub const QA_GATE_RECORD_SPECS: [ArgSpec; 7] = [
     req("--session-id", Kind::SessionId),
     req("--transcript", Kind::Path),
-    req("--data-dir", Kind::Path),
+    opt("--data-dir", Kind::Path),
     req("--pointer-id", Kind::MemoryId),
     req("--pointer-digest", Kind::Digest),
     ArgSpec { flag: Flag::repeated("--cold-boot-report", 2), kind: Kind::Path, required: true },
+    opt("--token-file", Kind::Path),
 ];
 pub const QA_GATE_RECORD_FLAGS: &[Flag] = &flags(&QA_GATE_RECORD_SPECS);
 
-pub const QA_GATE_INVALIDATE_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
+pub const QA_GATE_INVALIDATE_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), opt("--data-dir", Kind::Path)];
 pub const QA_GATE_INVALIDATE_FLAGS: &[Flag] = &flags(&QA_GATE_INVALIDATE_SPECS);
 
 pub const QA_GATE_STATUS_SPECS: [ArgSpec; 3] =
-    [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
+    [req("--session-id", Kind::SessionId), opt("--data-dir", Kind::Path), opt("--transcript", Kind::Path)];
 pub const QA_GATE_STATUS_FLAGS: &[Flag] = &flags(&QA_GATE_STATUS_SPECS);
 
 pub const KIJITO_COMPACT_REQUEST_SPECS: [ArgSpec; 2] = [req("--session-id", Kind::SessionId), req("--data-dir", Kind::Path)];
@@ -202,31 +221,48 @@ pub struct Grammar {
     pub helper: &'static str,
     /// "" when the helper takes no subcommand.
     pub subcommand: &'static str,
+    /// A switch that selects this form among several forms of a helper
+    /// without subcommands ("" for the default form).
+    pub selector: &'static str,
     pub specs: &'static [ArgSpec],
 }
 
-/// Every helper command the guard accepts.
+impl Grammar {
+    /// A form of a helper: `subcommand` "" for none.
+    pub const fn new(helper: &'static str, subcommand: &'static str, specs: &'static [ArgSpec]) -> Grammar {
+        Grammar { helper, subcommand, selector: "", specs }
+    }
+
+    /// A form of a helper selected by a switch.
+    pub const fn selected_by(helper: &'static str, selector: &'static str, specs: &'static [ArgSpec]) -> Grammar {
+        Grammar { helper, subcommand: "", selector, specs }
+    }
+}
+
+/// Every helper command the guard accepts: one row per helper form (add a
+/// row for a new helper or subcommand; [`GUARDED_NAMES`] lists the names).
 pub const GRAMMARS: &[Grammar] = &[
-    Grammar { helper: "pointer-digest", subcommand: "", specs: &POINTER_DIGEST_SPECS },
-    Grammar { helper: "pointer-snapshot", subcommand: "", specs: &POINTER_SNAPSHOT_SPECS },
-    Grammar { helper: "pointer-publish", subcommand: "", specs: &POINTER_PUBLISH_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "record", specs: &QA_GATE_RECORD_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "invalidate", specs: &QA_GATE_INVALIDATE_SPECS },
-    Grammar { helper: "qa-gate", subcommand: "status", specs: &QA_GATE_STATUS_SPECS },
-    Grammar { helper: "kijito-compact", subcommand: "request", specs: &KIJITO_COMPACT_REQUEST_SPECS },
-    Grammar { helper: "kijito-compact", subcommand: "status", specs: &KIJITO_COMPACT_STATUS_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "init", specs: &MEMORY_LATCH_INIT_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "checkpoint", specs: &MEMORY_LATCH_CHECKPOINT_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "status", specs: &MEMORY_LATCH_STATUS_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "verify", specs: &MEMORY_LATCH_VERIFY_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "consent request", specs: &MEMORY_LATCH_CONSENT_REQUEST_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "gate", specs: &MEMORY_LATCH_GATE_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "recover", specs: &MEMORY_LATCH_STATUS_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "reseed", specs: &MEMORY_LATCH_STATUS_SPECS },
-    Grammar { helper: "memory-latch", subcommand: "detect", specs: &MEMORY_LATCH_DETECT_SPECS },
-    Grammar { helper: "wake-check", subcommand: "", specs: &WAKE_CHECK_SPECS },
-    Grammar { helper: "kijito-local", subcommand: "serve", specs: &KIJITO_LOCAL_SERVE_SPECS },
-    Grammar { helper: "kijito-local", subcommand: "demo", specs: &KIJITO_LOCAL_DEMO_SPECS },
+    Grammar::new("pointer-digest", "", &POINTER_DIGEST_SPECS),
+    Grammar::new("pointer-snapshot", "", &POINTER_SNAPSHOT_SPECS),
+    Grammar::new("pointer-publish", "", &POINTER_PUBLISH_SPECS),
+    Grammar::selected_by("pointer-publish", "--release-lease", &POINTER_PUBLISH_RELEASE_SPECS),
+    Grammar::new("qa-gate", "record", &QA_GATE_RECORD_SPECS),
+    Grammar::new("qa-gate", "invalidate", &QA_GATE_INVALIDATE_SPECS),
+    Grammar::new("qa-gate", "status", &QA_GATE_STATUS_SPECS),
+    Grammar::new("kijito-compact", "request", &KIJITO_COMPACT_REQUEST_SPECS),
+    Grammar::new("kijito-compact", "status", &KIJITO_COMPACT_STATUS_SPECS),
+    Grammar::new("memory-latch", "init", &MEMORY_LATCH_INIT_SPECS),
+    Grammar::new("memory-latch", "checkpoint", &MEMORY_LATCH_CHECKPOINT_SPECS),
+    Grammar::new("memory-latch", "status", &MEMORY_LATCH_STATUS_SPECS),
+    Grammar::new("memory-latch", "verify", &MEMORY_LATCH_VERIFY_SPECS),
+    Grammar::new("memory-latch", "consent request", &MEMORY_LATCH_CONSENT_REQUEST_SPECS),
+    Grammar::new("memory-latch", "gate", &MEMORY_LATCH_GATE_SPECS),
+    Grammar::new("memory-latch", "recover", &MEMORY_LATCH_STATUS_SPECS),
+    Grammar::new("memory-latch", "reseed", &MEMORY_LATCH_STATUS_SPECS),
+    Grammar::new("memory-latch", "detect", &MEMORY_LATCH_DETECT_SPECS),
+    Grammar::new("wake-check", "", &WAKE_CHECK_SPECS),
+    Grammar::new("kijito-local", "serve", &KIJITO_LOCAL_SERVE_SPECS),
+    Grammar::new("kijito-local", "demo", &KIJITO_LOCAL_DEMO_SPECS),
 ];
 
 /// Every executable name of this toolkit that the guard watches for: the
@@ -351,8 +387,12 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
     }
     let mut rest = &words[1..];
     let candidates: Vec<&Grammar> = GRAMMARS.iter().filter(|g| g.helper == helper).collect();
-    let grammar = if candidates.len() == 1 && candidates[0].subcommand.is_empty() {
-        candidates[0]
+    let grammar = if candidates.iter().all(|g| g.subcommand.is_empty()) {
+        let selected = candidates.iter().find(|g| !g.selector.is_empty() && rest.contains(&g.selector));
+        match selected.or_else(|| candidates.iter().find(|g| g.selector.is_empty())) {
+            Some(g) => g,
+            None => return Err(fail(codes::UNKNOWN_HELPER, format!("{helper} has no form the guard accepts"))),
+        }
     } else {
         let Some(sub) = rest.first() else {
             return Err(fail(codes::MISSING_SUBCOMMAND, format!("{helper} needs a subcommand")));
@@ -403,6 +443,7 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
         Kind::SessionId => {
             SessionId::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_SESSION_ID, format!("{name}: {}", e.message())))
         }
+        Kind::Switch => Ok(()),
         Kind::Path => {
             if value.split('/').any(|p| p == "." || p == "..") {
                 Err(fail(codes::PATH_TRAVERSAL, format!("{name}: path contains . or ..")))
@@ -442,7 +483,6 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
             Some(hex) => Digest::parse(hex).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message()))),
             None => Err(fail(codes::INVALID_DIGEST, format!("{name}: expected sha256:<64 lowercase hex>"))),
         },
-        Kind::Switch => Ok(()),
     };
     ok
 }
@@ -458,7 +498,7 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
     if grammar.helper == "memory-latch" && grammar.subcommand == "gate" && !args.iter().any(|(f, _)| *f == "--target") {
         return Err(fail(codes::MISSING_FLAG, "memory-latch gate needs at least one --target"));
     }
-    if grammar.helper == "pointer-publish" {
+    if grammar.helper == "pointer-publish" && grammar.selector.is_empty() {
         let content = args.iter().any(|(f, _)| *f == "--content-file");
         let restore = args.iter().any(|(f, _)| *f == "--restore-from");
         if content == restore {
@@ -468,9 +508,229 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
     Ok(())
 }
 
+/// What the guard decides about one shell command line. The one decision
+/// function, [`guard_line`], is used by the PreToolUse hook and by
+/// `qa-gate check-command`, so the two cannot disagree.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// The line cannot reach a kijito-qa executable: the guard lets it run.
+    Unrelated,
+    /// An exact helper command of this installed root: allowed.
+    Helper(HelperCommand),
+    /// Denied, with the reason.
+    Deny(Error),
+}
+
+impl Verdict {
+    pub fn allowed(&self) -> bool {
+        !matches!(self, Verdict::Deny(_))
+    }
+}
+
+/// Characters the shell removes or expands inside a word (quoting, escape,
+/// glob, parameter and command expansion, brace and tilde expansion).
+const SHELL_SPECIAL: &[char] = &['\\', '\'', '"', '*', '?', '[', ']', '$', '`', '{', '}', '~'];
+/// Characters that expand to text computed at run time.
+const EXPANSION: &[char] = &['$', '`'];
+
+/// Fragments of the executable names: a line that expands anything (`$`,
+/// backtick) and contains one of these (after quote removal) could assemble
+/// a helper name, so it is held to the grammar.
+pub const NAME_FRAGMENTS: &[&str] =
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito", "latch", "wake-check"];
+
+/// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
+/// and guard"). A line that could reach a toolkit executable — directly, or
+/// through quoting, escapes, globs, expansions, braces or tildes — must be
+/// exactly one helper command of this root ([`check_command`]); any other
+/// line is [`Verdict::Unrelated`]. `dir` is `None` when this installed root
+/// is unknown: then every line that could reach a helper is denied.
+pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
+    if !reaches_helper(line, dir) {
+        return Verdict::Unrelated;
+    }
+    let Some(dir) = dir else {
+        return Verdict::Deny(fail(codes::ROOT_UNKNOWN, "this installed root is unknown"));
+    };
+    match check_command(line.trim_end_matches([' ', '\n']), dir) {
+        Ok(c) => Verdict::Helper(c),
+        Err(e) => Verdict::Deny(e),
+    }
+}
+
+/// Whether the line could reach a toolkit executable, judged on what the
+/// shell will run rather than on the raw text:
+/// 1. the raw line, the line with quotes and backslashes removed, and the
+///    words `shell-words` splits it into each [`mentions_helper`];
+/// 2. any word naming a file in the helper directory (`<root>/bin/...`);
+/// 3. a word holding a backslash, quote, glob character, `$`, backtick,
+///    brace or tilde that, once those are removed, names a toolkit
+///    executable or lies under the plugin root, or that as a glob pattern
+///    matches a toolkit executable;
+/// 4. a line with an expansion (`$`, backtick) that contains a helper name
+///    fragment ([`NAME_FRAGMENTS`]) or the plugin root once quotes are removed.
+pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
+    if mentions_helper(line) {
+        return true;
+    }
+    let unquoted: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    if mentions_helper(&unquoted) {
+        return true;
+    }
+    if let Ok(words) = shell_words::split(line) {
+        if mentions_helper(&words.join(" ")) {
+            return true;
+        }
+    }
+    let helper_dir = dir.and_then(|d| d.path().to_str()).map(|d| format!("{d}/"));
+    let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
+    let stripped: String = line.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+    for raw in line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()) {
+        // The whole word (a command word may contain `=`: `/r/bin/x=y` runs
+        // the file `x=y`) and, for `NAME=value`, the value.
+        let value = raw.split_once('=').map(|(_, v)| v);
+        for word in std::iter::once(raw).chain(value) {
+            if word_reaches_helper(word, helper_dir.as_deref(), root.as_deref()) {
+                return true;
+            }
+        }
+    }
+    if line.contains(EXPANSION) {
+        let lower = stripped.to_ascii_lowercase();
+        if NAME_FRAGMENTS.iter().any(|f| lower.contains(f)) || root.as_deref().is_some_and(|r| stripped.contains(r)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Rules 2 and 3 of [`reaches_helper`] for one word.
+fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>) -> bool {
+    let plain: String = word.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+    let in_dir = |w: &str, d: &str| w.starts_with(d) || w == d.trim_end_matches('/');
+    if helper_dir.is_some_and(|d| in_dir(&plain, d) || in_dir(word, d)) {
+        return true;
+    }
+    if !word.contains(SHELL_SPECIAL) {
+        return false;
+    }
+    if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) {
+        return true;
+    }
+    word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir)
+}
+
+/// `name` or `.../name` for a toolkit executable name.
+fn names_executable(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    GUARDED_NAMES.contains(&base)
+}
+
+/// Whether a glob word could match a toolkit executable: its last component
+/// matches an executable name and, when it has a directory part, the whole
+/// word matches `<helper dir>/<name>` (or the directory part is itself a
+/// pattern).
+fn glob_names_executable(word: &str, helper_dir: Option<&str>) -> bool {
+    let pattern: String = word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    if pattern.len() > 1024 {
+        return true;
+    }
+    let (dir_part, base) = match pattern.rsplit_once('/') {
+        Some((d, b)) => (Some(d), b),
+        None => (None, pattern.as_str()),
+    };
+    GUARDED_NAMES.iter().any(|name| {
+        glob_match(base.as_bytes(), name.as_bytes())
+            && match (dir_part, helper_dir) {
+                (None, _) => true,
+                // A relative directory depends on the working directory.
+                (Some(d), Some(h)) => !d.starts_with('/') || glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '[']),
+                (Some(d), None) => d.contains(['*', '?', '[']) || !d.is_empty(),
+            }
+    })
+}
+
+/// Shell glob match (`*`, `?`, `[...]`; `*` does not cross `/`), iterative
+/// with backtracking to the last `*`: O(pattern × text).
+pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() {
+            match pattern[p] {
+                b'*' => {
+                    star = Some((p, t));
+                    p += 1;
+                    continue;
+                }
+                b'?' if text[t] != b'/' => {
+                    p += 1;
+                    t += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, len)) = class_match(&pattern[p..], text[t]) {
+                        if matched {
+                            p += len;
+                            t += 1;
+                            continue;
+                        }
+                    } else if text[t] == b'[' {
+                        p += 1;
+                        t += 1;
+                        continue;
+                    }
+                }
+                c if c == text[t] => {
+                    p += 1;
+                    t += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) if text[st] != b'/' => {
+                star = Some((sp, st + 1));
+                p = sp + 1;
+                t = st + 1;
+            }
+            _ => return false,
+        }
+    }
+    pattern[p..].iter().all(|c| *c == b'*')
+}
+
+/// A `[...]` class at the start of `pattern`: (matches `c`, its length), or
+/// `None` when unterminated.
+fn class_match(pattern: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pattern.get(i), Some(b'!') | Some(b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < pattern.len() {
+        if pattern[i] == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
+            matched |= pattern[i] <= c && c <= pattern[i + 2];
+            i += 3;
+        } else {
+            matched |= pattern[i] == c;
+            i += 1;
+        }
+    }
+    None
+}
+
 /// Whether a shell command line mentions a toolkit executable in a way that
 /// could run it: a word ending in `/<name>` anywhere, or `<name>` as the first
 /// word of a shell segment. Such a command must pass [`check_command`] whole.
+/// This is the plain-text part of [`reaches_helper`].
 pub fn mentions_helper(line: &str) -> bool {
     let is_sep = |c: char| c.is_whitespace() || ";|&()<>{}`'\"$\\!".contains(c);
     let is_segment_break = |c: char| c == '\n' || ";|&()<>{}`'\"$\\!".contains(c);
@@ -555,5 +815,39 @@ mod tests {
         assert!(!mentions_helper("grep qa-gate README.md"));
         assert!(!mentions_helper("cargo build --bin qa-gate"));
         assert!(!mentions_helper("ls -la"));
+    }
+
+    #[test]
+    fn glob_matching() {
+        assert!(glob_match(b"pointer-dige?t", b"pointer-digest"));
+        assert!(glob_match(b"*-digest", b"pointer-digest"));
+        assert!(glob_match(b"q[a-z]-gate", b"qa-gate"));
+        assert!(glob_match(b"[!x]a-gate", b"qa-gate"));
+        assert!(!glob_match(b"*", b"a/b"));
+        assert!(!glob_match(b"q?-gates", b"qa-gate"));
+        assert!(glob_match(b"/r/*/q*", b"/r/bin/qa-gate"));
+    }
+
+    #[test]
+    fn guard_reads_what_the_shell_runs() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        let deny = |l: &str| !guard_line(l, Some(&dir)).allowed();
+        assert!(deny("/opt/kq/bin/pointer\\-digest --pointer-id 3; echo INJECTED"));
+        assert!(deny("/opt/kq/bin/pointer-dige?t --pointer-id 3; echo INJECTED"));
+        assert!(deny("P=pointer-digest; /opt/kq/bin/$P --pointer-id 3; echo INJECTED"));
+        assert!(deny("'/opt/kq/bin/pointer-digest' --pointer-id 3"));
+        assert!(deny("/opt/kq/bin/sh -c id"));
+        assert!(deny("~/kq/bin/qa-gate status"));
+        assert!(deny("R=/opt/kq; $R/bin/x"));
+        // Found by fuzz/fuzz_targets/guard.rs: a command word with `=` is a
+        // command, not an assignment.
+        assert!(deny("/opt/kq/bin/qa-Pgate=p o"));
+        assert!(deny("X=/opt/kq/bin/qa-gate"));
+        assert!(!deny("/opt/kq/bin/pointer-digest --pointer-id 3"));
+        assert!(!deny("ls -la *.rs"));
+        assert!(!deny("grep qa-gate README.md"));
+        assert!(!deny("echo \"$HOME\""));
+        assert!(matches!(guard_line("ls", Some(&dir)), Verdict::Unrelated));
+        assert!(matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN));
     }
 }

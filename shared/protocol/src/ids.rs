@@ -100,6 +100,29 @@ impl Digest {
         Digest(format!("{:x}", Sha256::digest(bytes)))
     }
 
+    /// SHA-256 of everything `reader` yields, at most `max_bytes` (more is
+    /// an error: `None`). Reads in 64 KiB blocks.
+    pub fn of_reader(mut reader: impl std::io::Read, max_bytes: u64) -> std::io::Result<Option<Self>> {
+        use sha2::{Digest as _, Sha256};
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            total += n as u64;
+            if total > max_bytes {
+                return Ok(None);
+            }
+            hasher.update(&buf[..n]);
+        }
+        Ok(Some(Digest(format!("{:x}", hasher.finalize()))))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

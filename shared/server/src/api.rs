@@ -97,7 +97,8 @@ impl App {
         }
     }
 
-    fn authorized(&self, req: &Request) -> bool {
+    /// Whether the head carries the one valid bearer token.
+    pub fn authorized(&self, req: &Request) -> bool {
         let mut values = req.headers.iter().filter(|(n, _)| n == "authorization").map(|(_, v)| v.as_str());
         let (Some(value), None) = (values.next(), values.next()) else { return false };
         let Some((scheme, token)) = value.split_once(' ') else { return false };
@@ -113,10 +114,11 @@ impl App {
 
     /// Handle one request: authenticate, apply faults, route.
     pub fn handle(&self, req: &Request) -> Outcome {
-        let occurrence = if self.faults.is_some() { self.next_occurrence(req) } else { 0 };
+        // Authentication first: an unauthenticated request is never counted.
         if !self.authorized(req) {
             return Outcome::answer(Response::error(401, "unauthorized", "missing or wrong bearer token"));
         }
+        let occurrence = if self.faults.is_some() { self.next_occurrence(req) } else { 0 };
         let Some(faults_path) = &self.faults else { return Outcome::answer(self.route(req)) };
         let rules = match faults::load(faults_path) {
             Ok(rules) => rules,

@@ -16,8 +16,12 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Most header lines in one request.
 pub const MAX_HEADERS: usize = 64;
 /// How long a keep-alive connection may sit idle between requests.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one request may take to arrive once its first byte came.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Header deadline: a new connection must deliver its whole request line and
+/// headers within this long, and so must every later request once its
+/// first byte came.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one request body may take to arrive after its headers.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Poll interval of blocking reads (to notice a shutdown).
 const POLL: Duration = Duration::from_millis(200);
@@ -71,6 +75,9 @@ pub enum ReadError {
     /// The peer closed, the connection idled out, or the server is stopping,
     /// before a request began: close quietly.
     Closed,
+    /// The head carried no valid bearer token: answer 401 and close, without
+    /// reading (or allocating) the body.
+    Unauthorized { method: String, path: String },
     /// A broken request: answer this (then close). `method`/`path` are set
     /// when the request line was readable.
     Bad { response: Response, method: Option<String>, path: Option<String> },
@@ -112,10 +119,20 @@ impl Conn {
     }
 
     /// Read the next request. Stops waiting when `stopping` is set while idle.
-    pub fn read_request(&mut self, stopping: &AtomicBool) -> Result<Request, ReadError> {
+    /// `first` says this is the connection's first request (then the header
+    /// deadline runs from now, not from the first byte). `authorized` sees
+    /// the parsed head before any body byte is read; `on_head` runs when a
+    /// head is complete (the connection is busy from then on).
+    pub fn read_request(
+        &mut self,
+        stopping: &AtomicBool,
+        first: bool,
+        authorized: &dyn Fn(&Request) -> bool,
+        on_head: &dyn Fn(),
+    ) -> Result<Request, ReadError> {
         // Wait for the head.
         let idle_since = Instant::now();
-        let mut started: Option<Instant> = if self.buf.is_empty() { None } else { Some(Instant::now()) };
+        let mut started: Option<Instant> = if self.buf.is_empty() && !first { None } else { Some(Instant::now()) };
         let mut scanned = 0usize;
         let head_end = loop {
             if let Some(pos) = find(&self.buf[scanned.saturating_sub(3)..], b"\r\n\r\n") {
@@ -135,7 +152,10 @@ impl Conn {
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => match started {
                     None if stopping.load(Ordering::Relaxed) || idle_since.elapsed() > IDLE_TIMEOUT => return Err(ReadError::Closed),
                     None => {}
-                    Some(t) if t.elapsed() > REQUEST_TIMEOUT => return Err(bad(408, "request_timeout", "the request did not arrive in time")),
+                    Some(_) if stopping.load(Ordering::Relaxed) && self.buf.is_empty() => return Err(ReadError::Closed),
+                    Some(t) if t.elapsed() > HEADER_TIMEOUT => {
+                        return Err(if self.buf.is_empty() { ReadError::Closed } else { bad(408, "request_timeout", "the request headers did not arrive in time") })
+                    }
                     Some(_) => {}
                 },
                 Err(_) => return Err(ReadError::Closed),
@@ -146,7 +166,11 @@ impl Conn {
         }
         let head = self.buf[..head_end - 4].to_vec();
         self.buf.drain(..head_end);
+        on_head();
         let mut request = parse_head(&head)?;
+        if !authorized(&request) {
+            return Err(ReadError::Unauthorized { method: request.method, path: request.path });
+        }
         let with_line = |e: ReadError, r: &Request| match e {
             ReadError::Bad { response, .. } => ReadError::Bad { response, method: Some(r.method.clone()), path: Some(r.path.clone()) },
             other => other,

@@ -12,7 +12,15 @@
 //! | [`reqlog`] | the `--request-log` JSON lines |
 //!
 //! Threads: one acceptor, one thread per connection (at most
-//! `MAX_CONNECTIONS`; more are answered 503 and closed).
+//! `MAX_CONNECTIONS`, at most `MAX_PER_SOURCE` per source address). When a
+//! limit is reached, the connection that has waited longest without a
+//! complete request head (of that source, for the per-source limit) is
+//! closed to make room; only when every connection is busy inside a request
+//! is the newcomer answered 503. Idle and half-sent connections therefore
+//! cannot lock legitimate clients out (issue 15). A new connection must send
+//! its whole head within 5 s (`http::HEADER_TIMEOUT`); an idle keep-alive
+//! connection is closed after 10 s. The bearer token is checked on the head,
+//! before any fault, request-log line, occurrence count or body buffer.
 
 pub mod api;
 pub mod cli;
@@ -33,6 +41,12 @@ use std::time::{Duration, Instant};
 
 /// Most simultaneous connections.
 pub const MAX_CONNECTIONS: usize = 256;
+/// Most simultaneous connections from one source address. TCP gives no
+/// peer credentials (SO_PEERCRED is for Unix sockets), so the source address
+/// is the peer; eviction of waiting connections does the rest.
+pub const MAX_PER_SOURCE: usize = 64;
+/// How often the acceptor looks at the stop flag while no client connects.
+const ACCEPT_POLL_MS: i32 = 100;
 /// Largest token file (docs/protocol.md §2).
 pub const MAX_TOKEN_BYTES: u64 = 16 * 1024;
 /// How long a stop waits for in-flight requests.
@@ -96,17 +110,80 @@ pub struct Server {
 #[derive(Clone)]
 pub struct StopHandle {
     stopping: Arc<AtomicBool>,
-    addr: SocketAddr,
 }
 
 impl StopHandle {
     /// Ask the server to stop: no new connections, idle connections close,
-    /// in-flight requests finish (up to `STOP_GRACE`).
+    /// in-flight requests finish (up to `STOP_GRACE`). The acceptor polls the
+    /// flag, so this works on every loopback address (a wake-up connection
+    /// cannot reach e.g. 127.255.255.255).
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        // Wake the acceptor.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
     }
+}
+
+/// The open connections: who they come from and since when they wait for a
+/// request head (`None` while a request is being handled).
+#[derive(Default)]
+struct Registry {
+    slots: std::sync::Mutex<Vec<Slot>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+struct Slot {
+    id: u64,
+    source: IpAddr,
+    waiting_since: Option<Instant>,
+    stream: TcpStream,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Make room for a connection from `source` (closing the longest-waiting
+    /// connection if a limit is reached) and register it; `None` when every
+    /// connection in the way is busy.
+    fn admit(&self, source: IpAddr, stream: &TcpStream) -> Option<u64> {
+        let handle = stream.try_clone().ok()?;
+        let mut slots = self.lock();
+        let same = slots.iter().filter(|s| s.source == source).count();
+        let limit_source = same >= MAX_PER_SOURCE;
+        if limit_source || slots.len() >= MAX_CONNECTIONS {
+            let victim = slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.waiting_since.is_some() && (!limit_source || s.source == source))
+                .min_by_key(|(_, s)| s.waiting_since)
+                .map(|(i, _)| i)?;
+            let evicted = slots.swap_remove(victim);
+            let _ = evicted.stream.shutdown(std::net::Shutdown::Both);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        slots.push(Slot { id, source, waiting_since: Some(Instant::now()), stream: handle });
+        Some(id)
+    }
+
+    fn set_waiting(&self, id: u64, waiting: bool) {
+        if let Some(s) = self.lock().iter_mut().find(|s| s.id == id) {
+            s.waiting_since = waiting.then(Instant::now);
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().retain(|s| s.id != id);
+    }
+}
+
+/// Wait up to `ms` for the listener to become readable (a connection to
+/// accept).
+fn wait_readable(listener: &TcpListener, ms: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+    rc > 0
 }
 
 impl Server {
@@ -125,31 +202,42 @@ impl Server {
     }
 
     pub fn stop_handle(&self) -> Result<StopHandle> {
-        Ok(StopHandle { stopping: self.stopping.clone(), addr: self.local_addr()? })
+        Ok(StopHandle { stopping: self.stopping.clone() })
     }
 
     /// Accept and serve until stopped.
     pub fn run(self) -> Result<()> {
-        for stream in self.listener.incoming() {
-            if self.stopping.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(stream) = stream else {
-                // E.g. out of file descriptors: back off instead of spinning.
-                std::thread::sleep(Duration::from_millis(10));
+        let registry = Arc::new(Registry::default());
+        self.listener.set_nonblocking(true).map_err(|e| Error::new(codes::BIND, format!("cannot poll the listener: {e}")))?;
+        while !self.stopping.load(Ordering::SeqCst) {
+            if !wait_readable(&self.listener, ACCEPT_POLL_MS) {
                 continue;
+            }
+            let (stream, peer) = match self.listener.accept() {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(_) => {
+                    // E.g. out of file descriptors: back off instead of spinning.
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
             };
-            if self.active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            if stream.set_nonblocking(false).is_err() {
+                continue;
+            }
+            let Some(id) = registry.admit(peer.ip(), &stream) else {
                 refuse_busy(stream);
                 continue;
-            }
+            };
             self.active.fetch_add(1, Ordering::SeqCst);
-            let (app, stopping, active) = (self.app.clone(), self.stopping.clone(), self.active.clone());
+            let (app, stopping, active, reg) = (self.app.clone(), self.stopping.clone(), self.active.clone(), registry.clone());
             let spawned = std::thread::Builder::new().name("kijito-conn".into()).stack_size(512 * 1024).spawn(move || {
-                serve_connection(&app, stream, &stopping);
+                serve_connection(&app, stream, &stopping, &|waiting| reg.set_waiting(id, waiting));
+                reg.remove(id);
                 active.fetch_sub(1, Ordering::SeqCst);
             });
             if spawned.is_err() {
+                registry.remove(id);
                 self.active.fetch_sub(1, Ordering::SeqCst);
             }
         }
@@ -167,13 +255,26 @@ fn refuse_busy(stream: TcpStream) {
     }
 }
 
-/// Serve one connection until it closes.
-fn serve_connection(app: &api::App, stream: TcpStream, stopping: &AtomicBool) {
+/// Serve one connection until it closes. `waiting(true)` marks it as
+/// waiting for a request head (evictable), `waiting(false)` as busy.
+fn serve_connection(app: &api::App, stream: TcpStream, stopping: &AtomicBool, waiting: &dyn Fn(bool)) {
     let Ok(mut conn) = http::Conn::new(stream) else { return };
+    let mut first = true;
     loop {
-        let req = match conn.read_request(stopping) {
+        waiting(true);
+        let read = conn.read_request(stopping, first, &|r| app.authorized(r), &|| waiting(false));
+        first = false;
+        let req = match read {
             Ok(req) => req,
             Err(http::ReadError::Closed) => return,
+            Err(http::ReadError::Unauthorized { .. }) => {
+                // Nothing logged, counted or buffered for an unauthenticated peer.
+                let response = http::Response::error(401, "unauthorized", "missing or wrong bearer token");
+                if conn.write_response(&response, true).is_ok() {
+                    conn.linger_close();
+                }
+                return;
+            }
             Err(http::ReadError::Bad { response, method, path }) => {
                 app.log(method.as_deref().unwrap_or(""), path.as_deref().unwrap_or(""), Some(response.status), b"", None);
                 if conn.write_response(&response, true).is_ok() {

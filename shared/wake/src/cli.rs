@@ -34,8 +34,9 @@ server), detect a long sleep, a changed boot id or a clock that went back,
 and answer with a trust mode. In degraded mode a trustworthy latch gets one
 visible degraded_mode entry that locks consent until a human reviews.
 
-  --workspace DIR           where .memory-latch lives (default: current dir)
-  --data-dir DIR            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
+  --workspace ABS           where .memory-latch lives (default: current dir)
+  --data-dir ABS            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
+  Paths are absolute, as for every kijito-qa helper.
   --session-id S            check only this session's QA files
   --live                    also verify the recorded pointer against the server
   --long-sleep-after SECS   long-sleep threshold (default 86400)
@@ -55,9 +56,9 @@ fn env_path(name: &str) -> Option<PathBuf> {
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
-    let workspace = match args.raw("--workspace") {
-        Some(w) if !w.is_empty() => PathBuf::from(w),
-        Some(_) => return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_PATH, "--workspace must not be empty")),
+    // One rule for every path flag of the toolkit: absolute.
+    let workspace = match args.optional::<kijito_protocol::ids::AbsPath>("--workspace")? {
+        Some(w) => w.as_path().to_owned(),
         None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
     };
     let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
