@@ -210,7 +210,7 @@ run_tui() {
     tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
   esac
   case "$host" in
-    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--dangerously-skip-permissions) ;;
+    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash) ;;
     codex) args=(tui-codex --hooks "$root/hooks/hooks.json" --host-arg=--sandbox=danger-full-access)
       # --no-daemon: in the default shared-daemon mode hooks may see another TUI's pane, so the
       # adapter refuses to pin (tmux-compact-daemon checks exactly that).

@@ -57,7 +57,7 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
 }
 
 fn limits() -> Limits {
-    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
+    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
 }
 
 #[test]
@@ -84,6 +84,15 @@ fn waits_while_the_turn_runs_and_fails_after_the_idle_bound() {
     assert_eq!(decide(&f, &limits()), Decision::Wait);
     let f = Facts { turn: Some(&running), now_ms: 1000 + 60_001, ..ready(&r, &pin, &running) };
     assert_eq!(decide(&f, &limits()), Decision::Fail(codes::TURN_NOT_ENDED.into()));
+}
+
+#[test]
+fn types_only_after_the_settle_time_since_stop() {
+    let (r, pin, t) = (req(RequestState::Pending), tmux_pin(), ended(1800));
+    let f = Facts { now_ms: 2099, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Wait);
+    let f = Facts { now_ms: 2100, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Send);
 }
 
 #[test]

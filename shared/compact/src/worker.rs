@@ -21,6 +21,16 @@ pub struct Limits {
     pub idle_wait_ms: i64,
     /// How long to wait for the claim record after sending (default 10 min).
     pub claim_wait_ms: i64,
+    /// How long after the turn-ended record before typing: Codex 0.169's
+    /// TUI runs the Stop hook before it leaves the "task running" state, and
+    /// a `/compact` typed then stays in the composer (measured: typed 9 ms
+    /// after Stop, the Enter did nothing).
+    pub settle_ms: i64,
+    /// Pause between `send-keys -l /compact` and `send-keys Enter`: Codex
+    /// 0.169's TUI treats an Enter arriving right behind a burst of typed
+    /// characters as part of a paste (measured: `/compact` stayed in the
+    /// composer); the harness's 0.4 s gap and 0.05 s both worked.
+    pub enter_gap: Duration,
     /// Poll interval while waiting for the turn to end.
     pub poll_idle: Duration,
     /// Poll interval while waiting for the claim.
@@ -29,12 +39,16 @@ pub struct Limits {
 
 pub const ENV_IDLE_WAIT_MS: &str = "KIJITO_COMPACT_IDLE_WAIT_MS";
 pub const ENV_CLAIM_WAIT_MS: &str = "KIJITO_COMPACT_CLAIM_WAIT_MS";
+pub const ENV_SETTLE_MS: &str = "KIJITO_COMPACT_SETTLE_MS";
+pub const ENV_ENTER_GAP_MS: &str = "KIJITO_COMPACT_ENTER_GAP_MS";
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             idle_wait_ms: kijito_gate::PASS_MAX_AGE_MS,
             claim_wait_ms: 10 * 60 * 1000,
+            settle_ms: 1000,
+            enter_gap: Duration::from_millis(300),
             poll_idle: Duration::from_millis(20),
             poll_claim: Duration::from_millis(200),
         }
@@ -53,6 +67,12 @@ impl Limits {
         if let Some(v) = get(ENV_CLAIM_WAIT_MS) {
             l.claim_wait_ms = v.min(l.claim_wait_ms);
         }
+        if let Some(v) = std::env::var(ENV_SETTLE_MS).ok().and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= 0) {
+            l.settle_ms = v.min(l.settle_ms);
+        }
+        if let Some(v) = std::env::var(ENV_ENTER_GAP_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
+            l.enter_gap = Duration::from_millis(v).min(l.enter_gap);
+        }
         l
     }
 
@@ -60,7 +80,7 @@ impl Limits {
     pub fn max_polls(&self) -> u64 {
         let idle = self.idle_wait_ms as u64 / self.poll_idle.as_millis().max(1) as u64;
         let claim = self.claim_wait_ms as u64 / self.poll_claim.as_millis().max(1) as u64;
-        idle + claim + 16
+        idle + claim + self.settle_ms as u64 / self.poll_idle.as_millis().max(1) as u64 + 16
     }
 }
 
@@ -141,7 +161,7 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
     if f.pin_now != Some(f.pin_at_start) || !matches!(f.pin_at_start.via, Via::Tmux { .. }) {
         return Decision::Fail(codes::PIN_CHANGED.into());
     }
-    let ended = f.turn.is_some_and(|t| t.state == TurnState::Ended && t.at_ms >= r.requested_at_ms);
+    let ended = f.turn.is_some_and(|t| t.state == TurnState::Ended && t.at_ms >= r.requested_at_ms && f.now_ms - t.at_ms >= limits.settle_ms);
     if !ended {
         return if f.now_ms - r.requested_at_ms > limits.idle_wait_ms { Decision::Fail(codes::TURN_NOT_ENDED.into()) } else { Decision::Wait };
     }
@@ -210,7 +230,10 @@ pub fn run(data_dir: &AbsPath, s: &SessionId, nonce: &str, limits: &Limits, w: &
                 r.state = RequestState::Sent;
                 r.updated_at_ms = now.max(r.requested_at_ms);
                 trigger::write_request(&qa, &r)?;
-                let typed = w.tmux.send_literal(socket, pane, COMPACT_TEXT).and_then(|_| w.tmux.send_enter(socket, pane));
+                let typed = w.tmux.send_literal(socket, pane, COMPACT_TEXT).and_then(|_| {
+                    (w.sleep)(limits.enter_gap);
+                    w.tmux.send_enter(socket, pane)
+                });
                 if let Err(e) = typed {
                     let state = RequestState::Failed { code: e.code().to_owned() };
                     trigger::finish_failed(&qa, &mut r, state.clone(), (w.now_ms)())?;
