@@ -6,7 +6,7 @@ umask 022
 
 usage() {
   cat <<'EOF'
-Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--bin-dir DIR] [--uninstall] [--help]
+Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--bin-dir DIR] [--debug] [--uninstall] [--help]
 
 Builds the release binaries (cargo build --release --locked) and installs one
 plugin root per host:
@@ -25,6 +25,8 @@ are empty.
                  a directory already on your PATH); never replaces a file
                  there that is not such a link. Without it, install.sh prints
                  the one line that puts <root>/bin on PATH.
+  --debug        install the debug build (cargo build --locked, no --release):
+                 for the test suite, which has built it already
   --uninstall    remove what a previous install put there
   --help         this text
 EOF
@@ -33,7 +35,7 @@ EOF
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
 say() { printf 'install.sh: %s\n' "$*"; }
 
-prefix="" host="both" uninstall=0 bindir=
+prefix="" host="both" uninstall=0 bindir= profile=release
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || { usage >&2; die "--prefix needs a directory"; }; prefix="$2"; shift 2 ;;
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --bin-dir) [ $# -ge 2 ] || { usage >&2; die "--bin-dir needs a directory"; }; bindir="$2"; shift 2 ;;
     --bin-dir=*) die "write --bin-dir DIR (two words), not --bin-dir=DIR" ;;
     --uninstall) uninstall=1; shift ;;
+    --debug) profile=debug; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -157,8 +160,13 @@ if [ -e "$prefix" ]; then
   fi
 fi
 
-say "building release binaries (cargo build --release --locked)"
-(cd "$here" && "$CARGO" build --release --locked --workspace --bins) || die "cargo build failed"
+if [ "$profile" = release ]; then
+  say "building release binaries (cargo build --release --locked)"
+  (cd "$here" && "$CARGO" build --release --locked --workspace --bins) || die "cargo build failed"
+else
+  say "building debug binaries (cargo build --locked)"
+  (cd "$here" && "$CARGO" build --locked --workspace --bins) || die "cargo build failed"
+fi
 
 meta=$(cd "$here" && "$CARGO" metadata --no-deps --format-version 1 --locked) || die "cargo metadata failed"
 read -r target_dir version < <(printf '%s' "$meta" | python3 -c '
@@ -174,7 +182,7 @@ names = sorted({t["name"] for p in m["packages"] for t in p["targets"] if "bin" 
 print("\n".join(names))
 ')
 [ ${#bins[@]} -gt 0 ] || die "the workspace declares no [[bin]] targets"
-release="$target_dir/release"
+release="$target_dir/$profile"
 for b in "${bins[@]}"; do
   [ -x "$release/$b" ] || die "built binary missing: $release/$b"
 done

@@ -1,4 +1,6 @@
-//! install.sh end to end: installs into a temporary prefix (release build, reusing cargo's cache)
+//! install.sh end to end: installs into a temporary prefix (`--debug`: the
+//! build `cargo test` has just made, so the suite stays fast; CI's `.ci/run`
+//! installs the release build and runs the demo and the real hosts on it)
 //! and checks the per-host plugin roots, idempotent re-runs, exact uninstall, and refused prefixes.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +14,7 @@ const MANIFEST: &str = ".kijito-install-manifest";
 
 fn install(args: &[&str]) -> Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
-    Command::new("bash").arg(script).args(args).output().expect("run install.sh")
+    Command::new("bash").arg(script).arg("--debug").args(args).output().expect("run install.sh")
 }
 
 fn ok(out: &Output) -> String {
