@@ -114,6 +114,6 @@ fn run(args: Args) -> Result<i32> {
             kijito_compact::run_worker(&data, &session, &nonce)?;
             Ok(0)
         }
-        _ => Err(kijito_protocol::Error::usage("unknown_subcommand", "see --help")),
+        _ => Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, "see --help")),
     }
 }

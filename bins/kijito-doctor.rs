@@ -34,7 +34,7 @@ on stderr), every red line with its fix; 2 usage.
 fn run(args: Args) -> Result<i32> {
     let hosts = match args.raw("--host").unwrap_or("both") {
         "both" => vec![HostKind::Codex, HostKind::Claude],
-        h => vec![HostKind::parse(h).map_err(|_| Error::usage("invalid_host", "--host must be codex, claude or both"))?],
+        h => vec![HostKind::parse(h).map_err(|_| Error::usage(kijito_protocol::codes::cli::INVALID_HOST, "--host must be codex, claude or both"))?],
     };
     let root: Option<AbsPath> = args.optional("--root")?;
     let opts = Options::from_process(hosts, root, args.has("--offline"))?;
@@ -44,7 +44,7 @@ fn run(args: Args) -> Result<i32> {
     if report.ok() {
         Ok(0)
     } else {
-        Err(Error::new("red", format!("{} check(s) are red; each names its fix", report.red_count())))
+        Err(Error::new(kijito_setup::codes::RED, format!("{} check(s) are red; each names its fix", report.red_count())))
     }
 }
 

@@ -40,7 +40,7 @@ fn main() {
         if args.has("--release-lease") {
             for other in ["--pointer-id", "--expected-pointer-digest", "--content-file", "--restore-from", "--rollback-file"] {
                 if args.has(other) {
-                    return Err(Error::usage("flag_conflict", format!("--release-lease takes only --lock-message-id and --token-file, not {other}")));
+                    return Err(Error::usage(kijito_protocol::codes::cli::FLAG_CONFLICT, format!("--release-lease takes only --lock-message-id and --token-file, not {other}")));
                 }
             }
             let lock: MessageId = args.required("--lock-message-id")?;

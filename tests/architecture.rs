@@ -2,7 +2,9 @@
 //! allowed dependencies there equals the workspace's real dependencies, the
 //! crates below the client link no HTTP stack, no library depends on a
 //! binary package, and the declared `rust-version` is the real minimum of the
-//! locked dependency graph.
+//! locked dependency graph. Error codes come from the one registry
+//! (`kijito_protocol::codes`): no library or binary builds an error from a
+//! code literal or compares code strings.
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
@@ -152,4 +154,113 @@ fn rust_version_is_the_real_minimum_of_the_locked_graph() {
         let declared = version(p["rust_version"].as_str().expect("every workspace crate declares rust-version"));
         assert_eq!(declared, highest, "{} declares rust-version {declared:?}, but {who} needs {highest:?}", p["name"]);
     }
+}
+
+/// Every `.rs` file under `dir`, recursively, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The non-test sources: shared/*/src and bins/, each file cut at its first
+/// `#[cfg(test)]` line, without the files that such a line declares as a
+/// module (`#[cfg(test)] mod tests;`).
+fn non_test_sources() -> Vec<(String, String)> {
+    let root = Path::new(ROOT);
+    let mut files = Vec::new();
+    rust_files(&root.join("bins"), &mut files);
+    let mut crates: Vec<_> = std::fs::read_dir(root.join("shared")).unwrap().map(|e| e.unwrap().path()).collect();
+    crates.sort();
+    for c in crates {
+        if c.join("src").is_dir() {
+            rust_files(&c.join("src"), &mut files);
+        }
+    }
+    assert!(files.len() > 50, "too few sources found: {}", files.len());
+    let mut test_modules = BTreeSet::new();
+    let mut out = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let cut = lines.iter().position(|l| l.trim() == "#[cfg(test)]").unwrap_or(lines.len());
+        for w in lines[cut..].windows(2) {
+            if w[0].trim() == "#[cfg(test)]" {
+                if let Some(name) = w[1].trim().strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                    let dir = f.parent().unwrap();
+                    test_modules.insert(dir.join(format!("{name}.rs")));
+                    test_modules.insert(dir.join(name).join("mod.rs"));
+                }
+            }
+        }
+        out.push((f.clone(), lines[..cut].join("\n")));
+    }
+    out.into_iter()
+        .filter(|(f, _)| !test_modules.contains(f))
+        .map(|(f, text)| (f.strip_prefix(root).unwrap().display().to_string(), text))
+        .collect()
+}
+
+/// Where `text` builds an error from a code literal or compares code strings.
+fn code_literal_uses(text: &str) -> Vec<(usize, &'static str)> {
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    for call in ["Error::new(", "Error::usage("] {
+        for (at, _) in text.match_indices(call) {
+            if text[at + call.len()..].trim_start().starts_with('"') {
+                found.push((line_of(at), call));
+            }
+        }
+    }
+    for cmp in ["code() == \"", "code() != \"", "code().starts_with(", "code().ends_with(", "code().contains("] {
+        for (at, _) in text.match_indices(cmp) {
+            found.push((line_of(at), cmp));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_scan_finds_code_literals() {
+    let text = "let a = Error::new(codes::X, \"m\");\nErr(Error::usage(\n    \"bad\",\n    \"m\"))\nif e.code() == \"x\" {}\ne.code().starts_with(\"x_\")";
+    assert_eq!(code_literal_uses(text), vec![(2, "Error::usage("), (5, "code() == \""), (6, "code().starts_with(")]);
+}
+
+#[test]
+fn errors_take_their_codes_from_the_registry() {
+    let mut bad = Vec::new();
+    for (path, text) in non_test_sources() {
+        for (line, what) in code_literal_uses(&text) {
+            bad.push(format!("{path}:{line}: {what}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "use a kijito_protocol::codes constant (and Error::is / Kind to compare), not a literal:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn every_registry_code_is_snake_case() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("shared/protocol/src/codes.rs")).unwrap();
+    let mut count = 0;
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with("pub const ")) {
+        let name = line["pub const ".len()..].split(':').next().unwrap();
+        assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "{line}");
+        let value = line.split('"').nth(1).unwrap_or_else(|| panic!("{line}"));
+        assert!(
+            value.starts_with(|c: char| c.is_ascii_lowercase()) && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{line}"
+        );
+        count += 1;
+    }
+    assert!(count > 200, "only {count} codes found");
 }

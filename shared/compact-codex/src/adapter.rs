@@ -20,13 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Stable codes of the adapter.
 pub mod codes {
-    pub const CODEX_NOT_FOUND: &str = "codex_not_found";
-    pub const SPAWN_FAILED: &str = "spawn_failed";
-    pub const SOCKET_FAILED: &str = "socket_failed";
-    pub const SOCKET_PATH_TOO_LONG: &str = "socket_path_too_long";
-    pub const APP_SERVER_EXITED: &str = "app_server_exited";
-    pub const IO: &str = "adapter_io_failed";
-    pub const USAGE: &str = "codex_usage";
+    pub use kijito_protocol::codes::compact_codex::*;
 }
 
 /// Environment variables the app-server (and so every hook) gets.

@@ -22,7 +22,7 @@ pub fn create_private(path: &Path) -> Result<File> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| Error::new("message_log_failed", format!("cannot create {}: {e}", path.display())))
+        .map_err(|e| Error::new(kijito_protocol::codes::compact_codex::MESSAGE_LOG_FAILED, format!("cannot create {}: {e}", path.display())))
 }
 
 pub struct MessageLog {

@@ -18,18 +18,7 @@ use std::path::Path;
 /// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
 pub mod codes {
     pub use kijito_gate::trigger::codes::*;
-    pub const KILL_SWITCH: &str = "kill_switch";
-    pub const PIN_CHANGED: &str = "pin_changed";
-    pub const PANE_GONE: &str = "pane_gone";
-    pub const PANE_PROCESS_CHANGED: &str = "pane_process_changed";
-    pub const PANE_NOT_ANCESTOR: &str = "pane_not_ancestor";
-    pub const TURN_NOT_ENDED: &str = "turn_not_ended";
-    pub const CODEX_DAEMON: &str = "codex_daemon";
-    pub const TMUX_ENV_INVALID: &str = "tmux_env_invalid";
-    pub const ADAPTER_ENV_INVALID: &str = "adapter_env_invalid";
-    pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
-    pub const SEND_FAILED: &str = "send_failed";
-    pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
+    pub use kijito_protocol::codes::compact::*;
 }
 
 /// The sentence `request` adds when there is no safe trigger.
@@ -94,7 +83,7 @@ pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) 
 /// system clock).
 pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trigger::RequestState> {
     if !trigger::is_adapter_id(nonce) {
-        return Err(Error::usage("invalid_argument", "--nonce must be 32 lowercase hex"));
+        return Err(Error::usage(kijito_protocol::codes::cli::INVALID_ARGUMENT, "--nonce must be 32 lowercase hex"));
     }
     let tmux = tmux::RealTmux::default();
     let world = worker::World {

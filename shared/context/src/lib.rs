@@ -35,16 +35,7 @@ pub const CLAUDE_DEFAULT_WINDOW: u64 = 200_000;
 
 /// Stable reasons of a null ratio (and failure codes of the binary).
 pub mod codes {
-    pub const NOT_FOUND: &str = "transcript_not_found";
-    pub const SYMLINK: &str = "transcript_symlink";
-    pub const NOT_REGULAR: &str = "transcript_not_regular";
-    pub const NOT_OWNED: &str = "transcript_not_owned";
-    pub const UNREADABLE: &str = "transcript_unreadable";
-    pub const NO_USAGE: &str = "no_usage_in_tail";
-    pub const COMPACTED: &str = "compacted_since_last_usage";
-    pub const WINDOW_UNKNOWN: &str = "window_unknown";
-    pub const USAGE_INVALID: &str = "usage_invalid";
-    pub const STDIN: &str = "statusline_stdin_invalid";
+    pub use kijito_protocol::codes::context::*;
 }
 
 /// Which host wrote the file.
@@ -59,7 +50,7 @@ impl Host {
         match text {
             "codex" => Ok(Host::Codex),
             "claude" => Ok(Host::Claude),
-            _ => Err(Error::usage("invalid_host", format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
+            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_HOST, format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
         }
     }
 }
@@ -329,7 +320,7 @@ pub fn run(args: &kijito_protocol::cli::Args, stdin: impl Read, now_ms: i64) -> 
     if args.has("--statusline") {
         for f in ["--session-id", "--transcript", "--host"] {
             if args.has(f) {
-                return Err(Error::usage("statusline_flags", format!("--statusline reads the session from stdin; {f} is not accepted with it")));
+                return Err(Error::usage(codes::STATUSLINE_FLAGS, format!("--statusline reads the session from stdin; {f} is not accepted with it")));
             }
         }
         let mut buf = Vec::new();
@@ -340,7 +331,7 @@ pub fn run(args: &kijito_protocol::cli::Args, stdin: impl Read, now_ms: i64) -> 
         return statusline::statusline(&buf, data_dir.as_ref(), now_ms).map(|l| format!("{l}\n"));
     }
     if data_dir.is_some() {
-        return Err(Error::usage("data_dir_flag", "--data-dir is only used with --statusline"));
+        return Err(Error::usage(codes::DATA_DIR_FLAG, "--data-dir is only used with --statusline"));
     }
     let _session: kijito_protocol::ids::SessionId = args.required("--session-id")?;
     let transcript: AbsPath = args.required("--transcript")?;

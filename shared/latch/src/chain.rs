@@ -60,11 +60,11 @@ pub struct ParsedFile {
 pub fn parse_file(bytes: &[u8], header: &str, location: &str) -> ParsedFile {
     let mut out = ParsedFile { entries: Vec::new(), canon: Vec::new(), findings: Vec::new() };
     let Ok(text) = std::str::from_utf8(bytes) else {
-        out.findings.push(Finding::new("file_not_utf8", format!("{location} is not UTF-8"), None));
+        out.findings.push(Finding::new(crate::codes::FILE_NOT_UTF8, format!("{location} is not UTF-8"), None));
         return out;
     };
     let Some(body) = text.strip_prefix(header) else {
-        out.findings.push(Finding::new("manifest_header_invalid", format!("{location} does not start with the expected header"), None));
+        out.findings.push(Finding::new(crate::codes::MANIFEST_HEADER_INVALID, format!("{location} does not start with the expected header"), None));
         return out;
     };
     for (i, block) in entry::split_blocks(body).into_iter().enumerate() {
@@ -140,64 +140,64 @@ impl<'k> Verifier<'k> {
         let seq = e.entry_seq;
         self.count += 1;
         if e.schema != ENTRY_SCHEMA {
-            self.push("entry_schema_invalid", format!("entry {seq} has schema {:?}", e.schema), seq);
+            self.push(crate::codes::ENTRY_SCHEMA_INVALID, format!("entry {seq} has schema {:?}", e.schema), seq);
         }
         match self.prev.clone() {
             Some((ps, ph)) => {
                 if seq != ps + 1 {
-                    self.push("entry_seq_gap", format!("entry_seq {seq} follows {ps} (must increase by exactly 1)"), seq);
+                    self.push(crate::codes::ENTRY_SEQ_GAP, format!("entry_seq {seq} follows {ps} (must increase by exactly 1)"), seq);
                 }
                 if e.prev_payload_hash != ph {
-                    self.push("chain_broken", format!("entry {seq} prev_payload_hash does not match the previous entry's payload_hash"), seq);
+                    self.push(crate::codes::CHAIN_BROKEN, format!("entry {seq} prev_payload_hash does not match the previous entry's payload_hash"), seq);
                 }
             }
             None if self.genesis => {
                 if seq != 1 || e.prev_payload_hash != NONE {
-                    self.push("chain_origin_invalid", format!("the chain must start at entry 1 with prev_payload_hash none (found {seq})"), seq);
+                    self.push(crate::codes::CHAIN_ORIGIN_INVALID, format!("the chain must start at entry 1 with prev_payload_hash none (found {seq})"), seq);
                 }
             }
             None => {
                 if !entry::is_tagged_digest(&e.prev_payload_hash, "sha256") {
-                    self.push("chain_broken", format!("entry {seq} has no valid prev_payload_hash"), seq);
+                    self.push(crate::codes::CHAIN_BROKEN, format!("entry {seq} has no valid prev_payload_hash"), seq);
                 }
             }
         }
         if e.updated_at != rfc3339_ms(e.updated_at_ms) {
-            self.push("entry_time_inconsistent", format!("entry {seq} updated_at does not match updated_at_ms"), seq);
+            self.push(crate::codes::ENTRY_TIME_INCONSISTENT, format!("entry {seq} updated_at does not match updated_at_ms"), seq);
         }
         let digest_or_none = |s: &str| s == NONE || entry::is_tagged_digest(s, "sha256");
         if !digest_or_none(&e.action_hash) || !digest_or_none(&e.last_good_checkpoint) {
-            self.push("entry_field_invalid", format!("entry {seq} has a malformed action_hash or last_good_checkpoint"), seq);
+            self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} has a malformed action_hash or last_good_checkpoint"), seq);
         }
         if e.irreversible_action_pending != NONE && !e.irreversible_action_pending.starts_with("tok_") {
-            self.push("entry_field_invalid", format!("entry {seq} irreversible_action_pending must be a token id or none"), seq);
+            self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} irreversible_action_pending must be a token id or none"), seq);
         }
         let integ = &e.integrity;
         if !entry::is_tagged_digest(&integ.payload_hash, "sha256") || integ.verified_at.is_empty() {
-            self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed payload_hash/verified_at"), seq);
+            self.push(crate::codes::INTEGRITY_FIELD_MISSING, format!("entry {seq} has a missing or zeroed payload_hash/verified_at"), seq);
         } else if integ.payload_hash != entry::sha256_tagged(canonical) {
-            self.push("payload_hash_mismatch", format!("entry {seq} payload_hash does not match its canonical payload"), seq);
+            self.push(crate::codes::PAYLOAD_HASH_MISMATCH, format!("entry {seq} payload_hash does not match its canonical payload"), seq);
         }
         match integ.mode {
             Mode::Checksum => {
                 self.seen_checksum = true;
                 if self.seen_hmac {
-                    self.push("integrity_downgrade", format!("entry {seq} is checksum after hmac entries (downgrade refused)"), seq);
+                    self.push(crate::codes::INTEGRITY_DOWNGRADE, format!("entry {seq} is checksum after hmac entries (downgrade refused)"), seq);
                 }
                 if integ.hmac_signature != NONE {
-                    self.push("integrity_field_invalid", format!("entry {seq} is checksum mode but carries a signature"), seq);
+                    self.push(crate::codes::INTEGRITY_FIELD_INVALID, format!("entry {seq} is checksum mode but carries a signature"), seq);
                 }
             }
             Mode::Hmac => {
                 if self.seen_checksum && !self.seen_hmac {
-                    self.push("integrity_downgrade", format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"), seq);
+                    self.push(crate::codes::INTEGRITY_DOWNGRADE, format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"), seq);
                 }
                 self.seen_hmac = true;
                 if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
-                    self.push("integrity_field_missing", format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
+                    self.push(crate::codes::INTEGRITY_FIELD_MISSING, format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
                 } else if let Some(key) = self.key {
                     if !key.verify(canonical, &integ.hmac_signature) {
-                        self.push("hmac_signature_invalid", format!("entry {seq} hmac_signature does not verify with the key"), seq);
+                        self.push(crate::codes::HMAC_SIGNATURE_INVALID, format!("entry {seq} hmac_signature does not verify with the key"), seq);
                     }
                 } else {
                     self.unverifiable = true;
@@ -331,7 +331,7 @@ fn check_refs(v: &mut Verifier, entries: &[Entry], expected: &Option<SegmentRef>
         let want = if i == 0 { expected.as_ref() } else { None };
         if e.sealed_segment.as_ref() != want {
             v.findings.push(Finding::new(
-                "segment_ref_mismatch",
+                crate::codes::SEGMENT_REF_MISMATCH,
                 format!("{location}: entry {} sealed_segment does not match the sealed history", e.entry_seq),
                 Some(e.entry_seq),
             ));
@@ -356,16 +356,16 @@ pub fn list_segments(paths: &Paths, findings: &mut Vec<Finding>) -> Vec<u64> {
                 let name = ent.file_name();
                 match name.to_str().and_then(layout::parse_segment_name) {
                     Some(n) => idx.push(n),
-                    None => findings.push(Finding::new("history_unexpected_file", format!("unexpected file in history/: {:?}", name), None)),
+                    None => findings.push(Finding::new(crate::codes::HISTORY_UNEXPECTED_FILE, format!("unexpected file in history/: {:?}", name), None)),
                 }
             }
         }
-        Err(e) => findings.push(Finding::new("latch_io_failed", format!("cannot list history/: {e}"), None)),
+        Err(e) => findings.push(Finding::new(crate::codes::IO_FAILED, format!("cannot list history/: {e}"), None)),
     }
     idx.sort_unstable();
     for (i, n) in idx.iter().enumerate() {
         if *n != i as u64 + 1 {
-            findings.push(Finding::new("segment_missing", format!("history segments are not contiguous at {}", i + 1), None));
+            findings.push(Finding::new(crate::codes::SEGMENT_MISSING, format!("history segments are not contiguous at {}", i + 1), None));
             break;
         }
     }
@@ -397,17 +397,17 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
     let mut head = None;
     let mut segments = 0;
     match layout::check_latch_dir(&paths.dir, ".memory-latch") {
-        Ok(None) => findings.push(Finding::new("latch_not_initialised", "no .memory-latch directory (run memory-latch init)", None)),
+        Ok(None) => findings.push(Finding::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)", None)),
         Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
         Ok(Some(())) => {
-            for (p, code) in [(&paths.lock, "latch_lock_symlink"), (&paths.ledger, "latch_ledger_symlink")] {
+            for (p, code) in [(&paths.lock, crate::codes::LOCK_SYMLINK), (&paths.ledger, crate::codes::LEDGER_SYMLINK)] {
                 if let Err(e) = layout::refuse_symlink(p, code) {
                     findings.push(Finding::new(e.code(), e.message(), None));
                 }
             }
-            match layout::read_file(&paths.manifest, "latch_manifest_symlink") {
-                Err(e) if e.code() == "latch_file_missing" => {
-                    findings.push(Finding::new("manifest_missing", "the .memory-latch directory has no _manifest.md", None))
+            match layout::read_file(&paths.manifest, crate::codes::MANIFEST_SYMLINK) {
+                Err(e) if e.is(crate::codes::FILE_MISSING) => {
+                    findings.push(Finding::new(crate::codes::MANIFEST_MISSING, "the .memory-latch directory has no _manifest.md", None))
                 }
                 Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
                 Ok(live_bytes) => {
@@ -415,7 +415,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
                     let live = parse_file(&live_bytes, LIVE_HEADER, "_manifest.md");
                     findings.extend(live.findings);
                     if live.entries.is_empty() {
-                        findings.push(Finding::new("manifest_empty", "_manifest.md holds no entry", None));
+                        findings.push(Finding::new(crate::codes::MANIFEST_EMPTY, "_manifest.md holds no entry", None));
                     }
                     let mut idx = list_segments(paths, &mut findings);
                     // A seal interrupted after the segment was created but
@@ -424,7 +424,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
                     if let Some(&last) = idx.last() {
                         let prev_index = live.entries.first().and_then(|e| e.sealed_segment.as_ref()).map(|r| r.index).unwrap_or(0);
                         if prev_index + 1 == last {
-                            if let Ok(b) = layout::read_file(&paths.segment(last), "latch_segment_symlink") {
+                            if let Ok(b) = layout::read_file(&paths.segment(last), crate::codes::SEGMENT_SYMLINK) {
                                 if b == render_file(&segment_header(last), &live.entries).as_bytes() {
                                     notes.push(format!("segment {last} is an interrupted seal identical to the live entries"));
                                     idx.pop();
@@ -436,7 +436,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
                     let mut prev_ref: Option<SegmentRef> = None;
                     for &i in &idx {
                         let loc = layout::segment_name(i);
-                        match layout::read_file(&paths.segment(i), "latch_segment_symlink") {
+                        match layout::read_file(&paths.segment(i), crate::codes::SEGMENT_SYMLINK) {
                             Err(e) => {
                                 findings.push(Finding::new(e.code(), format!("{loc}: {}", e.message()), None));
                                 prev_ref = None;
@@ -448,7 +448,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
                                 let seg = parse_file(&bytes, &segment_header(i), &loc);
                                 findings.extend(seg.findings);
                                 if seg.entries.is_empty() {
-                                    findings.push(Finding::new("segment_empty", format!("{loc} holds no entry"), None));
+                                    findings.push(Finding::new(crate::codes::SEGMENT_EMPTY, format!("{loc} holds no entry"), None));
                                 }
                                 check_refs(&mut v, &seg.entries, &prev_ref, &loc);
                                 for (e, c) in seg.entries.iter().zip(&seg.canon) {
@@ -510,7 +510,7 @@ fn shallow_segment(
     loc: &str,
 ) -> Option<SegmentRef> {
     let Some(body) = std::str::from_utf8(bytes).ok().and_then(|t| t.strip_prefix(segment_header(index).as_str())) else {
-        findings.push(Finding::new("manifest_header_invalid", format!("{loc} is not UTF-8 or has a wrong header"), None));
+        findings.push(Finding::new(crate::codes::MANIFEST_HEADER_INVALID, format!("{loc} is not UTF-8 or has a wrong header"), None));
         v.resume_mid_chain();
         return None;
     };
@@ -526,7 +526,7 @@ fn shallow_segment(
             Ok((e, c)) => {
                 let want = if n == 0 { prev_ref.as_ref() } else { None };
                 if e.sealed_segment.as_ref() != want {
-                    findings.push(Finding::new("segment_ref_mismatch", format!("{loc}: entry {} sealed_segment does not match", e.entry_seq), Some(e.entry_seq)));
+                    findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc}: entry {} sealed_segment does not match", e.entry_seq), Some(e.entry_seq)));
                 }
                 if n == 1 {
                     v.resume_mid_chain();
@@ -542,11 +542,11 @@ fn shallow_segment(
         }
     }
     let (Some(first), Some(last)) = (ends.first(), ends.last()) else {
-        findings.push(Finding::new("segment_empty", format!("{loc} holds no entry"), None));
+        findings.push(Finding::new(crate::codes::SEGMENT_EMPTY, format!("{loc} holds no entry"), None));
         return None;
     };
     if last.entry_seq.checked_sub(first.entry_seq).map(|d| d + 1) != Some(count as u64) {
-        findings.push(Finding::new("entry_seq_gap", format!("{loc} holds {count} entries but spans {}..{}", first.entry_seq, last.entry_seq), None));
+        findings.push(Finding::new(crate::codes::ENTRY_SEQ_GAP, format!("{loc} holds {count} entries but spans {}..{}", first.entry_seq, last.entry_seq), None));
     }
     v.count += (count as u64).saturating_sub(ends.len() as u64);
     Some(SegmentRef { index, sha256: entry::sha256_tagged(bytes), first_seq: first.entry_seq, last_seq: last.entry_seq })
@@ -568,15 +568,15 @@ pub struct LiveState {
 pub(crate) fn untrusted(findings: Vec<Finding>) -> Error {
     let detail = serde_json::to_value(&findings).unwrap_or_default();
     let first = findings.first().map(|f| format!("{}: {}", f.code, f.message)).unwrap_or_default();
-    Error::new("latch_untrusted", format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()))
+    Error::new(crate::codes::UNTRUSTED, format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()))
         .with_detail(detail)
 }
 
 /// Quick verification before an append: constant in the history length.
 pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
-    let live_bytes = layout::read_file(&paths.manifest, "latch_manifest_symlink").map_err(|e| {
-        if e.code() == "latch_file_missing" {
-            Error::new("latch_not_initialised", "no _manifest.md (run memory-latch init)")
+    let live_bytes = layout::read_file(&paths.manifest, crate::codes::MANIFEST_SYMLINK).map_err(|e| {
+        if e.is(crate::codes::FILE_MISSING) {
+            Error::new(crate::codes::NOT_INITIALISED, "no _manifest.md (run memory-latch init)")
         } else {
             e
         }
@@ -584,7 +584,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     let live = parse_file(&live_bytes, LIVE_HEADER, "_manifest.md");
     let mut findings = live.findings;
     let Some(first) = live.entries.first() else {
-        findings.push(Finding::new("manifest_empty", "_manifest.md holds no entry", None));
+        findings.push(Finding::new(crate::codes::MANIFEST_EMPTY, "_manifest.md holds no entry", None));
         return Err(untrusted(findings));
     };
     let mut v;
@@ -593,7 +593,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
         None => v = Verifier::genesis(key),
         Some(r) => {
             v = if r.index == 1 { Verifier::genesis(key) } else { Verifier::mid_chain(key) };
-            match layout::read_file(&paths.segment(r.index), "latch_segment_symlink") {
+            match layout::read_file(&paths.segment(r.index), crate::codes::SEGMENT_SYMLINK) {
                 Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
                 Ok(bytes) => {
                     let loc = layout::segment_name(r.index);
@@ -606,13 +606,13 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
                             (s, _) => s.is_none(),
                         };
                         if !ok {
-                            findings.push(Finding::new("segment_ref_mismatch", format!("{loc}: entry {} sealed_segment is wrong", e.entry_seq), Some(e.entry_seq)));
+                            findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc}: entry {} sealed_segment is wrong", e.entry_seq), Some(e.entry_seq)));
                         }
                         v.check_with(e, c);
                     }
                     let want = expected_ref(r.index, &bytes, &seg.entries);
                     if &want != r {
-                        findings.push(Finding::new("segment_ref_mismatch", format!("{loc} does not match the hash recorded in the live manifest"), Some(first.entry_seq)));
+                        findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc} does not match the hash recorded in the live manifest"), Some(first.entry_seq)));
                     }
                     last_segment = Some(want);
                 }
@@ -621,7 +621,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     }
     for (i, (e, c)) in live.entries.iter().zip(&live.canon).enumerate() {
         if i > 0 && e.sealed_segment.is_some() {
-            findings.push(Finding::new("segment_ref_mismatch", format!("entry {} has an unexpected sealed_segment", e.entry_seq), Some(e.entry_seq)));
+            findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("entry {} has an unexpected sealed_segment", e.entry_seq), Some(e.entry_seq)));
         }
         v.check_with(e, c);
     }
@@ -629,9 +629,9 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     let next = last_segment.as_ref().map(|r| r.index + 1).unwrap_or(1);
     let mut pending_seal = false;
     if std::fs::symlink_metadata(paths.segment(next)).is_ok() {
-        match layout::read_file(&paths.segment(next), "latch_segment_symlink") {
+        match layout::read_file(&paths.segment(next), crate::codes::SEGMENT_SYMLINK) {
             Ok(b) if b == render_file(&segment_header(next), &live.entries).as_bytes() => pending_seal = true,
-            _ => findings.push(Finding::new("segment_unreferenced", format!("history/{} is not referenced by the chain", layout::segment_name(next)), None)),
+            _ => findings.push(Finding::new(crate::codes::SEGMENT_UNREFERENCED, format!("history/{} is not referenced by the chain", layout::segment_name(next)), None)),
         }
     }
     if !findings.is_empty() {

@@ -83,7 +83,7 @@ impl Risk {
             "low" => Ok(Risk::Low),
             "medium" => Ok(Risk::Medium),
             "high" => Ok(Risk::High),
-            _ => Err(Error::usage("latch_risk_invalid", "risk must be low, medium or high")),
+            _ => Err(Error::usage(crate::codes::RISK_INVALID, "risk must be low, medium or high")),
         }
     }
 }
@@ -329,21 +329,21 @@ pub fn parse_block(block: &str) -> std::result::Result<Entry, BlockError> {
 pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>), BlockError> {
     let fence = "\n```json\n";
     let Some(start) = block.find(fence) else {
-        return Err(BlockError { code: "entry_truncated", message: "entry has no payload fence".into() });
+        return Err(BlockError { code: crate::codes::ENTRY_TRUNCATED, message: "entry has no payload fence".into() });
     };
     let rest = &block[start + fence.len()..];
     let Some(end) = rest.find('\n') else {
-        return Err(BlockError { code: "entry_truncated", message: "entry payload line is not terminated".into() });
+        return Err(BlockError { code: crate::codes::ENTRY_TRUNCATED, message: "entry payload line is not terminated".into() });
     };
     let line = &rest[..end];
     let entry: Entry = serde_json::from_str(line)
-        .map_err(|e| BlockError { code: "entry_malformed", message: format!("entry payload is not a valid entry: {e}") })?;
+        .map_err(|e| BlockError { code: crate::codes::ENTRY_MALFORMED, message: format!("entry payload is not a valid entry: {e}") })?;
     let again = entry.payload_line();
     if again != line {
-        return Err(BlockError { code: "entry_not_canonical", message: format!("entry {} payload is not canonical JSON", entry.entry_seq) });
+        return Err(BlockError { code: crate::codes::ENTRY_NOT_CANONICAL, message: format!("entry {} payload is not canonical JSON", entry.entry_seq) });
     }
     if entry.render_with(&again) != block {
-        let code = if !block.ends_with("\n```\n\n") { "entry_truncated" } else { "entry_rendering_mismatch" };
+        let code = if !block.ends_with("\n```\n\n") { crate::codes::ENTRY_TRUNCATED } else { crate::codes::ENTRY_RENDERING_MISMATCH };
         return Err(BlockError { code, message: format!("entry {} text does not match its payload", entry.entry_seq) });
     }
     let canonical = canonical_from_line(&again, &entry.integrity);

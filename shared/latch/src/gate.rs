@@ -70,10 +70,10 @@ pub fn remediation(name: &str) -> &'static str {
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
     let hash = crate::action_hash(&input.action_bytes)?;
     if input.intended.is_some() != input.result.is_some() {
-        return Err(Error::usage("gate_intent_incomplete", "--intended and --result must be given together"));
+        return Err(Error::usage(crate::codes::GATE_INTENT_INCOMPLETE, "--intended and --result must be given together"));
     }
     if input.targets.len() > 256 {
-        return Err(Error::usage("gate_target_invalid", "at most 256 targets"));
+        return Err(Error::usage(crate::codes::GATE_TARGET_INVALID, "at most 256 targets"));
     }
     let guard = latch.lock()?;
     let full = latch.full_verify(input.checkpoint.is_some());
@@ -91,23 +91,23 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     checks.push(match (&input.intended, &input.result) {
         (Some(i), Some(r)) => match (normalise(i), normalise(r)) {
             (Some(a), Some(b)) if a == b => pass("intent_vs_result", "the result matches the intended content"),
-            (Some(_), Some(_)) => fail("intent_vs_result", "intent_result_mismatch", "the result differs from the intended content"),
-            _ => fail("intent_vs_result", "intent_result_unreadable", "the intended or result file is not UTF-8"),
+            (Some(_), Some(_)) => fail("intent_vs_result", crate::codes::INTENT_RESULT_MISMATCH, "the result differs from the intended content"),
+            _ => fail("intent_vs_result", crate::codes::INTENT_RESULT_UNREADABLE, "the intended or result file is not UTF-8"),
         },
-        _ => fail("intent_vs_result", "intent_undeclared", "no declared delta: --intended and --result are required (the check cannot pass vacuously)"),
+        _ => fail("intent_vs_result", crate::codes::INTENT_UNDECLARED, "no declared delta: --intended and --result are required (the check cannot pass vacuously)"),
     });
 
     // 2. checkpoint integrity
     checks.push(if !report.trusted {
-        let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or("latch_unverifiable");
-        fail("checkpoint_integrity", "latch_untrusted", format!("the latch chain is not trusted ({first})"))
+        let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or(crate::codes::UNVERIFIABLE);
+        fail("checkpoint_integrity", crate::codes::UNTRUSTED, format!("the latch chain is not trusted ({first})"))
     } else {
         match &input.checkpoint {
             Some(c) if !full.hashes.contains(c) => {
-                fail("checkpoint_integrity", "gate_checkpoint_unknown", "the given checkpoint is not the payload hash of any verified entry")
+                fail("checkpoint_integrity", crate::codes::GATE_CHECKPOINT_UNKNOWN, "the given checkpoint is not the payload hash of any verified entry")
             }
             Some(_) => pass("checkpoint_integrity", format!("chain verified ({} entries); checkpoint found", report.entries)),
-            None => fail("checkpoint_integrity", "gate_checkpoint_missing", "no --checkpoint given: the check needs the referenced checkpoint"),
+            None => fail("checkpoint_integrity", crate::codes::GATE_CHECKPOINT_MISSING, "no --checkpoint given: the check needs the referenced checkpoint"),
         }
     });
 
@@ -120,23 +120,23 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     };
     checks.push(match (head, &rec, &ledger) {
         (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
-        (None, _, _) => fail("consent_integrity", "latch_untrusted", "no verified head to read consent from"),
+        (None, _, _) => fail("consent_integrity", crate::codes::UNTRUSTED, "no verified head to read consent from"),
         (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
-            fail("consent_integrity", "consent_not_authorized", format!("consent is {}, not authorized", h.consent_state.as_str()))
+            fail("consent_integrity", crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
         }
         (Some(h), _, _) if h.action_hash != hash => {
-            fail("consent_integrity", "consent_action_changed", "the authorized action hash differs from this action file")
+            fail("consent_integrity", crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
         }
-        (Some(_), None, _) => fail("consent_integrity", "consent_record_missing", "the authorizing token is not in the ledger"),
+        (Some(_), None, _) => fail("consent_integrity", crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
         (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
-            fail("consent_integrity", "consent_record_mismatch", "the ledger record does not confirm this authorization")
+            fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
         _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
     });
 
     // 4. path safety
     let mut path_check = if input.targets.is_empty() {
-        fail("path_safety", "gate_target_missing", "no --target given: path safety needs at least one target")
+        fail("path_safety", crate::codes::GATE_TARGET_MISSING, "no --target given: path safety needs at least one target")
     } else {
         pass("path_safety", format!("{} target(s) inside the workspace", input.targets.len()))
     };
@@ -152,7 +152,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     let risk = rec.as_ref().map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
     let reconfirmed = rec.as_ref().is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
     checks.push(if risk == Risk::High && !reconfirmed {
-        fail("risk_gate", "risk_reconfirmation_required", "high risk: the user must reconfirm with a second, separate standalone message")
+        fail("risk_gate", crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user must reconfirm with a second, separate standalone message")
     } else {
         pass("risk_gate", format!("risk {}", risk.as_str()))
     });

@@ -23,13 +23,10 @@ const MAX_HEAD_BYTES: u64 = 16 * 1024;
 
 /// Stable finding codes of the comparison.
 pub mod codes {
-    pub const ROLLED_BACK: &str = "latch_rolled_back";
-    pub const TRUNCATED: &str = "latch_truncated";
-    pub const DOWNGRADE: &str = "latch_mode_downgrade";
-    pub const MISSING: &str = "latch_head_record_missing";
-    pub const STALE: &str = "latch_head_record_stale";
-    pub const DELETED: &str = "latch_deleted";
-    pub const UNAVAILABLE: &str = "latch_head_dir_unavailable";
+    pub use kijito_protocol::codes::latch::{
+        DELETED, HEAD_DIR_UNAVAILABLE as UNAVAILABLE, HEAD_RECORD_MISSING as MISSING, HEAD_RECORD_STALE as STALE,
+        MODE_DOWNGRADE as DOWNGRADE, ROLLED_BACK, TRUNCATED,
+    };
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,11 +81,11 @@ pub fn load(path: &Path) -> Result<Option<HeadRecord>> {
         return Ok(None);
     }
     let rules = private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_HEAD_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new("latch_head_record_invalid", e.message().to_owned()))?;
+    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, e.message().to_owned()))?;
     let rec: HeadRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::new("latch_head_record_invalid", format!("the head record {} is invalid: {e}", path.display())))?;
+        .map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, format!("the head record {} is invalid: {e}", path.display())))?;
     if rec.schema != HEAD_SCHEMA || !entry::is_tagged_digest(&rec.payload_hash, "sha256") {
-        return Err(Error::new("latch_head_record_invalid", format!("the head record {} has an unknown schema or hash", path.display())));
+        return Err(Error::new(crate::codes::HEAD_RECORD_INVALID, format!("the head record {} has an unknown schema or hash", path.display())));
     }
     Ok(Some(rec))
 }
@@ -97,8 +94,8 @@ pub fn load(path: &Path) -> Result<Option<HeadRecord>> {
 pub fn save(path: &Path, rec: &HeadRecord) -> Result<()> {
     let dir = path.parent().ok_or_else(|| Error::new(codes::UNAVAILABLE, "the head record has no directory"))?;
     private::ensure_private_dir(dir).map_err(|e| Error::new(codes::UNAVAILABLE, e.message().to_owned()))?;
-    let bytes = serde_json::to_vec_pretty(rec).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
-    private::write_atomic(path, &bytes).map_err(|e| Error::new("latch_head_write_failed", e.message().to_owned()))
+    let bytes = serde_json::to_vec_pretty(rec).map_err(|e| Error::new(crate::codes::WRITE_FAILED, e.to_string()))?;
+    private::write_atomic(path, &bytes).map_err(|e| Error::new(crate::codes::HEAD_WRITE_FAILED, e.message().to_owned()))
 }
 
 /// What the workspace chain looks like, for [`compare`].

@@ -27,7 +27,7 @@ impl HmacKey {
     /// Key from raw bytes (tests, benches).
     pub fn from_bytes(bytes: &[u8]) -> Result<HmacKey> {
         if (bytes.len() as u64) < MIN_KEY_BYTES {
-            return Err(Error::new("hmac_key_invalid", format!("the hmac key must be at least {MIN_KEY_BYTES} bytes")));
+            return Err(Error::new(crate::codes::HMAC_KEY_INVALID, format!("the hmac key must be at least {MIN_KEY_BYTES} bytes")));
         }
         Ok(HmacKey(bytes.to_vec()))
     }
@@ -69,10 +69,10 @@ pub fn load(path: &Path, workspace_root: &Path) -> Result<Option<HmacKey>> {
         _ => {}
     }
     let rules = private::FileRules { owner_only: true, min_bytes: MIN_KEY_BYTES, max_bytes: MAX_KEY_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new("hmac_key_invalid", e.message().to_owned()))?;
-    let canon = std::fs::canonicalize(path).map_err(|e| Error::new("hmac_key_invalid", format!("cannot resolve the key path: {e}")))?;
+    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HMAC_KEY_INVALID, e.message().to_owned()))?;
+    let canon = std::fs::canonicalize(path).map_err(|e| Error::new(crate::codes::HMAC_KEY_INVALID, format!("cannot resolve the key path: {e}")))?;
     if canon.starts_with(workspace_root) {
-        return Err(Error::new("hmac_key_inside_workspace", "the hmac key file must live outside the workspace"));
+        return Err(Error::new(crate::codes::HMAC_KEY_INSIDE_WORKSPACE, "the hmac key file must live outside the workspace"));
     }
     let trimmed = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     HmacKey::from_bytes(trimmed).map(Some)

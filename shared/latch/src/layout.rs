@@ -40,17 +40,17 @@ impl Paths {
     /// the fixed paths below it.
     pub fn new(workspace: &Path) -> Result<Paths> {
         let root = fs::canonicalize(workspace)
-            .map_err(|e| Error::new("latch_workspace_invalid", format!("cannot resolve workspace {}: {e}", workspace.display())))?;
+            .map_err(|e| Error::new(crate::codes::WORKSPACE_INVALID, format!("cannot resolve workspace {}: {e}", workspace.display())))?;
         let meta = fs::metadata(&root)
-            .map_err(|e| Error::new("latch_workspace_invalid", format!("cannot stat workspace {}: {e}", root.display())))?;
+            .map_err(|e| Error::new(crate::codes::WORKSPACE_INVALID, format!("cannot stat workspace {}: {e}", root.display())))?;
         if !meta.is_dir() {
-            return Err(Error::new("latch_workspace_invalid", format!("workspace {} is not a directory", root.display())));
+            return Err(Error::new(crate::codes::WORKSPACE_INVALID, format!("workspace {} is not a directory", root.display())));
         }
         if meta.uid() != private::current_uid() {
-            return Err(Error::new("latch_workspace_invalid", format!("workspace {} is not owned by the current user", root.display())));
+            return Err(Error::new(crate::codes::WORKSPACE_INVALID, format!("workspace {} is not owned by the current user", root.display())));
         }
         if root.to_str().is_none() {
-            return Err(Error::new("latch_workspace_invalid", "workspace path is not valid UTF-8"));
+            return Err(Error::new(crate::codes::WORKSPACE_INVALID, "workspace path is not valid UTF-8"));
         }
         let dir = root.join(DIR_NAME);
         Ok(Paths {
@@ -98,13 +98,13 @@ pub fn is_symlink(path: &Path) -> bool {
 pub fn check_latch_dir(dir: &Path, what: &str) -> Result<Option<()>> {
     match fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::new("latch_dir_invalid", format!("cannot stat {}: {e}", dir.display()))),
+        Err(e) => return Err(Error::new(crate::codes::DIR_INVALID, format!("cannot stat {}: {e}", dir.display()))),
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(Error::new("latch_dir_symlink", format!("{what} {} is a symlink; refusing to follow it", dir.display())))
+            return Err(Error::new(crate::codes::DIR_SYMLINK, format!("{what} {} is a symlink; refusing to follow it", dir.display())))
         }
         Ok(_) => {}
     }
-    private::check_dir(dir, true).map_err(|e| Error::new("latch_dir_insecure", format!("{what}: {}", e.message())))?;
+    private::check_dir(dir, true).map_err(|e| Error::new(crate::codes::DIR_INSECURE, format!("{what}: {}", e.message())))?;
     Ok(Some(()))
 }
 
@@ -120,13 +120,13 @@ pub fn refuse_symlink(path: &Path, code: &str) -> Result<()> {
 pub fn file_error(e: Error, symlink_code: &str) -> Error {
     let code = match e.code() {
         private::codes::SYMLINK => symlink_code,
-        private::codes::NOT_OWNED | private::codes::PERMISSIONS | private::codes::NOT_REGULAR => "latch_file_insecure",
-        private::codes::TOO_LARGE => "latch_file_too_large",
-        private::codes::CHANGED => "latch_file_changed",
-        private::codes::NOT_FOUND => "latch_file_missing",
-        private::codes::EXISTS => "latch_file_exists",
-        private::codes::WRITE => "latch_write_failed",
-        _ => "latch_io_failed",
+        private::codes::NOT_OWNED | private::codes::PERMISSIONS | private::codes::NOT_REGULAR => crate::codes::FILE_INSECURE,
+        private::codes::TOO_LARGE => crate::codes::FILE_TOO_LARGE,
+        private::codes::CHANGED => crate::codes::FILE_CHANGED,
+        private::codes::NOT_FOUND => crate::codes::FILE_MISSING,
+        private::codes::EXISTS => crate::codes::FILE_EXISTS,
+        private::codes::WRITE => crate::codes::WRITE_FAILED,
+        _ => crate::codes::IO_FAILED,
     };
     Error::new(code, e.message().to_owned())
 }
@@ -141,33 +141,33 @@ pub fn read_file(path: &Path, symlink_code: &str) -> Result<Vec<u8>> {
 /// root, not inside `.memory-latch`, and no existing component a symlink.
 pub fn resolve_target(root: &Path, target: &str) -> Result<PathBuf> {
     if target.is_empty() || target.len() > 4096 || target.contains('\0') {
-        return Err(Error::new("gate_target_invalid", "target must be 1 to 4096 bytes without NUL"));
+        return Err(Error::new(crate::codes::GATE_TARGET_INVALID, "target must be 1 to 4096 bytes without NUL"));
     }
     let raw = Path::new(target);
     if raw.components().any(|c| matches!(c, std::path::Component::ParentDir)) || target.split('/').any(|p| p == "..") {
-        return Err(Error::new("gate_target_traversal", format!("target {target:?} contains a .. component")));
+        return Err(Error::new(crate::codes::GATE_TARGET_TRAVERSAL, format!("target {target:?} contains a .. component")));
     }
     let rel: PathBuf = if raw.is_absolute() {
         match raw.strip_prefix(root) {
             Ok(r) => r.to_path_buf(),
-            Err(_) => return Err(Error::new("gate_target_outside_workspace", format!("target {target:?} is outside the workspace"))),
+            Err(_) => return Err(Error::new(crate::codes::GATE_TARGET_OUTSIDE_WORKSPACE, format!("target {target:?} is outside the workspace"))),
         }
     } else {
         raw.to_path_buf()
     };
     let parts: Vec<_> = rel.components().filter(|c| matches!(c, std::path::Component::Normal(_))).collect();
     if parts.is_empty() {
-        return Err(Error::new("gate_target_invalid", "target must name something inside the workspace, not the root"));
+        return Err(Error::new(crate::codes::GATE_TARGET_INVALID, "target must name something inside the workspace, not the root"));
     }
     if parts[0].as_os_str() == DIR_NAME {
-        return Err(Error::new("gate_target_protected", "targets inside .memory-latch are refused"));
+        return Err(Error::new(crate::codes::GATE_TARGET_PROTECTED, "targets inside .memory-latch are refused"));
     }
     let mut at = root.to_path_buf();
     for part in parts {
         at.push(part);
         match fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(Error::new("gate_target_symlink", format!("{} is a symlink", at.display())));
+                return Err(Error::new(crate::codes::GATE_TARGET_SYMLINK, format!("{} is a symlink", at.display())));
             }
             Ok(_) => {}
             Err(_) => break,

@@ -10,16 +10,16 @@ use kijito_protocol::error::{Error, Result};
 impl Latch {
     pub(crate) fn load_ledger(&self) -> Result<tokens::Ledger> {
         if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
-            layout::refuse_symlink(&self.paths.ledger, "latch_ledger_symlink")?;
+            layout::refuse_symlink(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
             return Ok(tokens::Ledger::default());
         }
-        let bytes = layout::read_file(&self.paths.ledger, "latch_ledger_symlink")?;
+        let bytes = layout::read_file(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
         tokens::parse_ledger(&bytes)
     }
 
     pub(crate) fn save_ledger(&self, ledger: &tokens::Ledger) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(ledger).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
-        private::write_atomic(&self.paths.ledger, &bytes).map_err(|e| layout::file_error(e, "latch_ledger_symlink"))
+        let bytes = serde_json::to_vec_pretty(ledger).map_err(|e| Error::new(crate::codes::WRITE_FAILED, e.to_string()))?;
+        private::write_atomic(&self.paths.ledger, &bytes).map_err(|e| layout::file_error(e, crate::codes::LEDGER_SYMLINK))
     }
 
     /// Issue a consent token bound to the action file's hash.
@@ -41,7 +41,7 @@ impl Latch {
             issued = Some((token, rec));
             Ok(())
         })?;
-        let (token, rec) = issued.ok_or_else(|| Error::new("latch_write_failed", "the consent request was not issued"))?;
+        let (token, rec) = issued.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "the consent request was not issued"))?;
         Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry) })
     }
 
@@ -49,7 +49,7 @@ impl Latch {
     /// message through the UserPromptSubmit hook ([`Latch::user_prompt`]).
     pub fn consent_confirm_from_tool(&self) -> Result<Entry> {
         Err(Error::new(
-            "consent_requires_user_message",
+            crate::codes::CONSENT_REQUIRES_USER_MESSAGE,
             "consent is confirmed only by the user's own standalone message (the UserPromptSubmit hook), never by a command; ask the user to send the token as their whole message",
         ))
     }
@@ -68,16 +68,16 @@ impl Latch {
         let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
         let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
             if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
-                return refused("consent_token_unknown", "no live token matches (nothing is waiting for confirmation)");
+                return refused(crate::codes::CONSENT_TOKEN_UNKNOWN, "no live token matches (nothing is waiting for confirmation)");
             }
             let attempts_left = ledger.wrong_attempt(now_ms);
             self.save_ledger(&ledger)?;
             return Ok(Some(PromptOutcome::Wrong { attempts_left }));
         };
         match ledger.tokens[idx].status(now_ms) {
-            TokenStatus::Used => return refused("consent_token_replayed", "that token was already used (single use)"),
-            TokenStatus::Expired => return refused("consent_token_expired", "that token has expired; request consent again"),
-            TokenStatus::Locked => return refused("consent_token_locked", "that token is locked after too many wrong attempts; request consent again"),
+            TokenStatus::Used => return refused(crate::codes::CONSENT_TOKEN_REPLAYED, "that token was already used (single use)"),
+            TokenStatus::Expired => return refused(crate::codes::CONSENT_TOKEN_EXPIRED, "that token has expired; request consent again"),
+            TokenStatus::Locked => return refused(crate::codes::CONSENT_TOKEN_LOCKED, "that token is locked after too many wrong attempts; request consent again"),
             TokenStatus::Live => {}
         }
         if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
@@ -93,10 +93,10 @@ impl Latch {
         let written = self.transact(&guard, now_ms, Event::ConsentConfirm, |e, head| {
             let rec = &mut ledger.tokens[idx];
             if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
-                return Err(Error::new("consent_token_superseded", "a newer consent request (or a changed action) replaced this token"));
+                return Err(Error::new(crate::codes::CONSENT_TOKEN_SUPERSEDED, "a newer consent request (or a changed action) replaced this token"));
             }
             if head.consent_state == ConsentState::Authorized {
-                return Err(Error::new("consent_already_confirmed", "this token is already confirmed"));
+                return Err(Error::new(crate::codes::CONSENT_ALREADY_CONFIRMED, "this token is already confirmed"));
             }
             let high = rec.risk == Risk::High;
             let first = rec.confirmed_at_ms.is_none();
@@ -121,7 +121,7 @@ impl Latch {
             Ok(e) => e,
             Err(e) => return refused(e.code(), e.message()),
         };
-        let (authorized, token_id, action_hash, risk) = outcome.ok_or_else(|| Error::new("latch_write_failed", "no confirmation recorded"))?;
+        let (authorized, token_id, action_hash, risk) = outcome.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded"))?;
         Ok(Some(if authorized {
             PromptOutcome::Confirmed { token_id, action_hash, risk, entry_seq: entry.entry_seq }
         } else {
@@ -133,7 +133,7 @@ impl Latch {
     /// manifest bytes.
     pub fn reseed_request(&self, now_ms: u64) -> Result<Issued> {
         let _guard = self.lock()?;
-        let reason = self.silent_witness_reason()?.ok_or_else(|| Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"))?;
+        let reason = self.silent_witness_reason()?.ok_or_else(|| Error::new(crate::codes::RESEED_NOT_NEEDED, "Silent Witness is not active; reseed is refused"))?;
         let state = self.state_hash()?;
         let mut ledger = self.load_ledger()?;
         let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
@@ -155,9 +155,9 @@ impl Latch {
     }
 
     pub(crate) fn state_hash(&self) -> Result<String> {
-        match layout::read_file(&self.paths.manifest, "latch_manifest_symlink") {
+        match layout::read_file(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK) {
             Ok(b) => Ok(entry::sha256_tagged(&b)),
-            Err(e) if e.code() == "latch_file_missing" => Ok(entry::sha256_tagged(b"")),
+            Err(e) if e.is(crate::codes::FILE_MISSING) => Ok(entry::sha256_tagged(b"")),
             Err(e) => Err(e),
         }
     }
@@ -167,12 +167,12 @@ impl Latch {
     /// start a new one recording the old head's hash.
     pub(crate) fn reseed_locked(&self, now_ms: u64, ledger: &mut tokens::Ledger, idx: usize) -> Result<Entry> {
         if self.silent_witness_reason()?.is_none() {
-            return Err(Error::new("reseed_not_needed", "Silent Witness is not active; reseed is refused"));
+            return Err(Error::new(crate::codes::RESEED_NOT_NEEDED, "Silent Witness is not active; reseed is refused"));
         }
         let state = self.state_hash()?;
         let rec = &mut ledger.tokens[idx];
         if rec.action_hash != state {
-            return Err(Error::new("consent_action_changed", "the manifest changed since the reseed token was issued"));
+            return Err(Error::new(crate::codes::CONSENT_ACTION_CHANGED, "the manifest changed since the reseed token was issued"));
         }
         rec.used_at_ms = Some(now_ms);
         rec.confirmed_at_ms = Some(now_ms);
@@ -182,17 +182,17 @@ impl Latch {
         let old_head = full.head;
         // Archive the old chain.
         let name = format!("chain-{}-{}", now_ms, kijito_files::random::hex(4));
-        private::ensure_private_dir(&self.paths.archive).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        private::ensure_private_dir(&self.paths.archive).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
         let dest = self.paths.archive.join(&name);
-        private::ensure_private_dir(&dest).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        private::ensure_private_dir(&dest).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
         for (from, to) in [(&self.paths.manifest, dest.join(layout::MANIFEST)), (&self.paths.history, dest.join(layout::HISTORY))] {
             if std::fs::symlink_metadata(from).is_ok() {
-                std::fs::rename(from, &to).map_err(|e| Error::new("latch_write_failed", format!("cannot archive {}: {e}", from.display())))?;
+                std::fs::rename(from, &to).map_err(|e| Error::new(crate::codes::WRITE_FAILED, format!("cannot archive {}: {e}", from.display())))?;
             }
         }
         private::fsync_dir(&dest)?;
         private::fsync_dir(&self.paths.dir)?;
-        private::remove_owned(&self.paths.witness).map_err(|e| layout::file_error(e, "latch_witness_symlink"))?;
+        private::remove_owned(&self.paths.witness).map_err(|e| layout::file_error(e, crate::codes::WITNESS_SYMLINK))?;
         let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
         let objective = match &old_head {
             Some(h) if trusted => h.objective.clone(),

@@ -23,6 +23,10 @@
 //! | continuity-break phrases | [`detect`] |
 //! | secret redaction | [`redact`] |
 
+/// Stable codes (`kijito_memory_latch_failed:<code>`).
+pub mod codes {
+    pub use kijito_protocol::codes::latch::*;
+}
 pub mod chain;
 pub mod cli;
 pub mod detect;
@@ -220,20 +224,20 @@ fn read_boot_id(path: &Path) -> String {
 pub fn clean_text(text: &str, field: &str, allow_empty: bool) -> Result<String> {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if collapsed.chars().any(char::is_control) {
-        return Err(Error::usage("latch_text_invalid", format!("{field} contains control characters")));
+        return Err(Error::usage(crate::codes::TEXT_INVALID, format!("{field} contains control characters")));
     }
     if collapsed.chars().count() > MAX_TEXT_CHARS {
-        return Err(Error::usage("latch_text_invalid", format!("{field} is longer than {MAX_TEXT_CHARS} characters")));
+        return Err(Error::usage(crate::codes::TEXT_INVALID, format!("{field} is longer than {MAX_TEXT_CHARS} characters")));
     }
     if collapsed.is_empty() && !allow_empty {
-        return Err(Error::usage("latch_text_invalid", format!("{field} must not be empty")));
+        return Err(Error::usage(crate::codes::TEXT_INVALID, format!("{field} must not be empty")));
     }
     Ok(redact::redact(&collapsed))
 }
 
 fn clean_list(items: &[String], field: &str) -> Result<Vec<String>> {
     if items.len() > MAX_LIST_ITEMS {
-        return Err(Error::usage("latch_text_invalid", format!("{field} has more than {MAX_LIST_ITEMS} items")));
+        return Err(Error::usage(crate::codes::TEXT_INVALID, format!("{field} has more than {MAX_LIST_ITEMS} items")));
     }
     items.iter().map(|t| clean_text(t, field, false)).collect()
 }
@@ -242,13 +246,13 @@ fn clean_list(items: &[String], field: &str) -> Result<Vec<String>> {
 /// trimmed on each line, trailing blank lines dropped, one final LF.
 pub fn canonical_action(bytes: &[u8]) -> Result<String> {
     if bytes.len() > MAX_ACTION_BYTES {
-        return Err(Error::new("action_file_invalid", format!("the action file is larger than {MAX_ACTION_BYTES} bytes")));
+        return Err(Error::new(crate::codes::ACTION_FILE_INVALID, format!("the action file is larger than {MAX_ACTION_BYTES} bytes")));
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| Error::new("action_file_invalid", "the action file is not UTF-8"))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| Error::new(crate::codes::ACTION_FILE_INVALID, "the action file is not UTF-8"))?;
     let lines: Vec<&str> = text.split('\n').map(|l| l.trim_end()).collect();
     let mut out = lines.join("\n").trim_end().to_owned();
     if out.is_empty() {
-        return Err(Error::new("action_file_invalid", "the action file is empty"));
+        return Err(Error::new(crate::codes::ACTION_FILE_INVALID, "the action file is empty"));
     }
     out.push('\n');
     Ok(out)
@@ -261,7 +265,7 @@ pub fn action_hash(bytes: &[u8]) -> Result<String> {
 
 fn witness_error(reason: &str) -> Error {
     Error::new(
-        "silent_witness_active",
+        crate::codes::SILENT_WITNESS_ACTIVE,
         format!("Silent Witness is active ({reason}); write and irreversible commands are refused until `memory-latch reseed` with a confirmed token"),
     )
 }
@@ -312,10 +316,10 @@ impl Latch {
     pub(crate) fn lock(&self) -> Result<lock::LockGuard> {
         match layout::check_latch_dir(&self.paths.dir, ".memory-latch")? {
             Some(()) => {}
-            None => return Err(Error::new("latch_not_initialised", "no .memory-latch directory (run memory-latch init)")),
+            None => return Err(Error::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)")),
         }
-        layout::refuse_symlink(&self.paths.manifest, "latch_manifest_symlink")?;
-        layout::refuse_symlink(&self.paths.ledger, "latch_ledger_symlink")?;
+        layout::refuse_symlink(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK)?;
+        layout::refuse_symlink(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
         layout::check_latch_dir(&self.paths.history, "history directory")?;
         lock::acquire(&self.paths.lock, self.governance.lock_timeout_ms)
     }

@@ -25,16 +25,16 @@ fn open_lock(path: &Path, create: bool) -> Result<File> {
     }
     let file = opts.open(path).map_err(|e| {
         if e.raw_os_error() == Some(libc::ELOOP) {
-            Error::new("latch_lock_symlink", format!("{} is a symlink; refusing to follow it", path.display()))
+            Error::new(crate::codes::LOCK_SYMLINK, format!("{} is a symlink; refusing to follow it", path.display()))
         } else if e.kind() == std::io::ErrorKind::NotFound {
-            Error::new("latch_lock_missing", format!("{} does not exist", path.display()))
+            Error::new(crate::codes::LOCK_MISSING, format!("{} does not exist", path.display()))
         } else {
-            Error::new("latch_lock_failed", format!("cannot open {}: {e}", path.display()))
+            Error::new(crate::codes::LOCK_FAILED, format!("cannot open {}: {e}", path.display()))
         }
     })?;
-    let meta = file.metadata().map_err(|e| Error::new("latch_lock_failed", format!("cannot stat {}: {e}", path.display())))?;
+    let meta = file.metadata().map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("cannot stat {}: {e}", path.display())))?;
     if !meta.is_file() || meta.uid() != private::current_uid() || meta.mode() & 0o077 != 0 {
-        return Err(Error::new("latch_lock_insecure", format!("{} must be a regular 0600 file owned by the current user", path.display())));
+        return Err(Error::new(crate::codes::LOCK_INSECURE, format!("{} must be a regular 0600 file owned by the current user", path.display())));
     }
     Ok(file)
 }
@@ -60,13 +60,13 @@ pub fn acquire(path: &Path, timeout_ms: u64) -> Result<LockGuard> {
         match try_lock(&mut lock, true) {
             Ok(true) => return Ok(LockGuard { _lock: lock }),
             Ok(false) => {}
-            Err(e) => return Err(Error::new("latch_lock_failed", format!("flock {}: {e}", path.display()))),
+            Err(e) => return Err(Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display()))),
         }
         let elapsed = start.elapsed();
         let limit = Duration::from_millis(timeout_ms);
         if elapsed >= limit {
             return Err(Error::new(
-                "latch_lock_timeout",
+                crate::codes::LOCK_TIMEOUT,
                 format!("{} is held by another writer; gave up after {} ms (fail closed)", path.display(), timeout_ms),
             ));
         }
@@ -104,7 +104,7 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
         .unwrap_or(0);
     let file = match open_lock(path, false) {
         Ok(f) => f,
-        Err(e) if e.code() == "latch_lock_missing" => return Ok(LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes }),
+        Err(e) if e.is(crate::codes::LOCK_MISSING) => return Ok(LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes }),
         Err(e) => return Err(e),
     };
     let mtime_ms = file.metadata().map(|m| (m.mtime().max(0) as u64) * 1000).unwrap_or(0);
@@ -114,7 +114,7 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
     // is not a stale lock.
     let mut got = false;
     for attempt in 0..PROBE_ATTEMPTS {
-        got = try_lock(&mut lock, false).map_err(|e| Error::new("latch_lock_failed", format!("flock {}: {e}", path.display())))?;
+        got = try_lock(&mut lock, false).map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display())))?;
         if got {
             break;
         }

@@ -141,7 +141,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     let full = latch.full_verify(false);
     if !full.report.trusted {
         if full.report.mode == ReportMode::Unverifiable && full.report.findings.is_empty() {
-            return Err(Error::new("latch_unverifiable", "the manifest holds hmac entries and no key was given; recovery needs verified state"));
+            return Err(Error::new(crate::codes::UNVERIFIABLE, "the manifest holds hmac entries and no key was given; recovery needs verified state"));
         }
         let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
         let already = latch.witness_marker()?.is_some();
@@ -155,7 +155,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
         }));
     }
     let live = latch.load_for_write(now_ms)?;
-    let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+    let head = live.entries.last().cloned().ok_or_else(|| Error::new(crate::codes::MANIFEST_EMPTY, "no entry"))?;
     if let Some(reason) = latch.witness_active(&live)? {
         return Ok(RecoverOutcome::SilentWitness(Incident {
             lines: incident_lines(&head.blocked_by, head.recovery_attempts, max),

@@ -158,7 +158,7 @@ pub fn new_token() -> String {
 /// uppercase token.
 pub fn standalone_token(message: &str) -> Result<String> {
     if message.len() > MAX_MESSAGE_BYTES {
-        return Err(Error::new("consent_message_not_standalone", "the confirmation message is too long to be a token"));
+        return Err(Error::new(crate::codes::CONSENT_MESSAGE_NOT_STANDALONE, "the confirmation message is too long to be a token"));
     }
     let t = message.trim();
     let upper = t.to_ascii_uppercase();
@@ -167,7 +167,7 @@ pub fn standalone_token(message: &str) -> Result<String> {
         && upper[TOKEN_PREFIX.len()..].bytes().all(|b| ALPHABET.contains(&b));
     if !ok {
         return Err(Error::new(
-            "consent_message_not_standalone",
+            crate::codes::CONSENT_MESSAGE_NOT_STANDALONE,
             "the confirmation must be a standalone message that is exactly the token (nothing else)",
         ));
     }
@@ -177,13 +177,13 @@ pub fn standalone_token(message: &str) -> Result<String> {
 /// Parse and validate ledger bytes.
 pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
     let ledger: Ledger =
-        serde_json::from_slice(bytes).map_err(|e| Error::new("ledger_invalid", format!("tokens.json is not a valid ledger: {e}")))?;
+        serde_json::from_slice(bytes).map_err(|e| Error::new(crate::codes::LEDGER_INVALID, format!("tokens.json is not a valid ledger: {e}")))?;
     if ledger.schema != LEDGER_SCHEMA || ledger.tokens.len() > MAX_TOKENS * 2 {
-        return Err(Error::new("ledger_invalid", "tokens.json has an unknown schema or too many tokens"));
+        return Err(Error::new(crate::codes::LEDGER_INVALID, "tokens.json has an unknown schema or too many tokens"));
     }
     for t in &ledger.tokens {
         if !crate::entry::is_tagged_digest(&t.token_hash, "sha256") || !crate::entry::is_tagged_digest(&t.action_hash, "sha256") {
-            return Err(Error::new("ledger_invalid", format!("token {} has a malformed hash", t.id)));
+            return Err(Error::new(crate::codes::LEDGER_INVALID, format!("token {} has a malformed hash", t.id)));
         }
     }
     Ok(ledger)

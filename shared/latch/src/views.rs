@@ -35,7 +35,7 @@ impl Latch {
                 report.notes.push(format!("consistent with the checkpoint of {} entries (RFC 6962 consistency proof)", old.size));
             } else {
                 report.findings.push(Finding::new(
-                    "checkpoint_inconsistent",
+                    crate::codes::CHECKPOINT_INCONSISTENT,
                     format!("the chain is not an append-only extension of the checkpoint of {} entries (root {})", old.size, old.root),
                     None,
                 ));
@@ -105,18 +105,18 @@ impl Latch {
         if std::fs::symlink_metadata(&self.paths.witness).is_err() {
             return Ok(None);
         }
-        let bytes = layout::read_file(&self.paths.witness, "latch_witness_symlink")?;
+        let bytes = layout::read_file(&self.paths.witness, crate::codes::WITNESS_SYMLINK)?;
         serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| Error::new("latch_witness_invalid", format!("silent-witness.json is invalid: {e}")))
+            .map_err(|e| Error::new(crate::codes::WITNESS_INVALID, format!("silent-witness.json is invalid: {e}")))
     }
 
     /// The current state (quick verification: live part + last segment).
     pub fn status(&self, now_ms: u64) -> Result<Status> {
         layout::check_latch_dir(&self.paths.dir, ".memory-latch")?
-            .ok_or_else(|| Error::new("latch_not_initialised", "no .memory-latch directory (run memory-latch init)"))?;
+            .ok_or_else(|| Error::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)"))?;
         let live = self.load_trusted_readonly()?;
-        let Some(head) = live.entries.last() else { return Err(Error::new("manifest_empty", "no entry")) };
+        let Some(head) = live.entries.last() else { return Err(Error::new(crate::codes::MANIFEST_EMPTY, "no entry")) };
         let keep = self.governance.compost_keep_decisions as usize;
         let decisions = head.decisions[head.decisions.len().saturating_sub(keep)..].to_vec();
         Ok(Status {

@@ -23,7 +23,7 @@ impl Latch {
     /// Write the live manifest, then the head record (every manifest write).
     pub(crate) fn write_manifest(&self, entries: &[Entry]) -> Result<()> {
         private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, entries).as_bytes())
-            .map_err(|err| layout::file_error(err, "latch_manifest_symlink"))?;
+            .map_err(|err| layout::file_error(err, crate::codes::MANIFEST_SYMLINK))?;
         match entries.last() {
             Some(e) => self.record_head(e),
             None => Ok(()),
@@ -46,7 +46,7 @@ impl Latch {
         }
         if live.unverifiable {
             return Err(Error::new(
-                "latch_unverifiable",
+                crate::codes::UNVERIFIABLE,
                 "the manifest holds hmac entries and no key was given (--hmac-key-file or MEMORY_LATCH_HMAC_KEY_FILE); refusing to trust or write it",
             ));
         }
@@ -56,7 +56,7 @@ impl Latch {
     /// Quick-verify for a write; an integrity failure enters Silent Witness.
     pub(crate) fn load_for_write(&self, now_ms: u64) -> Result<LiveState> {
         match self.load_trusted_readonly() {
-            Err(e) if e.code() == "latch_untrusted" => {
+            Err(e) if e.is(crate::codes::UNTRUSTED) => {
                 let codes = e
                     .detail()
                     .and_then(|d| d.as_array())
@@ -74,8 +74,8 @@ impl Latch {
             return Ok(());
         }
         let marker = WitnessMarker { schema: WITNESS_SCHEMA.into(), entered_at_ms: now_ms, reason: reason.into(), findings };
-        let bytes = serde_json::to_vec(&marker).map_err(|e| Error::new("latch_write_failed", e.to_string()))?;
-        private::write_atomic(&self.paths.witness, &bytes).map_err(|e| layout::file_error(e, "latch_witness_symlink"))
+        let bytes = serde_json::to_vec(&marker).map_err(|e| Error::new(crate::codes::WRITE_FAILED, e.to_string()))?;
+        private::write_atomic(&self.paths.witness, &bytes).map_err(|e| layout::file_error(e, crate::codes::WITNESS_SYMLINK))
     }
 
     /// Enter Silent Witness because the chain failed verification (writes the
@@ -156,10 +156,10 @@ impl Latch {
         e.integrity.payload_hash = String::new();
         let payload = e.canonical_payload();
         if payload.is_empty() {
-            return Err(Error::new("latch_write_failed", "cannot serialise the entry"));
+            return Err(Error::new(crate::codes::WRITE_FAILED, "cannot serialise the entry"));
         }
         if e.integrity.mode == Mode::Hmac {
-            let key = self.key.as_ref().ok_or_else(|| Error::new("hmac_key_required", "this manifest is in hmac mode; the key is required to write"))?;
+            let key = self.key.as_ref().ok_or_else(|| Error::new(crate::codes::HMAC_KEY_REQUIRED, "this manifest is in hmac mode; the key is required to write"))?;
             e.integrity.hmac_signature = key.sign(&payload);
         }
         e.integrity.payload_hash = entry::sha256_tagged(&payload);
@@ -168,17 +168,17 @@ impl Latch {
 
     /// Append `e` after the verified `live` state (caller holds the lock).
     pub(crate) fn commit(&self, live: LiveState, mut e: Entry, now_ms: u64) -> Result<Entry> {
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+        let head = live.entries.last().cloned().ok_or_else(|| Error::new(crate::codes::MANIFEST_EMPTY, "no entry"))?;
         if e.entry_seq != head.entry_seq + 1 || e.prev_payload_hash != head.integrity.payload_hash {
-            return Err(Error::new("entry_seq_gap", "entry_seq must increase by exactly 1 on the verified head"));
+            return Err(Error::new(crate::codes::ENTRY_SEQ_GAP, "entry_seq must increase by exactly 1 on the verified head"));
         }
         let mut entries = live.entries;
         if entries.len() >= layout::SEGMENT_ENTRIES {
             let index = live.last_segment.as_ref().map(|r| r.index + 1).unwrap_or(1);
             let bytes = chain::render_file(&chain::segment_header(index), &entries);
             if !live.pending_seal {
-                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
-                private::create_new(&self.paths.segment(index), bytes.as_bytes()).map_err(|e| layout::file_error(e, "latch_segment_symlink"))?;
+                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
+                private::create_new(&self.paths.segment(index), bytes.as_bytes()).map_err(|e| layout::file_error(e, crate::codes::SEGMENT_SYMLINK))?;
             }
             e.sealed_segment = Some(SegmentRef {
                 index,
@@ -210,7 +210,7 @@ impl Latch {
         if let Some(reason) = self.witness_active(&live)? {
             return Err(witness_error(&reason));
         }
-        let head = live.entries.last().cloned().ok_or_else(|| Error::new("manifest_empty", "no entry"))?;
+        let head = live.entries.last().cloned().ok_or_else(|| Error::new(crate::codes::MANIFEST_EMPTY, "no entry"))?;
         let mut e = self.draft(&head, event, now_ms);
         build(&mut e, &head)?;
         self.commit(live, e, now_ms)
@@ -226,19 +226,19 @@ impl Latch {
     pub fn init(&self, now_ms: u64, input: &InitInput) -> Result<InitOutcome> {
         if (input.want_hmac || self.key_named) && self.key.is_none() {
             return Err(Error::new(
-                "hmac_key_missing",
+                crate::codes::HMAC_KEY_MISSING,
                 "hmac was requested (--integrity hmac, --hmac-key-file or MEMORY_LATCH_HMAC_KEY_FILE) but the key file does not exist; nothing written (no silent fallback to checksum)",
             ));
         }
         layout::check_latch_dir(&self.paths.dir, ".memory-latch")?;
-        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
         let _guard = self.lock()?;
         if std::fs::symlink_metadata(&self.paths.manifest).is_ok() || std::fs::symlink_metadata(&self.paths.history).is_ok() {
-            return Err(Error::new("latch_already_initialised", "this workspace already has a memory-latch manifest"));
+            return Err(Error::new(crate::codes::ALREADY_INITIALISED, "this workspace already has a memory-latch manifest"));
         }
         if let Some(rec) = self.head_record()? {
             return Err(Error::new(
-                "latch_head_record_exists",
+                crate::codes::HEAD_RECORD_EXISTS,
                 format!(
                     "a head record for this workspace names entry {}: its latch was deleted; a fresh init would hide that. A person decides: remove {} by hand, then init",
                     rec.entry_seq,
@@ -285,7 +285,7 @@ impl Latch {
             }
             if let Some(c) = &input.last_good_checkpoint {
                 if !entry::is_tagged_digest(c, "sha256") {
-                    return Err(Error::usage("latch_checkpoint_invalid", "--last-good-checkpoint must be sha256:<64 lowercase hex>"));
+                    return Err(Error::usage(crate::codes::CHECKPOINT_INVALID, "--last-good-checkpoint must be sha256:<64 lowercase hex>"));
                 }
                 e.last_good_checkpoint = c.clone();
             }
@@ -318,7 +318,7 @@ impl Latch {
     /// (init plus checkpoints) directly, one file write per sealed segment.
     #[doc(hidden)]
     pub fn seed_history(&self, n: u64, start_ms: u64) -> Result<()> {
-        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+        private::ensure_private_dir(&self.paths.dir).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
         let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
         let mut head = self.genesis(start_ms, Event::Init, mode, "benchmark objective".into());
         self.finalize(&mut head, start_ms)?;
@@ -331,7 +331,7 @@ impl Latch {
             if live.len() >= layout::SEGMENT_ENTRIES {
                 let index = last.as_ref().map(|r| r.index + 1).unwrap_or(1);
                 let bytes = chain::render_file(&chain::segment_header(index), &live);
-                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, "latch_dir_symlink"))?;
+                private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
                 private::write_atomic(&self.paths.segment(index), bytes.as_bytes())?;
                 let r = SegmentRef {
                     index,

@@ -127,7 +127,7 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
         let Some(flag) = flags.iter().find(|f| f.name == word) else {
             if let Some((name, _)) = word.split_once('=').filter(|(n, _)| flags.iter().any(|f| f.name == *n && f.value)) {
                 return Err(Error::usage(
-                    "unknown_flag",
+                    crate::codes::cli::UNKNOWN_FLAG,
                     format!("{:?} is not accepted: write `{name} VALUE` (the flag and its value as two words, no `=`)", crate::ids::clip(&word)),
                 ));
             }

@@ -274,6 +274,8 @@ pub mod cli {
     pub const CHECK_COMMAND_USAGE: &str = "check_command_usage";
     /// `pointer-publish`: not exactly one content source.
     pub const CONTENT_SOURCE_INVALID: &str = "content_source_invalid";
+    /// `pointer-publish --release-lease` with a flag it does not take.
+    pub const FLAG_CONFLICT: &str = "flag_conflict";
 }
 
 /// The QA gate's state directory.
@@ -291,7 +293,7 @@ pub mod wake {
     pub const WORKSPACE_INVALID: &str = "workspace_invalid";
 }
 
-/// memory-latch (the codes its command line and other crates use).
+/// memory-latch (kijito-latch `codes`): errors, verify findings and gate check codes.
 pub mod latch {
     /// The latch failed verification; nothing was written.
     pub const UNTRUSTED: &str = "latch_untrusted";
@@ -308,6 +310,97 @@ pub mod latch {
     pub const GATE_FAILED: &str = "gate_failed";
     /// `verify --since-checkpoint`: the file is not a tree head.
     pub const CHECKPOINT_FILE_INVALID: &str = "checkpoint_file_invalid";
+    pub const HMAC_KEY_INVALID: &str = "hmac_key_invalid";
+    pub const HMAC_KEY_INSIDE_WORKSPACE: &str = "hmac_key_inside_workspace";
+    pub const NOT_INITIALISED: &str = "latch_not_initialised";
+    pub const FILE_MISSING: &str = "latch_file_missing";
+    pub const IO_FAILED: &str = "latch_io_failed";
+    pub const LOCK_SYMLINK: &str = "latch_lock_symlink";
+    pub const LEDGER_SYMLINK: &str = "latch_ledger_symlink";
+    pub const MANIFEST_SYMLINK: &str = "latch_manifest_symlink";
+    pub const SEGMENT_SYMLINK: &str = "latch_segment_symlink";
+    pub const LOCK_MISSING: &str = "latch_lock_missing";
+    pub const LOCK_FAILED: &str = "latch_lock_failed";
+    pub const LOCK_INSECURE: &str = "latch_lock_insecure";
+    pub const LOCK_TIMEOUT: &str = "latch_lock_timeout";
+    pub const WRITE_FAILED: &str = "latch_write_failed";
+    pub const CONSENT_REQUIRES_USER_MESSAGE: &str = "consent_requires_user_message";
+    pub const CONSENT_TOKEN_SUPERSEDED: &str = "consent_token_superseded";
+    pub const CONSENT_ALREADY_CONFIRMED: &str = "consent_already_confirmed";
+    pub const RESEED_NOT_NEEDED: &str = "reseed_not_needed";
+    pub const CONSENT_ACTION_CHANGED: &str = "consent_action_changed";
+    pub const DIR_SYMLINK: &str = "latch_dir_symlink";
+    pub const WITNESS_SYMLINK: &str = "latch_witness_symlink";
+    pub const RISK_INVALID: &str = "latch_risk_invalid";
+    pub const HMAC_KEY_REQUIRED: &str = "hmac_key_required";
+    pub const MANIFEST_EMPTY: &str = "manifest_empty";
+    pub const ENTRY_SEQ_GAP: &str = "entry_seq_gap";
+    pub const HMAC_KEY_MISSING: &str = "hmac_key_missing";
+    pub const ALREADY_INITIALISED: &str = "latch_already_initialised";
+    pub const HEAD_RECORD_EXISTS: &str = "latch_head_record_exists";
+    pub const CHECKPOINT_INVALID: &str = "latch_checkpoint_invalid";
+    pub const DIR_INVALID: &str = "latch_dir_invalid";
+    pub const DIR_INSECURE: &str = "latch_dir_insecure";
+    pub const GATE_TARGET_INVALID: &str = "gate_target_invalid";
+    pub const GATE_TARGET_TRAVERSAL: &str = "gate_target_traversal";
+    pub const GATE_TARGET_OUTSIDE_WORKSPACE: &str = "gate_target_outside_workspace";
+    pub const GATE_TARGET_PROTECTED: &str = "gate_target_protected";
+    pub const GATE_TARGET_SYMLINK: &str = "gate_target_symlink";
+    pub const FILE_INSECURE: &str = "latch_file_insecure";
+    pub const FILE_TOO_LARGE: &str = "latch_file_too_large";
+    pub const FILE_EXISTS: &str = "latch_file_exists";
+    pub const CONSENT_MESSAGE_NOT_STANDALONE: &str = "consent_message_not_standalone";
+    pub const LEDGER_INVALID: &str = "ledger_invalid";
+    pub const GATE_INTENT_INCOMPLETE: &str = "gate_intent_incomplete";
+    pub const TEXT_INVALID: &str = "latch_text_invalid";
+    pub const WITNESS_INVALID: &str = "latch_witness_invalid";
+    pub const HEAD_RECORD_INVALID: &str = "latch_head_record_invalid";
+    pub const HEAD_WRITE_FAILED: &str = "latch_head_write_failed";
+    pub const ENTRY_TRUNCATED: &str = "entry_truncated";
+    pub const ENTRY_RENDERING_MISMATCH: &str = "entry_rendering_mismatch";
+    pub const FILE_NOT_UTF8: &str = "file_not_utf8";
+    pub const MANIFEST_HEADER_INVALID: &str = "manifest_header_invalid";
+    pub const SEGMENT_REF_MISMATCH: &str = "segment_ref_mismatch";
+    pub const HISTORY_UNEXPECTED_FILE: &str = "history_unexpected_file";
+    pub const SEGMENT_MISSING: &str = "segment_missing";
+    pub const MANIFEST_MISSING: &str = "manifest_missing";
+    pub const SEGMENT_EMPTY: &str = "segment_empty";
+    pub const SEGMENT_UNREFERENCED: &str = "segment_unreferenced";
+    pub const ENTRY_SCHEMA_INVALID: &str = "entry_schema_invalid";
+    pub const CHAIN_BROKEN: &str = "chain_broken";
+    pub const CHAIN_ORIGIN_INVALID: &str = "chain_origin_invalid";
+    pub const ENTRY_TIME_INCONSISTENT: &str = "entry_time_inconsistent";
+    pub const ENTRY_FIELD_INVALID: &str = "entry_field_invalid";
+    pub const INTEGRITY_FIELD_MISSING: &str = "integrity_field_missing";
+    pub const PAYLOAD_HASH_MISMATCH: &str = "payload_hash_mismatch";
+    pub const INTEGRITY_DOWNGRADE: &str = "integrity_downgrade";
+    pub const INTEGRITY_FIELD_INVALID: &str = "integrity_field_invalid";
+    pub const HMAC_SIGNATURE_INVALID: &str = "hmac_signature_invalid";
+    pub const CONSENT_TOKEN_UNKNOWN: &str = "consent_token_unknown";
+    pub const CONSENT_TOKEN_REPLAYED: &str = "consent_token_replayed";
+    pub const CONSENT_TOKEN_EXPIRED: &str = "consent_token_expired";
+    pub const CONSENT_TOKEN_LOCKED: &str = "consent_token_locked";
+    pub const ENTRY_MALFORMED: &str = "entry_malformed";
+    pub const ENTRY_NOT_CANONICAL: &str = "entry_not_canonical";
+    pub const INTENT_RESULT_MISMATCH: &str = "intent_result_mismatch";
+    pub const INTENT_RESULT_UNREADABLE: &str = "intent_result_unreadable";
+    pub const INTENT_UNDECLARED: &str = "intent_undeclared";
+    pub const GATE_CHECKPOINT_UNKNOWN: &str = "gate_checkpoint_unknown";
+    pub const GATE_CHECKPOINT_MISSING: &str = "gate_checkpoint_missing";
+    pub const CONSENT_NOT_AUTHORIZED: &str = "consent_not_authorized";
+    pub const CONSENT_RECORD_MISSING: &str = "consent_record_missing";
+    pub const CONSENT_RECORD_MISMATCH: &str = "consent_record_mismatch";
+    pub const GATE_TARGET_MISSING: &str = "gate_target_missing";
+    pub const RISK_RECONFIRMATION_REQUIRED: &str = "risk_reconfirmation_required";
+    pub const CHECKPOINT_INCONSISTENT: &str = "checkpoint_inconsistent";
+    /// The head record comparison (kijito-latch `head::codes`).
+    pub const ROLLED_BACK: &str = "latch_rolled_back";
+    pub const TRUNCATED: &str = "latch_truncated";
+    pub const MODE_DOWNGRADE: &str = "latch_mode_downgrade";
+    pub const HEAD_RECORD_MISSING: &str = "latch_head_record_missing";
+    pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
+    pub const DELETED: &str = "latch_deleted";
+    pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
 }
 
 /// kijito-local: the request log and the demo.
@@ -330,4 +423,56 @@ pub mod trigger {
     pub const REQUEST_INVALID: &str = "request_invalid";
     pub const NO_REQUEST: &str = "no_request";
     pub const REQUEST_SUPERSEDED: &str = "request_superseded";
+}
+
+/// kijito-setup and kijito-doctor.
+pub mod setup {
+    pub const SPAWN_FAILED: &str = "spawn_failed";
+    pub const CODEX_HOOKS_LIST_FAILED: &str = "codex_hooks_list_failed";
+    pub const CWD_UNKNOWN: &str = "cwd_unknown";
+    pub const RED: &str = "red";
+}
+
+/// kijito-context: the reasons of a null ratio and the failure codes of the binary.
+pub mod context {
+    pub const NOT_FOUND: &str = "transcript_not_found";
+    pub const SYMLINK: &str = "transcript_symlink";
+    pub const NOT_REGULAR: &str = "transcript_not_regular";
+    pub const NOT_OWNED: &str = "transcript_not_owned";
+    pub const UNREADABLE: &str = "transcript_unreadable";
+    pub const NO_USAGE: &str = "no_usage_in_tail";
+    pub const COMPACTED: &str = "compacted_since_last_usage";
+    pub const WINDOW_UNKNOWN: &str = "window_unknown";
+    pub const USAGE_INVALID: &str = "usage_invalid";
+    pub const STDIN: &str = "statusline_stdin_invalid";
+    pub const STATUSLINE_FLAGS: &str = "statusline_flags";
+    pub const DATA_DIR_FLAG: &str = "data_dir_flag";
+}
+
+/// kijito-compact codex: the Codex app-server adapter and its message log.
+pub mod compact_codex {
+    pub const CODEX_NOT_FOUND: &str = "codex_not_found";
+    pub const SPAWN_FAILED: &str = "spawn_failed";
+    pub const SOCKET_FAILED: &str = "socket_failed";
+    pub const SOCKET_PATH_TOO_LONG: &str = "socket_path_too_long";
+    pub const APP_SERVER_EXITED: &str = "app_server_exited";
+    pub const IO: &str = "adapter_io_failed";
+    pub const USAGE: &str = "codex_usage";
+    pub const MESSAGE_LOG_FAILED: &str = "message_log_failed";
+}
+
+/// kijito-compact: requests and the tmux worker (with [`trigger`]).
+pub mod compact {
+    pub const KILL_SWITCH: &str = "kill_switch";
+    pub const PIN_CHANGED: &str = "pin_changed";
+    pub const PANE_GONE: &str = "pane_gone";
+    pub const PANE_PROCESS_CHANGED: &str = "pane_process_changed";
+    pub const PANE_NOT_ANCESTOR: &str = "pane_not_ancestor";
+    pub const TURN_NOT_ENDED: &str = "turn_not_ended";
+    pub const CODEX_DAEMON: &str = "codex_daemon";
+    pub const TMUX_ENV_INVALID: &str = "tmux_env_invalid";
+    pub const ADAPTER_ENV_INVALID: &str = "adapter_env_invalid";
+    pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
+    pub const SEND_FAILED: &str = "send_failed";
+    pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
 }

@@ -70,7 +70,7 @@ pub fn parse_listing(result: &Value) -> Listing {
 /// Start `codex app-server` (environment inherited: the user's CODEX_HOME),
 /// initialize, and return `hooks/list` for `cwd`, within `timeout` overall.
 pub fn list_hooks(codex: &Path, cwd: &Path, timeout: Duration) -> Result<Listing> {
-    let fail = |why: String| Error::new("codex_hooks_list_failed", why);
+    let fail = |why: String| Error::new(crate::codes::CODEX_HOOKS_LIST_FAILED, why);
     let mut child = Command::new(codex)
         .arg("app-server")
         .current_dir(cwd)

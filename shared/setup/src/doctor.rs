@@ -131,7 +131,7 @@ pub struct Options {
 impl Options {
     /// Options from the real environment: PATH lookups, current directory.
     pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
-        let cwd = std::env::current_dir().map_err(|e| Error::new("cwd_unknown", format!("cannot read the current directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
         Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude") })
     }
 }
@@ -247,8 +247,8 @@ fn check_config(out: &mut Out) -> Option<Config> {
         }
         Err(e) => {
             let fix = match e.code() {
-                "file_permissions_too_open" => format!("chmod 600 {}", path.display()),
-                "config_unknown_key" => format!("remove that key from {} (keys: docs/configuration.md)", path.display()),
+                kijito_protocol::codes::files::PERMISSIONS => format!("chmod 600 {}", path.display()),
+                kijito_protocol::codes::config::UNKNOWN_KEY => format!("remove that key from {} (keys: docs/configuration.md)", path.display()),
                 _ => format!("fix or rewrite {} (kijito-setup --force writes a valid one)", path.display()),
             };
             out.red("all", "config", format!("{} ({}); every hook runs without it", e.message(), e.code()), fix);

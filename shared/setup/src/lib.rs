@@ -10,6 +10,10 @@
 //! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
 //! | [`proc`] | running a child with bounded time and output |
 
+/// Stable codes of kijito-setup and kijito-doctor.
+pub mod codes {
+    pub use kijito_protocol::codes::setup::*;
+}
 pub mod cli;
 pub mod codex;
 pub mod doctor;

@@ -69,7 +69,7 @@ pub fn run(mut cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| Error::new("spawn_failed", format!("cannot run {:?}: {e}", cmd.get_program())))?;
+        .map_err(|e| Error::new(crate::codes::SPAWN_FAILED, format!("cannot run {:?}: {e}", cmd.get_program())))?;
     let out = drain(child.stdout.take(), limit);
     let err = drain(child.stderr.take(), limit);
     let deadline = Instant::now() + timeout;
@@ -83,7 +83,7 @@ pub fn run(mut cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
                 break;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(Error::new("spawn_failed", format!("waiting for {:?}: {e}", cmd.get_program()))),
+            Err(e) => return Err(Error::new(crate::codes::SPAWN_FAILED, format!("waiting for {:?}: {e}", cmd.get_program()))),
         }
     }
     if status.is_none() {
