@@ -1,119 +1,20 @@
 //! kijito-compact: request the host's native compaction through the adapter
 //! that owns the session (docs/adapters.md, docs/protocol.md §9).
 
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
-use kijito_protocol::command;
-use kijito_protocol::ids::{AbsPath, SessionId};
-use kijito_protocol::Result;
-
-const HELP: &str = "kijito-compact: the compaction adapters of kijito-qa (docs/adapters.md)
-
-  kijito-compact request --session-id S --data-dir ABS
-      After `qa-gate record`: record the one compaction request of this pass
-      and let the adapter that owns the session (a pinned tmux pane, or
-      `kijito-compact codex`) type/send /compact once the turn has ended.
-      Prints one line {\"type\":\"kijito.compaction.requested\",...}.
-      Fails with kijito_compact_failed:no_safe_trigger when no adapter owns
-      the session: then ask the user to run /compact.
-  kijito-compact status --session-id S --data-dir ABS
-      Print the request's state as JSON (read-only).
-  kijito-compact worker --session-id S --data-dir ABS --nonce N
-      Internal: the detached tmux worker `request` starts.
-  kijito-compact codex [--data-dir ABS] [--message-log ABS] [--codex ABS] [--stdio-client] [-- CODEX_ARGS...]
-      The Codex app-server adapter: runs `codex app-server` as its child,
-      serves a private unix socket and starts the TUI as
-      `codex --remote unix://SOCK CODEX_ARGS...` in the foreground; compacts
-      a pinned thread (thread/compact/start) when `kijito-compact request`
-      asked for it and the thread is idle. --stdio-client: headless, the
-      client speaks JSON lines on this process's stdin/stdout (no TUI).
-      --message-log: every JSON-RPC message with its direction (new 0600 file).
-";
-
-const CODEX_FLAGS: &[Flag] = &[Flag::value("--data-dir"), Flag::value("--message-log"), Flag::value("--codex"), Flag::switch("--stdio-client")];
-
-const TOOL: Tool = Tool {
-    name: "kijito-compact",
-    code_name: "compact",
-    help: HELP,
-    commands: &[
-        Command { name: "request", flags: command::KIJITO_COMPACT_REQUEST_FLAGS },
-        Command { name: "status", flags: command::KIJITO_COMPACT_STATUS_FLAGS },
-        Command { name: "worker", flags: command::KIJITO_COMPACT_WORKER_FLAGS },
-        Command { name: "codex", flags: CODEX_FLAGS },
-    ],
-};
+use kijito_compact::cli::CodexArgs;
 
 fn main() {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if argv.first().is_some_and(|a| a == "codex") {
-        std::process::exit(codex(argv));
-    }
-    std::process::exit(cli::main(&TOOL, run))
+    std::process::exit(kijito_compact::cli::main(codex))
 }
 
-/// `codex`: the flags before `--` go through the shared parser; the words
-/// after it go to the TUI unchanged.
-fn codex(argv: Vec<std::ffi::OsString>) -> i32 {
-    let (head, tail) = match argv.iter().position(|a| a == "--") {
-        Some(i) => (argv[..i].to_vec(), argv[i + 1..].to_vec()),
-        None => (argv, vec![]),
-    };
-    let args = match cli::parse(&TOOL, head) {
-        Ok(cli::Parsed::Run(a)) => a,
-        Ok(cli::Parsed::Help) => {
-            let _ = cli::print_stdout(HELP);
-            return 0;
-        }
-        Ok(cli::Parsed::Version) => {
-            let _ = cli::print_stdout(&format!("kijito-compact {}\n", env!("CARGO_PKG_VERSION")));
-            return 0;
-        }
-        Err(e) => {
-            cli::report_failure(&TOOL, &e);
-            return 2;
-        }
-    };
-    match run_codex(&args, tail) {
-        Ok(status) => status,
-        Err(e) => {
-            cli::report_failure(&TOOL, &e);
-            e.exit_status()
-        }
-    }
-}
-
-fn run_codex(args: &Args, tail: Vec<std::ffi::OsString>) -> Result<i32> {
-    let opts = kijito_compact_codex::Options {
-        data_dir: args.optional("--data-dir")?,
-        message_log: args.optional("--message-log")?,
-        codex: args.optional("--codex")?,
-        stdio_client: args.has("--stdio-client"),
-        codex_args: tail,
+/// `kijito-compact codex`: the Codex app-server adapter.
+fn codex(a: CodexArgs) -> kijito_protocol::Result<i32> {
+    kijito_compact_codex::run(&kijito_compact_codex::Options {
+        data_dir: a.data_dir,
+        message_log: a.message_log,
+        codex: a.codex,
+        stdio_client: a.stdio_client,
+        codex_args: a.codex_args,
         bounds: kijito_compact_codex::Bounds::default(),
-    };
-    kijito_compact_codex::run(&opts)
-}
-
-fn run(args: Args) -> Result<i32> {
-    let session: SessionId = args.required("--session-id")?;
-    let data: AbsPath = args.required("--data-dir")?;
-    match args.subcommand.as_str() {
-        "request" => {
-            let exe = std::env::current_exe().map_err(|e| kijito_protocol::Error::new(kijito_compact::codes::WORKER_SPAWN_FAILED, e.to_string()))?;
-            let line = kijito_compact::request(&data, &session, &exe, kijito_gate::now_ms())?;
-            cli::print_stdout(&format!("{line}\n"))?;
-            Ok(0)
-        }
-        "status" => {
-            let v = kijito_compact::status(&data, &session)?;
-            cli::print_stdout(&format!("{v}\n"))?;
-            Ok(0)
-        }
-        "worker" => {
-            let nonce: String = args.required("--nonce")?;
-            kijito_compact::run_worker(&data, &session, &nonce)?;
-            Ok(0)
-        }
-        _ => Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, "see --help")),
-    }
+    })
 }

@@ -4,6 +4,7 @@
 //! `request`/`status` commands and the tmux adapter's worker ([`worker`]).
 //! The state files themselves live in `kijito_gate::trigger`. No HTTP.
 
+pub mod cli;
 pub mod pin;
 pub mod procfs;
 pub mod tmux;
