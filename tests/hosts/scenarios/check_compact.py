@@ -12,24 +12,11 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e.common import strings_in  # noqa: E402
+from check import fail, jsonl, ok  # noqa: E402  (one copy of the scenario helpers)
 
 ATTESTED = re.compile(r"re-entry after compaction: ATTESTED")
-
-
-def fail(msg):
-    print("  FAIL: " + msg)
-    sys.exit(1)
-
-
-def ok(msg):
-    print("  ok: " + msg)
-
-
-def jsonl(path):
-    if not os.path.exists(path):
-        return []
-    return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
 
 
 def main():
