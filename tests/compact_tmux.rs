@@ -271,3 +271,32 @@ fn protocol_section_9_examples_are_byte_exact() {
     }
     assert_eq!((pins, turns, requests, lines), (2, 1, 4, 1));
 }
+
+/// The turn record that the worker waits on: UserPromptSubmit writes
+/// `running`, Stop writes `ended`; a subagent's hooks (its stdin carries
+/// `agent_id` or `agent_type`) never touch the session's turn record.
+#[test]
+fn turn_records_follow_the_session_and_ignore_subagents() {
+    use std::io::Write;
+    let w = World::new();
+    let turn = || -> Option<Value> { std::fs::read(w.qa().join(format!("compact-turn.{S}.json"))).ok().map(|b| serde_json::from_slice(&b).unwrap()) };
+    let run = |event: &str, agent: Option<(&str, &str)>| {
+        let mut stdin: Value = serde_json::from_slice(&w.hook_stdin("claude", event, S)).unwrap();
+        if let Some((k, v)) = agent {
+            stdin[k] = v.into();
+        }
+        let mut c = w.command(&SESSION_HOOK);
+        c.args(["--host", "claude", "--expect", event, "--data-dir", &w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE");
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
+        assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    };
+    run("UserPromptSubmit", Some(("agent_id", "agent-1")));
+    assert_eq!(turn(), None, "a subagent's prompt writes no turn record");
+    run("UserPromptSubmit", None);
+    assert_eq!(turn().unwrap()["state"], "running");
+    run("Stop", Some(("agent_type", "Explore")));
+    assert_eq!(turn().unwrap()["state"], "running", "a subagent's Stop does not end the session's turn");
+    run("Stop", None);
+    assert_eq!(turn().unwrap()["state"], "ended");
+}

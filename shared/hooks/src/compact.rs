@@ -6,27 +6,18 @@ use crate::run::HookEnv;
 use crate::HookInput;
 use kijito_compact::PinOutcome;
 use kijito_gate::trigger::TurnState;
-use kijito_gate::QaDir;
-use kijito_protocol::ids::AbsPath;
 
-/// Whether hook stdin belongs to a subagent (`agent_id` or `agent_type`).
-pub fn is_subagent(stdin: &[u8]) -> bool {
-    match serde_json::from_slice::<serde_json::Value>(stdin) {
-        Ok(serde_json::Value::Object(o)) => ["agent_id", "agent_type"].iter().any(|k| o.get(*k).is_some_and(|v| !v.is_null())),
-        _ => false,
-    }
+/// Whether the hook input (the parsed stdin object) belongs to a subagent
+/// (`agent_id` or `agent_type`).
+pub fn is_subagent(input: &serde_json::Map<String, serde_json::Value>) -> bool {
+    ["agent_id", "agent_type"].iter().any(|k| input.get(*k).is_some_and(|v| !v.is_null()))
 }
 
-fn qa(env: &HookEnv) -> Option<(AbsPath, QaDir)> {
-    let data = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok()?;
-    let qa = QaDir::open(&data).ok()?;
-    Some((data, qa))
-}
 
 /// SessionStart (startup, resume, clear): pin (or unpin) the session and
 /// return the paragraph for the commands text.
 pub fn session_start(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<String> {
-    let (data, qa) = qa(env)?;
+    let (data, qa) = env.qa().ok()?;
     let outcome = kijito_compact::hook_session_start(&qa, &input.session_id, subagent, env.now_ms);
     let adapter = match &outcome {
         PinOutcome::Pinned("tmux") => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended".to_owned(),
@@ -51,7 +42,7 @@ pub fn turn(env: &HookEnv, input: &HookInput, subagent: bool, state: TurnState) 
     if subagent {
         return;
     }
-    if let Some((_, qa)) = qa(env) {
+    if let Ok((_, qa)) = env.qa() {
         let _ = kijito_compact::hook_turn(&qa, &input.session_id, state, env.now_ms);
     }
 }
@@ -59,7 +50,7 @@ pub fn turn(env: &HookEnv, input: &HookInput, subagent: bool, state: TurnState) 
 /// The Stop reminder's advice while a pass waits: whether a compaction
 /// request is already on its way.
 pub fn stop_advice(env: &HookEnv, input: &HookInput) -> &'static str {
-    let pending = qa(env).and_then(|(_, qa)| kijito_compact::pending_request(&qa, &input.session_id));
+    let pending = env.qa().ok().and_then(|(_, qa)| kijito_compact::pending_request(&qa, &input.session_id));
     match pending {
         Some(r) if r.via == "tmux" || r.via == "codex-app-server" => "compaction was requested; the adapter starts it now",
         _ => "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested",

@@ -82,8 +82,7 @@ pub fn due(ratio: Option<f64>, threshold: f64, pass_valid: bool, last: Option<u8
 /// nothing to measure.
 fn look(env: &HookEnv, input: &HookInput) -> Option<(QaDir, Option<f64>, f64, PassState)> {
     let transcript = input.transcript_path.as_ref()?;
-    let data = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok()?;
-    let qa = QaDir::open(&data).ok()?;
+    let (_, qa) = env.qa().ok()?;
     let host = match env.host {
         Host::Codex => kijito_context::Host::Codex,
         Host::Claude => kijito_context::Host::Claude,

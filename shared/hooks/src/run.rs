@@ -34,7 +34,8 @@ impl HookEnv {
         HookEnv { host, data_dir_flag, config, config_error, helpers: HelperDir::current().ok(), now_ms: gate::now_ms() }
     }
 
-    fn qa(&self) -> Result<(AbsPath, QaDir)> {
+    /// The data dir (flag, config, default) and its private `qa/`.
+    pub(crate) fn qa(&self) -> Result<(AbsPath, QaDir)> {
         let data = kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())?;
         let qa = QaDir::open(&data)?;
         Ok((data, qa))
@@ -98,11 +99,12 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     match event {
         Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
         Event::UserPromptSubmit => {
-            crate::compact::turn(env, &input, crate::compact::is_subagent(stdin), gate::trigger::TurnState::Running);
-            user_prompt_submit(env, &input, &Extras::of(stdin))
+            let extras = Extras::of(stdin);
+            crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Running);
+            user_prompt_submit(env, &input, &extras)
         }
         Event::Stop => {
-            crate::compact::turn(env, &input, crate::compact::is_subagent(stdin), gate::trigger::TurnState::Ended);
+            crate::compact::turn(env, &input, Extras::of(stdin).subagent, gate::trigger::TurnState::Ended);
             stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)))
         }
         Event::PreToolUse => pre_tool_use(env, &input),
@@ -179,7 +181,7 @@ impl Extras {
             .filter(|c| c.starts_with('/') && c.len() <= 4096 && !c.contains('\0'))
             .map(std::path::PathBuf::from);
         let prompt = o.get("prompt").and_then(serde_json::Value::as_str).map(str::to_owned);
-        Extras { cwd, prompt, subagent: crate::compact::is_subagent(stdin) }
+        Extras { cwd, prompt, subagent: crate::compact::is_subagent(&o) }
     }
 }
 
