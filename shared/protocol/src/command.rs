@@ -735,7 +735,7 @@ pub fn mentions_helper(line: &str) -> bool {
     let is_sep = |c: char| c.is_whitespace() || ";|&()<>{}`'\"$\\!".contains(c);
     let is_segment_break = |c: char| c == '\n' || ";|&()<>{}`'\"$\\!".contains(c);
     for word in line.split(is_sep).filter(|w| !w.is_empty()) {
-        if GUARDED_NAMES.iter().any(|n| word.ends_with(&format!("/{n}"))) {
+        if GUARDED_NAMES.iter().any(|n| word.strip_suffix(n).is_some_and(|w| w.ends_with('/'))) {
             return true;
         }
     }
