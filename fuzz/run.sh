@@ -20,6 +20,7 @@ cd "$(dirname "$0")"
 secs=${1:-60}
 shift || true
 all=(guard hook_stdin config token manifest rendering latch_manifest tokens_ledger)
+[ -x /usr/bin/time ] || { echo "/usr/bin/time missing (apt-get install time)" >&2; exit 2; }
 command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz missing: cargo +nightly install cargo-fuzz --locked" >&2; exit 2; }
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -70,20 +71,22 @@ for target in "${targets[@]}"; do
   log=$(mktemp)
   start=$(date +%s)
   mkdir -p "artifacts/$target"
-  if ! nice -n "${NICE:-19}" "$bindir/$target" -artifact_prefix="artifacts/$target/" "corpus/$target" \
+  cpu=$(mktemp)
+  if ! /usr/bin/time -f '%U %S' -o "$cpu" nice -n "${NICE:-19}" "$bindir/$target" -artifact_prefix="artifacts/$target/" "corpus/$target" \
       -max_total_time="$t_secs" -max_len="$(max_len "$target")" -print_final_stats=1 "${runs[@]}" 2>"$log"; then
     tail -40 "$log"
     echo "$target: CRASH after $(( $(date +%s) - start ))s (see fuzz/artifacts/$target/), $(date -u +%FT%TZ)" | tee -a "${LOG:-/dev/null}"
-    rm -f "$log"
+    rm -f "$log" "$cpu"
     [ -n "${KEEP_GOING:-}" ] || exit 1
     crashed=1
     continue
   fi
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1)
   fsecs=$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$log" | grep -Eo '[0-9]+ second' | grep -Eo '[0-9]+' | tail -1)
+  cpus=$(awk '{printf "%.1f", $1 + $2}' "$cpu"); rm -f "$cpu"
   files=$(find "corpus/$target" -type f | wc -l)
   bytes=$(du -sb "corpus/$target" | cut -f1)
-  line="$target: ${execs:-?} executions in ${fsecs:-?}s of fuzzing ($(( $(date +%s) - start ))s wall), corpus $files files ($bytes bytes), max_len $(max_len "$target"), sanitizer $sanitizer, 0 crashes, $(date -u +%FT%TZ)"
+  line="$target: ${execs:-?} executions in ${fsecs:-?}s of fuzzing ($(( $(date +%s) - start ))s wall, ${cpus}s CPU), corpus $files files ($bytes bytes), max_len $(max_len "$target"), sanitizer $sanitizer, 0 crashes, $(date -u +%FT%TZ)"
   echo "$line" | tee -a "${LOG:-/dev/null}"
   rm -f "$log"
 done
