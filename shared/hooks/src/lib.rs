@@ -14,6 +14,7 @@ pub mod compact;
 pub mod guard;
 pub mod messages;
 pub mod latch_hook;
+pub mod latch_knobs;
 pub mod run;
 pub mod summary;
 pub mod text;

@@ -248,6 +248,9 @@ pub fn run(args: Args) -> Result<i32> {
                     s.head.recovery_attempts,
                     if s.silent_witness { "\nSILENT WITNESS ACTIVE" } else { "" }
                 );
+                if let Some(m) = s.one_step {
+                    t.push_str(&format!("one-step mode: {} (context fatigue: one gated action per checkpoint naming the next step)\n", m.as_str()));
+                }
                 for k in &s.known_state {
                     t.push_str(&format!("known: {k}\n"));
                 }

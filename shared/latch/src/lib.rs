@@ -15,7 +15,8 @@
 //! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
 //! | consent tokens and ledger | [`tokens`] |
-//! | the five gate checks | [`gate`] |
+//! | the five gate checks (a sixth in one-step mode) | [`gate`] |
+//! | the Stop hook's knobs: turn checkpoints, context fatigue, one-step mode | [`knobs`] |
 //! | recovery text, Silent Witness | [`recover`] |
 //! | the write transaction (every append), init, seeding | `write` |
 //! | the token ledger, consent from the user's message, reseed | `ledger` |
@@ -34,6 +35,7 @@ pub mod entry;
 pub mod gate;
 pub mod head;
 pub mod integrity;
+pub mod knobs;
 mod ledger;
 mod views;
 mod write;
@@ -46,7 +48,7 @@ pub mod time;
 pub mod tokens;
 
 pub use chain::{Depth, EntrySummary, Finding, ReportMode, VerifyReport};
-pub use entry::{ConsentState, Entry, Event, Mode, Risk};
+pub use entry::{ConsentState, Entry, Event, Mode, OneStep, Risk};
 pub use lock::LockProbe;
 pub use tokens::{TokenState, TokenStatus};
 
@@ -206,6 +208,8 @@ pub struct Status {
     /// Only the newest `compost_keep_decisions`.
     pub decisions: Vec<Decision>,
     pub silent_witness: bool,
+    /// One-step mode (context fatigue): `ready`, `step_taken`, or null.
+    pub one_step: Option<OneStep>,
     pub tokens: Vec<TokenState>,
 }
 
