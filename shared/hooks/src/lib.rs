@@ -15,6 +15,7 @@ pub mod guard;
 pub mod messages;
 pub mod latch_hook;
 pub mod latch_knobs;
+pub mod latch_wallet;
 pub mod run;
 pub mod summary;
 pub mod text;

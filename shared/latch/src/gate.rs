@@ -18,6 +18,9 @@ pub struct GateInput {
     /// Both or neither.
     pub intended: Option<Vec<u8>>,
     pub result: Option<Vec<u8>>,
+    /// The wallet signer configured now (wallet consent mode), if any: a
+    /// wallet-confirmed record must have been signed by it.
+    pub wallet: Option<crate::wallet::WalletConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,6 +69,15 @@ pub fn remediation(name: &str) -> &'static str {
         "one_step" => "Run `memory-latch checkpoint --next-step TEXT` naming exactly the one next step, then rerun gate for that step only.",
         _ => "Ask the user to send the same token again as a second, separate message (high risk), then rerun gate.",
     }
+}
+
+/// A wallet record's stored signature recovers, over its own challenge and
+/// action hash, to its recorded signer, which is the configured one (when a
+/// configuration is given).
+fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option<&crate::wallet::WalletConfig>) -> bool {
+    let Ok(signer) = crate::wallet::Address::parse(&c.signer) else { return false };
+    let Some(sig) = c.signature.as_deref().and_then(crate::wallet::Sig::standalone) else { return false };
+    configured.is_none_or(|w| w.signer == signer) && c.verify(action_hash, &sig, &signer)
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
@@ -132,6 +144,12 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
             fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
+        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash, input.wallet.as_ref())) => fail(
+            "consent_integrity",
+            crate::codes::CONSENT_RECORD_MISMATCH,
+            "the ledger's wallet signature does not verify for this action and the configured signer",
+        ),
+        (Some(_), Some(r), _) if r.wallet.is_some() => pass("consent_integrity", "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
         _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
     });
 

@@ -15,6 +15,7 @@
 //! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
 //! | consent tokens and ledger | [`tokens`] |
+//! | wallet consent mode (EIP-712 signature, secp256k1 recovery) | [`wallet`] |
 //! | the five gate checks (a sixth in one-step mode) | [`gate`] |
 //! | the Stop hook's knobs: turn checkpoints, context fatigue, one-step mode | [`knobs`] |
 //! | recovery text, Silent Witness | [`recover`] |
@@ -46,6 +47,7 @@ pub mod recover;
 pub mod redact;
 pub mod time;
 pub mod tokens;
+pub mod wallet;
 
 pub use chain::{Depth, EntrySummary, Finding, ReportMode, VerifyReport};
 pub use entry::{ConsentState, Entry, Event, Mode, OneStep, Risk};
@@ -191,6 +193,9 @@ pub struct Issued {
     pub token: String,
     pub record: tokens::TokenState,
     pub entry: Option<Entry>,
+    /// Wallet consent mode: the challenge the user's wallet signs (then
+    /// `token` is empty: only the signature confirms).
+    pub wallet: Option<wallet::Challenge>,
 }
 
 /// Status: the quick-verified head with composted decisions.

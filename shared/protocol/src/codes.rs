@@ -410,8 +410,7 @@ pub mod latch {
     pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
     pub const WALLET_SIGNATURE_INVALID: &str = "wallet_signature_invalid";
     pub const WALLET_SIGNATURE_MALLEABLE: &str = "wallet_signature_malleable";
-    pub const WALLET_WRONG_SIGNER: &str = "wallet_wrong_signer";
-    pub const WALLET_NO_MATCHING_REQUEST: &str = "wallet_no_matching_request";
+    pub const WALLET_SIGNATURE_UNMATCHED: &str = "wallet_signature_unmatched";
     pub const WALLET_EXPIRED: &str = "wallet_expired";
     pub const WALLET_NONCE_REPLAYED: &str = "wallet_nonce_replayed";
 }
