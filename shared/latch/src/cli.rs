@@ -70,6 +70,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               1 untrusted (every finding listed); with F (a saved tree head or verify --json
               report): the chain must be an append-only extension of it (consistency proof)
   consent request --action-file F --summary TEXT --risk low|medium|high
+              (wallet consent mode: prints EIP-712 typed data; the user sends the signature)
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
               the token as their whole message (the UserPromptSubmit hook records it)
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
