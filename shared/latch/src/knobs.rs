@@ -200,7 +200,7 @@ impl Latch {
         let mut written = None;
         let mut one_step = head.one_step;
         if let Some(event) = decided {
-            let e = self.transact(&guard, now_ms, event, |e, _| {
+            let written_entry = self.transact(&guard, now_ms, event, |e, _| {
                 e.details = vec![match event {
                     Event::FatigueCheckpoint => {
                         e.one_step = Some(OneStep::Ready);
@@ -217,7 +217,15 @@ impl Latch {
                     _ => format!("automatic checkpoint after {since} turns (checkpoint_freq_turns {})", g.checkpoint_freq_turns),
                 }];
                 Ok(())
-            })?;
+            });
+            let e = match written_entry {
+                Ok(e) => e,
+                Err(err) => {
+                    // Keep the count (the entry is retried at the next Stop).
+                    self.save_turns(&t)?;
+                    return Err(err);
+                }
+            };
             t.since_checkpoint = 0;
             t.reset_at_seq = e.entry_seq;
             one_step = e.one_step;

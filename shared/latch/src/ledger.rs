@@ -158,7 +158,7 @@ impl Latch {
                 (true, false) => "high risk: reconfirmed by a second, separate standalone user message".to_owned(),
             }];
             outcome = Some((authorized, rec.id.clone(), rec.action_hash.clone(), rec.risk));
-            self.save_ledger(&ledger)
+            self.save_ledger(ledger)
         });
         let entry = match written {
             Ok(e) => e,
