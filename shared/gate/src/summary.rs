@@ -17,6 +17,7 @@
 
 use crate::compaction::{Attested, Reentry};
 use crate::{rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
+use kijito_protocol::error::Error;
 use kijito_files::private;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::SessionId;
@@ -145,6 +146,30 @@ fn noting_path(qa: &QaDir, s: &SessionId) -> std::path::PathBuf {
     qa.path().as_path().join(format!("compaction-reentry-noting.{s}.json"))
 }
 
+/// Move the record back for delivery by link-then-unlink: a record that a
+/// newer claim wrote meanwhile is never overwritten (ours is then superseded
+/// and dropped).
+fn put_back(noting: &std::path::Path, reentry: &std::path::Path) -> Result<()> {
+    match std::fs::hard_link(noting, reentry) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(Error::new(
+                kijito_protocol::codes::gate::STATE_RENAME_FAILED,
+                format!("cannot put {} back: {e}", noting.display()),
+            ))
+        }
+    }
+    // Unlinking the name never follows it (even if it were a symlink).
+    match std::fs::remove_file(noting) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::new(
+            kijito_protocol::codes::gate::STATE_RENAME_FAILED,
+            format!("cannot remove {}: {e}", noting.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A record of this compaction whose summary check is still pending, with
 /// the verdict filled in; `None` when the record is not one.
 fn updated(bytes: &[u8], s: &SessionId, nonce: &str, now_ms: i64, summary: Summary<'_>) -> Option<Reentry> {
@@ -176,7 +201,7 @@ pub fn note_summary(qa: &QaDir, s: &SessionId, summary: Summary<'_>, now_ms: i64
             }
             None => None,
         };
-        rename_claim(&noting, &qa.reentry(s))?;
+        put_back(&noting, &qa.reentry(s))?;
         return Ok(verdict);
     }
     // Delivered: the record stays as audit evidence; only its verdict changes.
@@ -251,6 +276,22 @@ mod tests {
         assert_eq!(check(Summary::Absent, &a), SummaryCheck::NoSummary);
         let huge = format!("{good}{}", "x".repeat(MAX_SUMMARY_BYTES));
         assert_eq!(check(Summary::Text(&huge), &a), SummaryCheck::ValuesMissing);
+    }
+
+    #[test]
+    fn put_back_never_overwrites_a_newer_record() {
+        let d = tempfile::tempdir().unwrap();
+        let (noting, reentry) = (d.path().join("noting"), d.path().join("reentry"));
+        std::fs::write(&noting, "old").unwrap();
+        std::fs::write(&reentry, "newer").unwrap();
+        put_back(&noting, &reentry).unwrap();
+        assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "newer");
+        assert!(!noting.exists());
+        std::fs::write(&noting, "mine").unwrap();
+        std::fs::remove_file(&reentry).unwrap();
+        put_back(&noting, &reentry).unwrap();
+        assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "mine");
+        assert!(!noting.exists());
     }
 
     #[test]
