@@ -108,7 +108,7 @@ run_one() {
   case "$name" in
     attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
     context) need="$hook_bins kijito-context" ;;
-    adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
+    adapter-compact|adapter-long|plain-request) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
@@ -159,6 +159,14 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
+    plain-request)  # Claude Code headless (claude -p): neither tmux nor the app-server adapter owns the
+      # session, so the agent's `kijito-compact request` (after a real pass) must answer no_safe_trigger
+      [ "$host" = claude ] || return 0
+      local pdir="$work/plain-$host"; mkdir -p "$pdir"; echo hello > "$pdir/prompt-1"
+      kind=plain-request
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2" --host-arg=--allowedTools=Bash
+             --before-compact "$(printf '%q %q %q' "$here/scenarios/plain-request.sh" "$root" "$pdir")"
+             --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"\$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true") ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -204,10 +212,23 @@ run_tui() {
   if [ -n "$miss" ]; then
     say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
   fi
+  local planned=""
   case "$name" in
     tmux-compact) kind=compacted mode=pass; extra=(--wait-compact 120 --after-prompt "after compact") ;;
     tmux-compact-nopass) kind=pass_missing mode=nopass ;;
     tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
+    tmux-long)  # one session: 5 x (new pass, the agent's tool call requests, the adapter types /compact),
+      # then a turn that fills the context window (the fake model reports 990000 input tokens) with no
+      # pass left: the host's own ceiling-time auto-compaction, UNATTESTED
+      kind=long mode=seed planned=5
+      local data
+      case "$host" in claude) data='$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline' ;; codex) data='$HOME/.cache/kijito-qa' ;; esac
+      extra=(--cycles "$planned" --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+        --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --wait-compact 120 --after-prompt "ceiling turn HOST-E2E-INPUT-TOKENS: 990000"
+        --after-prompt "after the ceiling" --after-prompt "final prompt")
+      # Codex: the session's auto-compaction limit, far above the 100 tokens the other turns report
+      if [ "$host" = codex ]; then extra+=(--host-arg=-c --host-arg=model_auto_compact_token_limit=200000); fi ;;
   esac
   case "$host" in
     claude) args=(tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash) ;;
@@ -226,7 +247,7 @@ run_tui() {
     cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
   fi
   say "$host $name ($dt):"
-  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root"; then
+  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root" $planned; then
     passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
   else
     tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
@@ -240,9 +261,10 @@ for h in $hosts; do
   done
   run_tui "$h" tmux-compact
   run_tui "$h" tmux-compact-nopass
+  run_tui "$h" tmux-long
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
-  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude plain-request; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

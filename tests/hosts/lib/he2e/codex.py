@@ -16,6 +16,11 @@ import time
 from . import common, fakeserver
 from .common import log
 
+# kijito-qa: adapter-long's ceiling: the auto-compaction limit of the thread, and what the ceiling
+# turn's answer reports (fakeserver.TOKENS_MARKER); the other turns report 100 input tokens.
+CEILING_LIMIT = 200000
+CEILING_TOKENS = 990000
+
 CONFIG_TOML = """model = "fake-model"
 model_provider = "fake"
 approval_policy = "never"
@@ -356,6 +361,8 @@ def run(job):
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
             if job["scenario"] in ("adapter-compact", "adapter-long"):  # the tool call writes the request file
                 params["config"] = {"sandbox_mode": "danger-full-access"}
+            if job["scenario"] == "adapter-long":  # the ceiling turn (HOST-E2E-INPUT-TOKENS) crosses it
+                params["config"]["model_auto_compact_token_limit"] = CEILING_LIMIT
             state["tag"] = "thread"
             thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
             state["tag"] = "turn-1"
@@ -400,6 +407,14 @@ def run(job):
                     summary["steps"].append(dict(turn_record("adapter-compact", done["params"]["turn"]),
                                                  waited_s=round(time.time() - t0, 3)))
                     time.sleep(SETTLE_S)
+                if job["scenario"] == "adapter-long":
+                    # kijito-qa: no new pass; one turn whose answer reports more input tokens than
+                    # model_auto_compact_token_limit: Codex's own auto-compaction runs before turn-2.
+                    state["tag"] = "ceiling"
+                    summary["steps"].append(turn_record("ceiling", run_turn(
+                        c, thread_id, "Ceiling turn. %s %d" % (fakeserver.TOKENS_MARKER, CEILING_TOKENS),
+                        step_timeout())))
+                    time.sleep(SETTLE_S)
             elif job["scenario"] == "manual-compact":
                 state["tag"] = "compact"
                 summary["steps"].append(turn_record("compact", compact(c, thread_id, step_timeout())))
@@ -407,6 +422,10 @@ def run(job):
             state["tag"] = "turn-2"
             summary["steps"].append(turn_record("turn-2", run_turn(c, thread_id, PROMPT_2, step_timeout())))
             time.sleep(SETTLE_S)
+            if job["scenario"] == "adapter-long":  # SessionStart(compact) of the ceiling compaction
+                state["tag"] = "turn-3"
+                summary["steps"].append(turn_record("turn-3", run_turn(c, thread_id, "Final prompt", step_timeout())))
+                time.sleep(SETTLE_S)
             if job.get("after"):  # once the app-server has exited (rollout flushed, hooks done)
                 c.close()
                 state["tag"] = "after"

@@ -19,6 +19,22 @@ SECRET_HEADERS = ("authorization", "x-api-key")
 TOOL_MARKER = "HOST-E2E-RUN-TOOL:"
 
 
+# kijito-qa addition: a user prompt containing `HOST-E2E-INPUT-TOKENS: N` makes the fake model report
+# usage.input_tokens = N for the answer to that prompt only (a turn that fills the context window,
+# so the host's own ceiling-time auto-compaction runs before the next request).
+TOKENS_MARKER = "HOST-E2E-INPUT-TOKENS:"
+
+
+def tokens_override(texts):
+    """N after TOKENS_MARKER in the last of texts that has it, else None."""
+    for t in reversed(texts):
+        i = t.find(TOKENS_MARKER)
+        if i >= 0:
+            word = t[i + len(TOKENS_MARKER):].split(None, 1)
+            return int(word[0]) if word and word[0].isdigit() and len(word[0]) <= 9 else None
+    return None
+
+
 def tool_command(texts):
     """The command after TOOL_MARKER in the last of texts that has it, else None."""
     for t in reversed(texts):
@@ -129,6 +145,15 @@ def codex_pending_tool(body):
     return tool_command(common_strings(inp[last_user]))
 
 
+def codex_last_user_texts(body):
+    inp = body.get("input") if isinstance(body, dict) else None
+    if not isinstance(inp, list):
+        return []
+    last_user = max((i for i, it in enumerate(inp) if isinstance(it, dict) and it.get("type", "message") == "message"
+                     and it.get("role") == "user"), default=None)
+    return [] if last_user is None else common_strings(inp[last_user])
+
+
 def common_strings(obj):
     from .common import strings_in
     return strings_in(obj)
@@ -172,6 +197,8 @@ class Responses(Base):
         done = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}
         tokens = int(self.state["cfg"].get("input_tokens", 100))
+        if kind == "turn":
+            tokens = tokens_override(codex_last_user_texts(body)) or tokens
         self._sse([
             ("response.created", {"type": "response.created", "response": {"id": rid}}),
             ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
@@ -205,6 +232,12 @@ def claude_request_kind(body):
     if "<summary> block" in last or ("<summary>" in last and "do not call any tools" in last):
         return "compaction"
     return "turn"
+
+
+def claude_last_user_text(body):
+    """Text of the last user/assistant entry when it is the user's (skipping role "system" entries)."""
+    msgs = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    return _texts(msgs[-1].get("content")) if msgs and msgs[-1].get("role") == "user" else ""
 
 
 def claude_pending_tool(body):
@@ -269,6 +302,8 @@ class Messages(Base):
             text = "FAKE-REPLY: hello from the fake server."
         usage = {"input_tokens": int(self.state["cfg"].get("input_tokens", 50)), "output_tokens": 12,
                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if claude_request_kind(body) != "compaction":
+            usage["input_tokens"] = tokens_override([claude_last_user_text(body)]) or usage["input_tokens"]
         mid = "msg_fake_" + uuid.uuid4().hex[:16]
         cmd = claude_pending_tool(body)
         if cmd:
