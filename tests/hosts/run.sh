@@ -159,14 +159,21 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
-    plain-request)  # Claude Code headless (claude -p): neither tmux nor the app-server adapter owns the
-      # session, so the agent's `kijito-compact request` (after a real pass) must answer no_safe_trigger
-      [ "$host" = claude ] || return 0
-      local pdir="$work/plain-$host"; mkdir -p "$pdir"; echo hello > "$pdir/prompt-1"
+    plain-request)  # neither tmux nor the app-server adapter owns the session (Claude Code headless
+      # `claude -p`; Codex: a plain app-server session, host-e2e the client), so the agent's
+      # `kijito-compact request` after a real pass must answer no_safe_trigger
       kind=plain-request
-      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2" --host-arg=--allowedTools=Bash
-             --before-compact "$(printf '%q %q %q' "$here/scenarios/plain-request.sh" "$root" "$pdir")"
-             --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"\$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true") ;;
+      if [ "$host" = claude ]; then
+        local pdir="$work/plain-$host"; mkdir -p "$pdir"; echo hello > "$pdir/prompt-1"
+        args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2" --host-arg=--allowedTools=Bash
+               --before-compact "$(printf '%q %q %q' "$here/scenarios/plain-request.sh" "$root" "$pdir")"
+               --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"\$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
+      else
+        local data='$XDG_STATE_HOME/kijito-qa-data'
+        args+=(--scenario plain-request --before-compact "$(printf '%q %q' "$seed" "$root")"
+               --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+               --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
+      fi ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -264,7 +271,8 @@ for h in $hosts; do
   run_tui "$h" tmux-long
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
-  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude plain-request; fi
+  run_one "$h" plain-request
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

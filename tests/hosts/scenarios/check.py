@@ -333,11 +333,17 @@ def check_plain_request(out, root, s):
     if not os.path.exists(os.path.join(out, "ready.json")):
         fail("no pass was recorded (ready.json missing; see before-compact.log)")
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
-    # the tool result blocks the model received (not the SessionStart context, which also names the code)
-    results = [t for r in reqs if isinstance(r.get("body"), dict) for m in r["body"].get("messages", [])
-               if isinstance(m, dict) and isinstance(m.get("content"), list)
-               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
-               for t in strings_in(b.get("content"))]
+    # the tool results the model received (not the SessionStart context, which also names the code):
+    # Claude Code `tool_result` blocks, Codex `function_call_output` items
+    results = []
+    for r in reqs:
+        b = r.get("body") if isinstance(r.get("body"), dict) else {}
+        for m in b.get("messages", []):
+            if isinstance(m, dict) and isinstance(m.get("content"), list):
+                results += [t for x in m["content"] if isinstance(x, dict) and x.get("type") == "tool_result"
+                            for t in strings_in(x.get("content"))]
+        results += [t for x in b.get("input", []) if isinstance(x, dict) and x.get("type") == "function_call_output"
+                    for t in strings_in(x.get("output"))]
     hit = next((t for t in results if "kijito_compact_failed:no_safe_trigger" in t), None)
     if hit is None:
         fail("no tool result carries kijito_compact_failed:no_safe_trigger (tool results: %r)" % results[:2])

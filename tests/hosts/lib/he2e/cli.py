@@ -190,7 +190,7 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
-        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long"),
+        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long", "plain-request"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
         if a.markers:
@@ -332,7 +332,7 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long"],
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long", "plain-request"],
                 "manual-compact")
     c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
     c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "

@@ -359,7 +359,7 @@ def run(job):
             params = {"cwd": proj}
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
-            if job["scenario"] in ("adapter-compact", "adapter-long"):  # the tool call writes the request file
+            if job["scenario"] in ("adapter-compact", "adapter-long", "plain-request"):  # the tool call writes the request file
                 params["config"] = {"sandbox_mode": "danger-full-access"}
             if job["scenario"] == "adapter-long":  # the ceiling turn (HOST-E2E-INPUT-TOKENS) crosses it
                 params["config"]["model_auto_compact_token_limit"] = CEILING_LIMIT
@@ -379,6 +379,15 @@ def run(job):
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
             if job["scenario"] == "tool":
                 pass  # one turn: the fake model calls exec_command once, then answers text
+            elif job["scenario"] == "plain-request":
+                # kijito-qa: a plain app-server session (no wrapper, no tmux): the fake model runs
+                # --tool-command ({session_id} and $VARS filled in) in turn 2; nothing compacts.
+                cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
+                                      ).safe_substitute(env)
+                state["tag"] = "tool-turn"
+                summary["steps"].append(dict(turn_record("tool-turn", run_turn(
+                    c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())), command=cmd))
+                time.sleep(SETTLE_S)
             elif job["scenario"] in ("adapter-compact", "adapter-long"):
                 # kijito-qa: the fake model runs --tool-command ({session_id} and $VARS of the run filled
                 # in) in turn 2; the wrapper (--app-server-cmd) compacts after that turn on its own;
@@ -475,7 +484,7 @@ def run(job):
                                              markers, fakeserver.codex_request_kind)
     summary["requests"] = requests
     summary["markers"] = common.marker_index(requests, markers)
-    if job["scenario"] != "exec" and summary["ok"] and not summary["compactions"]:
+    if job["scenario"] not in ("exec", "plain-request") and summary["ok"] and not summary["compactions"]:
         summary["warnings"].append("no contextCompaction item was observed")
     summary["duration_s"] = clock.rel()
     common.write_json(os.path.join(out, "summary.json"), summary)
