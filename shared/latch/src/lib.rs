@@ -14,6 +14,8 @@
 //! | the manifest lock | [`lock`] |
 //! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
+//! | Ed25519 keys (minisign format), signed notes, passphrases | [`sign`] |
+//! | checkpoints (C2SP tlog-checkpoint), the check from the last one | [`checkpoint`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | the five gate checks | [`gate`] |
 //! | recovery text, Silent Witness | [`recover`] |
@@ -28,6 +30,7 @@ pub mod codes {
     pub use kijito_protocol::codes::latch::*;
 }
 pub mod chain;
+pub mod checkpoint;
 pub mod cli;
 pub mod detect;
 pub mod entry;
@@ -42,6 +45,7 @@ pub mod lock;
 pub mod merkle;
 pub mod recover;
 pub mod redact;
+pub mod sign;
 pub mod time;
 pub mod tokens;
 

@@ -126,6 +126,7 @@ fn latch_state(l: &latch::Latch, now_ms: u64) -> LatchState {
         lock: if initialised { l.lock_probe(now_ms).map_err(|e| err_line(&e)) } else { Ok(latch::LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes: 0 }) },
         tokens: if initialised { l.tokens(now_ms).map_err(|e| err_line(&e)) } else { Ok(Vec::new()) },
         witness_error: l.witness_marker().err().map(|e| err_line(&e)),
+        checkpoint: if verify.trusted { l.consistency_since_saved().map_err(|e| err_line(&e)) } else { Ok(None) },
         verify,
     }
 }
