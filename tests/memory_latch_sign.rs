@@ -88,7 +88,15 @@ impl Ws {
         v["entries"].as_u64().unwrap()
     }
     fn wake(&self) -> (i32, Value) {
-        let o = Command::new(WAKE)
+        self.wake_with(None)
+    }
+    fn wake_with(&self, public_key: Option<&str>) -> (i32, Value) {
+        let mut c = Command::new(WAKE);
+        c.env_remove("MEMORY_LATCH_PUBLIC_KEY_FILE");
+        if let Some(k) = public_key {
+            c.env("MEMORY_LATCH_PUBLIC_KEY_FILE", k);
+        }
+        let o = c
             .args(["--json", "--workspace"])
             .arg(&self.root)
             .env("HOME", self.root.parent().unwrap())
@@ -189,6 +197,9 @@ fn a_signed_checkpoint_verifies_with_only_the_public_key_and_forgeries_fail_clos
     let c = check(&v, "latch_checkpoint");
     assert_eq!(c["status"], "pass", "{v}");
     assert!(c["detail"].as_str().unwrap().contains("extends the checkpoint of 3 entries"), "{c}");
+    let (code, v) = w.wake_with(Some(&pk));
+    assert_eq!(code, 0, "{v}");
+    assert!(check(&v, "latch_checkpoint")["detail"].as_str().unwrap().contains(&format!("signed by {name}")), "{v}");
 
     // A tampered note: the size changed after signing.
     let tampered = w.private("tampered.note", &note.replacen("\n3\n", "\n2\n", 1));
@@ -237,4 +248,20 @@ fn a_signed_checkpoint_verifies_with_only_the_public_key_and_forgeries_fail_clos
     let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "latch_checkpoint_inconsistent").unwrap();
     assert_eq!(f["severity"], "degrading");
     assert!(f["message"].as_str().unwrap().contains("rewritten"), "{f}");
+
+    // The agent also replaces the saved checkpoints outside the workspace
+    // with its own (same uid: it can). Without the user's public key
+    // wake-check cannot tell (documented); with it, the latest checkpoint
+    // signed by the user is required, and the agent's is not one.
+    let states = |w: &Ws| w.head_record().with_extension("checkpoints.json");
+    fs::remove_dir_all(w.root.join(".memory-latch")).unwrap();
+    Command::new("cp").arg("-a").arg(forged.root.join(".memory-latch")).arg(&w.root).status().unwrap();
+    fs::copy(forged.head_record(), w.head_record()).unwrap();
+    fs::copy(states(&forged), states(&w)).unwrap();
+    let (code, v) = w.wake();
+    assert_eq!(code, 0, "the documented limit of unsigned checkpoints: {v}");
+    let (code, v) = w.wake_with(Some(&pk));
+    assert_eq!(code, 20, "{v}");
+    let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "latch_checkpoint_invalid").unwrap_or_else(|| panic!("{v}"));
+    assert!(f["message"].as_str().unwrap().starts_with("checkpoint_not_signed_by_key"), "{f}");
 }

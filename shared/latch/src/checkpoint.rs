@@ -410,6 +410,19 @@ impl Latch {
     /// `verify_fast`).
     pub fn consistency_since_saved(&self) -> Result<Option<Consistency>> {
         let Some(saved) = self.checkpoint_state()?.and_then(|s| s.latest) else { return Ok(None) };
+        self.consistency_since(&saved)
+    }
+
+    /// [`Latch::consistency_since_saved`] from the latest checkpoint signed
+    /// by `key` instead (its signature must verify): a forged or replaced
+    /// saved state cannot pass this. `Ok(None)`: none signed is saved.
+    pub fn consistency_since_signed(&self, key: &sign::VerifierKey) -> Result<Option<Consistency>> {
+        let Some(saved) = self.checkpoint_state()?.and_then(|s| s.latest_signed) else { return Ok(None) };
+        parse_note(&saved.note)?.note.verify(key)?;
+        self.consistency_since(&saved)
+    }
+
+    fn consistency_since(&self, saved: &Saved) -> Result<Option<Consistency>> {
         let (cp, frontier, last) = saved.check()?;
         let m = cp.size;
         let mut result = Consistency {
