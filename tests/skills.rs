@@ -118,7 +118,7 @@ fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     let codex = render(&src, &tmp.path().join("c.md"), Path::new("/opt/kq/codex"), "codex").unwrap();
     let claude = render(&src, &tmp.path().join("k.md"), Path::new("/opt/kq/claude"), "claude").unwrap();
     assert!(codex.contains("spawn_agent") && codex.contains("fork_context: false") && !codex.contains("Task tool"));
-    assert!(claude.contains("Task tool") && !claude.contains("spawn_agent"));
+    assert!(claude.contains("Agent tool") && claude.contains("subagent_type: \"general-purpose\"") && claude.contains("run_in_background: false") && !claude.contains("spawn_agent"));
     for t in [&codex, &claude] {
         for needed in [
             "durable decision", "verified finding", "state change", "user preference", "failure mode", "reusable command", "gate result",

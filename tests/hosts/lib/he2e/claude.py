@@ -123,6 +123,7 @@ def run(job):
         "HOST_E2E_HOOKS_DIR": hooks_dir, **({"HOST_E2E_PROBE_LOG": probe_log} if probe_cmd else {})})
     exe = job["claude"]
     extra = ["--plugin-dir", job["plugin_dir"]] if job.get("plugin_dir") else []
+    extra += job.get("host_args") or []  # kijito-qa: --host-arg
     if probe_cmd:
         extra += ["--settings", probe_settings]
     sid = str(uuid.uuid4())
