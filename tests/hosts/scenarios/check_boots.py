@@ -147,6 +147,20 @@ def main(out, root, host):
         (s.get("env", {}).get("HOST_E2E_SESSION_ID") for s in summary.get("steps", []) if s.get("step") == "after"), None)
     ok(bool(main_session), "main session id known (%s)" % main_session)
 
+    # ---- every hook run of the installed root succeeded; the guard (PreToolUse) saw every shell call,
+    # the verifiers' included (Codex reports a verifier turn's hooks under the main session id with
+    # agent_id/agent_type, which the hooks take as a subagent)
+    mine = [e for e in summary.get("hook_events", []) if (e.get("command") or "").startswith(os.path.join(root, "bin") + "/")]
+    good = "completed" if host == "codex" else "success"
+    ok(mine and all(e.get("status") == good for e in mine),
+       "%d hook runs of the installed root, all %s (%s)" % (len(mine), good, " ".join(summary.get("event_sequence", []))))
+    guard_runs = [e for e in mine if e.get("event") == "PreToolUse"]
+    ok(len(guard_runs) >= 5, "PreToolUse ran for the 3 main and 2 verifier shell calls at least (%d runs)" % len(guard_runs))
+    if host == "codex" and not EXPECT_FORK:
+        subs = [r["stdin"] for r in jsonl(os.path.join(out, "hook-inputs.jsonl"))
+                if (r.get("stdin") or {}).get("hook_event_name") == "UserPromptSubmit" and r["stdin"].get("agent_id")]
+        ok(len({x["agent_id"] for x in subs}) == 2, "Codex: the two verifier turns' hooks carry two distinct agent_id values")
+
     # ---- the verifier contexts
     cmds = list(verifier)
     ok(len(cmds) == 2, "exactly two verifier contexts (got %d: %s)" % (len(cmds), cmds))
