@@ -28,6 +28,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # keep the tool folder free of __pycache__
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from he2e.qa_driver import HOOK_HEAD, VERIFIER_PREFIX, role_start  # noqa: E402
 from he2e.common import strings_in  # noqa: E402

@@ -4,13 +4,16 @@ request: the commands kijito-qa's SessionStart hook printed (trusted hook output
 its own tool calls, and, for a verifier agent, the one command in its prompt. Stateless: every
 decision is recomputed from the request body.
 
-Main agent (a user message contains QA_MARKER), one tool call per response:
+Who is asking is read from the latest user message that carries QA_MARKER or a verifier prompt
+(role_start): a forked verifier's history also holds the main prompt, before its own.
+Main agent (that message carries QA_MARKER), one tool call per response:
   pointer-digest -> verifier 1 -> verifier 2 -> pointer-digest -> qa-gate record -> text.
   Claude Code: a verifier is one `Agent` call (subagent_type general-purpose, run_in_background
   false) whose prompt is VERIFIER_PREFIX + the command. Codex: `spawn_agent` (fork_context false,
   message VERIFIER_PREFIX + command) -> `wait_agent` -> `close_agent`, per verifier.
-Verifier agent (a user message starts with VERIFIER_PREFIX): runs the command with the host's shell
-tool, then answers the tool output as text.
+  With FORK_MARKER in the prompt the main agent forks instead (negative control).
+Verifier agent (that message carries VERIFIER_PREFIX): runs the command with the host's shell tool,
+then answers the tool output as text.
 """
 import json
 import re
