@@ -138,7 +138,9 @@ def claude_action(body):
     if start is None or start[1] != "verifier":
         return None
     cmd = next((c for c in map(_verifier_command, _claude_texts(msgs[start[0]].get("content"))) if c), None)
-    outputs = [r for m in msgs[start[0]:] if m["role"] == "user" for r in _claude_results(m.get("content"))]
+    # results after the prompt's message (a fork's prompt shares its message with the Agent call's
+    # own "Fork started" result)
+    outputs = [r for m in msgs[start[0] + 1:] if m["role"] == "user" for r in _claude_results(m.get("content"))]
     if not outputs:
         return ("Bash", {"command": cmd, "description": "cold boot"})
     return ("text", "exit status and output of the command:\n%s" % outputs[-1][:8000])
