@@ -243,6 +243,8 @@ fn protocol_section_9_examples_are_byte_exact() {
     use kijito_gate::trigger::{requested_line, Pin, Request, Turn};
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
     let section = &text[text.find("## 9. Compaction adapters").unwrap()..];
+    // up to the next top-level section (§10 follows)
+    let section = &section[..section[1..].find("\n## ").map(|i| i + 1).unwrap_or(section.len())];
     let (mut pins, mut turns, mut requests, mut lines) = (0, 0, 0, 0);
     for line in section.lines().filter(|l| l.starts_with('{')) {
         let v: Value = serde_json::from_str(line).unwrap();

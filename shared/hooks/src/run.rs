@@ -104,8 +104,11 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
             user_prompt_submit(env, &input, &extras)
         }
         Event::Stop => {
-            crate::compact::turn(env, &input, Extras::of(stdin).subagent, gate::trigger::TurnState::Ended);
-            stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)))
+            let extras = Extras::of(stdin);
+            crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Ended);
+            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
+            let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
+            crate::latch_knobs::join_stop(reply, latch_note)
         }
         Event::PreToolUse => pre_tool_use(env, &input),
     }
@@ -260,7 +263,10 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     let consent = crate::latch_hook::confirm_from_prompt(extras.cwd.as_deref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
-    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(consent).chain(crate::nudge::prompt_context(env, input)).collect();
+    // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
+    let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
+    let parts: Vec<String> =
+        reentry.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
