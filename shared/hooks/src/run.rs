@@ -70,16 +70,22 @@ fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<(QaDir, kijito_protoco
 
 /// PostCompact: claim if first; answer `{"continue":true}` (+ one line).
 pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
+    let summary = crate::summary::compact_summary(stdin);
+    let mut noted = None;
     let outcome = parse_input(stdin, "PostCompact").and_then(|input| {
         let (_, qa) = env.qa()?;
-        gate::claim(&qa, &input.session_id, env.now_ms)
+        let claimed = gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_postcompact(summary.as_deref()))?;
+        if claimed == ClaimOutcome::NothingToClaim {
+            noted = crate::summary::note(&qa, &input.session_id, summary.as_deref(), env.now_ms);
+        }
+        Ok(claimed)
     });
     match outcome {
         Ok(ClaimOutcome::Claimed(r)) if r.attested.is_some() => {
             postcompact_reply(Some(messages::POSTCOMPACT_ATTESTED))
         }
         Ok(ClaimOutcome::Claimed(r)) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_UNATTESTED, &r.reason))),
-        Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(None),
+        Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(noted),
         Err(e) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_FAILED, e.code()))),
     }
 }
@@ -155,7 +161,7 @@ fn unreadable_reentry(code: &str) -> String {
 fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option<String>> {
     let (_, qa) = env.qa()?;
     if claim_first {
-        gate::claim(&qa, &input.session_id, env.now_ms)?;
+        gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
     }
     let Some(r) = gate::take_reentry(&qa, &input.session_id, env.now_ms)? else {
         return Ok(None);

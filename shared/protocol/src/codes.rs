@@ -186,6 +186,22 @@ pub mod compaction {
     pub const PRECOMPACT_BUSY: &str = "precompact_busy";
 }
 
+/// The `summaryCheck` of a claim record: whether the compaction summary kept
+/// the four pointer values (docs/protocol.md §7).
+pub mod summary {
+    /// The summary holds all four values (`summaryCarried: true`).
+    pub const CARRIED: &str = "carried";
+    /// The summary lacks at least one value (`summaryCarried: false`).
+    pub const VALUES_MISSING: &str = "values_missing";
+    /// Claimed before the host handed any hook the summary (Claude Code:
+    /// SessionStart(compact) runs before PostCompact); PostCompact fills it in.
+    pub const PENDING: &str = "pending";
+    /// The host gave no hook the summary (Codex 0.169.0 never does).
+    pub const NO_SUMMARY: &str = "no_summary";
+    /// Unattested: nothing was asked to carry.
+    pub const UNATTESTED: &str = "unattested";
+}
+
 /// `qa-gate record`.
 pub mod record {
     pub const VERIFY_FAILED: &str = "pass_verify_failed";
