@@ -269,7 +269,33 @@ run_tui() {
   fi
 }
 
+# run_boots HOST: the QA skill's two cold boots by fresh verifier agents of the real host (Claude
+# Code: Agent tool subagents; Codex: spawn_agent), then digest again and record; then the negative
+# control (the fake main agent forks its conversation into the verifiers; the check must see it).
+# See scenarios/seed-boots.sh, lib/he2e/qa_driver.py and scenarios/check_boots.py.
+run_boots() {
+  local host="$1" root="$prefix/$1" v out rc t0 dt miss
+  wanted boots || return 0
+  miss=$(missing "$root" $hook_bins $pass_bins)
+  if [ -n "$miss" ]; then say "FAIL $host boots: not installed: $miss"; failures=$((failures + 1)); report+=("$host boots: FAIL"); return 0; fi
+  mkdir -p "$work/out"
+  for v in boots boots-fork; do
+    out="$work/out/$host-$v" rc=0 t0=$(now)
+    "$he2e" "$host" $([ "$host" = codex ] && echo --hooks "$root/hooks/hooks.json" || echo --plugin-dir "$root" --host-arg=--allowedTools=Bash) \
+      --scenario prompts --prompt-file "$out.prompt" --out "$out" --timeout 240 \
+      --before-first "$(printf '%q %q %q %q' "$here/scenarios/seed-boots.sh" "$root" "$out.prompt" "${v#boots}")" \
+      --after "$(printf '%q %q' "$here/scenarios/after-boots.sh" "$root")" > "$out.log" 2>&1 || rc=$?
+    dt=$(took "$t0"); say "$host $v ($dt, host-e2e exit $rc):"
+    if [ -f "$out/summary.json" ] && python3 "$here/scenarios/check_boots.py" "$out" "$root" "$host" $([ "$v" = boots-fork ] && echo --expect-fork); then
+      passed=$((passed + 1)); report+=("$host $v: ok ($dt)")
+    else
+      tail -n 20 "$out.log"; say "FAIL $host $v (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $v: FAIL ($dt)")
+    fi
+  done
+}
+
 for h in $hosts; do
+  run_boots "$h"
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done

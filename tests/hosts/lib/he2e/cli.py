@@ -190,6 +190,10 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
+        if (a.scenario == "prompts") != bool(a.prompt_file):
+            raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
+        if a.before_first is not None and not a.before_first.strip():
+            raise ValueError("--before-first needs a non-empty shell command")
         check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long", "plain-request"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
@@ -206,7 +210,8 @@ def cmd_codex(a):
            "markers": os.path.abspath(a.markers) if a.markers else None, "codex": exe, "lib": LIB,
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
-           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between}
+           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between,
+           "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
     return run_confined(job, "codex", prefix)
 
 
@@ -333,8 +338,14 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long", "plain-request"],
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long", "plain-request", "prompts"],
                 "manual-compact")
+    c.add_argument("--before-first", metavar="CMD",
+                   help="kijito-qa: prompts scenario: shell command run after the hooks are trusted, before "
+                        "thread/start (output to before-first.log); it may write the --prompt-file files")
+    c.add_argument("--prompt-file", action="append", metavar="FILE",
+                   help="kijito-qa: prompts scenario: one turn per file (repeatable), read right before its "
+                        "turn; the thread runs with sandbox_mode danger-full-access")
     c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
     c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "
                    "--before-compact (kijito-qa)")

@@ -52,6 +52,10 @@ class StepError(RuntimeError):
     pass
 
 
+class _Done(Exception):
+    """kijito-qa: the prompts scenario finished (skips the compaction steps)."""
+
+
 def pascal(name):
     return name[:1].upper() + name[1:] if name else name
 
@@ -357,6 +361,29 @@ def run(job):
                 raise StepError("codex exec exited %d (see exec.stderr.txt)" % p.returncode)
         else:
             params = {"cwd": proj}
+            if job["scenario"] == "prompts":  # kijito-qa: --before-first, then one turn per --prompt-file
+                if job.get("before_first"):
+                    state["tag"] = "before-first"
+                    cmds.run("before-first", job["before_first"], env, {"HOST_E2E_SESSION_ID": "",
+                             "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj}, summary["steps"])
+                params["config"] = {"sandbox_mode": "danger-full-access"}
+                state["tag"] = "thread"
+                thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
+                for n, pf in enumerate(job["prompt_files"]):
+                    with open(pf, encoding="utf-8") as f:
+                        text = f.read(64 * 1024).rstrip("\n")
+                    state["tag"] = "%d-prompt" % (n + 1)
+                    summary["steps"].append(dict(turn_record(state["tag"], run_turn(c, thread_id, text,
+                                                                                     step_timeout())), prompt=text))
+                    time.sleep(SETTLE_S)
+                if job.get("after"):
+                    session, notes = common.hook_session(common.read_jsonl(probe_log), PROBE_HINT)
+                    summary["warnings"] += notes
+                    c.close()
+                    state["tag"] = "after"
+                    cmds.run("after", job["after"], env, session, summary["steps"])
+                summary["ok"] = True
+                raise _Done()
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
             if job["scenario"] in ("adapter-compact", "adapter-long", "plain-request"):  # the tool call writes the request file
@@ -440,6 +467,8 @@ def run(job):
                 state["tag"] = "after"
                 cmds.run("after", job["after"], env, session, summary["steps"])
         summary["ok"] = True
+    except _Done:
+        pass
     except (RuntimeError, subprocess.TimeoutExpired) as e:  # StepError, common.Interrupted
         summary["errors"].append(str(e))
     finally:
@@ -484,7 +513,7 @@ def run(job):
                                              markers, fakeserver.codex_request_kind)
     summary["requests"] = requests
     summary["markers"] = common.marker_index(requests, markers)
-    if job["scenario"] not in ("exec", "plain-request") and summary["ok"] and not summary["compactions"]:
+    if job["scenario"] not in ("exec", "plain-request", "prompts") and summary["ok"] and not summary["compactions"]:
         summary["warnings"].append("no contextCompaction item was observed")
     summary["duration_s"] = clock.rel()
     common.write_json(os.path.join(out, "summary.json"), summary)

@@ -10,6 +10,7 @@ import uuid
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")
@@ -161,9 +162,11 @@ def common_strings(obj):
 
 
 class Responses(Base):
-    def _codex_tool_call(self, rid, seq, cmd):
-        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": "exec_command",
-                "arguments": json.dumps({"cmd": cmd}), "status": "completed"}
+    def _codex_tool_call(self, rid, seq, cmd, name="exec_command", args=None):
+        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": name,
+                "arguments": json.dumps(args if args is not None else {"cmd": cmd}), "status": "completed"}
+        if name in qa_driver.CODEX_AGENT_TOOLS:  # kijito-qa: Codex 0.169 offers them in a namespace
+            item["namespace"] = qa_driver.CODEX_AGENT_NAMESPACE
         tokens = int(self.state["cfg"].get("input_tokens", 100))
         self._sse([
             ("response.created", {"type": "response.created", "response": {"id": rid}}),
@@ -192,7 +195,12 @@ class Responses(Base):
         else:
             text = "Hello from the fake model (seq=%d)." % seq
         rid, mid = "resp_%d" % seq, "msg_%d" % seq
-        cmd = codex_pending_tool(body) if kind == "turn" else None
+        act = qa_driver.codex_action(body) if kind == "turn" else None  # kijito-qa
+        if act and act[0] != "text":
+            return self._codex_tool_call(rid, seq, None, act[0], act[1])
+        if act:
+            text = act[1]
+        cmd = codex_pending_tool(body) if kind == "turn" and not act else None
         if cmd:
             return self._codex_tool_call(rid, seq, cmd)
         done = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
@@ -272,19 +280,19 @@ def echoed_lines(body, drop=None):
 
 
 class Messages(Base):
-    def _claude_tool_use(self, body, model, mid, usage, cmd):
+    def _claude_tool_use(self, body, model, mid, usage, cmd, name="Bash", args=None):
         tid = "toolu_fake_" + uuid.uuid4().hex[:16]
-        args = {"command": cmd, "description": "host-e2e tool call"}
+        args = args if args is not None else {"command": cmd, "description": "host-e2e tool call"}
         if not body.get("stream"):
             return self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
-                                    "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": args}],
+                                    "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}],
                                     "stop_reason": "tool_use", "stop_sequence": None, "usage": usage})
         self._sse([
             ("message_start", {"type": "message_start", "message": {
                 "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
                 "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}}),
             ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "tool_use", "id": tid, "name": "Bash", "input": {}}}),
+                                     "content_block": {"type": "tool_use", "id": tid, "name": name, "input": {}}}),
             ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                      "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)}}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -323,7 +331,12 @@ class Messages(Base):
         if claude_request_kind(body) != "compaction":
             usage["input_tokens"] = tokens_override([claude_last_user_text(body)]) or usage["input_tokens"]
         mid = "msg_fake_" + uuid.uuid4().hex[:16]
-        cmd = claude_pending_tool(body)
+        act = qa_driver.claude_action(body) if claude_request_kind(body) == "turn" else None  # kijito-qa
+        if act and act[0] != "text":
+            return self._claude_tool_use(body, model, mid, usage, None, act[0], act[1])
+        if act:
+            text = act[1]
+        cmd = claude_pending_tool(body) if not act else None
         if cmd:
             return self._claude_tool_use(body, model, mid, usage, cmd)
         if not body.get("stream"):
