@@ -3,6 +3,8 @@
 //! `session-hook` run with a host payload whose `cwd` is that workspace
 //! (tests/memory_latch_consent.rs, tests/hooks_wake.rs).
 
+#![allow(clippy::unwrap_used)]
+
 use super::gate::{wait_bounded, World, SESSION_HOOK};
 use serde_json::Value;
 use std::fs;
