@@ -8,8 +8,9 @@ usage() {
   cat <<'EOF'
 Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--bin-dir DIR] [--debug] [--uninstall] [--help]
 
-Builds the release binaries (cargo build --release --locked) and installs one
-plugin root per host:
+Builds the release binaries (cargo build --release --locked; the hook binaries
+with the size-optimised `hooks` profile: cargo build --profile hooks -p
+kijito-hooks) and installs one plugin root per host:
   <prefix>/codex/   bin/, hooks/hooks.json, skills/, .codex-plugin/plugin.json
   <prefix>/claude/  bin/, hooks/hooks.json, skills/, .claude-plugin/plugin.json
 Hook commands carry the absolute installed paths, written at install time.
@@ -162,7 +163,11 @@ fi
 
 if [ "$profile" = release ]; then
   say "building release binaries (cargo build --release --locked)"
-  (cd "$here" && "$CARGO" build --release --locked --workspace --bins) || die "cargo build failed"
+  (cd "$here" && "$CARGO" build --release --locked --workspace --exclude kijito-hooks --bins) || die "cargo build failed"
+  # The hook binaries run on every tool call and prompt: the `hooks` profile
+  # (Cargo.toml) builds them small; see docs/architecture.md (Binary sizes).
+  say "building the hook binaries (cargo build --profile hooks --locked -p kijito-hooks)"
+  (cd "$here" && "$CARGO" build --profile hooks --locked -p kijito-hooks --bins) || die "cargo build failed"
 else
   say "building debug binaries (cargo build --locked)"
   (cd "$here" && "$CARGO" build --locked --workspace --bins) || die "cargo build failed"
@@ -181,10 +186,24 @@ m = json.load(sys.stdin)
 names = sorted({t["name"] for p in m["packages"] for t in p["targets"] if "bin" in t["kind"]})
 print("\n".join(names))
 ')
+mapfile -t hook_bins < <(printf '%s' "$meta" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+print("\n".join(sorted(t["name"] for p in m["packages"] if p["name"] == "kijito-hooks" for t in p["targets"] if "bin" in t["kind"])))
+')
 [ ${#bins[@]} -gt 0 ] || die "the workspace declares no [[bin]] targets"
-release="$target_dir/$profile"
+# built B: where the binary B was built (the hooks profile for kijito-hooks' bins in a release install)
+built() {
+  local h
+  if [ "$profile" = release ]; then
+    for h in "${hook_bins[@]}"; do
+      [ "$h" = "$1" ] && { printf '%s/hooks/%s' "$target_dir" "$1"; return; }
+    done
+  fi
+  printf '%s/%s/%s' "$target_dir" "$profile" "$1"
+}
 for b in "${bins[@]}"; do
-  [ -x "$release/$b" ] || die "built binary missing: $release/$b"
+  [ -x "$(built "$b")" ] || die "built binary missing: $(built "$b")"
 done
 
 # ----------------------------------------------------------------- install
@@ -271,7 +290,7 @@ install_root() {
 
   local b
   for b in "${bins[@]}"; do
-    place_bin "$release/$b" "$root/bin/$b"
+    place_bin "$(built "$b")" "$root/bin/$b"
     files+=("bin/$b")
   done
   render "$here/hooks/$h/hooks.json.tmpl" "$root/hooks/hooks.json" "$root" "$h"; files+=("hooks/hooks.json")

@@ -7,11 +7,13 @@
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
 //! figure is an upper bound: max(this bench's RSS at spawn, the hook's own).
 //!
-//! `cargo build --release -p kijito-hooks && cargo bench --bench hook_latency`
-//! uses the release binaries cargo built (the hook binaries are the
-//! kijito-hooks package's, which `cargo bench` does not build);
+//! `cargo build --profile hooks -p kijito-hooks && cargo bench --bench hook_latency`
+//! uses the hook binaries of the `hooks` profile (what install.sh installs;
+//! they are the kijito-hooks package's, which `cargo bench` does not build)
+//! from `target/hooks/` and the other binaries from `target/release/`;
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
-//! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB.
+//! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB;
+//! it also prints each hook binary's size against the 1 MB bound.
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
@@ -21,6 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 200;
+/// The size bound of each hook binary (issue 16: at most 1 MB).
+const MAX_HOOK_BYTES: u64 = 1_000_000;
 const SESSION: &str = "bench-hook-latency-0001";
 
 struct Sample {
@@ -107,17 +111,15 @@ fn main() {
     if std::env::var_os(WRITE_PASS).is_some() {
         return write_pass();
     }
-    let bin: PathBuf = std::env::var_os("KIJITO_BENCH_BIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().unwrap().to_owned());
+    let release = Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().unwrap().to_owned();
+    let (bin, hook_bin): (PathBuf, PathBuf) = match std::env::var_os("KIJITO_BENCH_BIN_DIR") {
+        Some(d) => (d.clone().into(), d.into()),
+        None => (release.clone(), release.parent().unwrap().join("hooks")),
+    };
     // The hook binaries belong to the kijito-hooks package: `cargo bench`
     // builds only this package's binaries, so they must be built first.
-    for name in ["precompact", "postcompact", "session-hook", "qa-gate", "pointer-snapshot"] {
-        assert!(
-            bin.join(name).is_file(),
-            "{} is missing: run `cargo build --release -p kijito-hooks` first (or set KIJITO_BENCH_BIN_DIR)",
-            bin.join(name).display()
-        );
+    for path in [hook_bin.join("precompact"), hook_bin.join("postcompact"), hook_bin.join("session-hook"), bin.join("qa-gate"), bin.join("pointer-snapshot")] {
+        assert!(path.is_file(), "{} is missing: run `cargo build --profile hooks -p kijito-hooks` first (or set KIJITO_BENCH_BIN_DIR)", path.display());
     }
     // A real world to work in: the demo leaves a seeded store's reports, config and transcript.
     let out = Command::new(bin.join("kijito-local")).args(["demo", "--keep"]).output().expect("demo");
@@ -157,21 +159,26 @@ fn main() {
         // A fresh valid pass each round (the previous one was promoted and consumed).
         std::fs::write(&pass_path, &pass).unwrap();
         std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let s = measure(&bin.join("precompact"), &["--host", "codex"], &pre, &env);
+        let s = measure(&hook_bin.join("precompact"), &["--host", "codex"], &pre, &env);
         assert!(s.stdout.contains("attested"), "round {round}: {}", s.stdout);
         t_pre.push(s);
-        let s = measure(&bin.join("postcompact"), &["--host", "codex"], &post, &env);
+        let s = measure(&hook_bin.join("postcompact"), &["--host", "codex"], &post, &env);
         assert!(s.stdout.contains("\"continue\":true"), "round {round}: {}", s.stdout);
         t_post.push(s);
-        let s = measure(&bin.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
+        let s = measure(&hook_bin.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
         assert!(s.stdout.contains("ATTESTED"), "round {round}: {}", s.stdout);
         t_start.push(s);
         t_true.push(measure(Path::new("/bin/true"), &[], "", &env));
     }
-    println!("hook latency over {ROUNDS} rounds each, binaries from {}", bin.display());
+    println!("hook latency over {ROUNDS} rounds each, hook binaries from {}", hook_bin.display());
     let base = stats("/bin/true", &t_true, None);
     stats("precompact --host codex (promote pass)", &t_pre, Some(base));
     stats("postcompact --host codex (claim)", &t_post, Some(base));
     stats("session-hook SessionStart(compact)", &t_start, Some(base));
+    for name in ["precompact", "postcompact", "session-hook"] {
+        let size = std::fs::metadata(hook_bin.join(name)).unwrap().len();
+        let verdict = if size <= MAX_HOOK_BYTES { "ok" } else { "OVER" };
+        println!("{name:<38} size {size:>9} B  (bound {MAX_HOOK_BYTES} B: {verdict})");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

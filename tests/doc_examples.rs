@@ -20,6 +20,8 @@
 //!
 //! It must exit 0.
 
+mod support;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -141,6 +143,8 @@ fn install_root(home: &Path, bins: &Path) {
     fs::create_dir_all(&dir).expect("mkdir root bin");
     for name in bin_names() {
         let src = bins.join(&name);
+        // Missing or stale (older than its sources) fails loudly here.
+        support::bin(&name);
         assert!(src.is_file(), "{} not built", src.display());
         if fs::hard_link(&src, dir.join(&name)).is_err() {
             std::os::unix::fs::symlink(&src, dir.join(&name)).expect("symlink");

@@ -12,26 +12,11 @@ use kijito_protocol::ids::SessionId;
 use kijito_latch::{self as latch, Latch};
 use serde_json::json;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use support::latch::{env, ups, Env};
 use support_gate::*;
 
-const BOOT: &str = "11111111-2222-3333-4444-555555555555";
 const DAY: u64 = 86_400_000;
-
-struct Env {
-    w: World,
-    ws: PathBuf,
-    boot: PathBuf,
-}
-
-fn env() -> Env {
-    let w = World::new();
-    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
-    fs::create_dir(&ws).unwrap();
-    let boot = w.tmp.path().join("boot_id");
-    fs::write(&boot, format!("{BOOT}\n")).unwrap();
-    Env { w, ws, boot }
-}
 
 impl Env {
     fn latch(&self) -> Latch {
@@ -48,16 +33,7 @@ impl Env {
         p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         edit(&mut p);
-        let mut c = self.w.command(&SESSION_HOOK);
-        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
-        let mut child = c.spawn().unwrap();
-        {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().unwrap();
-            stdin.write_all(p.to_string().as_bytes()).unwrap();
-        }
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = self.session_hook(host, expect, &p);
         let schema = if expect == "SessionStart" { "session-start" } else { "user-prompt-submit" };
         assert_schema_valid(schema, &out.stdout);
         context_of(&out.stdout)
@@ -73,14 +49,6 @@ fn startup(host: &str) -> &'static str {
         "app-server:SessionStart:startup"
     } else {
         "SessionStart(source=startup)"
-    }
-}
-
-fn ups(host: &str) -> &'static str {
-    if host == "codex" {
-        "app-server:UserPromptSubmit"
-    } else {
-        "UserPromptSubmit"
     }
 }
 

@@ -9,36 +9,16 @@ use support::gate as support_gate;
 
 use serde_json::{json, Value};
 use std::fs;
-use std::path::PathBuf;
 use std::process::Output;
+use support::latch::{ups, Env};
 use support_gate::*;
 
 const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
-const BOOT: &str = "11111111-2222-3333-4444-555555555555";
-
-struct Env {
-    w: World,
-    ws: PathBuf,
-    boot: PathBuf,
-}
 
 fn env() -> Env {
-    let w = World::new();
-    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
-    fs::create_dir(&ws).unwrap();
-    let boot = w.tmp.path().join("boot_id");
-    fs::write(&boot, format!("{BOOT}\n")).unwrap();
-    let e = Env { w, ws, boot };
+    let e = support::latch::env();
     e.ok(&["init", "--objective", "ship memory-latch v2", "--next-step", "write the tests"]);
     e
-}
-
-fn ups(host: &str) -> &'static str {
-    if host == "codex" {
-        "app-server:UserPromptSubmit"
-    } else {
-        "UserPromptSubmit"
-    }
 }
 
 impl Env {
@@ -86,16 +66,7 @@ impl Env {
         context_of(&out.stdout)
     }
     fn hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
-        let mut c = self.w.command(&SESSION_HOOK);
-        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
-        let mut child = c.spawn().unwrap();
-        {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
-        }
-        let out = wait_bounded(child, 30);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        out
+        self.session_hook(host, expect, stdin)
     }
     /// The PreToolUse guard's answer for a shell command the model runs.
     fn guard(&self, host: &str, command: &str) -> Option<String> {

@@ -1,12 +1,14 @@
 //! The one test support module of the integration tests and benches:
 //! [`server`] (a real kijito-local on an ephemeral loopback port, raw HTTP),
-//! [`gate`] (QA state worlds, hook stdin, reports), [`publish`] (seeded
+//! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
+//! workspace beside a gate world), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
 //! [`bin`], the path of any built binary of the workspace.
 
 #![allow(dead_code, unused_imports)]
 
 pub mod gate;
+pub mod latch;
 pub mod publish;
 pub mod server;
 pub mod snapshot;
@@ -15,12 +17,58 @@ pub use server::*;
 
 /// The path of a workspace binary built next to this package's binaries
 /// (`target/<profile>/`). The hook binaries belong to the `kijito-hooks`
-/// package, so Cargo gives this package no `CARGO_BIN_EXE_` for them;
-/// `cargo test --workspace` builds them (that package has an integration
-/// test) before any test runs.
+/// package, so Cargo gives this package no `CARGO_BIN_EXE_` for them, and
+/// `cargo test --test X` does not rebuild them: a binary that is missing, or
+/// older than any workspace source file its cargo dep-info (`<name>.d` beside
+/// it, written by every `cargo build` of it) lists, fails the test loudly
+/// instead of testing yesterday's code. `cargo build --workspace` (or
+/// `-p <package>`) rebuilds it. A binary only `cargo test` built has no
+/// dep-info (cargo writes none for test dependencies) and is taken as is.
 pub fn bin(name: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().expect("target dir");
     let p = dir.join(name);
-    assert!(p.is_file(), "{} is not built: run `cargo test --workspace`", p.display());
+    assert!(p.is_file(), "{} is not built: run `cargo build --workspace` first", p.display());
+    if let Err(why) = fresh(&p) {
+        panic!("{} is stale ({why}): run `cargo build --workspace` (or `cargo build -p <its package>`) first", p.display());
+    }
     p.to_string_lossy().into_owned()
+}
+
+/// `Ok` when every workspace source file listed in `exe`'s dep-info exists
+/// and is not newer than `exe` (cargo's own rule for a path dependency).
+fn fresh(exe: &std::path::Path) -> Result<(), String> {
+    let dep_info = exe.with_file_name(format!("{}.d", exe.file_name().and_then(|n| n.to_str()).unwrap_or_default()));
+    let text = match std::fs::read_to_string(&dep_info) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("unreadable dep-info {}: {e}", dep_info.display())),
+    };
+    let built = std::fs::metadata(exe).and_then(|m| m.modified()).map_err(|e| e.to_string())?;
+    let dep_info_older = std::fs::metadata(&dep_info).and_then(|m| m.modified()).map(|m| m < built).unwrap_or(true);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // "<target>: <dep> <dep> ...", spaces inside a path escaped as "\ ".
+    let line = text.lines().next().unwrap_or_default();
+    let deps = line.split_once(": ").map(|(_, d)| d).ok_or_else(|| format!("unreadable dep-info {}", dep_info.display()))?;
+    let mut checked = 0;
+    for dep in deps.replace("\\ ", "\0").split(' ').filter(|d| !d.is_empty()).take(100_000) {
+        let path = std::path::PathBuf::from(dep.replace('\0', " "));
+        if !path.starts_with(root) {
+            continue;
+        }
+        let modified = match std::fs::metadata(&path).and_then(|m| m.modified()) {
+            Ok(m) => m,
+            // A `cargo test` relinked the binary after this dep-info was
+            // written (it writes none): its list may name a removed file.
+            Err(_) if dep_info_older => continue,
+            Err(_) => return Err(format!("{} is gone", path.display())),
+        };
+        if modified > built {
+            return Err(format!("{} changed after it was built", path.display()));
+        }
+        checked += 1;
+    }
+    if checked == 0 && !dep_info_older {
+        return Err(format!("its dep-info {} lists no source of this workspace", dep_info.display()));
+    }
+    Ok(())
 }

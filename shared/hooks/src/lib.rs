@@ -218,12 +218,17 @@ pub fn guarded<T>(work: impl FnOnce() -> T) -> std::result::Result<T, String> {
 }
 
 /// The whole life of a hook process: start a watchdog that prints `fallback`
-/// and `_exit(0)`s after `timeout`, run `work` (panics caught), print its
-/// answer (or `fallback`), exit 0. Exactly one answer is ever printed.
+/// and `_exit(0)`s after `timeout`, run `work`, print its answer, exit 0.
+/// A panic anywhere answers `fallback` and exits 0 from the panic hook
+/// itself, before any unwinding, so the same holds under `panic = "abort"`
+/// (the release profile of the hook binaries, docs/architecture.md).
+/// Exactly one answer is ever printed.
 pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce() -> Option<String>) -> ! {
-    std::panic::set_hook(Box::new(|info| {
+    let on_panic = fallback.clone();
+    std::panic::set_hook(Box::new(move |info| {
         let _ = writeln!(std::io::stderr(), "kijito hook: internal error ({}); answering fail-soft", codes::PANIC);
         let _ = info;
+        finish(on_panic.as_deref())
     }));
     let fb = fallback.clone();
     let _ = std::thread::Builder::new().name("watchdog".into()).spawn(move || {
@@ -234,8 +239,14 @@ pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce()
             unsafe { libc::_exit(0) }
         }
     });
+    // `guarded` only matters if a panic ever got past the hook above.
     let answer = guarded(work).unwrap_or(fallback);
-    if answer_once(answer.as_deref()) {
+    finish(answer.as_deref())
+}
+
+/// Print `answer` unless one was already printed, then exit 0.
+fn finish(answer: Option<&str>) -> ! {
+    if answer_once(answer) {
         std::process::exit(0);
     }
     // The watchdog won the race and is exiting; never print a second answer.

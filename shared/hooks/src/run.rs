@@ -20,6 +20,8 @@ pub struct HookEnv {
     pub config_error: Option<String>,
     pub helpers: Option<HelperDir>,
     pub now_ms: i64,
+    /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
+    qa: std::sync::OnceLock<Result<(AbsPath, QaDir)>>,
 }
 
 impl HookEnv {
@@ -31,14 +33,19 @@ impl HookEnv {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
         };
-        HookEnv { host, data_dir_flag, config, config_error, helpers: HelperDir::current().ok(), now_ms: gate::now_ms() }
+        HookEnv { host, data_dir_flag, config, config_error, helpers: HelperDir::current().ok(), now_ms: gate::now_ms(), qa: Default::default() }
     }
 
-    /// The data dir (flag, config, default) and its private `qa/`.
+    /// The data dir (flag, config, default) and its private `qa/`: resolved
+    /// and ensured on the first call only (one event asks several times).
     pub(crate) fn qa(&self) -> Result<(AbsPath, QaDir)> {
-        let data = kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())?;
-        let qa = QaDir::open(&data)?;
-        Ok((data, qa))
+        self.qa
+            .get_or_init(|| {
+                let data = kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())?;
+                let qa = QaDir::open(&data)?;
+                Ok((data, qa))
+            })
+            .clone()
     }
 
     fn helpers(&self) -> Result<&HelperDir> {

@@ -14,6 +14,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from appserver import AppServer, AppServerError  # noqa: E402  (one copy of the JSON-RPC loop)
+
 codex, root, work = sys.argv[1:4]
 home = os.path.join(work, "codex-plugin-home")
 market = os.path.join(work, "codex-marketplace")
@@ -42,38 +45,13 @@ listing = run("plugin", "list")
 if "kijito-qa@kijito-qa-e2e" not in listing or "installed, enabled" not in listing:
     sys.exit("codex plugin list does not show kijito-qa installed and enabled:\n" + listing)
 
-srv = subprocess.Popen([codex, "app-server"], env=env, cwd=home, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL)
-
-
-def req(i, method, params):
-    srv.stdin.write((json.dumps({"id": i, "method": method, "params": params}) + "\n").encode())
-    srv.stdin.flush()
-    for _ in range(10000):
-        line = srv.stdout.readline()
-        if not line:
-            sys.exit("codex app-server exited during " + method)
-        msg = json.loads(line)
-        if msg.get("id") == i:
-            if "error" in msg:
-                sys.exit("%s failed: %s" % (method, msg["error"]))
-            return msg["result"]
-    sys.exit("no answer to " + method)
-
-
 try:
-    req(1, "initialize", {"clientInfo": {"name": "kijito-e2e", "title": "kijito-e2e", "version": "1"},
-                          "capabilities": {"experimentalApi": True}})
-    srv.stdin.write(b'{"method":"initialized"}\n')
-    srv.stdin.flush()
-    hooks = [h for d in req(2, "hooks/list", {"cwds": [home]})["data"] for h in d.get("hooks", [])]
-    skills = [s for d in req(3, "skills/list", {"cwds": [home]})["data"] for s in d.get("skills", [])]
-finally:
-    srv.stdin.close()
-    try:
-        srv.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        srv.kill()
+    with AppServer(codex, env, home) as srv:
+        srv.initialize()
+        hooks = [h for d in srv.request("hooks/list", {"cwds": [home]})["data"] for h in d.get("hooks", [])]
+        skills = [s for d in srv.request("skills/list", {"cwds": [home]})["data"] for s in d.get("skills", [])]
+except AppServerError as e:
+    sys.exit(str(e))
 
 with open(os.path.join(root, "hooks", "hooks.json")) as f:
     want = sorted(h["command"] for groups in json.load(f)["hooks"].values() for g in groups for h in g["hooks"])

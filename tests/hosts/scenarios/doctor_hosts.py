@@ -17,6 +17,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from appserver import AppServer, AppServerError  # noqa: E402  (one copy of the JSON-RPC loop)
+
 bindir, prefix, work = sys.argv[1:4]
 root = os.path.join(prefix, "codex")
 doctor = os.path.join(root, "bin", "kijito-doctor")
@@ -56,39 +59,16 @@ def check(report, host, name):
 
 
 def trust_all():
-    srv = subprocess.Popen([os.path.join(bindir, "codex"), "app-server"], env=env, cwd=home, stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-    def req(i, method, params):
-        srv.stdin.write((json.dumps({"id": i, "method": method, "params": params}) + "\n").encode())
-        srv.stdin.flush()
-        for _ in range(10000):
-            line = srv.stdout.readline()
-            if not line:
-                fail("codex app-server exited during " + method)
-            msg = json.loads(line)
-            if msg.get("id") == i:
-                if "error" in msg:
-                    fail("%s failed: %s" % (method, msg["error"]))
-                return msg["result"]
-        fail("no answer to " + method)
-
     try:
-        req(1, "initialize", {"clientInfo": {"name": "kijito-e2e", "title": "kijito-e2e", "version": "1"},
-                              "capabilities": {"experimentalApi": True}})
-        srv.stdin.write(b'{"method":"initialized"}\n')
-        srv.stdin.flush()
-        hooks = [h for d in req(2, "hooks/list", {"cwds": [home]})["data"] for h in d.get("hooks", [])]
-        edits = [{"keyPath": "hooks.state", "mergeStrategy": "upsert",
-                  "value": {h["key"]: {"trusted_hash": h["currentHash"]}}} for h in hooks]
-        req(3, "config/batchWrite", {"edits": edits, "reloadUserConfig": True})
-        return len(hooks)
-    finally:
-        srv.stdin.close()
-        try:
-            srv.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        with AppServer(os.path.join(bindir, "codex"), env, home) as srv:
+            srv.initialize()
+            hooks = [h for d in srv.request("hooks/list", {"cwds": [home]})["data"] for h in d.get("hooks", [])]
+            edits = [{"keyPath": "hooks.state", "mergeStrategy": "upsert",
+                      "value": {h["key"]: {"trusted_hash": h["currentHash"]}}} for h in hooks]
+            srv.request("config/batchWrite", {"edits": edits, "reloadUserConfig": True})
+            return len(hooks)
+    except AppServerError as e:
+        fail(str(e))
 
 
 # 1. before trust: red, untrusted, the fix names /hooks
