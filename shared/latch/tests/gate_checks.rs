@@ -279,3 +279,33 @@ fn every_check_has_its_own_remediation() {
     assert!(texts[4].contains("second, separate message"));
     assert_eq!(remediation("anything else"), texts[4]);
 }
+
+#[test]
+fn a_tampered_chain_fails_the_checkpoint_and_enters_silent_witness() {
+    let f = authorized(Risk::Low);
+    assert!(f.latch.witness_marker().unwrap().is_none());
+    let path = f.latch.paths().manifest.clone();
+    let original = fs::read_to_string(&path).unwrap();
+    let tampered = original.replacen("consent requested", "consent requestee", 1);
+    assert_ne!(tampered, original);
+    fs::write(&path, tampered).unwrap();
+    assert!(!f.latch.verify().trusted);
+    let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
+    assert!(!r.passed);
+    assert_eq!(r.entry_seq, None);
+    let cp = check(&r, "checkpoint_integrity");
+    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED));
+    assert!(cp.message.starts_with("the latch chain is not trusted ("), "{}", cp.message);
+    assert!(!cp.message.contains(codes::UNVERIFIABLE), "names the first finding: {}", cp.message);
+    // No head is read from an untrusted chain, so there is no consent either.
+    assert_eq!(check(&r, "consent_integrity").code.as_deref(), Some(codes::UNTRUSTED));
+    assert_eq!(r.remediation.as_deref(), Some(remediation("checkpoint_integrity")));
+    // The failed verification wrote the Silent Witness marker; from now on
+    // the gate refuses outright, naming why.
+    let marker = f.latch.witness_marker().unwrap().expect("a witness marker");
+    assert_eq!(marker.reason, "verification failed");
+    assert!(!marker.findings.is_empty());
+    let e = f.latch.gate(T0 + 11, &input(&f)).unwrap_err();
+    assert_eq!(e.code(), codes::SILENT_WITNESS_ACTIVE);
+    assert!(e.message().contains("(verification failed)"), "{}", e.message());
+}
