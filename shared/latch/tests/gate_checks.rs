@@ -309,3 +309,32 @@ fn a_tampered_chain_fails_the_checkpoint_and_enters_silent_witness() {
     assert_eq!(e.code(), codes::SILENT_WITNESS_ACTIVE);
     assert!(e.message().contains("(verification failed)"), "{}", e.message());
 }
+
+/// An hmac chain read without its key is unverifiable: the checkpoint check
+/// fails (naming that), but nothing was found wrong, so no Silent Witness.
+#[test]
+fn an_unverifiable_chain_fails_the_checkpoint_without_a_witness() {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let boot = d.path().join("boot");
+    fs::write(&boot, "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee").unwrap();
+    let ws = d.path().join("ws");
+    fs::create_dir_all(ws.join("src")).unwrap();
+    let mut c = Config::new(&ws);
+    c.boot_id_file = boot;
+    c.heads_dir = Some(d.path().join("heads"));
+    let key = kijito_latch::integrity::HmacKey::from_bytes(&[7u8; 64]).unwrap();
+    let keyed = Latch::open(&c).unwrap().with_key(key);
+    keyed.init(1_000, &latch::InitInput { objective: "o".into(), want_hmac: true, ..Default::default() }).unwrap();
+    let issued = keyed.consent_request(T0, ACTION, "clean", Risk::Low).unwrap();
+    let checkpoint = issued.entry.as_ref().unwrap().integrity.payload_hash.clone();
+    let keyless = Latch::open(&c).unwrap();
+    let report = keyless.verify();
+    assert!(!report.trusted && report.findings.is_empty(), "{report:?}");
+    let f = Fixture { _dir: d, latch: keyless, checkpoint };
+    let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
+    let cp = check(&r, "checkpoint_integrity");
+    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED));
+    assert_eq!(cp.message, format!("the latch chain is not trusted ({})", codes::UNVERIFIABLE));
+    assert!(f.latch.witness_marker().unwrap().is_none(), "no witness without a finding");
+}
