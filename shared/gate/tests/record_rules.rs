@@ -458,3 +458,35 @@ fn qa_dir_forms() {
     let sys = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
     assert!((sys - now).abs() < 60_000, "{now} vs {sys}");
 }
+
+/// The documented bounds, as numbers (docs/protocol.md §7): a pass lives 30
+/// minutes, the transcript may grow 1 MiB, state files are at most 64 KiB
+/// and reports at most 1 MiB.
+#[test]
+fn the_documented_bounds_as_numbers() {
+    let e = rec();
+    let ready = record::record(&e.req, || Ok(evidence()), NOW).unwrap();
+    let p = ready.pass;
+    let s = &e.req.session_id;
+    let t = p.transcript;
+    assert!(p.check_valid(s, NOW + 1_800_000, &t).is_ok());
+    assert_eq!(p.check_valid(s, NOW + 1_800_001, &t).unwrap_err().code(), "pass_stale");
+    let grown = kijito_gate::TranscriptId { size: t.size + 1_048_576, ..t };
+    assert!(p.check_valid(s, NOW, &grown).is_ok());
+    let grown = kijito_gate::TranscriptId { size: t.size + 1_048_577, ..t };
+    assert_eq!(p.check_valid(s, NOW, &grown).unwrap_err().code(), "transcript_grew_too_much");
+    let d = private_dir();
+    let f = d.path().join("f.json");
+    private::write_atomic(&f, &vec![b' '; 65_536]).unwrap();
+    assert!(state::read_state(&f).is_ok());
+    private::write_atomic(&f, &vec![b' '; 65_537]).unwrap();
+    assert!(state::read_state(&f).is_err());
+    // A report of exactly 1 MiB is read (and then judged); one byte more is not.
+    let mut big = green(N1, NOW - 1).to_string().into_bytes();
+    big.resize(1_048_576, b' ');
+    private::write_atomic(&f, &big).unwrap();
+    assert!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).is_ok());
+    big.push(b' ');
+    private::write_atomic(&f, &big).unwrap();
+    assert_eq!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).unwrap_err().code(), rc::TOO_LARGE);
+}

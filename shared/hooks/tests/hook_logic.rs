@@ -443,3 +443,18 @@ fn a_token_prompt_confirms_only_through_a_latch() {
     assert!(confirm_from_prompt(Some(d.path()), Some("ACT-22ZZ99"), 1).unwrap().contains("no readable latch"));
     assert!(kijito_hooks::latch_hook::open_latch(d.path()).is_none());
 }
+
+/// The stdin bound is 1 MiB exactly (docs/protocol.md §8), as a number.
+#[test]
+fn the_stdin_bound_is_one_mebibyte() {
+    let mut stdin = br#"{"hook_event_name":"Stop","session_id":"a","pad":""#.to_vec();
+    stdin.resize(1_048_576 - 2, b'x');
+    stdin.extend_from_slice(b"\"}");
+    assert_eq!(stdin.len(), 1_048_576);
+    assert!(kijito_hooks::parse_input(&stdin, "Stop").is_ok());
+    assert_eq!(kijito_hooks::read_bounded(&stdin[..]).unwrap().len(), 1_048_576);
+    let mut over = stdin.clone();
+    over.push(b' ');
+    assert_eq!(kijito_hooks::parse_input(&over, "Stop").unwrap_err().code(), "hook_stdin_too_large");
+    assert_eq!(kijito_hooks::read_bounded(&over[..]).unwrap_err().code(), "hook_stdin_too_large");
+}
