@@ -458,3 +458,117 @@ fn the_stdin_bound_is_one_mebibyte() {
     assert_eq!(kijito_hooks::parse_input(&over, "Stop").unwrap_err().code(), "hook_stdin_too_large");
     assert_eq!(kijito_hooks::read_bounded(&over[..]).unwrap_err().code(), "hook_stdin_too_large");
 }
+
+/// Append one usage line of the host's real shape: `used` tokens of a
+/// 200000 (Claude) or 258400 (Codex) window.
+fn grow(w: &W, host: Host, used: u64) {
+    use std::io::Write;
+    let line = match host {
+        Host::Claude => json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}}),
+        Host::Codex => json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
+            "last_token_usage": {"input_tokens": used, "total_tokens": used}, "model_context_window": 258_400}}}),
+    };
+    let mut f = std::fs::OpenOptions::new().append(true).open(w.transcript.as_path()).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+fn ups_context(env: &HookEnv, w: &W) -> Option<String> {
+    run::session(env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"}))).map(|r| context(Some(r)))
+}
+
+fn stop_message(env: &HookEnv, w: &W) -> Option<String> {
+    run::session(env, Event::Stop, &w.stdin("Stop", json!({}))).map(|r| json_of(&r)["systemMessage"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn the_context_nudge_fires_once_per_ten_points() {
+    for (host, window) in [(Host::Claude, 200_000f64), (Host::Codex, 258_400f64)] {
+        let w = world();
+        let env = w.env(host, T0);
+        let at = |r: f64| (window * r) as u64;
+        grow(&w, host, at(0.41));
+        assert_eq!(ups_context(&env, &w), None);
+        assert_eq!(stop_message(&env, &w), None);
+        grow(&w, host, at(0.635));
+        assert_eq!(
+            ups_context(&env, &w).as_deref(),
+            Some("kijito-qa: context at 63% (QA threshold 60%) and no valid QA pass: run the kijito-memory-qa skill now, then request compaction.")
+        );
+        assert_eq!(ups_context(&env, &w), None, "once per band");
+        assert_eq!(
+            stop_message(&env, &w).as_deref(),
+            Some("kijito-qa: context at 63% and no valid QA pass; run the kijito-memory-qa skill before compacting, or the compaction will be UNATTESTED.")
+        );
+        assert_eq!(stop_message(&env, &w), None, "once per band");
+        grow(&w, host, at(0.715));
+        assert!(ups_context(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
+        assert!(stop_message(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
+        // The remembered bands are this session's, owner-only.
+        let state = w.qa().path().as_path().join("nudge.sess-1.json");
+        let v: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert_eq!((v["sessionId"].as_str(), v["promptBand"].as_u64(), v["stopBand"].as_u64()), (Some("sess-1"), Some(7), Some(7)));
+        assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
+        // Below the threshold the band resets, so crossing again nudges again.
+        grow(&w, host, at(0.3));
+        assert_eq!(ups_context(&env, &w), None);
+        assert_eq!(stop_message(&env, &w), None);
+        let v: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert_eq!((v["promptBand"].clone(), v["stopBand"].clone()), (Value::Null, Value::Null));
+        grow(&w, host, at(0.72));
+        assert!(ups_context(&env, &w).is_some());
+        // Another session's state file (or a band out of range) is not ours.
+        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "other", "promptBand": 7, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        assert!(ups_context(&env, &w).is_some());
+        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "sess-1", "promptBand": 11, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        assert!(ups_context(&env, &w).is_some());
+        assert_eq!(stop_message(&env, &w), None, "the valid stop band is kept");
+    }
+}
+
+#[test]
+fn no_nudge_with_a_valid_pass_and_the_threshold_from_the_config() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    grow(&w, Host::Claude, 150_000);
+    w.pass(T0);
+    assert_eq!(ups_context(&env, &w), None);
+    assert!(stop_message(&env, &w).unwrap().contains("waits for compaction"));
+    // A higher threshold from the config.
+    let w = world();
+    let mut env = w.env(Host::Claude, T0);
+    let mut c = kijito_files::config::Config::from_json(br#"{}"#).unwrap();
+    c.qa_at_context_ratio = 0.8;
+    env.config = Some(c);
+    grow(&w, Host::Claude, 150_000);
+    assert_eq!(ups_context(&env, &w), None);
+    grow(&w, Host::Claude, 165_000);
+    assert_eq!(
+        ups_context(&env, &w).as_deref(),
+        Some("kijito-qa: context at 82% (QA threshold 80%) and no valid QA pass: run the kijito-memory-qa skill now, then request compaction.")
+    );
+    // No transcript: no measurement, no nudge.
+    let env = w.env(Host::Claude, T0);
+    let no_t = br#"{"hook_event_name":"UserPromptSubmit","session_id":"sess-1","prompt":"x"}"#;
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, no_t), None);
+}
+
+#[test]
+fn stop_notices_a_claimed_pass_once() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    let notice = "kijito-qa: a QA pass covers one compaction; the next compaction of this session will be UNATTESTED unless the kijito-memory-qa skill runs again.";
+    assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
+    assert_eq!(stop_message(&env, &w), None, "once per claim");
+    // A new claim is noticed again.
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let claimed = w.qa().attempt_claimed(&sid());
+    std::fs::remove_file(&claimed).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
+}
