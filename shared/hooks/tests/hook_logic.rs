@@ -572,3 +572,11 @@ fn stop_notices_a_claimed_pass_once() {
     run::postcompact(&env, &w.stdin("PostCompact", json!({})));
     assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
 }
+
+#[test]
+fn the_nudge_fires_at_the_threshold_itself() {
+    use kijito_hooks::nudge::due;
+    assert_eq!(due(Some(0.6), 0.6, false, None), (Some(6), true));
+    assert_eq!(due(Some(0.5999), 0.6, false, Some(5)), (None, false));
+    assert_eq!(due(Some(0.0), 0.0, false, None), (Some(0), true));
+}
