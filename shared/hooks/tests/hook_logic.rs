@@ -580,3 +580,17 @@ fn the_nudge_fires_at_the_threshold_itself() {
     assert_eq!(due(Some(0.5999), 0.6, false, Some(5)), (None, false));
     assert_eq!(due(Some(0.0), 0.0, false, None), (Some(0), true));
 }
+
+#[test]
+fn session_start_names_the_compaction_request_and_the_adapter() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
+    let request = format!("{} request --session-id sess-1 --data-dir {}", w.dir.path().join("bin/kijito-compact").display(), w.data);
+    assert!(t.contains(&format!("- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  {request}\n")), "{t}");
+    assert!(t.contains("Compaction adapter: "), "{t}");
+    // A subagent's SessionStart gets the commands but no adapter text.
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear", "agent_id": "a1"}))));
+    assert!(t.starts_with("kijito-qa (trusted hook output)"), "{t}");
+    assert!(!t.contains("Compaction adapter"), "{t}");
+}
