@@ -594,3 +594,15 @@ fn session_start_names_the_compaction_request_and_the_adapter() {
     assert!(t.starts_with("kijito-qa (trusted hook output)"), "{t}");
     assert!(!t.contains("Compaction adapter"), "{t}");
 }
+
+/// Only `<sh> -c|-lc <line>` (exactly three words) runs its third word as
+/// the line; any other argv is judged whole.
+#[test]
+fn only_a_three_word_shell_c_runs_its_third_word() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["qa-gate", "-c", "status"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["bash", "-lc", "ls", "qa-gate"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["zsh", "-x", "qa-gate"]))));
+    assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(["/usr/bin/bash", "-c", "ls -la"]))), None);
+}
