@@ -330,3 +330,26 @@ fn the_rollback_artifact_exists_before_the_patch_and_is_never_overwritten() {
     assert_eq!(std::fs::read(d.path().join("rollback.json")).unwrap(), b"precious");
     assert_eq!(methods(&a), [Method::Post, Method::Get, Method::Post]);
 }
+
+/// The file bounds as numbers: a content file of 64 KiB is read (and then
+/// judged as a manifest), one byte more is refused; a rollback artifact may
+/// be 6 MiB + 64 KiB (six bytes per byte of a 1 MiB answer plus envelope).
+#[test]
+fn the_file_bounds_as_numbers() {
+    assert_eq!(crate::http::MAX_RESPONSE_BYTES, 1_048_576);
+    let d = private_tmp();
+    let content = d.path().join("c.json");
+    std::fs::write(&content, vec![b' '; 65_536]).unwrap();
+    let e = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json"))).unwrap_err();
+    assert_eq!(e.code(), "pointer_manifest_invalid", "{e:?}");
+    std::fs::write(&content, vec![b' '; 65_537]).unwrap();
+    let e = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json"))).unwrap_err();
+    assert_eq!((e.code(), e.detail().unwrap()["reason"].as_str()), (codes::CONTENT_FILE, Some(private::codes::TOO_LARGE)));
+    let art = d.path().join("a.json");
+    private::write_atomic(&art, &vec![b' '; 6_356_992]).unwrap();
+    let e = read_rollback_artifact(&abs(&art), pid(), lock()).unwrap_err();
+    assert_eq!((e.code(), e.message()), (codes::ROLLBACK_ARTIFACT, "rollback artifact is not JSON"));
+    private::write_atomic(&art, &vec![b' '; 6_356_993]).unwrap();
+    let e = read_rollback_artifact(&abs(&art), pid(), lock()).unwrap_err();
+    assert_eq!(e.detail().unwrap()["reason"], private::codes::TOO_LARGE);
+}
