@@ -102,3 +102,31 @@ fn the_watchdog_answers_when_the_work_cannot_finish() {
         assert!(took < watchdog + Duration::from_secs(10), "{bin} took {took:?}");
     }
 }
+
+/// Claude Code's plugin options fill the pointer the config lacks; Codex
+/// hooks never read them.
+#[test]
+fn plugin_options_count_for_claude_only() {
+    let d = dirs();
+    let start = r#"{"hook_event_name":"SessionStart","session_id":"sess-1","source":"clear"}"#;
+    let run = |host: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_session-hook"))
+            .args(["--host", host, "--expect", "SessionStart", "--data-dir"])
+            .arg(d.0.path().join("data"))
+            .env("HOME", d.0.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env(kijito_files::config::OPTION_POINTER_ID, "777")
+            .env(kijito_files::config::OPTION_LOCK_MESSAGE_ID, "888")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(start.as_bytes()).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let claude = run("claude");
+    assert!(claude.contains("Pointer id 777, lock message id 888."), "{claude}");
+    let codex = run("codex");
+    assert!(codex.contains("No pointer is configured"), "{codex}");
+}
