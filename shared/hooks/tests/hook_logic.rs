@@ -606,3 +606,21 @@ fn only_a_three_word_shell_c_runs_its_third_word() {
     denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["zsh", "-x", "qa-gate"]))));
     assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(["/usr/bin/bash", "-c", "ls -la"]))), None);
 }
+
+#[test]
+fn stop_advice_for_a_tmux_request() {
+    let w = world();
+    let env = w.env(Host::Codex, T0 + 60_000);
+    w.pass(T0);
+    let qa = w.qa();
+    kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
+        session_id: sid(),
+        via: kijito_gate::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1 },
+        pinned_at_ms: T0,
+    })
+    .unwrap();
+    let (r, _) = kijito_gate::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    assert_eq!(r.via, "tmux");
+    let v = json_of(&run::session(&env, Event::Stop, &w.stdin("Stop", json!({}))).unwrap());
+    assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
+}
