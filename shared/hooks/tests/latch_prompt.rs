@@ -43,6 +43,31 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     // Replayed: refused, said as such.
     let again = confirm_from_prompt(Some(&ws), Some(&issued.token), 3_001).unwrap();
     assert!(again.starts_with("memory-latch: the user's token was NOT accepted (consent_already_confirmed: "), "{again}");
+    // Through UserPromptSubmit: the session's `cwd` must be an absolute path.
+    let data = d.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
+    let env = kijito_hooks::run::HookEnv {
+        host: kijito_hooks::Host::Claude,
+        data_dir_flag: Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
+        config: None,
+        config_error: None,
+        helpers: None,
+        now_ms: 6_000,
+    };
+    let ups = |cwd: &str, prompt: &str| {
+        let stdin = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": cwd, "prompt": prompt}).to_string();
+        let out = kijito_hooks::run::session(&env, kijito_hooks::Event::UserPromptSubmit, stdin.as_bytes()).expect("an answer");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned()
+    };
+    let third = l.consent_request(5_500, b"rm -rf target3\n", "clean", Risk::Low).unwrap();
+    // The same directory named relative to this process's working directory.
+    let here = std::env::current_dir().unwrap();
+    let relative = format!("{}{}", "../".repeat(here.components().count() - 1), ws.to_str().unwrap().trim_start_matches('/'));
+    assert!(std::path::Path::new(&relative).join(".memory-latch").exists(), "{relative}");
+    assert!(ups(&relative, &third.token).contains("no readable latch"));
+    assert!(ups(ws.to_str().unwrap(), &third.token).starts_with(&format!("memory-latch: the USER confirmed consent token {}", third.record.id)));
     // Without the key in the environment the hmac chain cannot be extended.
     std::env::set_var(latch::HMAC_KEY_ENV, "");
     assert!(!open_latch(&ws).unwrap().has_key(), "an empty variable names no key");
