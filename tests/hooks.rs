@@ -107,8 +107,11 @@ fn claude_order_session_start_then_postcompact_delivers_once() {
     let ss = w.hook_stdin("claude", "SessionStart(source=compact)", CLAUDE_S);
     let first = session_hook(&w, "claude", "SessionStart", &ss).expect("SessionStart(compact) claims and delivers");
     assert_attested(&context_of(first.as_bytes()).unwrap(), &ready, &w);
+    // Nothing left to claim; the recorded host summary (FAKE-COMPACT-SUMMARY) kept no pointer
+    // value, so PostCompact records summaryCarried false and tells the user (tests/summary_carried.rs).
     let post = postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S));
-    assert_eq!(post, json!({"continue": true}));
+    assert_eq!(post["systemMessage"], "kijito-qa: the compaction summary lost at least one of the pointer id, lock id and both digests (summaryCarried: false); the re-entry text has them");
+    assert_eq!(postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S)), json!({"continue": true}), "decided once");
     assert_eq!(session_hook(&w, "claude", "SessionStart", &ss), None);
     assert_eq!(session_hook(&w, "claude", "UserPromptSubmit", &w.hook_stdin("claude", "UserPromptSubmit", CLAUDE_S)), None);
 }
@@ -135,7 +138,9 @@ fn unattested_compaction_says_so() {
     assert!(post["systemMessage"].as_str().unwrap().contains("UNATTESTED"));
     let reentry: Value = serde_json::from_slice(&fs::read(w.qa().join(format!("compaction-reentry.{CODEX_S}.json"))).unwrap()).unwrap();
     let keys: Vec<&str> = reentry.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["schemaVersion", "sessionId", "claimedAtMs", "attested", "reason", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce"]);
+    assert_eq!(keys, ["schemaVersion", "sessionId", "claimedAtMs", "attested", "reason", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce", "summaryCarried", "summaryCheck"]);
+    assert_eq!(reentry["schemaVersion"], 2);
+    assert_eq!((&reentry["summaryCarried"], &reentry["summaryCheck"]), (&Value::Null, &json!("unattested")));
     assert_eq!(reentry["attested"], false);
     assert_eq!(reentry["pointerId"], Value::Null);
     let out = session_hook(&w, "codex", "SessionStart", &w.hook_stdin("codex", "app-server:SessionStart:compact", CODEX_S)).unwrap();

@@ -59,6 +59,7 @@ impl Home {
             .env_remove("CLAUDE_PLUGIN_DATA")
             .env_remove("PLUGIN_DATA")
             .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
             .stdin(Stdio::null());
         for (k, v) in env {
             c.env(k, v);
@@ -499,4 +500,142 @@ fn claude_hooks_take_the_pointer_ids_from_plugin_options_unless_the_config_has_t
     fs::remove_file(dir.join("config.json")).unwrap();
     let out = session_start(&h, "claude", &[("CLAUDE_PLUGIN_OPTION_POINTER_ID", "12; rm -rf /")]);
     assert!(out.contains("config_plugin_option_invalid") && !out.contains("rm -rf"), "{out}");
+}
+
+// ------------------------------------------------ doctor: Claude Code plugin options, token file
+
+fn doctor_env(h: &Home, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let o = h.run_env(DOCTOR, &a, env);
+    (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout))))
+}
+
+/// The config `kijito-setup --create` wrote, without the two ids (a user who
+/// set them only in Claude Code's plugin options).
+fn drop_ids_from_config(h: &Home) {
+    let mut c: Value = serde_json::from_slice(&fs::read(h.config()).unwrap()).unwrap();
+    let o = c.as_object_mut().unwrap();
+    o.remove("pointerId");
+    o.remove("lockMessageId");
+    kijito_files::private::write_atomic(&h.config(), c.to_string().as_bytes()).unwrap();
+}
+
+/// User settings shaped as `claude plugin configure kijito-qa@local-test --values-stdin`
+/// writes them (Claude Code 2.1.328, measured): numbers under pluginConfigs[id].options.
+fn claude_settings(dir: &Path, options: Value) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let p = dir.join("settings.json");
+    let v = serde_json::json!({"enabledPlugins": {"kijito-qa@local-test": true}, "pluginConfigs": {"kijito-qa@local-test": {"options": options}}});
+    fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn doctor_reads_the_claude_plugin_options_where_claude_code_stores_them() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    let ids = create(&h, &server);
+    let (pointer, lock) = (ids["pointerId"].as_u64().unwrap(), ids["lockMessageId"].as_u64().unwrap());
+    let prefix = h.path("prefix");
+    install_root(&prefix, "claude");
+    let args = ["--root", s(&prefix), "--host", "claude"];
+    // The config file names the pointer: the options are not needed (the file wins).
+    let (code, v) = doctor_env(&h, &args, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(check(&v, "claude", "plugin options")["status"], "green");
+    assert!(check(&v, "claude", "plugin options")["detail"].as_str().unwrap().contains("not needed"));
+
+    // No ids anywhere: yellow, with the command that sets them; exit 0 (warnings do not stop hooks).
+    drop_ids_from_config(&h);
+    let (code, v) = doctor_env(&h, &args, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    let c = check(&v, "claude", "plugin options");
+    assert_eq!(c["status"], "yellow", "{v:#}");
+    assert!(c["detail"].as_str().unwrap().contains(s(&h.home.join(".claude/settings.json"))), "{c}");
+    assert!(c["fix"].as_str().unwrap().contains("claude plugin configure kijito-qa@<marketplace> --values-stdin"), "{c}");
+    assert_eq!(check(&v, "all", "api")["status"], "yellow");
+
+    // Set in ~/.claude/settings.json: green, naming the file and the plugin id; the api check
+    // reads the pointer the hooks would use.
+    let settings = claude_settings(&h.home.join(".claude"), serde_json::json!({"pointer_id": pointer, "lock_message_id": lock}));
+    let (code, v) = doctor_env(&h, &args, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    let c = check(&v, "claude", "plugin options");
+    assert_eq!(c["status"], "green", "{v:#}");
+    let d = c["detail"].as_str().unwrap();
+    assert!(d.contains(&format!("pointer_id {pointer}, lock_message_id {lock}")) && d.contains(s(&settings)) && d.contains("kijito-qa@local-test"), "{d}");
+    assert_eq!(check(&v, "all", "api")["status"], "green", "{v:#}");
+    assert!(check(&v, "all", "api")["detail"].as_str().unwrap().contains(&format!("/api/memory/{pointer}")));
+
+    // CLAUDE_CONFIG_DIR moves the user settings: only that directory counts (the doctor runs in
+    // HOME, where ~/.claude/settings.json would also be the project settings, so move it aside).
+    let aside = h.path("settings.aside");
+    fs::rename(&settings, &aside).unwrap();
+    let other = h.path("claude-config");
+    let (_, v) = doctor_env(&h, &args, &[("CLAUDE_CONFIG_DIR", s(&other))]);
+    assert_eq!(check(&v, "claude", "plugin options")["status"], "yellow");
+    assert!(check(&v, "claude", "plugin options")["detail"].as_str().unwrap().contains(s(&other.join("settings.json"))));
+    claude_settings(&other, serde_json::json!({"pointer_id": pointer.to_string(), "lock_message_id": lock.to_string()}));
+    let (_, v) = doctor_env(&h, &args, &[("CLAUDE_CONFIG_DIR", s(&other))]);
+    assert_eq!(check(&v, "claude", "plugin options")["status"], "green", "{v:#}");
+    fs::rename(&aside, &settings).unwrap();
+
+    // Only one option set: yellow, the fix keeps the known value and names the installed plugin id.
+    claude_settings(&h.home.join(".claude"), serde_json::json!({"pointer_id": pointer}));
+    let (_, v) = doctor_env(&h, &args, &[]);
+    let c = check(&v, "claude", "plugin options");
+    assert_eq!(c["status"], "yellow", "{v:#}");
+    assert!(c["detail"].as_str().unwrap().contains("no lock_message_id"), "{c}");
+    let fix = c["fix"].as_str().unwrap();
+    assert!(fix.contains(&format!("{{\"pointer_id\":\"{pointer}\",\"lock_message_id\":\"M\"}}")) && fix.contains("claude plugin configure kijito-qa@local-test --values-stdin"), "{fix}");
+
+    // A value the hooks would refuse: red (exit 1), never echoed.
+    claude_settings(&h.home.join(".claude"), serde_json::json!({"pointer_id": "12; rm -rf /", "lock_message_id": lock}));
+    let (code, v) = doctor_env(&h, &args, &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let c = check(&v, "claude", "plugin options");
+    assert_eq!(c["status"], "red", "{v:#}");
+    assert!(c["detail"].as_str().unwrap().contains("config_plugin_option_invalid") && !c.to_string().contains("rm -rf"), "{c}");
+
+    // A settings file that is a symlink is not followed: reported, yellow.
+    fs::remove_file(&settings).unwrap();
+    let real = claude_settings(&h.path("elsewhere"), serde_json::json!({"pointer_id": pointer, "lock_message_id": lock}));
+    std::os::unix::fs::symlink(&real, &settings).unwrap();
+    let (_, v) = doctor_env(&h, &args, &[]);
+    let c = check(&v, "claude", "plugin options");
+    assert_eq!(c["status"], "yellow", "{v:#}");
+    assert!(c["detail"].as_str().unwrap().contains("symlink"), "{c}");
+}
+
+/// A missing token file is red: hooks still fire, but `qa-gate record` needs
+/// the one live pointer read, so no QA cycle can be recorded (docs/configuration.md).
+#[test]
+fn doctor_is_red_without_the_token_file_and_prints_the_fix() {
+    let server = LocalServer::start();
+    let h = Home::new();
+    create(&h, &server);
+    let prefix = h.path("prefix");
+    install_root(&prefix, "codex");
+    let token = h.path("my-token");
+    let mut c: Value = serde_json::from_slice(&fs::read(h.config()).unwrap()).unwrap();
+    c["tokenFile"] = Value::String(s(&token).to_owned());
+    kijito_files::private::write_atomic(&h.config(), c.to_string().as_bytes()).unwrap();
+    let (code, v) = doctor_env(&h, &["--root", s(&prefix), "--host", "codex", "--offline"], &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let t = check(&v, "all", "token file");
+    assert_eq!(t["status"], "red");
+    assert_eq!(t["fix"].as_str().unwrap(), format!("put your token in {0} (one line) and make it owner-only: `chmod 600 {0}`", s(&token)));
+    // the hook lines stay green: hooks fire without a token
+    for name in ["layout", "hooks.json", "hook binaries", "data dir"] {
+        assert_eq!(check(&v, "codex", name)["status"], "green", "{name}");
+    }
+    let o = h.run(DOCTOR, &["--root", s(&prefix), "--host", "codex", "--offline"]);
+    let out = text(&o.stdout);
+    assert!(out.contains(&format!("fix: put your token in {}", s(&token))) && out.contains("1 red line"), "{out}");
+    // with the token in place (owner-only) it is green again
+    fs::copy(server.token_file(), &token).unwrap();
+    fs::set_permissions(&token, fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, v) = doctor_env(&h, &["--root", s(&prefix), "--host", "codex", "--offline"], &[]);
+    assert_eq!(code, 0, "{v:#}");
 }

@@ -106,7 +106,7 @@ run_one() {
   local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" need args=() kind extra=()
   wanted "$name" || return 0
   case "$name" in
-    attested-manual|attested-auto) need="$hook_bins $pass_bins" ;;
+    attested-manual|attested-auto|summary-carried|summary-dropped) need="$hook_bins $pass_bins" ;;
     context) need="$hook_bins kijito-context" ;;
     adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
@@ -159,6 +159,11 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
+    summary-carried|summary-dropped)  # Claude Code only: the fake summariser keeps the kijito-* lines (or drops one)
+      [ "$host" = claude ] || return 0
+      if [ "$name" = summary-carried ]; then kind=summary-true; else kind=summary-false; extra=(--summary-drop kijito-snapshot-digest); fi
+      args+=(--scenario manual-compact --summary-echo "${extra[@]}" --before-compact "$(printf '%q %q' "$seed" "$root")"
+             --after "$(printf '%q' "$here/scenarios/summary-after.sh")"); extra=() ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -179,6 +184,8 @@ run_one() {
   local verdict=0
   if [ "$kind" = options ]; then
     python3 "$here/scenarios/plugin_options.py" "$out" 21813 77 || verdict=$?
+  elif [[ "$kind" == summary-* ]]; then
+    python3 "$here/scenarios/check_summary.py" "${kind#summary-}" "$out" "$root" || verdict=$?
   else
     python3 "$check" "$kind" "$out" "$root" "${extra[@]}" || verdict=$?
   fi
@@ -242,7 +249,7 @@ for h in $hosts; do
   run_tui "$h" tmux-compact-nopass
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
-  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

@@ -109,6 +109,7 @@ impl World {
         c.env("HOME", &self.home)
             .env("MEMORY_LATCH_HEADS_DIR", self.home.join("latch-heads"))
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("MEMORY_LATCH_WALLET_FILE")
             .env_remove("PLUGIN_DATA")
             .env_remove("CLAUDE_PLUGIN_DATA")
             .stdin(Stdio::piped())

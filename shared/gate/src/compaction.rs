@@ -1,6 +1,7 @@
 //! PreCompact promotion, the claim after compaction and re-entry delivery.
 
 use crate::pass::{self, Pass};
+use crate::summary::{Summary, SummaryCheck};
 use crate::{has_keys, is_hex32, read_state, rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
@@ -111,6 +112,8 @@ pub struct Attested {
     pub pointer_digest: Digest,
     pub snapshot_digest: Digest,
     pub compaction_nonce: String,
+    /// Whether the compaction summary kept the four values (`summaryCarried`, `summaryCheck`).
+    pub summary: SummaryCheck,
 }
 
 /// `compaction-reentry.<session>.json`.
@@ -134,13 +137,18 @@ const REENTRY_KEYS: &[&str] = &[
     "pointerDigest",
     "snapshotDigest",
     "compactionNonce",
+    "summaryCarried",
+    "summaryCheck",
 ];
+
+/// `schemaVersion` of the re-entry (claim) record: 2 added `summaryCarried` and `summaryCheck`.
+pub const REENTRY_SCHEMA_VERSION: u64 = 2;
 
 impl Reentry {
     pub fn to_value(&self) -> Value {
         let a = self.attested.as_ref();
         json!({
-            "schemaVersion": 1,
+            "schemaVersion": REENTRY_SCHEMA_VERSION,
             "sessionId": self.session_id.as_str(),
             "claimedAtMs": self.claimed_at_ms,
             "attested": a.is_some(),
@@ -150,6 +158,8 @@ impl Reentry {
             "pointerDigest": a.map(|a| a.pointer_digest.as_str()),
             "snapshotDigest": a.map(|a| a.snapshot_digest.as_str()),
             "compactionNonce": a.map(|a| a.compaction_nonce.as_str()),
+            "summaryCarried": a.and_then(|a| a.summary.carried()),
+            "summaryCheck": a.map(|a| a.summary.code()).unwrap_or(crate::summary::codes::UNATTESTED),
         })
     }
 
@@ -157,9 +167,10 @@ impl Reentry {
         let bad = |why: &str| Error::new(codes::REENTRY_INVALID, format!("re-entry record: {why}"));
         let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
         let o = v.as_object().filter(|o| has_keys(o, REENTRY_KEYS)).ok_or_else(|| bad("keys"))?;
-        if o["schemaVersion"] != 1 {
+        if o["schemaVersion"] != REENTRY_SCHEMA_VERSION {
             return Err(bad("schemaVersion"));
         }
+        let check = o["summaryCheck"].as_str().unwrap_or("");
         let attested = if o["attested"] == Value::Bool(true) {
             let digest = |k: &str| o[k].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| bad(k));
             Some(Attested {
@@ -168,12 +179,16 @@ impl Reentry {
                 pointer_digest: digest("pointerDigest")?,
                 snapshot_digest: digest("snapshotDigest")?,
                 compaction_nonce: o["compactionNonce"].as_str().filter(|s| is_hex32(s)).ok_or_else(|| bad("compactionNonce"))?.to_owned(),
+                summary: SummaryCheck::parse(&o["summaryCarried"], check).ok_or_else(|| bad("summaryCarried/summaryCheck"))?,
             })
         } else if o["attested"] == Value::Bool(false) {
-            for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce"] {
+            for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce", "summaryCarried"] {
                 if !o[k].is_null() {
                     return Err(bad("an unattested record carries no pointer fields"));
                 }
+            }
+            if check != crate::summary::codes::UNATTESTED {
+                return Err(bad("summaryCheck"));
             }
             None
         } else {
@@ -272,11 +287,18 @@ pub enum ClaimOutcome {
     NothingToClaim,
 }
 
+/// [`claim_with`] by a hook that has not seen the summary (yet): an attested
+/// claim records the summary check as `pending`.
+pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcome> {
+    claim_with(qa, session, now_ms, Summary::NotYet)
+}
+
 /// The claim after compaction, exactly once per attempt: rename the attempt
 /// (first wins), then, if attested and at most 5 minutes old, rename the
 /// ticket to `compaction-resume-consumed` and require its nonce to equal the
-/// attempt's. Writes the re-entry record either way.
-pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcome> {
+/// attempt's. Writes the re-entry record either way; an attested one with
+/// the verdict on `summary` ([`crate::summary::check`]).
+pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary<'_>) -> Result<ClaimOutcome> {
     let claimed = qa.attempt_claimed(session);
     if !rename_claim(&qa.attempt(session), &claimed)? {
         return Ok(ClaimOutcome::NothingToClaim);
@@ -312,18 +334,18 @@ pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcom
                     Err(_) => unattested(codes::TICKET_INVALID),
                     Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID),
                     Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE),
-                    Ok(t) => Reentry {
-                        session_id: session.clone(),
-                        claimed_at_ms: now_ms,
-                        reason: codes::PROMOTED.into(),
-                        attested: Some(Attested {
+                    Ok(t) => {
+                        let mut a = Attested {
                             pointer_id: t.pointer_id,
                             lock_message_id: t.lock_message_id,
                             pointer_digest: t.pointer_digest,
                             snapshot_digest: t.snapshot_digest,
                             compaction_nonce: t.compaction_nonce,
-                        }),
-                    },
+                            summary: SummaryCheck::Pending,
+                        };
+                        a.summary = crate::summary::check(summary, &a);
+                        Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: codes::PROMOTED.into(), attested: Some(a) }
+                    }
                 }
             }
         }

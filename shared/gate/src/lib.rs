@@ -13,7 +13,8 @@
 //! | `compaction-attempt-claimed.<s>.json` | claim | the claimed attempt (renamed) |
 //! | `compaction-resume-consumed.<s>.json` | claim | the consumed ticket (renamed), audit evidence |
 //! | `compaction-reentry.<s>.json` | claim | the re-entry record waiting for delivery |
-//! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed) |
+//! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
+//! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
 //! | `current-pointer.json` | `record` | last recorded pointer state |
 //! | `reports/` | agent | report files named by the emitted commands |
 
@@ -23,6 +24,7 @@ pub mod pass;
 pub mod record;
 pub mod report;
 pub mod state;
+pub mod summary;
 pub mod trigger;
 
 use kijito_protocol::error::{Error, Result};
@@ -30,7 +32,8 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_files::private;
 use std::path::PathBuf;
 
-pub use compaction::{claim, precompact, take_reentry, Attempt, ClaimOutcome, Reentry};
+pub use compaction::{claim, claim_with, precompact, take_reentry, Attempt, Attested, ClaimOutcome, Reentry};
+pub use summary::{note_summary, Summary, SummaryCheck};
 pub use pass::{transcript_identity, Pass, TranscriptId};
 pub use record::{installed_verifier, invalidate, record, status, status_of, Evidence, Ready, RecordRequest};
 pub use report::{validate_report, GreenReport};

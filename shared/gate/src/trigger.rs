@@ -172,7 +172,7 @@ pub fn remove_pin(qa: &QaDir, s: &SessionId) -> Result<bool> {
     private::remove_owned(&qa.pin(s))
 }
 
-fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>> {
+pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         _ => read_state(path).map(Some),
@@ -440,7 +440,8 @@ pub fn finish_failed(qa: &QaDir, r: &mut Request, state: RequestState, now_ms: i
 
 /// `kijito-compact status`: the request's state as JSON, read-only. A
 /// `sent` request whose claim record exists is shown as `compacted` with the
-/// claim's attestation and reason.
+/// claim's attestation and reason; `summaryCarried` and `summaryCheck` come
+/// from the claim (re-entry) record of this request's compaction.
 pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<Value> {
     let qa = QaDir::existing(data_dir)?;
     let Some(qa) = qa else {
@@ -454,8 +455,20 @@ pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<Value> {
             r.state = RequestState::Compacted { attested: a.attested, reason: a.reason };
         }
     }
+    // The claim record's summary check (docs/protocol.md §7): null until
+    // this request's compaction was claimed, or when no record names it.
+    let (carried, check) = match &r.state {
+        RequestState::Compacted { attested: false, .. } => (Value::Null, json!(crate::summary::codes::UNATTESTED)),
+        RequestState::Compacted { attested: true, .. } => match crate::summary::record_for(&qa, s, &r.nonce)?.and_then(|c| c.attested) {
+            Some(a) => (a.summary.carried().map_or(Value::Null, |b| json!(b)), json!(a.summary.code())),
+            None => (Value::Null, Value::Null),
+        },
+        _ => (Value::Null, Value::Null),
+    };
     let mut v = r.to_value();
     if let Some(o) = v.as_object_mut() {
+        o.insert("summaryCarried".into(), carried);
+        o.insert("summaryCheck".into(), check);
         o.insert("type".into(), json!("kijito.compaction.status"));
     }
     Ok(v)

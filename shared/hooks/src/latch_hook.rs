@@ -21,6 +21,9 @@ pub fn open_latch(cwd: &Path) -> Option<Latch> {
 /// returned text goes to the model as additionalContext.
 pub fn confirm_from_prompt(cwd: Option<&Path>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
     let prompt = prompt?;
+    if latch::wallet::Sig::standalone(prompt).is_some() {
+        return crate::latch_wallet::confirm_signature(cwd, prompt, now_ms);
+    }
     latch::tokens::standalone_token(prompt).ok()?;
     let Some(l) = cwd.and_then(open_latch) else {
         return Some("memory-latch: the user's message looks like a token, but this session's directory has no readable latch; nothing was confirmed.".into());

@@ -14,6 +14,8 @@ pub mod compact;
 pub mod guard;
 pub mod messages;
 pub mod latch_hook;
+pub mod latch_knobs;
+pub mod latch_wallet;
 pub mod run;
 pub mod summary;
 pub mod text;

@@ -83,14 +83,20 @@ pub fn due(ratio: Option<f64>, threshold: f64, pass_valid: bool, last: Option<u8
 fn look(env: &HookEnv, input: &HookInput) -> Option<(QaDir, Option<f64>, f64, PassState)> {
     let transcript = input.transcript_path.as_ref()?;
     let (_, qa) = env.qa().ok()?;
+    let ratio = session_ratio(env, input);
+    let threshold = env.config.as_ref().map(|c| c.qa_at_context_ratio).unwrap_or(kijito_files::config::DEFAULT_QA_AT_CONTEXT_RATIO);
+    let pass = pass_state(&qa, &input.session_id, Some(transcript), env.now_ms);
+    Some((qa, ratio, threshold, pass))
+}
+
+/// The session's context ratio, as `kijito-context` computes it (None:
+/// unknown). memory-latch's fatigue knob uses the same number.
+pub(crate) fn session_ratio(env: &HookEnv, input: &HookInput) -> Option<f64> {
     let host = match env.host {
         Host::Codex => kijito_context::Host::Codex,
         Host::Claude => kijito_context::Host::Claude,
     };
-    let ratio = kijito_context::measure(transcript, Some(host)).ratio;
-    let threshold = env.config.as_ref().map(|c| c.qa_at_context_ratio).unwrap_or(kijito_files::config::DEFAULT_QA_AT_CONTEXT_RATIO);
-    let pass = pass_state(&qa, &input.session_id, Some(transcript), env.now_ms);
-    Some((qa, ratio, threshold, pass))
+    kijito_context::measure(input.transcript_path.as_ref()?, Some(host)).ratio
 }
 
 fn pct(r: f64) -> u64 {

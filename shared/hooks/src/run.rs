@@ -70,16 +70,22 @@ fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<(QaDir, kijito_protoco
 
 /// PostCompact: claim if first; answer `{"continue":true}` (+ one line).
 pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
+    let summary = crate::summary::compact_summary(stdin);
+    let mut noted = None;
     let outcome = parse_input(stdin, "PostCompact").and_then(|input| {
         let (_, qa) = env.qa()?;
-        gate::claim(&qa, &input.session_id, env.now_ms)
+        let claimed = gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_postcompact(summary.as_deref()))?;
+        if claimed == ClaimOutcome::NothingToClaim {
+            noted = crate::summary::note(&qa, &input.session_id, summary.as_deref(), env.now_ms);
+        }
+        Ok(claimed)
     });
     match outcome {
         Ok(ClaimOutcome::Claimed(r)) if r.attested.is_some() => {
             postcompact_reply(Some(messages::POSTCOMPACT_ATTESTED))
         }
         Ok(ClaimOutcome::Claimed(r)) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_UNATTESTED, &r.reason))),
-        Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(None),
+        Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(noted),
         Err(e) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_FAILED, e.code()))),
     }
 }
@@ -104,8 +110,11 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
             user_prompt_submit(env, &input, &extras)
         }
         Event::Stop => {
-            crate::compact::turn(env, &input, Extras::of(stdin).subagent, gate::trigger::TurnState::Ended);
-            stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)))
+            let extras = Extras::of(stdin);
+            crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Ended);
+            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
+            let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
+            crate::latch_knobs::join_stop(reply, latch_note)
         }
         Event::PreToolUse => pre_tool_use(env, &input),
     }
@@ -152,7 +161,7 @@ fn unreadable_reentry(code: &str) -> String {
 fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option<String>> {
     let (_, qa) = env.qa()?;
     if claim_first {
-        gate::claim(&qa, &input.session_id, env.now_ms)?;
+        gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
     }
     let Some(r) = gate::take_reentry(&qa, &input.session_id, env.now_ms)? else {
         return Ok(None);
@@ -260,7 +269,10 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     let consent = crate::latch_hook::confirm_from_prompt(extras.cwd.as_deref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
-    let parts: Vec<String> = reentry.into_iter().chain(recovery).chain(consent).chain(crate::nudge::prompt_context(env, input)).collect();
+    // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
+    let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
+    let parts: Vec<String> =
+        reentry.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 

@@ -24,6 +24,7 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
              Before this compaction two independent cold-boot verifications recorded a QA pass for:\n\
              - pointer id {p}\n- lock message id {l}\n- pointer digest {pd}\n- snapshot digest {sd}\n\
              (compaction nonce {n}; it only correlates and authorises nothing).\n\
+             {summary}\n\
              Before resuming the pointer's nextAction, run exactly this command and require it to succeed (green):\n\
              {cmd}\n\
              If it fails or is refused, do not resume: report the failure code to the user and wait. \
@@ -34,6 +35,7 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
             pd = a.pointer_digest,
             sd = a.snapshot_digest,
             n = a.compaction_nonce,
+            summary = crate::summary::reentry_line(a),
             cmd = snapshot_command(helpers, a.pointer_id, a.lock_message_id, Some(a.pointer_digest.as_str()), Some(a.snapshot_digest.as_str()), report_file),
             rule = EVIDENCE_RULE,
         ),

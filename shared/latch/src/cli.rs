@@ -70,6 +70,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               1 untrusted (every finding listed); with F (a saved tree head or verify --json
               report): the chain must be an append-only extension of it (consistency proof)
   consent request --action-file F --summary TEXT --risk low|medium|high
+              (wallet consent mode: prints EIP-712 typed data; the user sends the signature)
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
               the token as their whole message (the UserPromptSubmit hook records it)
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
@@ -78,6 +79,8 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
+MEMORY_LATCH_WALLET_FILE (wallet consent mode: memory-latch.wallet/v1 with the signer address; default
+$XDG_CONFIG_HOME/kijito-qa/memory-latch-wallet.json; absent: token mode);
 MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
 MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
 Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
@@ -248,6 +251,9 @@ pub fn run(args: Args) -> Result<i32> {
                     s.head.recovery_attempts,
                     if s.silent_witness { "\nSILENT WITNESS ACTIVE" } else { "" }
                 );
+                if let Some(m) = s.one_step {
+                    t.push_str(&format!("one-step mode: {} (context fatigue: one gated action per checkpoint naming the next step)\n", m.as_str()));
+                }
                 for k in &s.known_state {
                     t.push_str(&format!("known: {k}\n"));
                 }
@@ -304,9 +310,31 @@ pub fn run(args: Args) -> Result<i32> {
             let action = required_file(&args, "--action-file")?;
             let summary = args.required::<String>("--summary")?;
             let risk = risk(&args, true)?.unwrap_or(Risk::High);
-            let issued = latch.consent_request(now(), &action, &summary, risk)?;
+            let wallet = latch::wallet::Setting::from_env(&latch.paths().root);
+            if let Some(n) = wallet.notice() {
+                eprintln!("memory-latch: notice: {n}");
+            }
+            let issued = latch.consent_request_with(now(), &action, &summary, risk, &wallet)?;
+            if let Some(c) = &issued.wallet {
+                let typed = c.typed_data(&issued.record.action_hash);
+                if json {
+                    json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":null,"record":issued.record,
+                        "wallet":{"signer":c.signer,"typed_data":typed,"digest":format!("0x{}", latch::wallet::hex(&c.digest(&issued.record.action_hash)?))}}))?;
+                } else {
+                    cli::print_stdout(&format!(
+                        "CONFIRMATION NEEDED ({} risk, wallet consent mode)\nAction: {}\nAction hash: {}\nTo authorize, the USER signs this EIP-712 typed data with the wallet of {} (eth_signTypedData_v4) and sends only the signature (0x + 130 hex) as their own message (no command can confirm it):\n{}\n(expires at {} Unix seconds, single-use nonce)\n",
+                        risk.as_str(),
+                        issued.record.summary,
+                        issued.record.action_hash,
+                        c.signer,
+                        typed,
+                        c.expires_at
+                    ))?;
+                }
+                return Ok(0);
+            }
             if json {
-                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record}))?;
+                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record,"wallet_notice":wallet.notice()}))?;
             } else {
                 cli::print_stdout(&format!(
                     "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
@@ -332,6 +360,7 @@ pub fn run(args: Args) -> Result<i32> {
                 targets: owned(args.raw_all("--target")),
                 intended: args.raw("--intended").map(|p| read_input(p, "--intended")).transpose()?,
                 result: args.raw("--result").map(|p| read_input(p, "--result")).transpose()?,
+                wallet: latch::wallet::Setting::from_env(&latch.paths().root).config().cloned(),
             };
             let report = latch.gate(now(), &input)?;
             if json {

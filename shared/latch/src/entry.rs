@@ -26,6 +26,13 @@ pub enum Event {
     SilentWitness,
     Reseed,
     DegradedMode,
+    /// The Stop hook's checkpoint every `checkpoint_freq_turns` turns.
+    TurnCheckpoint,
+    /// The Stop hook's forced checkpoint when the context ratio crossed
+    /// `fatigue_trigger_context_ratio`: one-step mode begins.
+    FatigueCheckpoint,
+    /// The Stop hook saw the ratio below the threshold again: one-step mode ends.
+    FatigueCleared,
 }
 
 impl Event {
@@ -40,6 +47,9 @@ impl Event {
             Event::SilentWitness => "silent_witness",
             Event::Reseed => "reseed",
             Event::DegradedMode => "degraded_mode",
+            Event::TurnCheckpoint => "turn_checkpoint",
+            Event::FatigueCheckpoint => "fatigue_checkpoint",
+            Event::FatigueCleared => "fatigue_cleared",
         }
     }
 }
@@ -100,6 +110,26 @@ impl Mode {
         match self {
             Mode::Checksum => "checksum",
             Mode::Hmac => "hmac",
+        }
+    }
+}
+
+/// One-step mode (entered at context fatigue): `ready` while the current
+/// checkpoint's `next_single_step` has not been acted on, `step_taken` after
+/// the gate passed once; only a checkpoint naming the next step makes it
+/// `ready` again. Absent from the payload when the mode is off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OneStep {
+    Ready,
+    StepTaken,
+}
+
+impl OneStep {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OneStep::Ready => "ready",
+            OneStep::StepTaken => "step_taken",
         }
     }
 }
@@ -211,6 +241,10 @@ pub struct Entry {
     pub recovery_attempts: u32,
     pub risk_level: Risk,
     pub silent_witness: bool,
+    /// One-step mode; the key is absent when off (entries written before it
+    /// existed stay canonical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_step: Option<OneStep>,
     pub details: Vec<String>,
     pub prev_payload_hash: String,
     pub sealed_segment: Option<SegmentRef>,
@@ -280,6 +314,9 @@ impl Entry {
             self.recovery_attempts,
             if self.silent_witness { "ACTIVE" } else { "no" }
         ));
+        if let Some(m) = self.one_step {
+            s.push_str(&format!("- one-step mode: {}\n", m.as_str()));
+        }
         if !self.details.is_empty() {
             s.push_str(&format!("- details: {}\n", self.details.join("; ")));
         }

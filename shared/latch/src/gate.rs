@@ -2,7 +2,7 @@
 //! checkpoint integrity, consent integrity, path safety, risk gate. Exit 0
 //! only if all pass; a pass consumes the authorization.
 
-use crate::entry::{ConsentState, Event, Risk, NONE};
+use crate::entry::{ConsentState, Event, OneStep, Risk, NONE};
 use crate::{layout, tokens, Latch};
 use kijito_protocol::error::{Error, Result};
 use serde::Serialize;
@@ -18,6 +18,9 @@ pub struct GateInput {
     /// Both or neither.
     pub intended: Option<Vec<u8>>,
     pub result: Option<Vec<u8>>,
+    /// The wallet signer configured now (wallet consent mode), if any: a
+    /// wallet-confirmed record must have been signed by it.
+    pub wallet: Option<crate::wallet::WalletConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,8 +66,18 @@ pub fn remediation(name: &str) -> &'static str {
         "checkpoint_integrity" => "Run `memory-latch verify`, resolve every finding, and pass the newest verified payload hash as --checkpoint.",
         "consent_integrity" => "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and ask the user to send the token as their whole message.",
         "path_safety" => "Name at least one target inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
+        "one_step" => "Run `memory-latch checkpoint --next-step TEXT` naming exactly the one next step, then rerun gate for that step only.",
         _ => "Ask the user to send the same token again as a second, separate message (high risk), then rerun gate.",
     }
+}
+
+/// A wallet record's stored signature recovers, over its own challenge and
+/// action hash, to its recorded signer, which is the configured one (when a
+/// configuration is given).
+fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option<&crate::wallet::WalletConfig>) -> bool {
+    let Ok(signer) = crate::wallet::Address::parse(&c.signer) else { return false };
+    let Some(sig) = c.signature.as_deref().and_then(crate::wallet::Sig::standalone) else { return false };
+    configured.is_none_or(|w| w.signer == signer) && c.verify(action_hash, &sig, &signer)
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
@@ -131,6 +144,12 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
             fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
+        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash, input.wallet.as_ref())) => fail(
+            "consent_integrity",
+            crate::codes::CONSENT_RECORD_MISMATCH,
+            "the ledger's wallet signature does not verify for this action and the configured signer",
+        ),
+        (Some(_), Some(r), _) if r.wallet.is_some() => pass("consent_integrity", "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
         _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
     });
 
@@ -157,6 +176,21 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         pass("risk_gate", format!("risk {}", risk.as_str()))
     });
 
+    // 6. one-step mode (only while it is on: context fatigue, `knobs`)
+    let one_step = head.and_then(|h| h.one_step.map(|m| (m, h.next_single_step.clone())));
+    match &one_step {
+        Some((OneStep::StepTaken, _)) => checks.push(fail(
+            "one_step",
+            crate::codes::ONE_STEP_CHECKPOINT_REQUIRED,
+            "one-step mode: the declared single step was already taken; a checkpoint naming the next step must come first",
+        )),
+        Some((OneStep::Ready, step)) if step == NONE => {
+            checks.push(fail("one_step", crate::codes::ONE_STEP_NEXT_STEP_REQUIRED, "one-step mode: the checkpoint names no next single step"))
+        }
+        Some((OneStep::Ready, step)) => checks.push(pass("one_step", format!("one-step mode: the declared single step \"{step}\""))),
+        None => {}
+    }
+
     let passed = checks.iter().all(|c| c.passed);
     let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
     let mut entry_seq = None;
@@ -166,6 +200,9 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
             e.irreversible_action_pending = NONE.into();
             e.action_hash = NONE.into();
             e.details = vec![format!("gate passed for {hash}; authorization consumed")];
+            if e.one_step.is_some() {
+                e.one_step = Some(OneStep::StepTaken);
+            }
             if let (Ok(mut l), Some(r)) = (ledger, rec.as_ref()) {
                 if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
                     t.used_at_ms = Some(now_ms);

@@ -22,8 +22,16 @@ impl Latch {
         private::write_atomic(&self.paths.ledger, &bytes).map_err(|e| layout::file_error(e, crate::codes::LEDGER_SYMLINK))
     }
 
-    /// Issue a consent token bound to the action file's hash.
+    /// Issue a consent token bound to the action file's hash (token mode).
     pub fn consent_request(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk) -> Result<Issued> {
+        self.consent_request_with(now_ms, action_bytes, summary, risk, &crate::wallet::Setting::Off)
+    }
+
+    /// [`Latch::consent_request`] under a wallet setting: when it is on and
+    /// covers `risk`, the record carries an EIP-712 challenge and only the
+    /// user's signature confirms it (the token is not shown).
+    pub fn consent_request_with(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk, wallet: &crate::wallet::Setting) -> Result<Issued> {
+        let signer = wallet.config().filter(|c| c.applies_to(risk)).map(|c| c.signer);
         let hash = action_hash(action_bytes)?;
         let summary = clean_text(summary, "summary", false)?;
         let summary: String = summary.chars().take(300).collect();
@@ -31,18 +39,30 @@ impl Latch {
         let entry = self.append_with(now_ms, Event::ConsentRequest, |e, _| {
             let mut ledger = self.load_ledger()?;
             let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
-            let (token, rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
+            let (token, mut rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
+            if let Some(signer) = &signer {
+                rec.wallet = Some(crate::wallet::Challenge::new(signer, rec.expires_at_ms));
+                if let Some(r) = ledger.tokens.iter_mut().find(|t| t.id == rec.id) {
+                    r.wallet = rec.wallet.clone();
+                }
+            }
             self.save_ledger(&ledger)?;
             e.consent_state = ConsentState::Pending;
             e.irreversible_action_pending = rec.id.clone();
             e.action_hash = hash.clone();
             e.risk_level = risk;
-            e.details = vec![format!("consent requested ({}): {summary}", risk.as_str())];
+            e.details = vec![match &rec.wallet {
+                Some(c) => format!("consent requested ({}, wallet signature from {} required): {summary}", risk.as_str(), c.signer),
+                None => format!("consent requested ({}): {summary}", risk.as_str()),
+            }];
             issued = Some((token, rec));
             Ok(())
         })?;
         let (token, rec) = issued.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "the consent request was not issued"))?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry) })
+        let wallet = rec.wallet.clone();
+        // Wallet mode: the token is never shown (only the signature confirms).
+        let token = if wallet.is_some() { String::new() } else { token };
+        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry), wallet })
     }
 
     /// A tool call may never confirm: consent comes only from the user's own
@@ -80,6 +100,9 @@ impl Latch {
             TokenStatus::Locked => return refused(crate::codes::CONSENT_TOKEN_LOCKED, "that token is locked after too many wrong attempts; request consent again"),
             TokenStatus::Live => {}
         }
+        if ledger.tokens[idx].wallet.is_some() {
+            return refused(crate::codes::WALLET_SIGNATURE_REQUIRED, "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it");
+        }
         if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
             return match self.reseed_locked(now_ms, &mut ledger, idx) {
                 Ok(e) => Ok(Some(PromptOutcome::Reseeded {
@@ -89,8 +112,24 @@ impl Latch {
                 Err(e) => refused(e.code(), e.message()),
             };
         }
+        self.confirm_locked(&guard, now_ms, &mut ledger, idx, None)
+    }
+
+    /// Confirm the consent record at `idx` (caller holds the lock): one
+    /// `consent_confirm` entry bound to its action hash. `signer`: the
+    /// user's wallet signature (already verified) confirmed it, which counts
+    /// as the reconfirmation of a high-risk request.
+    pub(crate) fn confirm_locked(
+        &self,
+        guard: &crate::lock::LockGuard,
+        now_ms: u64,
+        ledger: &mut tokens::Ledger,
+        idx: usize,
+        signer: Option<&str>,
+    ) -> Result<Option<PromptOutcome>> {
+        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
         let mut outcome = None;
-        let written = self.transact(&guard, now_ms, Event::ConsentConfirm, |e, head| {
+        let written = self.transact(guard, now_ms, Event::ConsentConfirm, |e, head| {
             let rec = &mut ledger.tokens[idx];
             if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
                 return Err(Error::new(crate::codes::CONSENT_TOKEN_SUPERSEDED, "a newer consent request (or a changed action) replaced this token"));
@@ -99,8 +138,11 @@ impl Latch {
                 return Err(Error::new(crate::codes::CONSENT_ALREADY_CONFIRMED, "this token is already confirmed"));
             }
             let high = rec.risk == Risk::High;
-            let first = rec.confirmed_at_ms.is_none();
-            if first {
+            let first = rec.confirmed_at_ms.is_none() && signer.is_none();
+            if signer.is_some() {
+                rec.confirmed_at_ms = Some(now_ms);
+                rec.reconfirmed_at_ms = Some(now_ms);
+            } else if first {
                 rec.confirmed_at_ms = Some(now_ms);
             } else {
                 rec.reconfirmed_at_ms = Some(now_ms);
@@ -110,12 +152,13 @@ impl Latch {
             e.irreversible_action_pending = rec.id.clone();
             e.action_hash = rec.action_hash.clone();
             e.details = vec![match (high, first) {
+                _ if signer.is_some() => format!("consent confirmed by the user's EIP-712 wallet signature from {}", signer.unwrap_or_default()),
                 (false, _) => "consent confirmed by the user's standalone message".to_owned(),
                 (true, true) => "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned(),
                 (true, false) => "high risk: reconfirmed by a second, separate standalone user message".to_owned(),
             }];
             outcome = Some((authorized, rec.id.clone(), rec.action_hash.clone(), rec.risk));
-            self.save_ledger(&ledger)
+            self.save_ledger(ledger)
         });
         let entry = match written {
             Ok(e) => e,
@@ -140,7 +183,7 @@ impl Latch {
         let summary = clean_text(&format!("reseed: archive the current chain and start a new one ({reason})"), "summary", false)?;
         let (token, rec) = ledger.issue(tokens::Purpose::Reseed, &state, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: None })
+        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None })
     }
 
     /// Silent Witness reason from the marker or a trusted head (no lock).

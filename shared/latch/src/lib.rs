@@ -15,7 +15,9 @@
 //! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
 //! | consent tokens and ledger | [`tokens`] |
-//! | the five gate checks | [`gate`] |
+//! | wallet consent mode (EIP-712 signature, secp256k1 recovery) | [`wallet`] |
+//! | the five gate checks (a sixth in one-step mode) | [`gate`] |
+//! | the Stop hook's knobs: turn checkpoints, context fatigue, one-step mode | [`knobs`] |
 //! | recovery text, Silent Witness | [`recover`] |
 //! | the write transaction (every append), init, seeding | `write` |
 //! | the token ledger, consent from the user's message, reseed | `ledger` |
@@ -34,6 +36,7 @@ pub mod entry;
 pub mod gate;
 pub mod head;
 pub mod integrity;
+pub mod knobs;
 mod ledger;
 mod views;
 mod write;
@@ -44,9 +47,10 @@ pub mod recover;
 pub mod redact;
 pub mod time;
 pub mod tokens;
+pub mod wallet;
 
 pub use chain::{Depth, EntrySummary, Finding, ReportMode, VerifyReport};
-pub use entry::{ConsentState, Entry, Event, Mode, Risk};
+pub use entry::{ConsentState, Entry, Event, Mode, OneStep, Risk};
 pub use lock::LockProbe;
 pub use tokens::{TokenState, TokenStatus};
 
@@ -189,6 +193,9 @@ pub struct Issued {
     pub token: String,
     pub record: tokens::TokenState,
     pub entry: Option<Entry>,
+    /// Wallet consent mode: the challenge the user's wallet signs (then
+    /// `token` is empty: only the signature confirms).
+    pub wallet: Option<wallet::Challenge>,
 }
 
 /// Status: the quick-verified head with composted decisions.
@@ -206,6 +213,8 @@ pub struct Status {
     /// Only the newest `compost_keep_decisions`.
     pub decisions: Vec<Decision>,
     pub silent_witness: bool,
+    /// One-step mode (context fatigue): `ready`, `step_taken`, or null.
+    pub one_step: Option<OneStep>,
     pub tokens: Vec<TokenState>,
 }
 

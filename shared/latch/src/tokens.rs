@@ -55,6 +55,10 @@ pub struct TokenRecord {
     pub reconfirmed_at_ms: Option<u64>,
     /// Wrong standalone attempts seen while it was live.
     pub failed_attempts: u32,
+    /// Wallet consent mode: the EIP-712 challenge this request must be
+    /// signed over (its text token is never shown). Absent in token mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wallet: Option<crate::wallet::Challenge>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,6 +212,7 @@ impl Ledger {
             confirmed_at_ms: None,
             reconfirmed_at_ms: None,
             failed_attempts: 0,
+            wallet: None,
         };
         self.tokens.push(rec.clone());
         self.prune(now_ms);

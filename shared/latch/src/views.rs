@@ -131,6 +131,7 @@ impl Latch {
             last_good_checkpoint: head.last_good_checkpoint.clone(),
             decisions,
             silent_witness: head.silent_witness || self.witness_marker()?.is_some(),
+            one_step: head.one_step,
             tokens: self.tokens(now_ms)?,
         })
     }

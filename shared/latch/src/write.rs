@@ -140,6 +140,7 @@ impl Latch {
             recovery_attempts: 0,
             risk_level: Risk::Low,
             silent_witness: false,
+            one_step: None,
             details: Vec::new(),
             prev_payload_hash: NONE.into(),
             sealed_segment: None,
@@ -276,6 +277,16 @@ impl Latch {
             }
             if let Some(t) = &input.next_single_step {
                 e.next_single_step = clean_text(t, "next single step", false)?;
+            }
+            // One-step mode: a checkpoint must name the next step; it makes the mode ready again.
+            if e.one_step.is_some() {
+                if input.next_single_step.is_none() {
+                    return Err(Error::new(
+                        crate::codes::ONE_STEP_NEXT_STEP_REQUIRED,
+                        "one-step mode (context fatigue): a checkpoint must name the next single step (--next-step TEXT)",
+                    ));
+                }
+                e.one_step = Some(crate::entry::OneStep::Ready);
             }
             if let Some(l) = &input.known_state {
                 e.known_state = clean_list(l, "known")?;

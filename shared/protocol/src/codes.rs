@@ -186,6 +186,22 @@ pub mod compaction {
     pub const PRECOMPACT_BUSY: &str = "precompact_busy";
 }
 
+/// The `summaryCheck` of a claim record: whether the compaction summary kept
+/// the four pointer values (docs/protocol.md §7).
+pub mod summary {
+    /// The summary holds all four values (`summaryCarried: true`).
+    pub const CARRIED: &str = "carried";
+    /// The summary lacks at least one value (`summaryCarried: false`).
+    pub const VALUES_MISSING: &str = "values_missing";
+    /// Claimed before the host handed any hook the summary (Claude Code:
+    /// SessionStart(compact) runs before PostCompact); PostCompact fills it in.
+    pub const PENDING: &str = "pending";
+    /// The host gave no hook the summary (Codex 0.169.0 never does).
+    pub const NO_SUMMARY: &str = "no_summary";
+    /// Unattested: nothing was asked to carry.
+    pub const UNATTESTED: &str = "unattested";
+}
+
 /// `qa-gate record`.
 pub mod record {
     pub const VERIFY_FAILED: &str = "pass_verify_failed";
@@ -401,6 +417,18 @@ pub mod latch {
     pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
     pub const DELETED: &str = "latch_deleted";
     pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
+    /// One-step mode (context fatigue, kijito-latch `knobs`).
+    pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
+    pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
+    pub const TURNS_SYMLINK: &str = "latch_turns_symlink";
+    /// Wallet consent mode (kijito-latch `wallet`).
+    pub const WALLET_CONFIG_INVALID: &str = "wallet_config_invalid";
+    pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
+    pub const WALLET_SIGNATURE_INVALID: &str = "wallet_signature_invalid";
+    pub const WALLET_SIGNATURE_MALLEABLE: &str = "wallet_signature_malleable";
+    pub const WALLET_SIGNATURE_UNMATCHED: &str = "wallet_signature_unmatched";
+    pub const WALLET_EXPIRED: &str = "wallet_expired";
+    pub const WALLET_NONCE_REPLAYED: &str = "wallet_nonce_replayed";
 }
 
 /// kijito-local: the request log and the demo.

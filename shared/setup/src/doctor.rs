@@ -10,7 +10,7 @@
 //! Doctor reads only; it never writes or creates anything.
 
 use crate::explain::{self, Context, Target};
-use crate::{codex, proc};
+use crate::{claude_options, codex, proc};
 use kijito_client::http::{Api, ReqwestTransport};
 use kijito_client::pointer;
 use kijito_client::token::Token;
@@ -126,13 +126,17 @@ pub struct Options {
     /// `codex` / `claude` found on PATH (None: that check is a yellow skip).
     pub codex: Option<PathBuf>,
     pub claude: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` (absolute), where Claude Code keeps user settings
+    /// (else `~/.claude`).
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 impl Options {
     /// Options from the real environment: PATH lookups, current directory.
     pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
         let cwd = std::env::current_dir().map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
-        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude") })
+        let claude_config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from).filter(|p| p.is_absolute());
+        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude"), claude_config_dir })
     }
 }
 
@@ -210,7 +214,12 @@ fn roots(opts: &Options) -> Result<(PathBuf, Vec<(HostKind, PathBuf)>)> {
 pub fn run(opts: &Options) -> Result<Report> {
     let (prefix, host_roots) = roots(opts)?;
     let mut out = Out { checks: Vec::new() };
-    let config = check_config(&mut out);
+    let mut config = check_config(&mut out);
+    if host_roots.iter().any(|(h, _)| *h == HostKind::Claude) {
+        if let Some(c) = config.as_mut() {
+            check_claude_options(&mut out, opts, c);
+        }
+    }
     for (h, root) in &host_roots {
         check_host(&mut out, opts, &prefix, *h, root, config.as_ref());
     }
@@ -253,6 +262,60 @@ fn check_config(out: &mut Out) -> Option<Config> {
             };
             out.red("all", "config", format!("{} ({}); every hook runs without it", e.message(), e.code()), fix);
             None
+        }
+    }
+}
+
+/// Claude Code plugin options (`userConfig`): green when the config file
+/// already names the pointer (it wins) or Claude Code's settings hold both
+/// options; yellow with the exact command otherwise; red when a value is one
+/// the hooks would refuse. Options found fill `config` as they fill a Claude
+/// hook's (so the api check GETs the pointer the hooks would use).
+fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
+    let name = "plugin options";
+    let Ok(home) = config::home_dir() else { return };
+    let files = claude_options::settings_files(opts.claude_config_dir.as_deref(), &home, &opts.cwd);
+    let found = claude_options::find(&files);
+    let shown: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let unreadable: String = found.unreadable.iter().map(|(f, why)| format!("; {} unreadable: {why}", f.display())).collect();
+    let id = found.plugin_id();
+    let fix = |p: &str, l: &str| {
+        format!(
+            "echo '{{\"pointer_id\":\"{p}\",\"lock_message_id\":\"{l}\"}}' | claude plugin configure {id} --values-stdin (or /plugin configure {id} in Claude Code; or kijito-setup --pointer-id N --lock-message-id M)"
+        )
+    };
+    if config.pointer_id.is_some() && config.lock_message_id.is_some() {
+        out.green("claude", name, format!("not needed: the config file sets pointerId and lockMessageId (it wins over the plugin options){unreadable}"));
+        return;
+    }
+    let before = (config.pointer_id, config.lock_message_id);
+    if let Err(e) = found.apply(config) {
+        let file = found.pointer_id.iter().chain(found.lock_message_id.iter()).map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2)).collect::<Vec<_>>().join(", ");
+        out.red("claude", name, format!("{} ({}) in {file}; Claude hooks would run without the pointer ids", e.message(), e.code()), fix("N", "M"));
+        return;
+    }
+    match (config.pointer_id, config.lock_message_id) {
+        (Some(p), Some(l)) => {
+            let mut from: Vec<String> =
+                [&found.pointer_id, &found.lock_message_id].into_iter().flatten().map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2)).collect();
+            from.dedup();
+            out.green(
+                "claude",
+                name,
+                format!("pointer_id {p}, lock_message_id {l} from {}; Claude Code hands them to the hooks (the config file has none){unreadable}", from.join(" and ")),
+            );
+        }
+        (p, l) => {
+            let missing: Vec<&str> = [("pointer_id", p.is_none() && before.0.is_none()), ("lock_message_id", l.is_none() && before.1.is_none())]
+                .into_iter()
+                .filter_map(|(n, m)| m.then_some(n))
+                .collect();
+            out.yellow(
+                "claude",
+                name,
+                format!("no {} in the config file nor in Claude Code's plugin options (looked in {}){unreadable}: Claude hooks cannot name the resume command", missing.join(" and "), shown.join(", ")),
+                fix(&p.map_or("N".to_owned(), |v| v.to_string()), &l.map_or("M".to_owned(), |v| v.to_string())),
+            );
         }
     }
 }

@@ -7,6 +7,7 @@
 //! | [`setup`] | `kijito-setup`: owner-only config, token check, pointer read, one claim+release; `--create` seeds kijito-local |
 //! | [`doctor`] | `kijito-doctor`: per-host checks, text or JSON, red/yellow/green |
 //! | [`explain`] | error messages that say what to do (401, 403, network, token file) |
+//! | [`claude_options`] | where Claude Code keeps the plugin options (settings `pluginConfigs`) |
 //! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
 //! | [`proc`] | running a child with bounded time and output |
 
@@ -14,6 +15,7 @@
 pub mod codes {
     pub use kijito_protocol::codes::setup::*;
 }
+pub mod claude_options;
 pub mod cli;
 pub mod codex;
 pub mod doctor;

@@ -217,7 +217,11 @@ def check_adapter(out, root, s):
         fail("no tool turn running kijito-compact request: %s" % tool)
     if sid.get("state") != "compacted" or sid.get("attested") is not True or sid.get("via") != "codex-app-server":
         fail("kijito-compact status after the run: %s" % json.dumps(sid))
-    ok("the agent's tool call requested it (%s); status: compacted, attested (%s)" % (tool["command"], sid.get("reason")))
+    # Codex hands no hook the compaction summary: the claim record says so (docs/protocol.md §7)
+    if "summaryCarried" not in sid or sid["summaryCarried"] is not None or sid.get("summaryCheck") != "no_summary":
+        fail("kijito-compact status summaryCarried/summaryCheck on Codex: %s" % json.dumps(sid))
+    ok("the agent's tool call requested it (%s); status: compacted, attested (%s), summaryCarried null (no_summary)"
+       % (tool["command"], sid.get("reason")))
     done = [m for m in msgs if m["dir"] == "server->client" and m["t"] <= comp[0]["t"]
             and (m.get("msg") or {}).get("method") == "turn/completed"
             and m["msg"]["params"].get("threadId") == thread]

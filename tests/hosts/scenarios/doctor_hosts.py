@@ -8,7 +8,9 @@ its hooks.json. kijito-doctor (with codex on PATH) must show the hooks of this r
 fix naming /hooks); after trusting them through the app-server (hooks/list -> config/batchWrite
 hooks.state.<key>.trusted_hash, as tests/hosts/lib/he2e/codex.py does) as trusted (green); after one
 hook entry of hooks.json is edited, as changed since trusted (red, hash mismatch, fix naming /hooks).
-Claude Code: with claude on PATH, the `validate` check (claude plugin validate --strict) is green.
+Claude Code: with claude on PATH, the `validate` check (claude plugin validate --strict) is green;
+the `plugin options` check is yellow until the real `claude plugin configure --values-stdin` has
+stored pointer_id/lock_message_id (settings.json pluginConfigs), then green.
 Every process has a timeout."""
 import json
 import os
@@ -121,3 +123,38 @@ c = check(r, "claude", "validate")
 if c["status"] != "green":
     fail("claude validate through kijito-doctor: %s" % json.dumps(c))
 print("  ok: kijito-doctor --host claude: [ok] %s" % c["detail"])
+# 5. Claude Code plugin options (userConfig): none set -> yellow with the `claude plugin configure`
+# fix; after the real `claude plugin configure --values-stdin` (which writes them into
+# $CLAUDE_CONFIG_DIR/settings.json pluginConfigs, measured on 2.1.328) -> green, naming that file.
+# The marketplace holds a copy of the installed plugin.json only (the userConfig schema is what
+# `configure` needs; no binaries are copied).
+c = check(r, "claude", "plugin options")
+if c["status"] != "yellow" or "claude plugin configure" not in (c["fix"] or ""):
+    fail("plugin options before configure: %s" % json.dumps(c))
+print("  ok: no plugin options yet, kijito-doctor: [warn] ... / fix: %s" % c["fix"])
+mkt = os.path.join(work, "marketplace")
+os.makedirs(os.path.join(mkt, ".claude-plugin"))
+os.makedirs(os.path.join(mkt, "kijito-qa", ".claude-plugin"))
+with open(os.path.join(prefix, "claude", ".claude-plugin", "plugin.json")) as src, \
+        open(os.path.join(mkt, "kijito-qa", ".claude-plugin", "plugin.json"), "w") as dst:
+    dst.write(src.read())
+with open(os.path.join(mkt, ".claude-plugin", "marketplace.json"), "w") as f:
+    json.dump({"name": "kijito-e2e", "owner": {"name": "kijito-qa tests"},
+               "plugins": [{"name": "kijito-qa", "source": "./kijito-qa", "description": "options only"}]}, f)
+claude = os.path.join(bindir, "claude")
+for argv, stdin in (([claude, "plugin", "marketplace", "add", mkt], None),
+                    ([claude, "plugin", "install", "kijito-qa@kijito-e2e"], None),
+                    ([claude, "plugin", "configure", "kijito-qa@kijito-e2e", "--values-stdin"],
+                     '{"pointer_id":"21813","lock_message_id":"77"}')):
+    p = subprocess.run(argv, env=env, cwd=home, capture_output=True, text=True, timeout=120, input=stdin,
+                       stdin=None if stdin is not None else subprocess.DEVNULL)
+    if p.returncode != 0:
+        fail("%s exited %d: %s %s" % (" ".join(argv[1:4]), p.returncode, p.stdout[-600:], p.stderr[-600:]))
+settings = os.path.join(env["CLAUDE_CONFIG_DIR"], "settings.json")
+stored = json.load(open(settings)).get("pluginConfigs", {}).get("kijito-qa@kijito-e2e", {}).get("options")
+code, r = run_doctor("claude")
+c = check(r, "claude", "plugin options")
+if c["status"] != "green" or "pointer_id 21813, lock_message_id 77" not in c["detail"] or settings not in c["detail"]:
+    fail("plugin options after claude plugin configure (settings hold %s): %s" % (json.dumps(stored), json.dumps(c)))
+print("  ok: after `claude plugin configure kijito-qa@kijito-e2e --values-stdin` (settings.json pluginConfigs: %s), "
+      "kijito-doctor: [ok] %s" % (json.dumps(stored), c["detail"]))

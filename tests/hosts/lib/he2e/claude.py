@@ -106,6 +106,8 @@ def run(job):
     hooks_dir = os.path.dirname(job["settings_hooks"]) if job.get("settings_hooks") else job["plugin_dir"]
     req_log = common.JsonlWriter(os.path.join(out, "requests.jsonl"))
     cfg = {"input_tokens": job["auto_tokens"]} if job["scenario"] == "auto-compact" else {}
+    # kijito-qa: --summary-echo / --summary-drop (fakeserver.echoed_lines)
+    cfg.update({"summary_echo": bool(job.get("summary_echo")), "summary_drop": job.get("summary_drop")})
     srv, state = fakeserver.start("messages", req_log, clock, cfg)
     port = srv.server_address[1]
     probe_log = os.path.join(out, "hook-inputs.jsonl")

@@ -235,7 +235,8 @@ def cmd_claude(a):
            "settings_hooks": os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
            "plugin_dir": os.path.abspath(a.plugin_dir) if a.plugin_dir else None,
            "markers": os.path.abspath(a.markers) if a.markers else None, "claude": exe, "lib": LIB,
-           "timeout": a.timeout, "auto_tokens": a.auto_tokens,
+           "timeout": a.timeout, "auto_tokens": a.auto_tokens, "summary_echo": a.summary_echo,
+           "summary_drop": a.summary_drop,
            "before_compact": a.before_compact, "after": a.after, "probe": bool(a.before_compact or a.after),
            "tool_command": a.tool_command, "before_first": a.before_first,
            "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
@@ -357,6 +358,13 @@ def parser():
                         "before its step, so --before-first can write prompts it only then knows"),
     k.add_argument("--auto-tokens", type=int, default=990000,
                    help="usage.input_tokens the fake server reports in auto-compact (default 990000)")
+    # kijito-qa: a summariser that obeys (or half-obeys) PreCompact's "Additional Instructions"
+    k.add_argument("--summary-echo", action="store_true",
+                   help="kijito-qa: the fake summary ends with every `kijito-<label>: value` line of the "
+                        "compaction request's instructions (a summariser that keeps them verbatim)")
+    k.add_argument("--summary-drop", metavar="LABEL",
+                   help="kijito-qa: with --summary-echo, leave out the line of this label "
+                        "(e.g. kijito-snapshot-digest)")
 
     # kijito-qa: the interactive TUIs in a tmux pane (lib/he2e/tui.py)
     for name, host in (("tui-claude", "Claude Code"), ("tui-codex", "Codex")):

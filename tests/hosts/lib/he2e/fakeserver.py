@@ -3,6 +3,7 @@ Messages for Claude Code. Every request is logged (seq, t, method, path, headers
 without credentials, decoded body, `tag` = scenario step) to requests.jsonl."""
 import gzip
 import json
+import re
 import subprocess
 import threading
 import uuid
@@ -223,6 +224,20 @@ def claude_pending_tool(body):
     return tool_command([_texts(content)])
 
 
+def echoed_lines(body, drop=None):
+    """kijito-qa: the `kijito-<label>: value` lines of a Claude compaction request (PreCompact
+    stdout arrives there as "Additional Instructions"), minus the line of label `drop`."""
+    msgs = body.get("messages", []) if isinstance(body, dict) else []
+    users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
+    text = _texts(users[-1].get("content")) if users else ""
+    out = []
+    for line in text.splitlines():
+        label = line.split(": ", 1)[0]
+        if re.fullmatch(r"kijito-[a-z-]+", label) and label != "kijito-qa" and label != drop and line not in out:
+            out.append(line)
+    return out
+
+
 class Messages(Base):
     def _claude_tool_use(self, body, model, mid, usage, cmd):
         tid = "toolu_fake_" + uuid.uuid4().hex[:16]
@@ -263,8 +278,11 @@ class Messages(Base):
         body = body if isinstance(body, dict) else {}
         model = body.get("model", "claude-fake")
         if claude_request_kind(body) == "compaction":
+            kept = ""
+            if self.state["cfg"].get("summary_echo"):  # kijito-qa
+                kept = "".join("\n" + l for l in echoed_lines(body, self.state["cfg"].get("summary_drop")))
             text = ("<analysis>fake analysis</analysis>\n<summary>FAKE-COMPACT-SUMMARY: the user "
-                    "said hello and the assistant replied.</summary>")
+                    "said hello and the assistant replied.%s</summary>" % kept)
         else:
             text = "FAKE-REPLY: hello from the fake server."
         usage = {"input_tokens": int(self.state["cfg"].get("input_tokens", 50)), "output_tokens": 12,
