@@ -355,11 +355,13 @@ fn attempt_parse_guards() {
 fn reentry_json(attested: bool) -> serde_json::Value {
     let d = Digest::of(b"x");
     if attested {
-        serde_json::json!({"schemaVersion": 1, "sessionId": "sess-1", "claimedAtMs": 9, "attested": true, "reason": "pass_promoted",
-            "pointerId": 7, "lockMessageId": 8, "pointerDigest": d.as_str(), "snapshotDigest": d.as_str(), "compactionNonce": NONCE})
+        serde_json::json!({"schemaVersion": kijito_gate::compaction::REENTRY_SCHEMA_VERSION, "sessionId": "sess-1", "claimedAtMs": 9, "attested": true, "reason": "pass_promoted",
+            "pointerId": 7, "lockMessageId": 8, "pointerDigest": d.as_str(), "snapshotDigest": d.as_str(), "compactionNonce": NONCE,
+            "summaryCarried": true, "summaryCheck": "carried"})
     } else {
-        serde_json::json!({"schemaVersion": 1, "sessionId": "sess-1", "claimedAtMs": 9, "attested": false, "reason": "pass_stale",
-            "pointerId": null, "lockMessageId": null, "pointerDigest": null, "snapshotDigest": null, "compactionNonce": null})
+        serde_json::json!({"schemaVersion": kijito_gate::compaction::REENTRY_SCHEMA_VERSION, "sessionId": "sess-1", "claimedAtMs": 9, "attested": false, "reason": "pass_stale",
+            "pointerId": null, "lockMessageId": null, "pointerDigest": null, "snapshotDigest": null, "compactionNonce": null,
+            "summaryCarried": null, "summaryCheck": "unattested"})
     }
 }
 
@@ -380,7 +382,9 @@ fn reentry_parse_guards() {
         ("snapshotDigest", serde_json::json!(null)),
         ("compactionNonce", serde_json::json!(NONCE.to_uppercase())),
         ("attested", serde_json::json!("true")),
-        ("schemaVersion", serde_json::json!(2)),
+        ("schemaVersion", serde_json::json!(1)),
+        ("summaryCheck", serde_json::json!("pending")),
+        ("summaryCarried", serde_json::json!(false)),
         ("sessionId", serde_json::json!("")),
         ("claimedAtMs", serde_json::json!(1.5)),
     ] {
@@ -388,7 +392,7 @@ fn reentry_parse_guards() {
         j[k] = v;
         bad(j);
     }
-    for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce"] {
+    for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce", "summaryCarried", "summaryCheck"] {
         let mut j = reentry_json(false);
         j[k] = reentry_json(true)[k].clone();
         bad(j);

@@ -60,6 +60,7 @@ fn input(f: &Fixture) -> GateInput {
         targets: vec!["src/a.rs".into()],
         intended: Some(b"fn a() {}\n".to_vec()),
         result: Some(b"fn a() {}   \n\n".to_vec()),
+        ..Default::default()
     }
 }
 
@@ -278,6 +279,8 @@ fn every_check_has_its_own_remediation() {
     assert!(texts[3].contains("inside the workspace"));
     assert!(texts[4].contains("second, separate message"));
     assert_eq!(remediation("anything else"), texts[4]);
+    assert!(remediation("one_step").contains("memory-latch checkpoint --next-step"));
+    assert!(!texts.contains(&remediation("one_step")));
 }
 
 #[test]
