@@ -432,6 +432,10 @@ fn qa_dir_forms() {
     let d = private_dir();
     let data = AbsPath::from_path(d.path()).unwrap();
     assert!(QaDir::existing(&data).unwrap().is_none());
+    // A data dir that is a file: an error, not "no QA state".
+    let file = d.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    assert!(QaDir::existing(&AbsPath::from_path(&file).unwrap()).is_err());
     let ro = QaDir::read_only(&data).unwrap();
     assert_eq!(ro.path().as_path(), d.path().join("qa"));
     assert!(std::fs::symlink_metadata(d.path().join("qa")).is_err(), "read_only creates nothing");
