@@ -468,3 +468,15 @@ fn a_transcript_of_another_user_is_refused() {
     };
     assert_eq!(transcript_identity(&abs(&path)).unwrap_err().code(), pc::TRANSCRIPT_NOT_OWNED);
 }
+
+/// The per-session lock file is never followed through a symlink.
+#[test]
+fn a_symlinked_lock_file_is_refused() {
+    let e = env();
+    let target = e.dir.path().join("elsewhere");
+    std::fs::write(&target, b"").unwrap();
+    std::os::unix::fs::symlink(&target, e.qa.path().as_path().join("precompact.sess-1.lock")).unwrap();
+    let err = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0).unwrap_err();
+    assert_eq!(err.code(), cc::PRECOMPACT_BUSY);
+    assert!(!exists(&e.qa.attempt(&e.s)));
+}
