@@ -301,6 +301,10 @@ fn the_installed_verifier_is_hashed() {
     std::fs::write(d.path().join("pointer-snapshot"), b"binary").unwrap();
     let helpers = kijito_protocol::command::HelperDir::new(d.path()).unwrap();
     assert_eq!(record::installed_verifier(&helpers).unwrap(), Digest::of(b"binary"));
+    // A real executable is megabytes: 2 MiB is hashed whole.
+    let big = vec![7u8; 2 * 1024 * 1024];
+    std::fs::write(d.path().join("pointer-snapshot"), &big).unwrap();
+    assert_eq!(record::installed_verifier(&helpers).unwrap(), Digest::of(&big));
     std::fs::remove_file(d.path().join("pointer-snapshot")).unwrap();
     assert_eq!(record::installed_verifier(&helpers).unwrap_err().code(), record::codes::VERIFIER_UNREADABLE);
 }
