@@ -186,7 +186,7 @@ fn two_reports_from_distinct_runs_over_one_snapshot() {
     let rb = write_report(d.path(), "b.json", &green(N2, NOW - 1));
     let pair = report::validate_pair(&[ra.clone(), rb.clone()], pid(), &pdigest(), NOW).unwrap();
     assert_eq!((pair[0].boot_nonce.as_str(), pair[1].boot_nonce.as_str()), (N1, N2));
-    assert_eq!(report::validate_pair(&[ra.clone()], pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT);
+    assert_eq!(report::validate_pair(std::slice::from_ref(&ra), pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT);
     assert_eq!(report::validate_pair(&[ra.clone(), rb.clone(), ra.clone()], pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT);
     assert_eq!(report::validate_pair(&[ra.clone(), ra], pid(), &pdigest(), NOW).unwrap_err().code(), rc::NONCE_REUSED);
 }
