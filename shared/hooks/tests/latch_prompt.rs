@@ -40,6 +40,8 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     assert_eq!(confirm_from_prompt(Some(&ws), Some("please go ahead"), 3_000), None);
     let ctx = confirm_from_prompt(Some(&ws), Some(&format!("  {}  ", issued.token.to_lowercase())), 3_000).expect("a confirmation");
     assert!(ctx.starts_with(&format!("memory-latch: the USER confirmed consent token {} (low risk)", issued.record.id)), "{ctx}");
+    // The confirmation entry was written with the boot id the environment names.
+    assert_eq!(l.status(3_000).unwrap().head.boot_id, "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
     // Replayed: refused, said as such.
     let again = confirm_from_prompt(Some(&ws), Some(&issued.token), 3_001).unwrap();
     assert!(again.starts_with("memory-latch: the user's token was NOT accepted (consent_already_confirmed: "), "{again}");
