@@ -272,6 +272,13 @@ fn glob_and_class_edges() {
     assert_eq!(class_match(b"[!ab]", b'a'), Some((false, 5)));
     assert_eq!(class_match(b"[a-c]x", b'b'), Some((true, 5)));
     assert_eq!(class_match(b"[ab", b'a'), None);
+    // The negation mark is not a member, nor is the opening bracket.
+    assert!(glob_match(b"[!q]", b"!"));
+    assert!(glob_match(b"[!q]", b"["));
+    assert!(!glob_match(b"[!q]", b"q"));
+    // An unterminated range is a literal.
+    assert!(glob_match(b"[a-", b"[a-"));
+    assert!(!glob_match(b"[a-", b"b"));
 }
 
 #[test]
