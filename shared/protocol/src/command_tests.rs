@@ -276,6 +276,9 @@ fn glob_and_class_edges() {
     assert!(glob_match(b"[!q]", b"!"));
     assert!(glob_match(b"[!q]", b"["));
     assert!(!glob_match(b"[!q]", b"q"));
+    // A negated range, then more pattern.
+    assert!(glob_match(b"[!a-c]x", b"dx"));
+    assert!(!glob_match(b"[!a-c]x", b"bx"));
     // An unterminated range is a literal.
     assert!(glob_match(b"[a-", b"[a-"));
     assert!(!glob_match(b"[a-", b"b"));
