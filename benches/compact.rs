@@ -114,7 +114,7 @@ fn main() {
     let host_pid = host_pid.unwrap();
     let pin = Pin {
         session_id: s.clone(),
-        via: Via::Tmux { socket: AbsPath::parse(sock.to_str().unwrap()).unwrap(), pane: "%0".into(), host_pid, host_start: stat(host_pid).1 },
+        via: Via::Tmux { socket: AbsPath::parse(sock.to_str().unwrap()).unwrap(), pane: "%0".into(), host_pid, host_start: stat(host_pid).1, tmux: None },
         pinned_at_ms: kijito_gate::now_ms(),
     };
     trigger::write_pin(&qa, &pin).unwrap();

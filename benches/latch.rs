@@ -33,6 +33,10 @@ fn main() {
         let t = Instant::now();
         latch.seed_history(n, 1_700_000_000_000).expect("seed");
         let seed = t.elapsed();
+        // The checkpoint seen before the sleep, at n entries (O(n), once).
+        let t = Instant::now();
+        latch.write_checkpoint(1_750_000_000_000, None).expect("checkpoint");
+        let checkpoint_full = t.elapsed();
         let mut appends = Vec::new();
         for i in 0..APPENDS {
             let input = CheckpointInput { next_single_step: Some(format!("bench append {i}")), decisions: vec!["d".into()], ..Default::default() };
@@ -59,6 +63,16 @@ fn main() {
             assert!(r.trusted && r.entries == n + APPENDS);
         }
         let f = median(fast);
+        // wake-check's consistency check from that checkpoint to now (n + 64):
+        // the saved compact range, the entries since it, the RFC 6962 proof.
+        let mut wake = Vec::new();
+        for _ in 0..20 {
+            let t = Instant::now();
+            let c = latch.consistency_since_saved().expect("consistency").expect("a saved checkpoint");
+            wake.push(t.elapsed());
+            assert!(c.consistent && c.from_size == n && c.to_size == n + APPENDS, "{c:?}");
+        }
+        let wake = median(wake);
         // RFC 6962: a consistency proof from the tree head at size n (taken
         // before the appends) to now: produce it (O(n)) and check it (O(log n)).
         let leaves: Vec<[u8; 32]> = (0..n + APPENDS).map(|i| merkle::leaf_hash(&i.to_le_bytes())).collect();
@@ -91,6 +105,12 @@ fn main() {
             proof.len(),
             prove.as_secs_f64() * 1e3,
             check.as_secs_f64() * 1e6
+        );
+        println!(
+            "         checkpoint at {n} (full, O(n)): {:.1} ms; wake consistency check {n} -> {}: {:.2} ms (target < 10 ms)",
+            checkpoint_full.as_secs_f64() * 1e3,
+            n + APPENDS,
+            wake.as_secs_f64() * 1e3
         );
         let m = med.as_secs_f64();
         match base {

@@ -123,6 +123,9 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     assert_eq!(pin["via"], "tmux");
     assert_eq!(pin["target"]["socket"], sock.to_str().unwrap());
     assert_eq!(pin["target"]["pane"], "%0");
+    // the tmux executable the hook resolved on its PATH (and used for #{pane_pid})
+    let program = pin["target"]["tmux"].as_str().unwrap();
+    assert!(program.starts_with('/') && program.ends_with("/tmux") && Path::new(program).is_file(), "{pin}");
 
     // Without a pass: pass_missing, nothing recorded.
     let r = request(&w, &[]);
@@ -163,7 +166,9 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     std::fs::remove_file(w.qa().join(format!("compaction-reentry.{S}.json"))).ok();
     w.record_ok(S);
     assert_eq!(session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
-    let r = request(&w, &[("KIJITO_COMPACT_CLAIM_WAIT_MS", "1500")]);
+    // The request (and so the worker) runs with a PATH that has no tmux, as the
+    // tool calls of Codex's login shell do: the worker runs the pinned tmux.
+    let r = request(&w, &[("KIJITO_COMPACT_CLAIM_WAIT_MS", "1500"), ("PATH", "/nonexistent-kijito-test")]);
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(session_hook(&w, "Stop", "Stop").status.code(), Some(0));
     wait_for("the second /compact", 10, || typed(&typed_file) == "/compact\n/compact\n");

@@ -118,7 +118,16 @@ fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     let codex = render(&src, &tmp.path().join("c.md"), Path::new("/opt/kq/codex"), "codex").unwrap();
     let claude = render(&src, &tmp.path().join("k.md"), Path::new("/opt/kq/claude"), "claude").unwrap();
     assert!(codex.contains("spawn_agent") && codex.contains("fork_context: false") && !codex.contains("Task tool"));
-    assert!(claude.contains("Task tool") && !claude.contains("spawn_agent"));
+    assert!(claude.contains("Agent tool") && claude.contains("subagent_type: \"general-purpose\"") && claude.contains("run_in_background: false") && !claude.contains("spawn_agent"));
+    // the verifier prompt, the same on both hosts; tests/hosts/lib/he2e/qa_driver.py VERIFIER_PREFIX
+    // (the real-host `boots` scenario's fake model) uses exactly this sentence
+    for t in [&codex, &claude] {
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("\"Run exactly this one shell command and reply with its exit status and its complete stdout and stderr, nothing else: \" followed by the one command"), "{flat}");
+    }
+    assert!(claude.contains("never `\"fork\"`"));
+    let driver = std::fs::read_to_string(Path::new(ROOT).join("tests/hosts/lib/he2e/qa_driver.py")).unwrap();
+    assert!(driver.contains("VERIFIER_PREFIX = (\"Run exactly this one shell command and reply with its exit status and its complete \"\n                   \"stdout and stderr, nothing else: \")"));
     for t in [&codex, &claude] {
         for needed in [
             "durable decision", "verified finding", "state change", "user preference", "failure mode", "reusable command", "gate result",

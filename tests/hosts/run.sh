@@ -108,7 +108,7 @@ run_one() {
   case "$name" in
     attested-manual|attested-auto|summary-carried|summary-dropped) need="$hook_bins $pass_bins" ;;
     context) need="$hook_bins kijito-context" ;;
-    adapter-compact|adapter-long) need="$hook_bins $pass_bins kijito-compact" ;;
+    adapter-compact|adapter-long|plain-request) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
     *) need="$hook_bins" ;;
   esac
@@ -159,6 +159,21 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
+    plain-request)  # neither tmux nor the app-server adapter owns the session (Claude Code headless
+      # `claude -p`; Codex: a plain app-server session, host-e2e the client), so the agent's
+      # `kijito-compact request` after a real pass must answer no_safe_trigger
+      kind=plain-request
+      if [ "$host" = claude ]; then
+        local pdir="$work/plain-$host"; mkdir -p "$pdir"; echo hello > "$pdir/prompt-1"
+        args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2" --host-arg=--allowedTools=Bash
+               --before-compact "$(printf '%q %q %q' "$here/scenarios/plain-request.sh" "$root" "$pdir")"
+               --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"\$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
+      else
+        local data='$XDG_STATE_HOME/kijito-qa-data'
+        args+=(--scenario plain-request --before-compact "$(printf '%q %q' "$seed" "$root")"
+               --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+               --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
+      fi ;;
     summary-carried|summary-dropped)  # Claude Code only: the fake summariser keeps the kijito-* lines (or drops one)
       [ "$host" = claude ] || return 0
       if [ "$name" = summary-carried ]; then kind=summary-true; else kind=summary-false; extra=(--summary-drop kijito-snapshot-digest); fi
@@ -211,10 +226,23 @@ run_tui() {
   if [ -n "$miss" ]; then
     say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
   fi
+  local planned=""
   case "$name" in
     tmux-compact) kind=compacted mode=pass; extra=(--wait-compact 120 --after-prompt "after compact") ;;
     tmux-compact-nopass) kind=pass_missing mode=nopass ;;
     tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
+    tmux-long)  # one session: 5 x (new pass, the agent's tool call requests, the adapter types /compact),
+      # then a turn that fills the context window (the fake model reports 990000 input tokens) with no
+      # pass left: the host's own ceiling-time auto-compaction, UNATTESTED
+      kind=long mode=seed planned=5
+      local data
+      case "$host" in claude) data='$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline' ;; codex) data='$HOME/.cache/kijito-qa' ;; esac
+      extra=(--cycles "$planned" --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+        --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --wait-compact 120 --after-prompt "ceiling turn HOST-E2E-INPUT-TOKENS: 990000"
+        --after-prompt "after the ceiling" --after-prompt "final prompt")
+      # Codex: the session's auto-compaction limit, far above the 100 tokens the other turns report
+      if [ "$host" = codex ]; then extra+=(--host-arg=-c --host-arg=model_auto_compact_token_limit=200000); fi ;;
   esac
   case "$host" in
     claude) args=(tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash) ;;
@@ -233,7 +261,7 @@ run_tui() {
     cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
   fi
   say "$host $name ($dt):"
-  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root"; then
+  if python3 "$here/scenarios/check_compact.py" "$kind" "$out" "$root" $planned; then
     passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
   else
     tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
@@ -241,14 +269,42 @@ run_tui() {
   fi
 }
 
+# run_boots HOST: the QA skill's two cold boots by fresh verifier agents of the real host (Claude
+# Code: Agent tool subagents; Codex: spawn_agent), then digest again and record; then the negative
+# control (the fake main agent forks its conversation into the verifiers; the check must see it).
+# See scenarios/seed-boots.sh, lib/he2e/qa_driver.py and scenarios/check_boots.py.
+run_boots() {
+  local host="$1" root="$prefix/$1" v out rc t0 dt miss
+  wanted boots || return 0
+  miss=$(missing "$root" $hook_bins $pass_bins)
+  if [ -n "$miss" ]; then say "FAIL $host boots: not installed: $miss"; failures=$((failures + 1)); report+=("$host boots: FAIL"); return 0; fi
+  mkdir -p "$work/out"
+  for v in boots boots-fork; do
+    out="$work/out/$host-$v" rc=0 t0=$(now)
+    "$he2e" "$host" $([ "$host" = codex ] && echo --hooks "$root/hooks/hooks.json" || echo --plugin-dir "$root" --host-arg=--allowedTools=Bash) \
+      --scenario prompts --prompt-file "$out.prompt" --out "$out" --timeout 240 \
+      --before-first "$(printf '%q %q %q %q' "$here/scenarios/seed-boots.sh" "$root" "$out.prompt" "${v#boots}")" \
+      --after "$(printf '%q %q' "$here/scenarios/after-boots.sh" "$root")" > "$out.log" 2>&1 || rc=$?
+    dt=$(took "$t0"); say "$host $v ($dt, host-e2e exit $rc):"
+    if [ -f "$out/summary.json" ] && python3 "$here/scenarios/check_boots.py" "$out" "$root" "$host" $([ "$v" = boots-fork ] && echo --expect-fork); then
+      passed=$((passed + 1)); report+=("$host $v: ok ($dt)")
+    else
+      tail -n 20 "$out.log"; say "FAIL $host $v (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $v: FAIL ($dt)")
+    fi
+  done
+}
+
 for h in $hosts; do
+  run_boots "$h"
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done
   run_tui "$h" tmux-compact
   run_tui "$h" tmux-compact-nopass
+  run_tui "$h" tmux-long
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
+  run_one "$h" plain-request
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; fi
 done
 

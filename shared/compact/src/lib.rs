@@ -36,7 +36,7 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
         return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the compaction adapters are disabled ({} exists). {ASK_USER}", trigger::kill_switch(data_dir).display())));
     }
     if let Some(Pin { via: via @ Via::Tmux { .. }, .. }) = trigger::read_pin(&qa, s)? {
-        let check = pin::check_pane(&via, &procfs::RealProcs, &tmux::RealTmux::default()).unwrap_or(pin::PaneCheck::Gone);
+        let check = pin::check_pane(&via, &procfs::RealProcs, &tmux::RealTmux::for_via(&via)).unwrap_or(pin::PaneCheck::Gone);
         if check != pin::PaneCheck::Alive {
             return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the pinned tmux pane no longer runs this session's host. {ASK_USER}")));
         }
@@ -86,7 +86,10 @@ pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trig
     if !trigger::is_adapter_id(nonce) {
         return Err(Error::usage(kijito_protocol::codes::cli::INVALID_ARGUMENT, "--nonce must be 32 lowercase hex"));
     }
-    let tmux = tmux::RealTmux::default();
+    // The tmux the hook recorded in the pin (the worker's PATH may differ:
+    // a login shell resets it); without a pin the worker ends at once.
+    let pinned = QaDir::open(data_dir).ok().and_then(|qa| trigger::read_pin(&qa, s).ok().flatten());
+    let tmux = pinned.map(|p| tmux::RealTmux::for_via(&p.via)).unwrap_or_default();
     let world = worker::World {
         tmux: &tmux,
         procs: &procfs::RealProcs,
@@ -120,7 +123,9 @@ pub fn hook_session_start(qa: &QaDir, s: &SessionId, subagent: bool, now_ms: i64
     if subagent {
         return PinOutcome::Subagent;
     }
-    let found = pin::discover(&pin::PinEnv::from_process(), std::process::id(), &procfs::RealProcs, &tmux::RealTmux::default());
+    let env = pin::PinEnv::from_process();
+    let tmux = env.tmux_program.as_ref().map(tmux::RealTmux::at).unwrap_or_default();
+    let found = pin::discover(&env, std::process::id(), &procfs::RealProcs, &tmux);
     match found {
         Ok(Some(via)) => {
             let name = via.name();

@@ -10,6 +10,9 @@
 //!   Codex shared daemon (`app-server … --managed-daemon`) the pane may be
 //!   another session's: refused (`codex_daemon`), the user must run
 //!   `codex --no-daemon`.
+//! - The pin records the tmux executable this hook found on its PATH (the
+//!   host's environment), and the hook asks exactly that one for the pane:
+//!   the detached worker later runs the same file, whatever its own PATH.
 
 use crate::codes;
 use crate::procfs::Procs;
@@ -31,13 +34,17 @@ pub struct PinEnv {
     pub tmux_pane: Option<String>,
     pub adapter_id: Option<String>,
     pub adapter_socket: Option<String>,
+    /// The tmux executable on this process's PATH ([`crate::tmux::resolve_on_path`]);
+    /// `None`: none, or not safe to run. Recorded in a tmux pin.
+    pub tmux_program: Option<AbsPath>,
 }
 
 impl PinEnv {
     /// From this process's environment (empty values count as absent).
     pub fn from_process() -> PinEnv {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty() && v.len() <= 4096);
-        PinEnv { tmux: var("TMUX"), tmux_pane: var("TMUX_PANE"), adapter_id: var(ENV_ADAPTER_ID), adapter_socket: var(ENV_ADAPTER_SOCKET) }
+        let tmux_program = std::env::var("PATH").ok().filter(|p| p.len() <= 64 * 1024).and_then(|p| crate::tmux::resolve_on_path(&p));
+        PinEnv { tmux: var("TMUX"), tmux_pane: var("TMUX_PANE"), adapter_id: var(ENV_ADAPTER_ID), adapter_socket: var(ENV_ADAPTER_SOCKET), tmux_program }
     }
 }
 
@@ -81,6 +88,9 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
     if !is_pane_id(pane) {
         return Err(Error::new(codes::TMUX_ENV_INVALID, "$TMUX_PANE is not a pane id (%N)"));
     }
+    let Some(program) = &env.tmux_program else {
+        return Err(Error::new(codes::TMUX_UNAVAILABLE, "no tmux executable on PATH that only root or this user can change"));
+    };
     let pane_pid = tmux.pane_pid(&socket, pane)?.ok_or_else(|| Error::new(codes::PANE_GONE, "the pane in $TMUX_PANE does not exist"))?;
     let mut pid = me;
     for _ in 0..MAX_ANCESTORS {
@@ -92,7 +102,7 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
             ));
         }
         if st.ppid == pane_pid {
-            return Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: pid, host_start: st.start }));
+            return Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: pid, host_start: st.start, tmux: Some(program.clone()) }));
         }
         if st.ppid <= 1 {
             break;
@@ -115,7 +125,7 @@ pub enum PaneCheck {
 
 /// Check a tmux pin now.
 pub fn check_pane(via: &Via, procs: &dyn Procs, tmux: &dyn Tmux) -> Result<PaneCheck> {
-    let Via::Tmux { socket, pane, host_pid, host_start } = via else {
+    let Via::Tmux { socket, pane, host_pid, host_start, .. } = via else {
         return Ok(PaneCheck::Gone);
     };
     let Some(pane_pid) = tmux.pane_pid(socket, pane)? else {

@@ -27,8 +27,12 @@ fn sock() -> AbsPath {
     AbsPath::parse("/tmp/kijito-test-tmux/sock").unwrap()
 }
 
+fn tmux_exe() -> AbsPath {
+    AbsPath::parse("/usr/bin/tmux").unwrap()
+}
+
 fn tmux_pin() -> Pin {
-    Pin { session_id: sid(), via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START }, pinned_at_ms: 1 }
+    Pin { session_id: sid(), via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: Some(tmux_exe()) }, pinned_at_ms: 1 }
 }
 
 fn req(state: RequestState) -> Request {
@@ -124,7 +128,7 @@ fn pass_expired_or_replaced_between_request_and_send_fails() {
 fn a_changed_or_removed_pin_fails() {
     let (r, pin, t) = (req(RequestState::Pending), tmux_pin(), ended(1500));
     let mut other = tmux_pin();
-    other.via = Via::Tmux { socket: sock(), pane: "%4".into(), host_pid: HOST_PID, host_start: HOST_START };
+    other.via = Via::Tmux { socket: sock(), pane: "%4".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: Some(tmux_exe()) };
     let f = Facts { pin_now: Some(&other), ..ready(&r, &pin, &t) };
     assert_eq!(decide(&f, &limits()), Decision::Fail(codes::PIN_CHANGED.into()));
     let f = Facts { pin_now: None, ..ready(&r, &pin, &t) };
@@ -230,7 +234,7 @@ fn sends(t: &FakeTmux) -> Vec<String> {
 // ---------------------------------------------------------------- discovery
 
 fn env(tmux: &str, pane: &str) -> PinEnv {
-    PinEnv { tmux: Some(tmux.into()), tmux_pane: Some(pane.into()), ..PinEnv::default() }
+    PinEnv { tmux: Some(tmux.into()), tmux_pane: Some(pane.into()), tmux_program: Some(tmux_exe()), ..PinEnv::default() }
 }
 
 #[test]
@@ -461,4 +465,86 @@ fn request_without_pass_or_pin() {
     let line = crate::request(&d.data, &sid(), exe, 1000).unwrap();
     assert_eq!(line, format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"codex-app-server","nonce":"{NONCE}"}}"#));
     assert_eq!(crate::status(&d.data, &sid()).unwrap()["state"], "pending");
+}
+
+// ---------------------------------------------------------------- the tmux executable
+
+#[test]
+fn discovery_without_a_safe_tmux_on_path_pins_nothing() {
+    let t = FakeTmux::new(|| {});
+    let e = pin::discover(&PinEnv { tmux_program: None, ..env("/tmp/kijito-test-tmux/sock,2,0", "%3") }, 1000, &FakeProcs::standard(), &t).unwrap_err();
+    assert_eq!(e.code(), codes::TMUX_UNAVAILABLE);
+    assert!(t.log.borrow().is_empty(), "no tmux call without a safe executable");
+}
+
+fn exe(dir: &std::path::Path, name: &str, mode: u32, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+#[test]
+fn the_tmux_on_path_is_resolved_like_a_shell_and_refused_when_others_can_change_it() {
+    use crate::tmux::{program_is_safe, resolve_on_path};
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let a = exe(&base.join("a"), "tmux", 0o755, "exit 0");
+    let b = exe(&base.join("b"), "tmux", 0o755, "exit 0");
+    let (da, db) = (base.join("a"), base.join("b"));
+    let path = |dirs: &[&str]| dirs.join(":");
+    // first absolute entry with a tmux wins; empty and relative entries (the cwd) are skipped
+    let got = resolve_on_path(&path(&["", "rel", base.join("none").to_str().unwrap(), da.to_str().unwrap(), db.to_str().unwrap()])).unwrap();
+    assert_eq!(got.as_str(), a.to_str().unwrap());
+    assert!(program_is_safe(&b));
+    // group/world-writable file: refused, and not skipped for the next one
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o757)).unwrap();
+    assert!(!program_is_safe(&a));
+    assert_eq!(resolve_on_path(&path(&[da.to_str().unwrap(), db.to_str().unwrap()])), None);
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // a world-writable directory: refused
+    std::fs::set_permissions(&da, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(!program_is_safe(&a));
+    std::fs::set_permissions(&da, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // not executable, not named tmux, a directory, missing
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(!program_is_safe(&a));
+    let other = exe(&base.join("c"), "sh", 0o755, "exit 0");
+    assert!(!program_is_safe(&other));
+    assert!(!program_is_safe(&base.join("a")));
+    assert!(!program_is_safe(&base.join("missing/tmux")));
+    // a symlink named tmux to a safe file is judged by the file it resolves to
+    std::os::unix::fs::symlink(&b, base.join("c/tmux")).unwrap();
+    assert!(program_is_safe(&base.join("c/tmux")));
+}
+
+#[test]
+fn a_pinned_tmux_is_checked_again_before_every_call() {
+    use crate::tmux::RealTmux;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mark = base.join("ran");
+    let prog = exe(&base.join("bin"), "tmux", 0o755, &format!("echo \"$@\" >> '{}'; echo 4242", mark.display()));
+    let abs = AbsPath::parse(prog.to_str().unwrap()).unwrap();
+    let via = Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: Some(abs.clone()) };
+    let t = RealTmux::for_via(&via);
+    assert_eq!(t.program, prog.to_str().unwrap());
+    assert_eq!(t.pane_pid(&sock(), "%3").unwrap(), Some(4242));
+    t.send_literal(&sock(), "%3", "/compact").unwrap();
+    let log = std::fs::read_to_string(&mark).unwrap();
+    assert_eq!(log, "-S /tmp/kijito-test-tmux/sock display-message -p -t %3 #{pane_pid}\n-S /tmp/kijito-test-tmux/sock send-keys -t %3 -l /compact\n");
+    // someone else could now change it: refused, not run
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(t.send_enter(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE);
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), log, "the unsafe program did not run");
+    // a pin written before the executable was recorded: tmux on PATH
+    let old = Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: None };
+    assert_eq!(RealTmux::for_via(&old).program, "tmux");
 }

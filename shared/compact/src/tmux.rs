@@ -4,9 +4,13 @@
 //! shell), each call bounded in time. The only calls that change anything
 //! are the two of [`Tmux::send_literal`] and [`Tmux::send_enter`]:
 //! `tmux -S SOCK send-keys -t PANE -l /compact` and, as a separate call,
-//! `tmux -S SOCK send-keys -t PANE Enter`.
+//! `tmux -S SOCK send-keys -t PANE Enter`. The executable is the one the
+//! SessionStart hook resolved on its PATH and recorded in the pin
+//! ([`resolve_on_path`], [`program_is_safe`]), not whatever `tmux` the
+//! worker's own PATH names (a login shell may reset PATH).
 
 use crate::codes;
+use kijito_gate::trigger::{is_tmux_program, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::io::Read;
@@ -26,18 +30,80 @@ pub trait Tmux {
     fn send_enter(&self, socket: &AbsPath, pane: &str) -> Result<()>;
 }
 
-/// `tmux` found through PATH.
+/// The real tmux: `tmux` found through PATH, or (pins with a recorded
+/// executable) that absolute path, checked with [`program_is_safe`] before
+/// every call.
 #[derive(Debug, Clone)]
 pub struct RealTmux {
     pub program: String,
+    /// Run `program` only while [`program_is_safe`] holds for it.
+    pub check_program: bool,
     /// Bound of one tmux call.
     pub timeout: Duration,
 }
 
 impl Default for RealTmux {
     fn default() -> Self {
-        RealTmux { program: "tmux".into(), timeout: Duration::from_secs(5) }
+        RealTmux { program: "tmux".into(), check_program: false, timeout: Duration::from_secs(5) }
     }
+}
+
+impl RealTmux {
+    /// The tmux of a pin: the executable recorded by the hook, else `tmux`
+    /// on PATH (pins written before it was recorded).
+    pub fn for_via(via: &Via) -> RealTmux {
+        match via {
+            Via::Tmux { tmux: Some(p), .. } => RealTmux::at(p),
+            _ => RealTmux::default(),
+        }
+    }
+
+    /// The executable at `program` (absolute), checked before every call.
+    pub fn at(program: &AbsPath) -> RealTmux {
+        RealTmux { program: program.as_str().to_owned(), check_program: true, ..RealTmux::default() }
+    }
+}
+
+/// How many PATH entries are looked at, at most.
+pub const MAX_PATH_ENTRIES: usize = 256;
+
+/// Whether `path` may be run as tmux by the adapter: an absolute path whose
+/// file name is `tmux`; the file it resolves to is a regular file with an
+/// execute bit, owned by root or by this user, not writable by group or
+/// others, in a directory with the same properties. A tmux another user
+/// could replace is refused rather than run with this user's rights.
+pub fn program_is_safe(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(p) = path.to_str() else { return false };
+    if !is_tmux_program(p) {
+        return false;
+    }
+    let Ok(real) = std::fs::canonicalize(path) else { return false };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let owned_ok = |m: &std::fs::Metadata| (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0;
+    let (Ok(file), Some(dir)) = (std::fs::metadata(&real), real.parent()) else { return false };
+    let Ok(dir_meta) = std::fs::metadata(dir) else { return false };
+    file.is_file() && file.mode() & 0o111 != 0 && owned_ok(&file) && dir_meta.is_dir() && owned_ok(&dir_meta)
+}
+
+/// The tmux executable a shell with this PATH would run: the first absolute
+/// PATH entry holding a file named `tmux` (relative and empty entries, which
+/// name the working directory, are skipped). `None` when there is none, or
+/// when that first one is not [`program_is_safe`] (it is not skipped for a
+/// later one: that would not be the tmux the host's environment runs).
+pub fn resolve_on_path(path_var: &str) -> Option<AbsPath> {
+    for dir in path_var.split(':').take(MAX_PATH_ENTRIES) {
+        if !dir.starts_with('/') {
+            continue;
+        }
+        let candidate = std::path::Path::new(dir).join("tmux");
+        if std::fs::metadata(&candidate).is_err() {
+            continue;
+        }
+        return if program_is_safe(&candidate) { candidate.to_str().and_then(|p| AbsPath::parse(p).ok()) } else { None };
+    }
+    None
 }
 
 /// Output of one bounded call: exit success and stdout (at most 4 KiB).
@@ -48,6 +114,9 @@ struct Out {
 
 impl RealTmux {
     fn run(&self, args: &[&str]) -> Result<Out> {
+        if self.check_program && !program_is_safe(std::path::Path::new(&self.program)) {
+            return Err(Error::new(codes::TMUX_UNAVAILABLE, format!("refusing to run {}: not a tmux executable only root or this user can change", self.program)));
+        }
         let mut child = Command::new(&self.program)
             .args(args)
             .stdin(Stdio::null())

@@ -69,6 +69,12 @@ pub fn is_pane_id(s: &str) -> bool {
     s.len() >= 2 && s.len() <= 10 && s.starts_with('%') && s[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
+/// A recorded tmux executable: an absolute path whose file name is `tmux`
+/// (whether the file is safe to run is checked again where it is run).
+pub fn is_tmux_program(p: &str) -> bool {
+    p.starts_with('/') && p.len() <= 4096 && std::path::Path::new(p).file_name().is_some_and(|n| n == "tmux")
+}
+
 /// An adapter id: 32 lowercase hex.
 pub fn is_adapter_id(s: &str) -> bool {
     crate::is_hex32(s)
@@ -79,8 +85,10 @@ pub fn is_adapter_id(s: &str) -> bool {
 pub enum Via {
     /// A CLI host in a tmux pane: the pane, its tmux server socket, the host
     /// process (pid and its start time in clock ticks since boot, so a
-    /// reused pid is told apart).
-    Tmux { socket: AbsPath, pane: String, host_pid: u32, host_start: u64 },
+    /// reused pid is told apart), and the tmux executable the hook resolved
+    /// on its PATH at pin time (`None` in pins written before it was
+    /// recorded: then `tmux` on the worker's PATH).
+    Tmux { socket: AbsPath, pane: String, host_pid: u32, host_start: u64, tmux: Option<AbsPath> },
     /// A Codex app-server run by `kijito-compact codex`: the adapter's id and
     /// its private control socket.
     CodexAppServer { adapter_id: String, socket: AbsPath },
@@ -108,8 +116,12 @@ const PIN_KEYS: &[&str] = &["schemaVersion", "sessionId", "via", "pinnedAtMs", "
 impl Pin {
     pub fn to_value(&self) -> Value {
         let target = match &self.via {
-            Via::Tmux { socket, pane, host_pid, host_start } => {
-                json!({"socket": socket.as_str(), "pane": pane, "hostPid": host_pid, "hostStart": host_start})
+            Via::Tmux { socket, pane, host_pid, host_start, tmux } => {
+                let mut t = json!({"socket": socket.as_str(), "pane": pane, "hostPid": host_pid, "hostStart": host_start});
+                if let Some(program) = tmux {
+                    t["tmux"] = json!(program.as_str());
+                }
+                t
             }
             Via::CodexAppServer { adapter_id, socket } => json!({"adapterId": adapter_id, "socket": socket.as_str()}),
         };
@@ -133,12 +145,16 @@ impl Pin {
         let pinned_at_ms = o["pinnedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
         let t = o["target"].as_object().ok_or_else(err)?;
         let via = match get_str(o, "via") {
-            Some("tmux") if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) => {
+            Some("tmux") if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) || has_keys(t, &["socket", "pane", "hostPid", "hostStart", "tmux"]) => {
                 let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
                 let pane = get_str(t, "pane").filter(|p| is_pane_id(p)).ok_or_else(err)?.to_owned();
                 let host_pid = get_u64(t, "hostPid").filter(|p| *p > 1 && *p <= u32::MAX as u64).ok_or_else(err)? as u32;
                 let host_start = get_u64(t, "hostStart").ok_or_else(err)?;
-                Via::Tmux { socket, pane, host_pid, host_start }
+                let tmux = match t.get("tmux") {
+                    None => None,
+                    Some(v) => Some(v.as_str().filter(|p| is_tmux_program(p)).and_then(|p| AbsPath::parse(p).ok()).ok_or_else(err)?),
+                };
+                Via::Tmux { socket, pane, host_pid, host_start, tmux }
             }
             Some("codex-app-server") if has_keys(t, &["adapterId", "socket"]) => {
                 let adapter_id = get_str(t, "adapterId").filter(|a| is_adapter_id(a)).ok_or_else(err)?.to_owned();
@@ -486,11 +502,25 @@ mod tests {
     fn pins_round_trip_and_reject_junk() {
         let tmux = Pin {
             session_id: sid(),
-            via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99 },
+            via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None },
             pinned_at_ms: 5,
         };
         let text = tmux.to_value().to_string();
         assert_eq!(Pin::parse(text.as_bytes()).unwrap(), tmux);
+        // with the tmux executable the hook resolved
+        let mut with = tmux.clone();
+        with.via = Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: Some(AbsPath::parse("/usr/bin/tmux").unwrap()) };
+        let wtext = with.to_value().to_string();
+        assert!(wtext.ends_with(r#""hostStart":99,"tmux":"/usr/bin/tmux"}}"#), "{wtext}");
+        assert_eq!(Pin::parse(wtext.as_bytes()).unwrap(), with);
+        for junk in [
+            wtext.replace("/usr/bin/tmux", "/usr/bin/sh"),
+            wtext.replace("/usr/bin/tmux", "bin/tmux"),
+            wtext.replace("\"/usr/bin/tmux\"", "7"),
+            wtext.replace("\"tmux\":\"/usr/bin/tmux\"", "\"tmuxx\":\"/usr/bin/tmux\""),
+        ] {
+            assert!(Pin::parse(junk.as_bytes()).is_err(), "{junk}");
+        }
         let codex = Pin {
             session_id: sid(),
             via: Via::CodexAppServer { adapter_id: "0123456789abcdef0123456789abcdef".into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },

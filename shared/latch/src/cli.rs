@@ -36,10 +36,18 @@ pub const TOOL: Tool = Tool {
                 Flag::repeated("--decision", 32),
                 Flag::value("--last-good-checkpoint"),
                 Flag::value("--risk"),
+                Flag::switch("--sign"),
+                Flag::value("--secret-key"),
+                Flag::value("--passphrase-file"),
+                Flag::value("--note-out"),
             ],
         },
         Command { name: "status", flags: flags![] },
-        Command { name: "verify", flags: flags![Flag::value("--since-checkpoint")] },
+        Command { name: "verify", flags: flags![Flag::value("--since-checkpoint"), Flag::value("--public-key")] },
+        Command {
+            name: "keygen",
+            flags: flags![Flag::value("--secret-key"), Flag::value("--public-key"), Flag::value("--passphrase-file"), Flag::switch("--no-passphrase")],
+        },
         Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
         Command {
@@ -65,10 +73,16 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   init        --objective TEXT [--non-negotiable TEXT]... [--next-step TEXT] [--integrity checksum|hmac]
   checkpoint  [--objective T] [--blocked-by T] [--next-step T] [--known T]... [--unknown T]...
               [--decision T]... [--non-negotiable T]... [--last-good-checkpoint sha256:HEX] [--risk low|medium|high]
+              [--sign --secret-key F [--passphrase-file F] [--note-out F]]: the user signs a checkpoint
+              of the chain after this entry (C2SP signed note) with their Ed25519 (minisign) key
   status      current state (last 3 decisions only)
   verify      [--since-checkpoint F] the whole chain and its RFC 6962 tree head; exit 0 trusted,
               1 untrusted (every finding listed); with F (a saved tree head or verify --json
-              report): the chain must be an append-only extension of it (consistency proof)
+              report, or a checkpoint note): the chain must be an append-only extension of it
+              (consistency proof); --public-key F: the note must carry a valid signature by that key
+  keygen      --secret-key F --public-key F [--passphrase-file F | --no-passphrase]: a minisign
+              Ed25519 key pair for signing checkpoints (the passphrase is read from the terminal,
+              echo off, unless --passphrase-file names an owner-only file outside the workspace)
   consent request --action-file F --summary TEXT --risk low|medium|high
               (wallet consent mode: prints EIP-712 typed data; the user sends the signature)
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
@@ -79,6 +93,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
+MEMORY_LATCH_PUBLIC_KEY_FILE (the public key verify uses when --public-key is not given);
 MEMORY_LATCH_WALLET_FILE (wallet consent mode: memory-latch.wallet/v1 with the signer address; default
 $XDG_CONFIG_HOME/kijito-qa/memory-latch-wallet.json; absent: token mode);
 MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
@@ -110,19 +125,64 @@ fn read_input(path: &str, flag: &str) -> Result<Vec<u8>> {
         .map_err(|e| Error::new(codes::ACTION_FILE_INVALID, format!("{flag}: {}", e.message())))
 }
 
-/// A saved tree head: `{"schema":"memory-latch.tree-head/v1","size","root"}`
-/// or a whole `verify --json` report holding one as `tree_head`.
-fn read_tree_head(path: &str) -> Result<crate::chain::TreeHead> {
+/// What `--since-checkpoint F` names.
+enum Since {
+    /// A saved tree head (`{"schema":"memory-latch.tree-head/v1",...}`) or
+    /// a whole `verify --json` report holding one as `tree_head`.
+    Head(crate::chain::TreeHead),
+    /// A checkpoint note (signed or not) or a saved checkpoint
+    /// (`memory-latch.checkpoint/v1`).
+    Note(Box<crate::checkpoint::CheckpointNote>),
+}
+
+fn read_since(path: &str) -> Result<Since> {
     let bytes = read_input(path, "--since-checkpoint")?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| Error::new(codes::CHECKPOINT_FILE_INVALID, "--since-checkpoint: not UTF-8"))?;
+    if !text.trim_start().starts_with('{') {
+        return crate::checkpoint::parse_note(text).map(|n| Since::Note(Box::new(n)));
+    }
     let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: {e}")))?;
+        serde_json::from_str(text).map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: {e}")))?;
+    if v.get("schema").and_then(|s| s.as_str()) == Some(crate::checkpoint::SAVED_SCHEMA) {
+        return crate::checkpoint::read_checkpoint_text(text).map(|n| Since::Note(Box::new(n)));
+    }
     let th = v.get("tree_head").cloned().unwrap_or(v);
     let th: crate::chain::TreeHead = serde_json::from_value(th)
         .map_err(|e| Error::new(codes::CHECKPOINT_FILE_INVALID, format!("--since-checkpoint: not a tree head: {e}")))?;
     if th.schema != crate::chain::TREE_HEAD_SCHEMA || crate::merkle::parse_hex(&th.root).is_none() || th.size == 0 {
         return Err(Error::new(codes::CHECKPOINT_FILE_INVALID, "--since-checkpoint: unknown schema, empty tree or malformed root"));
     }
-    Ok(th)
+    Ok(Since::Head(th))
+}
+
+fn passphrase_source(args: &Args) -> latch::sign::PassphraseSource {
+    match args.raw("--passphrase-file") {
+        Some(p) => latch::sign::PassphraseSource::File(PathBuf::from(p)),
+        None => latch::sign::PassphraseSource::Terminal,
+    }
+}
+
+/// `checkpoint --sign`: the user's key, loaded (and the passphrase asked
+/// for) before anything is written.
+fn signing_key(args: &Args, latch: &Latch) -> Result<Option<latch::sign::SigningKey>> {
+    let sign = args.has("--sign");
+    for f in ["--secret-key", "--passphrase-file", "--note-out"] {
+        if !sign && args.has(f) {
+            return Err(Error::usage(cli_codes::FLAG_CONFLICT, format!("{f} needs --sign")));
+        }
+    }
+    if !sign {
+        return Ok(None);
+    }
+    let sk = args.raw("--secret-key").ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--sign needs --secret-key F"))?;
+    let root = latch.paths().root.clone();
+    let source = passphrase_source(args);
+    latch::sign::load_secret_key(std::path::Path::new(sk), Some(&root), || latch::sign::read_passphrase(&source, Some(&root), false).map(Some)).map(Some)
+}
+
+fn write_note(path: &str, note: &str) -> Result<()> {
+    private::create_new(std::path::Path::new(path), note.as_bytes())
+        .map_err(|e| Error::new(codes::WRITE_FAILED, format!("--note-out: {}", e.message())))
 }
 
 fn required_file(args: &Args, flag: &str) -> Result<Vec<u8>> {
@@ -156,7 +216,10 @@ fn now() -> u64 {
 /// report is returned. Entering may itself fail on a broken latch; the report
 /// stands either way.
 pub fn verify(latch: &Latch, now_ms: u64, since: Option<&crate::chain::TreeHead>) -> crate::chain::VerifyReport {
-    let report = latch.verify_since(since);
+    witness_on_failure(latch, now_ms, latch.verify_since(since))
+}
+
+fn witness_on_failure(latch: &Latch, now_ms: u64, report: crate::chain::VerifyReport) -> crate::chain::VerifyReport {
     if !report.trusted && report.initialised {
         let _ = latch.enter_silent_witness(now_ms, &report);
     }
@@ -221,11 +284,27 @@ pub fn run(args: Args) -> Result<i32> {
                 last_good_checkpoint: args.raw("--last-good-checkpoint").map(str::to_owned),
                 risk: risk(&args, false)?,
             };
+            let key = signing_key(&args, &latch)?;
             let e = latch.checkpoint(now(), &input)?;
+            let Some(key) = key else {
+                if json {
+                    json_out(&e)?;
+                } else {
+                    cli::print_stdout(&format!("checkpoint entry {} {}\n", e.entry_seq, e.integrity.payload_hash))?;
+                }
+                return Ok(0);
+            };
+            let saved = latch.write_checkpoint(now(), Some(&key))?;
+            if let Some(p) = args.raw("--note-out") {
+                write_note(p, &saved.note)?;
+            }
             if json {
-                json_out(&e)?;
+                json_out(&serde_json::json!({"schema":"memory-latch.signed-checkpoint/v1","entry":e,"checkpoint":saved}))?;
             } else {
-                cli::print_stdout(&format!("checkpoint entry {} {}\n", e.entry_seq, e.integrity.payload_hash))?;
+                cli::print_stdout(&format!(
+                    "checkpoint entry {} {}\nsigned checkpoint of {} entries by {}:\n{}",
+                    e.entry_seq, e.integrity.payload_hash, saved.size, key.name(), saved.note
+                ))?;
             }
             Ok(0)
         }
@@ -269,8 +348,29 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "verify" => {
             let latch = open(&args)?;
-            let since = args.raw("--since-checkpoint").map(read_tree_head).transpose()?;
-            let report = verify(&latch, now(), since.as_ref());
+            let since = args.raw("--since-checkpoint").map(read_since).transpose()?;
+            let key_file = args.raw("--public-key").map(PathBuf::from).or_else(|| env_path(latch::checkpoint::PUBLIC_KEY_ENV));
+            let key = key_file.as_deref().map(latch::sign::load_public_key).transpose()?;
+            let report = match (since, &key) {
+                (None, _) => verify(&latch, now(), None),
+                (Some(Since::Head(_)), Some(k)) => {
+                    return Err(Error::new(codes::CHECKPOINT_NOT_SIGNED_BY_KEY, format!("--since-checkpoint names an unsigned tree head; a signature by {} is required", k.name)));
+                }
+                (Some(Since::Head(th)), None) => verify(&latch, now(), Some(&th)),
+                (Some(Since::Note(n)), k) => {
+                    let signed = match k {
+                        Some(k) => {
+                            n.note.verify(k)?;
+                            Some(format!("the checkpoint's signature by {} verifies with the public key", k.name))
+                        }
+                        None if !n.note.signatures.is_empty() => Some("the checkpoint is signed; its signature was not checked (no --public-key)".to_owned()),
+                        None => None,
+                    };
+                    let mut report = latch.verify_checkpoint(&n.checkpoint);
+                    report.notes.extend(signed);
+                    witness_on_failure(&latch, now(), report)
+                }
+            };
             if json {
                 json_out(&report)?;
             } else {
@@ -304,6 +404,33 @@ pub fn run(args: Args) -> Result<i32> {
                 };
                 Err(Error::new(code, format!("{} finding(s)", report.findings.len())))
             }
+        }
+        "keygen" => {
+            let latch = open(&args)?;
+            let (sk, pk) = (args.required::<String>("--secret-key")?, args.required::<String>("--public-key")?);
+            let root = latch.paths().root.clone();
+            let pass = if args.has("--no-passphrase") {
+                if args.has("--passphrase-file") {
+                    return Err(Error::usage(cli_codes::FLAG_CONFLICT, "--no-passphrase and --passphrase-file exclude each other"));
+                }
+                eprintln!("memory-latch: --no-passphrase: the secret key is NOT encrypted; anyone (the agent included) who can read it can sign");
+                None
+            } else {
+                Some(latch::sign::read_passphrase(&passphrase_source(&args), Some(&root), true)?)
+            };
+            let kg = latch::sign::keygen(std::path::Path::new(&sk), std::path::Path::new(&pk), pass.as_ref(), Some(&root))?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.keygen/v1","key_name":kg.verifier.name,"secret_key_file":sk,"public_key_file":pk,
+                    "encrypted":kg.encrypted,"note_vkey":kg.verifier.note_vkey()}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "wrote the secret key {sk} ({}) and the public key {pk}\nkey name: {}\nnote verifier key: {}\nKeep the secret key and its passphrase away from the agent; sign with: memory-latch checkpoint --sign --secret-key {sk}\n",
+                    if kg.encrypted { "passphrase-protected" } else { "NOT encrypted" },
+                    kg.verifier.name,
+                    kg.verifier.note_vkey()
+                ))?;
+            }
+            Ok(0)
         }
         "consent request" => {
             let latch = open(&args)?;

@@ -14,6 +14,8 @@
 //! | the manifest lock | [`lock`] |
 //! | the head record outside the workspace (rollback, truncation, downgrade) | [`head`] |
 //! | hmac key | [`integrity`] |
+//! | Ed25519 keys (minisign format), signed notes, passphrases | [`sign`] |
+//! | checkpoints (C2SP tlog-checkpoint), the check from the last one | [`checkpoint`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | wallet consent mode (EIP-712 signature, secp256k1 recovery) | [`wallet`] |
 //! | the five gate checks (a sixth in one-step mode) | [`gate`] |
@@ -30,6 +32,7 @@ pub mod codes {
     pub use kijito_protocol::codes::latch::*;
 }
 pub mod chain;
+pub mod checkpoint;
 pub mod cli;
 pub mod detect;
 pub mod entry;
@@ -45,6 +48,7 @@ pub mod lock;
 pub mod merkle;
 pub mod recover;
 pub mod redact;
+pub mod sign;
 pub mod time;
 pub mod tokens;
 pub mod wallet;

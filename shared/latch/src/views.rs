@@ -3,7 +3,7 @@
 //! marker and `status`. Nothing here writes.
 
 use crate::chain::{self, Finding};
-use crate::{head, layout, lock, merkle, Latch, LockProbe, Status, TokenState, VerifyReport, WitnessMarker};
+use crate::{head, layout, lock, Latch, LockProbe, Status, TokenState, VerifyReport, WitnessMarker};
 use crate::chain::EntrySummary;
 use kijito_protocol::error::{Error, Result};
 use std::path::PathBuf;
@@ -20,29 +20,7 @@ impl Latch {
     /// must verify, or the finding `checkpoint_inconsistent` makes it
     /// untrusted (the old history is not an unchanged prefix of this one).
     pub fn verify_since(&self, since: Option<&chain::TreeHead>) -> VerifyReport {
-        let fv = self.full_verify(false);
-        let mut report = fv.report;
-        let root = merkle::root(&fv.leaves);
-        report.tree_head = Some(chain::TreeHead { schema: chain::TREE_HEAD_SCHEMA.into(), size: fv.leaves.len() as u64, root: merkle::hex(&root) });
-        if let Some(old) = since {
-            let n = fv.leaves.len() as u64;
-            let consistent = match merkle::parse_hex(&old.root) {
-                Some(old_root) if old.size >= 1 && old.size <= n => merkle::consistency_proof(old.size as usize, &fv.leaves)
-                    .is_some_and(|proof| merkle::verify_consistency(old.size, n, &old_root, &root, &proof)),
-                _ => false,
-            };
-            if consistent {
-                report.notes.push(format!("consistent with the checkpoint of {} entries (RFC 6962 consistency proof)", old.size));
-            } else {
-                report.findings.push(Finding::new(
-                    crate::codes::CHECKPOINT_INCONSISTENT,
-                    format!("the chain is not an append-only extension of the checkpoint of {} entries (root {})", old.size, old.root),
-                    None,
-                ));
-                report.trusted = false;
-            }
-        }
-        report
+        self.report_since(self.full_verify(false), since)
     }
 
     /// Fast verification for hot paths (wake-check, hooks): the live part

@@ -25,6 +25,10 @@ impl Latch {
         private::write_atomic(&self.paths.manifest, chain::render_file(LIVE_HEADER, entries).as_bytes())
             .map_err(|err| layout::file_error(err, crate::codes::MANIFEST_SYMLINK))?;
         match entries.last() {
+            Some(e) if e.entry_seq == 1 => {
+                self.record_head(e)?;
+                self.reset_checkpoints()
+            }
             Some(e) => self.record_head(e),
             None => Ok(()),
         }
@@ -174,6 +178,7 @@ impl Latch {
             return Err(Error::new(crate::codes::ENTRY_SEQ_GAP, "entry_seq must increase by exactly 1 on the verified head"));
         }
         let mut entries = live.entries;
+        let mut sealed = Vec::new();
         if entries.len() >= layout::SEGMENT_ENTRIES {
             let index = live.last_segment.as_ref().map(|r| r.index + 1).unwrap_or(1);
             let bytes = chain::render_file(&chain::segment_header(index), &entries);
@@ -187,11 +192,15 @@ impl Latch {
                 first_seq: entries.first().map(|x| x.entry_seq).unwrap_or(0),
                 last_seq: head.entry_seq,
             });
-            entries.clear();
+            sealed = std::mem::take(&mut entries);
         }
         self.finalize(&mut e, now_ms)?;
         entries.push(e.clone());
         self.write_manifest(&entries)?;
+        if !sealed.is_empty() {
+            // A checkpoint at every seal (best effort: docs/memory-latch.md).
+            let _ = self.seal_checkpoint(&sealed, &e, now_ms);
+        }
         Ok(e)
     }
 
@@ -247,6 +256,7 @@ impl Latch {
                 ),
             ));
         }
+        self.refuse_leftover_checkpoints()?;
         let mode = if self.key.is_some() { Mode::Hmac } else { Mode::Checksum };
         let notice = (mode == Mode::Checksum)
             .then(|| "no hmac key is configured: this manifest uses checksum mode (tamper-evident against edits, not against a writer that recomputes hashes)".to_owned());

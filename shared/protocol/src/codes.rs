@@ -409,6 +409,22 @@ pub mod latch {
     pub const GATE_TARGET_MISSING: &str = "gate_target_missing";
     pub const RISK_RECONFIRMATION_REQUIRED: &str = "risk_reconfirmation_required";
     pub const CHECKPOINT_INCONSISTENT: &str = "checkpoint_inconsistent";
+    /// Ed25519 keyed mode (kijito-latch `sign`, `checkpoint`).
+    pub const SIGNING_KEY_FILE_EXISTS: &str = "signing_key_file_exists";
+    pub const SECRET_KEY_INVALID: &str = "secret_key_invalid";
+    pub const SECRET_KEY_INSIDE_WORKSPACE: &str = "secret_key_inside_workspace";
+    pub const PUBLIC_KEY_INVALID: &str = "public_key_invalid";
+    pub const PASSPHRASE_WRONG: &str = "passphrase_wrong";
+    pub const PASSPHRASE_INVALID: &str = "passphrase_invalid";
+    pub const PASSPHRASE_UNAVAILABLE: &str = "passphrase_unavailable";
+    /// A signature line by the given key does not verify (a tampered note).
+    pub const CHECKPOINT_SIGNATURE_INVALID: &str = "checkpoint_signature_invalid";
+    /// The note carries no signature by the given key (a wrong key).
+    pub const CHECKPOINT_NOT_SIGNED_BY_KEY: &str = "checkpoint_not_signed_by_key";
+    /// The checkpoint names another chain (its origin).
+    pub const CHECKPOINT_ORIGIN_MISMATCH: &str = "checkpoint_origin_mismatch";
+    /// The saved checkpoint outside the workspace is unreadable or does not fold to its root.
+    pub const CHECKPOINT_STATE_INVALID: &str = "latch_checkpoint_state_invalid";
     /// The head record comparison (kijito-latch `head::codes`).
     pub const ROLLED_BACK: &str = "latch_rolled_back";
     pub const TRUNCATED: &str = "latch_truncated";

@@ -149,8 +149,13 @@ pub const KIJITO_COMPACT_WORKER_FLAGS: &[Flag] = &[Flag::value("--session-id"), 
 // (the UserPromptSubmit hook); the guard denies them before the binary does.
 const RISK: Kind = Kind::Choice(&["low", "medium", "high"]);
 pub const MEMORY_LATCH_STATUS_SPECS: [ArgSpec; 3] = [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json")];
-pub const MEMORY_LATCH_VERIFY_SPECS: [ArgSpec; 4] =
-    [opt("--workspace", Kind::Path), opt("--hmac-key-file", Kind::Path), switch("--json"), opt("--since-checkpoint", Kind::Path)];
+pub const MEMORY_LATCH_VERIFY_SPECS: [ArgSpec; 5] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    opt("--since-checkpoint", Kind::Path),
+    opt("--public-key", Kind::Path),
+];
 pub const MEMORY_LATCH_INIT_SPECS: [ArgSpec; 7] = [
     opt("--workspace", Kind::Path),
     opt("--hmac-key-file", Kind::Path),
@@ -784,6 +789,10 @@ mod tests {
         // What only the user may do, and flags that do not exist.
         assert_eq!(no("/opt/kq/bin/memory-latch consent confirm --action-file /w/a --message ACT-23456A"), codes::UNKNOWN_SUBCOMMAND);
         assert_eq!(no("/opt/kq/bin/memory-latch reseed --message ACT-23456A"), codes::UNKNOWN_FLAG);
+        // Signing is the user's, in their own terminal; the agent may verify with a public key.
+        assert_eq!(no("/opt/kq/bin/memory-latch keygen --secret-key /k/a.key --public-key /k/a.pub"), codes::UNKNOWN_SUBCOMMAND);
+        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --sign --secret-key /k/a.key --passphrase-file /k/p"), codes::UNKNOWN_FLAG);
+        assert_eq!(ok("/opt/kq/bin/memory-latch verify --since-checkpoint /k/cp.note --public-key /w/latch.pub"), ("memory-latch", "verify"));
         assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")), codes::UNKNOWN_FLAG);
         assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")), codes::MISSING_FLAG);
         assert_eq!(no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"), codes::INVALID_VALUE);

@@ -47,6 +47,7 @@ pub const CHECK_LIVE: &str = "live_pointer";
 pub const CHECK_CLOCK: &str = "clock";
 pub const CHECK_SLEEP: &str = "long_sleep";
 pub const CHECK_BOOT: &str = "boot_id";
+pub const CHECK_CHECKPOINT: &str = "latch_checkpoint";
 
 use Severity::{Degrading, Minor};
 
@@ -118,6 +119,10 @@ spec!(LIVE_CONTROL_FAILED, "live_control_failed", Degrading, CHECK_LIVE,
     "Stop: the known-bad control failed, so this build cannot classify memories; reinstall the toolkit.");
 spec!(LIVE_VERIFICATION_FAILED, "live_verification_failed", Degrading, CHECK_LIVE,
     "Do not resume: show the user the verification failure and re-verify with pointer-snapshot.");
+spec!(LATCH_CHECKPOINT_INCONSISTENT, "latch_checkpoint_inconsistent", Degrading, CHECK_CHECKPOINT,
+    "Stop: the history was rewritten or rolled back since the last checkpoint; show the user memory-latch verify --since-checkpoint with their saved checkpoint and write nothing until a human reviews.");
+spec!(LATCH_CHECKPOINT_INVALID, "latch_checkpoint_invalid", Degrading, CHECK_CHECKPOINT,
+    "Show the user the error and memory-latch verify; trust no history older than the last entry until a human reviews the saved checkpoint.");
 
 /// Every finding kind (docs and tests iterate this).
 pub const ALL: &[&Spec] = &[
@@ -143,6 +148,8 @@ pub const ALL: &[&Spec] = &[
     &SILENT_WITNESS,
     &LATCH_DEGRADED_UNREVIEWED,
     &LATCH_STATE_INVALID,
+    &LATCH_CHECKPOINT_INCONSISTENT,
+    &LATCH_CHECKPOINT_INVALID,
     &QA_DIR_INSECURE,
     &POINTER_RECORD_INVALID,
     &LIVE_POINTER_RETIRED,

@@ -29,6 +29,9 @@ pub struct Options {
     pub long_sleep_after_s: u64,
     /// The hmac key file of the latch, if any.
     pub hmac_key_file: Option<PathBuf>,
+    /// The user's public key (minisign): the checkpoint check then starts
+    /// from the latest checkpoint signed by it, signature checked.
+    pub public_key_file: Option<PathBuf>,
     /// Where the boot id is read.
     pub boot_id_file: PathBuf,
     /// The live snapshot verification (network), given by the caller: this
@@ -47,6 +50,7 @@ impl Options {
             session: None,
             long_sleep_after_s: crate::DEFAULT_LONG_SLEEP_S,
             hmac_key_file: None,
+            public_key_file: None,
             boot_id_file: PathBuf::from(latch::BOOT_ID_FILE),
             live: None,
             helpers: None,
@@ -80,7 +84,7 @@ pub fn open_latch(opts: &Options) -> Result<Option<latch::Latch>> {
 pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
     let handle = open_latch(opts)?;
     let latch = match (&handle, &opts.workspace) {
-        (Some(l), _) => LatchFacts::Present(Box::new(latch_state(l, opts.now_ms))),
+        (Some(l), _) => LatchFacts::Present(Box::new(latch_state(l, opts))),
         (None, None) => LatchFacts::Absent,
         (None, Some(w)) => absent_latch(w),
     };
@@ -119,14 +123,25 @@ fn err_line(e: &Error) -> String {
     format!("{}: {}", e.code(), e.message())
 }
 
-fn latch_state(l: &latch::Latch, now_ms: u64) -> LatchState {
+fn latch_state(l: &latch::Latch, opts: &Options) -> LatchState {
+    let now_ms = opts.now_ms;
     let verify = l.verify_fast();
     let initialised = verify.initialised;
     LatchState {
         lock: if initialised { l.lock_probe(now_ms).map_err(|e| err_line(&e)) } else { Ok(latch::LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes: 0 }) },
         tokens: if initialised { l.tokens(now_ms).map_err(|e| err_line(&e)) } else { Ok(Vec::new()) },
         witness_error: l.witness_marker().err().map(|e| err_line(&e)),
+        checkpoint: if verify.trusted { checkpoint(l, opts).map_err(|e| err_line(&e)) } else { Ok(None) },
         verify,
+    }
+}
+
+/// The chain against the last saved checkpoint: the latest one, or with a
+/// public key the latest one signed by it.
+fn checkpoint(l: &latch::Latch, opts: &Options) -> Result<Option<latch::checkpoint::Consistency>> {
+    match &opts.public_key_file {
+        None => l.consistency_since_saved(),
+        Some(p) => l.consistency_since_signed(&latch::sign::load_public_key(p)?),
     }
 }
 

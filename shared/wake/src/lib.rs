@@ -197,6 +197,9 @@ pub struct LatchState {
     pub tokens: std::result::Result<Vec<TokenState>, String>,
     /// The Silent Witness marker could not be read (`code: message`).
     pub witness_error: Option<String>,
+    /// The chain against the last saved checkpoint (`Ok(None)`: none saved;
+    /// `Err`: `code: message`); not asked when the chain did not verify.
+    pub checkpoint: std::result::Result<Option<latch::checkpoint::Consistency>, String>,
 }
 
 /// A per-session QA state file with its recorded time (`None`: unreadable).
@@ -257,6 +260,28 @@ pub enum LiveFacts {
 }
 
 // ----- assessment ------------------------------------------------------------
+
+/// The chain against the last checkpoint seen before the sleep.
+fn checkpoint_check(b: &mut Builder, v: &VerifyReport, c: &std::result::Result<Option<latch::checkpoint::Consistency>, String>) {
+    if !v.trusted {
+        return b.check(codes::CHECK_CHECKPOINT, Some("the chain did not verify".into()), "");
+    }
+    match c {
+        Ok(None) => b.check(codes::CHECK_CHECKPOINT, Some("no checkpoint saved yet (one is written at every seal and by checkpoint --sign)".into()), ""),
+        Ok(Some(c)) if c.consistent => {
+            let by = c.signed_by.as_ref().map(|k| format!(", signed by {k}")).unwrap_or_default();
+            b.check(codes::CHECK_CHECKPOINT, None, format!("{}{by}", c.message))
+        }
+        Ok(Some(c)) => {
+            b.find(&codes::LATCH_CHECKPOINT_INCONSISTENT, c.message.clone(), None);
+            b.check(codes::CHECK_CHECKPOINT, None, "")
+        }
+        Err(e) => {
+            b.find(&codes::LATCH_CHECKPOINT_INVALID, e.clone(), None);
+            b.check(codes::CHECK_CHECKPOINT, None, "")
+        }
+    }
+}
 
 struct Builder<'a> {
     names: &'a StepNames,
@@ -402,6 +427,7 @@ pub fn assess(f: &Facts) -> Report {
             }
             b.check(codes::CHECK_CONSENT, if verified_head.is_none() { Some("the latch head is not verified".into()) } else { None }, "pending tokens checked");
             b.check(codes::CHECK_CHAIN, None, format!("{} entries, {} sealed segments, mode {:?}", v.entries, v.segments, v.mode).to_lowercase());
+            checkpoint_check(&mut b, v, &l.checkpoint);
         }
     }
 

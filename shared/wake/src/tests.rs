@@ -51,6 +51,20 @@ fn latch_at(at: u64) -> LatchState {
         lock: Ok(LockProbe { exists: true, held: false, age_ms: 0, interrupted_writes: 0 }),
         tokens: Ok(Vec::new()),
         witness_error: None,
+        checkpoint: Ok(None),
+    }
+}
+
+fn consistency(consistent: bool) -> kijito_latch::checkpoint::Consistency {
+    kijito_latch::checkpoint::Consistency {
+        consistent,
+        from_size: 257,
+        to_size: 300,
+        from_root: "ab".repeat(32),
+        to_root: None,
+        proof_hashes: 9,
+        signed_by: None,
+        message: if consistent { "extends".into() } else { "entry 257 differs: the history was rewritten".into() },
     }
 }
 
@@ -231,6 +245,8 @@ fn every_code_from_crafted_facts() {
             h.consent_state = ConsentState::Locked;
         }),
         (&codes::LATCH_STATE_INVALID, |f| latch_mut(f).tokens = Err("latch_ledger_invalid: bad".into())),
+        (&codes::LATCH_CHECKPOINT_INCONSISTENT, |f| latch_mut(f).checkpoint = Ok(Some(consistency(false)))),
+        (&codes::LATCH_CHECKPOINT_INVALID, |f| latch_mut(f).checkpoint = Err("latch_checkpoint_state_invalid: does not fold to its root".into())),
         (&codes::QA_DIR_INSECURE, |f| qa_mut(f).insecure.push("qa dir: directory_permissions_too_open".into())),
         (&codes::POINTER_RECORD_INVALID, |f| qa_mut(f).pointer_record = PointerRecord::Invalid("not JSON".into())),
         (&codes::LIVE_POINTER_RETIRED, |f| f.live = LiveFacts::Failed { code: "pointer_retired".into(), message: "m".into(), kind: Kind::Refused }),
@@ -372,4 +388,19 @@ fn live_mapping_follows_the_kind_not_the_spelling() {
     // A refusal whose code merely looks like a transport code still degrades.
     assert_eq!(codes::live_spec("kijito_network_error", Kind::Refused).code, "live_verification_failed");
     assert_eq!(codes::live_spec("pointer_retired", Kind::Service).code, "live_unavailable");
+}
+
+#[test]
+fn the_checkpoint_check_passes_skips_and_is_not_asked_on_an_untrusted_chain() {
+    let status = |f: &Facts| assess(f).checks.iter().find(|c| c.name == codes::CHECK_CHECKPOINT).unwrap().status;
+    let mut f = base();
+    assert_eq!(status(&f), CheckStatus::Skipped);
+    latch_mut(&mut f).checkpoint = Ok(Some(consistency(true)));
+    assert_eq!((status(&f), assess(&f).mode), (CheckStatus::Pass, Mode::FullTrust));
+    latch_mut(&mut f).checkpoint = Ok(Some(consistency(false)));
+    latch_mut(&mut f).verify.trusted = false;
+    latch_mut(&mut f).verify.findings.push(kijito_latch::Finding::new("chain_broken", "entry 3", Some(3)));
+    let r = assess(&f);
+    assert_eq!(status(&f), CheckStatus::Skipped);
+    assert!(!codes_of(&r).contains(&"latch_checkpoint_inconsistent"));
 }

@@ -275,7 +275,9 @@ def check_adapter_tui(out, root, s):
 
 def check_adapter_long(out, root, s):
     """adapter-long: N request -> compaction cycles in one session under `kijito-compact codex`; every
-    planned compaction came from the adapter and was followed by an ATTESTED re-entry."""
+    planned compaction came from the adapter and was followed by an ATTESTED re-entry naming that
+    cycle's nonce; then a ceiling turn with no pass left: Codex's own auto-compaction (no
+    thread/compact/start), whose re-entry says UNATTESTED."""
     n = sum(1 for x in s["steps"] if x["step"] == "adapter-compact")
     if n < 5:
         fail("only %d adapter compactions (want at least 5)" % n)
@@ -283,24 +285,83 @@ def check_adapter_long(out, root, s):
     comp = [m for m in msgs if (m.get("msg") or {}).get("method") == "thread/compact/start"]
     if len(comp) != n or any(m["dir"] != "adapter->server" for m in comp):
         fail("expected %d thread/compact/start, all from the adapter: %s" % (n, [m["dir"] for m in comp]))
-    if s["compactions"] != n:
-        fail("%d contextCompaction items for %d planned compactions" % (s["compactions"], n))
+    if s["compactions"] != n + 1:
+        fail("%d contextCompaction items, want %d planned + 1 ceiling" % (s["compactions"], n))
     expected = json.load(open(os.path.join(out, "expected.json")))
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
     kinds = {q["seq"]: q["kind"] for q in s["requests"]}
     comp_seqs = [q["seq"] for q in s["requests"] if q["kind"] == "compaction"]
+    if len(comp_seqs) != n + 1:
+        fail("%d compaction requests reached the model, want %d" % (len(comp_seqs), n + 1))
+    nonces = []
+    for r in reqs:
+        for t in strings_in(r.get("body")):
+            for x in re.findall(r'"type":"kijito\.compaction\.requested"[^}]*"nonce":"([0-9a-f]{32})"', t):
+                if x not in nonces:
+                    nonces.append(x)
+    if len(nonces) != n:
+        fail("%d distinct requested lines reached the model, want %d" % (len(nonces), n))
     attested = 0
-    for c in comp_seqs:
-        nxt = [r for r in reqs if r["seq"] > c and kinds.get(r["seq"]) == "turn"]
-        texts = [t for t in strings_in(nxt[0].get("body")) if expected["snapshotDigest"] in t] if nxt else []
-        if any(ATTESTED.search(t) and "UNATTESTED" not in t for t in texts):
-            attested += 1
+    for i, c in enumerate(comp_seqs):
+        upto = comp_seqs[i + 1] if i + 1 < len(comp_seqs) else None
+        nxt = [r for r in reqs if r["seq"] > c and kinds.get(r["seq"]) == "turn" and (upto is None or r["seq"] < upto)]
+        if i < n:
+            texts = [t for r in nxt[:1] for t in strings_in(r.get("body"))]
+            if any(ATTESTED.search(t) and "UNATTESTED" not in t and nonces[i] in t and expected["snapshotDigest"] in t
+                   for t in texts):
+                attested += 1
+            else:
+                fail("the turn after compaction request %d did not carry the ATTESTED re-entry for nonce %s" % (c, nonces[i]))
         else:
-            fail("the turn after compaction request %d did not carry an ATTESTED re-entry" % c)
+            if "ceiling" not in [r.get("tag") for r in reqs if r["seq"] < c]:
+                fail("the last compaction (request %d) did not follow the ceiling turn" % c)
+            un = [(r["seq"], t) for r in nxt for t in strings_in(r.get("body"))
+                  if "re-entry after compaction: UNATTESTED" in t]
+            if not un:
+                fail("no model request after the ceiling compaction (request %d) carries the UNATTESTED re-entry" % c)
+            ok("ceiling compaction (request %d, Codex's own, no pass): request %d says %r"
+               % (c, un[0][0], un[0][1][un[0][1].find("UNATTESTED"):][:100]))
     client = jsonl(os.path.join(out, "appserver.jsonl"))
     if any(m.get("dir") == "out" and m["msg"].get("method") in ("thread/compact/start", "thread/resume") for m in client):
         fail("the client sent thread/compact/start or thread/resume")
-    ok("%d planned compactions in one session, all from the adapter; %d of %d ATTESTED" % (n, attested, n))
+    ok("%d planned compactions in one session, all from the adapter; %d of %d ATTESTED (each names its nonce)"
+       % (n, attested, n))
+    print("  counts: " + json.dumps({"host": "codex-app-server", "compactions": n + 1, "planned": n,
+                                     "attested": attested, "ceiling_unattested": 1}))
+
+
+def check_plain_request(out, root, s):
+    """plain-request: a headless session (no tmux, no app-server adapter) with a real pass; the
+    agent's own tool call `kijito-compact request` is answered no_safe_trigger (the model gets the
+    code and the sentence to ask the user), nothing is recorded, nothing compacts."""
+    if not os.path.exists(os.path.join(out, "ready.json")):
+        fail("no pass was recorded (ready.json missing; see before-compact.log)")
+    reqs = jsonl(os.path.join(out, "requests.jsonl"))
+    # the tool results the model received (not the SessionStart context, which also names the code):
+    # Claude Code `tool_result` blocks, Codex `function_call_output` items
+    results = []
+    for r in reqs:
+        b = r.get("body") if isinstance(r.get("body"), dict) else {}
+        for m in b.get("messages", []):
+            if isinstance(m, dict) and isinstance(m.get("content"), list):
+                results += [t for x in m["content"] if isinstance(x, dict) and x.get("type") == "tool_result"
+                            for t in strings_in(x.get("content"))]
+        results += [t for x in b.get("input", []) if isinstance(x, dict) and x.get("type") == "function_call_output"
+                    for t in strings_in(x.get("output"))]
+    hit = next((t for t in results if "kijito_compact_failed:no_safe_trigger" in t), None)
+    if hit is None:
+        fail("no tool result carries kijito_compact_failed:no_safe_trigger (tool results: %r)" % results[:2])
+    if "ask the user to run /compact" not in hit:
+        fail("the refusal does not tell the agent to ask the user to run /compact: %r" % hit[:400])
+    ok("the agent's tool call `kijito-compact request` got, as its tool result: %r" % hit[:240])
+    if s["compactions"] != 0:
+        fail("%d compactions, want 0" % s["compactions"])
+    status = open(os.path.join(out, "compact-status.txt"), encoding="utf-8").read().strip()
+    if "kijito_compact_failed:no_request" not in status:
+        fail("kijito-compact status after the run: %s (want no_request: nothing recorded)" % status)
+    ok("nothing compacted; kijito-compact status: %s" % status.splitlines()[0])
+
+
 def check_consent(out, root, s, host, token_file):
     token = open(token_file, encoding="utf-8").read().strip()
     # 1. the model typed the token into a tool call: denied by the guard, nothing authorized
@@ -340,6 +401,8 @@ def main(argv):
         return check_adapter_tui(out, root, s)
     if kind == "adapter-long":
         return check_adapter_long(out, root, s)
+    if kind == "plain-request":
+        return check_plain_request(out, root, s)
     if kind in ("attested", "unattested"):
         check_compaction(kind, out, root, s, host)
     elif kind == "context":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --then of the tmux-adapter scenarios (host-e2e tui-claude / tui-codex; runs inside the namespace
-# with TMUX/TMUX_PANE as the hooks saw them). Usage: compact-request.sh ROOT pass|nopass
-# pass: record a real pass (seed-pass.sh against kijito-local). Then, in both modes, type one user
+# with TMUX/TMUX_PANE as the hooks saw them). Usage: compact-request.sh ROOT pass|nopass|seed
+# pass: record a real pass (seed-pass.sh against kijito-local); seed: only that (the long scenario
+# types its prompts through host-e2e --then-prompt). Then, in pass/nopass modes, type one user
 # prompt that makes the fake model run `ROOT/bin/kijito-compact request ...` through the host's own
 # shell tool (as the skill prescribes), and wait (bounded) for that turn's Stop. The adapter then
 # types /compact by itself; nothing here types anything else.
@@ -13,9 +14,10 @@ case "$HOST_E2E_HOST" in
   claude) data="${CLAUDE_CONFIG_DIR:?}/plugins/data/kijito-qa-inline" ;;
   codex) data="$HOME/.cache/kijito-qa" ;;  # the default: no config existed at SessionStart
 esac
-if [ "$mode" = pass ]; then
+if [ "$mode" = pass ] || [ "$mode" = seed ]; then
   KIJITO_E2E_DATA_DIR="$data" "$here/seed-pass.sh" "$root"
 fi
+[ "$mode" != seed ] || exit 0
 stops() { grep -c '"event": *"Stop"' "$HOST_E2E_PROBE_LOG" || true; }
 n=$(stops)
 cmd="$root/bin/kijito-compact request --session-id $HOST_E2E_SESSION_ID --data-dir $data"

@@ -7,10 +7,14 @@
 # helpers as an agent would: pointer-digest, pointer-publish, pointer-digest, two context-free
 # pointer-snapshot boots with fresh report paths, qa-gate record for $HOST_E2E_SESSION_ID and
 # $HOST_E2E_TRANSCRIPT_PATH. Writes $HOST_E2E_OUT/expected.json for the checks.
+# `seed-pass.sh ROOT publish-only` stops after the publication (scenarios/seed-boots.sh: the host's
+# own agents run the boots and the record).
 set -euo pipefail
 root="$1"
+mode="${2:-pass}"
 bin="$root/bin"
-: "${HOST_E2E_SESSION_ID:?}" "${HOST_E2E_TRANSCRIPT_PATH:?}" "${HOST_E2E_OUT:?}" "${XDG_CONFIG_HOME:?}" "${XDG_STATE_HOME:?}"
+: "${HOST_E2E_OUT:?}" "${XDG_CONFIG_HOME:?}" "${XDG_STATE_HOME:?}"
+[ "$mode" = publish-only ] || : "${HOST_E2E_SESSION_ID:?}" "${HOST_E2E_TRANSCRIPT_PATH:?}"
 step() { printf '[seed-pass] %s\n' "$*"; }
 
 # The data dir the hooks will use: Claude Code gives plugins CLAUDE_PLUGIN_DATA
@@ -93,6 +97,11 @@ d1=$("$bin/pointer-digest" --pointer-id "$pointer")
 step "pointer-digest (after): $d1"
 want=$(sha256sum "$work/manifest.json" | cut -d' ' -f1)
 [ "$d1" = "$want" ] || { echo "published digest $d1 != manifest digest $want" >&2; exit 1; }
+if [ "$mode" = publish-only ]; then
+  python3 -c 'import json,sys; json.dump({"pointerId": int(sys.argv[2]), "lockMessageId": int(sys.argv[3]), "pointerDigest": sys.argv[4], "dataDir": sys.argv[5]}, open(sys.argv[1], "w"), indent=2)' \
+    "$HOST_E2E_OUT/expected.json" "$pointer" "$lock" "$d1" "$data"
+  exit 0
+fi
 # Two context-free boots: fresh processes, fresh report paths.
 "$bin/pointer-snapshot" --pointer-id "$pointer" --lock-message-id "$lock" --expected-pointer-digest "$d1" \
   --report-file "$work/boot-1.json" > /dev/null

@@ -125,6 +125,7 @@ def run(job):
         "HOST_E2E_HOOKS_DIR": hooks_dir, **({"HOST_E2E_PROBE_LOG": probe_log} if probe_cmd else {})})
     exe = job["claude"]
     extra = ["--plugin-dir", job["plugin_dir"]] if job.get("plugin_dir") else []
+    extra += job.get("host_args") or []  # kijito-qa: --host-arg, e.g. --allowedTools=Bash
     if probe_cmd:
         extra += ["--settings", probe_settings]
     sid = str(uuid.uuid4())
@@ -155,14 +156,14 @@ def run(job):
             cmds.run("before-first", job["before_first"], env,
                      {"HOST_E2E_SESSION_ID": sid, "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj}, summary["steps"])
         for i, (step, prompt) in enumerate(steps):
-            if job["scenario"] == "prompts":
-                with open(prompt, encoding="utf-8") as pf:
-                    prompt = pf.read(64 * 1024).rstrip("\n")
             if i == 1 and (job.get("before_compact") or job.get("after")):
                 session = first_turn_session()
-            if i == 1 and job.get("before_compact"):  # step 2 compacts (/compact, or auto)
+            if i == 1 and job.get("before_compact"):  # step 2 compacts (/compact, or auto); prompts: any step 2
                 state["tag"] = "before-compact"
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
+            if job["scenario"] == "prompts":  # read after --before-compact, which may write it
+                with open(prompt, encoding="utf-8") as pf:
+                    prompt = pf.read(64 * 1024).rstrip("\n")
             state["tag"] = step
             argv = [exe, "-p", prompt, "--session-id" if i == 0 else "--resume", sid, *extra,
                     "--output-format", "json", "--debug-file", os.path.join(out, step + ".debug")]

@@ -190,7 +190,11 @@ def cmd_codex(a):
     try:
         check_tool_command(a)
         check_json_hooks(a.hooks, "--hooks")
-        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long"),
+        if (a.scenario == "prompts") != bool(a.prompt_file):
+            raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
+        if a.before_first is not None and not a.before_first.strip():
+            raise ValueError("--before-first needs a non-empty shell command")
+        check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long", "plain-request"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
         if a.markers:
@@ -206,7 +210,8 @@ def cmd_codex(a):
            "markers": os.path.abspath(a.markers) if a.markers else None, "codex": exe, "lib": LIB,
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
-           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between}
+           "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between,
+           "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
     return run_confined(job, "codex", prefix)
 
 
@@ -219,7 +224,7 @@ def cmd_claude(a):
             check_json_hooks(a.settings_hooks, "--settings-hooks")
         if a.plugin_dir and not os.path.isdir(a.plugin_dir):
             raise ValueError("--plugin-dir %s is not a directory" % a.plugin_dir)
-        check_user_commands(a, ("manual-compact", "auto-compact"))
+        check_user_commands(a, ("manual-compact", "auto-compact", "prompts"))
         if (a.scenario == "prompts") != bool(a.prompt_file):
             raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
         if a.before_first is not None and not a.before_first.strip():
@@ -239,7 +244,7 @@ def cmd_claude(a):
            "summary_drop": a.summary_drop,
            "before_compact": a.before_compact, "after": a.after, "probe": bool(a.before_compact or a.after),
            "tool_command": a.tool_command, "before_first": a.before_first,
-           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
+           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])], "host_args": a.host_arg or []}
     return run_confined(job, "claude", prefix)
 
 
@@ -258,6 +263,8 @@ def cmd_tui(a):
             check_json_hooks(a.hooks, "--hooks")
         if a.wait_compact and not a.then:
             raise ValueError("--wait-compact needs --then")
+        if not 1 <= a.cycles <= 20 or (a.between and not a.then):
+            raise ValueError("--cycles is 1..20; --between needs --then")
         real_tmux = shutil.which("tmux")
         if not real_tmux:
             raise Refuse("tmux is not on PATH")
@@ -272,7 +279,7 @@ def cmd_tui(a):
            "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
            "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
            "host_args": a.host_arg or [], "then_prompts": a.then_prompt or [],
-           "host_wrapper": getattr(a, "host_wrapper", None)}
+           "host_wrapper": getattr(a, "host_wrapper", None), "cycles": a.cycles, "between": a.between}
     if host == "claude":
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
@@ -331,8 +338,14 @@ def parser():
 
     c = sub.add_parser("codex", help="run Codex CLI with a hooks.json")
     c.add_argument("--hooks", required=True, help="Codex hooks.json to test")
-    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long"],
+    common_args(c, ["manual-compact", "auto-compact", "exec", "tool", "adapter-compact", "adapter-long", "plain-request", "prompts"],
                 "manual-compact")
+    c.add_argument("--before-first", metavar="CMD",
+                   help="kijito-qa: prompts scenario: shell command run after the hooks are trusted, before "
+                        "thread/start (output to before-first.log); it may write the --prompt-file files")
+    c.add_argument("--prompt-file", action="append", metavar="FILE",
+                   help="kijito-qa: prompts scenario: one turn per file (repeatable), read right before its "
+                        "turn; the thread runs with sandbox_mode danger-full-access")
     c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
     c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "
                    "--before-compact (kijito-qa)")
@@ -356,6 +369,9 @@ def parser():
     k.add_argument("--prompt-file", action="append", metavar="FILE",
                    help="kijito-qa: prompts scenario: one step per file (repeatable), each file read right "
                         "before its step, so --before-first can write prompts it only then knows"),
+    k.add_argument("--host-arg", action="append", metavar="ARG",
+                   help="kijito-qa: extra argument for every `claude -p` step, e.g. --host-arg=--allowedTools=Bash "
+                        "(headless Claude Code refuses Bash without it: \"This command requires approval\"); repeatable")
     k.add_argument("--auto-tokens", type=int, default=990000,
                    help="usage.input_tokens the fake server reports in auto-compact (default 990000)")
     # kijito-qa: a summariser that obeys (or half-obeys) PreCompact's "Additional Instructions"
@@ -391,6 +407,10 @@ def parser():
                            help="the pane runs `/bin/sh -c CMD sh HOST_ARGS...` instead of codex; CMD gets "
                                 "HOST_E2E_CODEX (the codex binary), e.g. a compaction adapter that starts the "
                                 "TUI itself (kijito-qa)")
+        t.add_argument("--cycles", type=int, default=1, metavar="N",
+                       help="after --then: N times (--between, then each --then-prompt, then --wait-compact); "
+                            "--between runs before cycles 2..N (kijito-qa)")
+        t.add_argument("--between", metavar="CMD", help="shell command run like --then before cycles 2..N (kijito-qa)")
         t.add_argument("--host-arg", action="append", metavar="ARG",
                        help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
                             "repeatable")

@@ -16,6 +16,11 @@ import time
 from . import common, fakeserver
 from .common import log
 
+# kijito-qa: adapter-long's ceiling: the auto-compaction limit of the thread, and what the ceiling
+# turn's answer reports (fakeserver.TOKENS_MARKER); the other turns report 100 input tokens.
+CEILING_LIMIT = 200000
+CEILING_TOKENS = 990000
+
 CONFIG_TOML = """model = "fake-model"
 model_provider = "fake"
 approval_policy = "never"
@@ -45,6 +50,10 @@ PROBE_HINT = ("the probe rides on the events of your hooks file (hook-inputs.jso
 
 class StepError(RuntimeError):
     pass
+
+
+class _Done(Exception):
+    """kijito-qa: the prompts scenario finished (skips the compaction steps)."""
 
 
 def pascal(name):
@@ -352,10 +361,35 @@ def run(job):
                 raise StepError("codex exec exited %d (see exec.stderr.txt)" % p.returncode)
         else:
             params = {"cwd": proj}
+            if job["scenario"] == "prompts":  # kijito-qa: --before-first, then one turn per --prompt-file
+                if job.get("before_first"):
+                    state["tag"] = "before-first"
+                    cmds.run("before-first", job["before_first"], env, {"HOST_E2E_SESSION_ID": "",
+                             "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj}, summary["steps"])
+                params["config"] = {"sandbox_mode": "danger-full-access"}
+                state["tag"] = "thread"
+                thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
+                for n, pf in enumerate(job["prompt_files"]):
+                    with open(pf, encoding="utf-8") as f:
+                        text = f.read(64 * 1024).rstrip("\n")
+                    state["tag"] = "%d-prompt" % (n + 1)
+                    summary["steps"].append(dict(turn_record(state["tag"], run_turn(c, thread_id, text,
+                                                                                     step_timeout())), prompt=text))
+                    time.sleep(SETTLE_S)
+                if job.get("after"):
+                    session, notes = common.hook_session(common.read_jsonl(probe_log), PROBE_HINT)
+                    summary["warnings"] += notes
+                    c.close()
+                    state["tag"] = "after"
+                    cmds.run("after", job["after"], env, session, summary["steps"])
+                summary["ok"] = True
+                raise _Done()
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
-            if job["scenario"] in ("adapter-compact", "adapter-long"):  # the tool call writes the request file
+            if job["scenario"] in ("adapter-compact", "adapter-long", "plain-request"):  # the tool call writes the request file
                 params["config"] = {"sandbox_mode": "danger-full-access"}
+            if job["scenario"] == "adapter-long":  # the ceiling turn (HOST-E2E-INPUT-TOKENS) crosses it
+                params["config"]["model_auto_compact_token_limit"] = CEILING_LIMIT
             state["tag"] = "thread"
             thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
             state["tag"] = "turn-1"
@@ -372,6 +406,15 @@ def run(job):
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
             if job["scenario"] == "tool":
                 pass  # one turn: the fake model calls exec_command once, then answers text
+            elif job["scenario"] == "plain-request":
+                # kijito-qa: a plain app-server session (no wrapper, no tmux): the fake model runs
+                # --tool-command ({session_id} and $VARS filled in) in turn 2; nothing compacts.
+                cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
+                                      ).safe_substitute(env)
+                state["tag"] = "tool-turn"
+                summary["steps"].append(dict(turn_record("tool-turn", run_turn(
+                    c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())), command=cmd))
+                time.sleep(SETTLE_S)
             elif job["scenario"] in ("adapter-compact", "adapter-long"):
                 # kijito-qa: the fake model runs --tool-command ({session_id} and $VARS of the run filled
                 # in) in turn 2; the wrapper (--app-server-cmd) compacts after that turn on its own;
@@ -400,6 +443,14 @@ def run(job):
                     summary["steps"].append(dict(turn_record("adapter-compact", done["params"]["turn"]),
                                                  waited_s=round(time.time() - t0, 3)))
                     time.sleep(SETTLE_S)
+                if job["scenario"] == "adapter-long":
+                    # kijito-qa: no new pass; one turn whose answer reports more input tokens than
+                    # model_auto_compact_token_limit: Codex's own auto-compaction runs before turn-2.
+                    state["tag"] = "ceiling"
+                    summary["steps"].append(turn_record("ceiling", run_turn(
+                        c, thread_id, "Ceiling turn. %s %d" % (fakeserver.TOKENS_MARKER, CEILING_TOKENS),
+                        step_timeout())))
+                    time.sleep(SETTLE_S)
             elif job["scenario"] == "manual-compact":
                 state["tag"] = "compact"
                 summary["steps"].append(turn_record("compact", compact(c, thread_id, step_timeout())))
@@ -407,11 +458,17 @@ def run(job):
             state["tag"] = "turn-2"
             summary["steps"].append(turn_record("turn-2", run_turn(c, thread_id, PROMPT_2, step_timeout())))
             time.sleep(SETTLE_S)
+            if job["scenario"] == "adapter-long":  # SessionStart(compact) of the ceiling compaction
+                state["tag"] = "turn-3"
+                summary["steps"].append(turn_record("turn-3", run_turn(c, thread_id, "Final prompt", step_timeout())))
+                time.sleep(SETTLE_S)
             if job.get("after"):  # once the app-server has exited (rollout flushed, hooks done)
                 c.close()
                 state["tag"] = "after"
                 cmds.run("after", job["after"], env, session, summary["steps"])
         summary["ok"] = True
+    except _Done:
+        pass
     except (RuntimeError, subprocess.TimeoutExpired) as e:  # StepError, common.Interrupted
         summary["errors"].append(str(e))
     finally:
@@ -456,7 +513,7 @@ def run(job):
                                              markers, fakeserver.codex_request_kind)
     summary["requests"] = requests
     summary["markers"] = common.marker_index(requests, markers)
-    if job["scenario"] != "exec" and summary["ok"] and not summary["compactions"]:
+    if job["scenario"] not in ("exec", "plain-request", "prompts") and summary["ok"] and not summary["compactions"]:
         summary["warnings"].append("no contextCompaction item was observed")
     summary["duration_s"] = clock.rel()
     common.write_json(os.path.join(out, "summary.json"), summary)

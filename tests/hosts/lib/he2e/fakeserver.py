@@ -10,6 +10,7 @@ import uuid
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")
@@ -18,6 +19,22 @@ SECRET_HEADERS = ("authorization", "x-api-key")
 # shell tool once with the rest of that line as the command (Codex `exec_command`, Claude Code
 # `Bash`), so PreToolUse hooks fire; once the tool result is in the conversation it answers text.
 TOOL_MARKER = "HOST-E2E-RUN-TOOL:"
+
+
+# kijito-qa addition: a user prompt containing `HOST-E2E-INPUT-TOKENS: N` makes the fake model report
+# usage.input_tokens = N for the answer to that prompt only (a turn that fills the context window,
+# so the host's own ceiling-time auto-compaction runs before the next request).
+TOKENS_MARKER = "HOST-E2E-INPUT-TOKENS:"
+
+
+def tokens_override(texts):
+    """N after TOKENS_MARKER in the last of texts that has it, else None."""
+    for t in reversed(texts):
+        i = t.find(TOKENS_MARKER)
+        if i >= 0:
+            word = t[i + len(TOKENS_MARKER):].split(None, 1)
+            return int(word[0]) if word and word[0].isdigit() and len(word[0]) <= 9 else None
+    return None
 
 
 def tool_command(texts):
@@ -130,15 +147,26 @@ def codex_pending_tool(body):
     return tool_command(common_strings(inp[last_user]))
 
 
+def codex_last_user_texts(body):
+    inp = body.get("input") if isinstance(body, dict) else None
+    if not isinstance(inp, list):
+        return []
+    last_user = max((i for i, it in enumerate(inp) if isinstance(it, dict) and it.get("type", "message") == "message"
+                     and it.get("role") == "user"), default=None)
+    return [] if last_user is None else common_strings(inp[last_user])
+
+
 def common_strings(obj):
     from .common import strings_in
     return strings_in(obj)
 
 
 class Responses(Base):
-    def _codex_tool_call(self, rid, seq, cmd):
-        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": "exec_command",
-                "arguments": json.dumps({"cmd": cmd}), "status": "completed"}
+    def _codex_tool_call(self, rid, seq, cmd, name="exec_command", args=None):
+        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": name,
+                "arguments": json.dumps(args if args is not None else {"cmd": cmd}), "status": "completed"}
+        if name in qa_driver.CODEX_AGENT_TOOLS:  # kijito-qa: Codex 0.169 offers them in a namespace
+            item["namespace"] = qa_driver.CODEX_AGENT_NAMESPACE
         tokens = int(self.state["cfg"].get("input_tokens", 100))
         self._sse([
             ("response.created", {"type": "response.created", "response": {"id": rid}}),
@@ -167,12 +195,19 @@ class Responses(Base):
         else:
             text = "Hello from the fake model (seq=%d)." % seq
         rid, mid = "resp_%d" % seq, "msg_%d" % seq
-        cmd = codex_pending_tool(body) if kind == "turn" else None
+        act = qa_driver.codex_action(body) if kind == "turn" else None  # kijito-qa
+        if act and act[0] != "text":
+            return self._codex_tool_call(rid, seq, None, act[0], act[1])
+        if act:
+            text = act[1]
+        cmd = codex_pending_tool(body) if kind == "turn" and not act else None
         if cmd:
             return self._codex_tool_call(rid, seq, cmd)
         done = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}
         tokens = int(self.state["cfg"].get("input_tokens", 100))
+        if kind == "turn":
+            tokens = tokens_override(codex_last_user_texts(body)) or tokens
         self._sse([
             ("response.created", {"type": "response.created", "response": {"id": rid}}),
             ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
@@ -208,6 +243,12 @@ def claude_request_kind(body):
     return "turn"
 
 
+def claude_last_user_text(body):
+    """Text of the last user/assistant entry when it is the user's (skipping role "system" entries)."""
+    msgs = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    return _texts(msgs[-1].get("content")) if msgs and msgs[-1].get("role") == "user" else ""
+
+
 def claude_pending_tool(body):
     """TOOL_MARKER command of the last user message of a turn that offers Bash, unless that
     message already carries a tool result."""
@@ -239,19 +280,19 @@ def echoed_lines(body, drop=None):
 
 
 class Messages(Base):
-    def _claude_tool_use(self, body, model, mid, usage, cmd):
+    def _claude_tool_use(self, body, model, mid, usage, cmd, name="Bash", args=None):
         tid = "toolu_fake_" + uuid.uuid4().hex[:16]
-        args = {"command": cmd, "description": "host-e2e tool call"}
+        args = args if args is not None else {"command": cmd, "description": "host-e2e tool call"}
         if not body.get("stream"):
             return self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
-                                    "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": args}],
+                                    "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}],
                                     "stop_reason": "tool_use", "stop_sequence": None, "usage": usage})
         self._sse([
             ("message_start", {"type": "message_start", "message": {
                 "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
                 "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}}),
             ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "tool_use", "id": tid, "name": "Bash", "input": {}}}),
+                                     "content_block": {"type": "tool_use", "id": tid, "name": name, "input": {}}}),
             ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                      "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)}}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -287,8 +328,15 @@ class Messages(Base):
             text = "FAKE-REPLY: hello from the fake server."
         usage = {"input_tokens": int(self.state["cfg"].get("input_tokens", 50)), "output_tokens": 12,
                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if claude_request_kind(body) != "compaction":
+            usage["input_tokens"] = tokens_override([claude_last_user_text(body)]) or usage["input_tokens"]
         mid = "msg_fake_" + uuid.uuid4().hex[:16]
-        cmd = claude_pending_tool(body)
+        act = qa_driver.claude_action(body) if claude_request_kind(body) == "turn" else None  # kijito-qa
+        if act and act[0] != "text":
+            return self._claude_tool_use(body, model, mid, usage, None, act[0], act[1])
+        if act:
+            text = act[1]
+        cmd = claude_pending_tool(body) if not act else None
         if cmd:
             return self._claude_tool_use(body, model, mid, usage, cmd)
         if not body.get("stream"):

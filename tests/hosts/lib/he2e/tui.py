@@ -217,11 +217,11 @@ class TuiRun:
             out["TMUX_PANE"] = env["TMUX_PANE"]
         return out
 
-    def then(self, cmd):
-        self.state["tag"] = "then"
+    def then(self, cmd, step="then"):
+        self.state["tag"] = step
         env = dict(self.env, **self.session_vars(), HOST_E2E_TMUX_CALLER="then")
         t0 = time.time()
-        log("then: running %s" % cmd)
+        log("%s: running %s" % (step, cmd))
         with open(os.path.join(self.out, "then.log"), "ab") as f:
             p = subprocess.Popen(["/bin/sh", "-c", cmd], cwd=self.proj, env=env, stdin=subprocess.DEVNULL,
                                  stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
@@ -232,19 +232,19 @@ class TuiRun:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             rc = None
-        self.summary["steps"].append({"step": "then", "command": cmd, "rc": rc, "t": round(t0 - self.clock.t0, 3),
+        self.summary["steps"].append({"step": step, "command": cmd, "rc": rc, "t": round(t0 - self.clock.t0, 3),
                                       "duration_s": round(time.time() - t0, 2), "log": "then.log",
                                       "env": {k: v for k, v in env.items() if k.startswith("HOST_E2E_")
                                               or k in ("TMUX", "TMUX_PANE")}})
         if rc != 0:
-            raise TuiError("--then command %s (see then.log)" % ("timed out" if rc is None else "exited %d" % rc))
+            raise TuiError("--%s command %s (see then.log)" % (step, "timed out" if rc is None else "exited %d" % rc))
         return t0
 
-    def wait_compact(self, since, limit):
+    def wait_compact(self, since, limit, name="after-compact"):
         t0 = time.time()
         i, rec = self.wait_event("PostCompact", since, limit, "PostCompact")
         time.sleep(1.0)
-        self.capture("after-compact")
+        self.capture(name)
         self.summary["steps"].append({"step": "wait-compact", "post_compact_after_s": round(rec["t"] - t0, 3)})
 
     def stop(self):
@@ -369,13 +369,20 @@ def run(job):
         if job.get("then"):
             n = len(r.probes())
             r.then(job["then"])
-            for i, p in enumerate(job.get("then_prompts") or []):
-                sid = r.session_vars()["HOST_E2E_SESSION_ID"]
-                text = string.Template(p.replace("{session_id}", sid)).safe_substitute(r.env)
-                r.prompt(text, "then-prompt-%d" % (i + 1))
-            if job.get("wait_compact"):
-                r.state["tag"] = "compact"
-                r.wait_compact(n, job["wait_compact"])
+            cycles = job.get("cycles") or 1
+            for k in range(cycles):  # kijito-qa: --cycles N repeats --between, --then-prompt, --wait-compact
+                if k:
+                    n = len(r.probes())
+                    if job.get("between"):
+                        r.then(job["between"], "between-%d" % (k + 1))
+                sfx = "" if cycles == 1 else "-c%d" % (k + 1)
+                for i, p in enumerate(job.get("then_prompts") or []):
+                    sid = r.session_vars()["HOST_E2E_SESSION_ID"]
+                    text = string.Template(p.replace("{session_id}", sid)).safe_substitute(r.env)
+                    r.prompt(text, "then-prompt-%d%s" % (i + 1, sfx))
+                if job.get("wait_compact"):
+                    r.state["tag"] = "compact" + sfx
+                    r.wait_compact(n, job["wait_compact"], "after-compact" + sfx)
         for i, p in enumerate(job.get("after_prompts") or []):
             r.prompt(p, "after-%d" % (i + 1))
         r.summary["ok"] = True

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Checks of the `boots` scenarios (tests/hosts/run.sh): the two cold boots of the kijito-memory-qa
+skill run by two fresh, context-free verifier agents of the real host, then the main agent takes the
+digest again and records the pass. Usage: check_boots.py OUT ROOT HOST [--expect-fork]
+(--expect-fork: the negative control run, seed-boots.sh ... fork: the verifiers were forked from the
+main conversation, and the no-fork check must find the main prompt's nonce and the hook text in
+both verifier contexts.)
+
+Evidence used: requests.jsonl (every request the host made to the fake model server),
+expected.json (seed-boots.sh), main-nonce.txt, gate-status.json (after-boots.sh), the reports on
+disk, summary.json; Claude Code also subagents/*.jsonl, Codex appserver.jsonl.
+Asserted:
+- the installed skill prescribes exactly the verifier prompt the fake model used;
+- exactly two verifier contexts, each a conversation whose first user text is the verifier prompt
+  with one pointer-snapshot command (distinct --report-file paths), whose own shell tool call ran
+  exactly that command, and whose requests carry none of the main conversation: not the main
+  prompt's nonce, not the SessionStart hook text, not the main session id, not the record command,
+  not the other verifier's report path, not any tool call id of the main conversation;
+- the two contexts are distinct and sequential (the second starts after the first has ended);
+  Claude Code: two subagent transcripts with distinct agent ids; Codex: two spawned threads with
+  distinct thread ids, none the main thread, spawned with fork_context false;
+- both reports are green with the same snapshot digest for the published pointer digest;
+- the main agent ran pointer-digest after both boots and qa-gate record with both report paths;
+  record printed the ready signal and `qa-gate status` shows the pass valid for that digest.
+"""
+import json
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # keep the tool folder free of __pycache__
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from he2e.qa_driver import HOOK_HEAD, VERIFIER_PREFIX, role_start  # noqa: E402
+from he2e.common import strings_in  # noqa: E402
+
+fails = []
+EXPECT_FORK = "--expect-fork" in sys.argv[4:]
+
+
+def ok(cond, what):
+    print("  %s %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        fails.append(what)
+    return cond
+
+
+def jsonl(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def user_texts(host, body, per_message=False):
+    """The user-role texts of a request, in order (tool results excluded); per_message: one list
+    per conversation item (empty for the others), as qa_driver.role_start takes them."""
+    out = []
+    if host == "claude":
+        for m in body.get("messages", []):
+            texts = []
+            if isinstance(m, dict) and m.get("role") == "user":
+                c = m.get("content")
+                texts = [c] if isinstance(c, str) else [b.get("text", "") for b in c or []
+                                                        if isinstance(b, dict) and b.get("type") == "text"]
+            out.append(texts)
+    else:
+        for it in body.get("input", []):
+            texts = []
+            if isinstance(it, dict) and it.get("type", "message") == "message" and it.get("role") == "user":
+                c = it.get("content")
+                texts = [c] if isinstance(c, str) else [b.get("text", "") for b in c or [] if isinstance(b, dict)]
+            out.append(texts)
+    return out if per_message else [t for ts in out for t in ts]
+
+
+def tool_calls(host, body):
+    """(id, name, input) of the assistant's tool calls in a request's history."""
+    out = []
+    if host == "claude":
+        for m in body.get("messages", []):
+            if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), list):
+                out += [(b.get("id"), b.get("name"), b.get("input") or {}) for b in m["content"]
+                        if isinstance(b, dict) and b.get("type") == "tool_use"]
+    else:
+        for it in body.get("input", []):
+            if isinstance(it, dict) and it.get("type") == "function_call":
+                try:
+                    args = json.loads(it.get("arguments") or "{}")
+                except ValueError:
+                    args = {}
+                out.append((it.get("call_id"), it.get("name"), args))
+    return out
+
+
+def tool_outputs(host, body):
+    out = []
+    if host == "claude":
+        for m in body.get("messages", []):
+            if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                out += ["\n".join(strings_in(b.get("content"))) for b in m["content"]
+                        if isinstance(b, dict) and b.get("type") == "tool_result"]
+    else:
+        out = ["\n".join(strings_in(it.get("output"))) for it in body.get("input", [])
+               if isinstance(it, dict) and it.get("type") == "function_call_output"]
+    return out
+
+
+def shell_cmd(host, name, args):
+    if host == "claude":
+        return args.get("command") if name == "Bash" else None
+    return args.get("cmd") if name == "exec_command" else None
+
+
+def main(out, root, host):
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    ok(summary.get("ok"), "host-e2e run completed (%s)" % "; ".join(summary.get("errors") or ["no errors"]))
+    with open(os.path.join(out, "expected.json")) as f:
+        expected = json.load(f)
+    with open(os.path.join(out, "main-nonce.txt")) as f:
+        nonce = f.read().strip()
+    d = expected["pointerDigest"]
+
+    with open(os.path.join(root, "skills", "kijito-memory-qa", "SKILL.md"), encoding="utf-8") as f:
+        skill = " ".join(f.read().split())
+    ok(('"%s" followed by the one command' % VERIFIER_PREFIX) in skill,
+       "the installed skill prescribes the verifier prompt %r" % VERIFIER_PREFIX)
+
+    reqs = [r for r in jsonl(os.path.join(out, "requests.jsonl")) if isinstance(r.get("body"), dict)]
+    main_reqs, verifier = [], {}
+    for r in reqs:
+        per_msg = user_texts(host, r["body"], per_message=True)
+        role = role_start(per_msg)
+        if role and role[1] == "main":
+            main_reqs.append(r)
+        elif role:
+            first = next(t for t in per_msg[role[0]] if VERIFIER_PREFIX in t)
+            cmd = first[first.index(VERIFIER_PREFIX) + len(VERIFIER_PREFIX):].split("\n", 1)[0].strip()
+            verifier.setdefault(cmd, []).append(r)
+    ok(main_reqs, "the main agent's requests reached the fake server (%d)" % len(main_reqs))
+    if not main_reqs:
+        return
+    last_main = main_reqs[-1]["body"]
+    main_calls = tool_calls(host, last_main)
+    main_outs = tool_outputs(host, last_main)
+    main_session = summary.get("session_id") or next(
+        (s.get("env", {}).get("HOST_E2E_SESSION_ID") for s in summary.get("steps", []) if s.get("step") == "after"), None)
+    ok(bool(main_session), "main session id known (%s)" % main_session)
+
+    # ---- every hook run of the installed root succeeded; the guard (PreToolUse) saw every shell call,
+    # the verifiers' included (Codex reports a verifier turn's hooks under the main session id with
+    # agent_id/agent_type, which the hooks take as a subagent)
+    mine = [e for e in summary.get("hook_events", []) if (e.get("command") or "").startswith(os.path.join(root, "bin") + "/")]
+    good = "completed" if host == "codex" else "success"
+    ok(mine and all(e.get("status") == good for e in mine),
+       "%d hook runs of the installed root, all %s (%s)" % (len(mine), good, " ".join(summary.get("event_sequence", []))))
+    guard_runs = [e for e in mine if e.get("event") == "PreToolUse"]
+    ok(len(guard_runs) >= 5, "PreToolUse ran for the 3 main and 2 verifier shell calls at least (%d runs)" % len(guard_runs))
+    if host == "codex" and not EXPECT_FORK:
+        subs = [r["stdin"] for r in jsonl(os.path.join(out, "hook-inputs.jsonl"))
+                if (r.get("stdin") or {}).get("hook_event_name") == "UserPromptSubmit" and r["stdin"].get("agent_id")]
+        ok(len({x["agent_id"] for x in subs}) == 2, "Codex: the two verifier turns' hooks carry two distinct agent_id values")
+
+    # ---- the verifier contexts
+    cmds = list(verifier)
+    ok(len(cmds) == 2, "exactly two verifier contexts (got %d: %s)" % (len(cmds), cmds))
+    reports = []
+    for c in cmds:
+        m = re.search(r"--report-file (\S+)", c)
+        reports.append(m.group(1) if m else None)
+        ok(c.startswith(os.path.join(root, "bin", "pointer-snapshot") + " ") and "--expected-pointer-digest %s " % d in c,
+           "verifier command is the installed pointer-snapshot for digest %s: %s" % (d[:12], c))
+    ok(len(set(reports)) == 2 and None not in reports, "distinct report paths: %s" % reports)
+    main_ids = [i for i, _, _ in main_calls if i]
+    for n, c in enumerate(cmds):
+        rs = verifier[c]
+        other = reports[1 - n] if len(reports) == 2 else None
+        leaks = []
+        for r in rs:
+            # what the model sees: Claude `system` + `messages`, Codex `instructions` + `input` (Codex's
+            # routing metadata, prompt_cache_key and client_metadata, names the parent session by design)
+            blob = json.dumps([r["body"].get(k) for k in (("system", "messages") if host == "claude"
+                                                          else ("instructions", "input"))])
+            for label, needle in (("main nonce", nonce), ("SessionStart hook text", HOOK_HEAD),
+                                  ("main session id", main_session),
+                                  ("qa-gate record command", "--cold-boot-report"),
+                                  ("the other verifier's report path", other)) + tuple(
+                                      ("main tool call id %s" % i, i) for i in main_ids):
+                if needle and needle in blob:
+                    leaks.append("request %s carries %s" % (r["seq"], label))
+        if EXPECT_FORK:  # the negative control: the check must see the fork
+            ok(any("main nonce" in x for x in leaks) and any("SessionStart hook text" in x for x in leaks),
+               "negative control, verifier %d forked: its requests carry the main conversation (%s)"
+               % (n + 1, "; ".join(sorted({x.split(" carries ", 1)[1] for x in leaks}))))
+            continue
+        ok(not leaks, "verifier %d: no main-conversation content in its %d requests%s"
+           % (n + 1, len(rs), (": " + "; ".join(sorted(set(leaks)))) if leaks else ""))
+        first_texts = [t for t in user_texts(host, rs[0]["body"]) if t.strip()]
+        prompt = VERIFIER_PREFIX + c
+        ok(any(t.strip() == prompt for t in first_texts),
+           "verifier %d: its prompt is exactly the verifier sentence + the command" % (n + 1))
+        # the host's own framing (Claude Code <system-reminder>, Codex <environment_context>) is not
+        # conversation content; check_boots checks it for leaks above with the rest of the request
+        extra = [t for t in first_texts if t.strip() != prompt
+                 and not t.lstrip().startswith(("<system-reminder>", "<environment_context>"))]
+        ok(not extra, "verifier %d: its first request carries no other user text%s"
+           % (n + 1, (": %r" % [t[:120] for t in extra]) if extra else ""))
+        ran = [shell_cmd(host, nm, a) for _, nm, a in tool_calls(host, rs[-1]["body"])]
+        ok(ran == [c], "verifier %d: its own shell tool call ran exactly the command (%s)" % (n + 1, ran))
+    if EXPECT_FORK:
+        return
+    if len(cmds) == 2:
+        a, b = verifier[cmds[0]], verifier[cmds[1]]
+        ok(max(r["seq"] for r in a) < min(r["seq"] for r in b),
+           "sequential: verifier 2's first request (seq %d) after verifier 1's last (seq %d)"
+           % (min(r["seq"] for r in b), max(r["seq"] for r in a)))
+        if host == "codex":
+            tid = lambda r: next((v for k, v in r["headers"].items() if k.lower() == "thread-id"), None)  # noqa: E731
+            main_t = {tid(r) for r in main_reqs}
+            ta, tb = {tid(r) for r in a}, {tid(r) for r in b}
+            ok(len(main_t) == 1 and len(ta) == 1 and len(tb) == 1 and len(main_t | ta | tb) == 3,
+               "three distinct Codex threads: main %s, verifiers %s %s" % (main_t, ta, tb))
+        else:
+            subs = sorted(os.listdir(os.path.join(out, "subagents"))) if os.path.isdir(os.path.join(out, "subagents")) else []
+            ok(len(subs) == 2, "two subagent transcripts: %s" % subs)
+            for n, c in enumerate(cmds):
+                hits = [s for s in subs if c in open(os.path.join(out, "subagents", s), encoding="utf-8").read()]
+                ok(len(hits) == 1, "verifier %d: exactly one subagent transcript holds its command (%s)" % (n + 1, hits))
+
+    # ---- the main agent: agent calls, digest again, record
+    names = [nm for _, nm, _ in main_calls]
+    shells = [shell_cmd(host, nm, a) for _, nm, a in main_calls]
+    if host == "claude":
+        agents = [a for _, nm, a in main_calls if nm == "Agent"]
+        ok(len(agents) == 2 and all(a.get("subagent_type") != "fork" and a.get("prompt") == VERIFIER_PREFIX + c
+                                    for a, c in zip(agents, cmds)),
+           "main: two Agent calls (not fork), prompt only the command: %s"
+           % [(a.get("subagent_type"), a.get("run_in_background")) for a in agents])
+    else:
+        spawns = [a for _, nm, a in main_calls if nm == "spawn_agent"]
+        ok(len(spawns) == 2 and all(a.get("fork_context") is False and a.get("message") == VERIFIER_PREFIX + c
+                                    for a, c in zip(spawns, cmds)),
+           "main: two spawn_agent calls with fork_context false, message only the command")
+        ok(names.count("wait_agent") == 2 and names.count("close_agent") == 2, "main: wait_agent and close_agent per verifier")
+    digest_cmd = "%s --pointer-id %d" % (os.path.join(root, "bin", "pointer-digest"), expected["pointerId"])
+    rec = [s for s in shells if s and " record " in s]
+    ok(shells and shells[0] == digest_cmd and shells.count(digest_cmd) == 2, "main: pointer-digest before and after the boots")
+    last_agent = max(i for i, nm in enumerate(names) if nm in ("Agent", "close_agent")) if names else -1
+    second_digest = max((i for i, s in enumerate(shells) if s == digest_cmd), default=-1)
+    ok(last_agent < second_digest, "main: the second pointer-digest comes after both verifiers")
+    ok(len(rec) == 1 and all(p and ("--cold-boot-report %s" % p) in rec[0] for p in reports)
+       and ("--pointer-digest %s " % d) in rec[0], "main: qa-gate record with both report paths and digest %s" % d[:12])
+    ok(main_outs and len(main_outs) == len(main_calls), "main: every tool call has its result")
+    if len(main_outs) == len(main_calls) and rec:
+        ok(d in main_outs[second_digest], "main: the digest after the boots equals the published one")
+        ready = main_outs[shells.index(rec[0])]
+        ok('"type":"kijito.compaction.ready"' in ready,
+           "main: record printed the ready signal: %s" % (ready.strip().splitlines() or [""])[-1][:160])
+
+    # ---- the reports and the pass
+    got = []
+    for p in reports:
+        try:  # after-boots.sh copied them out of the run's data dir
+            with open(os.path.join(out, "reports", os.path.basename(p))) as f:
+                got.append(json.load(f))
+        except (OSError, TypeError, ValueError) as e:
+            ok(False, "report %s readable: %s" % (p, e))
+    if len(got) == 2:
+        ok(all(g.get("verdict") == "green" and g.get("pointerDigest") == d for g in got), "both reports green for %s" % d[:12])
+        ok(got[0].get("snapshotDigest") == got[1].get("snapshotDigest"), "same snapshot digest %s" % got[0].get("snapshotDigest"))
+        ok(got[0].get("bootNonce") != got[1].get("bootNonce"), "distinct boot nonces")
+    try:
+        with open(os.path.join(out, "gate-status.json")) as f:
+            status = json.load(f)
+    except (OSError, ValueError) as e:
+        status = {"error": str(e)}
+    ok(status.get("pass") is True and status.get("passAcceptedNow") is True and status.get("sessionId") == main_session,
+       "qa-gate status after the turn: the main session's pass is recorded and accepted (%s)"
+       % {k: status.get(k) for k in ("pass", "passAcceptedNow", "passRejectedBecause", "error")})
+
+
+if __name__ == "__main__":
+    out, root, host = sys.argv[1:4]
+    try:
+        main(out, root, host)
+    except (OSError, ValueError, KeyError) as e:
+        ok(False, "evidence missing or malformed: %r" % e)
+    print("  boots %s: %s" % (host, "FAIL (%d)" % len(fails) if fails else "all checks passed"))
+    sys.exit(1 if fails else 0)
