@@ -39,7 +39,7 @@ fn sid(s: &str) -> SessionId {
 }
 
 fn tmux_pin(s: &str) -> Pin {
-    Pin { session_id: sid(s), via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99 }, pinned_at_ms: 5 }
+    Pin { session_id: sid(s), via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None }, pinned_at_ms: 5 }
 }
 
 fn codex_pin(s: &str) -> Pin {

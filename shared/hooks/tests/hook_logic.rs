@@ -615,7 +615,7 @@ fn stop_advice_for_a_tmux_request() {
     let qa = w.qa();
     kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
         session_id: sid(),
-        via: kijito_gate::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1 },
+        via: kijito_gate::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1, tmux: None },
         pinned_at_ms: T0,
     })
     .unwrap();
