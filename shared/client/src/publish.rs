@@ -631,3 +631,7 @@ mod tests {
         assert_eq!(plan.content, content);
     }
 }
+
+#[cfg(test)]
+#[path = "publish_tests.rs"]
+mod branch_tests;

@@ -860,3 +860,7 @@ mod tests {
         assert!(matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN));
     }
 }
+
+#[cfg(test)]
+#[path = "command_tests.rs"]
+mod rule_tests;

@@ -1,0 +1,626 @@
+//! The hook logic through the library (kijito_hooks::run with an injected
+//! clock, a private temporary data dir and a helper dir), one answer at a
+//! time: what each event prints for each state of the QA gate, and the
+//! fail-closed answers for input that cannot be read.
+
+#![allow(clippy::unwrap_used)]
+
+use kijito_files::private;
+use kijito_gate::{transcript_identity, Pass, QaDir};
+use kijito_hooks::run::{self, HookEnv};
+use kijito_hooks::{messages, Event, Host};
+use kijito_protocol::command::HelperDir;
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+
+const T0: i64 = 1_800_000_000_000;
+const NONCE: &str = "0123456789abcdef0123456789abcdef";
+
+struct W {
+    dir: tempfile::TempDir,
+    data: AbsPath,
+    transcript: AbsPath,
+}
+
+fn world() -> W {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    for d in ["data", "bin"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+        std::fs::set_permissions(dir.path().join(d), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&t, b"{}\n").unwrap();
+    W { data: AbsPath::from_path(&dir.path().join("data")).unwrap(), transcript: AbsPath::from_path(&t).unwrap(), dir }
+}
+
+impl W {
+    fn env(&self, host: Host, now: i64) -> HookEnv {
+        HookEnv {
+            host,
+            data_dir_flag: Some(self.data.clone()),
+            config: None,
+            config_error: None,
+            helpers: Some(HelperDir::new(&self.dir.path().join("bin")).unwrap()),
+            now_ms: now,
+        }
+    }
+    fn qa(&self) -> QaDir {
+        QaDir::open(&self.data).unwrap()
+    }
+    fn stdin(&self, event: &str, extra: Value) -> Vec<u8> {
+        let mut v = json!({"hook_event_name": event, "session_id": "sess-1", "transcript_path": self.transcript.as_str()});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v.to_string().into_bytes()
+    }
+    fn pass(&self, at: i64) -> Pass {
+        let p = Pass {
+            session_id: sid(),
+            recorded_at_ms: at,
+            pointer_id: MemoryId::new(21813).unwrap(),
+            lock_message_id: MessageId::new(1234).unwrap(),
+            pointer_digest: Digest::of(b"pointer"),
+            snapshot_digest: Digest::of(b"snapshot"),
+            cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
+            compaction_nonce: NONCE.into(),
+            transcript: transcript_identity(&self.transcript).unwrap(),
+        };
+        private::write_atomic(&self.qa().pass(&sid()), &p.to_bytes()).unwrap();
+        p
+    }
+}
+
+fn sid() -> SessionId {
+    SessionId::parse("sess-1").unwrap()
+}
+
+fn json_of(s: &str) -> Value {
+    serde_json::from_str(s).unwrap()
+}
+
+fn context(reply: Option<String>) -> String {
+    let v = json_of(&reply.expect("a reply"));
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn precompact_on_codex_says_what_happened() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let pre = w.stdin("PreCompact", json!({"trigger": "auto"}));
+    let unattested = run::precompact(&env, &pre).unwrap();
+    assert_eq!(json_of(&unattested), json!({"continue": true, "systemMessage": messages::fill(messages::PRECOMPACT_UNATTESTED, "pass_missing")}));
+    w.pass(T0);
+    let attested = run::precompact(&env, &pre).unwrap();
+    assert_eq!(json_of(&attested), json!({"continue": true, "systemMessage": messages::PRECOMPACT_ATTESTED}));
+    // Unreadable stdin: still an answer, UNATTESTED with the code.
+    let bad = run::precompact(&env, b"{").unwrap();
+    assert_eq!(json_of(&bad)["systemMessage"], messages::fill(messages::PRECOMPACT_UNATTESTED, "hook_stdin_invalid_json"));
+}
+
+#[test]
+fn precompact_on_claude_speaks_only_to_the_summariser_when_attested() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    let pre = w.stdin("PreCompact", json!({"trigger": "manual"}));
+    assert_eq!(run::precompact(&env, &pre), None);
+    let p = w.pass(T0);
+    let text = run::precompact(&env, &pre).expect("summary request");
+    for line in [
+        format!("kijito-pointer-id: {}", p.pointer_id),
+        format!("kijito-lock-message-id: {}", p.lock_message_id),
+        format!("kijito-pointer-digest: {}", p.pointer_digest),
+        format!("kijito-snapshot-digest: {}", p.snapshot_digest),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
+    let bin = w.dir.path().join("bin/pointer-snapshot");
+    let resume = text.lines().find(|l| l.starts_with("kijito-resume-command: ")).unwrap();
+    assert!(resume.starts_with(&format!("kijito-resume-command: {} --pointer-id 21813 --lock-message-id 1234 --expected-pointer-digest {}", bin.display(), p.pointer_digest)), "{resume}");
+    assert_eq!(run::precompact(&env, b"{"), None);
+    // No helper dir: nothing to print.
+    let w = world();
+    let mut env = w.env(Host::Claude, T0);
+    env.helpers = None;
+    w.pass(T0);
+    assert_eq!(run::precompact(&env, &w.stdin("PreCompact", json!({}))), None);
+}
+
+#[test]
+fn the_summary_request_needs_the_ticket_of_this_attempt() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    let qa = w.qa();
+    w.pass(T0);
+    let a = kijito_gate::precompact(&qa, &sid(), Some(&w.transcript), "auto", T0).unwrap();
+    assert!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &a).is_some());
+    let mut other = a.clone();
+    other.compaction_nonce = Some("f".repeat(32));
+    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &other), None);
+    let mut unattested = a.clone();
+    unattested.attested = false;
+    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &unattested), None);
+    std::fs::remove_file(qa.ticket(&sid())).unwrap();
+    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &a), None);
+}
+
+#[test]
+fn postcompact_claims_once() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let post = w.stdin("PostCompact", json!({"trigger": "auto"}));
+    assert_eq!(run::postcompact(&env, &post), r#"{"continue":true}"#);
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    assert_eq!(json_of(&run::postcompact(&env, &post)), json!({"continue": true, "systemMessage": messages::POSTCOMPACT_ATTESTED}));
+    assert_eq!(run::postcompact(&env, &post), r#"{"continue":true}"#, "claimed already");
+    // Unattested.
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    assert_eq!(json_of(&run::postcompact(&env, &post))["systemMessage"], messages::fill(messages::POSTCOMPACT_UNATTESTED, "pass_missing"));
+    // Unreadable.
+    assert_eq!(json_of(&run::postcompact(&env, b"[]"))["systemMessage"], messages::fill(messages::POSTCOMPACT_FAILED, "hook_stdin_not_object"));
+}
+
+#[test]
+fn session_start_after_compaction_delivers_the_reentry_once() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let start = w.stdin("SessionStart", json!({"source": "compact"}));
+    assert_eq!(run::session(&env, Event::SessionStart, &start), None, "nothing to deliver");
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    // SessionStart claims first when PostCompact did not.
+    let t = context(run::session(&env, Event::SessionStart, &start));
+    assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED (session sess-1)."), "{t}");
+    assert!(t.contains(&format!("{} --pointer-id 21813", w.dir.path().join("bin/pointer-snapshot").display())), "{t}");
+    assert_eq!(run::session(&env, Event::SessionStart, &start), None, "delivered once");
+    // Unattested.
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    let t = context(run::session(&env, Event::SessionStart, &start));
+    assert!(t.starts_with("kijito-qa re-entry after compaction: UNATTESTED (session sess-1). Reason: pass_missing."), "{t}");
+}
+
+#[test]
+fn an_unreadable_session_start_that_may_follow_compaction_is_unattested() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let unattested = |reply: Option<String>, code: &str| {
+        let t = context(reply);
+        assert!(t.starts_with("kijito-qa re-entry after compaction: UNATTESTED."), "{t}");
+        assert!(t.contains(&format!("({code})")), "{t}");
+    };
+    unattested(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart","source":"compact"}"#), "hook_session_id_invalid");
+    unattested(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart"}"#), "hook_session_id_invalid");
+    unattested(run::session(&env, Event::SessionStart, b"not json"), "hook_stdin_invalid_json");
+    assert_eq!(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart","source":"startup"}"#), None);
+    // The other events answer nothing for unreadable stdin.
+    assert_eq!(run::session(&env, Event::Stop, b"not json"), None);
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, b"not json"), None);
+    // A stdin that could not be read at all.
+    let e = || Err(kijito_protocol::Error::new("hook_stdin_too_large", "big"));
+    unattested(run::session_stdin(&env, Event::SessionStart, e()), "hook_stdin_too_large");
+    assert_eq!(run::session_stdin(&env, Event::Stop, e()), None);
+    assert_eq!(run::session_stdin(&env, Event::UserPromptSubmit, e()), None);
+    let deny = json_of(&run::session_stdin(&env, Event::PreToolUse, e()).unwrap());
+    assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(deny["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("hook_stdin_too_large"));
+    // A stdin that was read goes through.
+    assert_eq!(run::session_stdin(&env, Event::Stop, Ok(b"not json".to_vec())), None);
+    assert!(run::session_stdin(&env, Event::SessionStart, Ok(w.stdin("SessionStart", json!({"source": "clear"})))).is_some());
+}
+
+#[test]
+fn session_start_prints_the_commands() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
+    assert!(t.starts_with(&format!("kijito-qa (trusted hook output) for session sess-1, data dir {}.", w.data)), "{t}");
+    assert!(t.contains("No pointer is configured"), "{t}");
+    assert!(t.contains(&format!("{} invalidate --session-id sess-1 --data-dir {}", w.dir.path().join("bin/qa-gate").display(), w.data)), "{t}");
+    // The rollback dir is created owner-only.
+    let rb = w.qa().path().as_path().join("rollback");
+    assert_eq!(std::fs::metadata(&rb).unwrap().permissions().mode() & 0o777, 0o700);
+    // A pending re-entry goes first.
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
+    assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED"), "{t}");
+    assert!(t.contains("\n\nkijito-qa (trusted hook output)"), "{t}");
+    // Without a helper dir: the commands are unavailable, said plainly.
+    let mut env = w.env(Host::Codex, T0);
+    env.helpers = None;
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
+    assert!(t.starts_with("kijito-qa: the helper commands are unavailable (command_root_unknown:"), "{t}");
+}
+
+#[test]
+fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let ups = w.stdin("UserPromptSubmit", json!({"prompt": "hello"}));
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, &ups), None);
+    let turn = kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap();
+    assert_eq!((turn.state, turn.at_ms), (kijito_gate::trigger::TurnState::Running, T0));
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    let v = json_of(&run::session(&env, Event::UserPromptSubmit, &ups).unwrap());
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().starts_with("kijito-qa re-entry after compaction: ATTESTED"));
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, &ups), None, "once");
+    // A continuity-break prompt gets the recovery protocol.
+    let broke = w.stdin("UserPromptSubmit", json!({"prompt": "you forgot what we were doing"}));
+    assert!(run::session(&env, Event::UserPromptSubmit, &broke).is_some());
+    // A subagent's prompt does not touch the session's turn record.
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    run::session(&env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"agent_id": "a1"})));
+    assert_eq!(kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap(), None);
+}
+
+#[test]
+fn stop_reminds_of_a_waiting_pass() {
+    let w = world();
+    let env = w.env(Host::Codex, T0 + 60_000);
+    let stop = w.stdin("Stop", json!({}));
+    assert_eq!(run::session(&env, Event::Stop, &stop), None);
+    assert_eq!(kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap().state, kijito_gate::trigger::TurnState::Ended);
+    w.pass(T0);
+    let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
+    let expected = messages::fill(messages::STOP_WAITING, "29").replacen("<advice>", "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested", 1);
+    assert_eq!(v, json!({"systemMessage": expected}));
+    // A requested compaction changes the advice.
+    let qa = w.qa();
+    kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
+        session_id: sid(),
+        via: kijito_gate::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
+        pinned_at_ms: T0,
+    })
+    .unwrap();
+    kijito_gate::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
+    assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
+    // Near the end of its life: 0 minutes, never negative.
+    let env = w.env(Host::Codex, T0 + kijito_gate::PASS_MAX_AGE_MS);
+    assert!(json_of(&run::session(&env, Event::Stop, &stop).unwrap())["systemMessage"].as_str().unwrap().contains("about 0 more min"));
+    // Stale: refused, with the code.
+    let env = w.env(Host::Codex, T0 + kijito_gate::PASS_MAX_AGE_MS + 1);
+    assert_eq!(json_of(&run::session(&env, Event::Stop, &stop).unwrap()), json!({"systemMessage": messages::fill(messages::STOP_REFUSED, "pass_stale")}));
+}
+
+fn bash(w: &W, command: Value) -> Vec<u8> {
+    w.stdin("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": command}}))
+}
+
+fn denied(reply: Option<String>) -> String {
+    let v = json_of(&reply.expect("a deny"));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn pre_tool_use_guards_every_shell_form() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    let bin = w.dir.path().join("bin");
+    assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!("ls -la"))), None);
+    let ok = format!("{}/qa-gate status --session-id sess-1", bin.display());
+    assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(ok))), None);
+    let why = denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(format!("{ok}; echo INJECTED")))));
+    assert!(why.starts_with("kijito-qa command guard: denied (command_metacharacter:"), "{why}");
+    assert!(why.contains(&format!("{}/<helper>", bin.display())), "{why}");
+    // The argv forms.
+    assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(["ls", "-la"]))), None);
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["bash", "-lc", "qa-gate status"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["/bin/sh", "-c", "qa-gate status"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!([format!("{}/qa-gate", bin.display()), "status", "--session-id", "a b"]))));
+    assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["ls", 7])))).contains("command_argv_invalid"));
+    assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!({"a": 1})))).contains("command_argv_invalid"));
+    // `cmd` is read as well as `command`.
+    let cmd = w.stdin("PreToolUse", json!({"tool_name": "exec_command", "tool_input": {"cmd": "qa-gate status"}}));
+    denied(run::session(&env, Event::PreToolUse, &cmd));
+    // A tool that is not a shell and names no command: allowed.
+    let read = w.stdin("PreToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}));
+    assert_eq!(run::session(&env, Event::PreToolUse, &read), None);
+    // Unreadable tool calls are denied.
+    assert!(denied(run::session(&env, Event::PreToolUse, b"{")).contains("hook_stdin_invalid_json"));
+    let no_session = br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+    assert!(denied(run::session(&env, Event::PreToolUse, no_session)).contains("hook_session_id_invalid"));
+    let not_shell = br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}}"#;
+    assert_eq!(run::session(&env, Event::PreToolUse, not_shell), None);
+    // No helper dir: every line that reaches a helper is denied.
+    let mut env = w.env(Host::Claude, T0);
+    env.helpers = None;
+    assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(ok)))).contains("command_root_unknown"));
+    assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(ok)))).contains("<root>/bin/<helper>"));
+    // The watchdog's answer.
+    assert!(denied(run::session_fallback(Event::PreToolUse)).contains("hook_timeout"));
+    for e in [Event::SessionStart, Event::UserPromptSubmit, Event::Stop] {
+        assert_eq!(run::session_fallback(e), None);
+    }
+}
+
+#[test]
+fn events_replies_and_bounds() {
+    for e in [Event::SessionStart, Event::UserPromptSubmit, Event::Stop, Event::PreToolUse] {
+        assert_eq!(Event::parse(e.name()).unwrap(), e);
+    }
+    assert_eq!(Event::parse("PreCompact").unwrap_err().code(), kijito_protocol::codes::cli::INVALID_EVENT);
+    let max = kijito_hooks::MAX_STDIN_BYTES;
+    assert_eq!(kijito_hooks::read_bounded(&vec![b' '; max][..]).unwrap().len(), max);
+    assert_eq!(kijito_hooks::read_bounded(&vec![b' '; max + 1][..]).unwrap_err().code(), "hook_stdin_too_large");
+    assert_eq!(kijito_hooks::parse_input(b" \n\t", "Stop").unwrap_err().code(), "hook_stdin_empty");
+    let mut big = br#"{"hook_event_name":"Stop","session_id":"a","x":""#.to_vec();
+    big.resize(max + 1, b'a');
+    assert_eq!(kijito_hooks::parse_input(&big, "Stop").unwrap_err().code(), "hook_stdin_too_large");
+    let i = kijito_hooks::parse_input(
+        br#"{"hook_event_name":"PreToolUse","session_id":"a","transcript_path":"rel/x","trigger":"auto","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+        "PreToolUse",
+    )
+    .unwrap();
+    assert_eq!((i.event.as_str(), i.trigger.as_deref(), i.tool_name.as_deref()), ("PreToolUse", Some("auto"), Some("Bash")));
+    assert_eq!(i.transcript_path, None, "a relative transcript path is no path");
+    assert_eq!(i.tool_input, Some(json!({"command": "ls"})));
+    assert_eq!(kijito_hooks::parse_input(br#"{"session_id":"a"}"#, "Stop").unwrap_err().code(), "hook_event_mismatch");
+    // Replies.
+    assert_eq!(kijito_hooks::context_reply(Event::SessionStart, "t"), r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"t"}}"#);
+    assert_eq!(kijito_hooks::postcompact_reply(Some("a\tb ")), r#"{"continue":true,"systemMessage":"a b"}"#);
+    assert!(kijito_hooks::deny_reply("because").contains(r#""permissionDecisionReason":"because""#));
+    assert!(kijito_hooks::deny_reply("  ").contains("denied by the kijito-qa command guard"));
+    // one_line counts characters, not bytes.
+    let wide = "é".repeat(messages::MAX_MESSAGE_CHARS);
+    assert_eq!(kijito_hooks::one_line(&wide), wide);
+    assert_eq!(kijito_hooks::one_line(&format!("{wide}é")), format!("{wide}…"));
+    assert_eq!(kijito_hooks::one_line("  a\u{7}b  "), "a b");
+    assert_eq!(kijito_hooks::guarded(|| -> u8 { panic!("{}", String::from("owned")) }).unwrap_err(), "owned");
+    assert_eq!(kijito_hooks::guarded(|| 7), Ok(7));
+    assert!(kijito_hooks::WATCHDOG_SESSION < std::time::Duration::from_secs(kijito_hooks::HOOK_TIMEOUT_SECS));
+    assert!(kijito_hooks::WATCHDOG < kijito_hooks::WATCHDOG_SESSION);
+}
+
+#[test]
+fn message_templates_fill_their_one_slot() {
+    assert_eq!(messages::fill(messages::PRECOMPACT_UNATTESTED, "r"), "kijito-qa: compaction UNATTESTED (r); compaction proceeds");
+    assert_eq!(messages::fill(messages::POSTCOMPACT_FAILED, "c"), "kijito-qa: PostCompact could not claim (c)");
+    assert!(messages::fill(messages::STOP_WAITING, "12").contains("valid for about 12 more min"));
+}
+
+#[test]
+fn texts() {
+    let h = HelperDir::new(std::path::Path::new("/opt/kq/bin")).unwrap();
+    let report = AbsPath::parse("/d/qa/reports/r.json").unwrap();
+    let p = MemoryId::new(5).unwrap();
+    let l = MessageId::new(6).unwrap();
+    assert_eq!(kijito_hooks::text::snapshot_command(&h, p, l, None, None, &report), "/opt/kq/bin/pointer-snapshot --pointer-id 5 --lock-message-id 6 --report-file /d/qa/reports/r.json");
+    assert_eq!(
+        kijito_hooks::text::snapshot_command(&h, p, l, Some("D1"), Some("D2"), &report),
+        "/opt/kq/bin/pointer-snapshot --pointer-id 5 --lock-message-id 6 --expected-pointer-digest D1 --expected-snapshot-digest D2 --report-file /d/qa/reports/r.json"
+    );
+    let paths = kijito_hooks::text::FreshPaths {
+        report_a: AbsPath::parse("/d/a.json").unwrap(),
+        report_b: AbsPath::parse("/d/b.json").unwrap(),
+        rollback: AbsPath::parse("/d/rb.json").unwrap(),
+    };
+    let data = AbsPath::parse("/d").unwrap();
+    let t = kijito_hooks::text::commands_text(&sid(), Some(&AbsPath::parse("/t/x.jsonl").unwrap()), Some((p, l)), Some("bad config"), &h, &data, &paths);
+    assert!(t.contains("Configuration problem: bad config.\n"), "{t}");
+    assert!(t.contains("Pointer id 5, lock message id 6."), "{t}");
+    assert!(t.contains("/opt/kq/bin/qa-gate record --session-id sess-1 --transcript /t/x.jsonl --data-dir /d --pointer-id 5"), "{t}");
+    assert!(t.contains("--cold-boot-report /d/a.json --cold-boot-report /d/b.json"), "{t}");
+    assert!(t.contains("--rollback-file /d/rb.json"), "{t}");
+    assert!(t.contains("/opt/kq/bin/pointer-digest --pointer-id 5"), "{t}");
+    // A transcript path with a character commands may not carry: placeholder.
+    let odd = AbsPath::parse("/t/x y.jsonl").unwrap();
+    let t = kijito_hooks::text::commands_text(&sid(), Some(&odd), Some((p, l)), None, &h, &data, &paths);
+    assert!(t.contains("--transcript <TRANSCRIPT_PATH>"), "{t}");
+    assert!(!t.contains("Configuration problem"), "{t}");
+    let t = kijito_hooks::text::commands_text(&sid(), None, Some((p, l)), None, &h, &data, &paths);
+    assert!(t.contains("--transcript <TRANSCRIPT_PATH>"), "{t}");
+}
+
+#[test]
+fn subagents_are_recognised() {
+    let m = |v: Value| v.as_object().unwrap().clone();
+    assert!(kijito_hooks::compact::is_subagent(&m(json!({"agent_id": "a"}))));
+    assert!(kijito_hooks::compact::is_subagent(&m(json!({"agent_type": "explore"}))));
+    assert!(!kijito_hooks::compact::is_subagent(&m(json!({"agent_id": null}))));
+    assert!(!kijito_hooks::compact::is_subagent(&m(json!({}))));
+}
+
+#[test]
+fn a_token_prompt_confirms_only_through_a_latch() {
+    use kijito_hooks::latch_hook::confirm_from_prompt;
+    assert_eq!(confirm_from_prompt(None, None, 1), None);
+    assert_eq!(confirm_from_prompt(None, Some("hello"), 1), None);
+    let no_latch = confirm_from_prompt(None, Some("ACT-22ZZ99"), 1).unwrap();
+    assert!(no_latch.contains("no readable latch"), "{no_latch}");
+    let d = tempfile::tempdir().unwrap();
+    assert!(confirm_from_prompt(Some(d.path()), Some("ACT-22ZZ99"), 1).unwrap().contains("no readable latch"));
+    assert!(kijito_hooks::latch_hook::open_latch(d.path()).is_none());
+}
+
+/// The stdin bound is 1 MiB exactly (docs/protocol.md §8), as a number.
+#[test]
+fn the_stdin_bound_is_one_mebibyte() {
+    let mut stdin = br#"{"hook_event_name":"Stop","session_id":"a","pad":""#.to_vec();
+    stdin.resize(1_048_576 - 2, b'x');
+    stdin.extend_from_slice(b"\"}");
+    assert_eq!(stdin.len(), 1_048_576);
+    assert!(kijito_hooks::parse_input(&stdin, "Stop").is_ok());
+    assert_eq!(kijito_hooks::read_bounded(&stdin[..]).unwrap().len(), 1_048_576);
+    let mut over = stdin.clone();
+    over.push(b' ');
+    assert_eq!(kijito_hooks::parse_input(&over, "Stop").unwrap_err().code(), "hook_stdin_too_large");
+    assert_eq!(kijito_hooks::read_bounded(&over[..]).unwrap_err().code(), "hook_stdin_too_large");
+}
+
+/// Append one usage line of the host's real shape: `used` tokens of a
+/// 200000 (Claude) or 258400 (Codex) window.
+fn grow(w: &W, host: Host, used: u64) {
+    use std::io::Write;
+    let line = match host {
+        Host::Claude => json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}}),
+        Host::Codex => json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
+            "last_token_usage": {"input_tokens": used, "total_tokens": used}, "model_context_window": 258_400}}}),
+    };
+    let mut f = std::fs::OpenOptions::new().append(true).open(w.transcript.as_path()).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+fn ups_context(env: &HookEnv, w: &W) -> Option<String> {
+    run::session(env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"}))).map(|r| context(Some(r)))
+}
+
+fn stop_message(env: &HookEnv, w: &W) -> Option<String> {
+    run::session(env, Event::Stop, &w.stdin("Stop", json!({}))).map(|r| json_of(&r)["systemMessage"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn the_context_nudge_fires_once_per_ten_points() {
+    for (host, window) in [(Host::Claude, 200_000f64), (Host::Codex, 258_400f64)] {
+        let w = world();
+        let env = w.env(host, T0);
+        let at = |r: f64| (window * r) as u64;
+        grow(&w, host, at(0.41));
+        assert_eq!(ups_context(&env, &w), None);
+        assert_eq!(stop_message(&env, &w), None);
+        grow(&w, host, at(0.635));
+        assert_eq!(
+            ups_context(&env, &w).as_deref(),
+            Some("kijito-qa: context at 63% (QA threshold 60%) and no valid QA pass: run the kijito-memory-qa skill now, then request compaction.")
+        );
+        assert_eq!(ups_context(&env, &w), None, "once per band");
+        assert_eq!(
+            stop_message(&env, &w).as_deref(),
+            Some("kijito-qa: context at 63% and no valid QA pass; run the kijito-memory-qa skill before compacting, or the compaction will be UNATTESTED.")
+        );
+        assert_eq!(stop_message(&env, &w), None, "once per band");
+        grow(&w, host, at(0.715));
+        assert!(ups_context(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
+        assert!(stop_message(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
+        // The remembered bands are this session's, owner-only.
+        let state = w.qa().path().as_path().join("nudge.sess-1.json");
+        let v: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert_eq!((v["sessionId"].as_str(), v["promptBand"].as_u64(), v["stopBand"].as_u64()), (Some("sess-1"), Some(7), Some(7)));
+        assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
+        // Below the threshold the band resets, so crossing again nudges again.
+        grow(&w, host, at(0.3));
+        assert_eq!(ups_context(&env, &w), None);
+        assert_eq!(stop_message(&env, &w), None);
+        let v: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert_eq!((v["promptBand"].clone(), v["stopBand"].clone()), (Value::Null, Value::Null));
+        grow(&w, host, at(0.72));
+        assert!(ups_context(&env, &w).is_some());
+        // Another session's state file (or a band out of range) is not ours.
+        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "other", "promptBand": 7, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        assert!(ups_context(&env, &w).is_some());
+        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "sess-1", "promptBand": 11, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        assert!(ups_context(&env, &w).is_some());
+        assert_eq!(stop_message(&env, &w), None, "the valid stop band is kept");
+    }
+}
+
+#[test]
+fn no_nudge_with_a_valid_pass_and_the_threshold_from_the_config() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    grow(&w, Host::Claude, 150_000);
+    w.pass(T0);
+    assert_eq!(ups_context(&env, &w), None);
+    assert!(stop_message(&env, &w).unwrap().contains("waits for compaction"));
+    // A higher threshold from the config.
+    let w = world();
+    let mut env = w.env(Host::Claude, T0);
+    let mut c = kijito_files::config::Config::from_json(br#"{}"#).unwrap();
+    c.qa_at_context_ratio = 0.8;
+    env.config = Some(c);
+    grow(&w, Host::Claude, 150_000);
+    assert_eq!(ups_context(&env, &w), None);
+    grow(&w, Host::Claude, 165_000);
+    assert_eq!(
+        ups_context(&env, &w).as_deref(),
+        Some("kijito-qa: context at 82% (QA threshold 80%) and no valid QA pass: run the kijito-memory-qa skill now, then request compaction.")
+    );
+    // No transcript: no measurement, no nudge.
+    let env = w.env(Host::Claude, T0);
+    let no_t = br#"{"hook_event_name":"UserPromptSubmit","session_id":"sess-1","prompt":"x"}"#;
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, no_t), None);
+}
+
+#[test]
+fn stop_notices_a_claimed_pass_once() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    let notice = "kijito-qa: a QA pass covers one compaction; the next compaction of this session will be UNATTESTED unless the kijito-memory-qa skill runs again.";
+    assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
+    assert_eq!(stop_message(&env, &w), None, "once per claim");
+    // A new claim is noticed again.
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let claimed = w.qa().attempt_claimed(&sid());
+    std::fs::remove_file(&claimed).unwrap();
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
+}
+
+#[test]
+fn the_nudge_fires_at_the_threshold_itself() {
+    use kijito_hooks::nudge::due;
+    assert_eq!(due(Some(0.6), 0.6, false, None), (Some(6), true));
+    assert_eq!(due(Some(0.5999), 0.6, false, Some(5)), (None, false));
+    assert_eq!(due(Some(0.0), 0.0, false, None), (Some(0), true));
+}
+
+#[test]
+fn session_start_names_the_compaction_request_and_the_adapter() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
+    let request = format!("{} request --session-id sess-1 --data-dir {}", w.dir.path().join("bin/kijito-compact").display(), w.data);
+    assert!(t.contains(&format!("- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  {request}\n")), "{t}");
+    assert!(t.contains("Compaction adapter: "), "{t}");
+    // A subagent's SessionStart gets the commands but no adapter text.
+    let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear", "agent_id": "a1"}))));
+    assert!(t.starts_with("kijito-qa (trusted hook output)"), "{t}");
+    assert!(!t.contains("Compaction adapter"), "{t}");
+}
+
+/// Only `<sh> -c|-lc <line>` (exactly three words) runs its third word as
+/// the line; any other argv is judged whole.
+#[test]
+fn only_a_three_word_shell_c_runs_its_third_word() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["qa-gate", "-c", "status"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["bash", "-lc", "ls", "qa-gate"]))));
+    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["zsh", "-x", "qa-gate"]))));
+    assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(["/usr/bin/bash", "-c", "ls -la"]))), None);
+}
+
+#[test]
+fn stop_advice_for_a_tmux_request() {
+    let w = world();
+    let env = w.env(Host::Codex, T0 + 60_000);
+    w.pass(T0);
+    let qa = w.qa();
+    kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
+        session_id: sid(),
+        via: kijito_gate::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1, tmux: None },
+        pinned_at_ms: T0,
+    })
+    .unwrap();
+    let (r, _) = kijito_gate::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    assert_eq!(r.via, "tmux");
+    let v = json_of(&run::session(&env, Event::Stop, &w.stdin("Stop", json!({}))).unwrap());
+    assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
+}

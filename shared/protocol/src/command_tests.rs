@@ -1,0 +1,297 @@
+//! The grammar and the guard, rule by rule: every case is built so that one
+//! rule alone decides it (the others would let it through), and each value
+//! kind is tested at its bounds.
+
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+const ROOT: &str = "/opt/kq/bin";
+
+fn dir() -> HelperDir {
+    HelperDir::new(Path::new(ROOT)).unwrap()
+}
+
+fn code(line: &str) -> String {
+    match check_command(line, &dir()) {
+        Ok(c) => panic!("{line}: accepted as {c:?}"),
+        Err(e) => e.code().to_owned(),
+    }
+}
+
+fn accepted(line: &str) -> HelperCommand {
+    check_command(line, &dir()).unwrap_or_else(|e| panic!("{line}: {e:?}"))
+}
+
+fn denied(line: &str) -> bool {
+    matches!(guard_line(line, Some(&dir())), Verdict::Deny(_))
+}
+
+fn unrelated(line: &str) -> bool {
+    matches!(guard_line(line, Some(&dir())), Verdict::Unrelated)
+}
+
+const STATUS: &str = "/opt/kq/bin/qa-gate status --session-id s1";
+
+#[test]
+fn the_accepted_command_carries_its_words_in_order() {
+    let c = accepted("/opt/kq/bin/qa-gate status --session-id s1 --data-dir /d --transcript /t.jsonl");
+    assert_eq!((c.helper, c.subcommand), ("qa-gate", "status"));
+    assert_eq!(c.args, vec![("--session-id", "s1".to_owned()), ("--data-dir", "/d".to_owned()), ("--transcript", "/t.jsonl".to_owned())]);
+    let c = accepted("/opt/kq/bin/memory-latch status --json --workspace /w");
+    assert_eq!(c.args, vec![("--json", String::new()), ("--workspace", "/w".to_owned())]);
+    // A one-word subcommand with nothing after it.
+    assert_eq!(accepted("/opt/kq/bin/memory-latch status").args, vec![]);
+}
+
+#[test]
+fn line_level_rules() {
+    // Exactly the limit is looked at; one byte more is refused unread.
+    let padded = format!("{STATUS}{}", " ".repeat(MAX_COMMAND_BYTES - STATUS.len()));
+    assert_eq!(padded.len(), MAX_COMMAND_BYTES);
+    assert_eq!(accepted(&padded).helper, "qa-gate");
+    assert_eq!(code(&format!("{padded} ")), codes::TOO_LONG);
+    assert_eq!(code("   "), codes::EMPTY);
+    assert_eq!(code(""), codes::EMPTY);
+    assert_eq!(code(&format!("{STATUS}\t")), codes::CONTROL);
+    assert_eq!(code(&format!("{STATUS};")), codes::METACHARACTER);
+    assert_eq!(code("A=1 /opt/kq/bin/qa-gate status --session-id s1"), codes::ENV_ASSIGNMENT);
+    assert_eq!(code("/opt/kq/bin/qa-gate=x status"), codes::ENV_ASSIGNMENT);
+    assert_eq!(code("opt/kq/bin/qa-gate status --session-id s1"), codes::PROGRAM_NOT_ABSOLUTE);
+}
+
+#[test]
+fn the_program_must_be_a_helper_of_this_root() {
+    assert_eq!(code("/opt/kq/bin/../bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL);
+    assert_eq!(code("/opt/kq/./bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL);
+    assert_eq!(code("/opt/kq/bin/ls -la"), codes::UNKNOWN_HELPER);
+    assert_eq!(code("/opt/kq/bin/kijito-setup --force"), codes::UNKNOWN_HELPER);
+    // Path comparison ignores doubled slashes; the text check does not.
+    assert_eq!(code("/opt/kq/bin//qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
+    assert_eq!(code("/opt//kq/bin/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
+    assert_eq!(code("/opt/kq/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
+    assert_eq!(code("/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
+    // The file-system root is never a helper directory.
+    assert_eq!(HelperDir::new(Path::new("/")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+}
+
+#[test]
+fn subcommands_and_forms() {
+    assert_eq!(code("/opt/kq/bin/qa-gate"), codes::MISSING_SUBCOMMAND);
+    assert_eq!(code("/opt/kq/bin/qa-gate check-command x"), codes::UNKNOWN_SUBCOMMAND);
+    assert_eq!(code("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
+    let c = accepted("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk low");
+    assert_eq!(c.subcommand, "consent request");
+    assert_eq!(c.args[0], ("--action-file", "/w/a".to_owned()));
+    // pointer-publish: the default form and the form its switch selects.
+    let d = "a".repeat(64);
+    let c = accepted(&format!("/opt/kq/bin/pointer-publish --pointer-id 1 --lock-message-id 2 --expected-pointer-digest {d} --content-file /c --rollback-file /r"));
+    assert_eq!(c.args.len(), 5);
+    let c = accepted("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2");
+    assert_eq!(c.args, vec![("--release-lease", String::new()), ("--lock-message-id", "2".to_owned())]);
+    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease"), codes::MISSING_FLAG);
+    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2 --content-file /c"), codes::UNKNOWN_FLAG);
+}
+
+#[test]
+fn flags_and_values() {
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --bogus x"), codes::UNKNOWN_FLAG);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 extra"), codes::EXTRA_WORD);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --session-id s2"), codes::DUPLICATE_FLAG);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id"), codes::MISSING_VALUE);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --data-dir /d"), codes::MISSING_FLAG);
+    // The value is the next word, never the flag itself.
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id --data-dir /d"), codes::INVALID_SESSION_ID);
+    // The repeated flag: exactly twice.
+    let d = "a".repeat(64);
+    let record = format!("/opt/kq/bin/qa-gate record --session-id s1 --transcript /t --pointer-id 1 --pointer-digest {d}");
+    let one = format!("{record} --cold-boot-report /r1");
+    let e = check_command(&one, &dir()).unwrap_err();
+    assert_eq!(e.code(), codes::MISSING_FLAG);
+    assert_eq!(e.message(), "--cold-boot-report is required 2 times");
+    let two = format!("{one} --cold-boot-report /r2");
+    assert_eq!(accepted(&two).args.iter().filter(|(f, _)| *f == "--cold-boot-report").count(), 2);
+    assert_eq!(code(&format!("{two} --cold-boot-report /r3")), codes::DUPLICATE_FLAG);
+    let e = check_command("/opt/kq/bin/qa-gate status", &dir()).unwrap_err();
+    assert_eq!(e.message(), "--session-id is required");
+    // pointer-publish: exactly one of --content-file and --restore-from.
+    let base = format!("/opt/kq/bin/pointer-publish --pointer-id 1 --lock-message-id 2 --expected-pointer-digest {d} --rollback-file /r");
+    assert_eq!(code(&base), codes::FLAG_CONFLICT);
+    assert_eq!(code(&format!("{base} --content-file /c --restore-from /a")), codes::FLAG_CONFLICT);
+    assert_eq!(accepted(&format!("{base} --restore-from /a")).helper, "pointer-publish");
+    // The gate needs a target; other memory-latch forms do not.
+    let cp = format!("sha256:{d}");
+    assert_eq!(code(&format!("/opt/kq/bin/memory-latch gate --action-file /a --checkpoint {cp} --intended /i --result /r")), codes::MISSING_FLAG);
+}
+
+fn value(kind: Kind, v: &str) -> std::result::Result<(), String> {
+    let spec = ArgSpec { flag: Flag::value("--x"), kind, required: false };
+    check_value(&spec, v).map_err(|e| e.code().to_owned())
+}
+
+#[test]
+fn every_value_kind_at_its_bounds() {
+    let hex = "0123456789abcdef".repeat(4);
+    assert_eq!(value(Kind::MemoryId, "7"), Ok(()));
+    assert_eq!(value(Kind::MemoryId, "0"), Err(codes::INVALID_ID.into()));
+    assert_eq!(value(Kind::MessageId, "x"), Err(codes::INVALID_ID.into()));
+    assert_eq!(value(Kind::MessageId, "12"), Ok(()));
+    assert_eq!(value(Kind::Digest, &hex), Ok(()));
+    assert_eq!(value(Kind::Digest, &hex.to_uppercase()), Err(codes::INVALID_DIGEST.into()));
+    assert_eq!(value(Kind::SessionId, "s-1"), Ok(()));
+    assert_eq!(value(Kind::SessionId, "-s"), Err(codes::INVALID_SESSION_ID.into()));
+    assert_eq!(value(Kind::Switch, "anything"), Ok(()));
+    assert_eq!(value(Kind::Path, "/a/b"), Ok(()));
+    assert_eq!(value(Kind::Path, "/a/../b"), Err(codes::PATH_TRAVERSAL.into()));
+    assert_eq!(value(Kind::Path, "/a/./b"), Err(codes::PATH_TRAVERSAL.into()));
+    assert_eq!(value(Kind::Path, "a/b"), Err(codes::INVALID_PATH.into()));
+    assert_eq!(value(Kind::Text, &"é".repeat(2000)), Ok(()));
+    assert_eq!(value(Kind::Text, &"é".repeat(2001)), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Text, ""), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Text, "a\u{7f}b"), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Word, &"a".repeat(256)), Ok(()));
+    assert_eq!(value(Kind::Word, &"a".repeat(257)), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Word, ""), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Word, "a;b"), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Word, "127.0.0.1:0"), Ok(()));
+    assert_eq!(value(Kind::Number, &"9".repeat(19)), Ok(()));
+    assert_eq!(value(Kind::Number, &"9".repeat(20)), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Number, ""), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Number, "1e3"), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::Choice(&["low", "high"]), "high"), Ok(()));
+    assert_eq!(value(Kind::Choice(&["low", "high"]), "medium"), Err(codes::INVALID_VALUE.into()));
+    assert_eq!(value(Kind::TaggedDigest, &format!("sha256:{hex}")), Ok(()));
+    assert_eq!(value(Kind::TaggedDigest, &hex), Err(codes::INVALID_DIGEST.into()));
+    assert_eq!(value(Kind::TaggedDigest, "sha256:abc"), Err(codes::INVALID_DIGEST.into()));
+}
+
+#[test]
+fn helper_dir_rules() {
+    assert_eq!(dir().helper("qa-gate"), "/opt/kq/bin/qa-gate");
+    assert_eq!(dir().path(), Path::new(ROOT));
+    assert_eq!(HelperDir::new(Path::new("/opt/k q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+    assert_eq!(HelperDir::new(Path::new("/opt/k$q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+    assert_eq!(HelperDir::new(Path::new("opt/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+    let here = std::env::current_exe().unwrap().canonicalize().unwrap();
+    if let Ok(d) = HelperDir::current() {
+        assert_eq!(d.path(), here.parent().unwrap());
+    }
+}
+
+#[test]
+fn verdicts() {
+    assert!(matches!(guard_line(STATUS, Some(&dir())), Verdict::Helper(c) if c.subcommand == "status"));
+    assert!(guard_line(STATUS, Some(&dir())).allowed());
+    // Trailing spaces and newlines are not words.
+    assert!(matches!(guard_line(&format!("{STATUS} \n"), Some(&dir())), Verdict::Helper(_)));
+    assert!(guard_line("ls", Some(&dir())).allowed());
+    assert!(!guard_line("/opt/kq/bin/qa-gate status", Some(&dir())).allowed());
+    assert!(!guard_line(STATUS, None).allowed());
+    assert!(guard_line("ls", None).allowed());
+}
+
+/// Each line is caught by exactly one rule of [`reaches_helper`].
+#[test]
+fn each_rule_of_the_guard_alone() {
+    // A word naming the helper directory itself or a file in it.
+    assert!(denied("ls /opt/kq/bin"));
+    assert!(denied("echo a /opt/kq/bin/x"));
+    assert!(denied("true;/opt/kq/bin/x"));
+    assert!(denied("X=/opt/kq/bin/anything"));
+    // ... also once quotes are removed (a root whose parent is "/", so the
+    // plugin-root rule cannot catch it).
+    let bin = HelperDir::new(Path::new("/bin")).unwrap();
+    assert!(!guard_line("cat '/bin/x'", Some(&bin)).allowed());
+    assert!(guard_line("cat '/etc/hosts'", Some(&bin)).allowed());
+    assert!(guard_line("ls /etc", Some(&bin)).allowed());
+    // A quoted or escaped word that names an executable.
+    assert!(denied("echo q\"a\"-gate"));
+    assert!(unrelated("echo 'hello'"));
+    // A quoted word under the plugin root; unquoted it is just a path.
+    assert!(denied("cat '/opt/kq/x'"));
+    assert!(unrelated("cat /opt/kq/x"));
+    // Globs: a bare name, a relative directory, a pattern directory.
+    assert!(denied("ls qa-gat?"));
+    assert!(denied("ls bin/qa-gat?"));
+    assert!(denied("ls /opt/k?/bin/qa-gat?"));
+    assert!(unrelated("ls /usr/bin/qa-gat?"));
+    assert!(unrelated("ls *.rs"));
+    // An over-long glob word is assumed to match.
+    assert!(denied(&format!("ls {}*", "a".repeat(1024))));
+    assert!(unrelated(&format!("ls {}*", "a".repeat(1023))));
+    // Expansions with a name fragment (any case) or the plugin root.
+    assert!(denied("echo $HOME/pointer"));
+    assert!(denied("echo $X/POINTER"));
+    assert!(denied("echo `id` kijito"));
+    assert!(denied("echo $X /opt/kq/y"));
+    assert!(unrelated("grep pointer README.md"));
+    assert!(unrelated("echo $HOME"));
+}
+
+#[test]
+fn without_a_known_root() {
+    assert!(reaches_helper("ls /usr/bin/qa-gat?", None));
+    assert!(reaches_helper("ls */qa-gat?", None));
+    assert!(!reaches_helper("ls /qa-gat?", None));
+    assert!(!reaches_helper("ls /opt/kq/bin/x", None));
+    assert!(reaches_helper("qa-gate status", None));
+}
+
+#[test]
+fn glob_and_class_edges() {
+    assert!(!glob_match(b"a?b", b"a/b"));
+    assert!(glob_match(b"a?b", b"axb"));
+    assert!(glob_match(b"a*c", b"abbc"));
+    assert!(!glob_match(b"a*c", b"abbd"));
+    assert!(!glob_match(b"a*c", b"ab/c"));
+    assert!(glob_match(b"abc**", b"abc"));
+    assert!(!glob_match(b"abcd", b"abc"));
+    assert!(!glob_match(b"ab", b"abc"));
+    assert!(glob_match(b"", b""));
+    assert!(!glob_match(b"", b"a"));
+    // Unterminated class: a literal `[`.
+    assert!(glob_match(b"[ab", b"[ab"));
+    assert!(!glob_match(b"[ab", b"xab"));
+    assert!(!glob_match(b"[ab", b"aab"));
+    // Negation, a leading `]`, ranges, a trailing `-`.
+    assert!(glob_match(b"[^x]a-gate", b"qa-gate"));
+    assert!(!glob_match(b"[!q]a-gate", b"qa-gate"));
+    assert!(glob_match(b"[]]", b"]"));
+    assert!(!glob_match(b"[]]", b"a"));
+    for (c, m) in [(b'a', false), (b'b', true), (b'c', true), (b'd', true), (b'e', false)] {
+        assert_eq!(glob_match(b"[b-d]", &[c]), m, "{}", c as char);
+    }
+    assert!(glob_match(b"[a-]", b"-"));
+    assert!(glob_match(b"[a-]", b"a"));
+    assert!(!glob_match(b"[a-]", b"b"));
+    assert!(glob_match(b"[ab]c", b"ac"));
+    assert!(glob_match(b"[ab]c", b"bc"));
+    assert!(!glob_match(b"[ab]c", b"cc"));
+    assert!(!glob_match(b"[ab]c", b"a"));
+    assert_eq!(class_match(b"[ab]", b'a'), Some((true, 4)));
+    assert_eq!(class_match(b"[!ab]", b'a'), Some((false, 5)));
+    assert_eq!(class_match(b"[a-c]x", b'b'), Some((true, 5)));
+    assert_eq!(class_match(b"[ab", b'a'), None);
+    // The negation mark is not a member, nor is the opening bracket.
+    assert!(glob_match(b"[!q]", b"!"));
+    assert!(glob_match(b"[!q]", b"["));
+    assert!(!glob_match(b"[!q]", b"q"));
+    // A negated range, then more pattern.
+    assert!(glob_match(b"[!a-c]x", b"dx"));
+    assert!(!glob_match(b"[!a-c]x", b"bx"));
+    // An unterminated range is a literal.
+    assert!(glob_match(b"[a-", b"[a-"));
+    assert!(!glob_match(b"[a-", b"b"));
+}
+
+#[test]
+fn mentions_by_segment_and_wrapper() {
+    assert!(mentions_helper("qa-gate status"));
+    assert!(mentions_helper("FOO=1 BAR=2 qa-gate"));
+    assert!(!mentions_helper("--x=1 qa-gate"));
+    assert!(mentions_helper("a\nqa-gate"));
+    assert!(mentions_helper("nice -n 5 qa-gate"));
+    assert!(!mentions_helper("echo qa-gate"));
+    assert!(!mentions_helper("/x/qa-gatex"));
+    assert!(!mentions_helper(""));
+}
