@@ -33,7 +33,19 @@ impl HookEnv {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
         };
-        HookEnv { host, data_dir_flag, config, config_error, helpers: HelperDir::current().ok(), now_ms: gate::now_ms(), qa: Default::default() }
+        HookEnv::new(host, data_dir_flag, config, config_error, HelperDir::current().ok(), gate::now_ms())
+    }
+
+    /// From explicit parts (tests, embedders); [`HookEnv::qa`] is resolved on first use.
+    pub fn new(
+        host: Host,
+        data_dir_flag: Option<AbsPath>,
+        config: Option<Config>,
+        config_error: Option<String>,
+        helpers: Option<HelperDir>,
+        now_ms: i64,
+    ) -> HookEnv {
+        HookEnv { host, data_dir_flag, config, config_error, helpers, now_ms, qa: Default::default() }
     }
 
     /// The data dir (flag, config, default) and its private `qa/`: resolved

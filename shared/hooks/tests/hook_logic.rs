@@ -37,14 +37,7 @@ fn world() -> W {
 
 impl W {
     fn env(&self, host: Host, now: i64) -> HookEnv {
-        HookEnv {
-            host,
-            data_dir_flag: Some(self.data.clone()),
-            config: None,
-            config_error: None,
-            helpers: Some(HelperDir::new(&self.dir.path().join("bin")).unwrap()),
-            now_ms: now,
-        }
+        HookEnv::new(host, Some(self.data.clone()), None, None, Some(HelperDir::new(&self.dir.path().join("bin")).unwrap()), now)
     }
     fn qa(&self) -> QaDir {
         QaDir::open(&self.data).unwrap()

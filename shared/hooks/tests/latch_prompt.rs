@@ -49,14 +49,7 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     let data = d.path().join("data");
     fs::create_dir(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv {
-        host: kijito_hooks::Host::Claude,
-        data_dir_flag: Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
-        config: None,
-        config_error: None,
-        helpers: None,
-        now_ms: 6_000,
-    };
+    let env = kijito_hooks::run::HookEnv::new(kijito_hooks::Host::Claude, Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()), None, None, None, 6_000);
     let ups = |cwd: &str, prompt: &str| {
         let stdin = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": cwd, "prompt": prompt}).to_string();
         let out = kijito_hooks::run::session(&env, kijito_hooks::Event::UserPromptSubmit, stdin.as_bytes()).expect("an answer");
