@@ -21,7 +21,6 @@ use std::process::Output;
 use support_gate::*;
 
 const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
-const BOOT: &str = "11111111-2222-3333-4444-555555555555";
 
 struct Env {
     w: World,
@@ -31,11 +30,7 @@ struct Env {
 }
 
 fn env(host: &'static str) -> Env {
-    let w = World::new();
-    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
-    fs::create_dir(&ws).unwrap();
-    let boot = w.tmp.path().join("boot_id");
-    fs::write(&boot, format!("{BOOT}\n")).unwrap();
+    let support::latch::Env { w, ws, boot } = support::latch::env();
     let e = Env { w, host, ws, boot };
     e.ok(&["init", "--objective", "ship the knobs", "--next-step", "write the tests"]);
     e.context(0.30);

@@ -23,7 +23,6 @@ use std::process::Output;
 use support_gate::*;
 
 const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
-const BOOT: &str = "11111111-2222-3333-4444-555555555555";
 const VECTORS: &str = include_str!("../fixtures/wallet/eip712-vectors.json");
 
 fn vectors() -> Value {
@@ -90,11 +89,7 @@ fn signer_config() -> String {
 }
 
 fn env() -> Env {
-    let w = World::new();
-    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
-    fs::create_dir(&ws).unwrap();
-    let boot = w.tmp.path().join("boot_id");
-    fs::write(&boot, format!("{BOOT}\n")).unwrap();
+    let support::latch::Env { w, ws, boot } = support::latch::env();
     write_wallet(&w, &signer_config());
     let e = Env { w, ws, boot, wallet_env: None };
     e.ok(&["init", "--objective", "wallet consent", "--next-step", "push"]);
