@@ -405,31 +405,31 @@ mod tests {
         assert_eq!(read_rollback_artifact(&path, pid(), MessageId::new(LOCK).unwrap()).unwrap(), content);
     }
 
-    fn pid() -> MemoryId {
+    pub(super) fn pid() -> MemoryId {
         MemoryId::new(PID).unwrap()
     }
-    fn lock() -> MessageId {
+    pub(super) fn lock() -> MessageId {
         MessageId::new(LOCK).unwrap()
     }
 
-    fn private_tmp() -> tempfile::TempDir {
+    pub(super) fn private_tmp() -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         d
     }
 
-    fn abs(p: &Path) -> AbsPath {
+    pub(super) fn abs(p: &Path) -> AbsPath {
         AbsPath::parse(p.to_str().unwrap()).unwrap()
     }
 
-    fn manifest(title: &str) -> String {
+    pub(super) fn manifest(title: &str) -> String {
         let sha = Digest::of(b"anchor");
         format!(
             "{{\"schema\":\"kijito.codex.current-state/v1\",\"pointerId\":{PID},\"lock\":{{\"protocol\":\"kijito-message-claim/v1\",\"messageId\":{LOCK}}},\"state\":\"active\",\"task\":{{\"title\":\"{title}\",\"nextAction\":\"go\",\"done\":[],\"remaining\":[\"x\"],\"doneWhen\":[\"y\"],\"gate\":{{\"requiredConsecutiveGreens\":2,\"consecutiveGreens\":0,\"artifactDigest\":null}}}},\"anchors\":[{{\"id\":5,\"status\":\"current\",\"sha256\":\"{sha}\",\"purpose\":\"p\"}}]}}"
         )
     }
 
-    fn rendering(content: &str, marker: &str) -> String {
+    pub(super) fn rendering(content: &str, marker: &str) -> String {
         format!(
             "Memory [{PID}]\nType: note\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: 2026-07-25 00:00:00\nImportance: 0.9\nbelief: confidence=1 evidence=1 basis=observed{marker}\n\u{27e6}UNTRUSTED id={PID} src=persona:codex trust=memory-content n=abc123\u{27e7}\n{content}\n\u{27e6}/UNTRUSTED n=abc123\u{27e7}"
         )
@@ -443,12 +443,12 @@ mod tests {
     }
 
 
-    const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
-    const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
-    const ACK: &str = r#"{"result":"Updated [21813]"}"#;
-    const RELEASED: &str = r#"{"released":true,"message_id":1234}"#;
+    pub(super) const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
+    pub(super) const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
+    pub(super) const ACK: &str = r#"{"result":"Updated [21813]"}"#;
+    pub(super) const RELEASED: &str = r#"{"released":true,"message_id":1234}"#;
 
-    fn plan(dir: &Path, old: &str, new: &str) -> Plan {
+    pub(super) fn plan(dir: &Path, old: &str, new: &str) -> Plan {
         Plan {
             pointer_id: pid(),
             lock_message_id: lock(),

@@ -8,45 +8,11 @@ use super::*;
 use crate::http::script::{api, ok, Script};
 use crate::http::{Method, Response};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
-const PID: u64 = 21813;
-const LOCK: u64 = 1234;
-const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
-const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
-const ACK: &str = r#"{"result":"Updated [21813]"}"#;
-const RELEASED: &str = r#"{"released":true,"message_id":1234}"#;
+// The fixtures of publish.rs's own tests (one pointer, one lock, one manifest shape).
+use super::tests::{abs, lock, manifest, pid, plan, private_tmp, rendering, ACK, CLAIMED, RELEASED, SELF};
+
 const NOT_RELEASED: &str = r#"{"released":false,"message_id":1234}"#;
-
-fn pid() -> MemoryId {
-    MemoryId::new(PID).unwrap()
-}
-fn lock() -> MessageId {
-    MessageId::new(LOCK).unwrap()
-}
-
-fn private_tmp() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    d
-}
-
-fn abs(p: &Path) -> AbsPath {
-    AbsPath::parse(p.to_str().unwrap()).unwrap()
-}
-
-fn manifest(title: &str) -> String {
-    let sha = Digest::of(b"anchor");
-    format!(
-        "{{\"schema\":\"kijito.codex.current-state/v1\",\"pointerId\":{PID},\"lock\":{{\"protocol\":\"kijito-message-claim/v1\",\"messageId\":{LOCK}}},\"state\":\"active\",\"task\":{{\"title\":\"{title}\",\"nextAction\":\"go\",\"done\":[],\"remaining\":[\"x\"],\"doneWhen\":[\"y\"],\"gate\":{{\"requiredConsecutiveGreens\":2,\"consecutiveGreens\":0,\"artifactDigest\":null}}}},\"anchors\":[{{\"id\":5,\"status\":\"current\",\"sha256\":\"{sha}\",\"purpose\":\"p\"}}]}}"
-    )
-}
-
-fn rendering(content: &str, marker: &str) -> String {
-    format!(
-        "Memory [{PID}]\nType: note\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: 2026-07-25 00:00:00\nImportance: 0.9\nbelief: confidence=1 evidence=1 basis=observed{marker}\n\u{27e6}UNTRUSTED id={PID} src=persona:codex trust=memory-content n=abc123\u{27e7}\n{content}\n\u{27e6}/UNTRUSTED n=abc123\u{27e7}"
-    )
-}
 
 fn get_marked(content: &str, marker: &str) -> Result<Response> {
     let body = json!({"result": rendering(content, marker)}).to_string();
@@ -55,16 +21,6 @@ fn get_marked(content: &str, marker: &str) -> Result<Response> {
 
 fn get(content: &str) -> Result<Response> {
     get_marked(content, "")
-}
-
-fn plan(dir: &Path, old: &str, new: &str) -> Plan {
-    Plan {
-        pointer_id: pid(),
-        lock_message_id: lock(),
-        expected_digest: Digest::of(old.as_bytes()),
-        content: new.to_owned(),
-        rollback_file: abs(&dir.join("rollback.json")),
-    }
 }
 
 fn methods(a: &Api<Script>) -> Vec<Method> {
