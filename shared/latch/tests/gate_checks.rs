@@ -341,3 +341,152 @@ fn an_unverifiable_chain_fails_the_checkpoint_without_a_witness() {
     assert_eq!(cp.message, format!("the latch chain is not trusted ({})", codes::UNVERIFIABLE));
     assert!(f.latch.witness_marker().unwrap().is_none(), "no witness without a finding");
 }
+
+/// One-step mode (context fatigue) adds the sixth check: a head naming no
+/// next step fails it, a named step passes once (the pass marks it taken),
+/// and only a checkpoint naming the next step makes the mode ready again.
+#[test]
+fn one_step_mode_allows_one_gated_action_per_declared_step() {
+    let f = authorized(Risk::Low);
+    // Context fatigue: the forced checkpoint turns the mode on (no next step in the head).
+    let fatigue = f.latch.turn_ended("s1", T0 + 4, Some(0.9)).unwrap();
+    assert_eq!(fatigue.one_step, Some(latch::entry::OneStep::Ready));
+    assert_eq!(f.latch.status(T0 + 5).unwrap().head.consent_state, ConsentState::Authorized);
+    let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
+    only_failure(&r, "one_step", codes::ONE_STEP_NEXT_STEP_REQUIRED);
+    assert_eq!(r.checks.len(), 6);
+    // A checkpoint naming the step: the gate passes, with the sixth check.
+    f.latch.checkpoint(T0 + 11, &latch::CheckpointInput { next_single_step: Some("delete target".into()), ..Default::default() }).unwrap();
+    let r = f.latch.gate(T0 + 12, &input(&f)).unwrap();
+    assert!(r.passed, "{r:?}");
+    let names: Vec<_> = r.checks.iter().map(|c| c.name).collect();
+    assert_eq!(names, ["intent_vs_result", "checkpoint_integrity", "consent_integrity", "path_safety", "risk_gate", "one_step"]);
+    assert_eq!(check(&r, "one_step").message, "one-step mode: the declared single step \"delete target\"");
+    assert_eq!(r.remediation, None);
+    assert_eq!(f.latch.status(T0 + 13).unwrap().head.event, latch::Event::GatePass);
+    // The next action, authorized like the first: the step was taken, so it fails.
+    let issued = f.latch.consent_request(T0 + 20, ACTION, "clean again", Risk::Low).unwrap();
+    assert!(matches!(f.latch.user_prompt(T0 + 21, &issued.token).unwrap(), Some(PromptOutcome::Confirmed { .. })));
+    let r = f.latch.gate(T0 + 22, &input(&f)).unwrap();
+    only_failure(&r, "one_step", codes::ONE_STEP_CHECKPOINT_REQUIRED);
+    // A checkpoint without a next step is refused in the mode; one with it makes the mode ready.
+    let e = f.latch.checkpoint(T0 + 23, &latch::CheckpointInput::default()).unwrap_err();
+    assert_eq!(e.code(), codes::ONE_STEP_NEXT_STEP_REQUIRED);
+    f.latch.checkpoint(T0 + 24, &latch::CheckpointInput { next_single_step: Some("delete it again".into()), ..Default::default() }).unwrap();
+    let r = f.latch.gate(T0 + 25, &input(&f)).unwrap();
+    assert!(r.passed, "{r:?}");
+    // The context fell again: the mode ends, and the gate has its five checks.
+    let cleared = f.latch.turn_ended("s1", T0 + 26, Some(0.1)).unwrap();
+    assert_eq!(cleared.one_step, None);
+    let issued = f.latch.consent_request(T0 + 30, ACTION, "clean once more", Risk::Low).unwrap();
+    f.latch.user_prompt(T0 + 31, &issued.token).unwrap();
+    let r = f.latch.gate(T0 + 32, &input(&f)).unwrap();
+    assert!(r.passed && r.checks.len() == 5, "{r:?}");
+}
+
+/// A token-confirmed pass says so (not the wallet's wording).
+#[test]
+fn a_token_confirmed_pass_names_the_token() {
+    let f = authorized(Risk::High);
+    let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
+    assert!(r.passed, "{r:?}");
+    assert_eq!(check(&r, "consent_integrity").message, "authorized by a confirmed single-use token bound to this action");
+}
+
+mod wallet_consent {
+    use super::*;
+    use k256::ecdsa::SigningKey;
+    use kijito_latch::wallet::{self, Setting};
+
+    const VECTORS: &str = include_str!("../../../fixtures/wallet/eip712-vectors.json");
+
+    fn vector(name: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
+        v[name].as_str().unwrap().to_owned()
+    }
+
+    fn key(which: &str) -> SigningKey {
+        let hex = vector(which).trim_start_matches("0x").to_owned();
+        let bytes: Vec<u8> = (0..32).map(|i| u8::from_str_radix(&hex[i * 2..i * 2 + 2], 16).unwrap()).collect();
+        SigningKey::from_slice(&bytes).unwrap()
+    }
+
+    /// `0x` + r ‖ s ‖ v (v = 27/28), as a wallet's eth_signTypedData_v4 returns it.
+    fn sign(k: &SigningKey, digest: &[u8; 32]) -> String {
+        let (sig, recid) = k.sign_prehash_recoverable(digest).unwrap();
+        format!("0x{}{:02x}", wallet::hex(&sig.to_bytes()), 27 + recid.to_byte())
+    }
+
+    fn setting(d: &std::path::Path, ws: &std::path::Path, name: &str, signer: &str) -> Setting {
+        let p = d.join(name);
+        fs::write(&p, serde_json::json!({"schema": "memory-latch.wallet/v1", "signer": signer}).to_string()).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        let s = Setting::load(&p, true, ws);
+        assert!(s.config().is_some(), "{s:?}");
+        s
+    }
+
+    /// The gate verifies a wallet-confirmed record's stored signature again:
+    /// over this action, by its recorded signer, who is the one configured
+    /// now (when the caller names one). Each forgery changes one thing.
+    #[test]
+    fn the_gate_verifies_the_stored_signature_again() {
+        let (d, l) = setup();
+        let ws = l.paths().root.clone();
+        let signer = setting(d.path(), &ws, "wallet.json", &vector("signer_address"));
+        let other = setting(d.path(), &ws, "other.json", &vector("other_address"));
+        let issued = l.consent_request_with(T0, ACTION, "clean", Risk::High, &signer).unwrap();
+        assert!(issued.token.is_empty());
+        let challenge = issued.wallet.clone().unwrap();
+        let digest = challenge.digest(&issued.record.action_hash).unwrap();
+        let good = sign(&key("signer_private_key"), &digest);
+        let confirmed = l.user_signature(T0 + 1, &good, &signer).unwrap();
+        assert!(matches!(confirmed, Some(PromptOutcome::Confirmed { .. })), "{confirmed:?}");
+        let f = Fixture { _dir: d, latch: l, checkpoint: issued.entry.as_ref().unwrap().integrity.payload_hash.clone() };
+        let with = |s: &Setting| GateInput { wallet: s.config().cloned(), ..input(&f) };
+        let original = fs::read(&f.latch.paths().ledger).unwrap();
+        let restore = || fs::write(&f.latch.paths().ledger, &original).unwrap();
+
+        // Another key's signature over the same challenge, stored in its place.
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(sign(&key("other_private_key"), &digest)));
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        // ... and the record's signer rewritten to that key: it verifies, but not as the configured signer.
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signer = vector("other_address").to_lowercase());
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        restore();
+        // The signature erased, or the signer not an address.
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = None);
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        restore();
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signer = "0x1234".into());
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        restore();
+        // A different signer is configured now.
+        only_failure(&f.latch.gate(T0 + 10, &with(&other)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        // The genuine record with the configured signer passes, once, and says how it was authorized.
+        let r = f.latch.gate(T0 + 11, &with(&signer)).unwrap();
+        assert!(r.passed, "{r:?}");
+        assert_eq!(check(&r, "consent_integrity").message, "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)");
+        assert_eq!(check(&r, "risk_gate").message, "risk high");
+        assert_eq!(f.latch.tokens(T0 + 12).unwrap()[0].used_at_ms, Some(T0 + 11));
+    }
+
+    /// With no signer configured now (the caller names none), the stored
+    /// signature still has to verify for its recorded signer.
+    #[test]
+    fn without_a_configured_signer_the_recorded_one_must_still_verify() {
+        let (d, l) = setup();
+        let ws = l.paths().root.clone();
+        let signer = setting(d.path(), &ws, "wallet.json", &vector("signer_address"));
+        let issued = l.consent_request_with(T0, ACTION, "clean", Risk::High, &signer).unwrap();
+        let digest = issued.wallet.clone().unwrap().digest(&issued.record.action_hash).unwrap();
+        let good = sign(&key("signer_private_key"), &digest);
+        assert!(matches!(l.user_signature(T0 + 1, &good, &signer).unwrap(), Some(PromptOutcome::Confirmed { .. })));
+        let f = Fixture { _dir: d, latch: l, checkpoint: issued.entry.as_ref().unwrap().integrity.payload_hash.clone() };
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(sign(&key("other_private_key"), &digest)));
+        only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(good.clone()));
+        let r = f.latch.gate(T0 + 11, &input(&f)).unwrap();
+        assert!(r.passed, "{r:?}");
+    }
+}
