@@ -338,3 +338,21 @@ fn status_shows_a_claimed_request_as_compacted() {
     trigger::write_request(&e.qa, &request(RequestState::TimedOut)).unwrap();
     assert_eq!(trigger::status(&e.data, &e.s).unwrap()["state"], "timed_out");
 }
+
+#[test]
+fn an_unreadable_state_path_is_an_error_not_absent() {
+    // `qa` is a file: every state name under it fails with ENOTDIR, which is
+    // not "no such file" and must not read as "nothing recorded".
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("qa"), b"not a directory").unwrap();
+    let qa = QaDir::read_only(&AbsPath::from_path(d.path()).unwrap()).unwrap();
+    let s = SessionId::parse("s1").unwrap();
+    assert!(trigger::read_pin(&qa, &s).is_err());
+    assert!(trigger::read_turn(&qa, &s).is_err());
+    assert!(trigger::read_request(&qa, &s).is_err());
+    // Absent under a real directory is absent.
+    let d = tempfile::tempdir().unwrap();
+    let qa = QaDir::read_only(&AbsPath::from_path(d.path()).unwrap()).unwrap();
+    std::fs::create_dir(d.path().join("qa")).unwrap();
+    assert_eq!(trigger::read_pin(&qa, &s).unwrap(), None);
+}
