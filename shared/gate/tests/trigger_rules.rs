@@ -331,9 +331,35 @@ fn status_shows_a_claimed_request_as_compacted() {
         let v = trigger::status(&e.data, &e.s).unwrap();
         assert_eq!((v["type"].as_str(), v["state"].as_str()), (Some("kijito.compaction.status"), Some(state.name())));
     }
+    // Not compacted yet: no summary check.
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(null)));
     claimed_attempt(&e, "sess-1", 11, Some(NONCE));
     let v = trigger::status(&e.data, &e.s).unwrap();
     assert_eq!((v["state"].as_str(), v["attested"].as_bool(), v["reason"].as_str()), (Some("compacted"), Some(true), Some("r")));
+    // Attested, but no claim record names this compaction (yet): unknown.
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(null)));
+    // The claim record of this compaction gives the verdict.
+    let claim = kijito_gate::Reentry {
+        session_id: e.s.clone(),
+        claimed_at_ms: 12,
+        reason: "pass_valid".into(),
+        attested: Some(kijito_gate::Attested {
+            pointer_id: MemoryId::new(21813).unwrap(),
+            lock_message_id: MessageId::new(1234).unwrap(),
+            pointer_digest: Digest::of(b"p"),
+            snapshot_digest: Digest::of(b"s"),
+            compaction_nonce: NONCE.into(),
+            summary: kijito_gate::SummaryCheck::Carried,
+        }),
+    };
+    private::write_atomic(&e.qa.reentry_delivered(&e.s), claim.to_value().to_string().as_bytes()).unwrap();
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(true), json!(kijito_gate::summary::codes::CARRIED)));
+    // An unattested compaction: the check says so.
+    trigger::write_request(&e.qa, &request(RequestState::Compacted { attested: false, reason: "pass_stale".into() })).unwrap();
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(kijito_gate::summary::codes::UNATTESTED)));
     // A final state is shown as it is.
     trigger::write_request(&e.qa, &request(RequestState::TimedOut)).unwrap();
     assert_eq!(trigger::status(&e.data, &e.s).unwrap()["state"], "timed_out");
