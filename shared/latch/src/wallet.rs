@@ -586,6 +586,78 @@ mod tests {
         assert!(Address::parse("0x1234").is_err());
     }
 
+    /// The hook's curve-free form check agrees with k256's parsing: on the
+    /// edges of r and s (0, 1, n/2, n/2 + 1, n - 1, n, 2^256 - 1) and on
+    /// random bytes, `check_form` passes exactly when `check` does, with
+    /// the same code when it does not.
+    #[test]
+    fn the_form_check_without_curve_code_agrees_with_k256() {
+        let mut n_minus_1 = ORDER;
+        n_minus_1[31] -= 1;
+        let mut half_plus_1 = HALF_ORDER;
+        half_plus_1[31] += 1;
+        let mut one = [0u8; 32];
+        one[31] = 1;
+        let edges = [[0u8; 32], one, HALF_ORDER, half_plus_1, n_minus_1, ORDER, [0xff; 32]];
+        let mut cases = Vec::new();
+        for r in &edges {
+            for s in &edges {
+                for v in [0u8, 1, 2, 26, 27, 28, 29] {
+                    let mut b = [0u8; 65];
+                    b[..32].copy_from_slice(r);
+                    b[32..64].copy_from_slice(s);
+                    b[64] = v;
+                    cases.push(Sig { bytes: b });
+                }
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut b = [0u8; 65];
+            for byte in b.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *byte = x as u8;
+            }
+            b[64] = [0, 1, 27, 28, 5][(x >> 8) as usize % 5];
+            cases.push(Sig { bytes: b });
+        }
+        for sig in &cases {
+            match (sig.check_form(), sig.check()) {
+                (Ok(_), Ok(_)) => {}
+                (Err(a), Err(b)) => assert_eq!((a.code(), a.message()), (b.code(), b.message()), "{}", sig.hex()),
+                (a, b) => panic!("{}: check_form {:?} but check {:?}", sig.hex(), a.err(), b.err()),
+            }
+        }
+    }
+
+    #[test]
+    fn recover_lines_round_trip_and_anything_else_is_refused() {
+        let v = v();
+        let s = sig(&v["signature"]);
+        let digests = [b32(&v["digest"]), b32(&v["other_action_digest"])];
+        let text = recover_lines(&s, &digests);
+        let parsed = parse_recover_lines(&text, 2).unwrap();
+        assert_eq!(parsed, InProcess.recover_all(&s, &digests).unwrap());
+        assert_eq!(parsed[0], Some(Address::parse(v["signer_address"].as_str().unwrap()).unwrap()));
+        assert_eq!(parse_recover_lines("none\n", 1), Some(vec![None]));
+        assert_eq!(parse_recover_lines("", 0), Some(vec![]));
+        let a = parsed[0].unwrap().lower();
+        for bad in [
+            String::new(),
+            a.clone(),
+            format!("{a}\n{a}\n"),
+            format!("{}\n", parsed[0].unwrap().checksummed()),
+            format!("{}\n", &a[..41]),
+            format!("{a} \n"),
+            "NONE\n".into(),
+            "\n".into(),
+        ] {
+            assert_eq!(parse_recover_lines(&bad, 1), None, "{bad:?}");
+        }
+    }
+
     #[test]
     fn configuration_falls_back_to_tokens_with_a_notice() {
         use std::os::unix::fs::PermissionsExt;
