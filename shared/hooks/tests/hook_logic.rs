@@ -617,3 +617,24 @@ fn stop_advice_for_a_tmux_request() {
     let v = json_of(&run::session(&env, Event::Stop, &w.stdin("Stop", json!({}))).unwrap());
     assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
 }
+
+/// Claude Code: SessionStart(compact) claims first (summary pending), then
+/// PostCompact, with nothing left to claim, notes its `compact_summary` and
+/// tells the user the verdict once.
+#[test]
+fn postcompact_after_the_claim_notes_the_summary() {
+    for (keep, message) in [(true, messages::POSTCOMPACT_SUMMARY_CARRIED), (false, messages::POSTCOMPACT_SUMMARY_MISSING)] {
+        let w = world();
+        let env = w.env(Host::Claude, T0);
+        w.pass(T0);
+        let request = run::precompact(&env, &w.stdin("PreCompact", json!({"trigger": "manual"}))).expect("summary request");
+        let values: Vec<&str> = request.lines().skip(1).collect();
+        assert_eq!(values.len(), 5, "{request}");
+        let summary = if keep { format!("The user and I worked on X.\n{}", values.join("\n")) } else { "The user and I worked on X.".to_owned() };
+        let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"}))));
+        assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED"), "{t}");
+        let post = w.stdin("PostCompact", json!({"trigger": "manual", "compact_summary": summary}));
+        assert_eq!(json_of(&run::postcompact(&env, &post)), json!({"continue": true, "systemMessage": message}), "keep {keep}");
+        assert_eq!(run::postcompact(&env, &post), r#"{"continue":true}"#, "noted once");
+    }
+}
