@@ -66,6 +66,18 @@ fn startup_reports_the_wake_mode_of_the_sessions_directory() {
         assert!(t.contains(&format!("\n\n{COMMANDS}")), "{t}");
     }
     assert!(start_later("clear").starts_with(COMMANDS));
+    // An invalid recorded pointer: degraded, said, and the one visible
+    // degraded_mode entry is appended (and said) once.
+    let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap()).unwrap();
+    let pointer = qa.path().as_path().join("current-pointer.json");
+    kijito_files::private::write_atomic(&pointer, b"{}").unwrap();
+    let t = start("startup");
+    assert!(t.starts_with("kijito-qa wake-check (local checks): trust mode DEGRADED."), "{t}");
+    assert!(t.contains("\ndegraded_mode entry 2 appended; consent locked until a human reviews\n"), "{t}");
+    let again = start("startup");
+    assert!(again.starts_with("kijito-qa wake-check (local checks): trust mode DEGRADED.") && !again.contains("appended"), "{again}");
+    assert_eq!(l.status(env.now_ms as u64).unwrap().head.event, latch::Event::DegradedMode);
+    fs::remove_file(&pointer).unwrap();
     // A tampered chain, no sleep: degraded, said.
     let path = l.paths().manifest.clone();
     let text = fs::read_to_string(&path).unwrap();
