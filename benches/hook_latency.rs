@@ -37,6 +37,9 @@ const SESSION: &str = "bench-hook-latency-0001";
 
 struct Sample {
     wall: Duration,
+    /// The child's user + system CPU time (wait4's rusage): unlike the wall
+    /// time, hardly moved by other processes' load or by fsync waits.
+    cpu: Duration,
     max_rss_kib: i64,
     stdout: String,
 }
@@ -71,23 +74,29 @@ fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) ->
     let wall = start.elapsed();
     assert_eq!(pid, child.id() as i32, "wait4 failed");
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{} exited {status}", program.display());
-    Sample { wall, max_rss_kib: usage.ru_maxrss, stdout: out }
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    Sample { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), max_rss_kib: usage.ru_maxrss, stdout: out }
 }
 
-fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> Duration {
+/// Prints one line; returns the medians of wall and CPU time.
+fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> (Duration, Duration) {
     let mut walls: Vec<Duration> = samples.iter().map(|s| s.wall).collect();
     walls.sort();
     let median = walls[walls.len() / 2];
     let p90 = walls[walls.len() * 9 / 10];
+    let mut cpus: Vec<Duration> = samples.iter().map(|s| s.cpu).collect();
+    cpus.sort();
+    let cpu = cpus[cpus.len() / 2];
     let rss = samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0);
     let ratio = baseline.map(|b| format!("{:>5.2}x /bin/true", median.as_secs_f64() / b.as_secs_f64())).unwrap_or_else(|| "   baseline    ".into());
     println!(
-        "{name:<42} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  peak RSS <= {:>5.2} MiB",
+        "{name:<42} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  cpu median {:>6.3} ms  peak RSS <= {:>5.2} MiB",
         median.as_secs_f64() * 1e3,
         p90.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
         rss as f64 / 1024.0
     );
-    median
+    (median, cpu)
 }
 
 /// One build's hook binaries and their samples.
@@ -213,7 +222,7 @@ fn main() {
         t_true.push(measure(Path::new("/bin/true"), &[], "", &env));
     }
     println!("hook latency over {rounds} rounds each");
-    let base = stats("/bin/true", &t_true, None);
+    let (base, _) = stats("/bin/true", &t_true, None);
     let mut medians = vec![];
     for set in &sets {
         println!("{}: hook binaries from {}", set.label, set.dir.display());
@@ -225,7 +234,8 @@ fn main() {
     }
     if let [a, b] = &medians[..] {
         for (k, name) in ["precompact", "postcompact", "session-hook"].iter().enumerate() {
-            println!("{name:<42} median B/A {:>5.3}", b[k].as_secs_f64() / a[k].as_secs_f64());
+            let ratio = |f: fn(&(Duration, Duration)) -> Duration| f(&b[k]).as_secs_f64() / f(&a[k]).as_secs_f64();
+            println!("{name:<42} median B/A {:>5.3}  cpu median B/A {:>5.3}", ratio(|m| m.0), ratio(|m| m.1));
         }
     }
     for set in &sets {

@@ -559,6 +559,41 @@ mod tests {
     }
 
     #[test]
+    fn a_checked_dir_still_checks_each_file_and_any_other_path_in_full() {
+        let d = private_tmp();
+        let data = ensure_private_dir_checked(&d.path().join("data")).unwrap();
+        let qa = data.private_subdir("qa").unwrap();
+        assert_eq!(fs::metadata(qa.path()).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(data.private_subdir("qa").unwrap(), qa, "an existing private subdir is accepted");
+        let f = qa.path().join("f.json");
+        qa.write_atomic(&f, b"one").unwrap();
+        assert_eq!(fs::metadata(&f).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(qa.read_checked(&f, RULES).unwrap().0, b"one");
+        // The file itself: symlink, permissions, size.
+        let link = qa.path().join("link");
+        symlink(&f, &link).unwrap();
+        assert_eq!(qa.read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(qa.write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(fs::read(&f).unwrap(), b"one");
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(qa.read_checked(&f, RULES).unwrap_err().code(), codes::PERMISSIONS);
+        // A path not directly in the checked dir gets the full ancestor check.
+        let deep = qa.path().join("sub");
+        fs::create_dir(&deep).unwrap();
+        fs::set_permissions(&deep, fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(qa.write_atomic(&deep.join("g"), b"x").unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(qa.read_checked(&deep.join("g"), RULES).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        // Subdirs: only a direct entry, never a symlink, never an open one.
+        assert_eq!(qa.private_subdir("../x").unwrap_err().code(), codes::DIR_NOT_DIR);
+        symlink(d.path(), qa.path().join("dlink")).unwrap();
+        assert_eq!(qa.private_subdir("dlink").unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(qa.private_subdir("sub").unwrap_err().code(), codes::DIR_PERMISSIONS);
+        // Checking a dir with an open ancestor fails in the first place.
+        assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+    }
+
+    #[test]
     fn ensure_private_dir_creates_0700() {
         let d = private_tmp();
         let sub = d.path().join("a/b");
