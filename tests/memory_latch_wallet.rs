@@ -149,18 +149,25 @@ impl Env {
     }
     /// The user sends `text` as their whole prompt (UserPromptSubmit hook).
     fn user_says(&self, host: &str, text: &str) -> Option<String> {
+        self.user_says_to(&SESSION_HOOK, host, text)
+    }
+    /// [`Env::user_says`] through the session-hook binary `bin`.
+    fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
         let key = if host == "codex" { "app-server:UserPromptSubmit" } else { "UserPromptSubmit" };
         let mut p = payload(host, key);
         p["session_id"] = json!("s1");
         p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         p["prompt"] = json!(text);
-        let out = self.hook(host, "UserPromptSubmit", &p);
+        let out = self.hook_bin(bin, host, "UserPromptSubmit", &p);
         assert_schema_valid("user-prompt-submit", &out.stdout);
         context_of(&out.stdout)
     }
     fn hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
-        let mut c = self.w.command(&SESSION_HOOK);
+        self.hook_bin(&SESSION_HOOK, host, expect, stdin)
+    }
+    fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
+        let mut c = self.w.command(bin);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
         if let Some(p) = &self.wallet_env {
             c.env("MEMORY_LATCH_WALLET_FILE", p);
@@ -393,4 +400,89 @@ fn the_gate_verifies_the_stored_signature_again() {
     write_wallet(&e.w, &signer_config());
     let (code, r) = e.gate(&action);
     assert_eq!(code, 0, "{r}");
+}
+
+/// The hook checks everything but the secp256k1 recovery itself, which the
+/// installed `memory-latch wallet-recover` next to it does (so the hook
+/// binary links no k256, docs/architecture.md). A hook whose sibling is
+/// missing, fails or answers something else confirms nothing, counts no
+/// wrong attempt and consumes nothing: the real pair then confirms.
+#[test]
+fn without_a_working_sibling_memory_latch_the_hook_confirms_nothing() {
+    let e = env();
+    let action = e.file("action.txt", "git push --force origin main\n");
+    let req = e.request(&action);
+    let sig = sign(&key("signer_private_key"), &req.digest());
+    let before = e.ledger();
+    let dir = e.w.home.join("hook-alone");
+    fs::create_dir_all(&dir).unwrap();
+    let hook = dir.join("session-hook");
+    fs::copy(&*SESSION_HOOK, &hook).unwrap();
+    let hook = hook.to_str().unwrap().to_owned();
+    let sibling = dir.join("memory-latch");
+    // missing, exits 1, prints something that is not an answer
+    for fake in [None, Some("/bin/false"), Some("/bin/echo")] {
+        let _ = fs::remove_file(&sibling);
+        if let Some(target) = fake {
+            std::os::unix::fs::symlink(target, &sibling).unwrap();
+        }
+        for host in ["claude", "codex"] {
+            let ctx = e.user_says_to(&hook, host, &sig).expect("an answer");
+            assert!(
+                ctx.contains("could not be processed (wallet_recovery_failed:") && ctx.ends_with("nothing was confirmed."),
+                "{fake:?} {host}: {ctx}"
+            );
+            assert_eq!(e.consent(), "pending");
+            assert_eq!(e.ledger(), before, "{fake:?}: no wrong attempt, no signature stored");
+        }
+    }
+    // a sibling that is the real memory-latch: confirmed
+    fs::remove_file(&sibling).unwrap();
+    std::os::unix::fs::symlink(LATCH, &sibling).unwrap();
+    assert!(e.user_says_to(&hook, "claude", &sig).unwrap().contains("confirmed consent"));
+    assert_eq!(e.consent(), "authorized");
+}
+
+/// `memory-latch wallet-recover`: the signer each digest recovers to (the
+/// fixture's eth_account vectors), the same form rules as the hook, bounded
+/// argv; pure (no latch needed, nothing written).
+#[test]
+fn wallet_recover_prints_the_recovered_signers_and_refuses_bad_input() {
+    let v = vectors();
+    let e = env();
+    let run = |args: &[&str]| {
+        let mut c = e.w.command(LATCH);
+        c.arg("wallet-recover").args(args).stdin(std::process::Stdio::null());
+        c.output().unwrap()
+    };
+    let s = |k: &str| v[k].as_str().unwrap().to_owned();
+    let o = run(&["--signature", &s("signature"), "--digest", &s("digest"), "--digest", &s("other_action_digest")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0], s("signer_address").to_lowercase());
+    assert!(lines[1] != lines[0] && lines[1].len() == 42, "another digest recovers another address: {out}");
+    let o = run(&["--signature", &s("signature_by_other_key"), "--digest", &s("digest")]);
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), format!("{}\n", s("other_address").to_lowercase()));
+    // the high-s twin: the same refusal as the hook's
+    let o = run(&["--signature", &s("signature_high_s_twin"), "--digest", &s("digest")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_memory_latch_failed:wallet_signature_malleable"));
+    // r = 0
+    let zero_r = format!("0x{}{}", "0".repeat(64), &s("signature")[66..]);
+    let o = run(&["--signature", &zero_r, "--digest", &s("digest")]);
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_memory_latch_failed:wallet_signature_invalid"), "{o:?}");
+    // usage: not hex, short, no digest, too many digests
+    for args in [
+        vec!["--signature".to_owned(), "0xzz".to_owned(), "--digest".to_owned(), s("digest")],
+        vec!["--signature".to_owned(), s("signature"), "--digest".to_owned(), s("digest")[..64].to_owned()],
+        vec!["--signature".to_owned(), s("signature")],
+        std::iter::once("--signature".to_owned()).chain(std::iter::once(s("signature"))).chain((0..129).flat_map(|_| ["--digest".to_owned(), s("digest")])).collect(),
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stdout.is_empty());
+    }
 }

@@ -3,6 +3,7 @@
 //! `cwd`. Only this path confirms; a tool call never can.
 
 use kijito_latch::{self as latch, Latch};
+use kijito_protocol::command::HelperDir;
 use std::path::{Path, PathBuf};
 
 /// Open the latch of `cwd` with the hook's environment (key, boot id, head
@@ -18,11 +19,18 @@ pub fn open_latch(cwd: &Path) -> Option<Latch> {
 }
 
 /// UserPromptSubmit: when the prompt is exactly a token, confirm it; the
-/// returned text goes to the model as additionalContext.
+/// returned text goes to the model as additionalContext. A wallet signature
+/// is checked with the `memory-latch` next to the running executable.
 pub fn confirm_from_prompt(cwd: Option<&Path>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
+    confirm_from_prompt_with(cwd, HelperDir::current().ok().as_ref(), prompt, now_ms)
+}
+
+/// [`confirm_from_prompt`] with the installed helpers' directory (where the
+/// wallet signature recovery, `memory-latch wallet-recover`, is run from).
+pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
     let prompt = prompt?;
     if latch::wallet::Sig::standalone(prompt).is_some() {
-        return crate::latch_wallet::confirm_signature(cwd, prompt, now_ms);
+        return crate::latch_wallet::confirm_signature(cwd, helpers, prompt, now_ms);
     }
     latch::tokens::standalone_token(prompt).ok()?;
     let Some(l) = cwd.and_then(open_latch) else {

@@ -287,7 +287,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     // additionalContext (re-entry first).
     let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
-    let consent = crate::latch_hook::confirm_from_prompt(extras.cwd.as_deref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
+    let consent = crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> =

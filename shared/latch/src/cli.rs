@@ -63,6 +63,7 @@ pub const TOOL: Tool = Tool {
         Command { name: "recover", flags: flags![] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
+        Command { name: "wallet-recover", flags: &[Flag::value("--signature"), Flag::repeated("--digest", latch::tokens::MAX_TOKENS * 2)] },
     ],
 };
 
@@ -91,6 +92,9 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   recover     recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
+  wallet-recover --signature 0xHEX130 --digest 0xHEX64 [--digest ...]: the address each digest's
+              signer recovers to (one line each, or none); pure, reads and writes nothing (the
+              UserPromptSubmit hook runs it to check a wallet signature)
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
 MEMORY_LATCH_PUBLIC_KEY_FILE (the public key verify uses when --public-key is not given);
@@ -240,6 +244,21 @@ pub fn run(args: Args) -> Result<i32> {
                 cli::print_stdout(&format!("{s}\n"))?;
             }
             Ok(if hit.is_some() { 0 } else { 1 })
+        }
+        "wallet-recover" => {
+            let invalid = |what: &str| Error::usage(cli_codes::INVALID_ARGUMENT, format!("{what} must be 0x followed by hex digits (130 for --signature, 64 for --digest)"));
+            let sig = latch::wallet::Sig::parse(&args.required::<String>("--signature")?).ok_or_else(|| invalid("--signature"))?;
+            sig.check_form()?;
+            let digests = args
+                .raw_all("--digest")
+                .into_iter()
+                .map(|d| latch::wallet::parse_digest(d).ok_or_else(|| invalid("--digest")))
+                .collect::<Result<Vec<_>>>()?;
+            if digests.is_empty() {
+                return Err(Error::usage(cli_codes::MISSING_FLAG, "--digest is required"));
+            }
+            cli::print_stdout(&latch::wallet::recover_lines(&sig, &digests))?;
+            Ok(0)
         }
         "init" => {
             let latch = open(&args)?;

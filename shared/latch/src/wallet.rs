@@ -39,6 +39,12 @@ pub const PRIMARY_TYPE: &str = "MemoryLatchConsent";
 pub const CONSENT_TYPE: &str = "MemoryLatchConsent(bytes32 actionHash,bytes32 nonce,uint256 expiresAt)";
 const MAX_CONFIG_BYTES: u64 = 4096;
 
+/// The secp256k1 group order n (big endian).
+const ORDER: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b,
+    0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+];
+
 /// secp256k1 group order / 2 (big endian): a signature's `s` above it is
 /// the malleable twin of a low-s signature and is refused.
 const HALF_ORDER: [u8; 32] = [
@@ -327,10 +333,18 @@ impl Sig {
         format!("0x{}", hex_lower(&self.bytes))
     }
 
+    /// The signature from `0x` + 130 hex digits (exactly; no trimming).
+    pub fn parse(text: &str) -> Option<Sig> {
+        parse_hex::<65>(text).map(|bytes| Sig { bytes })
+    }
+
     /// Structural rules before any recovery: `v` is 27/28 (or 0/1), `s` is
     /// in the lower half of the order (the high-s twin is refused: no
-    /// malleability), `r` and `s` are valid scalars.
-    pub fn check(&self) -> Result<(Signature, RecoveryId)> {
+    /// malleability), `r` and `s` are valid scalars (non-zero, below the
+    /// order). No curve arithmetic: the hooks check this in process and
+    /// leave only the recovery to `memory-latch wallet-recover`. Returns the
+    /// recovery id (0 or 1).
+    pub fn check_form(&self) -> Result<u8> {
         let invalid = |why: &str| Error::new(crate::codes::WALLET_SIGNATURE_INVALID, format!("the signature {why}"));
         let v = match self.bytes[64] {
             27 | 28 => self.bytes[64] - 27,
@@ -343,6 +357,17 @@ impl Sig {
                 "the signature has a high s value (the malleable twin of a valid signature); only low-s signatures are accepted",
             ));
         }
+        let (r, s) = (&self.bytes[..32], &self.bytes[32..64]);
+        if r.iter().all(|b| *b == 0) || s.iter().all(|b| *b == 0) || r >= &ORDER[..] || s >= &ORDER[..] {
+            return Err(invalid("has an r or s outside the curve order (or zero)"));
+        }
+        Ok(v)
+    }
+
+    /// [`Sig::check_form`], then the `k256` signature and recovery id.
+    pub fn check(&self) -> Result<(Signature, RecoveryId)> {
+        let invalid = |why: &str| Error::new(crate::codes::WALLET_SIGNATURE_INVALID, format!("the signature {why}"));
+        let v = self.check_form()?;
         let sig = Signature::from_slice(&self.bytes[..64]).map_err(|_| invalid("has an r or s outside the curve order (or zero)"))?;
         let recid = RecoveryId::from_byte(v).ok_or_else(|| invalid("has an invalid recovery id"))?;
         Ok((sig, recid))
@@ -357,6 +382,53 @@ impl Sig {
     }
 }
 
+/// Recovers the signer of one signature over several digests, in order
+/// (`None`: no public key recovers over that digest). [`InProcess`] does it
+/// here (`k256`); the UserPromptSubmit hook runs the installed
+/// `memory-latch wallet-recover` instead (kijito-hooks' `latch_wallet`), so
+/// that the binary that runs on every prompt and tool call links no
+/// secp256k1 code. `Err`: the recovery could not be run at all.
+pub trait Recoverer {
+    fn recover_all(&self, sig: &Sig, digests: &[[u8; 32]]) -> Result<Vec<Option<Address>>>;
+}
+
+/// [`Recoverer`] in this process ([`Sig::recover`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InProcess;
+
+impl Recoverer for InProcess {
+    fn recover_all(&self, sig: &Sig, digests: &[[u8; 32]]) -> Result<Vec<Option<Address>>> {
+        Ok(digests.iter().map(|d| sig.recover(d).ok()).collect())
+    }
+}
+
+/// `memory-latch wallet-recover`: one output line per digest, the recovered
+/// address (lowercase `0x` + 40 hex) or `none`.
+pub fn recover_lines(sig: &Sig, digests: &[[u8; 32]]) -> String {
+    digests.iter().map(|d| sig.recover(d).map(|a| a.lower()).unwrap_or_else(|_| "none".into()) + "\n").collect()
+}
+
+/// A digest argument: `0x` + 64 hex.
+pub fn parse_digest(text: &str) -> Option<[u8; 32]> {
+    parse_hex::<32>(text)
+}
+
+/// Parse [`recover_lines`]: exactly `n` lines, each an address or `none`.
+pub fn parse_recover_lines(text: &str, n: usize) -> Option<Vec<Option<Address>>> {
+    let lines: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
+    if text.is_empty() || !text.ends_with('\n') || lines.len() != n {
+        return (n == 0 && text.is_empty()).then(Vec::new);
+    }
+    lines
+        .into_iter()
+        .map(|l| match l {
+            "none" => Some(None),
+            a if a.len() == 42 && !a[2..].bytes().any(|b| b.is_ascii_uppercase()) => parse_hex::<20>(a).map(|b| Some(Address(b))),
+            _ => None,
+        })
+        .collect()
+}
+
 impl Latch {
     /// The UserPromptSubmit hook's entry point for wallet mode: when the
     /// user's prompt is exactly a signature (`0x` + 130 hex), verify it
@@ -364,6 +436,13 @@ impl Latch {
     /// confirm through the same flow as a token (one `consent_confirm`
     /// entry bound to the action hash). `Ok(None)`: not a signature, or no latch.
     pub fn user_signature(&self, now_ms: u64, prompt: &str, setting: &Setting) -> Result<Option<PromptOutcome>> {
+        self.user_signature_with(now_ms, prompt, setting, &InProcess)
+    }
+
+    /// [`Latch::user_signature`] with the recovery done by `recoverer`
+    /// (the hook: the installed `memory-latch wallet-recover`). Every other
+    /// step (form, lock, ledger, status, confirmation) runs here.
+    pub fn user_signature_with(&self, now_ms: u64, prompt: &str, setting: &Setting, recoverer: &dyn Recoverer) -> Result<Option<PromptOutcome>> {
         let Some(sig) = Sig::standalone(prompt) else { return Ok(None) };
         if layout::check_latch_dir(&self.paths.dir, ".memory-latch")?.is_none() {
             return Ok(None);
@@ -374,12 +453,26 @@ impl Latch {
             Setting::Fallback(n) => return refused(crate::codes::WALLET_CONFIG_INVALID, n),
             Setting::Off => return refused(crate::codes::WALLET_CONFIG_INVALID, "no wallet signer is configured; consent uses tokens"),
         };
-        if let Err(e) = sig.check() {
+        if let Err(e) = sig.check_form() {
             return refused(e.code(), e.message());
         }
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
-        let found = ledger.tokens.iter().position(|t| t.wallet.as_ref().is_some_and(|c| c.verify(&t.action_hash, &sig, &cfg.signer)));
+        // The requests made for the configured signer, with their digests
+        // ([`Challenge::verify`], the recovery done by `recoverer`).
+        let signer = cfg.signer.lower();
+        let candidates: Vec<(usize, [u8; 32])> = ledger
+            .tokens
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.wallet.as_ref().filter(|c| c.signer == signer).and_then(|c| c.digest(&t.action_hash).ok()).map(|d| (i, d)))
+            .collect();
+        let digests: Vec<[u8; 32]> = candidates.iter().map(|(_, d)| *d).collect();
+        let recovered = if digests.is_empty() { Vec::new() } else { recoverer.recover_all(&sig, &digests)? };
+        if recovered.len() != digests.len() {
+            return Err(Error::new(crate::codes::WALLET_RECOVERY_FAILED, "the signature recovery answered for a different number of requests"));
+        }
+        let found = candidates.iter().zip(&recovered).find(|(_, a)| **a == Some(cfg.signer)).map(|((i, _), _)| *i);
         let Some(idx) = found else {
             if ledger.tokens.iter().any(|t| t.wallet.is_some() && t.status(now_ms) == TokenStatus::Live) {
                 ledger.wrong_attempt(now_ms);
@@ -491,6 +584,78 @@ mod tests {
         let m: String = m.into_iter().collect();
         assert_eq!(Address::parse(&m).unwrap_err().code(), "wallet_config_invalid");
         assert!(Address::parse("0x1234").is_err());
+    }
+
+    /// The hook's curve-free form check agrees with k256's parsing: on the
+    /// edges of r and s (0, 1, n/2, n/2 + 1, n - 1, n, 2^256 - 1) and on
+    /// random bytes, `check_form` passes exactly when `check` does, with
+    /// the same code when it does not.
+    #[test]
+    fn the_form_check_without_curve_code_agrees_with_k256() {
+        let mut n_minus_1 = ORDER;
+        n_minus_1[31] -= 1;
+        let mut half_plus_1 = HALF_ORDER;
+        half_plus_1[31] += 1;
+        let mut one = [0u8; 32];
+        one[31] = 1;
+        let edges = [[0u8; 32], one, HALF_ORDER, half_plus_1, n_minus_1, ORDER, [0xff; 32]];
+        let mut cases = Vec::new();
+        for r in &edges {
+            for s in &edges {
+                for v in [0u8, 1, 2, 26, 27, 28, 29] {
+                    let mut b = [0u8; 65];
+                    b[..32].copy_from_slice(r);
+                    b[32..64].copy_from_slice(s);
+                    b[64] = v;
+                    cases.push(Sig { bytes: b });
+                }
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut b = [0u8; 65];
+            for byte in b.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *byte = x as u8;
+            }
+            b[64] = [0, 1, 27, 28, 5][(x >> 8) as usize % 5];
+            cases.push(Sig { bytes: b });
+        }
+        for sig in &cases {
+            match (sig.check_form(), sig.check()) {
+                (Ok(_), Ok(_)) => {}
+                (Err(a), Err(b)) => assert_eq!((a.code(), a.message()), (b.code(), b.message()), "{}", sig.hex()),
+                (a, b) => panic!("{}: check_form {:?} but check {:?}", sig.hex(), a.err(), b.err()),
+            }
+        }
+    }
+
+    #[test]
+    fn recover_lines_round_trip_and_anything_else_is_refused() {
+        let v = v();
+        let s = sig(&v["signature"]);
+        let digests = [b32(&v["digest"]), b32(&v["other_action_digest"])];
+        let text = recover_lines(&s, &digests);
+        let parsed = parse_recover_lines(&text, 2).unwrap();
+        assert_eq!(parsed, InProcess.recover_all(&s, &digests).unwrap());
+        assert_eq!(parsed[0], Some(Address::parse(v["signer_address"].as_str().unwrap()).unwrap()));
+        assert_eq!(parse_recover_lines("none\n", 1), Some(vec![None]));
+        assert_eq!(parse_recover_lines("", 0), Some(vec![]));
+        let a = parsed[0].unwrap().lower();
+        for bad in [
+            String::new(),
+            a.clone(),
+            format!("{a}\n{a}\n"),
+            format!("{}\n", parsed[0].unwrap().checksummed()),
+            format!("{}\n", &a[..41]),
+            format!("{a} \n"),
+            "NONE\n".into(),
+            "\n".into(),
+        ] {
+            assert_eq!(parse_recover_lines(&bad, 1), None, "{bad:?}");
+        }
     }
 
     #[test]

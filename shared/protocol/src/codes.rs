@@ -445,6 +445,10 @@ pub mod latch {
     pub const WALLET_SIGNATURE_UNMATCHED: &str = "wallet_signature_unmatched";
     pub const WALLET_EXPIRED: &str = "wallet_expired";
     pub const WALLET_NONCE_REPLAYED: &str = "wallet_nonce_replayed";
+    /// The UserPromptSubmit hook could not run the signer recovery
+    /// (`memory-latch wallet-recover` missing, failed, timed out or answered
+    /// malformed): nothing was confirmed.
+    pub const WALLET_RECOVERY_FAILED: &str = "wallet_recovery_failed";
 }
 
 /// kijito-local: the request log and the demo.

@@ -75,7 +75,7 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     opts.session = session;
     opts.long_sleep_after_s = long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S);
     opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
-    opts.public_key_file = env_path(latch::checkpoint::PUBLIC_KEY_ENV);
+    opts.signed_checkpoint = env_path(latch::checkpoint::PUBLIC_KEY_ENV).map(crate::SignedCheckpoint::from_key_file);
     if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
         opts.boot_id_file = p;
     }

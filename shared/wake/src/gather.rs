@@ -29,9 +29,12 @@ pub struct Options {
     pub long_sleep_after_s: u64,
     /// The hmac key file of the latch, if any.
     pub hmac_key_file: Option<PathBuf>,
-    /// The user's public key (minisign): the checkpoint check then starts
-    /// from the latest checkpoint signed by it, signature checked.
-    pub public_key_file: Option<PathBuf>,
+    /// The user's public key (minisign) and the check that uses it: the
+    /// checkpoint check then starts from the latest checkpoint signed by
+    /// it, signature checked. Given by the caller (`wake-check` sets
+    /// [`SignedCheckpoint::from_key_file`]), so that a caller that never
+    /// sets it (the SessionStart hook) links no Ed25519 code.
+    pub signed_checkpoint: Option<SignedCheckpoint>,
     /// Where the boot id is read.
     pub boot_id_file: PathBuf,
     /// The live snapshot verification (network), given by the caller: this
@@ -50,7 +53,7 @@ impl Options {
             session: None,
             long_sleep_after_s: crate::DEFAULT_LONG_SLEEP_S,
             hmac_key_file: None,
-            public_key_file: None,
+            signed_checkpoint: None,
             boot_id_file: PathBuf::from(latch::BOOT_ID_FILE),
             live: None,
             helpers: None,
@@ -139,9 +142,27 @@ fn latch_state(l: &latch::Latch, opts: &Options) -> LatchState {
 /// The chain against the last saved checkpoint: the latest one, or with a
 /// public key the latest one signed by it.
 fn checkpoint(l: &latch::Latch, opts: &Options) -> Result<Option<latch::checkpoint::Consistency>> {
-    match &opts.public_key_file {
+    match &opts.signed_checkpoint {
         None => l.consistency_since_saved(),
-        Some(p) => l.consistency_since_signed(&latch::sign::load_public_key(p)?),
+        Some(s) => (s.check)(l, &s.public_key_file),
+    }
+}
+
+/// The chain against the latest checkpoint signed by the key in a file.
+pub type SignedCheck = fn(&latch::Latch, &Path) -> Result<Option<latch::checkpoint::Consistency>>;
+
+/// [`Options::signed_checkpoint`]: the public key file and the check.
+#[derive(Debug, Clone)]
+pub struct SignedCheckpoint {
+    pub public_key_file: PathBuf,
+    pub check: SignedCheck,
+}
+
+impl SignedCheckpoint {
+    /// The minisign public key in `path`, checked with
+    /// [`latch::Latch::consistency_since_signed`] (Ed25519).
+    pub fn from_key_file(path: PathBuf) -> SignedCheckpoint {
+        SignedCheckpoint { public_key_file: path, check: |l, p| l.consistency_since_signed(&latch::sign::load_public_key(p)?) }
     }
 }
 

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-pub use gather::{gather, LiveProbe, Options};
+pub use gather::{gather, LiveProbe, Options, SignedCheck, SignedCheckpoint};
 
 /// The `--json` report schema.
 pub const SCHEMA: &str = "kijito.wake-check/v1";
