@@ -7,7 +7,8 @@
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
 //! figure is an upper bound: max(this bench's RSS at spawn, the hook's own).
 //!
-//! `cargo build --profile hooks -p kijito-hooks && cargo bench --bench hook_latency`
+//! `cargo build --release -p kijito-hooks && cargo build --profile hooks -p kijito-hooks && cargo bench --bench hook_latency`
+//! (the demo that makes the fixture runs the release hook binaries)
 //! uses the hook binaries of the `hooks` profile (what install.sh installs;
 //! they are the kijito-hooks package's, which `cargo bench` does not build)
 //! from `target/hooks/` and the other binaries from `target/release/`;
