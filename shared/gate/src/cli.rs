@@ -7,6 +7,7 @@ use kijito_protocol::command::{self, HelperDir};
 use crate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_protocol::Result;
+use std::ffi::OsString;
 
 pub const HELP: &str = "qa-gate: the QA gate of kijito-qa (docs/protocol.md §7)
 
@@ -47,66 +48,79 @@ pub const TOOL: Tool = Tool {
 /// given by the binary, which may use the HTTP client.
 pub type LiveRead<'a> = &'a dyn Fn(MemoryId, Option<&AbsPath>) -> Result<Digest>;
 
-/// The whole `qa-gate` run: `check-command` takes its one line verbatim (it
-/// is not a flag list); everything else goes through the shared parser.
-pub fn main(live: LiveRead<'_>) -> i32 {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+/// The whole `qa-gate` run on `argv` (without the program name):
+/// `check-command` takes its one line verbatim (it is not a flag list);
+/// everything else goes through the shared parser. The helper directory is
+/// the running executable's.
+pub fn main(argv: Vec<OsString>, live: LiveRead<'_>) -> i32 {
     if argv.first().map(|a| a == "check-command").unwrap_or(false) {
-        return check_command(&argv[1..]);
+        return check_command(&argv[1..], &HelperDir::current());
     }
-    cli::main(&TOOL, |args| run(args, live))
+    cli::main_args(&TOOL, argv, |args| run(args, live))
+}
+
+/// `check-command`'s answer on one line.
+#[derive(Debug)]
+pub enum CheckAnswer {
+    /// A valid helper command of this installed root: `allow`, exit 0.
+    Helper,
+    /// Denied by the guard: `deny`, and why.
+    Deny(kijito_protocol::Error),
+    /// The line reaches no kijito-qa executable: `allow` (the guard lets it
+    /// run), but it is not a helper command either; why not.
+    Unrelated(kijito_protocol::Error),
 }
 
 /// The guard's verdict on the one argument (the same function the
-/// PreToolUse hook uses): stdout `allow` or `deny`; exit 0 only for a valid
-/// helper command of this installed root.
-fn check_line(rest: &[std::ffi::OsString]) -> Result<command::Verdict> {
+/// PreToolUse hook uses), for the installed root `dir`.
+pub fn check_answer(rest: &[OsString], dir: &Result<HelperDir>) -> Result<CheckAnswer> {
     let [line] = rest else {
         return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::CHECK_COMMAND_USAGE, "check-command takes exactly one argument: the command line"));
     };
     let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
-    let dir = HelperDir::current().ok();
-    Ok(command::guard_line(line, dir.as_ref()))
+    Ok(match command::guard_line(line, dir.as_ref().ok()) {
+        command::Verdict::Helper(_) => CheckAnswer::Helper,
+        command::Verdict::Deny(e) => CheckAnswer::Deny(e),
+        // Not a helper command; the guard lets such a line run. The code
+        // says why it is not one.
+        command::Verdict::Unrelated => CheckAnswer::Unrelated(
+            match dir.as_ref().map_err(Clone::clone).and_then(|d| command::check_command(line, d).map(|_| ())) {
+                Err(e) => e,
+                Ok(()) => kijito_protocol::Error::new(command::codes::UNKNOWN_HELPER, "not a helper command"),
+            },
+        ),
+    })
 }
 
-fn check_command(rest: &[std::ffi::OsString]) -> i32 {
-    let verdict = match check_line(rest) {
-        Ok(v) => v,
+/// `qa-gate check-command`: stdout `allow` or `deny`; exit 0 only for a
+/// valid helper command of this installed root, else the failure on stderr.
+pub fn check_command(rest: &[OsString], dir: &Result<HelperDir>) -> i32 {
+    let answer = match check_answer(rest, dir) {
+        Ok(a) => a,
         Err(e) => {
             cli::report_failure(&TOOL, &e);
             return e.exit_status();
         }
     };
-    let word = if verdict.allowed() { "allow" } else { "deny" };
+    let word = if matches!(answer, CheckAnswer::Deny(_)) { "deny" } else { "allow" };
     if cli::print_stdout(&format!("{word}\n")).is_err() {
         return 1;
     }
-    match verdict {
-        command::Verdict::Helper(_) => {
+    match answer {
+        CheckAnswer::Helper => {
             eprintln!("the command is a valid helper command of this installed root");
             0
         }
-        command::Verdict::Deny(e) => {
+        CheckAnswer::Deny(e) => {
             cli::report_failure(&TOOL, &e);
             e.exit_status()
         }
-        command::Verdict::Unrelated => {
-            // Not a helper command; the guard lets such a line run. The code
-            // says why it is not one.
-            let dir = HelperDir::current();
-            let e = match dir.and_then(|d| command::check_command(line_of(rest), &d).map(|_| ())) {
-                Err(e) => e,
-                Ok(()) => kijito_protocol::Error::new(command::codes::UNKNOWN_HELPER, "not a helper command"),
-            };
+        CheckAnswer::Unrelated(e) => {
             cli::report_failure(&TOOL, &e);
             eprintln!("the line reaches no kijito-qa executable: the PreToolUse guard lets it run, but it is not a helper command");
             e.exit_status()
         }
     }
-}
-
-fn line_of(rest: &[std::ffi::OsString]) -> &str {
-    rest.first().and_then(|l| l.to_str()).unwrap_or("")
 }
 
 /// `--data-dir`, else the config's `dataDir`, else the default: the hooks'

@@ -235,12 +235,19 @@ fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
 /// call returns — and the message the hook shows for it — is the state it
 /// left on disk, never one a concurrent PreCompact half-undid.
 pub fn precompact(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64) -> Result<Attempt> {
+    precompact_with(qa, session, transcript, trigger, now_ms, &|| {})
+}
+
+/// [`precompact`] with `linked` called between linking the ticket and
+/// checking that it is the pass's inode (a test replaces the ticket there).
+fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64, linked: &dyn Fn()) -> Result<Attempt> {
     let _lock = lock_session(qa, session)?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
     let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
         let ticket = qa.ticket(session);
         std::fs::hard_link(qa.pass(session), &ticket)
             .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot link the pass to the ticket: {e}")))?;
+        linked();
         match std::fs::symlink_metadata(&ticket) {
             Ok(m) if m.dev() == dev && m.ino() == ino => {}
             _ => {
@@ -377,4 +384,52 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
         reason: codes::REENTRY_INVALID.to_owned(),
         attested: None,
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_ticket_replaced_while_it_is_promoted_is_not_attested() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let data = d.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let qa = QaDir::open(&AbsPath::from_path(&data).unwrap()).unwrap();
+        let t = d.path().join("t.jsonl");
+        std::fs::write(&t, b"{}\n").unwrap();
+        let transcript = AbsPath::from_path(&t).unwrap();
+        let s = SessionId::parse("s-1").unwrap();
+        let t0 = 1_800_000_000_000;
+        let pass = Pass {
+            session_id: s.clone(),
+            recorded_at_ms: t0,
+            pointer_id: MemoryId::new(21813).unwrap(),
+            lock_message_id: MessageId::new(1234).unwrap(),
+            pointer_digest: Digest::of(b"p"),
+            snapshot_digest: Digest::of(b"s"),
+            cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
+            compaction_nonce: "0123456789abcdef0123456789abcdef".into(),
+            transcript: pass::transcript_identity(&transcript).unwrap(),
+        };
+        private::write_atomic(&qa.pass(&s), &pass.to_bytes()).unwrap();
+        // Another file (same bytes, another inode) takes the ticket's name
+        // between the link and the check.
+        let swap = || {
+            let other = data.join("qa").join("other");
+            private::write_atomic(&other, &pass.to_bytes()).unwrap();
+            std::fs::rename(&other, qa.ticket(&s)).unwrap();
+        };
+        let a = precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 1, &swap).unwrap();
+        assert!(!a.attested, "{a:?}");
+        assert_eq!(a.reason, codes::PROMOTE_FAILED);
+        assert!(std::fs::symlink_metadata(qa.ticket(&s)).is_err(), "no ticket is left");
+        assert!(std::fs::symlink_metadata(qa.pass(&s)).is_err(), "the pass is spent");
+        // Without the swap the same pass is promoted.
+        private::write_atomic(&qa.pass(&s), &pass.to_bytes()).unwrap();
+        assert!(precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 2, &|| {}).unwrap().attested);
+    }
 }

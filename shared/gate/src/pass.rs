@@ -32,6 +32,13 @@ impl TranscriptId {
 /// symlink, a regular file owned by the user, the name still leading to the
 /// opened file, and unchanged between two looks.
 pub fn transcript_identity(path: &AbsPath) -> Result<TranscriptId> {
+    identity_with(path, &|| {})
+}
+
+/// [`transcript_identity`] with `looked` called between the first look (the
+/// opened file's metadata) and the second (the name, the file again): a
+/// test changes or replaces the transcript there.
+fn identity_with(path: &AbsPath, looked: &dyn Fn()) -> Result<TranscriptId> {
     let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path()) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Error::new(codes::TRANSCRIPT_SYMLINK, format!("transcript {path} is a symlink"))),
@@ -46,6 +53,7 @@ pub fn transcript_identity(path: &AbsPath) -> Result<TranscriptId> {
     if before.uid() != kijito_files::private::current_uid() {
         return Err(Error::new(codes::TRANSCRIPT_NOT_OWNED, format!("transcript {path} is not owned by the current user")));
     }
+    looked();
     let by_name = std::fs::symlink_metadata(path.as_path())
         .map_err(|e| Error::new(codes::TRANSCRIPT_CHANGED, format!("transcript {path} vanished: {e}")))?;
     let after = stat(&file)?;
@@ -200,6 +208,33 @@ mod tests {
             compaction_nonce: "0123456789abcdef0123456789abcdef".into(),
             transcript: TranscriptId { dev: 1, ino: 2, size: 100, mtime_ms: 5000 },
         }
+    }
+
+    #[test]
+    fn a_transcript_changed_between_the_two_looks_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("t.jsonl");
+        std::fs::write(&t, b"{}\n").unwrap();
+        let path = AbsPath::from_path(&t).unwrap();
+        let unchanged = identity_with(&path, &|| {}).unwrap();
+        assert_eq!(unchanged, transcript_identity(&path).unwrap());
+        // Grown in between (same name, same inode): the file's two looks differ.
+        let grow = || {
+            use std::io::Write;
+            std::fs::OpenOptions::new().append(true).open(&t).unwrap().write_all(b"{}\n").unwrap();
+        };
+        assert_eq!(identity_with(&path, &grow).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
+        // Replaced in between (the opened file unchanged, the name now
+        // another file): the name no longer leads to the opened file.
+        let other = d.path().join("other.jsonl");
+        let replace = || {
+            std::fs::write(&other, b"{}\n").unwrap();
+            std::fs::rename(&other, &t).unwrap();
+        };
+        assert_eq!(identity_with(&path, &replace).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
+        // Removed in between.
+        let remove = || std::fs::remove_file(&t).unwrap();
+        assert_eq!(identity_with(&path, &remove).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
     }
 
     #[test]

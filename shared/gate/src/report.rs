@@ -75,19 +75,23 @@ pub struct GreenReport {
 
 fn read_report(path: &AbsPath) -> Result<Vec<u8>> {
     let rules = FileRules { owner_only: true, min_bytes: 2, max_bytes: REPORT_MAX_BYTES };
-    private::read_checked(path.as_path(), rules).map(|(b, _)| b).map_err(|e| {
-        let code = match e.code() {
-            private::codes::NOT_FOUND => codes::NOT_FOUND,
-            private::codes::SYMLINK => codes::SYMLINK,
-            private::codes::NOT_OWNED => codes::NOT_OWNED,
-            private::codes::PERMISSIONS => codes::PERMISSIONS,
-            private::codes::NOT_REGULAR => codes::NOT_REGULAR,
-            private::codes::TOO_LARGE => codes::TOO_LARGE,
-            private::codes::CHANGED => codes::CHANGED,
-            _ => codes::UNREADABLE,
-        };
-        Error::new(code, format!("report {path}: {}", e.message()))
-    })
+    private::read_checked(path.as_path(), rules)
+        .map(|(b, _)| b)
+        .map_err(|e| Error::new(report_code(e.code()), format!("report {path}: {}", e.message())))
+}
+
+/// The report code for a private-file read failure.
+fn report_code(private_code: &str) -> &'static str {
+    match private_code {
+        private::codes::NOT_FOUND => codes::NOT_FOUND,
+        private::codes::SYMLINK => codes::SYMLINK,
+        private::codes::NOT_OWNED => codes::NOT_OWNED,
+        private::codes::PERMISSIONS => codes::PERMISSIONS,
+        private::codes::NOT_REGULAR => codes::NOT_REGULAR,
+        private::codes::TOO_LARGE => codes::TOO_LARGE,
+        private::codes::CHANGED => codes::CHANGED,
+        _ => codes::UNREADABLE,
+    }
 }
 
 /// Read and validate one report file against the pointer id and digest the
@@ -221,6 +225,26 @@ mod tests {
     use serde_json::json;
 
     const NOW: i64 = 1_800_000_000_000;
+
+    #[test]
+    fn every_private_read_failure_has_its_report_code() {
+        // Including a report that changed between the reader's two looks
+        // (kijito-files' read_checked detects it; this maps its code).
+        for (private, report) in [
+            (private::codes::NOT_FOUND, codes::NOT_FOUND),
+            (private::codes::SYMLINK, codes::SYMLINK),
+            (private::codes::NOT_OWNED, codes::NOT_OWNED),
+            (private::codes::PERMISSIONS, codes::PERMISSIONS),
+            (private::codes::NOT_REGULAR, codes::NOT_REGULAR),
+            (private::codes::TOO_LARGE, codes::TOO_LARGE),
+            (private::codes::CHANGED, codes::CHANGED),
+            ("file_something_else", codes::UNREADABLE),
+        ] {
+            assert_eq!(report_code(private), report, "{private}");
+        }
+        let all = [codes::NOT_FOUND, codes::SYMLINK, codes::NOT_OWNED, codes::PERMISSIONS, codes::NOT_REGULAR, codes::TOO_LARGE, codes::CHANGED, codes::UNREADABLE];
+        assert_eq!(all.iter().collect::<std::collections::BTreeSet<_>>().len(), all.len(), "distinct codes");
+    }
 
     fn green(task: Value) -> (Vec<u8>, MemoryId, Digest) {
         let pointer = MemoryId::new(21813).unwrap();

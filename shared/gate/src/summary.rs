@@ -150,6 +150,12 @@ fn noting_path(qa: &QaDir, s: &SessionId) -> std::path::PathBuf {
 /// newer claim wrote meanwhile is never overwritten (ours is then superseded
 /// and dropped).
 fn put_back(noting: &std::path::Path, reentry: &std::path::Path) -> Result<()> {
+    put_back_with(noting, reentry, &|| {})
+}
+
+/// [`put_back`] with `linked` called between the link and the unlink (a
+/// test removes the name there, as a concurrent `invalidate` could).
+fn put_back_with(noting: &std::path::Path, reentry: &std::path::Path, linked: &dyn Fn()) -> Result<()> {
     match std::fs::hard_link(noting, reentry) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -160,6 +166,7 @@ fn put_back(noting: &std::path::Path, reentry: &std::path::Path) -> Result<()> {
             ))
         }
     }
+    linked();
     // Unlinking the name never follows it (even if it were a symlink).
     match std::fs::remove_file(noting) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::new(
@@ -290,6 +297,49 @@ mod tests {
         std::fs::write(&noting, "mine").unwrap();
         std::fs::remove_file(&reentry).unwrap();
         put_back(&noting, &reentry).unwrap();
+        assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "mine");
+        assert!(!noting.exists());
+    }
+
+    #[test]
+    fn the_size_bound_and_the_summary_tag_edges() {
+        let a = attested();
+        let good = lines("21813", "77", &"a".repeat(64), &"b".repeat(64));
+        assert_eq!(MAX_SUMMARY_BYTES, 1 << 20);
+        // Exactly the bound is examined (and carries); one byte more is not.
+        let at_bound = format!("{good}{}", "x".repeat(MAX_SUMMARY_BYTES - good.len()));
+        assert_eq!(at_bound.len(), MAX_SUMMARY_BYTES);
+        assert_eq!(check(Summary::Text(&at_bound), &a), SummaryCheck::Carried);
+        assert_eq!(check(Summary::Text(&format!("{at_bound}x")), &a), SummaryCheck::ValuesMissing);
+        // A summary tag at the very start, and values right after it.
+        assert_eq!(kept_part("<summary>kept</summary>"), "kept");
+        assert_eq!(check(Summary::Text(&format!("<summary>{good}</summary>")), &a), SummaryCheck::Carried);
+        assert_eq!(kept_part("ab<summary>kept"), "kept");
+        assert_eq!(kept_part("<analysis>a</analysis><summary>x</summary>y</summary>"), "x</summary>y");
+        assert_eq!(kept_part("no tags"), "no tags");
+    }
+
+    #[test]
+    fn put_back_reports_what_it_could_not_do() {
+        let d = tempfile::tempdir().unwrap();
+        let (noting, reentry) = (d.path().join("noting"), d.path().join("reentry"));
+        // Nothing to put back: the link fails (not "already exists").
+        let e = put_back(&noting, &reentry).unwrap_err();
+        assert_eq!(e.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+        assert!(!reentry.exists());
+        // The noting name is a directory and a newer record exists: the link
+        // is skipped (already exists) and the unlink fails (not "not found").
+        std::fs::create_dir(&noting).unwrap();
+        std::fs::write(&reentry, "newer").unwrap();
+        let e = put_back(&noting, &reentry).unwrap_err();
+        assert_eq!(e.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+        assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "newer");
+        std::fs::remove_dir(&noting).unwrap();
+        std::fs::remove_file(&reentry).unwrap();
+        // The noting name vanished after the link (a concurrent removal):
+        // the record is back, and that is not an error.
+        std::fs::write(&noting, "mine").unwrap();
+        put_back_with(&noting, &reentry, &|| std::fs::remove_file(&noting).unwrap()).unwrap();
         assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "mine");
         assert!(!noting.exists());
     }

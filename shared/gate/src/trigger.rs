@@ -526,7 +526,16 @@ mod tests {
             via: Via::CodexAppServer { adapter_id: "0123456789abcdef0123456789abcdef".into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },
             pinned_at_ms: 5,
         };
-        assert_eq!(Pin::parse(codex.to_value().to_string().as_bytes()).unwrap(), codex);
+        let ctext = codex.to_value().to_string();
+        assert_eq!(Pin::parse(ctext.as_bytes()).unwrap(), codex);
+        // The Codex target has exactly its two keys, in order.
+        for junk in [
+            ctext.replace("\"socket\":\"/run/k/ctl.sock\"", "\"socket\":\"/run/k/ctl.sock\",\"pane\":\"%3\""),
+            ctext.replace("\"adapterId\":\"0123456789abcdef0123456789abcdef\",\"socket\":\"/run/k/ctl.sock\"", "\"socket\":\"/run/k/ctl.sock\",\"adapterId\":\"0123456789abcdef0123456789abcdef\""),
+        ] {
+            assert_ne!(junk, ctext);
+            assert!(Pin::parse(junk.as_bytes()).is_err(), "{junk}");
+        }
         for junk in [
             text.replace("%3", "3"),
             text.replace("%3", "%3; rm -rf /"),

@@ -93,3 +93,70 @@ fn record_reads_the_live_pointer_only_after_the_reports() {
     assert!(asked.get());
     assert!(std::fs::symlink_metadata(data.join("qa").join("qa-pass.s1.json")).is_err(), "nothing recorded");
 }
+
+fn os(argv: &[&str]) -> Vec<std::ffi::OsString> {
+    argv.iter().map(std::ffi::OsString::from).collect()
+}
+
+fn never(_: kijito_protocol::ids::MemoryId, _: Option<&AbsPath>) -> kijito_protocol::Result<Digest> {
+    panic!("no live read")
+}
+
+#[test]
+fn main_sends_check_command_to_the_guard_and_the_rest_to_the_parser() {
+    let d = private_dir();
+    let data = d.path().to_str().unwrap();
+    // A subcommand through the shared parser: status runs, exit 0.
+    assert_eq!(kijito_gate::cli::main(os(&["status", "--session-id", "s1", "--data-dir", data]), &never), 0);
+    assert_eq!(kijito_gate::cli::main(os(&["--version"]), &never), 0);
+    // Usage errors are 2: an unknown flag, check-command without its line.
+    assert_eq!(kijito_gate::cli::main(os(&["status", "--session-id", "s1", "--bogus"]), &never), 2);
+    assert_eq!(kijito_gate::cli::main(os(&["check-command"]), &never), 2);
+    // check-command's line is not parsed as flags: a line that only mentions
+    // no helper is refused as "not a helper command" (exit 1), not usage.
+    assert_eq!(kijito_gate::cli::main(os(&["check-command", "ls --session-id s1"]), &never), 1);
+    assert!(std::fs::symlink_metadata(d.path().join("qa")).is_err(), "status created nothing");
+}
+
+#[test]
+fn check_command_answers_for_the_given_root() {
+    use kijito_gate::cli::{check_answer, check_command, CheckAnswer};
+    use kijito_protocol::command::{codes, HelperDir};
+    let d = private_dir();
+    let dir = HelperDir::new(d.path()).unwrap();
+    let r = dir.path().to_str().unwrap().to_owned();
+    let valid = format!("{r}/qa-gate invalidate --session-id s1 --data-dir /d");
+    let root: kijito_protocol::Result<HelperDir> = Ok(dir.clone());
+    assert!(matches!(check_answer(&os(&[&valid]), &root).unwrap(), CheckAnswer::Helper));
+    assert_eq!(check_command(&os(&[&valid]), &root), 0);
+    // Denied: the guard's code.
+    let denied = format!("{valid}; rm -rf /");
+    match check_answer(&os(&[&denied]), &root).unwrap() {
+        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::METACHARACTER),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(check_command(&os(&[&denied]), &root), 1);
+    // Unrelated: allowed by the guard, but the code says why it is no
+    // helper command, judged on the line itself.
+    for (line, code) in [("/bin/ls -la", codes::UNKNOWN_HELPER), ("ls -la", codes::PROGRAM_NOT_ABSOLUTE)] {
+        match check_answer(&os(&[line]), &root).unwrap() {
+            CheckAnswer::Unrelated(e) => assert_eq!(e.code(), code, "{line}"),
+            other => panic!("{line}: {other:?}"),
+        }
+        assert_eq!(check_command(&os(&[line]), &root), 1, "{line}");
+    }
+    // An unknown installed root: a helper line is denied, an unrelated one
+    // says the root is unknown.
+    let unknown: kijito_protocol::Result<HelperDir> = Err(kijito_protocol::Error::new(codes::ROOT_UNKNOWN, "test"));
+    match check_answer(&os(&[&valid]), &unknown).unwrap() {
+        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN),
+        other => panic!("{other:?}"),
+    }
+    match check_answer(&os(&["/bin/ls -la"]), &unknown).unwrap() {
+        CheckAnswer::Unrelated(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN),
+        other => panic!("{other:?}"),
+    }
+    // Exactly one argument.
+    assert_eq!(check_answer(&os(&[]), &root).unwrap_err().code(), kijito_protocol::codes::cli::CHECK_COMMAND_USAGE);
+    assert_eq!(check_command(&os(&[&valid, "extra"]), &root), 2);
+}

@@ -498,3 +498,28 @@ fn the_documented_bounds_as_numbers() {
     private::write_atomic(&f, &big).unwrap();
     assert_eq!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).unwrap_err().code(), rc::TOO_LARGE);
 }
+
+#[test]
+fn invalidate_syncs_the_directory_only_after_removing_something() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let s = SessionId::parse("s1").unwrap();
+    // Nothing to remove, and no QA directory at all: nothing to sync, so
+    // nothing fails (a read-only QaDir checks and creates nothing).
+    let empty = QaDir::read_only(&AbsPath::from_path(d.path()).unwrap()).unwrap();
+    assert_eq!(kijito_gate::invalidate(&empty, &s).unwrap(), 0);
+    assert!(std::fs::symlink_metadata(d.path().join("qa")).is_err());
+    // Files removed through a `qa` name that is a symlink to the real
+    // directory: the removal happens, but the directory sync (which never
+    // follows a symlink) fails, and that is reported, not swallowed.
+    let data = d.path().join("data");
+    let real = d.path().join("real-qa");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, data.join("qa")).unwrap();
+    let linked = QaDir::read_only(&AbsPath::from_path(&data).unwrap()).unwrap();
+    private::write_atomic(&real.join(StateFile::Pass.name(&s)), b"{}").unwrap();
+    let e = kijito_gate::invalidate(&linked, &s).unwrap_err();
+    assert_eq!(e.code(), private::codes::WRITE, "{e}");
+    assert!(std::fs::symlink_metadata(real.join(StateFile::Pass.name(&s))).is_err(), "the pass was removed");
+}

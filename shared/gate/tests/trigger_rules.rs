@@ -331,10 +331,54 @@ fn status_shows_a_claimed_request_as_compacted() {
         let v = trigger::status(&e.data, &e.s).unwrap();
         assert_eq!((v["type"].as_str(), v["state"].as_str()), (Some("kijito.compaction.status"), Some(state.name())));
     }
+    // Not compacted yet: no summary check.
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(null)));
     claimed_attempt(&e, "sess-1", 11, Some(NONCE));
     let v = trigger::status(&e.data, &e.s).unwrap();
     assert_eq!((v["state"].as_str(), v["attested"].as_bool(), v["reason"].as_str()), (Some("compacted"), Some(true), Some("r")));
+    // Attested, but no claim record names this compaction (yet): unknown.
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(null)));
+    // The claim record of this compaction gives the verdict.
+    let claim = kijito_gate::Reentry {
+        session_id: e.s.clone(),
+        claimed_at_ms: 12,
+        reason: "pass_valid".into(),
+        attested: Some(kijito_gate::Attested {
+            pointer_id: MemoryId::new(21813).unwrap(),
+            lock_message_id: MessageId::new(1234).unwrap(),
+            pointer_digest: Digest::of(b"p"),
+            snapshot_digest: Digest::of(b"s"),
+            compaction_nonce: NONCE.into(),
+            summary: kijito_gate::SummaryCheck::Carried,
+        }),
+    };
+    private::write_atomic(&e.qa.reentry_delivered(&e.s), claim.to_value().to_string().as_bytes()).unwrap();
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(true), json!(kijito_gate::summary::codes::CARRIED)));
+    // An unattested compaction: the check says so.
+    trigger::write_request(&e.qa, &request(RequestState::Compacted { attested: false, reason: "pass_stale".into() })).unwrap();
+    let v = trigger::status(&e.data, &e.s).unwrap();
+    assert_eq!((v["summaryCarried"].clone(), v["summaryCheck"].clone()), (json!(null), json!(kijito_gate::summary::codes::UNATTESTED)));
     // A final state is shown as it is.
     trigger::write_request(&e.qa, &request(RequestState::TimedOut)).unwrap();
     assert_eq!(trigger::status(&e.data, &e.s).unwrap()["state"], "timed_out");
+}
+
+#[test]
+fn an_unreadable_state_path_is_an_error_not_absent() {
+    // `qa` is a file: every state name under it fails with ENOTDIR, which is
+    // not "no such file" and must not read as "nothing recorded".
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("qa"), b"not a directory").unwrap();
+    let qa = QaDir::read_only(&AbsPath::from_path(d.path()).unwrap()).unwrap();
+    let s = SessionId::parse("s1").unwrap();
+    assert!(trigger::read_pin(&qa, &s).is_err());
+    assert!(trigger::read_turn(&qa, &s).is_err());
+    assert!(trigger::read_request(&qa, &s).is_err());
+    // Absent under a real directory is absent.
+    let d = tempfile::tempdir().unwrap();
+    let qa = QaDir::read_only(&AbsPath::from_path(d.path()).unwrap()).unwrap();
+    std::fs::create_dir(d.path().join("qa")).unwrap();
+    assert_eq!(trigger::read_pin(&qa, &s).unwrap(), None);
 }

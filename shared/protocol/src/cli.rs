@@ -285,7 +285,13 @@ pub fn hook_args(tool: &Tool) -> Result<Args> {
 /// failures, and return the exit status. `run` returns the exit status of a
 /// successful run (normally 0).
 pub fn main(tool: &Tool, run: impl FnOnce(Args) -> Result<i32>) -> i32 {
-    match parse(tool, std::env::args_os().skip(1)) {
+    main_args(tool, std::env::args_os().skip(1), run)
+}
+
+/// [`main`] on given arguments (without the program name): for a binary
+/// that looks at its argv first (`qa-gate check-command`).
+pub fn main_args(tool: &Tool, argv: impl IntoIterator<Item = OsString>, run: impl FnOnce(Args) -> Result<i32>) -> i32 {
+    match parse(tool, argv) {
         Ok(Parsed::Help) => {
             let _ = print_stdout(tool.help);
             0
