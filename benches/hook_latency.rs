@@ -7,13 +7,21 @@
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
 //! figure is an upper bound: max(this bench's RSS at spawn, the hook's own).
 //!
-//! `cargo build --profile hooks -p kijito-hooks && cargo bench --bench hook_latency`
+//! `cargo build --release -p kijito-hooks && cargo build --profile hooks -p kijito-hooks && cargo bench --bench hook_latency`
+//! (the demo that makes the fixture runs the release hook binaries)
 //! uses the hook binaries of the `hooks` profile (what install.sh installs;
 //! they are the kijito-hooks package's, which `cargo bench` does not build)
 //! from `target/hooks/` and the other binaries from `target/release/`;
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
 //! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB;
 //! it also prints each hook binary's size against the 1 MB bound.
+//!
+//! A/B: `KIJITO_BENCH_AB_DIR=<dir>` also runs the three hook binaries of
+//! another build (e.g. one from before the crate split) on the same fixture,
+//! interleaved with this build's round by round (the order alternating each
+//! round, each set starting from a freshly written pass), and prints both
+//! sets' medians and, per hook, the ratio of medians B/A (above 1: B is
+//! slower). On a shared machine only medians measured together compare.
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
@@ -22,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Rounds per run; `KIJITO_BENCH_ROUNDS` overrides (1..=100000).
 const ROUNDS: usize = 200;
 /// The size bound of each hook binary (issue 16: at most 1 MB).
 const MAX_HOOK_BYTES: u64 = 1_000_000;
@@ -29,6 +38,9 @@ const SESSION: &str = "bench-hook-latency-0001";
 
 struct Sample {
     wall: Duration,
+    /// The child's user + system CPU time (wait4's rusage): unlike the wall
+    /// time, hardly moved by other processes' load or by fsync waits.
+    cpu: Duration,
     max_rss_kib: i64,
     stdout: String,
 }
@@ -37,6 +49,10 @@ struct Sample {
 fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Sample {
     let mut cmd = Command::new(program);
     cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_remove("CLAUDE_PLUGIN_DATA").env_remove("PLUGIN_DATA");
+    // cargo sets LD_LIBRARY_PATH for benches (its build output dirs); a host
+    // runs hooks without it, and with it the loader probes ~50 directories
+    // per library before it finds libc.
+    cmd.env_remove("LD_LIBRARY_PATH");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -59,23 +75,44 @@ fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) ->
     let wall = start.elapsed();
     assert_eq!(pid, child.id() as i32, "wait4 failed");
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{} exited {status}", program.display());
-    Sample { wall, max_rss_kib: usage.ru_maxrss, stdout: out }
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    Sample { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), max_rss_kib: usage.ru_maxrss, stdout: out }
 }
 
-fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> Duration {
+/// Prints one line; returns the medians of wall and CPU time.
+fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> (Duration, Duration) {
     let mut walls: Vec<Duration> = samples.iter().map(|s| s.wall).collect();
     walls.sort();
     let median = walls[walls.len() / 2];
     let p90 = walls[walls.len() * 9 / 10];
+    let mut cpus: Vec<Duration> = samples.iter().map(|s| s.cpu).collect();
+    cpus.sort();
+    let cpu = cpus[cpus.len() / 2];
     let rss = samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0);
     let ratio = baseline.map(|b| format!("{:>5.2}x /bin/true", median.as_secs_f64() / b.as_secs_f64())).unwrap_or_else(|| "   baseline    ".into());
     println!(
-        "{name:<38} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  peak RSS <= {:>5.2} MiB",
+        "{name:<42} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  cpu median {:>6.3} ms  peak RSS <= {:>5.2} MiB",
         median.as_secs_f64() * 1e3,
         p90.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
         rss as f64 / 1024.0
     );
-    median
+    (median, cpu)
+}
+
+/// One build's hook binaries and their samples.
+struct HookSet {
+    label: &'static str,
+    dir: PathBuf,
+    pre: Vec<Sample>,
+    post: Vec<Sample>,
+    start: Vec<Sample>,
+}
+
+impl HookSet {
+    fn new(label: &'static str, dir: PathBuf) -> HookSet {
+        HookSet { label, dir, pre: vec![], post: vec![], start: vec![] }
+    }
 }
 
 const WRITE_PASS: &str = "KIJITO_BENCH_WRITE_PASS";
@@ -154,31 +191,60 @@ fn main() {
         stdin("SessionStart", r#","source":"compact""#),
     );
     let env: [(&str, &Path); 1] = [("XDG_CONFIG_HOME", &config_home)];
-    let (mut t_pre, mut t_post, mut t_start, mut t_true) = (vec![], vec![], vec![], vec![]);
-    for round in 0..ROUNDS {
-        // A fresh valid pass each round (the previous one was promoted and consumed).
-        std::fs::write(&pass_path, &pass).unwrap();
-        std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let s = measure(&hook_bin.join("precompact"), &["--host", "codex"], &pre, &env);
-        assert!(s.stdout.contains("attested"), "round {round}: {}", s.stdout);
-        t_pre.push(s);
-        let s = measure(&hook_bin.join("postcompact"), &["--host", "codex"], &post, &env);
-        assert!(s.stdout.contains("\"continue\":true"), "round {round}: {}", s.stdout);
-        t_post.push(s);
-        let s = measure(&hook_bin.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
-        assert!(s.stdout.contains("ATTESTED"), "round {round}: {}", s.stdout);
-        t_start.push(s);
+    let mut sets = vec![HookSet::new("A", hook_bin)];
+    if let Some(d) = std::env::var_os("KIJITO_BENCH_AB_DIR") {
+        sets.push(HookSet::new("B", d.into()));
+    }
+    for set in &sets {
+        for name in ["precompact", "postcompact", "session-hook"] {
+            assert!(set.dir.join(name).is_file(), "{} is missing", set.dir.join(name).display());
+        }
+    }
+    let rounds = std::env::var("KIJITO_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).filter(|r| (1..=100_000).contains(r)).unwrap_or(ROUNDS);
+    let mut t_true = vec![];
+    for round in 0..rounds {
+        // Interleaved: the sets take turns going first.
+        let n = sets.len();
+        for i in 0..n {
+            let set = &mut sets[(i + round) % n];
+            // A fresh valid pass each time (the previous one was promoted and consumed).
+            std::fs::write(&pass_path, &pass).unwrap();
+            std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            let s = measure(&set.dir.join("precompact"), &["--host", "codex"], &pre, &env);
+            assert!(s.stdout.contains("attested"), "{} round {round}: {}", set.label, s.stdout);
+            set.pre.push(s);
+            let s = measure(&set.dir.join("postcompact"), &["--host", "codex"], &post, &env);
+            assert!(s.stdout.contains("\"continue\":true"), "{} round {round}: {}", set.label, s.stdout);
+            set.post.push(s);
+            let s = measure(&set.dir.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
+            assert!(s.stdout.contains("ATTESTED"), "{} round {round}: {}", set.label, s.stdout);
+            set.start.push(s);
+        }
         t_true.push(measure(Path::new("/bin/true"), &[], "", &env));
     }
-    println!("hook latency over {ROUNDS} rounds each, hook binaries from {}", hook_bin.display());
-    let base = stats("/bin/true", &t_true, None);
-    stats("precompact --host codex (promote pass)", &t_pre, Some(base));
-    stats("postcompact --host codex (claim)", &t_post, Some(base));
-    stats("session-hook SessionStart(compact)", &t_start, Some(base));
-    for name in ["precompact", "postcompact", "session-hook"] {
-        let size = std::fs::metadata(hook_bin.join(name)).unwrap().len();
-        let verdict = if size <= MAX_HOOK_BYTES { "ok" } else { "OVER" };
-        println!("{name:<38} size {size:>9} B  (bound {MAX_HOOK_BYTES} B: {verdict})");
+    println!("hook latency over {rounds} rounds each");
+    let (base, _) = stats("/bin/true", &t_true, None);
+    let mut medians = vec![];
+    for set in &sets {
+        println!("{}: hook binaries from {}", set.label, set.dir.display());
+        medians.push([
+            stats(&format!("{} precompact --host codex (promote pass)", set.label), &set.pre, Some(base)),
+            stats(&format!("{} postcompact --host codex (claim)", set.label), &set.post, Some(base)),
+            stats(&format!("{} session-hook SessionStart(compact)", set.label), &set.start, Some(base)),
+        ]);
+    }
+    if let [a, b] = &medians[..] {
+        for (k, name) in ["precompact", "postcompact", "session-hook"].iter().enumerate() {
+            let ratio = |f: fn(&(Duration, Duration)) -> Duration| f(&b[k]).as_secs_f64() / f(&a[k]).as_secs_f64();
+            println!("{name:<42} median B/A {:>5.3}  cpu median B/A {:>5.3}", ratio(|m| m.0), ratio(|m| m.1));
+        }
+    }
+    for set in &sets {
+        for name in ["precompact", "postcompact", "session-hook"] {
+            let size = std::fs::metadata(set.dir.join(name)).unwrap().len();
+            let verdict = if size <= MAX_HOOK_BYTES { "ok" } else { "OVER" };
+            println!("{} {name:<36} size {size:>9} B  (bound {MAX_HOOK_BYTES} B: {verdict})", set.label);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

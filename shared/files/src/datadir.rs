@@ -94,14 +94,21 @@ pub fn resolve(flag: Option<&AbsPath>, host: Option<HostKind>, config: Option<&C
 
 /// Make sure the data dir is usable and return its private `qa/` directory.
 pub fn qa_dir(data_dir: &AbsPath) -> Result<AbsPath> {
+    qa_dir_checked(data_dir).map(|(qa, _)| qa)
+}
+
+/// [`qa_dir`] with the proof that it (and every directory on the way) was
+/// checked: the ancestors are checked once, for the data dir.
+pub fn qa_dir_checked(data_dir: &AbsPath) -> Result<(AbsPath, private::CheckedDir)> {
     let wrap = |e: Error| Error::new(codes::UNUSABLE, format!("data dir {data_dir}: {} ({})", e.message(), e.code()));
-    match std::fs::symlink_metadata(data_dir.as_path()) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => private::ensure_private_dir(data_dir.as_path()).map_err(wrap)?,
-        _ => private::check_dir(data_dir.as_path(), false).map_err(wrap)?,
+    let data = match std::fs::symlink_metadata(data_dir.as_path()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => private::ensure_private_dir_checked(data_dir.as_path()),
+        _ => private::check_dir_checked(data_dir.as_path(), false),
     }
+    .map_err(wrap)?;
     let qa = data_dir.join("qa")?;
-    private::ensure_private_dir(qa.as_path()).map_err(wrap)?;
-    Ok(qa)
+    let checked = data.private_subdir("qa").map_err(wrap)?;
+    Ok((qa, checked))
 }
 
 #[cfg(test)]

@@ -74,8 +74,13 @@ pub fn read_checked(path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdent
 /// before it is read: the seam that lets tests change or replace the file
 /// mid-read deterministically.
 pub fn read_checked_with(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> Result<(Vec<u8>, FileIdentity)> {
-    let shown = path.display();
     check_ancestors(path)?;
+    read_file_checked(path, rules, mid_read)
+}
+
+/// [`read_checked_with`] without the ancestor check (the caller made it).
+fn read_file_checked(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> Result<(Vec<u8>, FileIdentity)> {
+    let shown = path.display();
     let file = match open_nofollow(path) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -176,7 +181,17 @@ pub fn check_ancestors(path: &Path) -> Result<()> {
 /// writable by group or other, and that its ancestors pass
 /// [`check_ancestors`]. With `owner_only`, no group/other bits at all.
 pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
+    check_dir_checked(dir, owner_only).map(|_| ())
+}
+
+/// [`check_dir`], returning the proof that it passed.
+pub fn check_dir_checked(dir: &Path, owner_only: bool) -> Result<CheckedDir> {
     check_ancestors(dir)?;
+    check_dir_itself(dir, owner_only)
+}
+
+/// The part of [`check_dir`] about `dir` itself (its ancestors are checked by the caller).
+fn check_dir_itself(dir: &Path, owner_only: bool) -> Result<CheckedDir> {
     let shown = dir.display();
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
@@ -185,6 +200,11 @@ pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
         }
         Err(e) => return Err(Error::new(codes::DIR_MISSING, format!("cannot stat {shown}: {e}"))),
     };
+    check_dir_meta(dir, &meta, owner_only)
+}
+
+fn check_dir_meta(dir: &Path, meta: &fs::Metadata, owner_only: bool) -> Result<CheckedDir> {
+    let shown = dir.display();
     if meta.file_type().is_symlink() {
         return Err(Error::new(codes::DIR_SYMLINK, format!("{shown} is a symlink")));
     }
@@ -201,7 +221,62 @@ pub fn check_dir(dir: &Path, owner_only: bool) -> Result<()> {
             format!("{shown} has mode {:o}; it must not be {} by group or other", meta.mode() & 0o777, if owner_only { "accessible" } else { "writable" }),
         ));
     }
-    Ok(())
+    Ok(CheckedDir(dir.to_owned()))
+}
+
+/// A directory this process has checked as [`check_dir`] does (a real
+/// directory owned by this user, not writable by group or other, and every
+/// ancestor as [`check_ancestors`] requires). Files directly in it are read
+/// and written through it without checking those ancestors again: each
+/// ancestor is owned by this user or root and writable by no one else (or
+/// sticky, where no one else may rename our entries), so no other user can
+/// swap any directory on the way after the check; only this user or root
+/// could, and they can anyway. Each file itself is still checked in full
+/// (no symlink, regular, owned, mode, size, unchanged while read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedDir(std::path::PathBuf);
+
+impl CheckedDir {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// `path` is an entry directly in this directory.
+    fn holds(&self, path: &Path) -> bool {
+        path.parent() == Some(self.0.as_path())
+    }
+
+    /// [`read_checked`] for a file of this directory (any other path gets the full check).
+    pub fn read_checked(&self, path: &Path, rules: FileRules) -> Result<(Vec<u8>, FileIdentity)> {
+        if self.holds(path) {
+            read_file_checked(path, rules, || {})
+        } else {
+            read_checked(path, rules)
+        }
+    }
+
+    /// [`write_atomic`] for a file of this directory (any other path gets the full check).
+    pub fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if self.holds(path) {
+            write_atomic_here(path, bytes)
+        } else {
+            write_atomic(path, bytes)
+        }
+    }
+
+    /// [`ensure_private_dir`] for the entry `name` of this directory: its
+    /// ancestors are this directory's, already checked.
+    pub fn private_subdir(&self, name: &str) -> Result<CheckedDir> {
+        let dir = self.0.join(name);
+        if !self.holds(&dir) {
+            return Err(Error::new(codes::DIR_NOT_DIR, format!("{} is not an entry of {}", dir.display(), self.0.display())));
+        }
+        match fs::symlink_metadata(&dir) {
+            Ok(meta) => check_dir_meta(&dir, &meta, true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_private_dir(&dir).and_then(|_| check_dir_itself(&dir, true)),
+            Err(e) => Err(Error::new(codes::DIR_MISSING, format!("cannot stat {}: {e}", dir.display()))),
+        }
+    }
 }
 
 /// A path where a new artifact may be created: its directory is owned by
@@ -218,22 +293,33 @@ pub fn check_new_file_path(path: &Path) -> Result<()> {
 /// Make sure `dir` exists as a private directory (0700, owned, no symlink),
 /// creating it (and missing parents, 0700) if needed.
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    ensure_private_dir_checked(dir).map(|_| ())
+}
+
+/// [`ensure_private_dir`], returning the proof that the directory passed.
+pub fn ensure_private_dir_checked(dir: &Path) -> Result<CheckedDir> {
     check_ancestors(dir)?;
     match fs::symlink_metadata(dir) {
-        Ok(_) => check_dir(dir, true),
+        // The ancestors were checked just above.
+        Ok(meta) => check_dir_meta(dir, &meta, true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot create {}: {e}", dir.display())))?;
-            // mkdir honours the umask; make the mode exact.
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-                .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))?;
-            check_dir(dir, true)
+            create_private_dir(dir)?;
+            // Missing parents were created too: check the whole way again.
+            check_dir_checked(dir, true)
         }
         Err(e) => Err(Error::new(codes::DIR_MISSING, format!("cannot stat {}: {e}", dir.display()))),
     }
+}
+
+/// mkdir -p `dir` 0700 (missing parents too), its own mode made exact.
+fn create_private_dir(dir: &Path) -> Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot create {}: {e}", dir.display())))?;
+    // mkdir honours the umask; make the mode exact.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))
 }
 
 /// fsync a directory so a rename or create in it is durable.
@@ -286,6 +372,11 @@ fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
 /// or a non-regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     check_ancestors(path)?;
+    write_atomic_here(path, bytes)
+}
+
+/// [`write_atomic`] without the ancestor check (the caller made it).
+fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
@@ -465,6 +556,41 @@ mod tests {
         let via = d.path().join("alias/b/c/f");
         assert_eq!(read_checked(&via, FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err().code(), codes::DIR_SYMLINK);
         assert_eq!(write_atomic(&via, b"z").unwrap_err().code(), codes::DIR_SYMLINK);
+    }
+
+    #[test]
+    fn a_checked_dir_still_checks_each_file_and_any_other_path_in_full() {
+        let d = private_tmp();
+        let data = ensure_private_dir_checked(&d.path().join("data")).unwrap();
+        let qa = data.private_subdir("qa").unwrap();
+        assert_eq!(fs::metadata(qa.path()).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(data.private_subdir("qa").unwrap(), qa, "an existing private subdir is accepted");
+        let f = qa.path().join("f.json");
+        qa.write_atomic(&f, b"one").unwrap();
+        assert_eq!(fs::metadata(&f).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(qa.read_checked(&f, RULES).unwrap().0, b"one");
+        // The file itself: symlink, permissions, size.
+        let link = qa.path().join("link");
+        symlink(&f, &link).unwrap();
+        assert_eq!(qa.read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(qa.write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(fs::read(&f).unwrap(), b"one");
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(qa.read_checked(&f, RULES).unwrap_err().code(), codes::PERMISSIONS);
+        // A path not directly in the checked dir gets the full ancestor check.
+        let deep = qa.path().join("sub");
+        fs::create_dir(&deep).unwrap();
+        fs::set_permissions(&deep, fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(qa.write_atomic(&deep.join("g"), b"x").unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(qa.read_checked(&deep.join("g"), RULES).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        // Subdirs: only a direct entry, never a symlink, never an open one.
+        assert_eq!(qa.private_subdir("../x").unwrap_err().code(), codes::DIR_NOT_DIR);
+        symlink(d.path(), qa.path().join("dlink")).unwrap();
+        assert_eq!(qa.private_subdir("dlink").unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(qa.private_subdir("sub").unwrap_err().code(), codes::DIR_PERMISSIONS);
+        // Checking a dir with an open ancestor fails in the first place.
+        assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::pass::{self, Pass};
 use crate::summary::{Summary, SummaryCheck};
-use crate::{has_keys, is_hex32, read_state, rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
+use crate::{has_keys, is_hex32, rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use kijito_files::private;
@@ -217,7 +217,7 @@ fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
     if std::fs::symlink_metadata(&path).is_err() {
         return Err(Error::new(pass::codes::PASS_MISSING, "no QA pass was recorded for this session"));
     }
-    let (bytes, id) = private::read_checked(&path, private::FileRules { owner_only: true, min_bytes: 2, max_bytes: crate::STATE_MAX_BYTES })?;
+    let (bytes, id) = qa.read_checked(&path, crate::state::STATE_RULES)?;
     let p = Pass::parse(&bytes)?;
     let transcript = transcript.ok_or_else(|| Error::new(pass::codes::TRANSCRIPT_UNKNOWN, "the host gave no transcript path"))?;
     let t = pass::transcript_identity(transcript)?;
@@ -281,7 +281,7 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
             }
         }
     };
-    private::write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
+    qa.write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
     Ok(attempt)
 }
 
@@ -311,7 +311,7 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
         return Ok(ClaimOutcome::NothingToClaim);
     }
     let unattested = |reason: &str| Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: reason.to_owned(), attested: None };
-    let reentry = match read_state(&claimed).and_then(|b| Attempt::parse(&b)) {
+    let reentry = match qa.read_state(&claimed).and_then(|b| Attempt::parse(&b)) {
         Err(e) => {
             private::remove_owned(&qa.ticket(session))?;
             unattested(e.code())
@@ -337,7 +337,7 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
             if !rename_claim(&qa.ticket(session), &consumed)? {
                 unattested(codes::TICKET_MISSING)
             } else {
-                match read_state(&consumed).and_then(|b| Pass::parse(&b)) {
+                match qa.read_state(&consumed).and_then(|b| Pass::parse(&b)) {
                     Err(_) => unattested(codes::TICKET_INVALID),
                     Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID),
                     Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE),
@@ -357,7 +357,7 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
             }
         }
     };
-    private::write_atomic(&qa.reentry(session), reentry.to_value().to_string().as_bytes())?;
+    qa.write_atomic(&qa.reentry(session), reentry.to_value().to_string().as_bytes())?;
     Ok(ClaimOutcome::Claimed(reentry))
 }
 
@@ -369,7 +369,7 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
     if !rename_claim(&qa.reentry(session), &delivered)? {
         return Ok(None);
     }
-    let r = read_state(&delivered).and_then(|b| Reentry::parse(&b)).and_then(|r| {
+    let r = qa.read_state(&delivered).and_then(|b| Reentry::parse(&b)).and_then(|r| {
         if &r.session_id == session {
             Ok(r)
         } else {

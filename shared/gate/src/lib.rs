@@ -71,18 +71,23 @@ pub(crate) fn is_hex32(s: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct QaDir {
     dir: AbsPath,
+    /// Set when this process checked the directory and its ancestors
+    /// ([`QaDir::open`], [`QaDir::existing`]): its state files are then read
+    /// and written without checking the ancestors again.
+    checked: Option<private::CheckedDir>,
 }
 
 impl QaDir {
     /// Validate (and create) `<data-dir>/qa/`.
     pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
-        Ok(QaDir { dir: kijito_files::datadir::qa_dir(data_dir)? })
+        let (dir, checked) = kijito_files::datadir::qa_dir_checked(data_dir)?;
+        Ok(QaDir { dir, checked: Some(checked) })
     }
 
     /// The QA dir of `data_dir` for reading only: nothing is created or
     /// checked (every read checks its own file).
     pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
-        Ok(QaDir { dir: data_dir.join("qa")? })
+        Ok(QaDir { dir: data_dir.join("qa")?, checked: None })
     }
 
     /// `<data-dir>/qa/` if it exists and is private; creates nothing
@@ -93,14 +98,36 @@ impl QaDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             _ => {
                 private::check_dir(data_dir.as_path(), false)?;
-                private::check_dir(dir.as_path(), true)?;
-                Ok(Some(QaDir { dir }))
+                let checked = private::check_dir_checked(dir.as_path(), true)?;
+                Ok(Some(QaDir { dir, checked: Some(checked) }))
             }
         }
     }
 
     pub fn path(&self) -> &AbsPath {
         &self.dir
+    }
+
+    /// Read a state file of this directory as [`read_state`] does; the
+    /// ancestors are not checked again when [`QaDir::open`] checked them.
+    pub fn read_state(&self, path: &std::path::Path) -> Result<Vec<u8>> {
+        self.read_checked(path, state::STATE_RULES).map(|(b, _)| b)
+    }
+
+    /// [`private::read_checked`] for a file of this directory (see [`QaDir::read_state`]).
+    pub fn read_checked(&self, path: &std::path::Path, rules: private::FileRules) -> Result<(Vec<u8>, private::FileIdentity)> {
+        match &self.checked {
+            Some(c) => c.read_checked(path, rules),
+            None => private::read_checked(path, rules),
+        }
+    }
+
+    /// [`private::write_atomic`] for a file of this directory (see [`QaDir::read_state`]).
+    pub fn write_atomic(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+        match &self.checked {
+            Some(c) => c.write_atomic(path, bytes),
+            None => private::write_atomic(path, bytes),
+        }
     }
 
     fn file(&self, name: String) -> PathBuf {

@@ -77,9 +77,12 @@ impl StateFile {
     }
 }
 
+/// What a gate state file must be: owner-only, at least 2 and at most [`STATE_MAX_BYTES`] bytes.
+pub const STATE_RULES: FileRules = FileRules { owner_only: true, min_bytes: 2, max_bytes: STATE_MAX_BYTES };
+
 /// Read a gate state file (owner-only, no symlink, bounded).
 pub fn read_state(path: &Path) -> Result<Vec<u8>> {
-    private::read_checked(path, FileRules { owner_only: true, min_bytes: 2, max_bytes: STATE_MAX_BYTES }).map(|(b, _)| b)
+    private::read_checked(path, STATE_RULES).map(|(b, _)| b)
 }
 
 /// The read failed because the file is not safely ours (a symlink, not a
