@@ -56,3 +56,20 @@ fn a_sibling_that_is_absent_hangs_fails_or_answers_wrong_is_an_error() {
         format!("wallet-recover\n--signature\n{}\n--digest\n0x{}\n--digest\n0x{}\n", sig.hex(), "07".repeat(32), "08".repeat(32))
     );
 }
+
+/// The sibling's stdout is read up to `43 * 128 + 64` bytes: answers that
+/// fill the bound exactly are whole, anything after it is never read.
+#[test]
+fn the_sibling_answer_is_read_up_to_its_bound_exactly() {
+    let d = tempfile::tempdir().unwrap();
+    let sig = Sig::parse(&format!("0x{}{}1b", "11".repeat(32), "22".repeat(32))).unwrap();
+    let addr = "0x00000000000000000000000000000000000000aa";
+    // 126 address lines (43 bytes) and 30 `none` lines (5 bytes): 5,568 bytes, then more.
+    let body = format!("i=0; while [ $i -lt 126 ]; do echo {addr}; i=$((i+1)); done; i=0; while [ $i -lt 30 ]; do echo none; i=$((i+1)); done; echo past-the-bound");
+    let exe = script(d.path(), "full", &body);
+    let digests = vec![[7u8; 32]; 156];
+    let got = Sibling { exe: Some(exe), timeout: Duration::from_secs(5) }.recover_all(&sig, &digests).unwrap();
+    assert_eq!(got.len(), 156);
+    assert!(got[..126].iter().all(|a| a.unwrap().lower() == addr));
+    assert!(got[126..].iter().all(Option::is_none));
+}
