@@ -73,20 +73,34 @@ macro_rules! hook_main {
 
 #[cfg(test)]
 mod tests {
-    /// In a forked child: close `fd`, run `prepare`, report whether `fd` is
-    /// open again on /dev/null (exit 0) or not (exit 1).
-    fn reopened_in_child(fd: libc::c_int) -> bool {
+    /// In a forked child: close `closed` (if any), leave errno at EBADF
+    /// (a stale value a check must not trust), run `step`, then exit 0 when
+    /// fds 0-2 are open with the closed one on /dev/null and the next free
+    /// descriptor is what it was before (nothing else was opened), else 1; an abort is a
+    /// failure too.
+    fn in_child(closed: Option<libc::c_int>, step: fn()) -> bool {
         // SAFETY: the child only makes async-signal-safe calls (close, poll,
         // open, signal, fcntl, fstat, stat) and ends with _exit.
         unsafe {
             let pid = libc::fork();
             assert!(pid >= 0);
             if pid == 0 {
-                libc::close(fd);
-                super::prepare();
-                let mut a: libc::stat = std::mem::zeroed();
-                let mut b: libc::stat = std::mem::zeroed();
-                let ok = libc::fstat(fd, &mut a) == 0 && libc::stat(c"/dev/null".as_ptr(), &mut b) == 0 && a.st_rdev == b.st_rdev;
+                // The lowest free descriptor above 0-2 (the test process may hold
+                // some, e.g. a jobserver pipe).
+                let free = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+                libc::close(free);
+                if let Some(fd) = closed {
+                    libc::close(fd);
+                }
+                libc::fcntl(999, libc::F_GETFD);
+                step();
+                let mut dn: libc::stat = std::mem::zeroed();
+                let mut ok = libc::stat(c"/dev/null".as_ptr(), &mut dn) == 0;
+                for fd in 0..3 {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    ok &= libc::fstat(fd, &mut st) == 0 && (Some(fd) != closed || st.st_rdev == dn.st_rdev);
+                }
+                ok &= free > 2 && libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) == free;
                 libc::_exit(if ok { 0 } else { 1 });
             }
             let mut status = 0;
@@ -98,7 +112,14 @@ mod tests {
     #[test]
     fn a_closed_standard_descriptor_becomes_dev_null() {
         for fd in 0..3 {
-            assert!(reopened_in_child(fd), "fd {fd}");
+            assert!(in_child(Some(fd), super::prepare), "prepare, fd {fd} closed");
+            assert!(in_child(Some(fd), super::fallback_check), "fallback_check, fd {fd} closed");
         }
+    }
+
+    #[test]
+    fn open_descriptors_are_left_alone() {
+        assert!(in_child(None, super::prepare));
+        assert!(in_child(None, super::fallback_check));
     }
 }
