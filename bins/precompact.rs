@@ -1,5 +1,7 @@
 //! precompact: the PreCompact hook. Never blocks compaction; always exits 0.
 
+#![no_main]
+
 use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_hooks::{self as hooks, run::HookEnv, Host};
 use kijito_protocol::ids::AbsPath;
@@ -11,7 +13,9 @@ const TOOL: Tool = Tool {
     commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--data-dir")] }],
 };
 
-fn main() {
+kijito_hooks::hook_main!(run);
+
+fn run() -> ! {
     let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.optional::<AbsPath>("--data-dir")?)));
     let (host, data_dir) = match parsed {
         Ok(v) => v,

@@ -2,6 +2,8 @@
 //! UserPromptSubmit (late re-entry delivery), Stop (pass reminder) and
 //! PreToolUse (the section 8 command guard). Always exits 0.
 
+#![no_main]
+
 use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
 use kijito_protocol::ids::AbsPath;
@@ -13,7 +15,9 @@ const TOOL: Tool = Tool {
     commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
 };
 
-fn main() {
+kijito_hooks::hook_main!(run);
+
+fn run() -> ! {
     let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
     let (host, event, data_dir) = match parsed {
         Ok(v) => v,

@@ -19,7 +19,7 @@ use support_gate::*;
 const DAY: u64 = 86_400_000;
 
 impl Env {
-    fn latch(&self) -> Latch {
+    fn open_latch(&self) -> Latch {
         let mut c = latch::Config::new(&self.ws);
         c.boot_id_file = self.boot.clone();
         c.heads_dir = Some(self.w.home.join("latch-heads"));
@@ -90,7 +90,7 @@ fn manifest_len(ws: &Path) -> usize {
 #[test]
 fn session_start_injects_wake_findings_after_a_long_sleep() {
     let e = env();
-    e.latch().seed_history(3, now_ms() as u64 - 3 * DAY).unwrap();
+    e.open_latch().seed_history(3, now_ms() as u64 - 3 * DAY).unwrap();
     for host in ["codex", "claude"] {
         let t = e.hook(host, "SessionStart", startup(host), "s3", |_| {}).unwrap();
         assert!(t.contains("kijito-qa wake-check (local checks): trust mode CAUTIOUS"), "{t}");
@@ -110,7 +110,7 @@ fn session_start_injects_wake_findings_after_a_long_sleep() {
 #[test]
 fn session_start_is_quiet_when_trusted_and_records_degraded_mode() {
     let e = env();
-    e.latch().init(now_ms() as u64, &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
+    e.open_latch().init(now_ms() as u64, &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
     let t = e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
     assert!(!t.contains("wake-check"), "{t}");
     // Degraded (an invalid recorded pointer): injected, and the hook appends
@@ -121,13 +121,13 @@ fn session_start_is_quiet_when_trusted_and_records_degraded_mode() {
     assert!(t.contains("trust mode DEGRADED") && t.contains("pointer_record_invalid (degrading)"), "{t}");
     assert!(t.contains("degraded_mode entry 2 appended"), "{t}");
     assert!(manifest_len(&e.ws) > before);
-    let head = e.latch().status(now_ms() as u64).unwrap().head;
+    let head = e.open_latch().status(now_ms() as u64).unwrap().head;
     assert_eq!((head.seq, head.event, head.consent_state), (2, latch::Event::DegradedMode, latch::ConsentState::Locked));
     let after = manifest_len(&e.ws);
     e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
     assert_eq!(manifest_len(&e.ws), after, "recorded once");
     // The review: a checkpoint after the human looked.
-    e.latch().checkpoint(now_ms() as u64, &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() }).unwrap();
+    e.open_latch().checkpoint(now_ms() as u64, &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() }).unwrap();
     // A boot change is reported from the latch in cwd.
     fs::remove_file(e.w.qa().join("current-pointer.json")).unwrap();
     fs::write(&e.boot, "99999999-8888-7777-6666-555555555555\n").unwrap();

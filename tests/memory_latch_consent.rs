@@ -9,11 +9,8 @@ use support::gate as support_gate;
 
 use serde_json::{json, Value};
 use std::fs;
-use std::process::Output;
-use support::latch::{ups, Env};
+use support::latch::Env;
 use support_gate::*;
-
-const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
 
 fn env() -> Env {
     let e = support::latch::env();
@@ -22,57 +19,16 @@ fn env() -> Env {
 }
 
 impl Env {
-    fn latch(&self, args: &[&str]) -> Output {
-        let mut c = self.w.command(LATCH);
-        c.args(args).arg("--workspace").arg(&self.ws).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
-        c.stdin(std::process::Stdio::null());
-        c.output().unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.latch(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    }
-    fn fails(&self, args: &[&str], code: &str) -> Output {
-        let o = self.latch(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
-        o
-    }
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.ws.join(name);
-        fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_owned()
-    }
-    fn status(&self) -> Value {
-        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
-    }
     fn request(&self, action: &str, risk: &str) -> String {
         let out = self.ok(&["consent", "request", "--action-file", action, "--summary", "the action", "--risk", risk]);
         let at = out.find("ACT-").expect("token printed");
         out[at..at + 10].to_owned()
     }
-    /// The user types `text` as their whole prompt (the UserPromptSubmit hook
-    /// with a real host payload, `cwd` = the workspace). Returns the context.
-    fn user_says(&self, host: &str, text: &str) -> Option<String> {
-        let mut p = payload(host, ups(host));
-        p["session_id"] = json!("s1");
-        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
-        p["cwd"] = json!(self.ws.to_str().unwrap());
-        p["prompt"] = json!(text);
-        let out = self.hook(host, "UserPromptSubmit", &p);
-        assert_schema_valid("user-prompt-submit", &out.stdout);
-        context_of(&out.stdout)
-    }
-    fn hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
-        self.session_hook(host, expect, stdin)
-    }
     /// The PreToolUse guard's answer for a shell command the model runs.
     fn guard(&self, host: &str, command: &str) -> Option<String> {
         let tool = if host == "codex" { "shell" } else { "Bash" };
         let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": command }))).unwrap();
-        let out = self.hook(host, "PreToolUse", &stdin);
+        let out = self.session_hook(host, "PreToolUse", &stdin);
         (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
     }
     fn gate_args(&self, action: &str, extra: &[&str]) -> Vec<String> {
@@ -287,7 +243,7 @@ fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
     p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
     p["cwd"] = json!(elsewhere.to_str().unwrap());
     p["prompt"] = json!("ACT-23456A");
-    let out = e.hook("claude", "UserPromptSubmit", &p);
+    let out = e.session_hook("claude", "UserPromptSubmit", &p);
     let t = context_of(&out.stdout).unwrap();
     assert!(t.contains("nothing was confirmed"), "{t}");
 }

@@ -16,56 +16,32 @@ use support::gate as support_gate;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::Output;
 use support_gate::*;
 
-const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
-
+/// A latch world ([`support::latch::Env`]) whose hooks run as `host`.
 struct Env {
-    w: World,
+    l: support::latch::Env,
     host: &'static str,
-    ws: PathBuf,
-    boot: PathBuf,
+}
+
+impl std::ops::Deref for Env {
+    type Target = support::latch::Env;
+    fn deref(&self) -> &Self::Target {
+        &self.l
+    }
 }
 
 fn env(host: &'static str) -> Env {
-    let support::latch::Env { w, ws, boot } = support::latch::env();
-    let e = Env { w, host, ws, boot };
+    let e = Env { l: support::latch::env(), host };
     e.ok(&["init", "--objective", "ship the knobs", "--next-step", "write the tests"]);
     e.context(0.30);
     e
 }
 
 impl Env {
-    fn latch(&self, args: &[&str]) -> Output {
-        let mut c = self.w.command(LATCH);
-        c.args(args).arg("--workspace").arg(&self.ws).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
-        c.stdin(std::process::Stdio::null());
-        c.output().unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.latch(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    }
-    fn fails(&self, args: &[&str], code: &str) {
-        let o = self.latch(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
-    }
-    fn status(&self) -> Value {
-        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
-    }
     fn head(&self) -> (u64, String) {
         let s = self.status();
         (s["head"]["seq"].as_u64().unwrap(), s["head"]["event"].as_str().unwrap().to_owned())
-    }
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.ws.join(name);
-        fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_owned()
     }
     /// The session's context: one usage line of the host's real shape.
     fn context(&self, ratio: f64) {

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::Output;
+use support::latch::Env;
 use support_gate::*;
 
 const LATCH: &str = env!("CARGO_BIN_EXE_memory-latch");
@@ -67,13 +67,6 @@ fn b32(h: &str) -> [u8; 32] {
     hexbytes(h.trim_start_matches("0x").trim_start_matches("sha256:")).try_into().unwrap()
 }
 
-struct Env {
-    w: World,
-    ws: PathBuf,
-    boot: PathBuf,
-    wallet_env: Option<PathBuf>,
-}
-
 /// The user's wallet configuration at its default place
 /// (`$HOME/.config/kijito-qa/memory-latch-wallet.json`).
 fn write_wallet(w: &World, text: &str) -> PathBuf {
@@ -89,9 +82,8 @@ fn signer_config() -> String {
 }
 
 fn env() -> Env {
-    let support::latch::Env { w, ws, boot } = support::latch::env();
-    write_wallet(&w, &signer_config());
-    let e = Env { w, ws, boot, wallet_env: None };
+    let e = support::latch::env();
+    write_wallet(&e.w, &signer_config());
     e.ok(&["init", "--objective", "wallet consent", "--next-step", "push"]);
     e
 }
@@ -110,28 +102,6 @@ impl Req {
 }
 
 impl Env {
-    fn latch(&self, args: &[&str]) -> Output {
-        let mut c = self.w.command(LATCH);
-        c.args(args).arg("--workspace").arg(&self.ws).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
-        if let Some(p) = &self.wallet_env {
-            c.env("MEMORY_LATCH_WALLET_FILE", p);
-        }
-        c.stdin(std::process::Stdio::null());
-        c.output().unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.latch(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    }
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.ws.join(name);
-        fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_owned()
-    }
-    fn status(&self) -> Value {
-        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
-    }
     fn request_json(&self, action: &str, risk: &str) -> (Value, String) {
         let o = self.latch(&["consent", "request", "--json", "--action-file", action, "--summary", "the action", "--risk", risk]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -146,40 +116,6 @@ impl Env {
         assert_eq!(v["wallet"]["digest"].as_str().unwrap(), format!("0x{}", wallet::hex(&r.digest())));
         assert_eq!(v["wallet"]["typed_data"]["domain"], json!({"name": "memory-latch", "version": "1"}));
         r
-    }
-    /// The user sends `text` as their whole prompt (UserPromptSubmit hook).
-    fn user_says(&self, host: &str, text: &str) -> Option<String> {
-        self.user_says_to(&SESSION_HOOK, host, text)
-    }
-    /// [`Env::user_says`] through the session-hook binary `bin`.
-    fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
-        let key = if host == "codex" { "app-server:UserPromptSubmit" } else { "UserPromptSubmit" };
-        let mut p = payload(host, key);
-        p["session_id"] = json!("s1");
-        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
-        p["cwd"] = json!(self.ws.to_str().unwrap());
-        p["prompt"] = json!(text);
-        let out = self.hook_bin(bin, host, "UserPromptSubmit", &p);
-        assert_schema_valid("user-prompt-submit", &out.stdout);
-        context_of(&out.stdout)
-    }
-    fn hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
-        self.hook_bin(&SESSION_HOOK, host, expect, stdin)
-    }
-    fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
-        let mut c = self.w.command(bin);
-        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
-        if let Some(p) = &self.wallet_env {
-            c.env("MEMORY_LATCH_WALLET_FILE", p);
-        }
-        let mut child = c.spawn().unwrap();
-        {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
-        }
-        let out = wait_bounded(child, 30);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        out
     }
     fn gate(&self, action: &str) -> (i32, Value) {
         let intended = self.file("intended.txt", "a\n");
@@ -285,7 +221,7 @@ fn a_signature_typed_by_the_model_in_a_tool_call_is_denied_and_refused() {
             format!("memory-latch consent request --action-file {action} --summary {sig} --risk high --message {sig}"),
         ] {
             let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": line }))).unwrap();
-            let out = e.hook(host, "PreToolUse", &stdin);
+            let out = e.session_hook(host, "PreToolUse", &stdin);
             let v: Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{host}: {line}");
         }
@@ -324,7 +260,8 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     assert!(v["token"].is_string() && v["wallet_notice"].is_string(), "{v}");
     // 4. MEMORY_LATCH_WALLET_FILE naming a missing file: token mode with a notice
     let mut e2 = env();
-    e2.wallet_env = Some(e2.w.tmp.path().join("missing-wallet.json"));
+    let missing = e2.w.tmp.path().join("missing-wallet.json");
+    e2.env.push(("MEMORY_LATCH_WALLET_FILE", missing));
     let a2 = e2.file("a.txt", "x\n");
     let (v, _) = e2.request_json(&a2, "high");
     assert!(v["token"].is_string() && v["wallet_notice"].as_str().unwrap().contains("does not exist"), "{v}");

@@ -6,11 +6,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use super::gate::{wait_bounded, World, SESSION_HOOK};
-use serde_json::Value;
+use super::gate::{assert_schema_valid, context_of, payload, wait_bounded, World, SESSION_HOOK};
+use serde_json::{json, Value};
 use std::fs;
 use std::path::PathBuf;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 /// The boot id every latch world's boot id file holds.
 pub const BOOT: &str = "11111111-2222-3333-4444-555555555555";
@@ -21,6 +21,9 @@ pub struct Env {
     pub ws: PathBuf,
     /// The boot id file (`MEMORY_LATCH_BOOT_ID_FILE`), holding [`BOOT`].
     pub boot: PathBuf,
+    /// More environment for every memory-latch and hook run of this world
+    /// (e.g. `MEMORY_LATCH_WALLET_FILE`).
+    pub env: Vec<(&'static str, PathBuf)>,
 }
 
 /// A fresh world with an empty workspace and the boot id file.
@@ -30,7 +33,7 @@ pub fn env() -> Env {
     fs::create_dir(&ws).unwrap();
     let boot = w.tmp.path().join("boot_id");
     fs::write(&boot, format!("{BOOT}\n")).unwrap();
-    Env { w, ws, boot }
+    Env { w, ws, boot, env: Vec::new() }
 }
 
 /// The host-e2e payload key of a UserPromptSubmit hook on `host`.
@@ -43,11 +46,71 @@ pub fn ups(host: &str) -> &'static str {
 }
 
 impl Env {
+    /// `bin` with this world's HOME, boot id file and [`Env::env`].
+    fn command(&self, bin: &str) -> Command {
+        let mut c = self.w.command(bin);
+        c.env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+    /// Run the real `memory-latch <args> --workspace <ws>` (stdin empty).
+    pub fn latch(&self, args: &[&str]) -> Output {
+        let mut c = self.command(&super::bin("memory-latch"));
+        c.args(args).arg("--workspace").arg(&self.ws).stdin(Stdio::null());
+        c.output().unwrap()
+    }
+    /// [`Env::latch`] that must succeed; its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.latch(args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    }
+    /// [`Env::latch`] that must fail with exit 1 and `code` first on stderr.
+    pub fn fails(&self, args: &[&str], code: &str) -> Output {
+        let o = self.latch(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
+        o
+    }
+    /// Write `text` to `name` in the workspace; its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let p = self.ws.join(name);
+        fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_owned()
+    }
+    /// `memory-latch status --json`.
+    pub fn status(&self) -> Value {
+        serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
+    }
+    /// The user sends `text` as their whole prompt: the UserPromptSubmit
+    /// hook of `bin` with a real `host` payload (`cwd` = the workspace).
+    /// Returns the context for the model.
+    pub fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
+        let mut p = payload(host, ups(host));
+        p["session_id"] = json!("s1");
+        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
+        p["cwd"] = json!(self.ws.to_str().unwrap());
+        p["prompt"] = json!(text);
+        let out = self.hook_bin(bin, host, "UserPromptSubmit", &p);
+        assert_schema_valid("user-prompt-submit", &out.stdout);
+        context_of(&out.stdout)
+    }
+    /// [`Env::user_says_to`] the real session-hook.
+    pub fn user_says(&self, host: &str, text: &str) -> Option<String> {
+        self.user_says_to(&SESSION_HOOK, host, text)
+    }
     /// Run the real `session-hook --expect <expect>` with `stdin` on this
     /// world's data dir and boot id file (bounded: 30 s); it must exit 0.
     pub fn session_hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
-        let mut c = self.w.command(&SESSION_HOOK);
-        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]).env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot);
+        self.hook_bin(&SESSION_HOOK, host, expect, stdin)
+    }
+    /// [`Env::session_hook`] with the session-hook binary `bin`.
+    pub fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
+        let mut c = self.command(bin);
+        c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]);
         let mut child = c.spawn().unwrap();
         {
             use std::io::Write;

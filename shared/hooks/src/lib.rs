@@ -11,6 +11,7 @@
 
 pub mod nudge;
 pub mod compact;
+pub mod entry;
 pub mod guard;
 pub mod messages;
 pub mod latch_hook;
