@@ -10,12 +10,12 @@
 //! worker's own PATH names (a login shell may reset PATH).
 
 use crate::codes;
+use kijito_files::child::{self, Ran};
 use kijito_gate::trigger::{is_tmux_program, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// The literal text the adapter types, and nothing else.
 pub const COMPACT_TEXT: &str = "/compact";
@@ -117,30 +117,10 @@ impl RealTmux {
         if self.check_program && !program_is_safe(std::path::Path::new(&self.program)) {
             return Err(Error::new(codes::TMUX_UNAVAILABLE, format!("refusing to run {}: not a tmux executable only root or this user can change", self.program)));
         }
-        let mut child = Command::new(&self.program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))?;
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(Error::new(codes::TMUX_UNAVAILABLE, "a tmux call did not finish in time"));
-                }
-            }
-        };
-        let mut stdout = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = out.take(4096).read_to_string(&mut stdout);
+        match child::run_bounded(Command::new(&self.program).args(args), self.timeout, 4096).map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))? {
+            Ran::Exited { status, stdout } => Ok(Out { ok: status.success(), stdout }),
+            Ran::TimedOut => Err(Error::new(codes::TMUX_UNAVAILABLE, "a tmux call did not finish in time")),
         }
-        Ok(Out { ok: status.success(), stdout })
     }
 }
 

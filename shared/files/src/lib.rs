@@ -1,7 +1,9 @@
 //! kijito-files: owner-only atomic files ([`private`]), OS randomness
-//! ([`random`]), the configuration file ([`config`]) and the data dir
-//! ([`datadir`]). Depends only on the protocol crate.
+//! ([`random`]), the configuration file ([`config`]), the data dir
+//! ([`datadir`]) and bounded runs of a trusted helper program ([`child`]).
+//! Depends only on the protocol crate.
 
+pub mod child;
 pub mod config;
 pub mod datadir;
 pub mod private;

@@ -11,14 +11,14 @@
 //! sibling that is missing, fails, hangs or answers malformed confirms
 //! nothing (`wallet_recovery_failed`).
 
+use kijito_files::child::{self, Ran};
 use kijito_latch::codes;
 use kijito_latch::wallet::{self, Address, Recoverer, Setting, Sig};
 use kijito_protocol::command::HelperDir;
 use kijito_protocol::error::{Error, Result};
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// The sibling's whole run, below the session-hook watchdog (3.5 s).
 const SIBLING_TIMEOUT: Duration = Duration::from_millis(2000);
@@ -60,28 +60,10 @@ impl Recoverer for Sibling {
         for d in digests {
             cmd.arg("--digest").arg(format!("0x{}", wallet::hex(d)));
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| failed(format!("cannot run {}: {e}", exe.display())))?;
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(failed(format!("{} wallet-recover did not finish in time", exe.display())));
-                }
-            }
+        let (status, out) = match child::run_bounded(&mut cmd, self.timeout, MAX_OUT).map_err(|e| failed(format!("cannot run {}: {e}", exe.display())))? {
+            Ran::Exited { status, stdout } => (status, stdout),
+            Ran::TimedOut => return Err(failed(format!("{} wallet-recover did not finish in time", exe.display()))),
         };
-        let mut out = String::new();
-        if let Some(o) = child.stdout.take() {
-            let _ = o.take(MAX_OUT).read_to_string(&mut out);
-        }
         if !status.success() {
             return Err(failed(format!("{} wallet-recover failed ({status})", exe.display())));
         }
