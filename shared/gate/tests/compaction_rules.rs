@@ -8,50 +8,19 @@
 use kijito_files::private;
 use kijito_gate::compaction::codes as cc;
 use kijito_gate::pass::codes as pc;
-use kijito_gate::{claim, precompact, take_reentry, transcript_identity, Attempt, ClaimOutcome, Pass, QaDir, Reentry, TranscriptId};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
-use std::os::unix::fs::PermissionsExt;
+use kijito_gate::{claim, precompact, take_reentry, transcript_identity, Attempt, ClaimOutcome, Pass, Reentry, TranscriptId};
+use kijito_protocol::ids::{AbsPath, Digest, SessionId};
 use std::path::Path;
 
-const T0: i64 = 1_800_000_000_000;
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
+mod common;
+use common::{env, pass_for, Env, NONCE, T0};
 
-struct Env {
-    dir: tempfile::TempDir,
-    qa: QaDir,
-    s: SessionId,
-    transcript: AbsPath,
-}
 
 fn abs(p: &Path) -> AbsPath {
     AbsPath::from_path(p).unwrap()
 }
 
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let qa = QaDir::open(&abs(&data)).unwrap();
-    let t = dir.path().join("transcript.jsonl");
-    std::fs::write(&t, b"{\"turn\":1}\n").unwrap();
-    Env { transcript: abs(&t), dir, qa, s: SessionId::parse("sess-1").unwrap() }
-}
 
-fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
-    Pass {
-        session_id: SessionId::parse(session).unwrap(),
-        recorded_at_ms: at,
-        pointer_id: MemoryId::new(21813).unwrap(),
-        lock_message_id: MessageId::new(1234).unwrap(),
-        pointer_digest: Digest::of(b"pointer"),
-        snapshot_digest: Digest::of(b"snapshot"),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: nonce.into(),
-        transcript: transcript_identity(&e.transcript).unwrap(),
-    }
-}
 
 fn write_pass(e: &Env, p: &Pass) {
     private::write_atomic(&e.qa.pass(&e.s), &p.to_bytes()).unwrap();

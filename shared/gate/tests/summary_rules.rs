@@ -8,33 +8,16 @@
 
 use kijito_files::private;
 use kijito_gate::summary::{record_for, POINTER_DIGEST, POINTER_ID, LOCK_MESSAGE_ID, SNAPSHOT_DIGEST};
-use kijito_gate::{claim_with, note_summary, take_reentry, transcript_identity, Attempt, ClaimOutcome, Pass, QaDir, Reentry, Summary, SummaryCheck};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
-use std::os::unix::fs::PermissionsExt;
+use kijito_gate::{claim_with, note_summary, take_reentry, Attempt, ClaimOutcome, Reentry, Summary, SummaryCheck};
+use kijito_protocol::ids::{Digest, SessionId};
 
-const T0: i64 = 1_800_000_000_000;
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
+mod common;
+use common::{env, pass_for, Env, NONCE, T0};
+
 const OTHER_NONCE: &str = "fedcba9876543210fedcba9876543210";
 const MAX_AGE: i64 = kijito_gate::ATTEMPT_MAX_AGE_MS;
 
-struct Env {
-    _dir: tempfile::TempDir,
-    qa: QaDir,
-    s: SessionId,
-    transcript: AbsPath,
-}
 
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let qa = QaDir::open(&AbsPath::from_path(&data).unwrap()).unwrap();
-    let t = dir.path().join("transcript.jsonl");
-    std::fs::write(&t, b"{\"turn\":1}\n").unwrap();
-    Env { transcript: AbsPath::from_path(&t).unwrap(), _dir: dir, qa, s: SessionId::parse("sess-1").unwrap() }
-}
 
 /// The four labelled lines of the pass below.
 fn carrying() -> String {
@@ -59,17 +42,7 @@ fn attempt(session: &str, nonce: &str) -> Attempt {
 /// An attested claim at `T0` whose summary check is pending (Claude Code's
 /// SessionStart(compact) before PostCompact).
 fn pending_claim(e: &Env) -> Reentry {
-    let p = Pass {
-        session_id: e.s.clone(),
-        recorded_at_ms: T0,
-        pointer_id: MemoryId::new(21813).unwrap(),
-        lock_message_id: MessageId::new(1234).unwrap(),
-        pointer_digest: Digest::of(b"pointer"),
-        snapshot_digest: Digest::of(b"snapshot"),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: NONCE.into(),
-        transcript: transcript_identity(&e.transcript).unwrap(),
-    };
+    let p = pass_for(e, "sess-1", T0, NONCE);
     private::write_atomic(&e.qa.ticket(&e.s), &p.to_bytes()).unwrap();
     private::write_atomic(&e.qa.attempt(&e.s), attempt("sess-1", NONCE).to_value().to_string().as_bytes()).unwrap();
     match claim_with(&e.qa, &e.s, T0, Summary::NotYet).unwrap() {

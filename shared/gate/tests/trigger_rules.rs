@@ -5,34 +5,17 @@
 
 use kijito_files::private;
 use kijito_gate::trigger::{self, codes, Pin, Request, RequestState, Turn, TurnState, Via};
-use kijito_gate::{transcript_identity, Attempt, Pass, QaDir};
+use kijito_gate::{Attempt, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 
-const T0: i64 = 1_800_000_000_000;
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
+mod common;
+use common::{env, pass_for, Env, NONCE, T0};
+
 const NONCE2: &str = "fedcba9876543210fedcba9876543210";
 
-struct Env {
-    _dir: tempfile::TempDir,
-    data: AbsPath,
-    qa: QaDir,
-    s: SessionId,
-    transcript: AbsPath,
-}
 
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
-    std::fs::create_dir(data.as_path()).unwrap();
-    std::fs::set_permissions(data.as_path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let qa = QaDir::open(&data).unwrap();
-    let t = dir.path().join("t.jsonl");
-    std::fs::write(&t, b"x\n").unwrap();
-    Env { transcript: AbsPath::from_path(&t).unwrap(), _dir: dir, data, qa, s: SessionId::parse("sess-1").unwrap() }
-}
 
 fn sid(s: &str) -> SessionId {
     SessionId::parse(s).unwrap()
@@ -47,17 +30,7 @@ fn codex_pin(s: &str) -> Pin {
 }
 
 fn write_pass(e: &Env, at: i64, nonce: &str) {
-    let p = Pass {
-        session_id: e.s.clone(),
-        recorded_at_ms: at,
-        pointer_id: MemoryId::new(1).unwrap(),
-        lock_message_id: MessageId::new(2).unwrap(),
-        pointer_digest: Digest::of(b"p"),
-        snapshot_digest: Digest::of(b"s"),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: nonce.into(),
-        transcript: transcript_identity(&e.transcript).unwrap(),
-    };
+    let p = pass_for(e, "sess-1", at, nonce);
     private::write_atomic(&e.qa.pass(&e.s), &p.to_bytes()).unwrap();
 }
 
