@@ -80,6 +80,8 @@ fn subcommands_and_forms() {
     assert_eq!(code("/opt/kq/bin/qa-gate"), codes::MISSING_SUBCOMMAND);
     assert_eq!(code("/opt/kq/bin/qa-gate check-command x"), codes::UNKNOWN_SUBCOMMAND);
     assert_eq!(code("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
+    // The hook-only signer recovery (run by the UserPromptSubmit hook, never by the agent).
+    assert_eq!(code(&format!("/opt/kq/bin/memory-latch wallet-recover --signature 0x{} --digest 0x{}", "a".repeat(130), "b".repeat(64))), codes::UNKNOWN_SUBCOMMAND);
     let c = accepted("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk low");
     assert_eq!(c.subcommand, "consent request");
     assert_eq!(c.args[0], ("--action-file", "/w/a".to_owned()));
