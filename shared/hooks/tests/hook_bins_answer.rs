@@ -74,6 +74,9 @@ fn the_watchdog_answers_when_the_work_cannot_finish() {
         (env!("CARGO_BIN_EXE_session-hook"), &["--host", "codex", "--expect", "PreToolUse"], "", Duration::from_millis(3500)),
     ];
     for (bin, args, expected, watchdog) in cases {
+        // The watchdog counts from the process's start, so the clock starts
+        // before the spawn: a busy machine can only make `took` longer.
+        let start = Instant::now();
         let mut child = Command::new(bin)
             .args(args)
             .arg("--data-dir")
@@ -86,7 +89,6 @@ fn the_watchdog_answers_when_the_work_cannot_finish() {
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"{\"hook_event_name\":").unwrap();
-        let start = Instant::now();
         let out = child.wait_with_output().unwrap();
         let took = start.elapsed();
         drop(stdin);
