@@ -111,7 +111,8 @@ impl Env {
     pub fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
         let mut c = self.command(bin);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]);
-        let mut child = c.spawn().unwrap();
+        // `bin` may be a copy a test just wrote (the copied-alone hook).
+        let mut child = super::spawn_copied(&mut c);
         {
             use std::io::Write;
             child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
