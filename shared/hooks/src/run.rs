@@ -285,7 +285,9 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     // memory-latch: a continuity-break prompt ("you forgot", "start over",
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
-    let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
+    let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(|signal| {
+        kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref())
+    });
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     let consent = crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
@@ -293,6 +295,15 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Opti
     let parts: Vec<String> =
         reentry.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
+}
+
+/// The exact `memory-latch recover` command for this session's workspace,
+/// only when the command guard accepts it as the agent's own call.
+fn recover_command(env: &HookEnv, extras: &Extras) -> Option<String> {
+    let helpers = env.helpers.as_ref()?;
+    let cwd = extras.cwd.as_deref()?.to_str()?;
+    let line = format!("{} recover --workspace {cwd}", helpers.helper("memory-latch"));
+    matches!(kijito_protocol::command::guard_line(&line, Some(helpers)), kijito_protocol::command::Verdict::Helper(_)).then_some(line)
 }
 
 fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
