@@ -622,7 +622,76 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) {
         return true;
     }
+    // Brace expansion: `{bin/session-hook,--host}` runs `bin/session-hook
+    // --host`; each alternative is a word the shell will run.
+    if word.contains('{') {
+        for alt in brace_alternatives(word) {
+            let plain: String = alt.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
+            if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) || helper_dir.is_some_and(|d| in_dir(&plain, d)) {
+                return true;
+            }
+        }
+    }
     word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir)
+}
+
+/// Most words one brace expansion is followed to.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// The words the shell's brace expansion makes of `word` (`a{b,c}d` → `abd`,
+/// `acd`; nested and repeated groups too), bounded by [`MAX_BRACE_WORDS`];
+/// a group without a top-level comma stays as it is. Quoting is ignored, so
+/// a quoted brace counts as an expansion too (more words, never fewer).
+fn brace_alternatives(word: &str) -> Vec<String> {
+    let mut todo = vec![word.to_owned()];
+    let mut done = Vec::new();
+    while let Some(w) = todo.pop() {
+        if todo.len() + done.len() >= MAX_BRACE_WORDS {
+            done.push(w);
+            break;
+        }
+        match first_brace_group(&w) {
+            Some((open, close, commas)) => {
+                let (head, body, tail) = (&w[..open], &w[open + 1..close], &w[close + 1..]);
+                let mut start = 0;
+                for cut in commas.iter().map(|c| c - open - 1).chain(std::iter::once(body.len())) {
+                    todo.push(format!("{head}{}{tail}", &body[start..cut]));
+                    start = cut + 1;
+                }
+            }
+            None => done.push(w),
+        }
+    }
+    done.extend(todo);
+    done
+}
+
+/// The `{...}` group of `w` the shell expands first: the outermost (then
+/// leftmost) group with a comma at its own depth; its byte offsets and those
+/// commas.
+fn first_brace_group(w: &str) -> Option<(usize, usize, Vec<usize>)> {
+    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut best: Option<(usize, (usize, usize, Vec<usize>))> = None;
+    for (i, c) in w.char_indices() {
+        match c {
+            '{' => stack.push((i, Vec::new())),
+            ',' => {
+                if let Some((_, commas)) = stack.last_mut() {
+                    commas.push(i);
+                }
+            }
+            '}' => {
+                if let Some((open, commas)) = stack.pop() {
+                    let depth = stack.len();
+                    if !commas.is_empty() && best.as_ref().is_none_or(|(d, (o, _, _))| depth < *d || (depth == *d && open < *o)) {
+                        best = Some((depth, (open, i, commas)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    best.map(|(_, g)| g)
 }
 
 /// `name` or `.../name` for a toolkit executable name.
