@@ -578,6 +578,12 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     if mentions_helper(line) {
         return true;
     }
+    // ANSI-C quoting: `$'\x71a-gate'` is the word `qa-gate`.
+    if let Some(decoded) = ansi_c_decoded(line) {
+        if reaches_helper(&decoded, dir) {
+            return true;
+        }
+    }
     let unquoted: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
     if mentions_helper(&unquoted) {
         return true;
@@ -607,6 +613,79 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
         }
     }
     false
+}
+
+/// `line` with every ANSI-C quoted string (`$'...'`) replaced by the
+/// characters it stands for (`\xHH`, `\NNN` octal, `\uHHHH`, `\UHHHHHHHH`,
+/// `\cX`, the letter escapes, `\\`, `\'`, `\"`); `None` when there is none.
+/// Bytes that are not UTF-8 become U+FFFD; the result is never longer than
+/// the line, so the recursion in [`reaches_helper`] ends.
+fn ansi_c_decoded(line: &str) -> Option<String> {
+    if !line.contains("$'") {
+        return None;
+    }
+    let b = line.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if !(b[i] == b'$' && b.get(i + 1) == Some(&b'\'')) {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        i += 2;
+        while i < b.len() && b[i] != b'\'' {
+            if b[i] != b'\\' || i + 1 >= b.len() {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let e = b[i + 1];
+            i += 2;
+            let hex = |from: usize, max: usize| {
+                let n = b[from..].iter().take(max).take_while(|c| c.is_ascii_hexdigit()).count();
+                (u32::from_str_radix(std::str::from_utf8(&b[from..from + n]).unwrap_or("0"), 16).ok(), n)
+            };
+            match e {
+                b'x' => {
+                    let (v, n) = hex(i, 2);
+                    match v {
+                        Some(v) if n > 0 => out.push(v as u8),
+                        _ => out.extend_from_slice(b"\\x"),
+                    }
+                    i += n;
+                }
+                b'u' | b'U' => {
+                    let (v, n) = hex(i, if e == b'u' { 4 } else { 8 });
+                    let c = v.filter(|_| n > 0).and_then(char::from_u32).unwrap_or('\u{FFFD}');
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    i += n;
+                }
+                b'0'..=b'7' => {
+                    let n = 1 + b[i..].iter().take(2).take_while(|c| (b'0'..=b'7').contains(c)).count();
+                    let v = b[i - 1..i - 1 + n].iter().fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
+                    out.push(v as u8);
+                    i += n - 1;
+                }
+                b'c' if i < b.len() => {
+                    out.push(b[i] & 0x1f);
+                    i += 1;
+                }
+                b'n' => out.push(b'\n'),
+                b't' => out.push(b'\t'),
+                b'r' => out.push(b'\r'),
+                b'a' => out.push(7),
+                b'b' => out.push(8),
+                b'e' | b'E' => out.push(27),
+                b'f' => out.push(12),
+                b'v' => out.push(11),
+                other => out.push(other),
+            }
+        }
+        i += 1;
+    }
+    let decoded = String::from_utf8_lossy(&out).into_owned();
+    (decoded != line).then_some(decoded)
 }
 
 /// Rules 2 and 3 of [`reaches_helper`] for one word.

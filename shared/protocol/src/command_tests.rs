@@ -331,3 +331,19 @@ fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {
     assert!(!reaches_helper("cp src/{a,b}.rs /tmp", Some(&d)));
     assert!(matches!(guard_line("mkdir -p build/{x,y}", Some(&d)), Verdict::Unrelated));
 }
+
+/// ANSI-C quoting spells a helper's name in escapes (`$'\x71a-gate'`).
+#[test]
+fn ansi_c_quoting_is_decoded_before_judging() {
+    assert_eq!(ansi_c_decoded("$'\\x71a-gate' status").as_deref(), Some("qa-gate status"));
+    assert_eq!(ansi_c_decoded("$'\\161a-gate'").as_deref(), Some("qa-gate"));
+    assert_eq!(ansi_c_decoded("$'\\u0071a-gate'").as_deref(), Some("qa-gate"));
+    assert_eq!(ansi_c_decoded("a$'b\\'c'd").as_deref(), Some("ab'cd"));
+    assert_eq!(ansi_c_decoded("echo 'plain'"), None);
+    let d = dir();
+    for line in ["$'\\x71a-gate' status", "$'/opt/kq/bin/\\x71a-gate' record", "x=$'\\x73ession-hook'; $x --host claude"] {
+        assert!(reaches_helper(line, Some(&d)), "{line}");
+        assert!(matches!(guard_line(line, Some(&d)), Verdict::Deny(_)), "{line}");
+    }
+    assert!(!reaches_helper("printf $'a\\tb\\n'", Some(&d)));
+}
