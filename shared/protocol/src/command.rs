@@ -264,6 +264,7 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar::new("memory-latch", "gate", &MEMORY_LATCH_GATE_SPECS),
     Grammar::new("memory-latch", "recover", &MEMORY_LATCH_STATUS_SPECS),
     Grammar::new("memory-latch", "reseed", &MEMORY_LATCH_STATUS_SPECS),
+    Grammar::new("memory-latch", "review", &MEMORY_LATCH_STATUS_SPECS),
     Grammar::new("memory-latch", "detect", &MEMORY_LATCH_DETECT_SPECS),
     Grammar::new("wake-check", "", &WAKE_CHECK_SPECS),
     Grammar::new("kijito-local", "serve", &KIJITO_LOCAL_SERVE_SPECS),
