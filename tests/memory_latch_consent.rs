@@ -290,3 +290,29 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
     // Consent works again.
     e.request(&action, "low");
 }
+
+/// Issue 22: a UserPromptSubmit whose input carries `agent_id` or
+/// `agent_type` is a subagent's prompt (written by the main agent), so it
+/// confirms nothing and counts no wrong attempt; the user's own prompt then
+/// still confirms.
+#[test]
+fn a_subagents_prompt_confirms_no_token() {
+    let e = env();
+    let action = e.file("action.txt", "git push --force origin main\n");
+    let token = e.request(&action, "low");
+    let ledger = e.ledger();
+    for (host, key) in [("claude", "agent_id"), ("codex", "agent_type"), ("claude", "agent_type")] {
+        let mut p = payload(host, support::latch::ups(host));
+        p["session_id"] = json!("s1");
+        p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+        p["cwd"] = json!(e.ws.to_str().unwrap());
+        p["prompt"] = json!(token);
+        p[key] = json!("verifier-1");
+        let out = e.hook_bin(&SESSION_HOOK, host, "UserPromptSubmit", &p);
+        let ctx = context_of(&out.stdout).unwrap_or_default();
+        assert!(!ctx.contains("confirmed"), "{host} {key}: {ctx}");
+        assert_eq!(e.status()["head"]["consent_state"], "pending", "{host} {key}");
+        assert_eq!(e.ledger(), ledger, "{host} {key}: nothing counted");
+    }
+    assert!(e.user_says("claude", &token).unwrap().contains("the USER confirmed consent token"));
+}
