@@ -39,6 +39,7 @@ pub mod codes {
     pub const SETTINGS_INVALID: &str = "settings_invalid";
     pub const SETTINGS_UNREADABLE: &str = "settings_unreadable";
     pub const RULES_UNREADABLE: &str = "rules_unreadable";
+    pub const ROOT_UNSAFE: &str = "root_path_unsafe";
 }
 
 /// The helper commands an agent runs in an unattended session: (helper,
@@ -198,6 +199,7 @@ impl Plan {
 /// are not installed in `<root>/bin` or the file cannot be merged safely.
 pub fn plan(host: HostKind, root: &Path, claude_config_dir: Option<&Path>, codex_home: Option<&Path>, home: &Path) -> Result<Plan> {
     let bin = root.join("bin");
+    check_safe_path(&bin)?;
     let missing_bins: Vec<String> =
         AGENT_COMMANDS.iter().map(|(h, _)| *h).filter(|h| !crate::proc::is_executable(&bin.join(h))).map(str::to_owned).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     if !missing_bins.is_empty() {
@@ -234,6 +236,20 @@ pub fn write(plan: &Plan) -> Result<()> {
         private::ensure_private_dir(dir)?;
     }
     private::write_atomic(&plan.path, plan.content.as_bytes())
+}
+
+/// A helper directory that fits a rule as written: absolute, made only of
+/// letters, digits and `. _ - + /` (what install.sh accepts for a prefix), so a
+/// `Bash(...:*)` rule or a `prefix_rule` pattern cannot be bent by `)`, `:`,
+/// quotes, spaces or globs in it.
+pub fn check_safe_path(bin: &Path) -> Result<()> {
+    let t = bin.to_string_lossy();
+    let ok = t.starts_with('/') && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-+/".contains(&b)) && !t.split('/').any(|c| c == "." || c == "..");
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::new(codes::ROOT_UNSAFE, format!("{t} is not a plain absolute path of letters, digits and . _ - + / (install.sh accepts no other prefix); give the real --root")))
+    }
 }
 
 fn host_name(h: HostKind) -> &'static str {
@@ -430,6 +446,16 @@ mod tests {
             let e = merge_claude_settings(Some(bad), &rules, p).unwrap_err();
             assert_eq!(e.code(), codes::SETTINGS_INVALID, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_root_that_could_bend_a_rule_is_refused() {
+        for bad in ["/p q/bin", "/p)/bin", "/p:*/bin", "/p\"/bin", "/p/*/bin", "/p/../bin", "relative/bin", "/p$HOME/bin"] {
+            assert_eq!(check_safe_path(Path::new(bad)).unwrap_err().code(), codes::ROOT_UNSAFE, "{bad}");
+            let e = plan(HostKind::Claude, Path::new(bad).parent().unwrap(), None, None, Path::new("/home/u")).unwrap_err();
+            assert_eq!(e.code(), codes::ROOT_UNSAFE, "{bad}");
+        }
+        assert!(check_safe_path(Path::new("/home/u/.local/share/kijito-qa/claude/bin")).is_ok());
     }
 
     #[test]
