@@ -61,6 +61,7 @@ pub const AGENT_COMMANDS: &[(&str, &str)] = &[
     ("memory-latch", "gate"),
     ("memory-latch", "recover"),
     ("memory-latch", "reseed"),
+    ("memory-latch", "review"),
     ("memory-latch", "detect"),
     ("wake-check", ""),
 ];
@@ -352,6 +353,17 @@ mod tests {
             w.join(" ")
         };
         std::iter::once(words(None)).chain(g.specs.iter().filter(|s| !s.required).map(|s| words(Some(s)))).collect()
+    }
+
+    /// Every form the guard lets the agent run gets a decision here: a rule,
+    /// or a place on this list of forms the unattended agent never needs.
+    #[test]
+    fn every_guard_form_is_a_rule_or_left_out_on_purpose() {
+        const LEFT_OUT: &[(&str, &str)] = &[("kijito-local", "serve"), ("kijito-local", "demo")];
+        for g in GRAMMARS {
+            let form = (g.helper, g.subcommand);
+            assert!(AGENT_COMMANDS.contains(&form) != LEFT_OUT.contains(&form), "{form:?}: add it to AGENT_COMMANDS or to LEFT_OUT");
+        }
     }
 
     #[test]
