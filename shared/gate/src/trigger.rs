@@ -377,12 +377,14 @@ pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
 pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request, Pin)> {
     let pass_bytes = match read_optional(&qa.pass(s))? {
         Some(b) => b,
+        None if crate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
         None => {
             return Err(Error::new(codes::PASS_MISSING, "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first"))
         }
     };
     let pass = crate::Pass::parse(&pass_bytes)?;
     pass.check_age(s, now_ms)?;
+    crate::withdraw::check_unspent(qa, s, &pass.compaction_nonce)?;
     let pin = read_pin(qa, s)?.ok_or_else(|| {
         Error::new(
             codes::NO_SAFE_TRIGGER,
@@ -413,13 +415,25 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
 /// a newer pass replaced it, or the pass's own age/session code.
 pub fn pass_still_valid(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
     let Some(bytes) = read_optional(&qa.pass(&r.session_id))? else {
+        if crate::withdraw::was_withdrawn(qa, &r.session_id) {
+            return Err(withdrawn_error());
+        }
         return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
     };
     let pass = crate::Pass::parse(&bytes)?;
     if pass.compaction_nonce != r.nonce {
         return Err(Error::new(codes::REQUEST_SUPERSEDED, "a newer QA pass replaced the one this request was made for"));
     }
-    pass.check_age(&r.session_id, now_ms)
+    pass.check_age(&r.session_id, now_ms)?;
+    crate::withdraw::check_unspent(qa, &r.session_id, &pass.compaction_nonce)
+}
+
+/// The refusal when the session's last pass was withdrawn by a new turn.
+fn withdrawn_error() -> Error {
+    Error::new(
+        crate::pass::codes::PASS_WITHDRAWN,
+        "a new turn began after `qa-gate record`, so that pass was withdrawn: run the QA cycle again (two cold boots, record) in the turn that requests the compaction",
+    )
 }
 
 /// The one stdout line of a successful `kijito-compact request`.
