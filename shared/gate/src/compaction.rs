@@ -20,9 +20,9 @@ pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
 
 /// An exclusive flock on `precompact.<session>.lock` in the QA dir; released
 /// when dropped (closing the descriptor).
-pub(crate) struct SessionLock(#[allow(dead_code)] std::fs::File);
+struct SessionLock(#[allow(dead_code)] std::fs::File);
 
-pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
+fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));

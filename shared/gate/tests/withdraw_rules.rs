@@ -148,3 +148,14 @@ fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawa
     std::fs::set_permissions(e.qa.spent(&e.s), std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(withdraw::check_unspent(&e.qa, &e.s, NONCE).is_err(), "an open record is not trusted either");
 }
+
+#[test]
+fn the_protocol_example_of_the_spent_record_is_byte_exact() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/protocol.md")).unwrap();
+    let start = doc.find(r#"`{"schemaVersion":1,"sessionId":"sess-1","spent":["#).expect("the example in docs/protocol.md §7") + 1;
+    let example = &doc[start..start + doc[start..].find('`').unwrap()];
+    let s = kijito_protocol::ids::SessionId::parse("sess-1").unwrap();
+    let spent = withdraw::Spent::parse(example.as_bytes(), &s).unwrap();
+    assert_eq!(spent.to_bytes(), example.as_bytes());
+    assert_eq!(spent.entries[0].why, PASS_WITHDRAWN);
+}

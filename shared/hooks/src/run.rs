@@ -325,9 +325,11 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // Re-entry that SessionStart(compact) never delivered, and what a new
     // turn withdrew; either one is followed by the command block (fresh
     // paths for the next cycle).
-    let told: Vec<String> =
-        deliver(env, input, false, Then::Nothing).ok().flatten().into_iter().chain(withdrawn.as_ref().map(text::withdrawn_text)).collect();
-    let reentry = (!told.is_empty()).then(|| format!("{}\n\n{}", told.join("\n\n"), command_block(env, input, extras.subagent)));
+    let mut told: Vec<String> = deliver(env, input, false, Then::Nothing).ok().flatten().into_iter().collect();
+    told.extend(withdrawn.as_ref().map(text::withdrawn_text));
+    if !told.is_empty() {
+        told.push(command_block(env, input, extras.subagent));
+    }
     // memory-latch: a continuity-break prompt ("you forgot", "start over",
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
@@ -336,8 +338,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     let consent = crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
-    let parts: Vec<String> =
-        reentry.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
+    let parts: Vec<String> = told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
