@@ -159,3 +159,16 @@ fn the_protocol_example_of_the_spent_record_is_byte_exact() {
     assert_eq!(spent.to_bytes(), example.as_bytes());
     assert_eq!(spent.entries[0].why, PASS_WITHDRAWN);
 }
+
+#[test]
+fn the_hooks_read_only_the_adapter_of_a_pin() {
+    let e = env();
+    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), None);
+    pin(&e);
+    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), Some("tmux"));
+    let text = std::fs::read_to_string(e.qa.pin(&e.s)).unwrap();
+    for junk in [text.replace("sess-1", "sess-2"), text.replace("\"via\":\"tmux\"", "\"via\":\"screen\""), text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"), "{}}".into()] {
+        private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
+        assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
+    }
+}
