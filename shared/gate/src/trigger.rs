@@ -400,9 +400,12 @@ pub fn fail_pending(qa: &QaDir, s: &SessionId, nonce: &str, code: &'static str, 
     }
     let Some(bytes) = read_optional(&qa.request(s))? else { return Ok(false) };
     let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| bad(codes::REQUEST_INVALID, "the compaction request"))?;
-    v["state"] = json!("failed");
-    v["code"] = json!(code);
-    v["updatedAtMs"] = json!(now_ms.max(r.requested_at_ms));
+    if let Some(o) = v.as_object_mut() {
+        // `insert` keeps an existing key where it is (preserve_order).
+        o.insert("state".into(), json!("failed"));
+        o.insert("code".into(), json!(code));
+        o.insert("updatedAtMs".into(), json!(now_ms.max(r.requested_at_ms)));
+    }
     let text = format!("{v}\n");
     Request::parse(text.as_bytes())?;
     private::write_atomic(&qa.request(s), text.as_bytes())?;

@@ -325,8 +325,13 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // Re-entry that SessionStart(compact) never delivered, and what a new
     // turn withdrew; either one is followed by the command block (fresh
     // paths for the next cycle).
-    let mut told: Vec<String> = deliver(env, input, false, Then::Nothing).ok().flatten().into_iter().collect();
-    told.extend(withdrawn.as_ref().map(text::withdrawn_text));
+    let mut told = Vec::new();
+    if let Ok(Some(t)) = deliver(env, input, false, Then::Nothing) {
+        told.push(t);
+    }
+    if let Some(w) = &withdrawn {
+        told.push(text::withdrawn_text(w));
+    }
     if !told.is_empty() {
         told.push(command_block(env, input, extras.subagent));
     }
