@@ -287,7 +287,8 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
         }
     };
     if withdrawn {
-        private::remove_owned(&qa.withdrawn(session))?;
+        // Only a reason's marker: failing to remove it never costs the attempt.
+        let _ = private::remove_owned(&qa.withdrawn(session));
     }
     qa.write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
     Ok(attempt)
