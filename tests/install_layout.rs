@@ -117,6 +117,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         let expected: Vec<String> = match event.as_str() {
             "PreCompact" => vec![format!("{root_s}/bin/precompact"), "--host".into(), host.into()],
             "PostCompact" => vec![format!("{root_s}/bin/postcompact"), "--host".into(), host.into()],
+            "UserPromptSubmit" => vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()],
             ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
         };
         assert_eq!(words, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{event} command of {host} ({name})");

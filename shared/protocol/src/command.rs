@@ -287,6 +287,7 @@ pub const GUARDED_NAMES: &[&str] = &[
     "precompact",
     "postcompact",
     "session-hook",
+    "prompt-hook",
     "kijito-setup",
 ];
 
@@ -543,7 +544,7 @@ const EXPANSION: &[char] = &['$', '`'];
 /// backtick) and contains one of these (after quote removal) could assemble
 /// a helper name, so it is held to the grammar.
 pub const NAME_FRAGMENTS: &[&str] =
-    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito", "latch", "wake-check"];
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "kijito", "latch", "wake-check"];
 
 /// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
 /// and guard"). A line that could reach a toolkit executable — directly, or
@@ -705,7 +706,12 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     // Brace expansion: `{bin/session-hook,--host}` runs `bin/session-hook
     // --host`; each alternative is a word the shell will run.
     if word.contains('{') {
-        for alt in brace_alternatives(word) {
+        let alts = brace_alternatives(word);
+        // Past the bound a word may hide anything: held to the grammar.
+        if alts.len() > MAX_BRACE_WORDS {
+            return true;
+        }
+        for alt in alts {
             let plain: String = alt.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
             if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) || helper_dir.is_some_and(|d| in_dir(&plain, d)) {
                 return true;
@@ -719,8 +725,9 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
 const MAX_BRACE_WORDS: usize = 256;
 
 /// The words the shell's brace expansion makes of `word` (`a{b,c}d` → `abd`,
-/// `acd`; nested and repeated groups too), bounded by [`MAX_BRACE_WORDS`];
-/// a group without a top-level comma stays as it is. Quoting is ignored, so
+/// `acd`; nested and repeated groups too); a group without a top-level comma
+/// stays as it is. More than [`MAX_BRACE_WORDS`] words in the result means
+/// the expansion was cut short (the caller fails closed). Quoting is ignored, so
 /// a quoted brace counts as an expansion too (more words, never fewer).
 fn brace_alternatives(word: &str) -> Vec<String> {
     let mut todo = vec![word.to_owned()];
@@ -728,7 +735,9 @@ fn brace_alternatives(word: &str) -> Vec<String> {
     while let Some(w) = todo.pop() {
         if todo.len() + done.len() >= MAX_BRACE_WORDS {
             done.push(w);
-            break;
+            done.extend(todo.drain(..));
+            done.push(String::new());
+            return done;
         }
         match first_brace_group(&w) {
             Some((open, close, commas)) => {
