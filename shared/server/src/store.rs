@@ -196,6 +196,20 @@ impl Store {
         insert_memory(&conn, m)
     }
 
+    /// Create many memories in one transaction (seeding, benchmarks);
+    /// returns the first and last id.
+    pub fn create_memories(&self, memories: &[NewMemory]) -> Result<Option<(u64, u64)>> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        let mut range = None;
+        for m in memories {
+            let id = insert_memory(&tx, m)?;
+            range = Some((range.map_or(id, |(first, _)| first), id));
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(range)
+    }
+
     /// A memory by id, or None.
     pub fn memory(&self, id: u64) -> Result<Option<Memory>> {
         let conn = self.lock();
@@ -642,6 +656,11 @@ mod tests {
         store.set_marker(new, Marker::Faded).unwrap();
         assert_eq!(ids(store.important("Codex", 10).unwrap()), vec![old]);
         assert_eq!(store.counts("Codex").unwrap(), (2, 1));
+        assert_eq!(store.create_memories(&[]).unwrap(), None);
+        let (first, last) = store.create_memories(&[sample("x"), sample("y"), sample("z")]).unwrap().unwrap();
+        assert_eq!((first, last), (new + 1, new + 3));
+        assert_eq!(store.recall(&fts_query("y").unwrap(), None, None, 5).unwrap()[0].id, new + 2);
+        assert_eq!(store.counts("Codex").unwrap(), (5, 4));
     }
 
     #[test]
