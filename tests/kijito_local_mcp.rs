@@ -305,6 +305,18 @@ fn every_tool_succeeds_and_fails_closed() {
     assert!(mcp.ok("kijito_get", json!({"id": a})).contains(" · faded\n"));
     mcp.err("kijito_fade", json!({"id": 999}), "not_found_or_forbidden");
 
+    // The verifier's own parser and classifier (protocol §3) read the MCP
+    // texts as they read the REST ones.
+    let classify = |text: &str, id: u64| kijito_protocol::render::parse_and_classify(text, kijito_protocol::ids::MemoryId::new(id).unwrap(), None).map(|(_, l)| l);
+    let text = mcp.ok("kijito_get", json!({"id": pointer}));
+    assert_eq!(classify(&text, pointer).unwrap(), kijito_protocol::render::Lifecycle::Current);
+    let text = mcp.ok("kijito_get", json!({"id": b}));
+    assert_eq!(classify(&text, b).unwrap(), kijito_protocol::render::Lifecycle::Retired);
+    let text = mcp.ok("kijito_get", json!({"id": c}));
+    assert_eq!(classify(&text, c).unwrap(), kijito_protocol::render::Lifecycle::Current);
+    let text = mcp.ok("kijito_get", json!({"id": a}));
+    assert_eq!(classify(&text, a).unwrap_err().code(), kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED, "a faded memory is unclassified");
+
     // update: in place for an ordinary memory; refused for the pointer and the lock id.
     assert_eq!(mcp.ok("kijito_update", json!({"id": c, "content": "The port is 8789."})), format!("Updated [{c}]"));
     assert!(mcp.ok("kijito_get", json!({"id": c})).contains("\nThe port is 8789.\n"));
