@@ -527,3 +527,48 @@ fn conformance_through_the_official_python_sdk() {
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("conformance ok: protocol 2025-11-25, 12 tools, "), "{stdout}\n{stderr}");
 }
+
+#[test]
+fn mcp_flags_and_config_are_checked_before_serving() {
+    let d = private_dir();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kijito-local"))
+            .arg("mcp")
+            .args(args)
+            .env("XDG_CONFIG_HOME", d.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run")
+    };
+    let db = d.path().join("k.db");
+    let db = db.to_str().unwrap();
+    for (args, code) in [
+        (vec![], "missing_flag"),
+        (vec!["--db", db, "--pointer-id", "0"], "invalid_memory_id"),
+        (vec!["--db", db, "--persona", "Not Valid"], "invalid_persona"),
+        (vec!["--db", db, "--project", " padded "], "invalid_argument"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("kijito_local_failed:{code}")), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "nothing on stdout: {args:?}");
+    }
+    // The pointer comes from the config when no flag names it.
+    std::fs::create_dir_all(d.path().join("kijito-qa")).unwrap();
+    std::fs::set_permissions(d.path().join("kijito-qa"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"pointerId":7,"lockMessageId":8,"project":"Proj"}"#).unwrap();
+    let dbp = d.path().join("k.db");
+    let mut mcp = Mcp::start(&dbp, d.path(), &[]);
+    mcp.initialize("2025-06-18");
+    let text = mcp.ok("kijito_startup", json!({}));
+    assert!(text.contains("\nProject: Proj\n") && text.contains("\nCurrent-state pointer: [7] ") && text.contains("\nLock message: 8\n"), "{text}");
+    let refused = mcp.err("kijito_update", json!({"id": 7, "content": "x"}), "pointer_update_refused");
+    assert!(refused.contains("pointer changes go through pointer-publish"));
+    mcp.finish();
+    // An invalid config fails closed at start.
+    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"noSuchKey":1}"#).unwrap();
+    let out = run(&["--db", db]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
