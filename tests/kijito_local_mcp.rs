@@ -203,6 +203,7 @@ fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
             "kijito_fade",
             "kijito_update",
             "kijito_dream",
+            "kijito_anchor_audit",
             "kijito_hive_send",
             "kijito_hive_claim",
             "kijito_hive_release"
@@ -316,6 +317,22 @@ fn every_tool_succeeds_and_fails_closed() {
     assert_eq!(classify(&text, c).unwrap(), kijito_protocol::render::Lifecycle::Current);
     let text = mcp.ok("kijito_get", json!({"id": a}));
     assert_eq!(classify(&text, a).unwrap_err().code(), kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED, "a faded memory is unclassified");
+
+    // anchor audit: the verifier's classification, the correction chain, scars.
+    let text = mcp.ok("kijito_anchor_audit", json!({"id": pointer}));
+    assert_eq!(text, format!("Anchor audit [{pointer}]\nLifecycle: current\nMarker: none\nStatus: active\nSource: mcp\nCorrected by: none\nLatest correction: none\nCorrects: none\nScarred: no"));
+    let c2: u64 = mcp.ok("kijito_correct", json!({"id": c, "content": "The port is 8790."})).rsplit('[').next().unwrap().trim_end_matches(']').parse().unwrap();
+    let text = mcp.ok("kijito_anchor_audit", json!({"id": b}));
+    assert_eq!(
+        text,
+        format!("Anchor audit [{b}]\nLifecycle: retired\nMarker: eroded\nStatus: active\nSource: mcp\nCorrected by: [{c}]\nLatest correction: [{c2}] (chain [{c}] -> [{c2}])\nCorrects: none\nScarred: yes (corrected by [{c}]; eroded)")
+    );
+    let text = mcp.ok("kijito_anchor_audit", json!({"id": c2}));
+    assert!(text.contains("\nLifecycle: current\n") && text.contains(&format!("\nCorrects: [{c}]\n")) && text.ends_with("\nScarred: no"), "{text}");
+    let text = mcp.ok("kijito_anchor_audit", json!({"id": a}));
+    assert!(text.contains("\nLifecycle: unclassified (memory_lifecycle_unclassified)\n") && text.ends_with("Scarred: yes (faded)"), "{text}");
+    mcp.err("kijito_anchor_audit", json!({"id": 999}), "not_found_or_forbidden");
+    mcp.err("kijito_anchor_audit", json!({}), "missing_field");
 
     // update: in place for an ordinary memory; refused for the pointer and the lock id.
     assert_eq!(mcp.ok("kijito_update", json!({"id": c, "content": "The port is 8789."})), format!("Updated [{c}]"));
@@ -525,7 +542,7 @@ fn conformance_through_the_official_python_sdk() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(status.success(), "conformance failed ({status}):\n{stdout}\n{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 12 tools, "), "{stdout}\n{stderr}");
+    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 13 tools, "), "{stdout}\n{stderr}");
 }
 
 #[test]

@@ -27,6 +27,7 @@ EXPECTED_TOOLS = [
     "kijito_fade",
     "kijito_update",
     "kijito_dream",
+    "kijito_anchor_audit",
     "kijito_hive_send",
     "kijito_hive_claim",
     "kijito_hive_release",
@@ -124,6 +125,11 @@ async def main(binary, db):
             assert await ok("kijito_update", {"id": extra_id, "content": "living note, updated"}) == f"Updated [{extra_id}]"
             refused = await err("kijito_update", {"id": 1, "content": "hijack"}, "pointer_update_refused")
             assert "pointer changes go through pointer-publish" in refused, refused
+
+            audit = await ok("kijito_anchor_audit", {"id": anchor_id})
+            assert audit.startswith(f"Anchor audit [{anchor_id}]\nLifecycle: retired\n"), audit
+            assert audit.endswith("Scarred: yes (corrected by [%d]; eroded)" % correction_id), audit
+            await err("kijito_anchor_audit", {"id": 999}, "not_found_or_forbidden")
 
             dream = await err("kijito_dream", {}, "not_available")
             assert "not available on kijito-local" in dream, dream

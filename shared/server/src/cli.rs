@@ -31,11 +31,12 @@ mcp:
   per line, at most 1 MiB each) over the same SQLite store as serve (both
   may run at once). Tools: kijito_startup, kijito_recall, kijito_get,
   kijito_recent, kijito_remember, kijito_correct, kijito_fade, kijito_update,
-  kijito_dream (not available here: an error result), kijito_hive_send,
-  kijito_hive_claim, kijito_hive_release. --pointer-id and --lock-message-id
-  (default: pointerId/lockMessageId of the kijito-qa config) are refused by
-  kijito_update; --persona/--project (default: the config's) are the
-  defaults of the tools' arguments. Exits 0 at the end of stdin.
+  kijito_dream (not available here: an error result), kijito_anchor_audit,
+  kijito_hive_send, kijito_hive_claim, kijito_hive_release. --pointer-id and
+  --lock-message-id (default: pointerId/lockMessageId of the kijito-qa
+  config) are refused by kijito_update; --persona/--project (default: the
+  config's) are the defaults of the tools' arguments. Exits 0 at the end of
+  stdin.
 
   kijito-local demo [--host codex|claude] [--keep]
 

@@ -43,6 +43,8 @@ pub const RECENT_HOURS: (u64, u64) = (48, 8760);
 pub const MAX_QUERY_CHARS: usize = 4096;
 /// How many memories `kijito_startup` lists in each of its two lists.
 pub const STARTUP_LIST: usize = 10;
+/// Most corrections `kijito_anchor_audit` lists and follows.
+pub const MAX_AUDIT_CHAIN: usize = 64;
 /// Default lease of `kijito_hive_claim`, seconds (the hosted default).
 pub const DEFAULT_CLAIM_SECONDS: u64 = 60;
 
@@ -201,6 +203,7 @@ impl Mcp {
             "kijito_fade" => self.fade(&args),
             "kijito_update" => self.update(&args),
             "kijito_dream" => self.dream(&args),
+            "kijito_anchor_audit" => self.anchor_audit(&args),
             "kijito_hive_send" => self.hive_send(&args),
             "kijito_hive_claim" => self.hive_claim(&args),
             "kijito_hive_release" => self.hive_release(&args),
@@ -387,6 +390,54 @@ impl Mcp {
         ))
     }
 
+    /// The deep audit of one anchor: the verifier's classification of its
+    /// rendering (protocol §3, the same parser as pointer-snapshot), its
+    /// marker, what corrected it (the chain to the latest correction) and
+    /// what it corrects. Corrected or eroded: scarred.
+    fn anchor_audit(&self, args: &Map<String, Value>) -> Field<String> {
+        args_object(args, &["id"])?;
+        let id = memory_id_field(args, "id")?;
+        let Some((memory, edges, more)) = self.store.memory_with_edges(id).map_err(|e| store_failure(&e))? else { return Err(not_found()) };
+        let text = render::render(&memory, &edges, more, &kijito_files::random::hex(3));
+        let memory_id = kijito_protocol::ids::MemoryId::new(id).map_err(|e| bad(e.code(), e.message()))?;
+        let lifecycle = match kijito_protocol::render::parse_and_classify(&text, memory_id, None) {
+            Ok((_, l)) => l.as_str().to_owned(),
+            Err(e) => format!("unclassified ({})", e.code()),
+        };
+        let (corrected_by, corrects) = self.store.linked(id, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?;
+        // Follow the newest correction of each step to the latest one.
+        let mut chain: Vec<u64> = Vec::new();
+        let mut next = corrected_by.last().copied();
+        while let Some(step) = next {
+            if chain.len() >= MAX_AUDIT_CHAIN || chain.contains(&step) || step == id {
+                break;
+            }
+            chain.push(step);
+            next = self.store.linked(step, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?.0.last().copied();
+        }
+        let ids = |v: &[u64], sep: &str| if v.is_empty() { "none".to_owned() } else { v.iter().map(|i| format!("[{i}]")).collect::<Vec<_>>().join(sep) };
+        let mut scars = Vec::new();
+        if !corrected_by.is_empty() {
+            scars.push(format!("corrected by {}", ids(&corrected_by, ", ")));
+        }
+        if memory.marker == Marker::Eroded {
+            scars.push("eroded".to_owned());
+        }
+        if memory.marker == Marker::Faded {
+            scars.push("faded".to_owned());
+        }
+        let scarred = if scars.is_empty() { "no".to_owned() } else { format!("yes ({})", scars.join("; ")) };
+        Ok(format!(
+            "Anchor audit [{id}]\nLifecycle: {lifecycle}\nMarker: {marker}\nStatus: {status}\nSource: {source}\nCorrected by: {corrected}\nLatest correction: {latest}\nCorrects: {corrects}\nScarred: {scarred}",
+            marker = memory.marker.as_str(),
+            status = memory.status,
+            source = memory.source,
+            corrected = ids(&corrected_by, ", "),
+            latest = if chain.is_empty() { "none".to_owned() } else { format!("{} (chain {})", ids(&chain[chain.len() - 1..], ""), ids(&chain, " -> ")) },
+            corrects = ids(&corrects, ", "),
+        ))
+    }
+
     fn hive_send(&self, args: &Map<String, Value>) -> Field<String> {
         args_object(args, &["to", "content", "persona", "urgent"])?;
         let to = label_field(args, "to")?;
@@ -497,6 +548,8 @@ pub fn tool_definitions() -> Value {
             schema(json!({ "id": id, "content": { "type": "string" }, "persona": persona, "scope": word("must equal the memory's scope; default its own"), "project": project }), &["id", "content"]), false),
         tool("kijito_dream", "Dream (consolidate)", "Not available on kijito-local: always an error result, nothing changes.",
             schema(json!({ "persona": persona, "project": project }), &[]), false),
+        tool("kijito_anchor_audit", "Audit an anchor", "The deep audit of one anchor: the verifier's classification of its rendering (current, retired, or unclassified with the code), its marker, what corrected it (the chain to the latest correction) and what it corrects. A corrected, eroded or faded anchor is scarred.",
+            schema(json!({ "id": id }), &["id"]), true),
         tool("kijito_hive_send", "Send a hive message", "Send a message (e.g. create the lock message); answers {\"id\":N}.",
             schema(json!({ "to": { "type": "string", "minLength": 1, "maxLength": 128 }, "content": { "type": "string" }, "persona": persona, "urgent": { "type": "boolean" } }), &["to", "content"]), false),
         tool("kijito_hive_claim", "Claim a hive message", "Claim a message lease (the pointer lock); answers as POST /api/claim.",
@@ -607,7 +660,7 @@ mod tests {
     fn every_tool_schema_is_a_closed_object() {
         let tools = tool_definitions();
         let tools = tools.as_array().unwrap();
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), 13);
         for t in tools {
             let s = &t["inputSchema"];
             assert_eq!(s["type"], "object", "{}", t["name"]);

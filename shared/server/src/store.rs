@@ -426,6 +426,21 @@ impl Store {
         ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
     }
 
+    /// The memories linked to `id` by `kind` edges: (`from` ids of edges
+    /// into it, `to` ids of edges out of it), oldest edge first, at most
+    /// `limit` each.
+    pub fn linked(&self, id: u64, kind: &str, limit: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        let conn = self.lock();
+        let list = |sql: &str| -> Result<Vec<u64>> {
+            let mut stmt = conn.prepare_cached(sql).map_err(db_err)?;
+            let rows = stmt.query_map(params![id as i64, kind, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
+            rows.map(|r| r.map(|v| v as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+        };
+        let into = list("SELECT from_id FROM relations WHERE to_id = ?1 AND kind = ?2 ORDER BY id LIMIT ?3")?;
+        let out = list("SELECT to_id FROM relations WHERE from_id = ?1 AND kind = ?2 ORDER BY id LIMIT ?3")?;
+        Ok((into, out))
+    }
+
     /// Whether hive message `id` exists.
     pub fn message_exists(&self, id: u64) -> Result<bool> {
         let conn = self.lock();
@@ -585,6 +600,9 @@ mod tests {
         assert_eq!(edges, vec![Edge { kind: "corrects".into(), to: old, preview: "wrong".into() }]);
         assert!(!more);
         assert_eq!(store.correct(999, "x", None, 5).unwrap(), None);
+        assert_eq!(store.linked(old, "corrects", 10).unwrap(), (vec![new], vec![]));
+        assert_eq!(store.linked(new, "corrects", 10).unwrap(), (vec![], vec![old]));
+        assert_eq!(store.linked(new, "relates_to", 10).unwrap(), (vec![], vec![]));
     }
 
     #[test]
