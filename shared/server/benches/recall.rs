@@ -120,6 +120,7 @@ fn main() {
         let mut full = Vec::new();
         let mut pointer = Vec::new();
         let mut commonest = Vec::new();
+        let mut pointer_common = Vec::new();
         for i in 0..queries {
             let id = 100 + i as u64;
             // Two Zipf-like words: often common ones.
@@ -132,12 +133,18 @@ fn main() {
             pointer.push(took);
             // The two commonest words (each in most memories): the worst case.
             commonest.push(call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", word(0), word(1))})).0);
+            // The pointer's sentinel with the two commonest words (as if
+            // RESUME and NOW were in most memories): the pointer still ranks first.
+            let (took, text) = call(&mcp, id, "kijito_recall", json!({"query": format!("CODEX_CURRENT_STATE_POINTER_V1 {} {}", word(0), word(1)), "limit": 1}));
+            assert!(text.contains("· CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark"), "{text}");
+            pointer_common.push(took);
         }
         stats(&format!("{size}: kijito_recall, 2 Zipf words, limit 10"), common);
         stats(&format!("{size}: kijito_recall, 2 uniform words, limit 10"), rare);
         stats(&format!("{size}: kijito_recall, 2 Zipf words, full, limit 10"), full);
         stats(&format!("{size}: kijito_recall, the pointer query, full"), pointer);
         stats(&format!("{size}: kijito_recall, the 2 commonest words, limit 10"), commonest);
+        stats(&format!("{size}: kijito_recall, sentinel + the 2 commonest words"), pointer_common);
 
         let writes = queries.min(100);
         let mut remember = Vec::new();
