@@ -106,6 +106,9 @@ pub mod rules {
     pub const GIT_CLEAN_FORCE: &str = "git_clean_force";
     pub const GIT_BRANCH_FORCE_DELETE: &str = "git_branch_force_delete";
     pub const GIT_STASH_DROP: &str = "git_stash_drop";
+    pub const GIT_DISCARD_CHANGES: &str = "git_discard_changes";
+    pub const RSYNC_DELETE: &str = "rsync_delete";
+    pub const BLOCK_DEVICE_WRITE: &str = "block_device_write";
     pub const SQL_DESTRUCTIVE: &str = "sql_destructive";
     pub const KUBE_DELETE: &str = "kube_delete";
     pub const TERRAFORM_DESTROY: &str = "terraform_destroy";
@@ -180,6 +183,9 @@ pub const RULES: &[(&str, Class, Risk)] = &[
     (r::GIT_CLEAN_FORCE, Class::Delete, Risk::Medium),
     (r::GIT_BRANCH_FORCE_DELETE, Class::Delete, Risk::Medium),
     (r::GIT_STASH_DROP, Class::Delete, Risk::Medium),
+    (r::GIT_DISCARD_CHANGES, Class::Delete, Risk::Medium),
+    (r::RSYNC_DELETE, Class::Delete, Risk::Medium),
+    (r::BLOCK_DEVICE_WRITE, Class::Delete, Risk::High),
     (r::SQL_DESTRUCTIVE, Class::Delete, Risk::High),
     (r::KUBE_DELETE, Class::Delete, Risk::High),
     (r::TERRAFORM_DESTROY, Class::Delete, Risk::High),
@@ -363,7 +369,11 @@ fn words_of(name: &str) -> Vec<String> {
 }
 
 fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
-    let words = words_of(name);
+    let mut words = words_of(name);
+    // `kijito_update` on server `kijito`: the tool's own verb comes after the server's name
+    if words.len() > 1 && words[0] == server.to_ascii_lowercase() {
+        words.remove(0);
+    }
     let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
     const READ: &[&str] = &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
     let kijito = server.to_ascii_lowercase().contains("kijito");
@@ -414,7 +424,15 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
                 path_write(&rd.target, env, out, false);
             }
         }
-        let stdin: Vec<String> = cmd.stdin.iter().cloned().chain(piped.iter().flat_map(|c| c.argv.iter().skip(1).cloned())).collect();
+        if cmd.argv.first().is_some_and(|p| shells().contains(&base(p)) && stdin_script(&cmd.argv[1..]))
+            && piped.iter().any(|c| !c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")))
+        {
+            out.trip(tripwires::SHELL_UNPARSED, "a shell runs a script piped from another program");
+        }
+        // what reaches its standard input: here-documents, here-strings and
+        // the words `echo`/`printf` print before it in its pipeline (`echo SQL | psql`)
+        let printed = piped.iter().filter(|c| c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")));
+        let stdin: Vec<String> = cmd.stdin.iter().cloned().chain(printed.map(|c| c.argv.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))).collect();
         command(&cmd.argv, &stdin, env, out, depth);
     }
 }
@@ -444,7 +462,7 @@ const READ_ONLY: &[&str] = &[
 ];
 
 fn shells() -> &'static [&'static str] {
-    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"]
+    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"]
 }
 
 /// The inner command of a wrapper program, if `argv[0]` is one (after the
@@ -509,6 +527,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
         "nice" => tail(skip(rest, &["-n", "--adjustment"], 0)),
         "ionice" => tail(skip(rest, &["-c", "-n", "-p", "-t"], 0)),
         "chrt" => tail(skip(rest, &[], 1)),
+        "busybox" | "toybox" => tail(0),
         "nohup" | "setsid" | "command" | "exec" | "builtin" | "unbuffer" | "time" | "caffeinate" | "catchsegv" => tail(skip(rest, &["-a"], 0)),
         "stdbuf" => tail(skip(rest, &["-i", "-o", "-e"], 0)),
         "timeout" => tail(skip(rest, &["-s", "--signal", "-k", "--kill-after"], 1)),
@@ -558,12 +577,11 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             let k = rest.iter().position(|w| w == "-c")?;
             rest.get(k + 1).map(|s| Err(s.clone()))
         }
+        p if shells().contains(&p) && stdin_script(rest) => None,
         p if shells().contains(&p) => {
             // sh -c LINE, bash -lc LINE, bash -e -u -c LINE, busybox sh -c
+            let _ = p;
             let mut i = 0;
-            if p == "busybox" {
-                i = 1;
-            }
             while i < rest.len() {
                 let w = rest[i].as_str();
                 if w.starts_with('-') && !w.starts_with("--") && w.contains('c') {
@@ -581,6 +599,12 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
     }
 }
 
+/// A shell started without `-c` and without a script file reads its script
+/// from standard input (`bash <<EOF`, `echo LINE | sh`, `bash -s`).
+fn stdin_script(rest: &[String]) -> bool {
+    !rest.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c')) && rest.iter().all(|w| w.starts_with('-') || w.starts_with('+'))
+}
+
 /// Classify one simple command (after wrappers and nested shells).
 fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) {
     let Some(first) = argv.first() else { return };
@@ -589,7 +613,11 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         return;
     }
     let prog = base(first);
-    if argv.iter().any(|w| w.contains("TIOCSTI")) {
+    if first.contains("$(") || first.contains('`') {
+        out.trip(tripwires::SHELL_UNPARSED, "the program name is computed by a command");
+        return;
+    }
+    if argv.iter().any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522")) {
         out.trip(tripwires::TERMINAL_INPUT, "TIOCSTI");
     }
     if HOOK_BINARIES.contains(&prog) || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog)) {
@@ -610,6 +638,12 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         if prog == "tmux" {
             tmux(argv, out);
+        }
+        return;
+    }
+    if shells().contains(&prog) && stdin_script(&argv[1..]) && !stdin.is_empty() {
+        for text in stdin {
+            nested(text, env, out, depth);
         }
         return;
     }
@@ -716,7 +750,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         "scp" | "rsync" | "sftp" | "rclone" => {
             let opts_with_value = ["-P", "-p", "-i", "-o", "-F", "-c", "-l", "-S", "-e", "--rsh", "-J", "--exclude", "--include", "--filter", "-f"];
-            let (_, pos) = split_flags_with(args, &opts_with_value);
+            let (flags, pos) = split_flags_with(args, &opts_with_value);
+            if prog == "rsync" && flags.iter().any(|f| f.starts_with("--delete") || f == "--remove-source-files") {
+                out.hit(Class::Delete, r::RSYNC_DELETE);
+            }
             if prog == "sftp" || pos.iter().any(|p| is_remote(p)) || (prog == "rclone" && pos.iter().skip(1).any(|p| p.contains(':'))) {
                 out.hit(Class::Send, r::REMOTE_COPY);
             } else {
@@ -750,10 +787,16 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         "tmux" => {
             tmux(argv, out);
+            for line in tmux_shell_commands(argv) {
+                nested(&line, env, out, depth);
+            }
             out.hit(Class::Write, r::SHELL_OTHER);
         }
         "ttyecho" | "writevt" | "wtype" => out.trip(tripwires::TERMINAL_INPUT, prog),
         "xdotool" | "ydotool" if args.iter().any(|a| matches!(a.as_str(), "type" | "key" | "keydown")) => out.trip(tripwires::TERMINAL_INPUT, prog),
+        p if p.starts_with("mkfs") || matches!(p, "wipefs" | "fdisk" | "sfdisk" | "parted" | "sgdisk" | "blkdiscard") => {
+            out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE)
+        }
         "tee" => {
             out.hit(Class::Write, r::SHELL_WRITE);
             for t in split_flags(args).1 {
@@ -974,6 +1017,11 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
             }
         }
         "reset" if flag(&["--hard", "--merge", "--keep"]) => out.hit(Class::Delete, r::GIT_RESET_HARD),
+        // throws away uncommitted changes to files
+        "checkout" if rest.iter().any(|a| a == "--") || pos.iter().any(|p| p == "." || p == ":/") || flag(&["--force"]) || short('f') => {
+            out.hit(Class::Delete, r::GIT_DISCARD_CHANGES)
+        }
+        "restore" if !flag(&["--staged"]) && !short('S') || flag(&["--worktree"]) || short('W') => out.hit(Class::Delete, r::GIT_DISCARD_CHANGES),
         "clean" if (flag(&["--force"]) || short('f')) && !flag(&["--dry-run"]) && !short('n') => out.hit(Class::Delete, r::GIT_CLEAN_FORCE),
         "clean" => out.hit(Class::Read, r::GIT_READ),
         "branch" => {
@@ -1070,8 +1118,38 @@ fn curl(args: &[String], out: &mut Classification) {
         let method = if a == "-X" || a == "--request" {
             i += 1;
             args.get(i).cloned()
-        } else if let Some(m) = a.strip_prefix("--request=").or_else(|| a.strip_prefix("-X").filter(|m| !m.is_empty())) {
+        } else if let Some(m) = a.strip_prefix("--request=") {
             Some(m.to_owned())
+        } else if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+            // a short-option cluster (`-sSX POST`, `-sd a=b`, `-XPOST`): the
+            // first option that takes a value ends it
+            let chars: Vec<char> = a[1..].chars().collect();
+            let mut m = None;
+            for (k, ch) in chars.iter().enumerate() {
+                match ch {
+                    'd' | 'F' | 'T' => {
+                        write = true;
+                        break;
+                    }
+                    'X' => {
+                        let rest: String = chars[k + 1..].iter().collect();
+                        m = if rest.is_empty() {
+                            i += 1;
+                            args.get(i).cloned()
+                        } else {
+                            Some(rest)
+                        };
+                        break;
+                    }
+                    'o' | 'O' => {
+                        download = true;
+                        break;
+                    }
+                    'H' | 'u' | 'A' | 'e' | 'b' | 'c' | 'r' | 'm' | 'w' | 'x' | 'y' | 'Y' | 'z' | 'E' | 'K' | 'C' | 'P' | 'Q' | 't' | 'U' => break,
+                    _ => {}
+                }
+            }
+            m
         } else {
             None
         };
@@ -1081,8 +1159,6 @@ fn curl(args: &[String], out: &mut Classification) {
             }
         } else if matches!(a, "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-urlencode" | "--data-ascii" | "--json" | "-F" | "--form" | "--form-string" | "-T" | "--upload-file")
             || ["--data=", "--data-raw=", "--data-binary=", "--data-urlencode=", "--json=", "--form=", "--upload-file="].iter().any(|p| a.starts_with(p))
-            || (a.starts_with("-d") && a.len() > 2 && !a.starts_with("--"))
-            || (a.starts_with("-F") && a.len() > 2 && !a.starts_with("--"))
         {
             write = true;
         } else if matches!(a, "-o" | "--output" | "-O" | "--remote-name" | "--remote-name-all") || a.starts_with("--output=") {
@@ -1143,6 +1219,72 @@ fn sql(prog: &str, args: &[String], stdin: &[String], out: &mut Classification) 
 /// prefix of a name works in tmux, so any prefix of two or more letters counts.
 const TMUX_TYPING: &[&str] = &["send-keys", "send-prefix", "paste-buffer", "load-buffer"];
 const TMUX_ALIASES: &[&str] = &["send", "pasteb", "loadb"];
+
+/// tmux commands whose trailing words are a shell command, with the
+/// letters of their options that take a value (tmux(1)).
+const TMUX_SHELL: &[(&str, &str)] = &[
+    ("new-session", "cefFnstxy"),
+    ("new", "cefFnstxy"),
+    ("new-window", "ceFnt"),
+    ("neww", "ceFnt"),
+    ("split-window", "ceFlt"),
+    ("splitw", "ceFlt"),
+    ("respawn-pane", "cet"),
+    ("respawnp", "cet"),
+    ("respawn-window", "cet"),
+    ("respawnw", "cet"),
+    ("run-shell", "cdt"),
+    ("run", "cdt"),
+    ("display-popup", "bcdehsStTwxy"),
+    ("popup", "bcdehsStTwxy"),
+    ("pipe-pane", "t"),
+    ("pipep", "t"),
+];
+
+/// The shell commands inside a tmux command line.
+fn tmux_shell_commands(argv: &[String]) -> Vec<String> {
+    let rest = &argv[1..];
+    let mut i = 0;
+    while i < rest.len() && rest[i].starts_with('-') {
+        if matches!(rest[i].as_str(), "-L" | "-S" | "-f" | "-c" | "-T") {
+            i += 1;
+        }
+        i += 1;
+    }
+    let mut out = Vec::new();
+    for cmd in rest[i.min(rest.len())..].split(|w| w == ";") {
+        let Some(name) = cmd.first() else { continue };
+        let Some((_, value_letters)) = TMUX_SHELL.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let mut k = 1;
+        let mut words = Vec::new();
+        while k < cmd.len() {
+            let w = cmd[k].as_str();
+            if words.is_empty() && w.starts_with('-') && w.len() > 1 {
+                // a cluster such as `-dP` or `-ht0`: a value letter takes the rest or the next word
+                let letters: Vec<char> = w[1..].chars().collect();
+                let mut skip = 1;
+                for (j, c) in letters.iter().enumerate() {
+                    if value_letters.contains(*c) {
+                        if j + 1 == letters.len() {
+                            skip = 2;
+                        }
+                        break;
+                    }
+                }
+                k += skip;
+                continue;
+            }
+            words.push(w.to_owned());
+            k += 1;
+        }
+        if !words.is_empty() {
+            out.push(words.join(" "));
+        }
+    }
+    out
+}
 
 fn tmux(argv: &[String], out: &mut Classification) {
     let rest = &argv[1..];
@@ -1207,6 +1349,10 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
     // tripwires
     if abs.starts_with("/dev/pts/") || abs.starts_with("/dev/tty") || abs == "/dev/console" || abs.starts_with("/dev/vcs") {
         out.trip(tripwires::TERMINAL_INPUT, &abs);
+        return;
+    }
+    if ["/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/mmcblk", "/dev/disk", "/dev/mapper/", "/dev/md", "/dev/loop"].iter().any(|d| abs.starts_with(d)) {
+        out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE);
         return;
     }
     if let Some(d) = env.data_dir.as_deref() {
