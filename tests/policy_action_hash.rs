@@ -1,3 +1,4 @@
+//! (Here, not in shared/policy: the root package already links kijito-latch, so the policy crate needs no dev-dependency on it.)
 //! The policy's action hash equals memory-latch's for the same action: the
 //! bytes the hook writes as the action file hash, through
 //! `kijito_latch::action_hash` (what `consent request --action-file` binds
