@@ -1472,6 +1472,15 @@ mod tests {
     }
 
     #[test]
+    fn rule_ids_are_unique_snake_case() {
+        let mut seen = BTreeSet::new();
+        for (id, _, _) in RULES {
+            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
+            assert!(seen.insert(*id), "{id} twice");
+        }
+    }
+
+    #[test]
     fn tripwires_fire() {
         let codes = |c: Classification| c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>();
         assert_eq!(codes(bash("tmux send-keys -t x 'ls' Enter")), vec![tripwires::TERMINAL_INPUT]);

@@ -48,6 +48,8 @@ pub struct ConsentTarget<'a> {
     pub workspace: &'a str,
     /// Where the caller writes [`action_bytes`] for this call (`--action-file`).
     pub action_file: &'a str,
+    /// The host session (for `qa-gate invalidate --session-id`).
+    pub session_id: &'a str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +158,10 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
     if modes.qa_frozen && cls.kijito_write() {
         return Decision::Deny {
             code: codes::QA_FROZEN,
-            reason: "kijito-qa policy: denied (policy_qa_frozen): the QA pass is recorded; no Kijito graph write until it is consumed. The one step out: compact first (the pass is consumed), or invalidate the pass with qa-gate invalidate.".to_owned(),
+            reason: format!(
+                "kijito-qa policy: denied (policy_qa_frozen): the QA pass is recorded; no Kijito graph write until it is consumed. The one step out: compact first (the compaction consumes the pass), or invalidate the pass: `{bin}/qa-gate invalidate --session-id {}`.",
+                target.session_id
+            ),
         };
     }
     if modes.latch != LatchMode::Absent && cls.is_irreversible() && !modes.consent_confirmed {
@@ -179,7 +184,7 @@ mod tests {
     use crate::classify::{classify, Env};
     use serde_json::json;
 
-    const T: ConsentTarget<'static> = ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json" };
+    const T: ConsentTarget<'static> = ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1" };
 
     fn cls(tool: &str, input: Value) -> Classification {
         let env = Env { home: "/home/u".into(), cwd: "/w".into(), ..Env::default() };
@@ -224,17 +229,39 @@ mod tests {
         assert!(decide(&rm, &modes(LatchMode::Absent), &T).allowed());
     }
 
+    /// Every command a deny reason names (between backticks) is one the
+    /// command guard accepts as a helper command of this root.
     #[test]
-    fn the_emitted_consent_command_passes_the_command_guard() {
+    fn every_command_a_deny_reason_names_passes_the_command_guard() {
         let dir = tempfile_dir();
         let bin = dir.display().to_string();
-        let target = ConsentTarget { helper_dir: &bin, workspace: "/w", action_file: "/w/actions/sha256-x.json" };
-        for line in ["rm -rf build", "git push --force", "cast send 0x1 --value 1"] {
+        let helpers = kijito_protocol::command::HelperDir::new(&dir).unwrap();
+        let target = ConsentTarget { helper_dir: &bin, workspace: "/w", action_file: "/w/actions/sha256-x.json", session_id: "s1" };
+        let mut seen = 0;
+        for (line, latch, frozen) in [
+            ("rm -rf build", LatchMode::Normal, false),
+            ("git push --force", LatchMode::Normal, false),
+            ("cast send 0x1 --value 1", LatchMode::Normal, false),
+            ("psql -c 'drop table t'", LatchMode::Normal, false),
+            ("touch a", LatchMode::SilentWitness, false),
+            ("touch a", LatchMode::Degraded, false),
+            ("touch a", LatchMode::OneStepWithoutStep, false),
+            ("/opt/k/bin/pointer-publish --pointer-id 1", LatchMode::Absent, true),
+        ] {
             let c = cls("Bash", json!({ "command": line }));
-            let cmd = consent_command(&c, &target);
-            let helpers = kijito_protocol::command::HelperDir::new(&dir).unwrap();
-            assert!(kijito_protocol::command::guard_line(&cmd, Some(&helpers)).allowed(), "{cmd}");
+            let Decision::Deny { reason, .. } = decide(&c, &Modes { latch, qa_frozen: frozen, consent_confirmed: false }, &target) else {
+                panic!("{line} allowed in {latch:?}")
+            };
+            let cmds: Vec<&str> = reason.split('`').skip(1).step_by(2).collect();
+            assert!(!cmds.is_empty(), "{reason}");
+            for cmd in cmds {
+                let cmd = cmd.replace(" TEXT", " next");
+                let v = kijito_protocol::command::guard_line(&cmd, Some(&helpers));
+                assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
+                seen += 1;
+            }
         }
+        assert_eq!(seen, 8);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

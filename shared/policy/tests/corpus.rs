@@ -45,6 +45,9 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
         forms.insert(e["form"].as_str().unwrap().to_owned());
         let call = ToolCall::parse(e["tool_name"].as_str().unwrap(), &e["tool_input"]);
         let got = classify(&call, &env);
+        for h in &got.hits {
+            assert!(kijito_policy::classify::rule(h.rule).is_some_and(|(c, _)| c == h.class), "{}: rule {} not in RULES as {:?}", e["id"], h.rule, h.class);
+        }
         let got_classes: BTreeSet<String> = got.classes().iter().map(|c| c.as_str().to_owned()).collect();
         let got_rules: BTreeSet<String> = got.irreversible().iter().map(|h| h.rule.to_owned()).collect();
         let got_trips: BTreeSet<String> = got.tripwires.iter().map(|t| t.code.to_owned()).collect();
@@ -92,4 +95,45 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
         assert!(per_category.get(cat).copied().unwrap_or(0) >= 10, "category {cat}");
     }
     assert_eq!((fneg.len(), fpos.len(), wrong.len()), (0, 0, 0), "false negatives, false positives, wrong rules");
+}
+
+/// The decision over the whole corpus, from the labels: Silent Witness,
+/// degraded and one-step without a step deny exactly the calls labelled
+/// with a mutating class (write, delete, send, public-post,
+/// wallet-transfer, core-config) or a tripwire; normal mode denies exactly
+/// the irreversible and tripwire calls, and with a confirmed token only
+/// the tripwires; without a latch only the tripwires.
+#[test]
+fn decisions_by_mode_follow_the_labels() {
+    use kijito_policy::{decide, ConsentTarget, LatchMode, Modes};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/policy/corpus.jsonl");
+    let text = std::fs::read_to_string(path).expect("fixtures/policy/corpus.jsonl");
+    let env = env();
+    let target = ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/home/user/a.json", session_id: "s1" };
+    let mut denied = [0usize; 5];
+    let mut lines = 0;
+    for line in text.lines() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        let classes: BTreeSet<Class> = strings(&e["expect"]["classes"]).iter().map(|c| Class::parse(c).unwrap()).collect();
+        let trip = !strings(&e["expect"]["tripwires"]).is_empty();
+        let mutating = classes.iter().any(|c| c.is_mutation());
+        let irreversible = classes.iter().any(|c| c.is_irreversible());
+        let cls = classify(&ToolCall::parse(e["tool_name"].as_str().unwrap(), &e["tool_input"]), &env);
+        let cases = [
+            (LatchMode::SilentWitness, false, trip || mutating),
+            (LatchMode::Degraded, false, trip || mutating),
+            (LatchMode::OneStepWithoutStep, false, trip || mutating),
+            (LatchMode::Normal, false, trip || irreversible),
+            (LatchMode::Normal, true, trip),
+        ];
+        for (k, (latch, confirmed, want_deny)) in cases.into_iter().enumerate() {
+            let d = decide(&cls, &Modes { latch, qa_frozen: false, consent_confirmed: confirmed }, &target);
+            assert_eq!(!d.allowed(), want_deny, "{} in {latch:?} (token {confirmed}): {d:?}", e["id"]);
+            denied[k] += usize::from(!d.allowed());
+        }
+        let absent = decide(&cls, &Modes { latch: LatchMode::Absent, qa_frozen: false, consent_confirmed: false }, &target);
+        assert_eq!(!absent.allowed(), trip, "{} without a latch", e["id"]);
+        lines += 1;
+    }
+    println!("decisions over {lines} calls: denied in silent witness {}, degraded {}, one-step without step {}, normal {}, normal with token {}", denied[0], denied[1], denied[2], denied[3], denied[4]);
 }
