@@ -452,6 +452,12 @@ fn base(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
+/// Programs that run code given on their command line or standard input.
+const INTERPRETERS: &[&str] = &[
+    "python", "python2", "python3", "py", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "osascript",
+    "gcc", "cc", "clang", "tcc", "rustc", "go", "java", "jshell", "expect", "gdb",
+];
+
 /// Programs that only read (with no redirection, no write option).
 const READ_ONLY: &[&str] = &[
     "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "wc", "uniq", "cut", "tr", "jq", "diff", "cmp",
@@ -459,6 +465,8 @@ const READ_ONLY: &[&str] = &[
     "date", "hostname", "ps", "tree", "realpath", "readlink", "dirname", "basename", "sha256sum", "sha1sum", "md5sum", "b2sum", "xxd", "od", "hexdump",
     "strings", "nproc", "free", "uptime", "man", "help", "cd", "pushd", "popd", "exit", "column", "nl", "rev", "tac", "comm", "join", "paste", "seq",
     "sleep", "wait", "lsof", "pgrep", "env", "locale", "getconf", "ldd", "nm", "objdump", "readelf", "sort",
+    // shell builtins that change only the shell's own state
+    "export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "alias", "unalias", "hash", "jobs", "trap", "umask", "shift",
 ];
 
 fn shells() -> &'static [&'static str] {
@@ -617,7 +625,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         out.trip(tripwires::SHELL_UNPARSED, "the program name is computed by a command");
         return;
     }
-    if argv.iter().any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522")) {
+    // TIOCSTI pushes bytes into a terminal's input: code an interpreter or
+    // compiler runs that names it (a grep for the word does not)
+    if INTERPRETERS.contains(&prog) && argv.iter().chain(stdin.iter()).any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522")) {
         out.trip(tripwires::TERMINAL_INPUT, "TIOCSTI");
     }
     if HOOK_BINARIES.contains(&prog) || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog)) {
@@ -1175,11 +1185,53 @@ fn curl(args: &[String], out: &mut Classification) {
     }
 }
 
-/// SQL that destroys rows or objects.
+/// SQL that destroys rows or objects: a statement that starts with DROP,
+/// DELETE, TRUNCATE or UPDATE, an ALTER ... DROP, or a WITH ... whose body
+/// deletes or updates; string literals and comments are not read
+/// (`SELECT ... WHERE name = 'update'`, `SELECT ... FOR UPDATE` are not).
 fn destructive_sql(text: &str) -> bool {
-    let upper = text.to_ascii_uppercase();
-    let words: Vec<&str> = upper.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
-    words.iter().any(|w| matches!(*w, "DROP" | "DELETE" | "TRUNCATE" | "UPDATE"))
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                for d in chars.by_ref() {
+                    if d == c {
+                        break;
+                    }
+                }
+                code.push(' ');
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+                code.push(' ');
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+                code.push(' ');
+            }
+            c => code.push(c.to_ascii_uppercase()),
+        }
+    }
+    code.split(';').any(|stmt| {
+        let words: Vec<&str> = stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        match words.first().copied() {
+            Some("DROP" | "DELETE" | "TRUNCATE" | "UPDATE") => true,
+            Some("ALTER") => words.contains(&"DROP"),
+            Some("WITH") => words.iter().any(|w| matches!(*w, "DELETE" | "UPDATE" | "DROP" | "TRUNCATE")) && !words.windows(2).any(|p| p == ["FOR", "UPDATE"]),
+            _ => false,
+        }
+    })
 }
 
 fn sql(prog: &str, args: &[String], stdin: &[String], out: &mut Classification) {
