@@ -376,18 +376,22 @@ fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
     }
     let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
     const READ: &[&str] = &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
+    // an edit of something others read: an issue, a pull request, a comment, ...
+    const PUBLIC_THINGS: &[&str] = &["issue", "issues", "pull", "pr", "comment", "comments", "review", "release", "discussion", "gist", "post", "page", "wiki"];
+    const CHANGE: &[&str] = &["create", "open", "submit", "update", "edit", "close", "reopen", "add", "lock", "approve"];
     let kijito = server.to_ascii_lowercase().contains("kijito");
+    if words.first().is_some_and(|w| READ.contains(&w.as_str())) {
+        out.hit(Class::Read, r::MCP_READ);
+        return;
+    }
     if has(&["transfer", "pay", "withdraw", "swap"]) {
         out.hit(Class::WalletTransfer, r::MCP_TRANSFER);
     } else if has(&["delete", "remove", "destroy", "drop", "purge", "erase", "truncate"]) {
         out.hit(Class::Delete, r::MCP_DELETE);
     } else if has(&["send", "email", "mail", "message", "notify", "dm"]) {
         out.hit(Class::Send, r::MCP_SEND);
-    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply"]) {
+    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply", "push", "share"]) || (has(CHANGE) && has(PUBLIC_THINGS)) {
         out.hit(Class::PublicPost, r::MCP_PUBLIC_POST);
-    } else if words.first().is_some_and(|w| READ.contains(&w.as_str())) {
-        out.hit(Class::Read, r::MCP_READ);
-        return;
     } else {
         out.hit(Class::Write, r::MCP_WRITE);
     }
@@ -487,7 +491,9 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
                 return i + 1 + stop_at_positional.saturating_sub(positional).min(rest.len() - i - 1);
             }
             if w.starts_with('-') && w.len() > 1 {
-                if with_value.contains(&w) {
+                // `-u root`, and a short cluster ending in a value option (`-iu root`)
+                let last_short = (!w.starts_with("--") && w.len() > 2).then(|| format!("-{}", &w[w.len() - 1..]));
+                if with_value.contains(&w) || last_short.is_some_and(|l| with_value.contains(&l.as_str())) {
                     i += 2;
                 } else {
                     i += 1;
@@ -536,6 +542,10 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
         "ionice" => tail(skip(rest, &["-c", "-n", "-p", "-t"], 0)),
         "chrt" => tail(skip(rest, &[], 1)),
         "busybox" | "toybox" => tail(0),
+        "chroot" => tail(skip(rest, &["--userspec", "--groups"], 1)),
+        "unshare" | "nsenter" | "setpriv" | "firejail" | "systemd-run" | "proot" => {
+            tail(skip(rest, &["-t", "--target", "-p", "--property", "-u", "--uid", "-g", "--gid", "-S", "--setenv", "--unit", "-M", "--machine"], 0))
+        }
         "nohup" | "setsid" | "command" | "exec" | "builtin" | "unbuffer" | "time" | "caffeinate" | "catchsegv" => tail(skip(rest, &["-a"], 0)),
         "stdbuf" => tail(skip(rest, &["-i", "-o", "-e"], 0)),
         "timeout" => tail(skip(rest, &["-s", "--signal", "-k", "--kill-after"], 1)),
@@ -1108,6 +1118,10 @@ fn forge(prog: &str, args: &[String], out: &mut Classification) {
     match (noun, verb) {
         (_, "delete" | "del" | "rm") => out.hit(Class::Delete, r::FORGE_DELETE),
         ("release", "create" | "upload" | "edit" | "new") => out.hit(Class::PublicPost, r::FORGE_RELEASE),
+        // remote actions: run a workflow (deploys), set a repository secret or variable
+        ("workflow", "run" | "enable" | "disable") | ("run", "rerun" | "cancel") | ("secret" | "variable", "set" | "remove") | ("ci", "run" | "retry" | "trace") => {
+            out.hit(Class::PublicPost, r::FORGE_POST)
+        }
         (
             "pr" | "issue" | "mr" | "gist" | "repo" | "discussion" | "snippet" | "label" | "project",
             "create" | "new" | "comment" | "note" | "merge" | "close" | "reopen" | "review" | "approve" | "edit" | "ready" | "lock" | "transfer" | "fork" | "archive" | "rename",
