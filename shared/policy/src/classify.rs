@@ -242,7 +242,14 @@ pub struct Tripwire {
 pub struct Classification {
     pub hits: Vec<Hit>,
     pub tripwires: Vec<Tripwire>,
+    /// Shell text parsed so far, nested lines included (bounded by [`MAX_PARSE_BYTES`]).
+    parsed_bytes: usize,
 }
+
+/// Shell text one call may make the classifier parse, nested lines
+/// (`bash -c`, `watch`, `eval`, ...) included; past it the call is a
+/// `tripwire_shell_unparsed`.
+pub const MAX_PARSE_BYTES: usize = 1 << 20;
 
 impl Classification {
     pub fn classes(&self) -> BTreeSet<Class> {
@@ -411,7 +418,20 @@ fn vars(env: &Env) -> HashMap<String, String> {
     v
 }
 
+/// Count `len` bytes against [`MAX_PARSE_BYTES`]; false when over.
+fn budget(out: &mut Classification, len: usize) -> bool {
+    out.parsed_bytes = out.parsed_bytes.saturating_add(len);
+    if out.parsed_bytes > MAX_PARSE_BYTES {
+        out.trip(tripwires::SHELL_UNPARSED, "the command makes the policy read more shell text than it reads for one call");
+        return false;
+    }
+    true
+}
+
 fn classify_line(line: &str, env: &Env, out: &mut Classification) {
+    if !budget(out, line.len()) {
+        return;
+    }
     let parsed = shell::parse(line, &vars(env));
     classify_parsed(&parsed, env, out, 0);
 }
@@ -445,6 +465,9 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
 fn nested(line: &str, env: &Env, out: &mut Classification, depth: usize) {
     if depth + 1 > shell::MAX_DEPTH {
         out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper than the policy reads");
+        return;
+    }
+    if !budget(out, line.len()) {
         return;
     }
     let mut p = Parsed::default();
@@ -492,7 +515,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             }
             if w.starts_with('-') && w.len() > 1 {
                 // `-u root`, and a short cluster ending in a value option (`-iu root`)
-                let last_short = (!w.starts_with("--") && w.len() > 2).then(|| format!("-{}", &w[w.len() - 1..]));
+                let last_short = (!w.starts_with("--") && w.len() > 2).then(|| format!("-{}", w.chars().last().unwrap_or('-')));
                 if with_value.contains(&w) || last_short.is_some_and(|l| with_value.contains(&l.as_str())) {
                     i += 2;
                 } else {

@@ -19,6 +19,12 @@ pub const MAX_COMMANDS: usize = 512;
 pub const MAX_BRACE_WORDS: usize = 256;
 /// Longest line looked at (bytes); longer lines are cut and marked.
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
+/// Words one simple command keeps (after brace expansion).
+pub const MAX_WORDS: usize = 4096;
+/// Words one parse keeps in all (after brace expansion).
+pub const MAX_TOTAL_WORDS: usize = 65_536;
+/// Longest variable value substituted (longer ones stay `$NAME`).
+pub const MAX_VAR_BYTES: usize = 4096;
 
 // Unquoted brace characters inside a word, kept apart from quoted ones.
 const BR_OPEN: char = '\u{E000}';
@@ -55,6 +61,8 @@ pub struct Parsed {
     /// [`MAX_COMMANDS`], or the line past [`MAX_LINE_BYTES`]: what was not
     /// parsed is unknown.
     pub exceeded: bool,
+    /// Words kept so far (bounded by [`MAX_TOTAL_WORDS`]).
+    pub words: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -179,7 +187,7 @@ impl<'a> Lexer<'a> {
                 let inner: String = self.s[self.i + 2..j.min(self.s.len())].iter().collect();
                 let name: String = inner.chars().take_while(|c| *c == '_' || c.is_ascii_alphanumeric()).collect();
                 match vars.get(&name) {
-                    Some(v) if name.len() == inner.len() => out.push_str(v),
+                    Some(v) if name.len() == inner.len() && v.len() <= MAX_VAR_BYTES => out.push_str(v),
                     _ => {
                         out.push_str("${");
                         out.push_str(&inner);
@@ -194,7 +202,7 @@ impl<'a> Lexer<'a> {
                     j += 1;
                 }
                 let name: String = self.s[self.i + 1..j].iter().collect();
-                match vars.get(&name) {
+                match vars.get(&name).filter(|v| v.len() <= MAX_VAR_BYTES) {
                     Some(v) => out.push_str(v),
                     None => {
                         out.push('$');
@@ -522,10 +530,20 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// Brace expansion of one word (unquoted `{a,b}` only), bounded.
+/// Brace expansion of one word (unquoted `{a,b}` only), at most
+/// [`MAX_BRACE_WORDS`] words (depth first: the work stops once they are made).
 fn brace_expand(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    brace_into(word, &mut out);
+    out
+}
+
+fn brace_into(word: &str, out: &mut Vec<String>) {
+    if out.len() >= MAX_BRACE_WORDS {
+        return;
+    }
     let chars: Vec<char> = word.chars().collect();
-    // find the first top-level `{ ... }` that contains a top-level comma
+    // the first top-level `{ ... }` that holds a top-level comma
     let mut i = 0;
     while i < chars.len() {
         if chars[i] == BR_OPEN {
@@ -551,27 +569,29 @@ fn brace_expand(word: &str) -> Vec<String> {
                 let mut bounds = vec![i];
                 bounds.extend(&commas);
                 bounds.push(close);
-                let mut out = Vec::new();
                 for w in bounds.windows(2) {
-                    let alt: String = chars[w[0] + 1..w[1]].iter().collect();
-                    for e in brace_expand(&format!("{prefix}{alt}{suffix}")) {
-                        if out.len() >= MAX_BRACE_WORDS {
-                            return out;
-                        }
-                        out.push(e);
+                    if out.len() >= MAX_BRACE_WORDS {
+                        return;
                     }
+                    let alt: String = chars[w[0] + 1..w[1]].iter().collect();
+                    brace_into(&format!("{prefix}{alt}{suffix}"), out);
                 }
-                return out;
+                return;
             }
         }
         i += 1;
     }
-    vec![word.chars().map(|c| match c {
-        BR_OPEN => '{',
-        BR_COMMA => ',',
-        BR_CLOSE => '}',
-        c => c,
-    }).collect()]
+    out.push(
+        chars
+            .iter()
+            .map(|c| match *c {
+                BR_OPEN => '{',
+                BR_COMMA => ',',
+                BR_CLOSE => '}',
+                c => c,
+            })
+            .collect(),
+    );
 }
 
 fn plain(word: &str) -> String {
@@ -682,7 +702,17 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
                         }
                     }
                 }
+                if cur.argv.len() >= MAX_WORDS || out.words >= MAX_TOTAL_WORDS {
+                    out.exceeded = true;
+                    continue;
+                }
+                let before = cur.argv.len();
                 cur.argv.extend(brace_expand(&w));
+                if cur.argv.len() > MAX_WORDS {
+                    out.exceeded = true;
+                    cur.argv.truncate(MAX_WORDS);
+                }
+                out.words += cur.argv.len() - before;
             }
         }
     }
@@ -748,6 +778,18 @@ mod tests {
         let mut vars = HashMap::new();
         vars.insert("HOME".to_owned(), "/home/u".to_owned());
         assert_eq!(parse("cat $HOME/a", &vars).commands[0].argv, vec!["cat", "/home/u/a"]);
+    }
+
+    #[test]
+    fn brace_expansion_is_bounded_and_fast() {
+        let p = parse(&"{a,b}".repeat(60), &HashMap::new());
+        assert_eq!(p.commands[0].argv.len(), MAX_BRACE_WORDS);
+        assert_eq!(p.commands[0].argv[0], "a".repeat(60));
+        let p = parse(&"{a,b} ".repeat(100), &HashMap::new());
+        assert_eq!(p.commands[0].argv.len(), 200);
+        let p = parse(&"{1,2,3,4,5,6,7,8,9,0}{1,2,3,4,5,6,7,8,9,0}{a,b} ".repeat(40), &HashMap::new());
+        assert_eq!(p.commands[0].argv.len(), MAX_WORDS);
+        assert!(p.exceeded);
     }
 
     #[test]
