@@ -143,7 +143,7 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
             return halt(
                 codes::DEGRADED,
                 "degraded mode (until a human reviews)",
-                format!("stop and ask the user to review the latch (`{bin}/memory-latch status --workspace {}` shows it); only the user's own message ends it.", target.workspace),
+                format!("stop and ask the user to review the latch (`{bin}/memory-latch status --workspace {}` shows it); do not try to end degraded mode yourself.", target.workspace),
             )
         }
         LatchMode::OneStepWithoutStep if mutates => {
