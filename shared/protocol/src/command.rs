@@ -546,6 +546,40 @@ const EXPANSION: &[char] = &['$', '`'];
 pub const NAME_FRAGMENTS: &[&str] =
     &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "kijito", "latch", "wake-check"];
 
+/// The shell command strings a tool call would run, if it is a shell call:
+/// every `tool_input.command`/`cmd` string as is; an argv array as the line
+/// the program sees (`[sh, -c|-lc, LINE]` as `LINE`, words with a space or
+/// empty words quoted for the shell). `Err` for a value that is neither.
+/// Used by the PreToolUse command guard and the policy classifier.
+pub fn tool_command_lines(tool_input: Option<&serde_json::Value>) -> Vec<std::result::Result<String, String>> {
+    let Some(obj) = tool_input.and_then(|v| v.as_object()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for key in ["command", "cmd"] {
+        match obj.get(key) {
+            Some(serde_json::Value::String(s)) => out.push(Ok(s.clone())),
+            Some(serde_json::Value::Array(a)) => {
+                let words: Vec<&str> = a.iter().filter_map(|w| w.as_str()).collect();
+                if words.len() != a.len() {
+                    out.push(Err("a command array with non-string elements".into()));
+                } else if words.len() == 3 && matches!(words[1], "-c" | "-lc") && words[0].rsplit('/').next().is_some_and(|s| s.ends_with("sh")) {
+                    out.push(Ok(words[2].to_owned()));
+                } else if words.iter().any(|w| w.contains(' ') || w.is_empty()) {
+                    // What the program receives, quoted for the shell: a
+                    // helper argv with a multi-word element fails the grammar.
+                    out.push(Ok(shell_words::join(&words)));
+                } else {
+                    out.push(Ok(words.join(" ")));
+                }
+            }
+            Some(serde_json::Value::Null) | None => {}
+            Some(_) => out.push(Err(format!("tool_input.{key} is neither a string nor an array"))),
+        }
+    }
+    out
+}
+
 /// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
 /// and guard"). A line that could reach a toolkit executable — directly, or
 /// through quoting, escapes, globs, expansions, braces or tildes — must be
