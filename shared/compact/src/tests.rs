@@ -4,7 +4,7 @@ use crate::codes;
 use crate::pin::{self, PaneCheck, PinEnv};
 use crate::procfs::{ProcStat, Procs};
 use crate::tmux::Tmux;
-use crate::worker::{self, decide, Decision, Facts, Limits, World};
+use crate::worker::{self, decide, Decision, Facts, Limits, Typing, World};
 use kijito_files::private;
 use kijito_gate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via};
 use kijito_gate::{Pass, QaDir};
@@ -36,11 +36,12 @@ fn tmux_pin() -> Pin {
 }
 
 fn req(state: RequestState) -> Request {
-    Request { session_id: sid(), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false }
+    Request { session_id: sid(), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false, note: None }
 }
 
+/// A turn that began at 500 ms and ended at `at`.
 fn ended(at: i64) -> Turn {
-    Turn { session_id: sid(), state: TurnState::Ended, at_ms: at }
+    Turn { session_id: sid(), state: TurnState::Ended, at_ms: at, started_at_ms: Some(500) }
 }
 
 /// Facts of a request that should be sent once the pane is checked.
@@ -52,6 +53,8 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
         pin_now: Some(pin),
         turn: Some(turn),
         pane: PaneCheck::Alive,
+        typing: Typing::Quiet,
+        deferred_stop_ms: None,
         kill_switch: false,
         pass: Ok(()),
         claim: None,
@@ -61,7 +64,7 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
 }
 
 fn limits() -> Limits {
-    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
+    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200), hold: None }
 }
 
 #[test]
@@ -76,7 +79,7 @@ fn sends_only_when_idle_and_the_pane_checks_out() {
 #[test]
 fn waits_while_the_turn_runs_and_fails_after_the_idle_bound() {
     let (r, pin) = (req(RequestState::Pending), tmux_pin());
-    let running = Turn { session_id: sid(), state: TurnState::Running, at_ms: 900 };
+    let running = Turn { session_id: sid(), state: TurnState::Running, at_ms: 900, started_at_ms: Some(900) };
     let f = Facts { turn: Some(&running), pane: PaneCheck::Unchecked, ..ready(&r, &pin, &running) };
     assert_eq!(decide(&f, &limits()), Decision::Wait);
     // A Stop recorded before the request is an older turn: still waiting.
@@ -199,15 +202,28 @@ impl Procs for FakeProcs {
     }
 }
 
+type Hook = Box<dyn Fn(&FakeTmux)>;
+
 struct FakeTmux {
     pane_pid: Cell<Option<u32>>,
+    /// `#{client_activity}` of the pane's session's clients (`Err`: the
+    /// call fails).
+    clients: RefCell<std::result::Result<Vec<i64>, &'static str>>,
     log: RefCell<Vec<String>>,
     on_enter: Box<dyn Fn()>,
+    /// Runs right after `/compact` is typed (before the Enter's checks).
+    on_literal: RefCell<Hook>,
 }
 
 impl FakeTmux {
     fn new(on_enter: impl Fn() + 'static) -> FakeTmux {
-        FakeTmux { pane_pid: Cell::new(Some(PANE_PID)), log: RefCell::new(Vec::new()), on_enter: Box::new(on_enter) }
+        FakeTmux {
+            pane_pid: Cell::new(Some(PANE_PID)),
+            clients: RefCell::new(Ok(vec![])),
+            log: RefCell::new(Vec::new()),
+            on_enter: Box::new(on_enter),
+            on_literal: RefCell::new(Box::new(|_| {})),
+        }
     }
 }
 
@@ -216,8 +232,13 @@ impl Tmux for FakeTmux {
         self.log.borrow_mut().push(format!("display {socket} {pane}"));
         Ok(self.pane_pid.get())
     }
+    fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
+        self.log.borrow_mut().push(format!("list-clients {socket} {pane}"));
+        self.clients.borrow().clone().map_err(|code| kijito_protocol::Error::new(code, "fake"))
+    }
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {
         self.log.borrow_mut().push(format!("send-keys -S {socket} -t {pane} -l {text}"));
+        (self.on_literal.borrow())(self);
         Ok(())
     }
     fn send_enter(&self, socket: &AbsPath, pane: &str) -> Result<()> {
