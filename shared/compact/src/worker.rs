@@ -70,24 +70,31 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Defaults, shortened (never lengthened) by `KIJITO_COMPACT_IDLE_WAIT_MS`
-    /// and `KIJITO_COMPACT_CLAIM_WAIT_MS` (tests use them).
+    /// Defaults, shortened (never lengthened) by `KIJITO_COMPACT_IDLE_WAIT_MS`,
+    /// `KIJITO_COMPACT_CLAIM_WAIT_MS` (each at least 100), `KIJITO_COMPACT_SETTLE_MS`
+    /// and `KIJITO_COMPACT_ENTER_GAP_MS`, plus the test seam
+    /// `KIJITO_COMPACT_TEST_HOLD` (tests and the benchmark use them).
     pub fn from_env() -> Limits {
+        Limits::from_vars(&|k| std::env::var(k).ok())
+    }
+
+    /// [`Limits::from_env`] over any variable lookup.
+    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Limits {
         let mut l = Limits::default();
-        let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= 100);
-        if let Some(v) = get(ENV_IDLE_WAIT_MS) {
+        let int = |k: &str| var(k).and_then(|v| v.parse::<i64>().ok());
+        if let Some(v) = int(ENV_IDLE_WAIT_MS).filter(|v| *v >= 100) {
             l.idle_wait_ms = v.min(l.idle_wait_ms);
         }
-        if let Some(v) = get(ENV_CLAIM_WAIT_MS) {
+        if let Some(v) = int(ENV_CLAIM_WAIT_MS).filter(|v| *v >= 100) {
             l.claim_wait_ms = v.min(l.claim_wait_ms);
         }
-        if let Some(v) = std::env::var(ENV_SETTLE_MS).ok().and_then(|v| v.parse::<i64>().ok()).filter(|v| *v >= 0) {
+        if let Some(v) = int(ENV_SETTLE_MS).filter(|v| *v >= 0) {
             l.settle_ms = v.min(l.settle_ms);
         }
-        if let Some(v) = std::env::var(ENV_ENTER_GAP_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
+        if let Some(v) = var(ENV_ENTER_GAP_MS).and_then(|v| v.parse::<u64>().ok()) {
             l.enter_gap = Duration::from_millis(v).min(l.enter_gap);
         }
-        l.hold = std::env::var_os(ENV_TEST_HOLD).map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+        l.hold = var(ENV_TEST_HOLD).map(std::path::PathBuf::from).filter(|p| p.is_absolute());
         l
     }
 

@@ -378,7 +378,8 @@ impl Request {
         };
         let ticket_invalidated = o["ticketInvalidated"].as_bool().ok_or_else(err)?;
         let note = match (&state, &o["reason"]) {
-            (RequestState::Pending | RequestState::Failed { .. }, Value::String(_)) => Some(short("reason").ok_or_else(err)?.to_owned()),
+            (RequestState::Pending | RequestState::Failed { .. }, Value::Null) => None,
+            (RequestState::Pending | RequestState::Failed { .. }, _) => Some(short("reason").ok_or_else(err)?.to_owned()),
             _ => None,
         };
         Ok(Request { session_id, via, nonce, requested_at_ms, updated_at_ms, state, ticket_invalidated, note })
