@@ -1053,3 +1053,161 @@ fn the_pinned_tmux_lists_the_clients_of_the_pane() {
     assert_eq!(t.client_activity(&sock(), "%3}").unwrap_err().code(), codes::TMUX_ENV_INVALID);
     assert_eq!(std::fs::read_to_string(&mark).unwrap().lines().count(), 2 * 5, "the bad pane id ran nothing");
 }
+
+// ---------------------------------------------------------------- request, the worker's start, the command line
+
+fn our_stat() -> ProcStat {
+    crate::procfs::RealProcs.stat(std::process::id()).unwrap()
+}
+
+/// A tmux pin on a stand-in `tmux` (a script): `display-message` prints
+/// `pane_pid` (or fails when `pane_pid` is None), naming this test process
+/// as the host (its parent as the pane's process).
+fn scripted_tmux_pin(d: &Dir, pane_pid: Option<u32>) -> Pin {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = d._tmp.path().join("bin");
+    let body = match pane_pid {
+        Some(p) => format!("echo {p}"),
+        None => "exit 1".into(),
+    };
+    let prog = exe(&bin, "tmux", 0o755, &body);
+    std::fs::set_permissions(d._tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let me = our_stat();
+    Pin {
+        session_id: sid(),
+        via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: std::process::id(), host_start: me.start, tmux: Some(AbsPath::parse(prog.to_str().unwrap()).unwrap()) },
+        pinned_at_ms: 1,
+    }
+}
+
+fn wait_for_file(p: &std::path::Path) -> String {
+    for _ in 0..500 {
+        if let Ok(t) = std::fs::read_to_string(p) {
+            if t.ends_with('\n') {
+                return t;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never written", p.display());
+}
+
+#[test]
+fn request_for_a_tmux_pin_checks_the_pane_and_starts_the_worker_in_its_own_session() {
+    let d = data_dir();
+    write_pass(&d, 900, NONCE);
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
+    let out = d._tmp.path().join("worker-ran");
+    let worker = exe(&d._tmp.path().join("w"), "worker", 0o755, &format!("echo \"$* sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$\" > '{}'", out.display()));
+    let line = crate::request(&d.data, &sid(), &worker, 1000).unwrap();
+    assert_eq!(line, format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"tmux","nonce":"{NONCE}"}}"#));
+    let ran = wait_for_file(&out);
+    let (args, ids) = ran.trim_end().split_once(" sid=").unwrap();
+    assert_eq!(args, format!("worker --session-id sess-1 --data-dir {} --nonce {NONCE}", d.data));
+    let (sid_s, pid_s) = ids.split_once(" pid=").unwrap();
+    assert_eq!(sid_s, pid_s, "the worker leads its own session (setsid)");
+    assert_eq!(request_state(&d), RequestState::Pending);
+}
+
+fn request_state(d: &Dir) -> RequestState {
+    trigger::read_request(&d.qa, &sid()).unwrap().unwrap().state
+}
+
+#[test]
+fn request_for_a_tmux_pin_refuses_a_gone_pane_and_a_worker_that_cannot_start() {
+    // the pane is gone: no_safe_trigger, nothing recorded
+    let d = data_dir();
+    write_pass(&d, 900, NONCE);
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, None)).unwrap();
+    let e = crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().contains("no longer runs this session's host") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap(), None);
+    // the pane runs another process (this process is not its child)
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(4242))).unwrap();
+    assert_eq!(crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
+    // the worker cannot start: the request is recorded as failed
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
+    let e = crate::request(&d.data, &sid(), std::path::Path::new("/nonexistent/kijito-compact"), 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().contains("the tmux worker could not start") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
+    assert_eq!(request_state(&d), RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() });
+}
+
+#[test]
+fn request_messages_ask_the_user_only_without_a_safe_trigger() {
+    let d = data_dir();
+    let exe = std::path::Path::new("/bin/true");
+    let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
+    assert_eq!(e.code(), codes::PASS_MISSING);
+    assert!(!e.message().contains(crate::ASK_USER), "{}", e.message());
+    write_pass(&d, 900, NONCE);
+    let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().ends_with(crate::ASK_USER), "{}", e.message());
+}
+
+#[test]
+fn turn_hook_pending_request_and_worker_arguments() {
+    let d = data_dir();
+    crate::hook_turn(&d.qa, &sid(), TurnState::Running, 77).unwrap();
+    assert_eq!(trigger::read_turn(&d.qa, &sid()).unwrap().unwrap().at_ms, 77);
+    assert_eq!(crate::pending_request(&d.qa, &sid()), None);
+    trigger::write_request(&d.qa, &req(RequestState::Sent)).unwrap();
+    assert_eq!(crate::pending_request(&d.qa, &sid()), Some(req(RequestState::Sent)));
+    trigger::write_request(&d.qa, &req(RequestState::TimedOut)).unwrap();
+    assert_eq!(crate::pending_request(&d.qa, &sid()), None, "a final request is not pending");
+    assert_eq!(crate::hook_session_start(&d.qa, &sid(), true, 1), crate::PinOutcome::Subagent);
+    // the worker: a nonce that is not one is a usage error; no pin ends it at once
+    let e = crate::run_worker(&d.data, &sid(), "xyz").unwrap_err();
+    assert_eq!((e.code(), e.exit_status()), (kijito_protocol::codes::cli::INVALID_ARGUMENT, 2));
+    assert_eq!(crate::run_worker(&d.data, &sid(), NONCE).unwrap_err().code(), codes::PIN_CHANGED);
+}
+
+thread_local! {
+    static CODEX_SEEN: RefCell<Option<crate::cli::CodexArgs>> = const { RefCell::new(None) };
+}
+
+fn fake_codex(a: crate::cli::CodexArgs) -> Result<i32> {
+    let failing = a.codex_args.is_empty();
+    CODEX_SEEN.with(|s| *s.borrow_mut() = Some(a));
+    if failing {
+        return Err(kijito_protocol::Error::new("fake_failure", "no TUI args"));
+    }
+    Ok(7)
+}
+
+fn argv(words: &[&str]) -> Vec<std::ffi::OsString> {
+    words.iter().map(Into::into).collect()
+}
+
+#[test]
+fn the_command_line_runs_each_subcommand_and_hands_codex_its_args() {
+    use crate::cli::main_args;
+    let status = main_args(argv(&["codex", "--data-dir", "/d", "--stdio-client", "--", "--no-daemon", "--", "x"]), fake_codex);
+    assert_eq!(status, 7);
+    let seen = CODEX_SEEN.with(|s| s.borrow_mut().take()).unwrap();
+    assert_eq!(seen.data_dir.as_ref().map(|p| p.as_str()), Some("/d"));
+    assert!(seen.stdio_client && seen.message_log.is_none() && seen.codex.is_none());
+    assert_eq!(seen.codex_args, argv(&["--no-daemon", "--", "x"]));
+    // no `--`: no TUI args (the fake then fails: its error's exit status)
+    assert_eq!(main_args(argv(&["codex", "--codex", "/x/codex"]), fake_codex), 1);
+    assert_eq!(CODEX_SEEN.with(|s| s.borrow_mut().take()).unwrap().codex.map(|p| p.as_str().to_owned()), Some("/x/codex".into()));
+    assert_eq!(main_args(argv(&["codex", "--help"]), fake_codex), 0);
+    assert_eq!(main_args(argv(&["codex", "--version"]), fake_codex), 0);
+    assert_eq!(main_args(argv(&["codex", "--bogus"]), fake_codex), 2);
+    assert!(CODEX_SEEN.with(|s| s.borrow().is_none()), "help, version and usage errors never start the adapter");
+    // the other subcommands
+    let d = data_dir();
+    let base = |sub: &str| vec![sub.to_owned(), "--session-id".into(), "sess-1".into(), "--data-dir".into(), d.data.as_str().to_owned()];
+    let run = |words: Vec<String>| main_args(words.into_iter().map(Into::into).collect(), fake_codex);
+    assert_eq!(run(base("status")), 1, "no request");
+    trigger::write_request(&d.qa, &req(RequestState::Pending)).unwrap();
+    assert_eq!(run(base("status")), 0);
+    assert_eq!(run(base("request")), 1, "a request of a pass that is missing: pass_missing");
+    let mut w = base("worker");
+    w.extend(["--nonce".to_owned(), NONCE.to_owned()]);
+    assert_eq!(run(w), 1, "no pin: the worker ends at once");
+    assert_eq!(run(base("bogus")), 2);
+    assert_eq!(main_args(argv(&["--help"]), fake_codex), 0);
+}
