@@ -1211,3 +1211,30 @@ fn the_command_line_runs_each_subcommand_and_hands_codex_its_args() {
     assert_eq!(run(base("bogus")), 2);
     assert_eq!(main_args(argv(&["--help"]), fake_codex), 0);
 }
+
+#[test]
+fn the_pin_environment_ignores_empty_and_oversized_values() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = exe(&base.join("bin"), "tmux", 0o755, "exit 0");
+    let dir = base.join("bin").to_str().unwrap().to_owned();
+    let with = |pairs: Vec<(&'static str, String)>| PinEnv::from_vars(&move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
+    let e = with(vec![("TMUX", "/s,1,0".into()), ("TMUX_PANE", "%3".into()), (pin::ENV_ADAPTER_ID, NONCE.into()), (pin::ENV_ADAPTER_SOCKET, "/a".into()), ("PATH", dir.clone())]);
+    assert_eq!(e.tmux.as_deref(), Some("/s,1,0"));
+    assert_eq!(e.tmux_pane.as_deref(), Some("%3"));
+    assert_eq!(e.adapter_id.as_deref(), Some(NONCE));
+    assert_eq!(e.adapter_socket.as_deref(), Some("/a"));
+    assert_eq!(e.tmux_program.as_ref().map(|p| p.as_str()), prog.to_str());
+    assert_eq!(with(vec![]), PinEnv::default());
+    let e = with(vec![("TMUX", String::new()), ("TMUX_PANE", "x".repeat(4097)), (pin::ENV_ADAPTER_ID, "y".repeat(4096))]);
+    assert_eq!((e.tmux, e.tmux_pane, e.adapter_id.map(|v| v.len())), (None, None, Some(4096)));
+    // a PATH longer than 64 KiB names no tmux; one at the bound still does
+    let long = format!("{}:{dir}", "/".repeat(64 * 1024 - dir.len() - 1));
+    assert_eq!(long.len(), 64 * 1024);
+    assert!(with(vec![("PATH", long.clone())]).tmux_program.is_some());
+    assert_eq!(with(vec![("PATH", format!("/{long}"))]).tmux_program, None);
+    // from_process reads this process's own environment the same way
+    assert_eq!(PinEnv::from_process(), PinEnv::from_vars(&|k| std::env::var(k).ok()));
+}
