@@ -1238,3 +1238,14 @@ fn the_pin_environment_ignores_empty_and_oversized_values() {
     // from_process reads this process's own environment the same way
     assert_eq!(PinEnv::from_process(), PinEnv::from_vars(&|k| std::env::var(k).ok()));
 }
+
+#[test]
+fn a_codex_daemon_needs_both_words() {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(pin::is_codex_daemon(&v(&["/x/codex", "app-server", "--listen", "unix://", "--managed-daemon"])));
+    assert!(!pin::is_codex_daemon(&v(&["/x/codex", "app-server", "--listen", "unix://"])), "a plain app-server (the adapter's own)");
+    assert!(!pin::is_codex_daemon(&v(&["x", "--managed-daemon"])));
+    assert!(!pin::is_codex_daemon(&v(&["app-server", "y"])));
+    assert!(!pin::is_codex_daemon(&v(&["app-server"])));
+    assert!(!pin::is_codex_daemon(&[]));
+}
