@@ -1249,3 +1249,66 @@ fn a_codex_daemon_needs_both_words() {
     assert!(!pin::is_codex_daemon(&v(&["app-server"])));
     assert!(!pin::is_codex_daemon(&[]));
 }
+
+#[test]
+fn a_pane_pid_of_1_or_junk_is_no_pane() {
+    use crate::tmux::RealTmux;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (out, want) in [("1", None), ("0", None), ("x", None), ("2", Some(2))] {
+        let prog = exe(&base.join(format!("bin{out}")), "tmux", 0o755, &format!("echo {out}"));
+        let t = RealTmux::at(&AbsPath::parse(prog.to_str().unwrap()).unwrap());
+        assert_eq!(t.pane_pid(&sock(), "%3").unwrap(), want, "{out}");
+    }
+}
+
+#[test]
+fn a_tmux_owned_by_another_user_is_refused() {
+    use crate::tmux::program_is_safe;
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = exe(&base.join("bin"), "tmux", 0o755, "exit 0");
+    assert!(program_is_safe(&prog), "owned by this user");
+    if me == 0 {
+        // root can give the file (then its directory) to another account
+        std::os::unix::fs::chown(&prog, Some(4321), None).unwrap();
+        assert!(!program_is_safe(&prog), "a file of uid 4321");
+        std::os::unix::fs::chown(&prog, Some(0), None).unwrap();
+        std::os::unix::fs::chown(base.join("bin"), Some(4321), None).unwrap();
+        assert!(!program_is_safe(&prog), "in a directory of uid 4321");
+    } else if let Ok(m) = std::fs::metadata("/usr/bin/tmux") {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() == 0 && m.mode() & 0o022 == 0 {
+            assert!(program_is_safe(std::path::Path::new("/usr/bin/tmux")), "root's tmux is safe for any user");
+        }
+    }
+}
+
+/// `Limits::from_env` reads this process's environment: checked in a child
+/// run of this test binary with the variables set (setting them here would
+/// race the other tests).
+#[test]
+fn limits_come_from_the_environment() {
+    const CHILD: &str = "KIJITO_COMPACT_TEST_LIMITS_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let l = Limits::from_env();
+        assert_eq!((l.settle_ms, l.enter_gap, l.hold.as_deref()), (5, Duration::from_millis(7), Some(std::path::Path::new("/tmp/h"))));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "tests::limits_come_from_the_environment", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env(worker::ENV_SETTLE_MS, "5")
+        .env(worker::ENV_ENTER_GAP_MS, "7")
+        .env(worker::ENV_TEST_HOLD, "/tmp/h")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+}
