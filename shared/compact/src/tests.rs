@@ -1312,3 +1312,48 @@ fn limits_come_from_the_environment() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A clock that stands still: the poll budget ends the worker, never a loop
+/// without end; what it records then.
+#[test]
+fn a_frozen_clock_ends_the_worker_at_its_poll_budget() {
+    let l = Limits { idle_wait_ms: 2000, claim_wait_ms: 2000, ..limits() };
+    let budget = l.max_polls();
+    let frozen = |d: &Dir, tmux: &FakeTmux, on_sleep: &dyn Fn(u64)| {
+        let n = Cell::new(0u64);
+        let now = || 2000;
+        let sleep = |_: Duration| {
+            n.set(n.get() + 1);
+            on_sleep(n.get());
+        };
+        let w = World { tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep };
+        let state = worker::run(&d.data, &sid(), NONCE, &l, &w).unwrap();
+        (state, n.get())
+    };
+    // no Stop ever: turn_not_ended once the budget is spent
+    let d = data_dir();
+    setup(&d);
+    let (state, polls) = frozen(&d, &FakeTmux::new(|| {}), &|_| {});
+    assert_eq!(state, RequestState::Failed { code: codes::TURN_NOT_ENDED.into() });
+    assert_eq!(polls, budget);
+    assert_eq!(request_state(&d), state);
+    // sent, never claimed: timed_out
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(Some(950), 1000));
+    let tmux = FakeTmux::new(|| {});
+    let (state, _) = frozen(&d, &tmux, &|_| {});
+    assert_eq!(state, RequestState::TimedOut);
+    assert_eq!(sends(&tmux).len(), 2);
+    // another pass's request appears at the very end: left alone
+    let d = data_dir();
+    setup(&d);
+    let other = Request { nonce: "ffffffffffffffffffffffffffffffff".into(), ..req(RequestState::Pending) };
+    let (state, _) = frozen(&d, &FakeTmux::new(|| {}), &|n| {
+        if n == budget {
+            trigger::write_request(&d.qa, &other).unwrap();
+        }
+    });
+    assert_eq!(state, RequestState::Pending);
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap(), other, "untouched");
+}
