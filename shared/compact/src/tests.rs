@@ -1357,3 +1357,25 @@ fn a_frozen_clock_ends_the_worker_at_its_poll_budget() {
     assert_eq!(state, RequestState::Pending);
     assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap(), other, "untouched");
 }
+
+/// `cli::main` parses this process's own argv: in a child run of this test
+/// binary that argv is the test harness's (`--exact NAME ...`), a usage
+/// error (exit status 2) for kijito-compact, as `main_args` says.
+#[test]
+fn main_reads_the_process_argv() {
+    const CHILD: &str = "KIJITO_COMPACT_TEST_MAIN_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let status = crate::cli::main(fake_codex);
+        assert_eq!(status, 2);
+        assert_eq!(status, crate::cli::main_args(std::env::args_os().skip(1).collect(), fake_codex));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "tests::main_reads_the_process_argv", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kijito_compact_failed:"), "the usage error was reported");
+}
