@@ -73,7 +73,16 @@ mod tests {
         let long = "x".repeat(4000);
         // `read` blocks on the open pipe: the process lives until killed.
         let mut child = std::process::Command::new("sh").args(["-c", "read x", "sh", &long]).stdin(std::process::Stdio::piped()).spawn().unwrap();
-        let argv = RealProcs.cmdline(child.id());
+        // Right after the spawn /proc may still show an empty argv (measured
+        // once under load): look again, bounded, until the shell's shows.
+        let mut argv = None;
+        for _ in 0..500 {
+            argv = RealProcs.cmdline(child.id());
+            if argv.as_ref().is_some_and(|a| a.len() > 1) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(argv.unwrap(), vec!["sh".to_owned(), "-c".to_owned(), "read x".to_owned(), "sh".to_owned(), long]);
