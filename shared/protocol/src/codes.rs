@@ -127,6 +127,12 @@ pub mod pass {
     pub const PASS_STALE: &str = "pass_stale";
     pub const PASS_FUTURE: &str = "pass_from_future";
     pub const PASS_MISSING: &str = "pass_missing";
+    /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
+    /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
+    pub const PASS_WITHDRAWN: &str = "pass_invalidated_by_new_turn";
+    /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
+    /// of the session is refused until it is removed.
+    pub const SPENT_INVALID: &str = "spent_nonces_invalid";
     pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
     pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
     pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
@@ -344,6 +350,8 @@ pub mod latch {
     pub const CONSENT_TOKEN_SUPERSEDED: &str = "consent_token_superseded";
     pub const CONSENT_ALREADY_CONFIRMED: &str = "consent_already_confirmed";
     pub const RESEED_NOT_NEEDED: &str = "reseed_not_needed";
+    pub const REVIEW_NOT_NEEDED: &str = "review_not_needed";
+    pub const CONSENT_LOCKED_UNTIL_REVIEW: &str = "consent_locked_until_review";
     pub const CONSENT_ACTION_CHANGED: &str = "consent_action_changed";
     pub const DIR_SYMLINK: &str = "latch_dir_symlink";
     pub const WITNESS_SYMLINK: &str = "latch_witness_symlink";
