@@ -82,6 +82,7 @@ fn pending_request(c: &Cycle, s: &str, nonce: &str) {
         updated_at_ms: now_ms(),
         state: RequestState::Pending,
         ticket_invalidated: false,
+        note: None,
     };
     write_request(&qa, &r).unwrap();
 }

@@ -122,6 +122,7 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
         updated_at_ms: T0,
         state: RequestState::Sent,
         ticket_invalidated: false,
+        note: None,
     };
     trigger::write_request(&e.qa, &done).unwrap();
     let w = withdraw::new_turn(&e.qa, &e.s, T0 + 5).unwrap().unwrap();

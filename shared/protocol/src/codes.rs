@@ -531,6 +531,12 @@ pub mod compact {
     pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
     pub const SEND_FAILED: &str = "send_failed";
     pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
+    /// A client of the pane's tmux session pressed a key since the turn
+    /// began (the keystroke rule, docs/adapters.md).
+    pub const USER_TYPED: &str = "user_typed";
+    /// The `reason` of a request that failed after `/compact` was typed and
+    /// before its Enter: the text stays in the host's composer.
+    pub const COMPACT_LEFT_IN_COMPOSER: &str = "compact_left_in_composer";
 }
 
 /// The PreToolUse policy (shared/policy): decisions by mode and tripwires.
