@@ -288,7 +288,11 @@ fn serve(
         if fds[1].revents != 0 {
             while let Ok((stream, _)) = ends.listener.accept() {
                 if client.is_some() {
-                    transport::refuse(stream);
+                    // A second client is refused: a WebSocket close would
+                    // need a handshake, so the connection is simply closed
+                    // (accepted with SOCK_CLOEXEC: no other process holds it);
+                    // the TUI reports it could not connect.
+                    drop(stream);
                     continue;
                 }
                 let _ = stream.set_nonblocking(false);
