@@ -342,6 +342,7 @@ mod tests {
             }
             assert!(!open, "the close frame ends the client");
             assert!(out.is_empty());
+            assert!(c.send("{}".into()).is_err(), "nothing goes out after the close");
         }
     }
 
@@ -360,6 +361,7 @@ mod tests {
         let (server, peer) = connect("/rpc");
         let mut c = Client::Ws(Box::new(server.unwrap()));
         drop(peer.unwrap());
+        assert!(c.send("{}".into()).is_err(), "writing to a gone TUI fails");
         let mut out = vec![];
         let mut ended = false;
         for _ in 0..2000 {

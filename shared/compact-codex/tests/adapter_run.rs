@@ -45,7 +45,7 @@ fn bounds() -> Bounds {
         compaction: Duration::from_secs(60),
         claim: Duration::from_secs(30),
         handshake: Duration::from_secs(10),
-        shutdown: Duration::from_secs(20),
+        shutdown: Duration::from_secs(10),
     }
 }
 
@@ -71,7 +71,12 @@ impl Adapter {
             let _ = tx.send(run(&opts));
         });
         let thread = handle.as_pthread_t();
-        let tui: Value = wait_for("the TUI stand-in", 30, || std::fs::read(sd.join("tui.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()));
+        let tui: Value = wait_for("the TUI stand-in", 20, || {
+            if let Ok(r) = done.try_recv() {
+                panic!("the adapter ended before its TUI started: {:?}", r.map_err(|e| e.code().to_owned()));
+            }
+            std::fs::read(sd.join("tui.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())
+        });
         let argv: Vec<String> = serde_json::from_value(tui["argv"].clone()).unwrap();
         assert_eq!(argv[0], "--remote");
         assert_eq!(&argv[2..], ["--tui-flag", "x"], "the codex arguments go to the TUI unchanged");
@@ -103,14 +108,24 @@ impl Adapter {
         self.w.request(s).unwrap().state
     }
 
+    /// Wait (bounded) for `f`, failing at once when the adapter ended.
+    fn wait<T>(&self, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        wait_for(what, 15, || {
+            if let Ok(r) = self.done.try_recv() {
+                panic!("the adapter ended while waiting for {what}: {:?}", r.map_err(|e| e.code().to_owned()));
+            }
+            f()
+        })
+    }
+
     fn final_state(&self, s: &SessionId) -> RequestState {
-        wait_for("the request's final state", 30, || Some(self.state(s)).filter(RequestState::is_final))
+        self.wait("the request's final state", || Some(self.state(s)).filter(RequestState::is_final))
     }
 
     /// The TUI exits with `code`: so does the adapter, with it.
     fn exit(self, code: i32) -> World {
         std::fs::write(self.sd.join("tui-exit"), code.to_string()).unwrap();
-        let r = self.done.recv_timeout(Duration::from_secs(60)).expect("the adapter ends when the TUI exits");
+        let r = self.done.recv_timeout(Duration::from_secs(20)).expect("the adapter ends when the TUI exits");
         assert_eq!(r.map_err(|e| e.code().to_owned()), Ok(code));
         assert!(!self.sock.exists() && !self.sock.parent().unwrap().exists(), "the socket and its dir are removed");
         self.w
@@ -119,7 +134,7 @@ impl Adapter {
 
 fn connect(sock: &Path) -> tungstenite::Result<Ws> {
     let s = UnixStream::connect(sock).map_err(tungstenite::Error::Io)?;
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
     tungstenite::client("ws://localhost/rpc", s).map(|(ws, _)| ws).map_err(|e| match e {
         tungstenite::HandshakeError::Failure(e) => e,
         tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::ConnectionClosed,
@@ -180,7 +195,7 @@ fn a_pinned_idle_thread_is_compacted_once_after_its_turn_and_the_users_turn_wait
     let b = Bounds { poll: Duration::from_secs(600), ..bounds() };
     let a = Adapter::start(b, &[("STANDIN_PRELUDE", "4100")]);
     // The app-server spoke before the TUI connected (and all of it was read).
-    wait_for("the prelude", 30, || a.sd.join("prelude-done").exists().then_some(()));
+    a.wait("the prelude", || a.sd.join("prelude-done").exists().then_some(()));
     let mut ws = connect(&a.sock).expect("the TUI's connection");
     assert!(connect(&a.sock).is_err(), "a second client is refused while one is attached");
     let mut seen = vec![];
@@ -278,7 +293,7 @@ fn the_periodic_look_sends_what_waits_and_a_refusal_or_a_late_claim_ends_it() {
 
     // More than the socket holds while the TUI does not read: all of it, in order.
     send(&mut ws, json!({"id": 7, "method": "test/burst", "params": {"count": 48, "size": 65536}}));
-    wait_for("the burst to be written", 60, || a.sd.join("burst-done").exists().then_some(()));
+    a.wait("the burst to be written", || a.sd.join("burst-done").exists().then_some(()));
     until(&mut ws, &mut seen, "the burst's answer", |v| v["id"] == 7);
     let mut got = vec![];
     for _ in 0..48 {
@@ -321,7 +336,7 @@ fn the_periodic_look_sends_what_waits_and_a_refusal_or_a_late_claim_ends_it() {
 fn a_compaction_without_its_claim_or_its_end_times_out_and_a_lingering_app_server_is_stopped() {
     let b = Bounds { claim: Duration::from_millis(300), compaction: Duration::from_millis(300), shutdown: Duration::from_millis(300), ..bounds() };
     let a = Adapter::start(b, &[("STANDIN_ON_EOF", "linger")]);
-    let grandchild: i32 = wait_for("the app-server's own child", 30, || std::fs::read_to_string(a.sd.join("grandchild.pid")).ok()?.parse().ok());
+    let grandchild: i32 = a.wait("the app-server's own child", || std::fs::read_to_string(a.sd.join("grandchild.pid")).ok()?.parse().ok());
     let mut ws = connect(&a.sock).unwrap();
     let mut seen = vec![];
     let thread = start_thread(&mut ws, &mut seen, 1);
@@ -352,7 +367,7 @@ fn a_compaction_without_its_claim_or_its_end_times_out_and_a_lingering_app_serve
 
     // The TUI exits; the app-server does not: its whole process group is stopped.
     a.exit(0);
-    wait_for("the app-server's own child to be stopped", 30, || {
+    wait_for("the app-server's own child to be stopped", 15, || {
         let st = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).ok();
         st.is_none_or(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'))).then_some(())
     });

@@ -64,7 +64,7 @@ fn headless_forwards_json_lines_both_ways_and_drains_the_last_answers_after_stdi
     });
     let next_with_id = |id: u64| -> Value {
         for _ in 0..100 {
-            let l = lines.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|e| panic!("no answer {id} on the adapter's stdout: {e}"));
+            let l = lines.recv_timeout(Duration::from_secs(15)).unwrap_or_else(|e| panic!("no answer {id} on the adapter's stdout: {e}"));
             let v: Value = serde_json::from_str(&l).unwrap();
             if v["id"] == id {
                 return v;
@@ -82,7 +82,7 @@ fn headless_forwards_json_lines_both_ways_and_drains_the_last_answers_after_stdi
     stdin.write_all(b"{\"id\":3,\"method\":\"test/answerLater\",\"params\":{\"ms\":500}}\n").unwrap();
     drop(stdin);
     assert_eq!(next_with_id(3)["result"]["late"], true, "still forwarded after stdin closed");
-    let status = wait_for("the adapter to exit", 60, || child.try_wait().unwrap());
+    let status = wait_for("the adapter to exit", 20, || child.try_wait().unwrap());
     assert_eq!(status.code(), Some(0));
     reader.join().unwrap();
     assert!(sd.join("exited").exists(), "the app-server exited on its own");
