@@ -41,17 +41,29 @@ fn main() {
     println!("headless: 1 test passed");
 }
 
+/// The adapter child is stopped when the test fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn headless_forwards_json_lines_both_ways_and_drains_the_last_answers_after_stdin_closes() {
     let w = World::new();
     let sd = w.path("s");
     private_dir(&sd);
     let codex = standin_codex(&sd, &[]);
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["--adapter-child", w.data.as_str(), codex.as_str()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = KillOnDrop(child);
+    let child = &mut child.0;
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = mpsc::channel();
     let reader = std::thread::spawn(move || {

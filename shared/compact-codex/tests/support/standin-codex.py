@@ -21,10 +21,10 @@ standin-codex.py app-server
     writes return), then the file prelude-done.
     At the end of stdin: the pending answers go out, then 0.3 s later the file exited, then exit 0;
     with STANDIN_ON_EOF=linger it starts `sleep 120` in its process group at start (pid in
-    grandchild.pid) and never exits on its own (at most 120 s).
+    grandchild.pid) and never exits on its own (at most 120 s, or until orphaned).
 standin-codex.py --remote unix://SOCK ARGS...
     The TUI stand-in: its argv to $STANDIN_DIR/tui.json, then it waits (at most 120 s) for
-    $STANDIN_DIR/tui-exit and exits with the number in it."""
+    $STANDIN_DIR/tui-exit and exits with the number in it (124 when orphaned first)."""
 import json
 import os
 import selectors
@@ -43,9 +43,9 @@ def mark(name, text=""):
 
 def tui():
     mark("tui.json", json.dumps({"argv": sys.argv[1:]}))
-    end = time.time() + 120
+    end, parent = time.time() + 120, os.getppid()
     path = os.path.join(DIR, "tui-exit")
-    while time.time() < end:
+    while time.time() < end and os.getppid() == parent:  # not once orphaned
         if os.path.exists(path):
             sys.exit(int(open(path).read().strip() or "0"))
         time.sleep(0.02)
@@ -166,7 +166,9 @@ class Server:
                 if line.strip():
                     self.handle(json.loads(line))
         if linger:
-            time.sleep(120)
+            parent, end = os.getppid(), time.time() + 120
+            while time.time() < end and os.getppid() == parent:
+                time.sleep(0.05)
             sys.exit(124)
         time.sleep(0.3)
         mark("exited")
