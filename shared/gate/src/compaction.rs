@@ -248,6 +248,8 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
     // once (the marker goes with this attempt).
     let withdrawn = crate::withdraw::was_withdrawn(qa, session);
     let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
+        // One pass, one compaction: its nonce is spent before anything moves.
+        crate::withdraw::consume(qa, session, &p, now_ms)?;
         let ticket = qa.ticket(session);
         std::fs::hard_link(qa.pass(session), &ticket)
             .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot link the pass to the ticket: {e}")))?;
@@ -437,8 +439,14 @@ mod tests {
         assert_eq!(a.reason, codes::PROMOTE_FAILED);
         assert!(std::fs::symlink_metadata(qa.ticket(&s)).is_err(), "no ticket is left");
         assert!(std::fs::symlink_metadata(qa.pass(&s)).is_err(), "the pass is spent");
-        // Without the swap the same pass is promoted.
+        // That PreCompact spent the nonce: the same pass put back attests
+        // nothing (one pass, one compaction) ...
         private::write_atomic(&qa.pass(&s), &pass.to_bytes()).unwrap();
-        assert!(precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 2, &|| {}).unwrap().attested);
+        let again = precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 2, &|| {}).unwrap();
+        assert_eq!((again.attested, again.reason.as_str()), (false, crate::pass::codes::PASS_CONSUMED));
+        // ... and without the swap a pass (a new record: a new nonce) is promoted.
+        let fresh = Pass { compaction_nonce: "0123456789abcdef0123456789abcde0".into(), ..pass.clone() };
+        private::write_atomic(&qa.pass(&s), &fresh.to_bytes()).unwrap();
+        assert!(precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 3, &|| {}).unwrap().attested);
     }
 }

@@ -27,8 +27,8 @@ use std::path::Path;
 pub const MAX_SPENT: usize = 64;
 
 /// The reasons a nonce is spent; each is the refusal code of a pass that
-/// carries it. (Consumed tickets would add theirs here.)
-pub const WHY: &[&str] = &[codes::PASS_WITHDRAWN];
+/// carries it: withdrawn by a new turn, or consumed by a PreCompact.
+pub const WHY: &[&str] = &[codes::PASS_WITHDRAWN, codes::PASS_CONSUMED];
 
 /// The one prompt that is not a new turn: the compaction itself.
 pub const COMPACT_PROMPT: &str = "/compact";
@@ -133,6 +133,7 @@ pub fn read_spent(qa: &QaDir, session: &SessionId) -> Result<Spent> {
 pub fn check_unspent_at(path: &Path, session: &SessionId, nonce: &str) -> Result<()> {
     match read_spent_at(path, session)?.find(nonce) {
         None => Ok(()),
+        Some(e) if e.why == codes::PASS_CONSUMED => Err(Error::new(e.why, "this pass's nonce was already promoted by a PreCompact (one pass, one compaction): run the QA cycle again")),
         Some(e) => Err(Error::new(e.why, "this pass's nonce is spent (withdrawn by a new turn): run the QA cycle again")),
     }
 }
@@ -190,6 +191,16 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<W
         }
     }
     Ok(Some(Withdrawn { nonce: pass.compaction_nonce, request_failed }))
+}
+
+/// List the nonce of the pass PreCompact is promoting as consumed, before the
+/// pass is unlinked: a ticket (or the pass) copied back later is refused
+/// with `pass_already_consumed`. Fails when the record cannot be written (the
+/// caller then does not promote: fail closed).
+pub fn consume(qa: &QaDir, session: &SessionId, pass: &Pass, now_ms: i64) -> Result<()> {
+    let mut spent = read_spent(qa, session)?;
+    spent.add(SpentNonce { nonce: pass.compaction_nonce.clone(), why: codes::PASS_CONSUMED, recorded_at_ms: pass.recorded_at_ms, spent_at_ms: now_ms }, now_ms);
+    qa.write_atomic(&qa.spent(session), &spent.to_bytes())
 }
 
 /// Whether the last pass of the session was withdrawn by a new turn and no

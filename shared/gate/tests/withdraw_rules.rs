@@ -173,3 +173,32 @@ fn the_hooks_read_only_the_adapter_of_a_pin() {
         assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
     }
 }
+
+/// One pass, one compaction (issue 22): the promoted pass's nonce is spent
+/// before the pass moves, so the consumed ticket (or the pass) copied back
+/// as the pass attests no second compaction, within its 30 minutes too.
+#[test]
+fn a_consumed_pass_copied_back_attests_no_second_compaction() {
+    let e = env();
+    let bytes = write_pass(&e, T0, NONCE);
+    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
+    assert!(a.attested, "{a:?}");
+    let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
+    assert_eq!(
+        spent,
+        format!(r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_already_consumed","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#, T0 + 10)
+    );
+    // The ticket copied back under the pass's name, well inside 30 minutes.
+    let ticket = std::fs::read(e.qa.ticket(&e.s)).unwrap();
+    assert_eq!(ticket, bytes);
+    private::write_atomic(&e.qa.pass(&e.s), &ticket).unwrap();
+    let consumed = kijito_protocol::codes::pass::PASS_CONSUMED;
+    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), consumed);
+    let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
+    assert_eq!(st["passRejectedBecause"], consumed, "{st}");
+    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
+    assert_eq!((a.attested, a.reason.as_str()), (false, consumed));
+    // A new record (new nonce) is attested again.
+    write_pass(&e, T0 + 40, NONCE2);
+    assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 50).unwrap().attested);
+}

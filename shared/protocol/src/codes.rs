@@ -130,6 +130,9 @@ pub mod pass {
     /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
     /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
     pub const PASS_WITHDRAWN: &str = "pass_invalidated_by_new_turn";
+    /// The pass's nonce was promoted by an earlier PreCompact: a ticket
+    /// copied back as the pass attests nothing (docs/protocol.md §7).
+    pub const PASS_CONSUMED: &str = "pass_already_consumed";
     /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
     /// of the session is refused until it is removed.
     pub const SPENT_INVALID: &str = "spent_nonces_invalid";
