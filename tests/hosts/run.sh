@@ -231,14 +231,14 @@ run_tui() {
     tmux-compact) kind=compacted mode=pass; extra=(--wait-compact 120 --after-prompt "after compact") ;;
     tmux-compact-nopass) kind=pass_missing mode=nopass ;;
     tmux-compact-daemon) kind=no_safe_trigger mode=pass ;;
-    tmux-long)  # one session: 5 x (new pass, the agent's tool call requests, the adapter types /compact),
-      # then a turn that fills the context window (the fake model reports 990000 input tokens) with no
-      # pass left: the host's own ceiling-time auto-compaction, UNATTESTED
+    tmux-long)  # one session: 5 x (the agent's one tool call records a new pass and requests, the
+      # adapter types /compact), then a turn that fills the context window (the fake model reports
+      # 990000 input tokens) with no pass left: the host's own ceiling-time auto-compaction, UNATTESTED.
+      # The record is in the same turn as the request (scenarios/record-request.sh): a pass the
+      # harness recorded between turns would be withdrawn by the next prompt (pass_invalidated_by_new_turn).
       kind=long mode=seed planned=5
-      local data
-      case "$host" in claude) data='$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline' ;; codex) data='$HOME/.cache/kijito-qa' ;; esac
-      extra=(--cycles "$planned" --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
-        --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+      extra=(--cycles "$planned"
+        --then-prompt "Run this. HOST-E2E-RUN-TOOL: $here/scenarios/record-request.sh \$HOST_E2E_OUT {session_id} \$HOST_E2E_TRANSCRIPT_PATH"
         --wait-compact 120 --after-prompt "ceiling turn HOST-E2E-INPUT-TOKENS: 990000"
         --after-prompt "after the ceiling" --after-prompt "final prompt")
       # Codex: the session's auto-compaction limit, far above the 100 tokens the other turns report
@@ -294,8 +294,54 @@ run_boots() {
   done
 }
 
+# run_agent HOST SCENARIO: the real TUI driven by its own agent (the fake model as the
+# kijito-memory-qa skill, lib/he2e/qa_driver.py) taking every command from the hooks' own text;
+# the harness types only what a person types (scenarios/agent_steps.py). The pointer is published
+# before the host starts (--before-start), so SessionStart prints its commands.
+#   agent-long:   5 cycles in one session, then the ceiling compaction (scenarios/check_agent.py long)
+#   agent-typing: the user types `fix the bu` right after a Stop through an attached tmux client,
+#                 then submits it; then the next cycle (scenarios/check_agent.py typing)
+# Claude Code runs as the pane's own command (`tmux new-session -d claude ...`, --pane-host); Codex
+# with --no-daemon, also as the pane's command (the npm launcher `codex` is the pane's process).
+run_agent() {
+  local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" args=() mode
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP $host $name: tmux not installed"; skipped=$((skipped + 1)); report+=("$host $name: skipped (no tmux)"); return 0; }
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
+  fi
+  mode=${name#agent-}
+  mkdir -p "$work/out"
+  python3 "$here/scenarios/agent_steps.py" "$mode" "$root" "$out.steps.json"
+  case "$host" in
+    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash) ;;
+    codex) args=(tui-codex --hooks "$root/hooks/hooks.json" --host-arg=--sandbox=danger-full-access --host-arg=--no-daemon)
+      # the session's auto-compaction limit, far above the 100 tokens the other turns report
+      [ "$mode" != long ] || args+=(--host-arg=-c --host-arg=model_auto_compact_token_limit=200000) ;;
+  esac
+  local t0 rc=0 dt
+  t0=$(now)
+  "$he2e" "${args[@]}" --pane-host --out "$out" --timeout 600 --turn-timeout 150 \
+    --before-start "$(printf '%q %q publish-only' "$seed" "$root")" --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
+  fi
+  say "$host $name ($dt):"
+  if python3 "$here/scenarios/check_agent.py" "$mode" "$out" "$root"; then
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
+    say "FAIL $host $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   run_boots "$h"
+  run_agent "$h" agent-long
+  run_agent "$h" agent-typing
   for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
     run_one "$h" "$s"
   done
