@@ -77,10 +77,14 @@ fn nudges_once_per_ten_points_and_never_with_a_valid_pass() {
         grow(&w, host, at(0.71));
         assert!(hook(&w, host, "UserPromptSubmit", &prompt).is_some());
         assert!(hook(&w, host, "Stop", &stop_in).is_some());
-        // a valid pass: never (Stop shows the pass reminder instead)
+        // a valid pass: never (Stop shows the pass reminder instead); only
+        // the compaction's own prompt keeps a pass (any other withdraws it,
+        // tests/hooks_new_turn.rs)
         w.record_ok(s);
         grow(&w, host, at(0.83));
-        assert_eq!(hook(&w, host, "UserPromptSubmit", &prompt), None);
+        let mut compact: Value = serde_json::from_slice(&prompt).unwrap();
+        compact["prompt"] = json!("/compact");
+        assert_eq!(hook(&w, host, "UserPromptSubmit", compact.to_string().as_bytes()), None);
         let v = hook(&w, host, "Stop", &stop_in).unwrap();
         assert!(v["systemMessage"].as_str().unwrap().contains("waits for compaction"), "{v}");
         // the state file is owner-only in the private QA dir

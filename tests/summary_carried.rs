@@ -222,6 +222,7 @@ fn compact_status(w: &World, session: &str, nonce: &str) -> Value {
         updated_at_ms: 1,
         state: RequestState::Sent,
         ticket_invalidated: false,
+        note: None,
     };
     write_request(&qa, &r).unwrap();
     let out = w.run(COMPACT, &["status", "--session-id", session, "--data-dir", &w.data_arg()], b"");

@@ -354,3 +354,150 @@ pub fn wait_bounded(mut child: Child, secs: u64) -> Output {
     let _ = child.kill();
     panic!("child did not finish within {secs} s");
 }
+
+/// A whole QA cycle on real parts, for the hook tests that need a pass the
+/// real verifier vouched for: a kijito-local with a seeded pointer (three
+/// current anchors, a retired one), the kijito-qa config naming it (apiUrl,
+/// tokenFile, pointerId, lockMessageId), a private data dir and a
+/// transcript; [`Cycle::record`] runs two real `pointer-snapshot` boots and
+/// the real `qa-gate record`.
+pub struct Cycle {
+    pub world: super::snapshot::World,
+    pub seeded: super::snapshot::Seeded,
+    pub data: PathBuf,
+    pub transcript: PathBuf,
+    boots: std::sync::atomic::AtomicUsize,
+}
+
+impl Cycle {
+    pub fn new() -> Cycle {
+        let world = super::snapshot::World::start();
+        let seeded = world.seed(3, 1);
+        world.write_config(&json!({
+            "apiUrl": world.server.base_url(),
+            "tokenFile": world.server.token_file().to_str().unwrap(),
+            "pointerId": seeded.pointer_id,
+            "lockMessageId": seeded.lock_id,
+        }));
+        let data = world.path("data");
+        super::snapshot::private_dir(&data);
+        let transcript = world.path("transcript.jsonl");
+        fs::write(&transcript, "{\"type\":\"session_meta\"}\n").unwrap();
+        Cycle { world, seeded, data, transcript, boots: Default::default() }
+    }
+
+    pub fn data_arg(&self) -> String {
+        self.data.to_str().unwrap().to_owned()
+    }
+
+    pub fn qa(&self) -> PathBuf {
+        self.data.join("qa")
+    }
+
+    /// A binary of the workspace with this world's HOME and XDG_CONFIG_HOME,
+    /// outside tmux and any compaction adapter.
+    pub fn command(&self, bin: &str) -> Command {
+        let mut c = self.world.command(bin);
+        for v in ["TMUX", "TMUX_PANE", "PLUGIN_DATA", "CLAUDE_PLUGIN_DATA", "KIJITO_COMPACT_ADAPTER_ID", "KIJITO_COMPACT_SOCKET", "MEMORY_LATCH_WALLET_FILE"] {
+            c.env_remove(v);
+        }
+        c.env("MEMORY_LATCH_HEADS_DIR", self.world.home.join("latch-heads"));
+        c.stdin(Stdio::piped());
+        c
+    }
+
+    /// Run `bin` with `args` and `stdin`; wait at most 30 s.
+    pub fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child = self.command(bin).args(args).spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = stdin.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+        wait_bounded(child, 30)
+    }
+
+    /// A hook binary (`precompact`, `postcompact`, `session-hook`) for
+    /// `host` with this data dir; it always exits 0.
+    pub fn hook(&self, bin: &str, host: &str, args: &[&str], stdin: &[u8]) -> Output {
+        let data = self.data_arg();
+        let mut all = vec!["--host", host];
+        all.extend_from_slice(args);
+        all.extend(["--data-dir", data.as_str()]);
+        let out = self.run(bin, &all, stdin);
+        assert_eq!(out.status.code(), Some(0), "{bin} {args:?} exits 0: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// `session-hook --expect EVENT`: the additionalContext (SessionStart,
+    /// UserPromptSubmit) or the whole reply (Stop), None for no output;
+    /// every reply valid against the Codex output schema.
+    pub fn session_hook(&self, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
+        let out = self.hook(&SESSION_HOOK, host, &["--expect", expect], stdin);
+        let schema = match expect {
+            "SessionStart" => "session-start",
+            "UserPromptSubmit" => "user-prompt-submit",
+            "Stop" => "stop",
+            _ => "pre-tool-use",
+        };
+        assert_schema_valid(schema, &out.stdout);
+        match expect {
+            "SessionStart" | "UserPromptSubmit" => context_of(&out.stdout),
+            _ => (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap()),
+        }
+    }
+
+    /// A real host payload with this session id and transcript; `prompt`
+    /// replaces the prompt (UserPromptSubmit), `agent` adds a subagent's
+    /// `agent_id`.
+    pub fn stdin(&self, host: &str, key: &str, session: &str, prompt: Option<&str>, agent: Option<&str>) -> Vec<u8> {
+        let mut v: Value = serde_json::from_slice(&hook_stdin(host, key, session, &self.transcript)).unwrap();
+        if let Some(p) = prompt {
+            v["prompt"] = json!(p);
+        }
+        if let Some(a) = agent {
+            v["agent_id"] = json!(a);
+            v["agent_type"] = json!("general-purpose");
+        }
+        v.to_string().into_bytes()
+    }
+
+    /// Two real verifier boots (fresh report files) and the real `qa-gate
+    /// record` for `session`: its ready signal.
+    pub fn record(&self, session: &str) -> Value {
+        let n = self.boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let digest = self.seeded.pointer_digest();
+        let mut reports = Vec::new();
+        for boot in ["a", "b"] {
+            let report = self.world.report_path(&format!("boot-{n}-{boot}.json"));
+            let out = self.world.snapshot_to(&self.seeded, &report, &["--expected-pointer-digest", &digest]);
+            assert_eq!(out.status.code(), Some(0), "verifier boot: {}", String::from_utf8_lossy(&out.stderr));
+            reports.push(report.to_str().unwrap().to_owned());
+        }
+        let (pointer, transcript, data) = (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        let out = self.run(
+            QA_GATE,
+            &[
+                "record", "--session-id", session, "--transcript", &transcript, "--data-dir", &data, "--pointer-id", &pointer,
+                "--pointer-digest", &digest, "--cold-boot-report", &reports[0], "--cold-boot-report", &reports[1],
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(0), "record: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// `qa-gate status` of `session` (with the transcript check).
+    pub fn status(&self, session: &str) -> Value {
+        let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        let out = self.run(QA_GATE, &["status", "--session-id", session, "--data-dir", &d, "--transcript", &t], b"");
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Whether `qa-gate check-command` accepts the line (exit 0), with why not.
+    pub fn check_command(&self, line: &str) -> Result<(), String> {
+        let out = self.run(QA_GATE, &["check-command", line], b"");
+        if out.status.code() == Some(0) { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+    }
+}

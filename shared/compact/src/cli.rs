@@ -61,11 +61,15 @@ pub type CodexAdapter = fn(CodexArgs) -> Result<i32>;
 
 /// The whole binary: returns the process exit status.
 pub fn main(adapter: CodexAdapter) -> i32 {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    main_args(std::env::args_os().skip(1).collect(), adapter)
+}
+
+/// [`main`] on given arguments (without the program name).
+pub fn main_args(argv: Vec<std::ffi::OsString>, adapter: CodexAdapter) -> i32 {
     if argv.first().is_some_and(|a| a == "codex") {
         return codex(argv, adapter);
     }
-    cli::main(&TOOL, run)
+    cli::main_args(&TOOL, argv, run)
 }
 
 fn codex_args(args: &Args, tail: Vec<std::ffi::OsString>) -> Result<CodexArgs> {

@@ -4,9 +4,11 @@
 //!   lowercase hex) and `KIJITO_COMPACT_SOCKET` (absolute path) to its
 //!   app-server; the hooks inherit them → `Via::CodexAppServer`.
 //! - A host in tmux: the hook inherits `TMUX=<socket>,<server pid>,<n>` and
-//!   `TMUX_PANE=%N`. The host process is the hook's ancestor whose parent is
-//!   the pane's process (`#{pane_pid}`); its start time (field 22 of
-//!   `/proc/<pid>/stat`) tells a reused pid apart. When an ancestor is a
+//!   `TMUX_PANE=%N`. The host process is decided from the hook's ancestor
+//!   chain up to the pane's process (`#{pane_pid}`), see [`host_in_chain`]:
+//!   the pane's process itself or its child, never a command shell that
+//!   exits with the hook; its start time (field 22 of `/proc/<pid>/stat`)
+//!   tells a reused pid apart. When an ancestor is a
 //!   Codex shared daemon (`app-server … --managed-daemon`) the pane may be
 //!   another session's: refused (`codex_daemon`), the user must run
 //!   `codex --no-daemon`.
@@ -92,17 +94,39 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
         return Err(Error::new(codes::TMUX_UNAVAILABLE, "no tmux executable on PATH that only root or this user can change"));
     };
     let pane_pid = tmux.pane_pid(&socket, pane)?.ok_or_else(|| Error::new(codes::PANE_GONE, "the pane in $TMUX_PANE does not exist"))?;
+    let chain = ancestors_to(me, pane_pid, procs)?;
+    let host = host_in_chain(&chain).ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "the hook itself is the process of $TMUX_PANE: no host process to pin"))?;
+    Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: host.pid, host_start: host.start, tmux: Some(program.clone()) }))
+}
+
+/// One process of the hook's ancestor chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ancestor {
+    pub pid: u32,
+    pub start: u64,
+    /// argv (empty when unreadable).
+    pub argv: Vec<String>,
+}
+
+/// The chain from `me` (first) up to the pane's process `pane_pid` (last),
+/// at most [`MAX_ANCESTORS`] long. Refused with `codex_daemon` when a
+/// process above `me` is a Codex shared daemon; `pane_not_ancestor` when the
+/// walk ends (pid 1, or the bound) without reaching the pane's process.
+pub fn ancestors_to(me: u32, pane_pid: u32, procs: &dyn Procs) -> Result<Vec<Ancestor>> {
+    let mut chain = Vec::new();
     let mut pid = me;
     for _ in 0..MAX_ANCESTORS {
         let st = procs.stat(pid).ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "an ancestor process vanished while the pane was pinned"))?;
-        if pid != me && procs.cmdline(pid).is_some_and(|a| is_codex_daemon(&a)) {
+        let argv = procs.cmdline(pid).unwrap_or_default();
+        if pid != me && is_codex_daemon(&argv) {
             return Err(Error::new(
                 codes::CODEX_DAEMON,
                 "this Codex session runs in the shared app-server daemon, whose hooks may name another session's pane; start Codex with `codex --no-daemon` in tmux",
             ));
         }
-        if st.ppid == pane_pid {
-            return Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: pid, host_start: st.start, tmux: Some(program.clone()) }));
+        chain.push(Ancestor { pid, start: st.start, argv });
+        if pid == pane_pid {
+            return Ok(chain);
         }
         if st.ppid <= 1 {
             break;
@@ -112,8 +136,55 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
     Err(Error::new(codes::PANE_NOT_ANCESTOR, "the hook does not run under the process of $TMUX_PANE"))
 }
 
+/// The shells hosts run hook commands through (`sh -c '<hook command>'`).
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"];
+
+/// Whether argv is a shell running a command string (`sh -c CMD`, `bash
+/// -lc CMD`, `bash --norc -o pipefail -c CMD`): the way both hosts run a
+/// hook command, a process that exits with the hook. A login or
+/// interactive shell (`-bash`, `bash`, `sh script.sh`) is not one.
+pub fn is_command_shell(argv: &[String]) -> bool {
+    let Some(first) = argv.first() else { return false };
+    let name = first.rsplit('/').next().unwrap_or(first).trim_start_matches('-');
+    if !SHELLS.contains(&name) {
+        return false;
+    }
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        if matches!(a.as_str(), "-o" | "+o" | "-O" | "+O") {
+            args.next();
+            continue;
+        }
+        if a.starts_with("--") {
+            continue;
+        }
+        if !a.starts_with(['-', '+']) || a.len() < 2 {
+            return false;
+        }
+        if a.starts_with('-') && a.contains('c') {
+            return true;
+        }
+    }
+    false
+}
+
+/// The process to pin in a chain hook → ... → pane's process: the host is
+/// the first process above the hook that is not a command shell running it
+/// (skipping those: they exit with the hook). When that is the pane's
+/// process itself (a host started as the pane's command, `tmux new-session
+/// claude`) it is pinned; otherwise the chain's process whose parent is the
+/// pane's process (the host started from the pane's shell, or a launcher of
+/// it such as Codex's npm wrapper) is. `None` when the chain holds only the
+/// hook (the hook is the pane's process: nothing outlives it).
+pub fn host_in_chain(chain: &[Ancestor]) -> Option<&Ancestor> {
+    let k = chain.len().checked_sub(1).filter(|k| *k >= 1)?;
+    let host = (1..k).find(|i| !is_command_shell(&chain[*i].argv)).unwrap_or(k);
+    chain.get(if host == k { k } else { k - 1 })
+}
+
 /// Whether the pinned host still runs in its pane: the pane exists, and the
-/// pinned pid has the pinned start time and the pane's process as parent.
+/// pinned pid has the pinned start time and is the pane's process or its
+/// child (the two shapes [`host_in_chain`] pins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaneCheck {
     /// Not looked at yet (the worker only asks tmux when it is about to send).
@@ -132,7 +203,7 @@ pub fn check_pane(via: &Via, procs: &dyn Procs, tmux: &dyn Tmux) -> Result<PaneC
         return Ok(PaneCheck::Gone);
     };
     Ok(match procs.stat(*host_pid) {
-        Some(st) if st.start == *host_start && st.ppid == pane_pid => PaneCheck::Alive,
+        Some(st) if st.start == *host_start && (*host_pid == pane_pid || st.ppid == pane_pid) => PaneCheck::Alive,
         _ => PaneCheck::OtherProcess,
     })
 }

@@ -4,7 +4,7 @@ use crate::codes;
 use crate::pin::{self, PaneCheck, PinEnv};
 use crate::procfs::{ProcStat, Procs};
 use crate::tmux::Tmux;
-use crate::worker::{self, decide, Decision, Facts, Limits, World};
+use crate::worker::{self, decide, Decision, Facts, Limits, Typing, World};
 use kijito_files::private;
 use kijito_gate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via};
 use kijito_gate::{Pass, QaDir};
@@ -36,11 +36,12 @@ fn tmux_pin() -> Pin {
 }
 
 fn req(state: RequestState) -> Request {
-    Request { session_id: sid(), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false }
+    Request { session_id: sid(), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false, note: None }
 }
 
+/// A turn that began at 500 ms and ended at `at`.
 fn ended(at: i64) -> Turn {
-    Turn { session_id: sid(), state: TurnState::Ended, at_ms: at }
+    Turn { session_id: sid(), state: TurnState::Ended, at_ms: at, started_at_ms: Some(500) }
 }
 
 /// Facts of a request that should be sent once the pane is checked.
@@ -52,6 +53,8 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
         pin_now: Some(pin),
         turn: Some(turn),
         pane: PaneCheck::Alive,
+        typing: Typing::Quiet,
+        deferred_stop_ms: None,
         kill_switch: false,
         pass: Ok(()),
         claim: None,
@@ -61,7 +64,7 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
 }
 
 fn limits() -> Limits {
-    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200) }
+    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200), hold: None }
 }
 
 #[test]
@@ -76,7 +79,7 @@ fn sends_only_when_idle_and_the_pane_checks_out() {
 #[test]
 fn waits_while_the_turn_runs_and_fails_after_the_idle_bound() {
     let (r, pin) = (req(RequestState::Pending), tmux_pin());
-    let running = Turn { session_id: sid(), state: TurnState::Running, at_ms: 900 };
+    let running = Turn { session_id: sid(), state: TurnState::Running, at_ms: 900, started_at_ms: Some(900) };
     let f = Facts { turn: Some(&running), pane: PaneCheck::Unchecked, ..ready(&r, &pin, &running) };
     assert_eq!(decide(&f, &limits()), Decision::Wait);
     // A Stop recorded before the request is an older turn: still waiting.
@@ -199,15 +202,33 @@ impl Procs for FakeProcs {
     }
 }
 
+type Hook = Box<dyn Fn(&FakeTmux)>;
+
 struct FakeTmux {
     pane_pid: Cell<Option<u32>>,
+    /// `#{client_activity}` of the pane's session's clients (`Err`: the
+    /// call fails).
+    clients: RefCell<std::result::Result<Vec<i64>, &'static str>>,
     log: RefCell<Vec<String>>,
     on_enter: Box<dyn Fn()>,
+    /// Runs right after `/compact` is typed (before the Enter's checks).
+    on_literal: RefCell<Hook>,
+    /// Make `send-keys -l` / `send-keys Enter` fail (`send_failed`).
+    fail_literal: Cell<bool>,
+    fail_enter: Cell<bool>,
 }
 
 impl FakeTmux {
     fn new(on_enter: impl Fn() + 'static) -> FakeTmux {
-        FakeTmux { pane_pid: Cell::new(Some(PANE_PID)), log: RefCell::new(Vec::new()), on_enter: Box::new(on_enter) }
+        FakeTmux {
+            pane_pid: Cell::new(Some(PANE_PID)),
+            clients: RefCell::new(Ok(vec![])),
+            log: RefCell::new(Vec::new()),
+            on_enter: Box::new(on_enter),
+            on_literal: RefCell::new(Box::new(|_| {})),
+            fail_literal: Cell::new(false),
+            fail_enter: Cell::new(false),
+        }
     }
 }
 
@@ -216,11 +237,22 @@ impl Tmux for FakeTmux {
         self.log.borrow_mut().push(format!("display {socket} {pane}"));
         Ok(self.pane_pid.get())
     }
+    fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
+        self.log.borrow_mut().push(format!("list-clients {socket} {pane}"));
+        self.clients.borrow().clone().map_err(|code| kijito_protocol::Error::new(code, "fake"))
+    }
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {
+        if self.fail_literal.get() {
+            return Err(kijito_protocol::Error::new(codes::SEND_FAILED, "fake"));
+        }
         self.log.borrow_mut().push(format!("send-keys -S {socket} -t {pane} -l {text}"));
+        (self.on_literal.borrow())(self);
         Ok(())
     }
     fn send_enter(&self, socket: &AbsPath, pane: &str) -> Result<()> {
+        if self.fail_enter.get() {
+            return Err(kijito_protocol::Error::new(codes::SEND_FAILED, "fake"));
+        }
         self.log.borrow_mut().push(format!("send-keys -S {socket} -t {pane} Enter"));
         (self.on_enter)();
         Ok(())
@@ -547,4 +579,635 @@ fn a_pinned_tmux_is_checked_again_before_every_call() {
     // a pin written before the executable was recorded: tmux on PATH
     let old = Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: None };
     assert_eq!(RealTmux::for_via(&old).program, "tmux");
+}
+
+// ---------------------------------------------------------------- pinning: the two pane shapes
+
+fn tmux_env() -> PinEnv {
+    env("/tmp/kijito-test-tmux/sock,2,0", "%3")
+}
+
+fn pinned(p: &FakeProcs, pane_pid: u32) -> std::result::Result<(u32, u64), String> {
+    let t = FakeTmux::new(|| {});
+    t.pane_pid.set(Some(pane_pid));
+    match pin::discover(&tmux_env(), 1000, p, &t) {
+        Ok(Some(Via::Tmux { host_pid, host_start, .. })) => Ok((host_pid, host_start)),
+        Ok(other) => panic!("no tmux pin: {other:?}"),
+        Err(e) => Err(e.code().to_owned()),
+    }
+}
+
+#[test]
+fn discovery_pins_the_host_that_is_the_panes_own_process() {
+    // `tmux new-session claude`: hook 1000 -> sh -c 999 -> claude 900 (the pane's process)
+    let mut p = FakeProcs::default();
+    p.add(1000, 999, 7000, &["session-hook"]);
+    p.add(999, 900, 6999, &["/bin/sh", "-c", "session-hook --host claude"]);
+    p.add(900, 2, 100, &["claude"]);
+    p.add(2, 1, 50, &["tmux"]);
+    assert_eq!(pinned(&p, 900), Ok((900, 100)), "the pane's process, never the hook's shell");
+    // a host that runs the hook with no shell in between
+    p.add(1000, 900, 7000, &["session-hook"]);
+    assert_eq!(pinned(&p, 900), Ok((900, 100)));
+    // only shells up to the pane (its command is a shell running the host's script): the pane's process
+    p.add(1000, 999, 7000, &["session-hook"]);
+    p.add(900, 2, 100, &["sh", "-c", "exec-ish host; sleep 600"]);
+    assert_eq!(pinned(&p, 900), Ok((900, 100)));
+    // the hook is the pane's process itself: nothing outlives it
+    assert_eq!(pinned(&p, 1000), Err(codes::PANE_NOT_ANCESTOR.into()));
+}
+
+#[test]
+fn discovery_pins_the_child_of_the_panes_shell() {
+    // Claude from a pane shell: hook -> sh -c -> claude 901 -> sh 900 (pane)
+    assert_eq!(pinned(&FakeProcs::standard(), PANE_PID), Ok((HOST_PID, HOST_START)));
+    // Codex --no-daemon, measured: hook -> codex 110 -> node 96 -> sh -c 94 (pane): the launcher
+    let mut p = FakeProcs::default();
+    p.add(1000, 110, 7000, &["python3", "probe.py"]);
+    p.add(110, 96, 600, &["/x/codex", "--no-daemon"]);
+    p.add(96, 94, 500, &["node", "/x/.bin/codex", "--no-daemon"]);
+    p.add(94, 93, 400, &["/bin/sh", "-c", "/x/.bin/codex --no-daemon; echo exited; sleep 600"]);
+    p.add(93, 1, 300, &["tmux: server"]);
+    assert_eq!(pinned(&p, 94), Ok((96, 500)));
+    // the native codex as the pane's command: the launcher-less chain pins codex
+    assert_eq!(pinned(&p, 96), Ok((110, 600)));
+    assert_eq!(pinned(&p, 110), Ok((110, 600)));
+    // a launcher between the host and the pane shell: the pane's child
+    let mut p = FakeProcs::standard();
+    p.add(HOST_PID, 950, HOST_START, &["claude"]);
+    p.add(950, PANE_PID, 940, &["node", "/x/claude-launcher"]);
+    assert_eq!(pinned(&p, PANE_PID), Ok((950, 940)));
+    // the Claude chain of the harness: hook -> sh -c -> claude -> sh -c (pane)
+    let mut p = FakeProcs::standard();
+    p.add(PANE_PID, 2, 100, &["/bin/sh", "-c", "claude --session-id x"]);
+    assert_eq!(pinned(&p, PANE_PID), Ok((HOST_PID, HOST_START)));
+}
+
+#[test]
+fn discovery_fails_closed_on_a_broken_chain() {
+    let mut p = FakeProcs::standard();
+    // an ancestor vanished mid-walk
+    p.procs.remove(&HOST_PID);
+    assert_eq!(pinned(&p, PANE_PID), Err(codes::PANE_NOT_ANCESTOR.into()));
+    // the chain reaches init without the pane
+    let mut p = FakeProcs::standard();
+    p.add(1, 0, 1, &["init"]);
+    assert_eq!(pinned(&p, 4444), Err(codes::PANE_NOT_ANCESTOR.into()));
+    // a Codex daemon as the pane's own process is refused too
+    let mut p = FakeProcs::standard();
+    p.add(PANE_PID, 2, 100, &["codex", "app-server", "--managed-daemon"]);
+    assert_eq!(pinned(&p, PANE_PID), Err(codes::CODEX_DAEMON.into()));
+    // ... but the hook's own argv never counts
+    let mut p = FakeProcs::standard();
+    p.add(1000, 999, 7000, &["codex", "app-server", "--managed-daemon"]);
+    assert_eq!(pinned(&p, PANE_PID), Ok((HOST_PID, HOST_START)));
+    // a chain longer than the bound
+    let mut p = FakeProcs::default();
+    for pid in 1000..1000 + pin::MAX_ANCESTORS as u32 + 2 {
+        p.add(pid, pid + 1, 1, &["x"]);
+    }
+    assert_eq!(pinned(&p, 1000 + pin::MAX_ANCESTORS as u32 + 1), Err(codes::PANE_NOT_ANCESTOR.into()));
+    assert!(pinned(&p, 1000 + pin::MAX_ANCESTORS as u32 - 1).is_ok(), "the last pid inside the bound");
+}
+
+#[test]
+fn command_shells_are_told_from_hosts_and_interactive_shells() {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for yes in [
+        &["sh", "-c", "x"][..],
+        &["/bin/bash", "-lc", "x"],
+        &["-bash", "-c", "x"],
+        &["bash", "--norc", "-o", "pipefail", "-c", "x"],
+        &["zsh", "+o", "nomatch", "-e", "+x", "-c", "x"],
+        &["/usr/bin/dash", "-ec", "x"],
+    ] {
+        assert!(pin::is_command_shell(&v(yes)), "{yes:?}");
+    }
+    for no in [
+        &[][..],
+        &["bash"],
+        &["-bash"],
+        &["sh", "script.sh"],
+        &["sh", "script.sh", "-c", "x"],
+        &["sh", "-", "-c"],
+        &["sh", "-o"],
+        &["sh", "-e"],
+        &["sh", "+c"],
+        &["claude", "-c", "x"],
+        &["/x/shc", "-c", "x"],
+        &["fish", "-c", "x"],
+    ] {
+        assert!(!pin::is_command_shell(&v(no)), "{no:?}");
+    }
+}
+
+#[test]
+fn pane_check_accepts_both_shapes_and_tells_a_reused_pid_apart() {
+    let t = FakeTmux::new(|| {});
+    // the pinned host is the pane's process
+    let mut p = FakeProcs::default();
+    p.add(PANE_PID, 2, 100, &["claude"]);
+    let own = Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: PANE_PID, host_start: 100, tmux: Some(tmux_exe()) };
+    assert_eq!(pin::check_pane(&own, &p, &t).unwrap(), PaneCheck::Alive);
+    // the pane's pid reused by another process (respawned pane, same pid): another start time
+    p.add(PANE_PID, 2, 101, &["claude"]);
+    assert_eq!(pin::check_pane(&own, &p, &t).unwrap(), PaneCheck::OtherProcess);
+    // the pane now runs another process: the pinned pid neither is it nor its child
+    t.pane_pid.set(Some(777));
+    p.add(PANE_PID, 2, 100, &["claude"]);
+    assert_eq!(pin::check_pane(&own, &p, &t).unwrap(), PaneCheck::OtherProcess);
+    // a child shape pin whose start time matches but whose parent is not the pane
+    let mut p = FakeProcs::standard();
+    t.pane_pid.set(Some(PANE_PID));
+    p.add(HOST_PID, 1, HOST_START, &["claude"]);
+    assert_eq!(pin::check_pane(&tmux_pin().via, &p, &t).unwrap(), PaneCheck::OtherProcess);
+    // an app-server pin is never a pane
+    let app = Via::CodexAppServer { adapter_id: NONCE.into(), socket: sock() };
+    assert_eq!(pin::check_pane(&app, &p, &t).unwrap(), PaneCheck::Gone);
+}
+
+// ---------------------------------------------------------------- the keystroke rule
+
+fn turn(started: Option<i64>, stop: i64) -> Turn {
+    Turn { session_id: sid(), state: TurnState::Ended, at_ms: stop, started_at_ms: started }
+}
+
+#[test]
+fn keys_count_from_the_second_the_turn_began() {
+    use worker::user_typed;
+    // began at 10.5 s, ended at 20 s
+    let t = turn(Some(10_500), 20_000);
+    assert!(!user_typed(&[], &t, 0), "no client");
+    assert!(!user_typed(&[9], &t, 0), "the last key before the turn");
+    assert!(!user_typed(&[10], &t, 0), "the submit key's second");
+    assert!(user_typed(&[11], &t, 0), "a key during the turn");
+    assert!(user_typed(&[20], &t, 0), "a key after the Stop");
+    assert!(user_typed(&[3, 11], &t, 0), "any client");
+    // the whole turn in one second: a key after the Stop may hide in it
+    let t = turn(Some(10_100), 10_900);
+    assert!(user_typed(&[10], &t, 0));
+    assert!(!user_typed(&[9], &t, 0));
+    // a start in second 10, a stop in second 11
+    let t = turn(Some(10_999), 11_000);
+    assert!(!user_typed(&[10], &t, 0));
+    assert!(user_typed(&[11], &t, 0));
+    // no recorded start: keys since the pin's second, that second included
+    let t = turn(None, 20_000);
+    assert!(!user_typed(&[4], &t, 5_500));
+    assert!(user_typed(&[5], &t, 5_500));
+    assert!(user_typed(&[6], &t, 5_500));
+}
+
+#[test]
+fn the_keystroke_check_orders_kill_switch_pane_then_keys() {
+    use worker::keystroke_check as k;
+    assert_eq!(k(false, PaneCheck::Alive, &Typing::Quiet), None);
+    assert_eq!(k(true, PaneCheck::Alive, &Typing::Quiet), Some(codes::KILL_SWITCH.into()));
+    assert_eq!(k(true, PaneCheck::Gone, &Typing::Typed), Some(codes::KILL_SWITCH.into()));
+    assert_eq!(k(false, PaneCheck::Gone, &Typing::Typed), Some(codes::PANE_GONE.into()));
+    assert_eq!(k(false, PaneCheck::Unchecked, &Typing::Quiet), Some(codes::PANE_GONE.into()));
+    assert_eq!(k(false, PaneCheck::OtherProcess, &Typing::Typed), Some(codes::PANE_PROCESS_CHANGED.into()));
+    assert_eq!(k(false, PaneCheck::Alive, &Typing::Typed), Some(codes::USER_TYPED.into()));
+    assert_eq!(k(false, PaneCheck::Alive, &Typing::Unknown("tmux_unavailable".into())), Some("tmux_unavailable".into()));
+    assert_eq!(k(false, PaneCheck::Alive, &Typing::Unchecked), Some(codes::TMUX_UNAVAILABLE.into()));
+}
+
+#[test]
+fn decide_defers_on_keys_and_waits_for_a_later_stop() {
+    let (r, pin, t) = (req(RequestState::Pending), tmux_pin(), ended(1500));
+    let f = Facts { typing: Typing::Typed, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Defer { reason: codes::USER_TYPED.into(), stop_ms: 1500 });
+    // the pane is checked before the keys count
+    let f = Facts { typing: Typing::Typed, pane: PaneCheck::OtherProcess, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Fail(codes::PANE_PROCESS_CHANGED.into()));
+    // the clients not read yet: read them
+    let f = Facts { typing: Typing::Unchecked, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::CheckPane);
+    let f = Facts { typing: Typing::Unchecked, pane: PaneCheck::Gone, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Fail(codes::PANE_GONE.into()));
+    let f = Facts { typing: Typing::Unknown(codes::TMUX_UNAVAILABLE.into()), ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Fail(codes::TMUX_UNAVAILABLE.into()));
+    // the Stop already declined (and any before it) is not a new one
+    for declined in [1500, 1600] {
+        let f = Facts { deferred_stop_ms: Some(declined), ..ready(&r, &pin, &t) };
+        assert_eq!(decide(&f, &limits()), Decision::Wait, "{declined}");
+    }
+    let f = Facts { deferred_stop_ms: Some(1499), ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Send);
+    // the idle bound after a declined Stop says why
+    let f = Facts { deferred_stop_ms: Some(1500), now_ms: 1000 + 60_001, ..ready(&r, &pin, &t) };
+    assert_eq!(decide(&f, &limits()), Decision::Fail(codes::USER_TYPED.into()));
+}
+
+#[test]
+fn decide_timing_boundaries() {
+    let (r, pin) = (req(RequestState::Pending), tmux_pin());
+    // a Stop exactly at the request counts
+    let t = ended(1000);
+    assert_eq!(decide(&ready(&r, &pin, &t), &limits()), Decision::Send);
+    // settle: exactly settle_ms after the Stop
+    let t = ended(1700);
+    assert_eq!(decide(&Facts { now_ms: 2000, ..ready(&r, &pin, &t) }, &limits()), Decision::Send);
+    assert_eq!(decide(&Facts { now_ms: 1999, ..ready(&r, &pin, &t) }, &limits()), Decision::Wait);
+    // idle bound: exactly idle_wait_ms after the request is still waiting
+    let running = Turn { session_id: sid(), state: TurnState::Running, at_ms: 900, started_at_ms: Some(900) };
+    assert_eq!(decide(&Facts { now_ms: 61_000, ..ready(&r, &pin, &running) }, &limits()), Decision::Wait);
+    assert_eq!(decide(&Facts { now_ms: 61_001, ..ready(&r, &pin, &running) }, &limits()), Decision::Fail(codes::TURN_NOT_ENDED.into()));
+    // a running turn that began after the request is not an end
+    let later = Turn { session_id: sid(), state: TurnState::Running, at_ms: 1900, started_at_ms: Some(1900) };
+    assert_eq!(decide(&ready(&r, &pin, &later), &limits()), Decision::Wait);
+    // claim wait: exactly claim_wait_ms after sending is still waiting
+    let (sent, t) = (req(RequestState::Sent), ended(1500));
+    assert_eq!(decide(&Facts { sent_at_ms: Some(2000), now_ms: 602_000, ..ready(&sent, &pin, &t) }, &limits()), Decision::Wait);
+    assert_eq!(decide(&Facts { sent_at_ms: Some(2000), now_ms: 602_001, ..ready(&sent, &pin, &t) }, &limits()), Decision::TimedOut);
+    // after sending, a pending request (rewritten by someone) is left alone
+    let pending = req(RequestState::Pending);
+    assert_eq!(decide(&Facts { sent_at_ms: Some(2000), ..ready(&pending, &pin, &t) }, &limits()), Decision::Leave);
+    // an app-server pin never sends keys
+    let app = Pin { session_id: sid(), via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: sock() }, pinned_at_ms: 1 };
+    assert_eq!(decide(&Facts { pin_at_start: &app, pin_now: Some(&app), ..ready(&r, &pin, &t) }, &limits()), Decision::Fail(codes::PIN_CHANGED.into()));
+}
+
+#[test]
+fn limits_can_only_be_shortened_and_the_hold_must_be_absolute() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+    assert_eq!(Limits::from_vars(&vars(&[])), Limits::default());
+    let l = Limits::from_vars(&vars(&[
+        (worker::ENV_IDLE_WAIT_MS, "100"),
+        (worker::ENV_CLAIM_WAIT_MS, "1500"),
+        (worker::ENV_SETTLE_MS, "0"),
+        (worker::ENV_ENTER_GAP_MS, "0"),
+        (worker::ENV_TEST_HOLD, "/tmp/h"),
+    ]));
+    assert_eq!((l.idle_wait_ms, l.claim_wait_ms, l.settle_ms, l.enter_gap), (100, 1500, 0, Duration::ZERO));
+    assert_eq!(l.hold.as_deref(), Some(std::path::Path::new("/tmp/h")));
+    let d = Limits::default();
+    let l = Limits::from_vars(&vars(&[
+        (worker::ENV_IDLE_WAIT_MS, "99"),
+        (worker::ENV_CLAIM_WAIT_MS, "999999999999"),
+        (worker::ENV_SETTLE_MS, "-1"),
+        (worker::ENV_ENTER_GAP_MS, "5000"),
+        (worker::ENV_TEST_HOLD, "rel/h"),
+    ]));
+    assert_eq!(l, d, "too small, longer, negative or relative: ignored");
+    let l = Limits::from_vars(&vars(&[(worker::ENV_SETTLE_MS, "999"), (worker::ENV_IDLE_WAIT_MS, "x")]));
+    assert_eq!((l.settle_ms, l.idle_wait_ms), (999, d.idle_wait_ms));
+    // the poll budget covers both waits and the settle
+    assert_eq!(limits().max_polls(), 60_000 / 20 + 600_000 / 200 + 300 / 20 + 16);
+    assert_eq!(d.max_polls(), 1_800_000 / 20 + 600_000 / 200 + 1000 / 20 + 16);
+}
+
+// ---------------------------------------------------------------- run(): the keys and the checks between keystrokes
+
+fn write_turn(d: &Dir, t: &Turn) {
+    private::write_atomic(&d.qa.turn(&sid()), format!("{}\n", t.to_value()).as_bytes()).unwrap();
+}
+
+/// The "host" of the run() tests: on Enter, PreCompact promotes and
+/// PostCompact claims.
+fn compacting_tmux(d: &Dir) -> FakeTmux {
+    let qa = d.qa.clone();
+    let tr = d.data.join("transcript.jsonl").unwrap();
+    FakeTmux::new(move || {
+        kijito_gate::precompact(&qa, &sid(), Some(&tr), "manual", 1500).unwrap();
+        kijito_gate::claim(&qa, &sid(), 1600).unwrap();
+    })
+}
+
+#[test]
+fn worker_waits_after_the_user_typed_and_types_after_a_later_quiet_stop() {
+    let d = data_dir();
+    setup(&d);
+    // the turn began at 950, ended at 1100; a client pressed a key in second 2
+    write_turn(&d, &turn(Some(950), 1100));
+    let tmux = compacting_tmux(&d);
+    *tmux.clients.borrow_mut() = Ok(vec![0, 2]);
+    let qa = d.qa.clone();
+    let seen = Cell::new(None);
+    let clock = Clock(Cell::new(1000));
+    let state = run_with(&d, &tmux, &FakeProcs::standard(), &clock, &|now| {
+        let r = trigger::read_request(&qa, &sid()).unwrap().unwrap();
+        if seen.get().is_none() && r.note.as_deref() == Some(codes::USER_TYPED) {
+            seen.set(Some(now));
+            assert_eq!(r.state, RequestState::Pending);
+            assert_eq!(crate::status(&d.data, &sid()).unwrap()["reason"], codes::USER_TYPED);
+            assert!(sends(&tmux).is_empty(), "nothing typed into the user's text");
+        }
+        // a new turn begins after the keys (its prompt submitted them) and ends
+        if (3000..3020).contains(&now) {
+            write_turn(&d, &turn(Some(3000), 3000));
+        }
+    });
+    let at = seen.get().expect("the request said user_typed");
+    assert!((1400..1500).contains(&at), "declined at the first check after the settle: {at}");
+    assert_eq!(state, RequestState::Compacted { attested: true, reason: "pass_promoted".into() });
+    assert_eq!(sends(&tmux).len(), 2, "typed after the later quiet Stop");
+    let reads = tmux.log.borrow().iter().filter(|l| l.starts_with("list-clients")).count();
+    assert_eq!(reads, 3, "once at the declined Stop (not again for it), then before each keystroke");
+    assert!(clock.0.get() >= 3300, "not before the later Stop's settle");
+}
+
+#[test]
+fn worker_sends_nothing_more_when_a_check_fails_between_the_keystrokes() {
+    type Between = fn(&FakeTmux, &Dir);
+    let cases: [(&str, Between, &str); 5] = [
+        ("kill switch", |_, d| std::fs::write(trigger::kill_switch(&d.data), b"").unwrap(), codes::KILL_SWITCH),
+        ("pane gone", |t, _| t.pane_pid.set(None), codes::PANE_GONE),
+        ("respawned", |t, _| t.pane_pid.set(Some(4444)), codes::PANE_PROCESS_CHANGED),
+        ("user typed", |t, _| *t.clients.borrow_mut() = Ok(vec![99]), codes::USER_TYPED),
+        ("clients unreadable", |t, _| *t.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE), codes::TMUX_UNAVAILABLE),
+    ];
+    for (name, between, code) in cases {
+        let d = std::rc::Rc::new(data_dir());
+        setup(&d);
+        write_turn(&d, &turn(Some(950), 1001));
+        let tmux = FakeTmux::new(|| {});
+        let d2 = d.clone();
+        *tmux.on_literal.borrow_mut() = Box::new(move |t| between(t, &d2));
+        let clock = Clock(Cell::new(1000));
+        let state = run_with(&d, &tmux, &FakeProcs::standard(), &clock, &|_| {});
+        assert_eq!(state, RequestState::Failed { code: code.into() }, "{name}");
+        assert_eq!(sends(&tmux), vec!["send-keys -S /tmp/kijito-test-tmux/sock -t %3 -l /compact"], "{name}: no Enter");
+        let r = trigger::read_request(&d.qa, &sid()).unwrap().unwrap();
+        assert_eq!(r.note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER), "{name}");
+        assert_eq!(crate::status(&d.data, &sid()).unwrap()["reason"], codes::COMPACT_LEFT_IN_COMPOSER, "{name}");
+    }
+}
+
+#[test]
+fn worker_send_failures_and_unreadable_clients() {
+    // the Enter call fails: /compact was typed and is left behind
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(Some(950), 1001));
+    let tmux = FakeTmux::new(|| {});
+    tmux.fail_enter.set(true);
+    let state = run_with(&d, &tmux, &FakeProcs::standard(), &Clock(Cell::new(1000)), &|_| {});
+    assert_eq!(state, RequestState::Failed { code: codes::SEND_FAILED.into() });
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER));
+    // the literal fails: nothing typed, nothing left behind
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(Some(950), 1001));
+    let tmux = FakeTmux::new(|| {});
+    tmux.fail_literal.set(true);
+    let state = run_with(&d, &tmux, &FakeProcs::standard(), &Clock(Cell::new(1000)), &|_| {});
+    assert_eq!(state, RequestState::Failed { code: codes::SEND_FAILED.into() });
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note, None);
+    assert!(sends(&tmux).is_empty());
+    // the clients cannot be read before /compact: fail closed, nothing typed
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(Some(950), 1001));
+    let tmux = FakeTmux::new(|| {});
+    *tmux.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE);
+    let state = run_with(&d, &tmux, &FakeProcs::standard(), &Clock(Cell::new(1000)), &|_| {});
+    assert_eq!(state, RequestState::Failed { code: codes::TMUX_UNAVAILABLE.into() });
+    assert!(sends(&tmux).is_empty());
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note, None);
+    // a turn record without a start: keys since the pin (pinned at 1 ms: second 0)
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(None, 1001));
+    let tmux = FakeTmux::new(|| {});
+    *tmux.clients.borrow_mut() = Ok(vec![0]);
+    let clock = Clock(Cell::new(1000));
+    let state = run_with(&d, &tmux, &FakeProcs::standard(), &clock, &|now| {
+        if now > 5000 {
+            std::fs::write(trigger::kill_switch(&d.data), b"").unwrap();
+        }
+    });
+    assert_eq!(state, RequestState::Failed { code: codes::KILL_SWITCH.into() });
+    assert!(sends(&tmux).is_empty());
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(), Some(codes::USER_TYPED), "the last waiting reason is kept");
+}
+
+#[test]
+fn the_test_hold_only_delays_each_keystroke_and_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hold = tmp.path().join("hold");
+    let run_held = |release: &[u8]| {
+        for n in release {
+            std::fs::write(format!("{}.{n}", hold.display()), b"").unwrap();
+        }
+        let d = data_dir();
+        setup(&d);
+        write_turn(&d, &turn(Some(950), 1001));
+        let tmux = compacting_tmux(&d);
+        let clock = Clock(Cell::new(1000));
+        let now = || clock.0.get();
+        let sleep = |dur: Duration| clock.0.set(clock.0.get() + dur.as_millis() as i64);
+        let w = World { tmux: &tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep };
+        let l = Limits { hold: Some(hold.clone()), ..limits() };
+        let state = worker::run(&d.data, &sid(), NONCE, &l, &w).unwrap();
+        for n in [1u8, 2] {
+            let _ = std::fs::remove_file(format!("{}.{n}", hold.display()));
+        }
+        assert_eq!(state, RequestState::Compacted { attested: true, reason: "pass_promoted".into() });
+        assert_eq!(sends(&tmux).len(), 2);
+        clock.0.get()
+    };
+    let free = run_held(&[1, 2]);
+    let one = run_held(&[2]);
+    let none = run_held(&[]);
+    assert_eq!(one - free, worker::HOLD_MAX_MS as i64, "held before /compact, at most the bound");
+    assert_eq!(none - free, 2 * worker::HOLD_MAX_MS as i64, "held before each keystroke, at most the bound");
+}
+
+// ---------------------------------------------------------------- tmux: the clients
+
+#[test]
+fn the_client_activity_format_and_its_output() {
+    use crate::tmux::{client_activity_format, parse_client_activity, MAX_OUTPUT};
+    assert_eq!(
+        client_activity_format("%3"),
+        "#{?#{W:#{P:#{?#{==:#{pane_id},%3},Y,}}}#{S:#{?#{==:#{session_name},#{client_last_session}},#{W:#{P:#{?#{==:#{pane_id},%3},Y,}}},}},#{client_activity},-}"
+    );
+    assert_eq!(parse_client_activity("").unwrap(), Vec::<i64>::new());
+    assert_eq!(parse_client_activity("-\n1796148253\n-\n7\n").unwrap(), vec![1796148253, 7]);
+    for bad in ["x\n", "12 3\n", "-1\n", "\n", "1234567890123456789\n"] {
+        assert_eq!(parse_client_activity(bad).unwrap_err().code(), codes::TMUX_UNAVAILABLE, "{bad:?}");
+    }
+    // output that may have been cut at the bound is refused
+    let full = "-\n".repeat(MAX_OUTPUT as usize / 2);
+    assert!(parse_client_activity(&full).is_err());
+    assert!(parse_client_activity(&full[2..]).is_ok());
+}
+
+#[test]
+fn the_pinned_tmux_lists_the_clients_of_the_pane() {
+    use crate::tmux::RealTmux;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mark = base.join("ran");
+    let prog = exe(&base.join("bin"), "tmux", 0o755, &format!("printf '%s\\n' \"$@\" >> '{}'; [ -e '{}' ] && exit 1; printf -- '-\\n17\\n'", mark.display(), base.join("fail").display()));
+    let t = RealTmux::at(&AbsPath::parse(prog.to_str().unwrap()).unwrap());
+    assert_eq!(t.client_activity(&sock(), "%3").unwrap(), vec![17]);
+    let args = std::fs::read_to_string(&mark).unwrap();
+    assert_eq!(args, format!("-S\n/tmp/kijito-test-tmux/sock\nlist-clients\n-F\n{}\n", crate::tmux::client_activity_format("%3")));
+    // a failing call, and a pane id that is not one (never put into a format)
+    std::fs::write(base.join("fail"), b"").unwrap();
+    assert_eq!(t.client_activity(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE);
+    assert_eq!(t.client_activity(&sock(), "%3}").unwrap_err().code(), codes::TMUX_ENV_INVALID);
+    assert_eq!(std::fs::read_to_string(&mark).unwrap().lines().count(), 2 * 5, "the bad pane id ran nothing");
+}
+
+// ---------------------------------------------------------------- request, the worker's start, the command line
+
+fn our_stat() -> ProcStat {
+    crate::procfs::RealProcs.stat(std::process::id()).unwrap()
+}
+
+/// A tmux pin on a stand-in `tmux` (a script): `display-message` prints
+/// `pane_pid` (or fails when `pane_pid` is None), naming this test process
+/// as the host (its parent as the pane's process).
+fn scripted_tmux_pin(d: &Dir, pane_pid: Option<u32>) -> Pin {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = d._tmp.path().join("bin");
+    let body = match pane_pid {
+        Some(p) => format!("echo {p}"),
+        None => "exit 1".into(),
+    };
+    let prog = exe(&bin, "tmux", 0o755, &body);
+    std::fs::set_permissions(d._tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let me = our_stat();
+    Pin {
+        session_id: sid(),
+        via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: std::process::id(), host_start: me.start, tmux: Some(AbsPath::parse(prog.to_str().unwrap()).unwrap()) },
+        pinned_at_ms: 1,
+    }
+}
+
+fn wait_for_file(p: &std::path::Path) -> String {
+    for _ in 0..500 {
+        if let Ok(t) = std::fs::read_to_string(p) {
+            if t.ends_with('\n') {
+                return t;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never written", p.display());
+}
+
+#[test]
+fn request_for_a_tmux_pin_checks_the_pane_and_starts_the_worker_in_its_own_session() {
+    let d = data_dir();
+    write_pass(&d, 900, NONCE);
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
+    let out = d._tmp.path().join("worker-ran");
+    let worker = exe(&d._tmp.path().join("w"), "worker", 0o755, &format!("echo \"$* sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$\" > '{}'", out.display()));
+    let line = crate::request(&d.data, &sid(), &worker, 1000).unwrap();
+    assert_eq!(line, format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"tmux","nonce":"{NONCE}"}}"#));
+    let ran = wait_for_file(&out);
+    let (args, ids) = ran.trim_end().split_once(" sid=").unwrap();
+    assert_eq!(args, format!("worker --session-id sess-1 --data-dir {} --nonce {NONCE}", d.data));
+    let (sid_s, pid_s) = ids.split_once(" pid=").unwrap();
+    assert_eq!(sid_s, pid_s, "the worker leads its own session (setsid)");
+    assert_eq!(request_state(&d), RequestState::Pending);
+}
+
+fn request_state(d: &Dir) -> RequestState {
+    trigger::read_request(&d.qa, &sid()).unwrap().unwrap().state
+}
+
+#[test]
+fn request_for_a_tmux_pin_refuses_a_gone_pane_and_a_worker_that_cannot_start() {
+    // the pane is gone: no_safe_trigger, nothing recorded
+    let d = data_dir();
+    write_pass(&d, 900, NONCE);
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, None)).unwrap();
+    let e = crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().contains("no longer runs this session's host") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap(), None);
+    // the pane runs another process (this process is not its child)
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(4242))).unwrap();
+    assert_eq!(crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
+    // the worker cannot start: the request is recorded as failed
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
+    let e = crate::request(&d.data, &sid(), std::path::Path::new("/nonexistent/kijito-compact"), 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().contains("the tmux worker could not start") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
+    assert_eq!(request_state(&d), RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() });
+}
+
+#[test]
+fn request_messages_ask_the_user_only_without_a_safe_trigger() {
+    let d = data_dir();
+    let exe = std::path::Path::new("/bin/true");
+    let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
+    assert_eq!(e.code(), codes::PASS_MISSING);
+    assert!(!e.message().contains(crate::ASK_USER), "{}", e.message());
+    write_pass(&d, 900, NONCE);
+    let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert!(e.message().ends_with(crate::ASK_USER), "{}", e.message());
+}
+
+#[test]
+fn turn_hook_pending_request_and_worker_arguments() {
+    let d = data_dir();
+    crate::hook_turn(&d.qa, &sid(), TurnState::Running, 77).unwrap();
+    assert_eq!(trigger::read_turn(&d.qa, &sid()).unwrap().unwrap().at_ms, 77);
+    assert_eq!(crate::pending_request(&d.qa, &sid()), None);
+    trigger::write_request(&d.qa, &req(RequestState::Sent)).unwrap();
+    assert_eq!(crate::pending_request(&d.qa, &sid()), Some(req(RequestState::Sent)));
+    trigger::write_request(&d.qa, &req(RequestState::TimedOut)).unwrap();
+    assert_eq!(crate::pending_request(&d.qa, &sid()), None, "a final request is not pending");
+    assert_eq!(crate::hook_session_start(&d.qa, &sid(), true, 1), crate::PinOutcome::Subagent);
+    // the worker: a nonce that is not one is a usage error; no pin ends it at once
+    let e = crate::run_worker(&d.data, &sid(), "xyz").unwrap_err();
+    assert_eq!((e.code(), e.exit_status()), (kijito_protocol::codes::cli::INVALID_ARGUMENT, 2));
+    assert_eq!(crate::run_worker(&d.data, &sid(), NONCE).unwrap_err().code(), codes::PIN_CHANGED);
+}
+
+thread_local! {
+    static CODEX_SEEN: RefCell<Option<crate::cli::CodexArgs>> = const { RefCell::new(None) };
+}
+
+fn fake_codex(a: crate::cli::CodexArgs) -> Result<i32> {
+    let failing = a.codex_args.is_empty();
+    CODEX_SEEN.with(|s| *s.borrow_mut() = Some(a));
+    if failing {
+        return Err(kijito_protocol::Error::new("fake_failure", "no TUI args"));
+    }
+    Ok(7)
+}
+
+fn argv(words: &[&str]) -> Vec<std::ffi::OsString> {
+    words.iter().map(Into::into).collect()
+}
+
+#[test]
+fn the_command_line_runs_each_subcommand_and_hands_codex_its_args() {
+    use crate::cli::main_args;
+    let status = main_args(argv(&["codex", "--data-dir", "/d", "--stdio-client", "--", "--no-daemon", "--", "x"]), fake_codex);
+    assert_eq!(status, 7);
+    let seen = CODEX_SEEN.with(|s| s.borrow_mut().take()).unwrap();
+    assert_eq!(seen.data_dir.as_ref().map(|p| p.as_str()), Some("/d"));
+    assert!(seen.stdio_client && seen.message_log.is_none() && seen.codex.is_none());
+    assert_eq!(seen.codex_args, argv(&["--no-daemon", "--", "x"]));
+    // no `--`: no TUI args (the fake then fails: its error's exit status)
+    assert_eq!(main_args(argv(&["codex", "--codex", "/x/codex"]), fake_codex), 1);
+    assert_eq!(CODEX_SEEN.with(|s| s.borrow_mut().take()).unwrap().codex.map(|p| p.as_str().to_owned()), Some("/x/codex".into()));
+    assert_eq!(main_args(argv(&["codex", "--help"]), fake_codex), 0);
+    assert_eq!(main_args(argv(&["codex", "--version"]), fake_codex), 0);
+    assert_eq!(main_args(argv(&["codex", "--bogus"]), fake_codex), 2);
+    assert!(CODEX_SEEN.with(|s| s.borrow().is_none()), "help, version and usage errors never start the adapter");
+    // the other subcommands
+    let d = data_dir();
+    let base = |sub: &str| vec![sub.to_owned(), "--session-id".into(), "sess-1".into(), "--data-dir".into(), d.data.as_str().to_owned()];
+    let run = |words: Vec<String>| main_args(words.into_iter().map(Into::into).collect(), fake_codex);
+    assert_eq!(run(base("status")), 1, "no request");
+    trigger::write_request(&d.qa, &req(RequestState::Pending)).unwrap();
+    assert_eq!(run(base("status")), 0);
+    assert_eq!(run(base("request")), 1, "a request of a pass that is missing: pass_missing");
+    let mut w = base("worker");
+    w.extend(["--nonce".to_owned(), NONCE.to_owned()]);
+    assert_eq!(run(w), 1, "no pin: the worker ends at once");
+    assert_eq!(run(base("bogus")), 2);
+    assert_eq!(main_args(argv(&["--help"]), fake_codex), 0);
 }

@@ -11,7 +11,7 @@
 
 use crate::codes;
 use kijito_files::child::{self, Ran};
-use kijito_gate::trigger::{is_tmux_program, Via};
+use kijito_gate::trigger::{is_pane_id, is_tmux_program, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::process::Command;
@@ -24,6 +24,12 @@ pub const COMPACT_TEXT: &str = "/compact";
 pub trait Tmux {
     /// `#{pane_pid}` of the pane, `None` when the pane (or the server) is gone.
     fn pane_pid(&self, socket: &AbsPath, pane: &str) -> Result<Option<u32>>;
+    /// `#{client_activity}` (whole seconds since the epoch: the last key,
+    /// mouse event or attach) of every client attached to a session that
+    /// holds the pane, or whose last session (`#{client_last_session}`)
+    /// does: the keystroke rule's input (docs/adapters.md). Empty: no such
+    /// client.
+    fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>>;
     /// `send-keys -t PANE -l TEXT`.
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()>;
     /// `send-keys -t PANE Enter`.
@@ -106,6 +112,37 @@ pub fn resolve_on_path(path_var: &str) -> Option<AbsPath> {
     None
 }
 
+/// Most bytes read from one tmux call.
+pub const MAX_OUTPUT: u64 = 4096;
+
+/// The `list-clients -F` format of [`Tmux::client_activity`]: per client
+/// `#{client_activity}` when its session, or its last session, holds `pane`
+/// (tmux's nested window/pane loops), else `-`. `pane` must be a pane id
+/// (`%N`, checked by the caller): it is the only text put into the format.
+pub fn client_activity_format(pane: &str) -> String {
+    let holds = format!("#{{W:#{{P:#{{?#{{==:#{{pane_id}},{pane}}},Y,}}}}}}");
+    format!("#{{?{holds}#{{S:#{{?#{{==:#{{session_name}},#{{client_last_session}}}},{holds},}}}},#{{client_activity}},-}}")
+}
+
+/// The lines of that format: digits (a relevant client's activity) or `-`.
+/// Anything else, or output that may have been cut at [`MAX_OUTPUT`], is
+/// refused (`tmux_unavailable`): a client that cannot be read counts.
+pub fn parse_client_activity(stdout: &str) -> Result<Vec<i64>> {
+    let bad = || Error::new(codes::TMUX_UNAVAILABLE, "unexpected tmux list-clients output");
+    if stdout.len() as u64 >= MAX_OUTPUT {
+        return Err(bad());
+    }
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        match line {
+            "-" => {}
+            l if !l.is_empty() && l.len() <= 18 && l.bytes().all(|b| b.is_ascii_digit()) => out.push(l.parse::<i64>().map_err(|_| bad())?),
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
 /// Output of one bounded call: exit success and stdout (at most 4 KiB).
 struct Out {
     ok: bool,
@@ -117,7 +154,7 @@ impl RealTmux {
         if self.check_program && !program_is_safe(std::path::Path::new(&self.program)) {
             return Err(Error::new(codes::TMUX_UNAVAILABLE, format!("refusing to run {}: not a tmux executable only root or this user can change", self.program)));
         }
-        match child::run_bounded(Command::new(&self.program).args(args), self.timeout, 4096).map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))? {
+        match child::run_bounded(Command::new(&self.program).args(args), self.timeout, MAX_OUTPUT).map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))? {
             Ran::Exited { status, stdout } => Ok(Out { ok: status.success(), stdout }),
             Ran::TimedOut => Err(Error::new(codes::TMUX_UNAVAILABLE, "a tmux call did not finish in time")),
         }
@@ -131,6 +168,19 @@ impl Tmux for RealTmux {
             return Ok(None);
         }
         Ok(out.stdout.trim().parse::<u32>().ok().filter(|p| *p > 1))
+    }
+
+    fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
+        if !is_pane_id(pane) {
+            return Err(Error::new(codes::TMUX_ENV_INVALID, "not a pane id"));
+        }
+        let out = self.run(&["-S", socket.as_str(), "list-clients", "-F", &client_activity_format(pane)])?;
+        // No server (or no client ever): `list-clients` fails; the pane
+        // check right before tells a gone server apart.
+        if !out.ok {
+            return Err(Error::new(codes::TMUX_UNAVAILABLE, "tmux list-clients failed"));
+        }
+        parse_client_activity(&out.stdout)
     }
 
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {

@@ -20,9 +20,9 @@ pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
 
 /// An exclusive flock on `precompact.<session>.lock` in the QA dir; released
 /// when dropped (closing the descriptor).
-struct SessionLock(#[allow(dead_code)] std::fs::File);
+pub(crate) struct SessionLock(#[allow(dead_code)] std::fs::File);
 
-fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
+pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
@@ -219,6 +219,7 @@ fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
     }
     let (bytes, id) = qa.read_checked(&path, crate::state::STATE_RULES)?;
     let p = Pass::parse(&bytes)?;
+    crate::withdraw::check_unspent(qa, session, &p.compaction_nonce)?;
     let transcript = transcript.ok_or_else(|| Error::new(pass::codes::TRANSCRIPT_UNKNOWN, "the host gave no transcript path"))?;
     let t = pass::transcript_identity(transcript)?;
     p.check_valid(session, now_ms, &t)?;
@@ -243,6 +244,9 @@ pub fn precompact(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>,
 fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64, linked: &dyn Fn()) -> Result<Attempt> {
     let _lock = lock_session(qa, session)?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
+    // A pass withdrawn by a new turn since the last PreCompact: its reason,
+    // once (the marker goes with this attempt).
+    let withdrawn = crate::withdraw::was_withdrawn(qa, session);
     let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
         let ticket = qa.ticket(session);
         std::fs::hard_link(qa.pass(session), &ticket)
@@ -271,16 +275,20 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
         },
         Err(e) => {
             remove_all(&[qa.pass(session), qa.ticket(session), qa.attempt(session)])?;
+            let reason = if withdrawn && e.is(pass::codes::PASS_MISSING) { pass::codes::PASS_WITHDRAWN } else { e.code() };
             Attempt {
                 session_id: session.clone(),
                 recorded_at_ms: now_ms,
                 trigger: code_text(trigger),
                 attested: false,
-                reason: e.code().to_owned(),
+                reason: reason.to_owned(),
                 compaction_nonce: None,
             }
         }
     };
+    if withdrawn {
+        private::remove_owned(&qa.withdrawn(session))?;
+    }
     qa.write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
     Ok(attempt)
 }

@@ -15,6 +15,8 @@
 //! | `compaction-reentry.<s>.json` | claim | the re-entry record waiting for delivery |
 //! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
 //! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
+//! | `qa-pass-withdrawn.<s>.json` | UserPromptSubmit (a new turn) | the withdrawn pass (renamed); the next PreCompact names the reason and removes it |
+//! | `qa-spent.<s>.json` | UserPromptSubmit (a new turn) | the session's spent nonces: a pass carrying one is refused |
 //! | `current-pointer.json` | `record` | last recorded pointer state |
 //! | `reports/` | agent | report files named by the emitted commands |
 
@@ -26,6 +28,7 @@ pub mod report;
 pub mod state;
 pub mod summary;
 pub mod trigger;
+pub mod withdraw;
 
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -153,6 +156,12 @@ impl QaDir {
     }
     pub fn reentry_delivered(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::ReentryDelivered.name(s))
+    }
+    pub fn withdrawn(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Withdrawn.name(s))
+    }
+    pub fn spent(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Spent.name(s))
     }
     pub fn current_pointer(&self) -> PathBuf {
         self.file(state::CURRENT_POINTER.to_owned())

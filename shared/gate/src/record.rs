@@ -105,6 +105,8 @@ pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, 
     };
     let path = qa.pass(&req.session_id);
     let bytes = pass.to_bytes();
+    // A new pass supersedes a withdrawn one: the next PreCompact judges this one.
+    private::remove_owned(&qa.withdrawn(&req.session_id))?;
     private::write_atomic(&path, &bytes)?;
     let current = Recorded {
         pointer_id: pass.pointer_id,
@@ -201,7 +203,8 @@ pub fn status_of(data_dir: &AbsPath, session: &SessionId, transcript: Option<&Ab
 pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Value {
     let pass_path = qa.pass(session);
     let (accepted, reason) = if !exists(&pass_path) {
-        (false, Some(pass::codes::PASS_MISSING.to_owned()))
+        let why = if crate::withdraw::was_withdrawn(qa, session) { pass::codes::PASS_WITHDRAWN } else { pass::codes::PASS_MISSING };
+        (false, Some(why.to_owned()))
     } else {
         match accepted_pass(&pass_path, session, transcript, now_ms) {
             Ok(_) => (true, None),

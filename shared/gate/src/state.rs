@@ -31,10 +31,15 @@ pub enum StateFile {
     Turn,
     /// The compaction request of a pass (`trigger`).
     Request,
+    /// A pass withdrawn by a new turn, renamed (`withdraw`): the next
+    /// PreCompact names the reason, then removes it.
+    Withdrawn,
+    /// The session's spent nonces (`withdraw`): a pass carrying one is refused.
+    Spent,
 }
 
 impl StateFile {
-    pub const ALL: [StateFile; 10] = [
+    pub const ALL: [StateFile; 12] = [
         StateFile::Pass,
         StateFile::Ticket,
         StateFile::TicketConsumed,
@@ -45,6 +50,8 @@ impl StateFile {
         StateFile::Pin,
         StateFile::Turn,
         StateFile::Request,
+        StateFile::Withdrawn,
+        StateFile::Spent,
     ];
 
     /// The file name before the session id (ends with a dot).
@@ -60,6 +67,8 @@ impl StateFile {
             StateFile::Pin => "compact-pin.",
             StateFile::Turn => "compact-turn.",
             StateFile::Request => "compact-request.",
+            StateFile::Withdrawn => "qa-pass-withdrawn.",
+            StateFile::Spent => "qa-spent.",
         }
     }
 
@@ -92,9 +101,11 @@ pub fn is_insecure(code: &str) -> bool {
 }
 
 /// Read a pass and check it would be accepted now: age and session always,
-/// the transcript binding when a transcript path is given.
+/// the transcript binding when a transcript path is given, and that its
+/// nonce is not spent (the `qa-spent.<s>.json` beside it, [`crate::withdraw`]).
 pub fn accepted_pass(path: &Path, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<Pass> {
     let p = read_state(path).and_then(|b| Pass::parse(&b))?;
+    crate::withdraw::check_unspent_at(&path.with_file_name(StateFile::Spent.name(session)), session, &p.compaction_nonce)?;
     match transcript {
         Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id))?,
         None => p.check_age(session, now_ms)?,

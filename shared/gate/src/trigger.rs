@@ -210,9 +210,17 @@ pub struct Turn {
     pub session_id: SessionId,
     pub state: TurnState,
     pub at_ms: i64,
+    /// When the turn began (its UserPromptSubmit; `atMs` of a `running`
+    /// record, carried into the `ended` one by [`record_turn`]). `None`: not
+    /// known (no `running` record before this Stop, or a record written
+    /// before the field existed). The tmux worker's keystroke rule counts the
+    /// user's keys from here (docs/adapters.md).
+    pub started_at_ms: Option<i64>,
 }
 
-const TURN_KEYS: &[&str] = &["schemaVersion", "sessionId", "state", "atMs"];
+const TURN_KEYS: &[&str] = &["schemaVersion", "sessionId", "state", "atMs", "startedAtMs"];
+/// The keys of a turn record written before `startedAtMs` existed (still read).
+const TURN_KEYS_V0: &[&str] = &["schemaVersion", "sessionId", "state", "atMs"];
 
 impl Turn {
     pub fn to_value(&self) -> Value {
@@ -220,13 +228,13 @@ impl Turn {
             TurnState::Running => "running",
             TurnState::Ended => "ended",
         };
-        json!({"schemaVersion": 1, "sessionId": self.session_id.as_str(), "state": state, "atMs": self.at_ms})
+        json!({"schemaVersion": 1, "sessionId": self.session_id.as_str(), "state": state, "atMs": self.at_ms, "startedAtMs": self.started_at_ms})
     }
 
     pub fn parse(bytes: &[u8]) -> Result<Turn> {
         let err = || bad(codes::TURN_INVALID, "the turn record");
         let v: Value = serde_json::from_slice(bytes).map_err(|_| err())?;
-        let o = v.as_object().filter(|o| has_keys(o, TURN_KEYS)).ok_or_else(err)?;
+        let o = v.as_object().filter(|o| has_keys(o, TURN_KEYS) || has_keys(o, TURN_KEYS_V0)).ok_or_else(err)?;
         if o["schemaVersion"] != 1 {
             return Err(err());
         }
@@ -237,13 +245,24 @@ impl Turn {
             _ => return Err(err()),
         };
         let at_ms = o["atMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
-        Ok(Turn { session_id, state, at_ms })
+        // `startedAtMs`: absent (old record), null, or a time not after `atMs`.
+        let started_at_ms = match o.get("startedAtMs") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_i64().filter(|t| (0..=at_ms).contains(t)).ok_or_else(err)?),
+        };
+        Ok(Turn { session_id, state, at_ms, started_at_ms })
     }
 }
 
-/// Record a turn start (UserPromptSubmit) or end (Stop).
+/// Record a turn start (UserPromptSubmit) or end (Stop). A start records its
+/// own time as `startedAtMs`; an end carries `startedAtMs` over from the
+/// session's previous record (null when there is none, or it is unreadable).
 pub fn record_turn(qa: &QaDir, s: &SessionId, state: TurnState, now_ms: i64) -> Result<()> {
-    let t = Turn { session_id: s.clone(), state, at_ms: now_ms };
+    let started_at_ms = match state {
+        TurnState::Running => Some(now_ms),
+        TurnState::Ended => read_turn(qa, s).ok().flatten().and_then(|t| t.started_at_ms).filter(|t| *t <= now_ms),
+    };
+    let t = Turn { session_id: s.clone(), state, at_ms: now_ms, started_at_ms };
     private::write_atomic(&qa.turn(s), format!("{}\n", t.to_value()).as_bytes())
 }
 
@@ -300,6 +319,11 @@ pub struct Request {
     pub state: RequestState,
     /// Set when a failure invalidated a promoted, unclaimed ticket.
     pub ticket_invalidated: bool,
+    /// The `reason` of a `pending` request (why the adapter still waits,
+    /// e.g. `user_typed`) or of a `failed` one (what was left behind, e.g.
+    /// `compact_left_in_composer`); `None` otherwise. A `compacted`
+    /// request's `reason` is the claim's, in its state.
+    pub note: Option<String>,
 }
 
 const REQUEST_KEYS: &[&str] =
@@ -309,7 +333,8 @@ impl Request {
     pub fn to_value(&self) -> Value {
         let (attested, reason, code) = match &self.state {
             RequestState::Compacted { attested, reason } => (json!(attested), json!(reason), Value::Null),
-            RequestState::Failed { code } => (Value::Null, Value::Null, json!(code)),
+            RequestState::Failed { code } => (Value::Null, json!(self.note), json!(code)),
+            RequestState::Pending => (Value::Null, json!(self.note), Value::Null),
             _ => (Value::Null, Value::Null, Value::Null),
         };
         json!({
@@ -352,7 +377,12 @@ impl Request {
             _ => return Err(err()),
         };
         let ticket_invalidated = o["ticketInvalidated"].as_bool().ok_or_else(err)?;
-        Ok(Request { session_id, via, nonce, requested_at_ms, updated_at_ms, state, ticket_invalidated })
+        let note = match (&state, &o["reason"]) {
+            (RequestState::Pending | RequestState::Failed { .. }, Value::Null) => None,
+            (RequestState::Pending | RequestState::Failed { .. }, _) => Some(short("reason").ok_or_else(err)?.to_owned()),
+            _ => None,
+        };
+        Ok(Request { session_id, via, nonce, requested_at_ms, updated_at_ms, state, ticket_invalidated, note })
     }
 }
 
@@ -377,12 +407,14 @@ pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
 pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request, Pin)> {
     let pass_bytes = match read_optional(&qa.pass(s))? {
         Some(b) => b,
+        None if crate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
         None => {
             return Err(Error::new(codes::PASS_MISSING, "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first"))
         }
     };
     let pass = crate::Pass::parse(&pass_bytes)?;
     pass.check_age(s, now_ms)?;
+    crate::withdraw::check_unspent(qa, s, &pass.compaction_nonce)?;
     let pin = read_pin(qa, s)?.ok_or_else(|| {
         Error::new(
             codes::NO_SAFE_TRIGGER,
@@ -402,6 +434,7 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
         updated_at_ms: now_ms,
         state: RequestState::Pending,
         ticket_invalidated: false,
+        note: None,
     };
     write_request(qa, &r)?;
     Ok((r, pin))
@@ -413,13 +446,25 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
 /// a newer pass replaced it, or the pass's own age/session code.
 pub fn pass_still_valid(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
     let Some(bytes) = read_optional(&qa.pass(&r.session_id))? else {
+        if crate::withdraw::was_withdrawn(qa, &r.session_id) {
+            return Err(withdrawn_error());
+        }
         return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
     };
     let pass = crate::Pass::parse(&bytes)?;
     if pass.compaction_nonce != r.nonce {
         return Err(Error::new(codes::REQUEST_SUPERSEDED, "a newer QA pass replaced the one this request was made for"));
     }
-    pass.check_age(&r.session_id, now_ms)
+    pass.check_age(&r.session_id, now_ms)?;
+    crate::withdraw::check_unspent(qa, &r.session_id, &pass.compaction_nonce)
+}
+
+/// The refusal when the session's last pass was withdrawn by a new turn.
+fn withdrawn_error() -> Error {
+    Error::new(
+        crate::pass::codes::PASS_WITHDRAWN,
+        "a new turn began after `qa-gate record`, so that pass was withdrawn: run the QA cycle again (two cold boots, record) in the turn that requests the compaction",
+    )
 }
 
 /// The one stdout line of a successful `kijito-compact request`.
@@ -567,6 +612,7 @@ mod tests {
                 updated_at_ms: 20,
                 state,
                 ticket_invalidated: false,
+                note: None,
             };
             assert_eq!(Request::parse(r.to_value().to_string().as_bytes()).unwrap(), r);
         }
@@ -576,7 +622,7 @@ mod tests {
 
     #[test]
     fn turns_round_trip() {
-        let t = Turn { session_id: sid(), state: TurnState::Ended, at_ms: 7 };
+        let t = Turn { session_id: sid(), state: TurnState::Ended, at_ms: 7, started_at_ms: Some(5) };
         assert_eq!(Turn::parse(t.to_value().to_string().as_bytes()).unwrap(), t);
         assert!(Turn::parse(br#"{"schemaVersion":1,"sessionId":"sess-1","state":"idle","atMs":7}"#).is_err());
     }

@@ -35,7 +35,7 @@ fn write_pass(e: &Env, at: i64, nonce: &str) {
 }
 
 fn request(state: RequestState) -> Request {
-    Request { session_id: sid("sess-1"), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 10, updated_at_ms: 20, state, ticket_invalidated: false }
+    Request { session_id: sid("sess-1"), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 10, updated_at_ms: 20, state, ticket_invalidated: false, note: None }
 }
 
 #[test]
@@ -131,10 +131,10 @@ fn turns() {
     let e = env();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), None);
     trigger::record_turn(&e.qa, &e.s, TurnState::Running, 7).unwrap();
-    assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), Some(Turn { session_id: e.s.clone(), state: TurnState::Running, at_ms: 7 }));
+    assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), Some(Turn { session_id: e.s.clone(), state: TurnState::Running, at_ms: 7, started_at_ms: Some(7) }));
     trigger::record_turn(&e.qa, &e.s, TurnState::Ended, 8).unwrap();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap().unwrap().state, TurnState::Ended);
-    std::fs::write(e.qa.turn(&e.s), Turn { session_id: sid("other"), state: TurnState::Ended, at_ms: 1 }.to_value().to_string()).unwrap();
+    std::fs::write(e.qa.turn(&e.s), Turn { session_id: sid("other"), state: TurnState::Ended, at_ms: 1, started_at_ms: None }.to_value().to_string()).unwrap();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap_err().code(), codes::TURN_INVALID);
     for bad in [
         r#"{"schemaVersion":2,"sessionId":"sess-1","state":"ended","atMs":7}"#,

@@ -19,7 +19,28 @@ pub fn is_subagent(input: &serde_json::Map<String, serde_json::Value>) -> bool {
 pub fn session_start(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<String> {
     let (data, qa) = env.qa().ok()?;
     let outcome = kijito_compact::hook_session_start(&qa, &input.session_id, subagent, env.now_ms);
-    let adapter = match &outcome {
+    request_paragraph(env, input, &data, &outcome)
+}
+
+/// The same paragraph after a compaction or a withdrawn pass, from the pin
+/// SessionStart(startup, resume, clear) left: it reads the pin and never
+/// pins the session again (the adapter checks the pane before each send).
+pub fn existing_pin(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<String> {
+    if subagent {
+        return None;
+    }
+    let (data, qa) = env.qa().ok()?;
+    let outcome = match kijito_gate::trigger::read_pin(&qa, &input.session_id) {
+        Ok(Some(pin)) => PinOutcome::Pinned(pin.via.name()),
+        Ok(None) => PinOutcome::NoTrigger,
+        Err(e) => PinOutcome::Refused(e.code().to_owned(), e.message().to_owned()),
+    };
+    request_paragraph(env, input, &data, &outcome)
+}
+
+/// The `kijito-compact request` paragraph of the commands text for a pin outcome.
+fn request_paragraph(env: &HookEnv, input: &HookInput, data: &kijito_protocol::ids::AbsPath, outcome: &PinOutcome) -> Option<String> {
+    let adapter = match outcome {
         PinOutcome::Pinned("tmux") => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended".to_owned(),
         PinOutcome::Pinned(_) => "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended".to_owned(),
         PinOutcome::NoTrigger => "no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer no_safe_trigger".to_owned(),

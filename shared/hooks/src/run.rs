@@ -125,8 +125,9 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
         Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
         Event::UserPromptSubmit => {
             let extras = Extras::of(stdin);
+            let withdrawn = new_turn(env, &input, &extras);
             crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Running);
-            user_prompt_submit(env, &input, &extras)
+            user_prompt_submit(env, &input, &extras, withdrawn)
         }
         Event::Stop => {
             let extras = Extras::of(stdin);
@@ -176,8 +177,20 @@ fn unreadable_reentry(code: &str) -> String {
     )
 }
 
+/// How a delivered re-entry ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Nothing: the caller adds the commands itself (SessionStart startup,
+    /// resume, clear).
+    Nothing,
+    /// The session's command block (after a compaction: SessionStart(compact)
+    /// and the UserPromptSubmit fallback), so the next cycle needs nothing
+    /// from the summary.
+    Commands { subagent: bool },
+}
+
 /// Claim (if still unclaimed) and deliver the pending re-entry, exactly once.
-fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option<String>> {
+fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool, then: Then) -> Result<Option<String>> {
     let (_, qa) = env.qa()?;
     if claim_first {
         gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
@@ -186,7 +199,37 @@ fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool) -> Result<Option
         return Ok(None);
     };
     let report = qa.fresh_report_path("reentry")?;
-    Ok(Some(text::reentry_text(&r, env.helpers()?, &report)))
+    let reentry = text::reentry_text(&r, env.helpers()?, &report);
+    Ok(Some(match then {
+        Then::Nothing => reentry,
+        Then::Commands { subagent } => format!("{reentry}\n\n{}", command_block(env, input, subagent)),
+    }))
+}
+
+/// The authoritative command block of this session with fresh paths, as
+/// SessionStart(startup) gives it, with the compaction paragraph from the
+/// pin that SessionStart wrote (the session is never pinned again here);
+/// or, when the commands cannot be built, the sentence saying so.
+fn command_block(env: &HookEnv, input: &HookInput, subagent: bool) -> String {
+    match commands(env, input) {
+        Ok(t) => [t].into_iter().chain(crate::compact::existing_pin(env, input, subagent)).collect::<Vec<_>>().join("\n\n"),
+        Err(e) => commands_unavailable(&e),
+    }
+}
+
+fn commands_unavailable(e: &Error) -> String {
+    format!("kijito-qa: the helper commands are unavailable ({}: {}). Never run helper commands copied from memory or mail.", e.code(), e.message())
+}
+
+/// UserPromptSubmit: a new turn of the main agent (any prompt but exactly
+/// `/compact`; never a subagent's) withdraws a waiting pass
+/// ([`gate::withdraw::new_turn`]; one `stat` when no pass waits).
+fn new_turn(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<gate::withdraw::Withdrawn> {
+    if extras.subagent || !gate::withdraw::is_new_turn(extras.prompt.as_deref()) {
+        return None;
+    }
+    let (_, qa) = env.qa().ok()?;
+    gate::withdraw::new_turn(&qa, &input.session_id, env.now_ms).ok()?
 }
 
 /// The stdin fields only the memory-latch/wake-check extensions read: the
@@ -237,16 +280,19 @@ fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     if input.source.as_deref() == Some("compact") {
-        return match deliver(env, input, true) {
+        return match deliver(env, input, true, Then::Commands { subagent: extras.subagent }) {
             Ok(Some(t)) => Some(context_reply(Event::SessionStart, &t)),
             Ok(None) => None,
-            Err(e) => Some(context_reply(Event::SessionStart, &unreadable_reentry(e.code()))),
+            Err(e) => Some(context_reply(
+                Event::SessionStart,
+                &format!("{}\n\n{}", unreadable_reentry(e.code()), command_block(env, input, extras.subagent)),
+            )),
         };
     }
     // startup, resume, clear: a re-entry still pending (e.g. the session was
     // closed right after compaction) goes first, then the commands.
     let mut parts = Vec::new();
-    if let Ok(Some(t)) = deliver(env, input, false) {
+    if let Ok(Some(t)) = deliver(env, input, false, Then::Nothing) {
         parts.push(t);
     }
     if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
@@ -256,11 +302,7 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
     }
     match commands(env, input) {
         Ok(t) => parts.extend([t].into_iter().chain(crate::compact::session_start(env, input, extras.subagent))),
-        Err(e) => parts.push(format!(
-            "kijito-qa: the helper commands are unavailable ({}: {}). Never run helper commands copied from memory or mail.",
-            e.code(),
-            e.message()
-        )),
+        Err(e) => parts.push(commands_unavailable(&e)),
     }
     Some(context_reply(Event::SessionStart, &parts.join("\n\n")))
 }
@@ -279,9 +321,13 @@ fn commands(env: &HookEnv, input: &HookInput) -> Result<String> {
     Ok(text::commands_text(&input.session_id, input.transcript_path.as_ref(), pointer, env.config_error.as_deref(), helpers, &data, &paths))
 }
 
-fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
-    // Re-entry that SessionStart(compact) never delivered.
-    let reentry = deliver(env, input, false).ok().flatten();
+fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdrawn: Option<gate::withdraw::Withdrawn>) -> Option<String> {
+    // Re-entry that SessionStart(compact) never delivered, and what a new
+    // turn withdrew; either one is followed by the command block (fresh
+    // paths for the next cycle).
+    let told: Vec<String> =
+        deliver(env, input, false, Then::Nothing).ok().flatten().into_iter().chain(withdrawn.as_ref().map(text::withdrawn_text)).collect();
+    let reentry = (!told.is_empty()).then(|| format!("{}\n\n{}", told.join("\n\n"), command_block(env, input, extras.subagent)));
     // memory-latch: a continuity-break prompt ("you forgot", "start over",
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).

@@ -2,6 +2,7 @@
 //! exact helper commands of this installed root (docs/protocol.md §7, §8).
 
 use kijito_protocol::command::HelperDir;
+use kijito_gate::withdraw::Withdrawn;
 use kijito_gate::Reentry;
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, SessionId};
 
@@ -50,6 +51,19 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
             rule = EVIDENCE_RULE,
         ),
     }
+}
+
+/// UserPromptSubmit after a new turn withdrew the waiting pass
+/// (docs/protocol.md §7, "New turn"); the command block follows it.
+pub fn withdrawn_text(w: &Withdrawn) -> String {
+    format!(
+        "kijito-qa: a new turn began after `qa-gate record`, so this session's waiting QA pass was withdrawn \
+         (pass_invalidated_by_new_turn; compaction nonce {n}){req}. A compaction now would be UNATTESTED. \
+         For an attested compaction, run the QA cycle again with the commands below (two fresh cold boots, \
+         `qa-gate record`, then `kijito-compact request`) as the last actions of the turn that ends with the compaction.",
+        n = w.nonce,
+        req = if w.request_failed { " and its compaction request failed" } else { "" },
+    )
 }
 
 /// The exact `pointer-snapshot` command.

@@ -525,7 +525,9 @@ fn no_nudge_with_a_valid_pass_and_the_threshold_from_the_config() {
     let env = w.env(Host::Claude, T0);
     grow(&w, Host::Claude, 150_000);
     w.pass(T0);
-    assert_eq!(ups_context(&env, &w), None);
+    // The compaction's own prompt keeps the pass (any other prompt withdraws it).
+    let compact = w.stdin("UserPromptSubmit", json!({"prompt": "/compact"}));
+    assert_eq!(run::session(&env, Event::UserPromptSubmit, &compact), None);
     assert!(stop_message(&env, &w).unwrap().contains("waits for compaction"));
     // A higher threshold from the config.
     let w = world();

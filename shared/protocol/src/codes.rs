@@ -127,6 +127,12 @@ pub mod pass {
     pub const PASS_STALE: &str = "pass_stale";
     pub const PASS_FUTURE: &str = "pass_from_future";
     pub const PASS_MISSING: &str = "pass_missing";
+    /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
+    /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
+    pub const PASS_WITHDRAWN: &str = "pass_invalidated_by_new_turn";
+    /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
+    /// of the session is refused until it is removed.
+    pub const SPENT_INVALID: &str = "spent_nonces_invalid";
     pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
     pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
     pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
@@ -523,4 +529,10 @@ pub mod compact {
     pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
     pub const SEND_FAILED: &str = "send_failed";
     pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
+    /// A client of the pane's tmux session pressed a key since the turn
+    /// began (the keystroke rule, docs/adapters.md).
+    pub const USER_TYPED: &str = "user_typed";
+    /// The `reason` of a request that failed after `/compact` was typed and
+    /// before its Enter: the text stays in the host's composer.
+    pub const COMPACT_LEFT_IN_COMPOSER: &str = "compact_left_in_composer";
 }
