@@ -138,20 +138,22 @@ run_one() {
     guard-allow) kind=allow; args+=(--scenario tool --tool-command "echo kijito-e2e-unrelated") ;;
     # a real turn, a compaction, a real turn; then kijito-context on the host's own session file
     context) kind=context; args+=(--scenario manual-compact --after "$(printf '%q %q' "$here/scenarios/context-after.sh" "$root")") ;;
+    # The pass of the adapter scenarios is recorded by the agent's own tool call in the turn that
+    # requests the compaction (scenarios/record-request.sh after seed-request.sh): a pass recorded
+    # between turns is withdrawn by the next turn (pass_invalidated_by_new_turn, docs/protocol.md §7).
     adapter-compact)  # codex only: the session runs under `kijito-compact codex` (headless client = host-e2e)
       kind=adapter
       local data='$XDG_STATE_HOME/kijito-qa-data'
-      args+=(--scenario adapter-compact --before-compact "$(printf '%q %q' "$seed" "$root")"
+      args+=(--scenario adapter-compact --before-compact "$(printf '%q %q' "$here/scenarios/seed-request.sh" "$root")"
         --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
-        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        --tool-command "$here/scenarios/record-request.sh \$HOST_E2E_OUT {session_id} \$HOST_E2E_TRANSCRIPT_PATH"
         --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.json\"") ;;
     adapter-long)  # codex only: 5 request -> compaction cycles in one session, each with a new pass
       kind=adapter-long
       local data='$XDG_STATE_HOME/kijito-qa-data'
-      args+=(--scenario adapter-long --cycles 5 --before-compact "$(printf '%q %q' "$seed" "$root")"
-        --between "$(printf '%q %q' "$here/scenarios/rerecord-pass.sh" "$root")"
+      args+=(--scenario adapter-long --cycles 5 --before-compact "$(printf '%q %q' "$here/scenarios/seed-request.sh" "$root")"
         --app-server-cmd "exec $root/bin/kijito-compact codex --stdio-client --codex \"\$HOST_E2E_CODEX\" --data-dir \"$data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\""
-        --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data") ;;
+        --tool-command "$here/scenarios/record-request.sh \$HOST_E2E_OUT {session_id} \$HOST_E2E_TRANSCRIPT_PATH") ;;
     consent)  # Claude Code only (the harness's prompts scenario); see scenarios/seed-consent.sh
       [ "$host" = claude ] || return 0
       local pdir="$work/consent-$host"; mkdir -p "$pdir"
@@ -170,8 +172,8 @@ run_one() {
                --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"\$CLAUDE_CONFIG_DIR/plugins/data/kijito-qa-inline\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
       else
         local data='$XDG_STATE_HOME/kijito-qa-data'
-        args+=(--scenario plain-request --before-compact "$(printf '%q %q' "$seed" "$root")"
-               --tool-command "$root/bin/kijito-compact request --session-id {session_id} --data-dir $data"
+        args+=(--scenario plain-request --before-compact "$(printf '%q %q' "$here/scenarios/seed-request.sh" "$root")"
+               --tool-command "$here/scenarios/record-request.sh \$HOST_E2E_OUT {session_id} \$HOST_E2E_TRANSCRIPT_PATH"
                --after "$root/bin/kijito-compact status --session-id \"\$HOST_E2E_SESSION_ID\" --data-dir \"$data\" > \"\$HOST_E2E_OUT/compact-status.txt\" 2>&1 || true")
       fi ;;
     summary-carried|summary-dropped)  # Claude Code only: the fake summariser keeps the kijito-* lines (or drops one)
@@ -372,8 +374,8 @@ run_adapter_tui() {
   "$he2e" tui-codex --hooks "$root/hooks/hooks.json" --out "$out" --timeout 300 \
     --host-wrapper "exec $root/bin/kijito-compact codex --codex \"\$HOST_E2E_CODEX\" --data-dir \"\$XDG_STATE_HOME/kijito-qa-data\" --message-log \"\$HOST_E2E_OUT/adapter-messages.jsonl\" -- \"\$@\"" \
     --host-arg=--sandbox --host-arg=danger-full-access \
-    --prompt "Say hello" --then "$(printf '%q %q' "$seed" "$root")" \
-    --then-prompt "Run this. HOST-E2E-RUN-TOOL: $root/bin/kijito-compact request --session-id {session_id} --data-dir $data" \
+    --prompt "Say hello" --then "$(printf '%q %q' "$here/scenarios/seed-request.sh" "$root")" \
+    --then-prompt "Run this. HOST-E2E-RUN-TOOL: $here/scenarios/record-request.sh \$HOST_E2E_OUT {session_id} \$HOST_E2E_TRANSCRIPT_PATH" \
     --wait-compact 90 --after-prompt "Second prompt after compaction" > "$out.log" 2>&1 || rc=$?
   dt=$(took "$t0")
   if [ ! -f "$out/summary.json" ]; then

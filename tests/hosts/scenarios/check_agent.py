@@ -25,7 +25,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e.common import strings_in  # noqa: E402
-from he2e.qa_driver import HOOK_HEAD  # noqa: E402
+from he2e.qa_driver import HOOK_HEAD, strings_in_order  # noqa: E402
 from check import fail, jsonl, ok  # noqa: E402
 
 REENTRY = re.compile(r"kijito-qa re-entry after compaction: (ATTESTED|UNATTESTED) \(session ([^)]+)\)")
@@ -59,19 +59,29 @@ def shell_calls(host, reqs):
 
 
 def hook_texts(reqs, upto_seq):
-    """Strings of the requests up to upto_seq that hold the kijito-qa command block."""
-    out = []
-    for r in reqs:
-        if r["seq"] <= upto_seq:
-            out += [t for t in strings_in(r.get("body")) if HOOK_HEAD in t and "--cold-boot-report" in t]
-    return out
+    """The strings that hold the kijito-qa command block, in conversation order, of the last
+    request before upto_seq (the first request whose history holds a call) that has any: the
+    request the agent answered with that call (a verifier's requests have none)."""
+    for r in sorted((r for r in reqs if r["seq"] < upto_seq), key=lambda r: -r["seq"]):
+        texts = [t for t in strings_in_order(r.get("body")) if HOOK_HEAD in t and "--cold-boot-report" in t]
+        if texts:
+            return texts
+    return []
 
 
 def common_checks(out, s, reqs, host, steps):
     if not s.get("ok"):
         fail("the TUI run failed: %s" % s.get("errors"))
-    prompts = [((e.get("stdin") or {}).get("prompt"), e) for e in jsonl(os.path.join(out, "hook-probe.jsonl"))
-               if e.get("event") == "UserPromptSubmit" and isinstance(e.get("stdin"), dict)]
+    # the user's prompts: UserPromptSubmit of the main agent, leaving out a subagent's (Codex: its
+    # stdin has agent_id) and Claude Code's task notifications (a background subagent's result is
+    # submitted as a prompt starting with <task-notification>; it fires UserPromptSubmit too)
+    ups = [e for e in jsonl(os.path.join(out, "hook-probe.jsonl"))
+           if e.get("event") == "UserPromptSubmit" and isinstance(e.get("stdin"), dict)]
+    notes = [e for e in ups if (e["stdin"].get("prompt") or "").startswith("<task-notification>")]
+    subs = [e for e in ups if e["stdin"].get("agent_id")]
+    prompts = [(e["stdin"].get("prompt"), e) for e in ups if e not in notes and e not in subs]
+    print("  UserPromptSubmit: %d user prompts, %d task notifications, %d subagent prompts"
+          % (len(prompts), len(notes), len(subs)))
     typed = [st["prompt"] for st in steps if "prompt" in st]
     for p, _ in prompts[1:]:
         if p is None:
@@ -96,7 +106,7 @@ def common_checks(out, s, reqs, host, steps):
             fail("the agent ran %r with no kijito-qa hook text in its context" % c[:200])
         newest = texts[-1]
         if line not in newest.splitlines() and ("  " + line) not in newest.splitlines():
-            fail("the agent ran %r, which is not a line of the newest hook text it had (seq <= %d): %r"
+            fail("the agent ran %r, which is not a line of the newest hook text it had (seq < %d): %r"
                  % (c[:300], q, newest[:600]))
     ok("%d qa-gate record and %d kijito-compact request calls, each a command line of the newest kijito-qa "
        "hook text in the agent's context" % (len(records), len(requests)))
@@ -241,6 +251,11 @@ def check_typing(out, s, reqs, host, steps):
     comps = s["compaction_requests"]
     if len(comps) != 1:
         fail("%d compactions, want exactly 1 (cycle 2's)" % len(comps))
+    reports = [p for _, c in records for p in re.findall(r"--cold-boot-report (\S+)", c)]
+    if len(records) != 2 or len(set(reports)) != 4:
+        fail("%d record commands naming %d distinct report paths, want 2 and 4 (cycle 2 runs two fresh boots "
+             "with the paths of the withdrawal text's command block)" % (len(records), len(set(reports))))
+    ok("2 record commands with 4 distinct report paths (cycle 2: the fresh paths the withdrawal text gave)")
     nonces = nonces_in(reqs, REQUESTED)
     if len(nonces) != 2:
         fail("%d distinct requested nonces, want 2 (cycle 1, invalidated; cycle 2)" % len(nonces))

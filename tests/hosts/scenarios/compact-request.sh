@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # --then of the tmux-adapter scenarios (host-e2e tui-claude / tui-codex; runs inside the namespace
 # with TMUX/TMUX_PANE as the hooks saw them). Usage: compact-request.sh ROOT pass|nopass|seed
-# pass and seed: start kijito-local and publish the pointer (seed-pass.sh publish-only), and write
-# $HOST_E2E_OUT/record-request.env for scenarios/record-request.sh; the pass itself is recorded by
+# pass and seed: start kijito-local and publish the pointer, and write
+# $HOST_E2E_OUT/record-request.env for scenarios/record-request.sh (seed-request.sh); the pass itself is recorded by
 # the agent's tool call in the same turn as its request (a pass recorded here, before a new user
 # prompt, would be withdrawn by that prompt: pass_invalidated_by_new_turn). seed: only that (the
 # long scenario types its prompts through host-e2e --then-prompt). Then, in pass/nopass modes, type
@@ -19,8 +19,7 @@ case "$HOST_E2E_HOST" in
   codex) data="$HOME/.cache/kijito-qa" ;;  # the default: no config existed at SessionStart
 esac
 if [ "$mode" = pass ] || [ "$mode" = seed ]; then
-  KIJITO_E2E_DATA_DIR="$data" "$here/seed-pass.sh" "$root" publish-only
-  printf 'ROOT=%q\nDATA=%q\nXDG_STATE_HOME=%q\n' "$root" "$data" "$XDG_STATE_HOME" > "$HOST_E2E_OUT/record-request.env"
+  KIJITO_E2E_DATA_DIR="$data" "$here/seed-request.sh" "$root"
 fi
 [ "$mode" != seed ] || exit 0
 stops() { grep -c '"event": *"Stop"' "$HOST_E2E_PROBE_LOG" || true; }

@@ -37,6 +37,8 @@ VERIFIER_PREFIX = ("Run exactly this one shell command and reply with its exit s
                    "stdout and stderr, nothing else: ")
 HOOK_HEAD = "kijito-qa (trusted hook output)"
 HEX64 = re.compile(r"\b[0-9a-f]{64}\b")
+# a green pointer-snapshot report in a verifier's answer (Codex's wait_agent output escapes its quotes)
+GREEN = re.compile(r'verdict\\*"\s*:\s*\\*"green')
 
 
 REQUEST_HEAD = "- Right after `qa-gate record` succeeds, request the compaction"
@@ -66,6 +68,21 @@ def hook_commands(texts):
     return None
 
 
+def strings_in_order(obj):
+    """Every string inside a JSON value in document order (common.strings_in walks a stack, so its
+    order is not the conversation's; the newest hook text must be the last one here)."""
+    out, stack = [], [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, str):
+            out.append(o)
+        elif isinstance(o, dict):
+            stack.extend(reversed(list(o.values())))
+        elif isinstance(o, list):
+            stack.extend(reversed(o))
+    return out
+
+
 def _hex(output):
     m = HEX64.findall(output or "")
     return m[-1] if m else None
@@ -88,6 +105,10 @@ def _main_step(cmds, outputs, agent_calls):
         step = plan[n - 1]
         return step(outputs) if callable(step) else step
     if n == len(plan) + 1:
+        # kijito-qa: both verifiers must have answered a green report (e.g. a reused report path is
+        # refused, report_file_invalid): otherwise the agent stops, it records nothing
+        if sum(bool(GREEN.search(o or "")) for o in outputs) < 2:
+            return ("text", "HOST-E2E-QA: a verifier boot was not green; not recording.")
         return ("shell", cmds["digest"])
     if n == len(plan) + 2:
         if _hex(outputs[-1]) != d:
@@ -175,7 +196,7 @@ def claude_action(body):
     if start is not None and start[1] == "main" and "Agent" in tools:
         fork = any(FORK_MARKER in t for t in _claude_texts(msgs[start[0]].get("content")))
         start = start[0]
-        cmds = hook_commands(strings_in(body.get("messages")))
+        cmds = hook_commands(strings_in_order(body.get("messages")))
         if cmds is None:
             return ("text", "HOST-E2E-QA: no kijito-qa commands in the hook context; stopping.")
         # kijito-qa: a background verifier's result is its task notification; until it is there the
