@@ -14,5 +14,9 @@ data=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dataDir"
   echo "## kijito-compact status"
   "$root/bin/kijito-compact" status --session-id "$HOST_E2E_SESSION_ID" --data-dir "$data" 2>&1
   echo "## rc=$?"
+  # what the adapter's keystroke rule reads: each attached client's activity second (tmux 3.x
+  # updates client_activity on a key the client's terminal sends), now, through the real tmux
+  echo "## tmux list-clients (now $(date +%s))"
+  "${HOST_E2E_REAL_TMUX:-tmux}" -S "${HOST_E2E_TMUX_SOCKET:?}" list-clients -F '#{client_name} activity=#{client_activity} created=#{client_created}' 2>&1
 } > "$HOST_E2E_OUT/status-$label.txt"
 exit 0

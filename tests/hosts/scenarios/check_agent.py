@@ -241,6 +241,12 @@ def check_typing(out, s, reqs, host, steps):
              % json.dumps(early)[:800])
     ok("the user typed `fix the bu` %.3f s after cycle 1's Stop; the adapter typed nothing until cycle 2"
        % (t_type - stop1))
+    m = re.search(r"now (\d+)\)\n\S+ activity=(\d+) created=(\d+)", status_text(out, "before-enter"))
+    if not m or not int(m.group(3)) < int(m.group(2)) <= int(m.group(1)):
+        fail("tmux list-clients before the Enter does not show the client's keys moving client_activity past "
+             "its creation: %r" % (m.groups() if m else status_text(out, "before-enter")[-300:]))
+    ok("the attached client's keys moved #{client_activity} to %s (created %s, read at %s): what the keystroke "
+       "rule reads" % (m.group(2), m.group(3), m.group(1)))
     after = status_text(out, "after-enter")
     if "pass_invalidated_by_new_turn" not in after:
         fail("qa-gate/kijito-compact status after the user's Enter does not say pass_invalidated_by_new_turn: %s"
