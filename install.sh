@@ -373,4 +373,11 @@ else
   say "put the binaries on PATH (add this line to your shell profile):"
   printf 'export PATH="%s:$PATH"\n' "$first"
 fi
-say "then check the install: kijito-doctor --root $prefix"
+for h in "${hosts[@]}"; do
+  say "an unattended $h session runs the helper commands without stopping for approval once you allow them (README, Permissions): $prefix/$h/bin/kijito-setup --allow-helpers --host $h --root $prefix/$h (shows the rules; add --write)"
+done
+case "$host" in
+  both|codex) say "Codex: start it as \`codex --no-daemon\` inside tmux, or through the compaction adapter: $prefix/codex/bin/kijito-setup --codex-alias --root $prefix/codex prints the alias" ;;
+esac
+# The doctor checks only the host(s) installed here (--host both would be red on a missing root).
+say "then check what this installed: $first/kijito-doctor --host $host --root $prefix"

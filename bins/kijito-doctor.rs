@@ -17,10 +17,14 @@ Check, per host, what makes hooks silently not fire: the plugin root layout,
 absolute commands in hooks/hooks.json, every hook binary running --help, the data
 dir, the config and token files (the token is never printed), the apiUrl answering
 one GET of the configured pointer (--offline skips it), Codex hook trust for this
-root (codex app-server hooks/list; needs codex on PATH) and
-`claude plugin validate --strict` (needs claude on PATH).
+root (codex app-server hooks/list; needs codex on PATH),
+`claude plugin validate --strict` (needs claude on PATH), the allow rules that
+let an unattended session run the agent's helper commands (permissions; the fix
+is kijito-setup --allow-helpers), and whether a Codex shared daemon runs, in
+which no adapter may compact the session (compaction: codex_daemon).
 
-  --host H    codex, claude or both (default both)
+  --host H    codex, claude or both (default both): check only what you
+              installed (install.sh --host H prints this command)
   --root ABS  the install prefix (install.sh --prefix; default
               ~/.local/share/kijito-qa) or one host's plugin root
   --json      one JSON object instead of text

@@ -16,10 +16,22 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const HTTP_STACK: &[&str] = &["reqwest", "rustls", "hyper", "tokio", "h2", "hyper-util"];
 const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-compact-codex", "kijito-hooks", "kijito-context"];
 
+/// The host's target triple (`rustc -vV`).
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc).arg("-vV").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().find_map(|l| l.strip_prefix("host: ")).expect("rustc -vV names the host").to_owned()
+}
+
+/// The locked graph as it builds on this host. `--filter-platform` keeps
+/// `--offline` working on a fresh machine: without it cargo wants the
+/// manifests of other platforms' crates (wasm's bumpalo, ...) that no build
+/// here ever downloads.
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked", "--offline", "--filter-platform", &host_triple()])
         .current_dir(ROOT)
         .output()
         .unwrap();

@@ -82,6 +82,7 @@ fn pending_request(c: &Cycle, s: &str, nonce: &str) {
         updated_at_ms: now_ms(),
         state: RequestState::Pending,
         ticket_invalidated: false,
+        note: None,
     };
     write_request(&qa, &r).unwrap();
 }
@@ -119,6 +120,9 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
         write_private(&pass_path(&c, k.s), &copy);
         let st = c.status(k.s);
         assert_eq!((st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()), (true.into(), false.into(), REASON.into()), "{st}");
+        let stop_key = if k.host == "codex" { "app-server:Stop" } else { "Stop" };
+        let stop = c.session_hook(k.host, "Stop", &c.stdin(k.host, stop_key, k.s, None, None)).expect("Stop reminds");
+        assert!(stop.contains(&format!("would be refused ({REASON})")), "{stop}");
 
         // The compaction (Claude Code's auto-compaction runs right after the
         // prompt's UserPromptSubmit): UNATTESTED with the reason.

@@ -58,7 +58,14 @@ fn a_continuity_break_prompt_injects_the_recovery_protocol() {
     for host in ["codex", "claude"] {
         let t = e.hook(host, "UserPromptSubmit", ups(host), "s1", prompt("Hmm, you FORGOT the plan?")).unwrap();
         assert!(t.contains("Continuity break signalled by the user (\"you forgot\")"), "{t}");
-        assert!(t.contains("memory-latch recover"));
+        // The exact absolute command for this workspace, which the command
+        // guard accepts as the agent's own call (a bare `memory-latch
+        // recover` is denied as not absolute).
+        let bin_dir = Path::new(&support::bin("memory-latch")).parent().unwrap().to_owned();
+        let expected = format!("{}/memory-latch recover --workspace {}", bin_dir.display(), e.ws.display());
+        assert!(t.contains(&format!("run exactly `{expected}`")), "{t}");
+        let dir = kijito_protocol::command::HelperDir::new(&bin_dir).unwrap();
+        assert!(matches!(kijito_protocol::command::guard_line(&expected, Some(&dir)), kijito_protocol::command::Verdict::Helper(_)));
         // An ordinary prompt gets no output at all.
         assert_eq!(e.hook(host, "UserPromptSubmit", ups(host), "s1", prompt("please run the tests")), None);
         // No prompt field: nothing.

@@ -205,10 +205,47 @@ fn install_layout_upgrade_uninstall() {
     fs::remove_file(&outside).expect("rm");
     fs::remove_dir(prefix.join("claude/skills")).expect("rmdir");
     fs::remove_dir(prefix.join("claude")).expect("rmdir");
-    ok(&install(&["--prefix", p, "--host", "codex"]));
+    let only_codex = ok(&install(&["--prefix", p, "--host", "codex"]));
     assert!(prefix.join("codex/bin").is_dir() && !prefix.join("claude").exists(), "--host codex installed claude");
+    doctor_hint_checks_only_what_was_installed(&only_codex, &prefix, tmp.path());
     ok(&install(&["--prefix", p, "--host", "codex", "--uninstall"]));
     assert!(!prefix.exists(), "empty prefix left after uninstall");
+}
+
+/// install.sh's last line names a doctor command for exactly the installed host; run as printed
+/// (fresh HOME, nothing on PATH) it checks only that root: no line about the other host, and the
+/// installed root's own checks are green (only the missing token file is red on a fresh HOME).
+fn doctor_hint_checks_only_what_was_installed(out: &str, prefix: &Path, tmp: &Path) {
+    let p = prefix.to_str().expect("utf-8");
+    let want = format!("then check what this installed: {p}/codex/bin/kijito-doctor --host codex --root {p}");
+    let line = out.lines().find(|l| l.contains("then check what this installed:")).unwrap_or_else(|| panic!("no doctor hint in {out}"));
+    assert!(line.ends_with(&want), "{line}");
+    assert!(out.contains(&format!("{p}/codex/bin/kijito-setup --allow-helpers --host codex --root {p}/codex")), "{out}");
+    assert!(out.contains(&format!("{p}/codex/bin/kijito-setup --codex-alias --root {p}/codex")), "{out}");
+    let words: Vec<&str> = want.rsplit(": ").next().expect("command").split(' ').collect();
+    let home = tmp.join("doctor-home");
+    let empty = tmp.join("doctor-path");
+    fs::create_dir_all(&home).expect("mkdir");
+    fs::create_dir_all(&empty).expect("mkdir");
+    let o = Command::new(words[0])
+        .args(&words[1..])
+        .args(["--offline", "--json"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", &empty)
+        .current_dir(&home)
+        .output()
+        .expect("run the doctor");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    let checks = v["checks"].as_array().expect("checks");
+    assert!(checks.iter().all(|c| c["host"] != "claude"), "a claude check for a codex-only install: {v:#}");
+    for name in ["layout", "hooks.json", "hook binaries", "data dir"] {
+        let c = checks.iter().find(|c| c["host"] == "codex" && c["check"] == name).unwrap_or_else(|| panic!("no codex {name}: {v:#}"));
+        assert_eq!(c["status"], "green", "{name}: {v:#}");
+    }
+    let red: Vec<&str> = checks.iter().filter(|c| c["status"] == "red").map(|c| c["check"].as_str().unwrap_or("")).collect();
+    assert_eq!(red, ["token file"], "{v:#}");
+    fs::remove_dir_all(&home).expect("rm");
 }
 
 #[test]

@@ -247,3 +247,72 @@ fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
     let t = context_of(&out.stdout).unwrap();
     assert!(t.contains("nothing was confirmed"), "{t}");
 }
+
+/// Issue 21 item 4: degraded mode (a `degraded_mode` entry locks consent)
+/// survives the agent's own checkpoint and consent request; only the user's
+/// own message with the token of `memory-latch review` ends it, once.
+#[test]
+fn degraded_mode_ends_only_on_the_users_review_token() {
+    let e = env();
+    // A degrading finding: the QA data dir's pointer record is unreadable.
+    let qa = e.w.data.join("qa");
+    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
+    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
+    let codes = |v: &Value| -> Vec<String> { v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect() };
+    let (code, _) = e.wake(&[]);
+    assert_eq!(code, 20);
+    assert_eq!((e.status()["head"]["event"].as_str(), e.status()["head"]["consent_state"].as_str()), (Some("degraded_mode"), Some("locked")));
+    fs::remove_file(qa.join("current-pointer.json")).unwrap();
+    // The agent's own checkpoint does not end it (it did before).
+    e.ok(&["checkpoint", "--next-step", "carry on as if nothing happened"]);
+    assert_eq!(e.status()["head"]["consent_state"], "locked");
+    let (code, v) = e.wake(&[]);
+    assert_eq!((code, codes(&v)), (20, vec!["latch_degraded_unreviewed".to_owned()]), "{v}");
+    // Nor does a consent request (it used to set consent back to pending).
+    let action = e.file("action.txt", "rm -rf build\n");
+    e.fails(&["consent", "request", "--action-file", &action, "--summary", "clean", "--risk", "low"], "consent_locked_until_review");
+    // The review token: never confirmed by a command, only by the user's message.
+    let out = e.ok(&["review"]);
+    assert!(out.contains("the USER sends only this token"), "{out}");
+    let at = out.find("ACT-").unwrap();
+    let token = out[at..at + 10].to_owned();
+    e.fails(&["review", "--message", &token], "consent_requires_user_message");
+    assert_eq!(e.status()["head"]["consent_state"], "locked");
+    let t = e.user_says("codex", &token).unwrap();
+    assert!(t.contains("confirmed the review token") && t.contains("degraded mode ends"), "{t}");
+    let head = &e.status()["head"];
+    assert_eq!((head["event"].as_str(), head["consent_state"].as_str()), (Some("review"), Some("pending")), "{head}");
+    assert_eq!(e.wake(&[]).0, 0);
+    // Once: the token is spent, and there is nothing left to review.
+    assert!(e.user_says("claude", &token).unwrap().contains("consent_token_replayed"));
+    e.fails(&["review"], "review_not_needed");
+    // Consent works again.
+    e.request(&action, "low");
+}
+
+/// Issue 22: a UserPromptSubmit whose input carries `agent_id` or
+/// `agent_type` is a subagent's prompt (written by the main agent), so it
+/// confirms nothing and counts no wrong attempt; the user's own prompt then
+/// still confirms.
+#[test]
+fn a_subagents_prompt_confirms_no_token() {
+    let e = env();
+    let action = e.file("action.txt", "git push --force origin main\n");
+    let token = e.request(&action, "low");
+    let ledger = e.ledger();
+    for (host, key) in [("claude", "agent_id"), ("codex", "agent_type"), ("claude", "agent_type")] {
+        let mut p = payload(host, support::latch::ups(host));
+        p["session_id"] = json!("s1");
+        p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+        p["cwd"] = json!(e.ws.to_str().unwrap());
+        p["prompt"] = json!(token);
+        p[key] = json!("verifier-1");
+        let out = e.hook_bin(&SESSION_HOOK, host, "UserPromptSubmit", &p);
+        let ctx = context_of(&out.stdout).unwrap_or_default();
+        assert!(!ctx.contains("confirmed"), "{host} {key}: {ctx}");
+        assert_eq!(e.status()["head"]["consent_state"], "pending", "{host} {key}");
+        assert_eq!(e.ledger(), ledger, "{host} {key}: nothing counted");
+    }
+    assert!(e.user_says("claude", &token).unwrap().contains("the USER confirmed consent token"));
+}

@@ -128,8 +128,8 @@ fn wake_check_api_head_lock_tokens_and_degraded_entry() {
 #[test]
 fn detect_and_protocol_text_for_the_hook() {
     assert_eq!(latch::detect::continuity_break("hey, you lost context"), Some("lost context"));
-    let ctx = latch::recover::hook_context("lost context");
-    assert!(ctx.contains("memory-latch recover"));
+    let ctx = latch::recover::hook_context("lost context", Some("/r/bin/memory-latch recover --workspace /w"));
+    assert!(ctx.contains("`/r/bin/memory-latch recover --workspace /w`"), "{ctx}");
 }
 
 #[test]

@@ -265,9 +265,18 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     let a2 = e2.file("a.txt", "x\n");
     let (v, _) = e2.request_json(&a2, "high");
     assert!(v["token"].is_string() && v["wallet_notice"].as_str().unwrap().contains("does not exist"), "{v}");
-    // 5. below min_risk (high by default): token mode, no notice
+    // 5. the floor is the user's: with no `min_risk` the wallet applies to
+    // every action, whatever `--risk` the requester (the agent) chose
+    // (issue 22: a `--risk medium` of the agent's skipped the wallet).
     let e3 = env();
     let a3 = e3.file("a.txt", "x\n");
+    for risk in ["low", "medium"] {
+        let (v, _) = e3.request_json(&a3, risk);
+        assert!(v["token"].is_null() && v["wallet"].is_object(), "{risk}: {v}");
+    }
+    // 5b. a floor the user set above low: below it, token mode, no notice
+    // (the user's documented trade: the requester's --risk then decides).
+    write_wallet(&e3.w, &json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"], "min_risk": "high"}).to_string());
     let (v, _) = e3.request_json(&a3, "medium");
     assert!(v["token"].is_string() && v["wallet"].is_null() && v["wallet_notice"].is_null(), "{v}");
     // 6. a wallet request whose config disappears before the user signs: nothing confirms

@@ -639,3 +639,198 @@ fn doctor_is_red_without_the_token_file_and_prints_the_fix() {
     let (code, v) = doctor_env(&h, &["--root", s(&prefix), "--host", "codex", "--offline"], &[]);
     assert_eq!(code, 0, "{v:#}");
 }
+
+// ------------------------------------------------ permissions (kijito-setup --allow-helpers)
+
+/// The agent's helpers in `<root>/bin` as install.sh puts them (hard links to the built binaries).
+fn link_helpers(root: &Path) {
+    for b in ["pointer-digest", "pointer-publish", "pointer-snapshot", "qa-gate", "kijito-compact", "memory-latch", "wake-check"] {
+        let src = support::bin(b);
+        if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
+            fs::copy(&src, root.join("bin").join(b)).unwrap();
+        }
+    }
+}
+
+fn mode(p: &Path) -> u32 {
+    fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    let root = install_root(&prefix, "claude");
+    link_helpers(&root);
+    let bin = root.join("bin");
+    let settings = h.home.join(".claude/settings.json");
+    let doctor_perm = |h: &Home| {
+        let (_, v) = doctor_env(h, &["--host", "claude", "--root", s(&prefix), "--offline"], &[]);
+        check(&v, "claude", "permissions").clone()
+    };
+    // the doctor: yellow with the exact fix while the rules are missing
+    let c = doctor_perm(&h);
+    assert_eq!(c["status"], "yellow", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("18 of 18 helper commands have no allow rule"), "{c}");
+    assert_eq!(c["fix"].as_str().unwrap(), format!("kijito-setup --allow-helpers --host claude --root {} --write (without --write it shows the rules first)", s(&root)));
+
+    // without --write: the rules and where they go; nothing written
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for r in [
+        format!("  Bash({}/pointer-digest:*)", s(&bin)),
+        format!("  Bash({}/qa-gate record:*)", s(&bin)),
+        format!("  Bash({}/kijito-compact request:*)", s(&bin)),
+        format!("  Bash({}/memory-latch consent request:*)", s(&bin)),
+    ] {
+        assert!(out.lines().any(|l| l == r), "{r} missing from {out}");
+    }
+    assert!(out.contains(s(&settings)) && out.contains("nothing written"), "{out}");
+    for never in ["session-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
+        assert!(!out.lines().filter(|l| l.starts_with("  Bash(")).any(|l| l.contains(never)), "{never} allowed: {out}");
+    }
+    assert!(!settings.exists() && !h.home.join(".claude").exists(), "written without --write");
+
+    // --write merges into the user's settings and keeps everything else
+    fs::create_dir_all(h.home.join(".claude")).unwrap();
+    let before = r#"{"theme":"dark","permissions":{"allow":["Read"],"deny":["Bash(rm:*)"]},"pluginConfigs":{"kijito-qa@inline":{"options":{"pointer_id":7}}}}"#;
+    fs::write(&settings, before).unwrap();
+    fs::set_permissions(&settings, fs::Permissions::from_mode(0o644)).unwrap();
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("merged 18 new rule(s)"), "{}", text(&o.stdout));
+    let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(v["theme"], "dark");
+    assert_eq!(v["permissions"]["deny"], serde_json::json!(["Bash(rm:*)"]));
+    assert_eq!(v["pluginConfigs"]["kijito-qa@inline"]["options"]["pointer_id"], 7);
+    let allow: Vec<&str> = v["permissions"]["allow"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert_eq!(allow.len(), 19);
+    assert_eq!(allow[0], "Read");
+    assert!(allow.contains(&format!("Bash({}/wake-check:*)", s(&bin)).as_str()));
+    assert_eq!(mode(&settings), 0o600);
+    let leftovers: Vec<_> = fs::read_dir(h.home.join(".claude")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "temp files left: {leftovers:?}");
+    assert_eq!(doctor_perm(&h)["status"], "green");
+
+    // again: nothing to write, the file byte for byte the same
+    let bytes = fs::read(&settings).unwrap();
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&root), "--write"]);
+    assert!(text(&o.stdout).contains("all 18 rules are already in"), "{}", text(&o.stdout));
+    assert_eq!(fs::read(&settings).unwrap(), bytes);
+
+    // CLAUDE_CONFIG_DIR is where Claude Code reads user settings then
+    let cfg = h.path("claude-config");
+    let o = h.run_env(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"], &[("CLAUDE_CONFIG_DIR", s(&cfg))]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(mode(&cfg), 0o700);
+    assert_eq!(mode(&cfg.join("settings.json")), 0o600);
+
+    // never through a symlink, never over a file Claude Code would not parse
+    let target = h.path("elsewhere.json");
+    fs::write(&target, "{}").unwrap();
+    fs::remove_file(&settings).unwrap();
+    std::os::unix::fs::symlink(&target, &settings).unwrap();
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "kijito_setup_failed:settings_unreadable");
+    assert!(text(&o.stderr).contains("symlink"), "{}", text(&o.stderr));
+    assert_eq!(fs::read_to_string(&target).unwrap(), "{}");
+    fs::remove_file(&settings).unwrap();
+    fs::write(&settings, "{\"permissions\": []}").unwrap();
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(first_line(&o), "kijito_setup_failed:settings_invalid");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{\"permissions\": []}");
+}
+
+#[test]
+fn allow_helpers_writes_kijito_qas_own_codex_rules_file() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    let root = install_root(&prefix, "codex");
+    link_helpers(&root);
+    let codex_home = h.path("codex-home");
+    fs::create_dir(&codex_home).unwrap();
+    fs::set_permissions(&codex_home, fs::Permissions::from_mode(0o700)).unwrap();
+    let env = [("CODEX_HOME", s(&codex_home))];
+    let perm = |h: &Home| {
+        let (_, v) = doctor_env(h, &["--host", "codex", "--root", s(&prefix), "--offline"], &env);
+        check(&v, "codex", "permissions").clone()
+    };
+    let c = perm(&h);
+    assert_eq!(c["status"], "yellow", "{c}");
+    assert!(c["fix"].as_str().unwrap().starts_with(&format!("kijito-setup --allow-helpers --host codex --root {} --write", s(&root))), "{c}");
+
+    let file = codex_home.join("rules/kijito-qa.rules");
+    let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix)], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains(&format!("  prefix_rule(pattern=[\"{}/bin/qa-gate\", \"record\"], decision=\"allow\")", s(&root))), "{out}");
+    assert!(out.contains(&format!("alias codex-qa='{}/bin/kijito-compact codex --'", s(&root))), "{out}");
+    assert!(!file.exists());
+
+    let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix), "--write"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let rules = fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = rules.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 18, "{rules}");
+    assert!(lines.iter().all(|l| l.starts_with(&format!("prefix_rule(pattern=[\"{}/bin/", s(&root))) && l.ends_with("], decision=\"allow\")")), "{rules}");
+    assert!(!rules.contains("kijito-local") && !rules.contains("session-hook") && !rules.contains("\"worker\"") && !rules.contains("\"codex\""), "{rules}");
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&codex_home.join("rules")), 0o700);
+    assert_eq!(perm(&h)["status"], "green");
+    // a user's own rules file next to ours is left alone and still read
+    fs::write(codex_home.join("rules/mine.rules"), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n").unwrap();
+    let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix), "--write"], &env);
+    assert!(text(&o.stdout).contains("all 18 rules are already in"), "{}", text(&o.stdout));
+    assert_eq!(fs::read_to_string(codex_home.join("rules/mine.rules")).unwrap(), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n");
+}
+
+#[test]
+fn allow_helpers_refuses_a_root_without_the_helpers_and_bad_usage() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    install_root(&prefix, "claude"); // hook binaries only
+    let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "kijito_setup_failed:helpers_not_installed");
+    assert!(text(&o.stderr).contains("pointer-digest"), "{}", text(&o.stderr));
+    assert!(!h.home.join(".claude").exists());
+    for (args, code) in [
+        (&["--allow-helpers"][..], "missing_flag"),
+        (&["--allow-helpers", "--host", "vim"][..], "invalid_host"),
+        (&["--write"][..], "conflicting_flags"),
+        (&["--allow-helpers", "--host", "claude", "--force"][..], "conflicting_flags"),
+        (&["--codex-alias", "--write"][..], "conflicting_flags"),
+    ] {
+        let o = h.run(SETUP, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(first_line(&o), format!("kijito_setup_failed:{code}"), "{args:?}");
+    }
+}
+
+#[test]
+fn doctor_says_what_to_do_about_codex_in_its_shared_daemon_mode() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    let root = install_root(&prefix, "codex");
+    // a real process of this user whose argv is a Codex shared daemon's (`app-server … --managed-daemon`)
+    let mut daemon = Command::new("sh").args(["-c", "sleep 60; :", "app-server", "--managed-daemon"]).stdin(Stdio::null()).spawn().unwrap();
+    let pid = daemon.id().to_string();
+    let (_, v) = doctor_env(&h, &["--host", "codex", "--root", s(&prefix), "--offline"], &[]);
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let c = check(&v, "codex", "compaction");
+    assert_eq!(c["status"], "yellow", "{v:#}");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(detail.starts_with("codex_daemon:") && detail.contains(&pid) && detail.contains("no_safe_trigger"), "{detail}");
+    let fix = c["fix"].as_str().unwrap();
+    assert!(fix.contains("`codex --no-daemon` inside tmux") && fix.contains(&format!("alias codex-qa='{}/bin/kijito-compact codex --'", s(&root))), "{fix}");
+    // yellow, never red: the hooks themselves are fine
+    assert!(v["checks"].as_array().unwrap().iter().filter(|c| c["host"] == "codex").all(|c| c["status"] != "red"), "{v:#}");
+    // kijito-setup prints the same one-line alias
+    let o = h.run(SETUP, &["--codex-alias", "--root", s(&prefix)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), format!("alias codex-qa='{}/bin/kijito-compact codex --'\n", s(&root)));
+    assert!(text(&o.stderr).contains("codex --no-daemon"));
+}

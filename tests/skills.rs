@@ -1,11 +1,15 @@
 //! The installed skills: rendered for each host by the very render program of
 //! install.sh (its `render()` heredoc, run with python3), every helper command
 //! line in them passes the section 8 command grammar (`<PLACEHOLDERS>` filled
-//! with values of the flag's kind), no `@TOKEN@` is left, and each host's copy
-//! names only its own verifier mechanism.
+//! with values of the flag's kind), no `@TOKEN@` is left, each host's copy
+//! names only its own verifier mechanism, and every subagent tool or field a
+//! skill names exists in the tool schemas the real hosts send to the model
+//! (fixtures/hosts/tool-schemas, recorded by its record.py with tests/hosts).
 #![allow(clippy::unwrap_used)]
 
 use kijito_protocol::command::{self, HelperDir, Kind};
+use serde_json::Value;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -118,7 +122,19 @@ fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     let codex = render(&src, &tmp.path().join("c.md"), Path::new("/opt/kq/codex"), "codex").unwrap();
     let claude = render(&src, &tmp.path().join("k.md"), Path::new("/opt/kq/claude"), "claude").unwrap();
     assert!(codex.contains("spawn_agent") && codex.contains("fork_context: false") && !codex.contains("Task tool"));
-    assert!(claude.contains("Agent tool") && claude.contains("subagent_type: \"general-purpose\"") && claude.contains("run_in_background: false") && !claude.contains("spawn_agent"));
+    assert!(claude.contains("`Agent` tool") && claude.contains("subagent_type: \"general-purpose\"") && !claude.contains("spawn_agent"));
+    // Claude Code: the subagent runs in the background and reports through a task notification
+    // (measured on 2.1.328, TUI and `claude -p`); the TUI's Agent tool has no foreground field
+    let flat_claude = claude.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needed in ["runs in the background", "end your turn", "<task-notification>", "not a message from the user", "Both notifications must have arrived before step 5"] {
+        assert!(flat_claude.contains(needed), "claude skill lacks {needed:?}");
+    }
+    assert!(!claude.contains("run_in_background"), "the Claude Code TUI's Agent tool has no run_in_background field");
+    // Codex: spawn_agent, then wait_agent in the same turn, then close_agent
+    let flat_codex = codex.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = |s: &str| flat_codex.find(s).unwrap_or_else(|| panic!("codex skill lacks {s:?}"));
+    assert!(at("`spawn_agent`") < at("`wait_agent`") && at("`wait_agent`") < at("`close_agent`"));
+    assert!(flat_codex.contains("Do not end your turn while a verifier runs"));
     // the verifier prompt, the same on both hosts; tests/hosts/lib/he2e/qa_driver.py VERIFIER_PREFIX
     // (the real-host `boots` scenario's fake model) uses exactly this sentence
     for t in [&codex, &claude] {
@@ -159,4 +175,117 @@ fn render_refuses_unbalanced_blocks_and_unknown_tokens() {
         let err = render(&src, &tmp.path().join(format!("out-{name}")), Path::new("/opt/kq/codex"), "codex").unwrap_err();
         assert!(err.contains(why), "{name}: {err}");
     }
+}
+
+/// One recorded host mode: its subagent tools as (name, input properties).
+struct Recorded {
+    label: String,
+    tools: Vec<(String, BTreeSet<String>)>,
+}
+
+fn props(schema: Option<&Value>) -> BTreeSet<String> {
+    schema.and_then(|s| s.get("properties")).and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// The recorded subagent tools of `host` ("claude" or "codex"), one entry per recorded mode.
+fn recorded(host: &str) -> Vec<Recorded> {
+    let dir = Path::new(ROOT).join("fixtures/hosts/tool-schemas");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let file_host = doc["host"].as_str().unwrap();
+        if (host == "claude") != (file_host == "claude-code") {
+            continue;
+        }
+        let mut tools = Vec::new();
+        for t in doc["tools"].as_array().unwrap() {
+            match t.get("tools").and_then(Value::as_array) {
+                // a Codex tool namespace (multi_agent_v1): its functions
+                Some(inner) => tools.extend(inner.iter().map(|f| (f["name"].as_str().unwrap().to_owned(), props(f.get("parameters"))))),
+                None => tools.push((t["name"].as_str().unwrap().to_owned(), props(t.get("input_schema").or_else(|| t.get("parameters"))))),
+            }
+        }
+        let modes: Vec<String> = match doc.get("modes").and_then(Value::as_array) {
+            Some(m) => m.iter().map(|x| x.as_str().unwrap().to_owned()).collect(),
+            None => vec![doc["mode"].as_str().unwrap().to_owned()],
+        };
+        out.push(Recorded { label: format!("{} {} ({})", file_host, doc["version"].as_str().unwrap(), modes.join(", ")), tools });
+    }
+    out.sort_by(|a, b| a.label.cmp(&b.label));
+    out
+}
+
+/// Every subagent tool name and field the rendered skill `text` names in a code span (`name`
+/// or `field: value`) must exist in every recorded mode of `host`. A span counts as naming one
+/// when it is `identifier: ...`, or is an identifier that is a tool or field name of any host.
+fn unknown_tool_words(text: &str, host: &str) -> Vec<String> {
+    assert_eq!(text.matches('`').count() % 2, 0, "unbalanced backticks");
+    let ident = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && w.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    let mine = recorded(host);
+    assert!(!mine.is_empty(), "no recorded tool schemas for {host}");
+    let every_word: BTreeSet<String> =
+        ["claude", "codex"].iter().flat_map(|h| recorded(h)).flat_map(|r| r.tools).flat_map(|(n, p)| std::iter::once(n).chain(p)).collect();
+    let mut bad = Vec::new();
+    for span in text.split('`').skip(1).step_by(2) {
+        let word = match span.split_once(": ") {
+            Some((k, _)) if ident(k) => k,
+            _ if ident(span) && every_word.contains(span) => span,
+            _ => continue,
+        };
+        for r in &mine {
+            if !r.tools.iter().any(|(n, p)| n == word || p.contains(word)) {
+                bad.push(format!("`{span}`: {word} is no subagent tool or field of {}", r.label));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_recorded_tool_schemas_are_the_pinned_hosts() {
+    let claude = recorded("claude");
+    let codex = recorded("codex");
+    assert_eq!(claude.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["claude-code 2.1.328 (Claude Code) (headless)", "claude-code 2.1.328 (Claude Code) (tui)"]);
+    assert_eq!(codex.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["codex codex-cli 0.169.0 (tui, tui --no-daemon, exec)"]);
+    let agent = |r: &Recorded| r.tools.iter().find(|(n, _)| n == "Agent").map(|(_, p)| p.clone()).unwrap();
+    // the measured difference the skill must respect: only headless `claude -p` has the field
+    assert!(agent(&claude[0]).contains("run_in_background") && !agent(&claude[1]).contains("run_in_background"));
+    for r in &claude {
+        assert!(["description", "prompt", "subagent_type"].iter().all(|f| agent(r).contains(*f)), "{}", r.label);
+    }
+    let names: BTreeSet<&str> = codex[0].tools.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(["spawn_agent", "wait_agent", "close_agent"].iter().all(|n| names.contains(n)), "{names:?}");
+}
+
+#[test]
+fn every_subagent_tool_field_a_skill_names_is_in_the_recorded_host_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut named = 0;
+    for host in ["codex", "claude"] {
+        for src in skills() {
+            let text = render(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host).unwrap();
+            let bad = unknown_tool_words(&text, host);
+            assert!(bad.is_empty(), "{host} {}:\n{}", src.display(), bad.join("\n"));
+            named += text.split('`').skip(1).step_by(2).filter(|s| ["Agent", "subagent_type", "spawn_agent", "fork_context", "wait_agent", "close_agent", "targets"].iter().any(|w| s.starts_with(w))).count();
+        }
+    }
+    assert!(named >= 8, "the skills name only {named} subagent tool words");
+}
+
+#[test]
+fn a_skill_naming_a_field_the_host_lacks_is_caught() {
+    // the old instruction: the Claude Code TUI's Agent tool has no run_in_background
+    let bad = unknown_tool_words("start it with `Agent` and `run_in_background: false`", "claude");
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].contains("run_in_background") && bad[0].contains("(tui)"), "{bad:?}");
+    // a Codex field on Claude Code, a Claude tool on Codex, a bare field name
+    assert_eq!(unknown_tool_words("`fork_context: false`", "claude").len(), 2);
+    assert_eq!(unknown_tool_words("the `Agent` tool with `subagent_type`", "codex").len(), 2);
+    assert!(unknown_tool_words("`spawn_agent` with `fork_context: false`, `wait_agent` with `timeout_ms: 600000`", "codex").is_empty());
+    // words that are neither tool nor field names are not checked
+    assert!(unknown_tool_words("`qa-gate record` prints `compactionNonce`", "claude").is_empty());
 }

@@ -345,9 +345,16 @@ fn degraded_entry_is_written_once_on_a_trustworthy_latch() {
     assert_eq!(code, 20);
     assert_eq!(codes(&r), vec!["latch_degraded_unreviewed".to_owned(), "pointer_record_invalid".to_owned()]);
     assert_eq!(w.latch_verify()["entries"].as_u64().unwrap(), before + 1);
-    // A human reviews (a checkpoint) and the state is fixed: full trust again.
+    // The state is fixed and the agent checkpoints: still degraded, since
+    // consent stays locked until the user reviews.
     w.latch().checkpoint(now(), &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() }).unwrap();
     fs::remove_file(w.qa().join("current-pointer.json")).unwrap();
+    let (code, r) = w.json(&[]);
+    assert_eq!((code, codes(&r)), (20, vec!["latch_degraded_unreviewed".to_owned()]));
+    // The user's own message with the review token: full trust again.
+    let issued = w.latch().review_request(now()).unwrap();
+    let outcome = w.latch().user_prompt(now(), &issued.token).unwrap();
+    assert!(matches!(outcome, Some(latch::PromptOutcome::Reviewed { .. })), "{outcome:?}");
     assert_eq!(w.json(&[]).0, 0);
 }
 

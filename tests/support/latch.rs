@@ -55,6 +55,15 @@ impl Env {
         }
         c
     }
+    /// Run the real `wake-check --json <args> --workspace <ws> --data-dir
+    /// <data>` of this world: (exit status, report).
+    pub fn wake(&self, args: &[&str]) -> (i32, Value) {
+        let mut c = self.command(&super::bin("wake-check"));
+        c.arg("--json").args(args).arg("--workspace").arg(&self.ws).arg("--data-dir").arg(&self.w.data).stdin(Stdio::null());
+        let o = c.output().unwrap();
+        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        (o.status.code().unwrap(), v)
+    }
     /// Run the real `memory-latch <args> --workspace <ws>` (stdin empty).
     pub fn latch(&self, args: &[&str]) -> Output {
         let mut c = self.command(&super::bin("memory-latch"));
@@ -111,7 +120,8 @@ impl Env {
     pub fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
         let mut c = self.command(bin);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]);
-        let mut child = c.spawn().unwrap();
+        // `bin` may be a copy a test just wrote (the copied-alone hook).
+        let mut child = super::spawn_copied(&mut c);
         {
             use std::io::Write;
             child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();

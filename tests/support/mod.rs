@@ -72,3 +72,18 @@ fn fresh(exe: &std::path::Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Spawn `c`, retrying (bounded: 50 tries, 20 ms apart) while the kernel
+/// answers ETXTBSY. A test that copies a binary and runs it races the other
+/// test threads' `fork`: a child forked while the copy's write descriptor
+/// is open holds it until its own `exec`, and running the copy then fails
+/// with "Text file busy" (seen on a busy 2-core machine).
+pub fn spawn_copied(c: &mut std::process::Command) -> std::process::Child {
+    for _ in 0..50 {
+        match c.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => std::thread::sleep(std::time::Duration::from_millis(20)),
+            other => return other.expect("spawn"),
+        }
+    }
+    panic!("the binary stayed busy (ETXTBSY) for a second");
+}

@@ -44,8 +44,15 @@ pub struct PinEnv {
 impl PinEnv {
     /// From this process's environment (empty values count as absent).
     pub fn from_process() -> PinEnv {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty() && v.len() <= 4096);
-        let tmux_program = std::env::var("PATH").ok().filter(|p| p.len() <= 64 * 1024).and_then(|p| crate::tmux::resolve_on_path(&p));
+        PinEnv::from_vars(&|k| std::env::var(k).ok())
+    }
+
+    /// [`PinEnv::from_process`] over any variable lookup: values empty or
+    /// longer than 4096 bytes count as absent, a PATH longer than 64 KiB
+    /// names no tmux.
+    pub fn from_vars(get: &dyn Fn(&str) -> Option<String>) -> PinEnv {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty() && v.len() <= 4096);
+        let tmux_program = get("PATH").filter(|p| p.len() <= 64 * 1024).and_then(|p| crate::tmux::resolve_on_path(&p));
         PinEnv { tmux: var("TMUX"), tmux_pane: var("TMUX_PANE"), adapter_id: var(ENV_ADAPTER_ID), adapter_socket: var(ENV_ADAPTER_SOCKET), tmux_program }
     }
 }

@@ -69,6 +69,28 @@ mod tests {
     }
 
     #[test]
+    fn a_long_argv_is_read_whole_up_to_the_bound() {
+        let long = "x".repeat(4000);
+        // `read` blocks on the open pipe: the process lives until killed.
+        let mut child = std::process::Command::new("sh").args(["-c", "read x", "sh", &long]).stdin(std::process::Stdio::piped()).spawn().unwrap();
+        // Right after the spawn /proc may still show an empty argv (measured
+        // once under load): look again, bounded, until the shell's shows.
+        let mut argv = None;
+        for _ in 0..500 {
+            argv = RealProcs.cmdline(child.id());
+            if argv.as_ref().is_some_and(|a| a.len() > 1) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(argv.unwrap(), vec!["sh".to_owned(), "-c".to_owned(), "read x".to_owned(), "sh".to_owned(), long]);
+        assert_eq!(RealProcs.stat(u32::MAX), None);
+        assert_eq!(RealProcs.cmdline(u32::MAX), None);
+    }
+
+    #[test]
     fn own_process_is_readable() {
         let me = RealProcs.stat(std::process::id()).expect("own stat");
         assert!(me.ppid > 0 && me.start > 0);

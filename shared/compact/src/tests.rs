@@ -1211,3 +1211,171 @@ fn the_command_line_runs_each_subcommand_and_hands_codex_its_args() {
     assert_eq!(run(base("bogus")), 2);
     assert_eq!(main_args(argv(&["--help"]), fake_codex), 0);
 }
+
+#[test]
+fn the_pin_environment_ignores_empty_and_oversized_values() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = exe(&base.join("bin"), "tmux", 0o755, "exit 0");
+    let dir = base.join("bin").to_str().unwrap().to_owned();
+    let with = |pairs: Vec<(&'static str, String)>| PinEnv::from_vars(&move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
+    let e = with(vec![("TMUX", "/s,1,0".into()), ("TMUX_PANE", "%3".into()), (pin::ENV_ADAPTER_ID, NONCE.into()), (pin::ENV_ADAPTER_SOCKET, "/a".into()), ("PATH", dir.clone())]);
+    assert_eq!(e.tmux.as_deref(), Some("/s,1,0"));
+    assert_eq!(e.tmux_pane.as_deref(), Some("%3"));
+    assert_eq!(e.adapter_id.as_deref(), Some(NONCE));
+    assert_eq!(e.adapter_socket.as_deref(), Some("/a"));
+    assert_eq!(e.tmux_program.as_ref().map(|p| p.as_str()), prog.to_str());
+    assert_eq!(with(vec![]), PinEnv::default());
+    let e = with(vec![("TMUX", String::new()), ("TMUX_PANE", "x".repeat(4097)), (pin::ENV_ADAPTER_ID, "y".repeat(4096))]);
+    assert_eq!((e.tmux, e.tmux_pane, e.adapter_id.map(|v| v.len())), (None, None, Some(4096)));
+    // a PATH longer than 64 KiB names no tmux; one at the bound still does
+    let long = format!("{}:{dir}", "/".repeat(64 * 1024 - dir.len() - 1));
+    assert_eq!(long.len(), 64 * 1024);
+    assert!(with(vec![("PATH", long.clone())]).tmux_program.is_some());
+    assert_eq!(with(vec![("PATH", format!("/{long}"))]).tmux_program, None);
+    // from_process reads this process's own environment the same way
+    assert_eq!(PinEnv::from_process(), PinEnv::from_vars(&|k| std::env::var(k).ok()));
+}
+
+#[test]
+fn a_codex_daemon_needs_both_words() {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(pin::is_codex_daemon(&v(&["/x/codex", "app-server", "--listen", "unix://", "--managed-daemon"])));
+    assert!(!pin::is_codex_daemon(&v(&["/x/codex", "app-server", "--listen", "unix://"])), "a plain app-server (the adapter's own)");
+    assert!(!pin::is_codex_daemon(&v(&["x", "--managed-daemon"])));
+    assert!(!pin::is_codex_daemon(&v(&["app-server", "y"])));
+    assert!(!pin::is_codex_daemon(&v(&["app-server"])));
+    assert!(!pin::is_codex_daemon(&[]));
+}
+
+#[test]
+fn a_pane_pid_of_1_or_junk_is_no_pane() {
+    use crate::tmux::RealTmux;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (out, want) in [("1", None), ("0", None), ("x", None), ("2", Some(2))] {
+        let prog = exe(&base.join(format!("bin{out}")), "tmux", 0o755, &format!("echo {out}"));
+        let t = RealTmux::at(&AbsPath::parse(prog.to_str().unwrap()).unwrap());
+        assert_eq!(t.pane_pid(&sock(), "%3").unwrap(), want, "{out}");
+    }
+}
+
+#[test]
+fn a_tmux_owned_by_another_user_is_refused() {
+    use crate::tmux::program_is_safe;
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = exe(&base.join("bin"), "tmux", 0o755, "exit 0");
+    assert!(program_is_safe(&prog), "owned by this user");
+    if me == 0 {
+        // root can give the file (then its directory) to another account
+        std::os::unix::fs::chown(&prog, Some(4321), None).unwrap();
+        assert!(!program_is_safe(&prog), "a file of uid 4321");
+        std::os::unix::fs::chown(&prog, Some(0), None).unwrap();
+        std::os::unix::fs::chown(base.join("bin"), Some(4321), None).unwrap();
+        assert!(!program_is_safe(&prog), "in a directory of uid 4321");
+    } else if let Ok(m) = std::fs::metadata("/usr/bin/tmux") {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() == 0 && m.mode() & 0o022 == 0 {
+            assert!(program_is_safe(std::path::Path::new("/usr/bin/tmux")), "root's tmux is safe for any user");
+        }
+    }
+}
+
+/// `Limits::from_env` reads this process's environment: checked in a child
+/// run of this test binary with the variables set (setting them here would
+/// race the other tests).
+#[test]
+fn limits_come_from_the_environment() {
+    const CHILD: &str = "KIJITO_COMPACT_TEST_LIMITS_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let l = Limits::from_env();
+        assert_eq!((l.settle_ms, l.enter_gap, l.hold.as_deref()), (5, Duration::from_millis(7), Some(std::path::Path::new("/tmp/h"))));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "tests::limits_come_from_the_environment", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env(worker::ENV_SETTLE_MS, "5")
+        .env(worker::ENV_ENTER_GAP_MS, "7")
+        .env(worker::ENV_TEST_HOLD, "/tmp/h")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A clock that stands still: the poll budget ends the worker, never a loop
+/// without end; what it records then.
+#[test]
+fn a_frozen_clock_ends_the_worker_at_its_poll_budget() {
+    let l = Limits { idle_wait_ms: 2000, claim_wait_ms: 2000, ..limits() };
+    let budget = l.max_polls();
+    let frozen = |d: &Dir, tmux: &FakeTmux, on_sleep: &dyn Fn(u64)| {
+        let n = Cell::new(0u64);
+        let now = || 2000;
+        let sleep = |_: Duration| {
+            n.set(n.get() + 1);
+            on_sleep(n.get());
+        };
+        let w = World { tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep };
+        let state = worker::run(&d.data, &sid(), NONCE, &l, &w).unwrap();
+        (state, n.get())
+    };
+    // no Stop ever: turn_not_ended once the budget is spent
+    let d = data_dir();
+    setup(&d);
+    let (state, polls) = frozen(&d, &FakeTmux::new(|| {}), &|_| {});
+    assert_eq!(state, RequestState::Failed { code: codes::TURN_NOT_ENDED.into() });
+    assert_eq!(polls, budget);
+    assert_eq!(request_state(&d), state);
+    // sent, never claimed: timed_out
+    let d = data_dir();
+    setup(&d);
+    write_turn(&d, &turn(Some(950), 1000));
+    let tmux = FakeTmux::new(|| {});
+    let (state, _) = frozen(&d, &tmux, &|_| {});
+    assert_eq!(state, RequestState::TimedOut);
+    assert_eq!(sends(&tmux).len(), 2);
+    // another pass's request appears at the very end: left alone
+    let d = data_dir();
+    setup(&d);
+    let other = Request { nonce: "ffffffffffffffffffffffffffffffff".into(), ..req(RequestState::Pending) };
+    let (state, _) = frozen(&d, &FakeTmux::new(|| {}), &|n| {
+        if n == budget {
+            trigger::write_request(&d.qa, &other).unwrap();
+        }
+    });
+    assert_eq!(state, RequestState::Pending);
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap(), other, "untouched");
+}
+
+/// `cli::main` parses this process's own argv: in a child run of this test
+/// binary that argv is the test harness's (`--exact NAME ...`), a usage
+/// error (exit status 2) for kijito-compact, as `main_args` says.
+#[test]
+fn main_reads_the_process_argv() {
+    const CHILD: &str = "KIJITO_COMPACT_TEST_MAIN_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let status = crate::cli::main(fake_codex);
+        assert_eq!(status, 2);
+        assert_eq!(status, crate::cli::main_args(std::env::args_os().skip(1).collect(), fake_codex));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "tests::main_reads_the_process_argv", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kijito_compact_failed:"), "the usage error was reported");
+}

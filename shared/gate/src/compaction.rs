@@ -20,9 +20,9 @@ pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
 
 /// An exclusive flock on `precompact.<session>.lock` in the QA dir; released
 /// when dropped (closing the descriptor).
-pub(crate) struct SessionLock(#[allow(dead_code)] std::fs::File);
+struct SessionLock(#[allow(dead_code)] std::fs::File);
 
-pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
+fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
@@ -287,7 +287,8 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
         }
     };
     if withdrawn {
-        private::remove_owned(&qa.withdrawn(session))?;
+        // Only a reason's marker: failing to remove it never costs the attempt.
+        let _ = private::remove_owned(&qa.withdrawn(session));
     }
     qa.write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
     Ok(attempt)

@@ -183,6 +183,23 @@ pub fn read_pin(qa: &QaDir, s: &SessionId) -> Result<Option<Pin>> {
     Ok(Some(pin))
 }
 
+/// Which adapter the pin of a session names (`tmux`, `codex-app-server`),
+/// if any: a light read for the hooks' text (the adapter reads the whole pin
+/// with [`read_pin`] and checks its target before each send). A pin of
+/// another session or with an unknown `via` is invalid.
+pub fn pinned_via(qa: &QaDir, s: &SessionId) -> Result<Option<&'static str>> {
+    let Some(bytes) = read_optional(&qa.pin(s))? else { return Ok(None) };
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad(codes::PIN_INVALID, "the pin"))?;
+    if v["schemaVersion"] != 1 || v["sessionId"].as_str() != Some(s.as_str()) {
+        return Err(bad(codes::PIN_INVALID, "the pin"));
+    }
+    match v["via"].as_str() {
+        Some("tmux") => Ok(Some("tmux")),
+        Some("codex-app-server") => Ok(Some("codex-app-server")),
+        _ => Err(bad(codes::PIN_INVALID, "the pin")),
+    }
+}
+
 /// Remove the pin of a session (SessionEnd, or a subagent never pinned).
 pub fn remove_pin(qa: &QaDir, s: &SessionId) -> Result<bool> {
     private::remove_owned(&qa.pin(s))
@@ -399,6 +416,30 @@ pub fn read_request(qa: &QaDir, s: &SessionId) -> Result<Option<Request>> {
 /// Replace the request file (the adapter's state transitions).
 pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
     private::write_atomic(&qa.request(&r.session_id), format!("{}\n", r.to_value()).as_bytes())
+}
+
+/// Fail the session's request for the pass `nonce` with `code` when it is
+/// still `pending` or `sent` (the UserPromptSubmit hook, when a new turn
+/// withdraws that pass). Only `state`, `code` and `updatedAtMs` change, in
+/// place: every other key, its value and the key order stay as the adapter
+/// wrote them (the hook binary links no second request writer).
+pub fn fail_pending(qa: &QaDir, s: &SessionId, nonce: &str, code: &'static str, now_ms: i64) -> Result<bool> {
+    let Some(r) = read_request(qa, s)? else { return Ok(false) };
+    if r.nonce != nonce || r.state.is_final() {
+        return Ok(false);
+    }
+    let Some(bytes) = read_optional(&qa.request(s))? else { return Ok(false) };
+    let mut v: Value = serde_json::from_slice(&bytes).map_err(|_| bad(codes::REQUEST_INVALID, "the compaction request"))?;
+    if let Some(o) = v.as_object_mut() {
+        // `insert` keeps an existing key where it is (preserve_order).
+        o.insert("state".into(), json!("failed"));
+        o.insert("code".into(), json!(code));
+        o.insert("updatedAtMs".into(), json!(now_ms.max(r.requested_at_ms)));
+    }
+    let text = format!("{v}\n");
+    Request::parse(text.as_bytes())?;
+    private::write_atomic(&qa.request(s), text.as_bytes())?;
+    Ok(true)
 }
 
 /// `kijito-compact request`: requires a valid, unconsumed pass and a pin for

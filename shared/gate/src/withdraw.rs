@@ -15,12 +15,12 @@
 //! with their own code.
 
 use crate::pass::{codes, Pass};
-use crate::trigger::{self, RequestState};
+use crate::trigger;
 use crate::{has_keys, is_hex32, QaDir, PASS_MAX_AGE_MS};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::SessionId;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::Path;
 
 /// Most entries `qa-spent.<s>.json` keeps (the oldest go first).
@@ -64,24 +64,22 @@ const SPENT_KEYS: &[&str] = &["schemaVersion", "sessionId", "spent"];
 const ENTRY_KEYS: &[&str] = &["nonce", "why", "recordedAtMs", "spentAtMs"];
 
 impl Spent {
-    pub fn to_value(&self) -> Value {
-        let entries: Vec<Value> = self
+    /// Compact JSON, as written (no newline). Every value is JSON-safe as
+    /// it stands (a session id, 32 hex, a snake_case code, integers), so the
+    /// bytes are formatted directly (the hook binaries' size).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let entries: Vec<String> = self
             .entries
             .iter()
-            .map(|e| json!({"nonce": e.nonce, "why": e.why, "recordedAtMs": e.recorded_at_ms, "spentAtMs": e.spent_at_ms}))
+            .map(|e| format!(r#"{{"nonce":"{}","why":"{}","recordedAtMs":{},"spentAtMs":{}}}"#, e.nonce, e.why, e.recorded_at_ms, e.spent_at_ms))
             .collect();
-        json!({"schemaVersion": 1, "sessionId": self.session_id.as_str(), "spent": entries})
-    }
-
-    /// Compact JSON, as written (no newline).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.to_value().to_string().into_bytes()
+        format!(r#"{{"schemaVersion":1,"sessionId":"{}","spent":[{}]}}"#, self.session_id, entries.join(",")).into_bytes()
     }
 
     /// Parse strictly: exact keys in order, at most [`MAX_SPENT`] entries,
     /// known `why` codes, this session's id.
     pub fn parse(bytes: &[u8], session: &SessionId) -> Result<Spent> {
-        let bad = || Error::new(codes::SPENT_INVALID, "the spent-nonce record is not valid; every pass of this session is refused until it is removed");
+        let bad = || Error::new(codes::SPENT_INVALID, "the spent-nonce record is invalid: every pass of this session is refused until it is removed");
         let v: Value = serde_json::from_slice(bytes).map_err(|_| bad())?;
         let o = v.as_object().filter(|o| has_keys(o, SPENT_KEYS)).ok_or_else(bad)?;
         if o["schemaVersion"] != 1 || o["sessionId"].as_str() != Some(session.as_str()) {
@@ -135,7 +133,7 @@ pub fn read_spent(qa: &QaDir, session: &SessionId) -> Result<Spent> {
 pub fn check_unspent_at(path: &Path, session: &SessionId, nonce: &str) -> Result<()> {
     match read_spent_at(path, session)?.find(nonce) {
         None => Ok(()),
-        Some(e) => Err(Error::new(e.why, "this pass was withdrawn by a new turn after `qa-gate record` (a copy of it is refused too): run the QA cycle again")),
+        Some(e) => Err(Error::new(e.why, "this pass's nonce is spent (withdrawn by a new turn): run the QA cycle again")),
     }
 }
 
@@ -155,18 +153,21 @@ pub struct Withdrawn {
 
 /// A new turn of the main agent (the caller checked [`is_new_turn`] and
 /// that the hook input is not a subagent's): withdraw the waiting pass.
-/// Costs one `stat` when no pass exists. Otherwise, under the session's
-/// PreCompact lock: the nonce joins the spent record (first, so a crash
-/// leaves a refused pass, never a valid one), a pending or sent request for
-/// that pass becomes `failed` with `pass_invalidated_by_new_turn`, and the
-/// pass is renamed to `qa-pass-withdrawn.<s>.json`. A pass that does not
-/// parse is left for PreCompact to refuse (`pass_invalid`).
+/// Costs one `stat` when no pass exists. Otherwise: the nonce joins the
+/// spent record (first, so a crash leaves a refused pass, never a valid
+/// one), the pass is renamed to `qa-pass-withdrawn.<s>.json`, and a pending
+/// or sent request for that pass becomes `failed` with
+/// `pass_invalidated_by_new_turn`. No lock (the hook binary's size): the host
+/// runs a session's UserPromptSubmit and PreCompact one after the other, and
+/// should one ever race with a PreCompact promoting the same pass, the
+/// rename makes that PreCompact's link or unlink fail (unattested,
+/// `promote_failed`) or finds the pass already promoted. A pass that does
+/// not parse is left for PreCompact to refuse (`pass_invalid`).
 pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Withdrawn>> {
     let path = qa.pass(session);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
-    let _lock = crate::compaction::lock_session(qa, session)?;
     let Some(bytes) = trigger::read_optional(&path)? else { return Ok(None) };
     let pass = Pass::parse(&bytes)?;
     let entry = SpentNonce { nonce: pass.compaction_nonce.clone(), why: codes::PASS_WITHDRAWN, recorded_at_ms: pass.recorded_at_ms, spent_at_ms: now_ms };
@@ -175,28 +176,20 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<W
         spent.add(entry, now_ms);
         qa.write_atomic(&qa.spent(session), &spent.to_bytes())
     });
-    let request_failed = fail_request(qa, session, &pass.compaction_nonce, now_ms)?;
-    if crate::rename_claim(&path, &qa.withdrawn(session))? {
-        private::fsync_dir(qa.path().as_path())?;
+    if !crate::rename_claim(&path, &qa.withdrawn(session))? {
+        // Promoted by a PreCompact meanwhile: that compaction is under way.
+        return Ok(None);
     }
+    private::fsync_dir(qa.path().as_path())?;
+    // (A crash here leaves the request to the adapter, which refuses the
+    // withdrawn pass with the same code.)
+    let request_failed = trigger::fail_pending(qa, session, &pass.compaction_nonce, codes::PASS_WITHDRAWN, now_ms).unwrap_or(false);
     if let Err(e) = listed {
         if !e.is(codes::SPENT_INVALID) {
             return Err(e);
         }
     }
     Ok(Some(Withdrawn { nonce: pass.compaction_nonce, request_failed }))
-}
-
-/// Fail the session's request for the pass `nonce` when it is not final yet.
-fn fail_request(qa: &QaDir, session: &SessionId, nonce: &str, now_ms: i64) -> Result<bool> {
-    let Ok(Some(mut r)) = trigger::read_request(qa, session) else { return Ok(false) };
-    if r.nonce != nonce || r.state.is_final() {
-        return Ok(false);
-    }
-    r.state = RequestState::Failed { code: codes::PASS_WITHDRAWN.to_owned() };
-    r.updated_at_ms = now_ms.max(r.requested_at_ms);
-    trigger::write_request(qa, &r)?;
-    Ok(true)
 }
 
 /// Whether the last pass of the session was withdrawn by a new turn and no

@@ -122,6 +122,7 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
         updated_at_ms: T0,
         state: RequestState::Sent,
         ticket_invalidated: false,
+        note: None,
     };
     trigger::write_request(&e.qa, &done).unwrap();
     let w = withdraw::new_turn(&e.qa, &e.s, T0 + 5).unwrap().unwrap();
@@ -147,4 +148,28 @@ fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawa
     assert!(withdraw::check_unspent(&e.qa, &other, NONCE2).is_ok());
     std::fs::set_permissions(e.qa.spent(&e.s), std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(withdraw::check_unspent(&e.qa, &e.s, NONCE).is_err(), "an open record is not trusted either");
+}
+
+#[test]
+fn the_protocol_example_of_the_spent_record_is_byte_exact() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/protocol.md")).unwrap();
+    let start = doc.find(r#"`{"schemaVersion":1,"sessionId":"sess-1","spent":["#).expect("the example in docs/protocol.md §7") + 1;
+    let example = &doc[start..start + doc[start..].find('`').unwrap()];
+    let s = kijito_protocol::ids::SessionId::parse("sess-1").unwrap();
+    let spent = withdraw::Spent::parse(example.as_bytes(), &s).unwrap();
+    assert_eq!(spent.to_bytes(), example.as_bytes());
+    assert_eq!(spent.entries[0].why, PASS_WITHDRAWN);
+}
+
+#[test]
+fn the_hooks_read_only_the_adapter_of_a_pin() {
+    let e = env();
+    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), None);
+    pin(&e);
+    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), Some("tmux"));
+    let text = std::fs::read_to_string(e.qa.pin(&e.s)).unwrap();
+    for junk in [text.replace("sess-1", "sess-2"), text.replace("\"via\":\"tmux\"", "\"via\":\"screen\""), text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"), "{}}".into()] {
+        private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
+        assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
+    }
 }

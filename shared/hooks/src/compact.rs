@@ -30,8 +30,8 @@ pub fn existing_pin(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<
         return None;
     }
     let (data, qa) = env.qa().ok()?;
-    let outcome = match kijito_gate::trigger::read_pin(&qa, &input.session_id) {
-        Ok(Some(pin)) => PinOutcome::Pinned(pin.via.name()),
+    let outcome = match kijito_gate::trigger::pinned_via(&qa, &input.session_id) {
+        Ok(Some(via)) => PinOutcome::Pinned(via),
         Ok(None) => PinOutcome::NoTrigger,
         Err(e) => PinOutcome::Refused(e.code().to_owned(), e.message().to_owned()),
     };

@@ -325,20 +325,41 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // Re-entry that SessionStart(compact) never delivered, and what a new
     // turn withdrew; either one is followed by the command block (fresh
     // paths for the next cycle).
-    let told: Vec<String> =
-        deliver(env, input, false, Then::Nothing).ok().flatten().into_iter().chain(withdrawn.as_ref().map(text::withdrawn_text)).collect();
-    let reentry = (!told.is_empty()).then(|| format!("{}\n\n{}", told.join("\n\n"), command_block(env, input, extras.subagent)));
+    let mut told = Vec::new();
+    if let Ok(Some(t)) = deliver(env, input, false, Then::Nothing) {
+        told.push(t);
+    }
+    if let Some(w) = &withdrawn {
+        told.push(text::withdrawn_text(w));
+    }
+    if !told.is_empty() {
+        told.push(command_block(env, input, extras.subagent));
+    }
     // memory-latch: a continuity-break prompt ("you forgot", "start over",
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
-    let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(kijito_latch::recover::hook_context);
+    let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(|signal| {
+        kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref())
+    });
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
-    let consent = crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0));
+    // A subagent's prompt is the main agent's words, never the user's: it
+    // confirms no token (issue 22).
+    let consent = (!extras.subagent)
+        .then(|| crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0)))
+        .flatten();
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
-    let parts: Vec<String> =
-        reentry.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
+    let parts: Vec<String> = told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
+}
+
+/// The exact `memory-latch recover` command for this session's workspace,
+/// only when the command guard accepts it as the agent's own call.
+fn recover_command(env: &HookEnv, extras: &Extras) -> Option<String> {
+    let helpers = env.helpers.as_ref()?;
+    let cwd = extras.cwd.as_deref()?.to_str()?;
+    let line = format!("{} recover --workspace {cwd}", helpers.helper("memory-latch"));
+    matches!(kijito_protocol::command::guard_line(&line, Some(helpers)), kijito_protocol::command::Verdict::Helper(_)).then_some(line)
 }
 
 fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {

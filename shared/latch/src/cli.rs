@@ -62,6 +62,7 @@ pub const TOOL: Tool = Tool {
         },
         Command { name: "recover", flags: flags![] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
+        Command { name: "review", flags: flags![Flag::value("--message")] },
         Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
         Command { name: "wallet-recover", flags: &[Flag::value("--signature"), Flag::repeated("--digest", latch::tokens::MAX_TOKENS * 2)] },
     ],
@@ -91,6 +92,8 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
   recover     recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
+  review      issue a review token in degraded mode (consent locked by a degraded_mode entry);
+              the user's own message with it ends degraded mode (a checkpoint never does)
   detect      --message TEXT: exit 0 and print the signal if it is a continuity-break phrase, else 1
   wallet-recover --signature 0xHEX130 --digest 0xHEX64 [--digest ...]: the address each digest's
               signer recovers to (one line each, or none); pure, reads and writes nothing (the
@@ -561,6 +564,22 @@ pub fn run(args: Args) -> Result<i32> {
             } else {
                 cli::print_stdout(&format!(
                     "RESEED CONFIRMATION NEEDED\nThis archives the current chain and starts a new one.\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n",
+                    issued.token
+                ))?;
+            }
+            Ok(0)
+        }
+        "review" => {
+            let latch = open(&args)?;
+            if args.has("--message") {
+                return latch.consent_confirm_from_tool().map(|_| 0);
+            }
+            let issued = latch.review_request(now())?;
+            if json {
+                json_out(&serde_json::json!({"schema":"memory-latch.review-request/v1","token":issued.token,"record":issued.record}))?;
+            } else {
+                cli::print_stdout(&format!(
+                    "REVIEW CONFIRMATION NEEDED\nShow the user the degraded-mode findings (wake-check, memory-latch status). Degraded mode ends only when the USER sends only this token as their own message (no command can confirm it): {}\n",
                     issued.token
                 ))?;
             }

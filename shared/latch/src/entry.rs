@@ -33,6 +33,9 @@ pub enum Event {
     FatigueCheckpoint,
     /// The Stop hook saw the ratio below the threshold again: one-step mode ends.
     FatigueCleared,
+    /// The user's own message confirmed a review token: degraded mode
+    /// (consent `locked`) ends.
+    Review,
 }
 
 impl Event {
@@ -50,6 +53,7 @@ impl Event {
             Event::TurnCheckpoint => "turn_checkpoint",
             Event::FatigueCheckpoint => "fatigue_checkpoint",
             Event::FatigueCleared => "fatigue_cleared",
+            Event::Review => "review",
         }
     }
 }

@@ -36,7 +36,13 @@ impl Latch {
         let summary = clean_text(summary, "summary", false)?;
         let summary: String = summary.chars().take(300).collect();
         let mut issued = None;
-        let entry = self.append_with(now_ms, Event::ConsentRequest, |e, _| {
+        let entry = self.append_with(now_ms, Event::ConsentRequest, |e, head| {
+            if head.consent_state == ConsentState::Locked {
+                return Err(Error::new(
+                    crate::codes::CONSENT_LOCKED_UNTIL_REVIEW,
+                    "consent is locked (degraded mode) until the user reviews: run `memory-latch review` and ask the user to send its token alone as their own message",
+                ));
+            }
             let mut ledger = self.load_ledger()?;
             let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
             let (token, mut rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
@@ -102,6 +108,12 @@ impl Latch {
         }
         if ledger.tokens[idx].wallet.is_some() {
             return refused(crate::codes::WALLET_SIGNATURE_REQUIRED, "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it");
+        }
+        if ledger.tokens[idx].purpose == tokens::Purpose::Review {
+            return match self.review_locked(&guard, now_ms, &mut ledger, idx) {
+                Ok(e) => Ok(Some(PromptOutcome::Reviewed { entry_seq: e.entry_seq })),
+                Err(e) => refused(e.code(), e.message()),
+            };
         }
         if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
             return match self.reseed_locked(now_ms, &mut ledger, idx) {
@@ -184,6 +196,52 @@ impl Latch {
         let (token, rec) = ledger.issue(tokens::Purpose::Reseed, &state, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
         Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None })
+    }
+
+    /// Issue a review token: only while consent is `locked` by degraded mode
+    /// (a `degraded_mode` entry, carried by every later entry until a
+    /// review) and not in Silent Witness (which only a reseed ends). The
+    /// token is bound to the head it was issued on (`action_hash` = that
+    /// head's payload hash), for the record; any later head that is still
+    /// locked may be reviewed with it.
+    pub fn review_request(&self, now_ms: u64) -> Result<Issued> {
+        let _guard = self.lock()?;
+        if let Some(reason) = self.silent_witness_reason()? {
+            return Err(Error::new(crate::codes::SILENT_WITNESS_ACTIVE, format!("Silent Witness is active ({reason}): only a reseed ends it")));
+        }
+        let live = chain::load_live(&self.paths, self.key.as_ref())?;
+        let head = live.entries.last().ok_or_else(|| Error::new(crate::codes::NOT_INITIALISED, "the latch has no entries"))?;
+        if head.consent_state != ConsentState::Locked {
+            return Err(Error::new(crate::codes::REVIEW_NOT_NEEDED, "consent is not locked: there is no degraded mode to review"));
+        }
+        let mut ledger = self.load_ledger()?;
+        let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
+        let summary = clean_text(&format!("review: the user has seen the degraded-mode findings (head entry {})", head.entry_seq), "summary", false)?;
+        let (token, rec) = ledger.issue(tokens::Purpose::Review, &head.integrity.payload_hash, Risk::High, &summary, now_ms, ttl);
+        self.save_ledger(&ledger)?;
+        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None })
+    }
+
+    /// End degraded mode with the review token at `idx`, confirmed by the
+    /// user's message (caller holds the lock): one `review` entry, consent
+    /// back to `pending`.
+    pub(crate) fn review_locked(&self, guard: &crate::lock::LockGuard, now_ms: u64, ledger: &mut tokens::Ledger, idx: usize) -> Result<Entry> {
+        if let Some(reason) = self.silent_witness_reason()? {
+            return Err(Error::new(crate::codes::SILENT_WITNESS_ACTIVE, format!("Silent Witness is active ({reason}): only a reseed ends it")));
+        }
+        self.transact(guard, now_ms, Event::Review, |e, head| {
+            if head.consent_state != ConsentState::Locked {
+                return Err(Error::new(crate::codes::REVIEW_NOT_NEEDED, "consent is not locked: there is no degraded mode to review"));
+            }
+            let rec = &mut ledger.tokens[idx];
+            rec.used_at_ms = Some(now_ms);
+            rec.confirmed_at_ms = Some(now_ms);
+            e.consent_state = ConsentState::Pending;
+            e.irreversible_action_pending = NONE.into();
+            e.action_hash = NONE.into();
+            e.details = vec![format!("degraded mode reviewed: the user confirmed review token {} with their own standalone message", rec.id)];
+            self.save_ledger(ledger)
+        })
     }
 
     /// Silent Witness reason from the marker or a trusted head (no lock).

@@ -148,6 +148,8 @@ pub enum PromptOutcome {
     AwaitingReconfirmation { token_id: String, action_hash: String, entry_seq: u64 },
     /// The reseed token: the old chain is archived and a new one started.
     Reseeded { entry_seq: u64, old_chain_trusted: bool },
+    /// The review token: degraded mode ends (a `review` entry).
+    Reviewed { entry_seq: u64 },
     /// The token matched but cannot be used (expired, used, locked,
     /// superseded, Silent Witness, latch untrusted).
     Refused { code: String, message: String },
@@ -168,6 +170,9 @@ impl PromptOutcome {
             ),
             PromptOutcome::Reseeded { entry_seq, old_chain_trusted } => format!(
                 "memory-latch: the USER confirmed the reseed token: the old chain was archived (trusted: {old_chain_trusted}) and a new chain starts at entry {entry_seq}. Silent Witness is over; restate the objective with the user."
+            ),
+            PromptOutcome::Reviewed { entry_seq } => format!(
+                "memory-latch: the USER confirmed the review token: degraded mode ends at entry {entry_seq} and consent is no longer locked. Re-verify before resuming: run wake-check, and request consent again for any irreversible step."
             ),
             PromptOutcome::Refused { code, message } => format!("memory-latch: the user's token was NOT accepted ({code}: {message})."),
             PromptOutcome::Wrong { attempts_left } => format!(

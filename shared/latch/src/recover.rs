@@ -99,10 +99,19 @@ pub fn incident_text(i: &Incident) -> String {
 
 /// Additional context a host hook injects when a user prompt signals a
 /// continuity break (see [`crate::detect::continuity_break`]).
-pub fn hook_context(signal: &str) -> String {
+/// `recover_command` is the exact command to run: the absolute
+/// `<root>/bin/memory-latch recover --workspace <cwd>` the hook built and the
+/// command guard accepts (a bare `memory-latch recover` would be denied as
+/// not absolute), or `None` when the hook could not build one; the text then
+/// says so instead of naming a command the guard denies.
+pub fn hook_context(signal: &str, recover_command: Option<&str>) -> String {
+    let run = match recover_command {
+        Some(c) => format!("run exactly `{c}`"),
+        None => "run this plugin's `<root>/bin/memory-latch recover --workspace <the workspace>` (the hook could not build the exact command: no installed root or no usable working directory)".to_owned(),
+    };
     format!(
         "Continuity break signalled by the user (\"{signal}\"). Follow the memory-latch recovery protocol: \
-do not resume remembered actions; run `memory-latch recover` and use only its verified Known/Unknown state; \
+do not resume remembered actions; {run} and use only its verified Known/Unknown state; \
 ask the user: \"{QUESTION}\"; then take exactly the one next step it prints. If it reports SILENT WITNESS, \
 stop and show the user its 3-line incident summary."
     )
@@ -209,6 +218,9 @@ mod tests {
         let t = protocol_text(&p);
         let (b, o, a) = (t.find("1. blocking").unwrap(), t.find("2. current objective").unwrap(), t.find("3. anchor").unwrap());
         assert!(b < o && o < a);
-        assert!(hook_context("you forgot").contains(QUESTION));
+        assert!(hook_context("you forgot", None).contains(QUESTION));
+        let c = hook_context("you forgot", Some("/r/bin/memory-latch recover --workspace /w"));
+        assert!(c.contains("run exactly `/r/bin/memory-latch recover --workspace /w`"), "{c}");
+        assert!(!hook_context("you forgot", None).contains("run `memory-latch recover`"));
     }
 }

@@ -29,6 +29,9 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 pub enum Purpose {
     Consent,
     Reseed,
+    /// Ends degraded mode (consent `locked`) once the user's own message
+    /// confirms it.
+    Review,
 }
 
 /// One ledger record. Never holds the raw token.

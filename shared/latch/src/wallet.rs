@@ -221,7 +221,7 @@ impl Setting {
             return fallback(format!("{} has schema {:?}, not {CONFIG_SCHEMA}", path.display(), file.schema));
         }
         match Address::parse(&file.signer) {
-            Ok(signer) if signer.0 != [0u8; 20] => Setting::On(WalletConfig { signer, min_risk: file.min_risk.unwrap_or(Risk::High) }),
+            Ok(signer) if signer.0 != [0u8; 20] => Setting::On(WalletConfig { signer, min_risk: file.min_risk.unwrap_or(Risk::Low) }),
             Ok(_) => fallback("the zero address cannot sign".into()),
             Err(e) => fallback(e.message().to_owned()),
         }
@@ -675,8 +675,12 @@ mod tests {
         let addr = v()["signer_address"].as_str().unwrap().to_owned();
         write(&format!(r#"{{"schema":"memory-latch.wallet/v1","signer":"{addr}"}}"#), 0o600);
         let on = Setting::load(&f, false, &ws);
-        assert_eq!(on.config().unwrap().min_risk, Risk::High);
-        assert!(on.config().unwrap().applies_to(Risk::High) && !on.config().unwrap().applies_to(Risk::Medium));
+        // No floor: every action needs the signature.
+        assert_eq!(on.config().unwrap().min_risk, Risk::Low);
+        assert!([Risk::Low, Risk::Medium, Risk::High].into_iter().all(|r| on.config().unwrap().applies_to(r)));
+        write(&format!(r#"{{"schema":"memory-latch.wallet/v1","signer":"{addr}","min_risk":"high"}}"#), 0o600);
+        let high = Setting::load(&f, false, &ws);
+        assert!(high.config().unwrap().applies_to(Risk::High) && !high.config().unwrap().applies_to(Risk::Medium));
         for (text, mode) in [
             (format!(r#"{{"schema":"memory-latch.wallet/v1","signer":"{addr}"}}"#), 0o644),
             (r#"{"schema":"memory-latch.wallet/v1","signer":"0xnothex"}"#.to_owned(), 0o600),

@@ -350,6 +350,8 @@ pub mod latch {
     pub const CONSENT_TOKEN_SUPERSEDED: &str = "consent_token_superseded";
     pub const CONSENT_ALREADY_CONFIRMED: &str = "consent_already_confirmed";
     pub const RESEED_NOT_NEEDED: &str = "reseed_not_needed";
+    pub const REVIEW_NOT_NEEDED: &str = "review_not_needed";
+    pub const CONSENT_LOCKED_UNTIL_REVIEW: &str = "consent_locked_until_review";
     pub const CONSENT_ACTION_CHANGED: &str = "consent_action_changed";
     pub const DIR_SYMLINK: &str = "latch_dir_symlink";
     pub const WITNESS_SYMLINK: &str = "latch_witness_symlink";

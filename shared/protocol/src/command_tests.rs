@@ -297,3 +297,53 @@ fn mentions_by_segment_and_wrapper() {
     assert!(!mentions_helper("/x/qa-gatex"));
     assert!(!mentions_helper(""));
 }
+
+#[test]
+fn brace_expansion_is_followed_to_every_word() {
+    let mut alts = brace_alternatives("a{b,c}d");
+    alts.sort();
+    assert_eq!(alts, ["abd", "acd"]);
+    let mut alts = brace_alternatives("{x,{y,z}}{1,2}");
+    alts.sort();
+    assert_eq!(alts, ["x1", "x2", "y1", "y2", "z1", "z2"]);
+    // No comma at the group's depth: not an expansion.
+    assert_eq!(brace_alternatives("{abc}"), ["{abc}"]);
+    assert_eq!(brace_alternatives("a{b"), ["a{b"]);
+    // Bounded: 2^10 words are not all made.
+    assert!(brace_alternatives(&"{a,b}".repeat(10)).len() <= MAX_BRACE_WORDS + 1);
+}
+
+/// Issue 22: `cd <root> && {bin/session-hook,--host} claude ...` ran the
+/// UserPromptSubmit hook by hand past the guard.
+#[test]
+fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {
+    let d = dir();
+    for line in [
+        "cd /opt/kq && {bin/session-hook,--host} claude --expect UserPromptSubmit",
+        "{/opt/kq/bin/qa-gate,record} --session-id s",
+        "echo x | {./session-hook,--host} codex",
+        "a{b,/opt/kq/bin/memory-latch}",
+    ] {
+        assert!(reaches_helper(line, Some(&d)), "{line}");
+        assert!(matches!(guard_line(line, Some(&d)), Verdict::Deny(_)), "{line}");
+    }
+    // A brace word naming nothing of ours stays unrelated.
+    assert!(!reaches_helper("cp src/{a,b}.rs /tmp", Some(&d)));
+    assert!(matches!(guard_line("mkdir -p build/{x,y}", Some(&d)), Verdict::Unrelated));
+}
+
+/// ANSI-C quoting spells a helper's name in escapes (`$'\x71a-gate'`).
+#[test]
+fn ansi_c_quoting_is_decoded_before_judging() {
+    assert_eq!(ansi_c_decoded("$'\\x71a-gate' status").as_deref(), Some("qa-gate status"));
+    assert_eq!(ansi_c_decoded("$'\\161a-gate'").as_deref(), Some("qa-gate"));
+    assert_eq!(ansi_c_decoded("$'\\u0071a-gate'").as_deref(), Some("qa-gate"));
+    assert_eq!(ansi_c_decoded("a$'b\\'c'd").as_deref(), Some("ab'cd"));
+    assert_eq!(ansi_c_decoded("echo 'plain'"), None);
+    let d = dir();
+    for line in ["$'\\x71a-gate' status", "$'/opt/kq/bin/\\x71a-gate' record", "x=$'\\x73ession-hook'; $x --host claude"] {
+        assert!(reaches_helper(line, Some(&d)), "{line}");
+        assert!(matches!(guard_line(line, Some(&d)), Verdict::Deny(_)), "{line}");
+    }
+    assert!(!reaches_helper("printf $'a\\tb\\n'", Some(&d)));
+}

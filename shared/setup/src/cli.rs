@@ -2,7 +2,9 @@
 //! write your own owner-only config for a real pointer, after verifying it
 //! (docs/first-pointer.md).
 
+use crate::permissions;
 use crate::setup::{self, Mode, SetupRequest};
+use kijito_files::datadir::HostKind;
 use kijito_files::config::{user_path, ApiUrl};
 use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
 use kijito_protocol::codes::cli as cli_codes;
@@ -18,6 +20,11 @@ pub const FLAGS: &[Flag] = &[
     Flag::value("--anchor-file"),
     Flag::value("--title"),
     Flag::switch("--force"),
+    Flag::switch("--allow-helpers"),
+    Flag::value("--host"),
+    Flag::value("--root"),
+    Flag::switch("--write"),
+    Flag::switch("--codex-alias"),
 ];
 
 pub const TOOL: Tool = Tool {
@@ -27,6 +34,8 @@ pub const TOOL: Tool = Tool {
 kijito-setup [--api-url URL] [--token-file ABS]
              (--pointer-id N --lock-message-id M | --create --anchor-file ABS --title TEXT)
              [--force]
+kijito-setup --allow-helpers --host claude|codex [--root ABS] [--write]
+kijito-setup --codex-alias [--root ABS]
 
 Write $XDG_CONFIG_HOME/kijito-qa/config.json (default ~/.config/kijito-qa/config.json,
 mode 0600) with apiUrl, tokenFile, pointerId and lockMessageId, after checking the
@@ -41,8 +50,24 @@ released once. An existing config is never replaced without --force.
                        titled --title, then configure them
 
 Prints one JSON line (config path, ids, pointer digest; never the token).
+
+--allow-helpers: print the exact allow rules that let an unattended session run
+the agent's kijito-qa helper commands (pointer-digest, pointer-publish,
+pointer-snapshot, qa-gate record|invalidate|status, kijito-compact
+request|status, memory-latch's agent subcommands, wake-check) without stopping
+for approval, and where they go: Claude Code permissions.allow entries
+Bash(<root>/bin/<helper> [<subcommand>]:*) in $CLAUDE_CONFIG_DIR/settings.json
+(default ~/.claude/settings.json); Codex prefix_rule(...) lines in
+$CODEX_HOME/rules/kijito-qa.rules (default ~/.codex/rules). --write writes them
+(settings merged: every other key and entry kept; atomic, 0600, never through a
+symlink). Never a hook, kijito-setup, kijito-local or a user-only subcommand.
+  --root ABS           the install prefix or the host's plugin root (default
+                       ~/.local/share/kijito-qa)
+--codex-alias: print the shell alias that starts Codex through the compaction
+adapter (kijito-compact codex), whose sessions can be compacted.
+
 Exit 0 ok; 1 with kijito_setup_failed:<code> and what to do; 2 usage.
-See docs/first-pointer.md.
+See docs/first-pointer.md and docs/configuration.md (Permissions).
 ",
     commands: &[Command { name: "", flags: FLAGS }],
 };
@@ -54,9 +79,91 @@ fn path_arg(args: &Args, flag: &str) -> Result<Option<AbsPath>> {
     }
 }
 
+const PERMISSION_FLAGS: &[&str] = &["--allow-helpers", "--host", "--root", "--write", "--codex-alias"];
+
+fn root_arg(args: &Args) -> Result<std::path::PathBuf> {
+    match path_arg(args, "--root")? {
+        Some(p) => Ok(p.as_path().to_owned()),
+        None => Ok(kijito_files::config::home_dir()?.join(".local/share/kijito-qa")),
+    }
+}
+
+/// `--allow-helpers` and `--codex-alias`.
+fn run_permissions(args: &Args) -> Result<i32> {
+    if let Some(f) = FLAGS.iter().map(|f| f.name).find(|f| !PERMISSION_FLAGS.contains(f) && args.has(f)) {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, format!("{f} does not go with --allow-helpers / --codex-alias")));
+    }
+    let given = root_arg(args)?;
+    if args.has("--codex-alias") {
+        if args.has("--allow-helpers") || args.has("--host") || args.has("--write") {
+            return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "--codex-alias takes only --root"));
+        }
+        let root = permissions::plugin_root(&given, HostKind::Codex);
+        cli::print_stdout(&format!("{}
+", permissions::codex_alias(&root)))?;
+        eprintln!("kijito-setup: put that line in your shell profile and start Codex as `codex-qa` (it runs `kijito-compact codex`, docs/adapters.md), or run `codex --no-daemon` inside tmux: in Codex's default shared-daemon mode no adapter can compact the session (codex_daemon)");
+        return Ok(0);
+    }
+    let host = match args.raw("--host") {
+        Some(h) => HostKind::parse(h).map_err(|_| Error::usage(cli_codes::INVALID_HOST, "--host must be claude or codex"))?,
+        None => return Err(Error::usage(cli_codes::MISSING_FLAG, "--allow-helpers needs --host claude|codex")),
+    };
+    let root = permissions::plugin_root(&given, host);
+    let home = kijito_files::config::home_dir()?;
+    let env_dir = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+    let plan = permissions::plan(host, &root, env_dir("CLAUDE_CONFIG_DIR").as_deref(), env_dir("CODEX_HOME").as_deref(), &home)?;
+    let mut out = match host {
+        HostKind::Claude => format!(
+            "kijito-setup: Claude Code permission rules for the kijito-qa helpers of {} ({} rules), for \"permissions\": {{\"allow\": [...]}} in {}:\n",
+            plan.root.display(),
+            plan.rules.len(),
+            plan.path.display()
+        ),
+        HostKind::Codex => format!("kijito-setup: Codex rules for the kijito-qa helpers of {} ({} rules), as {}:\n", plan.root.display(), plan.rules.len(), plan.path.display()),
+    };
+    for r in &plan.rules {
+        out.push_str(&format!("  {r}\n"));
+    }
+    let already = plan.rules.len() - plan.missing.len();
+    if plan.unchanged() {
+        out.push_str(&format!("kijito-setup: all {} rules are already in {}; nothing to write\n", plan.rules.len(), plan.path.display()));
+    } else if args.has("--write") {
+        permissions::write(&plan)?;
+        out.push_str(&match host {
+            HostKind::Claude => format!("kijito-setup: merged {} new rule(s) into {} ({already} were there; every other setting kept; 0600)\n", plan.missing.len(), plan.path.display()),
+            HostKind::Codex => format!("kijito-setup: wrote {} ({} rules; 0600); Codex reads it at its next start\n", plan.path.display(), plan.rules.len()),
+        });
+    } else {
+        out.push_str(&format!(
+            "kijito-setup: nothing written ({} of {} missing there); to write them: kijito-setup --allow-helpers --host {} --root {} --write\n",
+            plan.missing.len(),
+            plan.rules.len(),
+            match host {
+                HostKind::Claude => "claude",
+                HostKind::Codex => "codex",
+            },
+            plan.root.display()
+        ));
+    }
+    if host == HostKind::Codex {
+        out.push_str(&format!(
+            "kijito-setup: start Codex with `codex --no-daemon` inside tmux, or through the compaction adapter; its alias: {}\n",
+            permissions::codex_alias(&plan.root)
+        ));
+    }
+    cli::print_stdout(&out)?;
+    Ok(0)
+}
+
 /// One `kijito-setup` run from parsed argv: flags to a [`SetupRequest`],
 /// the run, its JSON line and the human sentence. Returns the exit status.
 pub fn run(args: Args) -> Result<i32> {
+    if args.has("--allow-helpers") || args.has("--codex-alias") {
+        return run_permissions(&args);
+    }
+    if let Some(f) = ["--host", "--root", "--write"].into_iter().find(|f| args.has(f)) {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, format!("{f} goes with --allow-helpers")));
+    }
     let api_url = match args.raw("--api-url") {
         None => None,
         Some(u) => Some(ApiUrl::parse(u).map_err(|e| Error::usage(e.code().to_owned(), e.message().to_owned()))?),

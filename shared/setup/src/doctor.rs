@@ -10,7 +10,7 @@
 //! Doctor reads only; it never writes or creates anything.
 
 use crate::explain::{self, Context, Target};
-use crate::{claude_options, codex, proc};
+use crate::{claude_options, codex, permissions, proc};
 use kijito_client::http::{Api, ReqwestTransport};
 use kijito_client::pointer;
 use kijito_client::token::Token;
@@ -129,14 +129,16 @@ pub struct Options {
     /// `CLAUDE_CONFIG_DIR` (absolute), where Claude Code keeps user settings
     /// (else `~/.claude`).
     pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME` (absolute), where Codex keeps its rules (else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
 }
 
 impl Options {
     /// Options from the real environment: PATH lookups, current directory.
     pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
         let cwd = std::env::current_dir().map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
-        let claude_config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from).filter(|p| p.is_absolute());
-        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude"), claude_config_dir })
+        let dir = |k: &str| std::env::var_os(k).map(PathBuf::from).filter(|p| p.is_absolute());
+        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude"), claude_config_dir: dir("CLAUDE_CONFIG_DIR"), codex_home: dir("CODEX_HOME") })
     }
 }
 
@@ -404,6 +406,94 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
         HostKind::Codex => check_codex_trust(out, opts, root),
         HostKind::Claude => check_claude_validate(out, opts, root),
     }
+    check_permissions(out, opts, h, root);
+    if h == HostKind::Codex {
+        check_codex_daemon(out, root);
+    }
+}
+
+/// `permissions`: the allow rules that let an unattended session run the
+/// agent's helper commands without stopping for approval (crate::permissions).
+fn check_permissions(out: &mut Out, opts: &Options, h: HostKind, root: &Path) {
+    let host = host_name(h);
+    let Ok(home) = config::home_dir() else { return };
+    let bin = root.join("bin");
+    let total = permissions::AGENT_COMMANDS.len();
+    let (missing, unreadable, place) = match h {
+        HostKind::Claude => {
+            let files = claude_options::settings_files(opts.claude_config_dir.as_deref(), &home, &opts.cwd);
+            let (m, u) = permissions::missing_claude(&files, &bin);
+            (m, u, format!("permissions.allow of {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")))
+        }
+        HostKind::Codex => {
+            let dir = permissions::codex_rules_dir(opts.codex_home.as_deref(), &home);
+            let (m, u) = permissions::missing_codex(&dir, &bin);
+            (m, u, format!("{}/*.rules", dir.display()))
+        }
+    };
+    let unreadable: String = unreadable.iter().map(|u| format!("; unreadable: {u}")).collect();
+    if missing.is_empty() {
+        out.green(host, "permissions", format!("all {total} helper commands of {} are allowed ({place}){unreadable}", bin.display()));
+    } else {
+        let why = match h {
+            HostKind::Claude => "Claude Code stops an unattended turn for approval at the first one",
+            HostKind::Codex => "Codex runs them in its sandbox, where their writes outside the project fail (or asks for approval)",
+        };
+        out.yellow(
+            host,
+            "permissions",
+            format!("{} of {total} helper commands have no allow rule in {place} (first: {}): {why}{unreadable}", missing.len(), missing[0]),
+            format!("kijito-setup --allow-helpers --host {host} --root {} --write (without --write it shows the rules first)", root.display()),
+        );
+    }
+}
+
+/// `compaction` (Codex): Codex in its default shared-daemon mode runs the
+/// session in `codex app-server --managed-daemon`, where the tmux adapter
+/// refuses to pin (`codex_daemon`, kijito_compact::pin), so
+/// `kijito-compact request` answers `no_safe_trigger`.
+fn check_codex_daemon(out: &mut Out, root: &Path) {
+    let alias = permissions::codex_alias(root);
+    let daemons = codex_daemons();
+    if daemons.is_empty() {
+        out.green(
+            "codex",
+            "compaction",
+            format!("no Codex shared daemon runs now; start Codex as `codex --no-daemon` inside tmux, or through the adapter ({alias}): plain `codex` starts the daemon, in which no adapter may compact (codex_daemon)"),
+        );
+    } else {
+        out.yellow(
+            "codex",
+            "compaction",
+            format!(
+                "codex_daemon: a Codex shared app-server daemon runs (pid {}): sessions of plain `codex` run in it, the tmux adapter refuses to pin them and kijito-compact request answers no_safe_trigger",
+                daemons.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            format!("start Codex as `codex --no-daemon` inside tmux, or through the compaction adapter: {alias} (kijito-setup --codex-alias prints it), then `codex-qa`"),
+        );
+    }
+}
+
+/// Most /proc entries looked at.
+const MAX_PROCS: usize = 100_000;
+
+/// Pids of this user's Codex shared daemons (`app-server … --managed-daemon`).
+fn codex_daemons() -> Vec<u32> {
+    use kijito_compact::procfs::Procs;
+    let me = private::current_uid();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    for e in entries.filter_map(|e| e.ok()).take(MAX_PROCS) {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if std::fs::metadata(e.path()).map(|m| m.uid()).ok() != Some(me) {
+            continue;
+        }
+        if kijito_compact::procfs::RealProcs.cmdline(pid).is_some_and(|a| kijito_compact::pin::is_codex_daemon(&a)) {
+            found.push(pid);
+        }
+    }
+    found.sort_unstable();
+    found
 }
 
 fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinstall: &str) -> Vec<PathBuf> {

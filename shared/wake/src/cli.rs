@@ -32,7 +32,9 @@ pending consent tokens and Silent Witness state, the QA private state and the
 recorded pointer expectation (and with --live the pointer and anchors on the
 server), detect a long sleep, a changed boot id or a clock that went back,
 and answer with a trust mode. In degraded mode a trustworthy latch gets one
-visible degraded_mode entry that locks consent until a human reviews.
+visible degraded_mode entry that locks consent until the user reviews: every
+later entry keeps it locked (the agent's checkpoint does not end it); only the
+user's own message with the token of `memory-latch review` does.
 
   --workspace ABS           where .memory-latch lives (default: current dir)
   --data-dir ABS            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)

@@ -98,7 +98,7 @@ spec!(LATCH_UNVERIFIABLE, "latch_unverifiable", Degrading, CHECK_CHAIN,
 spec!(SILENT_WITNESS, "silent_witness", Degrading, CHECK_SILENT_WITNESS,
     "Stay in Silent Witness: show the user the incident summary (memory-latch recover) and wait for a reseed token.");
 spec!(LATCH_DEGRADED_UNREVIEWED, "latch_degraded_unreviewed", Degrading, CHECK_CHAIN,
-    "Ask a human to review the degraded_mode entry; record the review with memory-latch checkpoint.");
+    "Show the user the findings, run memory-latch review and ask the user to send its token alone as their own message (a checkpoint does not end degraded mode).");
 spec!(LATCH_STATE_INVALID, "latch_state_invalid", Degrading, CHECK_CHAIN,
     "Show the user the error (memory-latch verify and status) and fix the latch files before any write.");
 spec!(QA_DIR_INSECURE, "qa_dir_insecure", Degrading, CHECK_QA_DIR,

@@ -377,10 +377,13 @@ pub fn assess(f: &Facts) -> Report {
             if let Some(e) = &l.witness_error {
                 b.find(&codes::LATCH_STATE_INVALID, format!("silent-witness.json: {e}"), None);
             }
-            if let Some(h) = verified_head.filter(|h| h.event == latch::Event::DegradedMode && h.consent_state == latch::ConsentState::Locked) {
+            // Consent stays `locked` from a degraded_mode entry through every
+            // later entry (a checkpoint copies it) until the user's review
+            // token; Silent Witness locks it too and has its own finding.
+            if let Some(h) = verified_head.filter(|h| h.consent_state == latch::ConsentState::Locked && !v.silent_witness) {
                 b.find(
                     &codes::LATCH_DEGRADED_UNREVIEWED,
-                    format!("entry {} recorded degraded mode at {}; consent stays locked until a human reviews", h.seq, h.updated_at),
+                    format!("consent is locked since degraded mode (head entry {}, {} at {}) until the user reviews", h.seq, h.event.as_str(), h.updated_at),
                     None,
                 );
             }
