@@ -196,8 +196,10 @@ fn start_host(w: &World, shape: Shape) -> Pane {
 /// A pass, a running turn, the request (with `env` for the worker): nothing
 /// typed yet.
 fn request_in_turn(w: &World, env: &[(&str, &str)]) {
-    w.record_ok(S);
+    // The turn begins, then the agent records its pass in it (a new turn
+    // after `record` would withdraw the pass).
     assert_eq!(session_hook(w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(S);
     let r = request(w, env);
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(status(w)["state"], "pending");
@@ -265,8 +267,8 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     assert_eq!(failure(&r), "kijito_compact_failed:pass_missing");
 
     // A pass, a running turn, the request: nothing is typed while the turn runs.
-    w.record_ok(S);
     assert_eq!(session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(S);
     let r = request(&w, &[]);
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     let line: Value = serde_json::from_slice(&r.stdout).unwrap();
@@ -294,8 +296,8 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     // Second pass: the host runs PreCompact but never claims; the worker
     // times out and invalidates the promoted ticket.
     std::fs::remove_file(w.qa().join(format!("compaction-reentry.{S}.json"))).ok();
-    w.record_ok(S);
     assert_eq!(session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(S);
     // The request (and so the worker) runs with a PATH that has no tmux, as the
     // tool calls of Codex's login shell do: the worker runs the pinned tmux.
     let r = request(&w, &[("KIJITO_COMPACT_CLAIM_WAIT_MS", "1500"), ("PATH", "/nonexistent-kijito-test")]);
