@@ -1,6 +1,8 @@
-//! session-hook: SessionStart (re-entry delivery, emitted commands),
-//! UserPromptSubmit (late re-entry delivery), Stop (pass reminder) and
-//! PreToolUse (the section 8 command guard). Always exits 0.
+//! session-hook: SessionStart (re-entry delivery, emitted commands), Stop
+//! (pass reminder) and PreToolUse (the section 8 command guard); for
+//! UserPromptSubmit it execs its sibling `prompt-hook` with the same
+//! arguments (hooks.json names prompt-hook directly; this keeps an older
+//! hooks.json working). Always exits 0.
 
 #![no_main]
 
@@ -26,8 +28,14 @@ fn run() -> ! {
             std::process::exit(0)
         }
     };
+    if event == Event::UserPromptSubmit {
+        // Nothing read yet: the sibling gets the untouched stdin. If it
+        // cannot be run, the prompt gets no answer (nothing is confirmed).
+        hooks::exec_sibling("prompt-hook");
+        std::process::exit(0)
+    }
     hooks::run_hook(hooks::WATCHDOG_SESSION, hooks::run::session_fallback(event), move || {
         let env = HookEnv::from_process(host, data_dir);
-        hooks::run::session_stdin(&env, event, hooks::read_bounded(std::io::stdin().lock()))
+        hooks::run::session_stdin_without_prompt(&env, event, hooks::read_bounded(std::io::stdin().lock()))
     })
 }

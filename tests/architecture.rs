@@ -14,7 +14,7 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const HTTP_STACK: &[&str] = &["reqwest", "rustls", "hyper", "tokio", "h2", "hyper-util"];
-const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-compact-codex", "kijito-hooks", "kijito-context"];
+const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-compact-codex", "kijito-hooks", "kijito-context", "kijito-policy"];
 
 /// The host's target triple (`rustc -vV`).
 fn host_triple() -> String {
@@ -129,7 +129,7 @@ fn the_gate_the_hooks_and_everything_below_link_no_http_stack() {
         .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(bins, BTreeSet::from(["precompact", "postcompact", "session-hook"]));
+    assert_eq!(bins, BTreeSet::from(["precompact", "postcompact", "session-hook", "prompt-hook"]));
 }
 
 #[test]
@@ -275,4 +275,17 @@ fn every_registry_code_is_snake_case() {
         count += 1;
     }
     assert!(count > 200, "only {count} codes found");
+}
+
+/// kijito-policy decides on every tool call from what its caller read: its
+/// sources (outside tests) touch no file, process, environment or network.
+#[test]
+fn the_policy_crate_does_no_io() {
+    let sources: Vec<_> = non_test_sources().into_iter().filter(|(f, _)| f.starts_with("shared/policy/")).collect();
+    assert!(sources.len() >= 4, "{sources:?}");
+    for (file, text) in sources {
+        for io in ["std::fs", "std::net", "std::process", "std::env", "std::io", "File::", "Command::", "TcpStream", "UnixStream"] {
+            assert!(!text.contains(io), "{file} uses {io}");
+        }
+    }
 }

@@ -43,7 +43,12 @@ fn bin_names() -> BTreeSet<String> {
 }
 
 /// Every path under dir (relative), with file bytes (None for directories) and mode.
+/// Every entry under `dir`: (SHA-256 of a file's bytes, or `None` for a
+/// directory; mode). A digest, not the bytes: a debug install holds ~40
+/// binaries of ~50 MB, and holding them (three trees at once) ran this test
+/// out of memory.
 fn tree(dir: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, u32)> {
+    use sha2::Digest;
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -56,7 +61,9 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, u32)> {
                 out.insert(rel, (None, md.mode() & 0o7777));
                 stack.push(p);
             } else {
-                out.insert(rel, (Some(fs::read(&p).expect("read")), md.mode() & 0o7777));
+                let mut h = sha2::Sha256::new();
+                std::io::copy(&mut fs::File::open(&p).expect("open"), &mut h).expect("read");
+                out.insert(rel, (Some(h.finalize().to_vec()), md.mode() & 0o7777));
             }
         }
     }
@@ -117,6 +124,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         let expected: Vec<String> = match event.as_str() {
             "PreCompact" => vec![format!("{root_s}/bin/precompact"), "--host".into(), host.into()],
             "PostCompact" => vec![format!("{root_s}/bin/postcompact"), "--host".into(), host.into()],
+            "UserPromptSubmit" => vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()],
             ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
         };
         assert_eq!(words, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{event} command of {host} ({name})");

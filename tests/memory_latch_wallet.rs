@@ -362,9 +362,19 @@ fn without_a_working_sibling_memory_latch_the_hook_confirms_nothing() {
     let before = e.ledger();
     let dir = e.w.home.join("hook-alone");
     fs::create_dir_all(&dir).unwrap();
-    let hook = dir.join("session-hook");
-    fs::copy(&*SESSION_HOOK, &hook).unwrap();
+    // UserPromptSubmit is prompt-hook's (session-hook execs it).
+    let hook = dir.join("prompt-hook");
+    fs::copy(support::bin("prompt-hook"), &hook).unwrap();
     let hook = hook.to_str().unwrap().to_owned();
+    // A session-hook installed without its prompt-hook sibling answers a
+    // prompt with nothing: nothing is confirmed, nothing counted.
+    let lone = e.w.home.join("session-hook-alone");
+    fs::create_dir_all(&lone).unwrap();
+    fs::copy(&*SESSION_HOOK, lone.join("session-hook")).unwrap();
+    for host in ["claude", "codex"] {
+        assert_eq!(e.user_says_to(lone.join("session-hook").to_str().unwrap(), host, &sig), None);
+        assert_eq!((e.consent(), e.ledger()), ("pending".to_owned(), before.clone()));
+    }
     let sibling = dir.join("memory-latch");
     // missing, exits 1, prints something that is not an answer
     for fake in [None, Some("/bin/false"), Some("/bin/echo")] {

@@ -309,7 +309,7 @@ fn install_root(prefix: &Path, host: &str) -> PathBuf {
         fs::create_dir_all(root.join("skills").join(e.file_name())).unwrap();
         render(&e.path().join("SKILL.md"), &root.join("skills").join(e.file_name()).join("SKILL.md"));
     }
-    for b in ["precompact", "postcompact", "session-hook"] {
+    for b in ["precompact", "postcompact", "session-hook", "prompt-hook"] {
         let src = support::bin(b);
         if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
             fs::copy(&src, root.join("bin").join(b)).unwrap();
@@ -671,7 +671,7 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     // the doctor: yellow with the exact fix while the rules are missing
     let c = doctor_perm(&h);
     assert_eq!(c["status"], "yellow", "{c}");
-    assert!(c["detail"].as_str().unwrap().contains("18 of 18 helper commands have no allow rule"), "{c}");
+    assert!(c["detail"].as_str().unwrap().contains(&format!("{n} of {n} helper commands have no allow rule", n = kijito_setup::permissions::AGENT_COMMANDS.len())), "{c}");
     assert_eq!(c["fix"].as_str().unwrap(), format!("kijito-setup --allow-helpers --host claude --root {} --write (without --write it shows the rules first)", s(&root)));
 
     // without --write: the rules and where they go; nothing written
@@ -687,7 +687,7 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
         assert!(out.lines().any(|l| l == r), "{r} missing from {out}");
     }
     assert!(out.contains(s(&settings)) && out.contains("nothing written"), "{out}");
-    for never in ["session-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
+    for never in ["session-hook", "prompt-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
         assert!(!out.lines().filter(|l| l.starts_with("  Bash(")).any(|l| l.contains(never)), "{never} allowed: {out}");
     }
     assert!(!settings.exists() && !h.home.join(".claude").exists(), "written without --write");
@@ -699,13 +699,13 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     fs::set_permissions(&settings, fs::Permissions::from_mode(0o644)).unwrap();
     let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("merged 18 new rule(s)"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains(&format!("merged {} new rule(s)", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
     let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
     assert_eq!(v["theme"], "dark");
     assert_eq!(v["permissions"]["deny"], serde_json::json!(["Bash(rm:*)"]));
     assert_eq!(v["pluginConfigs"]["kijito-qa@inline"]["options"]["pointer_id"], 7);
     let allow: Vec<&str> = v["permissions"]["allow"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
-    assert_eq!(allow.len(), 19);
+    assert_eq!(allow.len(), 1 + kijito_setup::permissions::AGENT_COMMANDS.len(), "the user's own \"Read\" rule and ours");
     assert_eq!(allow[0], "Read");
     assert!(allow.contains(&format!("Bash({}/wake-check:*)", s(&bin)).as_str()));
     assert_eq!(mode(&settings), 0o600);
@@ -716,7 +716,7 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     // again: nothing to write, the file byte for byte the same
     let bytes = fs::read(&settings).unwrap();
     let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&root), "--write"]);
-    assert!(text(&o.stdout).contains("all 18 rules are already in"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
     assert_eq!(fs::read(&settings).unwrap(), bytes);
 
     // CLAUDE_CONFIG_DIR is where Claude Code reads user settings then
@@ -773,7 +773,7 @@ fn allow_helpers_writes_kijito_qas_own_codex_rules_file() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let rules = fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = rules.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(lines.len(), 18, "{rules}");
+    assert_eq!(lines.len(), kijito_setup::permissions::AGENT_COMMANDS.len(), "{rules}");
     assert!(lines.iter().all(|l| l.starts_with(&format!("prefix_rule(pattern=[\"{}/bin/", s(&root))) && l.ends_with("], decision=\"allow\")")), "{rules}");
     assert!(!rules.contains("kijito-local") && !rules.contains("session-hook") && !rules.contains("\"worker\"") && !rules.contains("\"codex\""), "{rules}");
     assert_eq!(mode(&file), 0o600);
@@ -782,7 +782,7 @@ fn allow_helpers_writes_kijito_qas_own_codex_rules_file() {
     // a user's own rules file next to ours is left alone and still read
     fs::write(codex_home.join("rules/mine.rules"), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n").unwrap();
     let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix), "--write"], &env);
-    assert!(text(&o.stdout).contains("all 18 rules are already in"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
     assert_eq!(fs::read_to_string(codex_home.join("rules/mine.rules")).unwrap(), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n");
 }
 

@@ -289,3 +289,38 @@ fn a_skill_naming_a_field_the_host_lacks_is_caught() {
     // words that are neither tool nor field names are not checked
     assert!(unknown_tool_words("`qa-gate record` prints `compactionNonce`", "claude").is_empty());
 }
+
+/// Every Kijito MCP tool the skills name (`kijito_<name>`) is one that
+/// `kijito-local mcp` lists, with every argument the skill names in its
+/// input schema, so the curation pass can be followed on the embedded
+/// default (issue 24 item 4).
+#[test]
+fn every_kijito_tool_a_skill_names_is_served_by_kijito_local_mcp() {
+    let defs = kijito_server::mcp::tool_definitions();
+    let list = defs.get("tools").unwrap_or(&defs);
+    let tools: std::collections::BTreeMap<String, Value> = list
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_owned(), t["inputSchema"]["properties"].clone()))
+        .collect();
+    let skills = Path::new(ROOT).join("skills");
+    let mut named = 0;
+    for e in std::fs::read_dir(&skills).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path().join("SKILL.md")).unwrap();
+        // code spans `kijito_<tool>` or `kijito_<tool>(arg, arg=value, ...)`;
+        // error codes (`kijito_<tool>_failed:<code>`) are not tools
+        for span in text.split('`').skip(1).step_by(2).filter(|s| s.starts_with("kijito_") && !s.contains("_failed")) {
+            let (name, args) = match span.split_once('(') {
+                Some((n, rest)) => (n, rest.strip_suffix(')').unwrap_or_else(|| panic!("unclosed call: {span}"))),
+                None => (span, ""),
+            };
+            let props = tools.get(name).unwrap_or_else(|| panic!("a skill names {name}, which kijito-local mcp does not serve: {span}"));
+            for arg in args.split(',').map(|a| a.split('=').next().unwrap().trim()).filter(|a| !a.is_empty()) {
+                assert!(props.get(arg).is_some(), "{name} has no argument {arg:?}: {span}");
+            }
+            named += 1;
+        }
+    }
+    assert!(named >= 7, "the curation pass names the tools ({named} found)");
+}

@@ -96,10 +96,11 @@ pub fn find_codex() -> Result<PathBuf> {
 }
 
 /// The private directory for the socket: `$XDG_RUNTIME_DIR/kijito-compact/<id>`
-/// when that fits a unix socket path, else `<data-dir>/compact-codex/<id>`.
-fn socket_dir(data_dir: &AbsPath, adapter_id: &str) -> Result<(PathBuf, PathBuf)> {
+/// (`runtime_dir`, when absolute) when that fits a unix socket path, else
+/// `<data-dir>/compact-codex/<id>`.
+fn socket_dir(runtime_dir: Option<OsString>, data_dir: &AbsPath, adapter_id: &str) -> Result<(PathBuf, PathBuf)> {
     let mut bases = vec![];
-    if let Some(x) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_absolute()) {
+    if let Some(x) = runtime_dir.map(PathBuf::from).filter(|p| p.is_absolute()) {
         bases.push(x.join("kijito-compact"));
     }
     bases.push(data_dir.as_path().join("compact-codex"));
@@ -142,7 +143,7 @@ pub fn run(opts: &Options) -> Result<i32> {
         None => find_codex()?,
     };
     let adapter_id = kijito_files::random::hex(16);
-    let (dir, sock) = socket_dir(&data_dir, &adapter_id)?;
+    let (dir, sock) = socket_dir(std::env::var_os("XDG_RUNTIME_DIR"), &data_dir, &adapter_id)?;
     kijito_files::private::ensure_private_dir(&dir)?;
     let listener = UnixListener::bind(&sock).map_err(|e| io_err(codes::SOCKET_FAILED, "cannot bind the adapter socket", e))?;
     let _ = std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600));
@@ -287,7 +288,11 @@ fn serve(
         if fds[1].revents != 0 {
             while let Ok((stream, _)) = ends.listener.accept() {
                 if client.is_some() {
-                    transport::refuse(stream);
+                    // A second client is refused: a WebSocket close would
+                    // need a handshake, so the connection is simply closed
+                    // (accepted with SOCK_CLOEXEC: no other process holds it);
+                    // the TUI reports it could not connect.
+                    drop(stream);
                     continue;
                 }
                 let _ = stream.set_nonblocking(false);
@@ -432,3 +437,43 @@ fn flush_log(proxy: &mut Proxy, log: &mut Option<MessageLog>) {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const ID: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn the_socket_goes_under_the_runtime_dir_when_its_path_fits() {
+        let data = AbsPath::parse("/home/u/.local/share/kijito-qa/codex").unwrap();
+        let (dir, sock) = socket_dir(Some("/run/user/1000".into()), &data, ID).unwrap();
+        assert_eq!(dir, PathBuf::from(format!("/run/user/1000/kijito-compact/{ID}")));
+        assert_eq!(sock, dir.join("rpc.sock"));
+        // none, or a relative one: the data dir
+        for rt in [None, Some(OsString::from("run/user/1000"))] {
+            let (dir, sock) = socket_dir(rt, &data, ID).unwrap();
+            assert_eq!(dir, PathBuf::from(format!("/home/u/.local/share/kijito-qa/codex/compact-codex/{ID}")));
+            assert_eq!(sock, dir.join("rpc.sock"));
+        }
+    }
+
+    #[test]
+    fn a_socket_path_is_at_most_99_bytes() {
+        // "<base>/kijito-compact/<32 hex>/rpc.sock": 56 bytes after the base
+        let fixed = "/kijito-compact/".len() + ID.len() + "/rpc.sock".len();
+        let base = |n: usize| format!("/{}", "r".repeat(n - 1 - fixed));
+        let data = AbsPath::parse("/d").unwrap();
+        let (_, sock) = socket_dir(Some(base(99).into()), &data, ID).unwrap();
+        assert_eq!(sock.as_os_str().len(), 99);
+        assert!(sock.starts_with(base(99)));
+        // 100 bytes: the data dir instead
+        let (_, sock) = socket_dir(Some(base(100).into()), &data, ID).unwrap();
+        assert_eq!(sock, PathBuf::from(format!("/d/compact-codex/{ID}/rpc.sock")));
+        // neither fits
+        let long = AbsPath::parse(&format!("/{}", "d".repeat(80))).unwrap();
+        let e = socket_dir(Some(base(100).into()), &long, ID).unwrap_err();
+        assert_eq!(e.code(), codes::SOCKET_PATH_TOO_LONG);
+    }
+}

@@ -339,9 +339,9 @@ impl Proxy {
             if let Some(thread) = self.turn_starts.remove(&id_key(id)) {
                 if let Some(t) = self.threads.get_mut(&thread) {
                     t.pending_turn_starts = t.pending_turn_starts.saturating_sub(1);
-                    if v.get("result").is_some() && t.active_turn.is_none() {
-                        // The turn runs from its accepted turn/start even if
-                        // turn/started comes later.
+                    // The turn runs from its accepted turn/start (an answer
+                    // with the turn) even if turn/started comes later.
+                    if t.active_turn.is_none() {
                         if let Some(turn) = v.pointer("/result/turn/id").and_then(Value::as_str) {
                             t.active_turn = Some(turn.to_owned());
                         }
@@ -395,9 +395,9 @@ impl Proxy {
             "turn/completed" => {
                 let (Some(t), Some(turn)) = (thread, turn) else { return };
                 if let Some(info) = self.thread_mut(&t) {
-                    if info.active_turn.as_deref() == Some(turn.as_str()) || info.active_turn.is_some() {
-                        info.active_turn = None;
-                    }
+                    // Any turn/completed of the thread ends its running turn
+                    // (also one whose turn/started never passed).
+                    info.active_turn = None;
                     info.last_completed = Some(now);
                 }
                 if let Some(j) = self.job.as_mut() {
@@ -653,5 +653,213 @@ mod tests {
         assert_eq!(p.thread(T).unwrap().last_tokens, Some((110, Some(258400))));
         p.from_server(&format!(r#"{{"method":"thread/closed","params":{{"threadId":"{T}"}}}}"#), now);
         assert!(p.thread(T).is_none());
+    }
+
+    const U: &str = "019a0000-0000-7000-8000-000000000002";
+
+    fn turn_of(p: &mut Proxy, method: &str, thread: &str, turn: &str, status: &str, now: Instant) -> Vec<Out> {
+        p.from_server(&format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turn":{{"id":"{turn}","status":"{status}"}}}}}}"#), now)
+    }
+
+    fn thread_started(p: &mut Proxy, id: &str, now: Instant) {
+        p.from_server(&format!(r#"{{"method":"thread/started","params":{{"thread":{{"id":"{id}"}}}}}}"#), now);
+    }
+
+    fn item(p: &mut Proxy, method: &str, thread: &str, turn: &str, kind: &str, now: Instant) {
+        p.from_server(&format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turnId":"{turn}","item":{{"type":"{kind}","id":"i"}}}}}}"#), now);
+    }
+
+    /// The adapter's compaction of T, answered, its turn `c-1` started.
+    fn compacting(p: &mut Proxy, now: Instant) -> String {
+        let Some(Out::Server(line)) = p.start_compaction(T, now) else { panic!("no request") };
+        let id = serde_json::from_str::<Value>(&line).unwrap()["id"].as_str().unwrap().to_owned();
+        p.from_server(&format!(r#"{{"id":"{id}","result":{{}}}}"#), now);
+        turn(p, "turn/started", "c-1", "inProgress", now);
+        assert_eq!(p.job().unwrap().turn_id.as_deref(), Some("c-1"));
+        id
+    }
+
+    #[test]
+    fn messages_up_to_16_mib_pass() {
+        let mut b = crate::transport::LineBuf::default();
+        let mut out = vec![];
+        let line = vec![b'x'; 16 * 1024 * 1024];
+        assert!(b.push(&line, &mut out).is_ok(), "16 MiB without its newline yet");
+        assert!(b.push(b"\n", &mut out).is_ok());
+        assert_eq!(out[0].len(), 16 * 1024 * 1024);
+        assert!(b.push(&line, &mut out).is_ok());
+        assert!(b.push(b"x", &mut out).is_err(), "one byte more");
+    }
+
+    #[test]
+    fn threads_are_known_from_thread_started_and_listed_newest_first() {
+        let mut p = p();
+        let now = Instant::now();
+        // a thread the app-server started on its own (no thread/start answer)
+        thread_started(&mut p, T, now);
+        assert!(p.can_compact(T));
+        thread_started(&mut p, U, now);
+        assert_eq!(p.thread_ids(), [U, T]);
+        // any message of a known thread makes it the newest
+        p.from_server(&format!(r#"{{"method":"thread/status/changed","params":{{"threadId":"{T}","status":{{"type":"idle"}}}}}}"#), now);
+        assert_eq!(p.thread_ids(), [T, U]);
+        // a message of an unknown thread adds nothing
+        p.from_server(r#"{"method":"thread/status/changed","params":{"threadId":"x-unknown"}}"#, now);
+        assert_eq!(p.thread_ids(), [T, U]);
+        // ids are non-empty and at most 128 bytes
+        thread_started(&mut p, "", now);
+        let at_most = "a".repeat(128);
+        thread_started(&mut p, &at_most, now);
+        thread_started(&mut p, &"a".repeat(129), now);
+        assert_eq!(p.thread_ids(), [at_most.as_str(), T, U]);
+    }
+
+    #[test]
+    fn beyond_the_thread_bound_the_oldest_idle_thread_goes_never_a_busy_one_or_the_compacting_one() {
+        let mut p = p();
+        let now = Instant::now();
+        let id = |i: usize| format!("t-{i:04}");
+        for i in 0..MAX_THREADS {
+            thread_started(&mut p, &id(i), now);
+        }
+        // t-0000 runs a turn; t-0001 is being compacted (idle until its turn starts)
+        turn_of(&mut p, "turn/started", &id(0), "u-1", "inProgress", now);
+        thread_started(&mut p, &id(0), now);
+        assert!(p.start_compaction(&id(1), now).is_some());
+        // t-0000 was touched last, so the oldest now are t-0001, t-0002, ...
+        thread_started(&mut p, "t-new", now);
+        assert!(p.thread("t-new").is_some());
+        assert!(p.thread(&id(0)).is_some() && p.thread(&id(1)).is_some(), "neither the busy nor the compacting thread goes");
+        assert!(p.thread(&id(2)).is_none(), "the oldest idle one went");
+        assert!(p.thread(&id(3)).is_some());
+        assert_eq!(p.thread_ids().len(), MAX_THREADS);
+        // all busy: a new thread is not tracked
+        let mut p = p_full_busy();
+        thread_started(&mut p, "t-new", now);
+        assert!(p.thread("t-new").is_none());
+        assert_eq!(p.thread_ids().len(), MAX_THREADS);
+    }
+
+    fn p_full_busy() -> Proxy {
+        let mut p = p();
+        let now = Instant::now();
+        for i in 0..MAX_THREADS {
+            turn_of(&mut p, "turn/started", &format!("b-{i:04}"), "u", "inProgress", now);
+        }
+        p
+    }
+
+    #[test]
+    fn turn_start_answers_are_matched_by_their_id() {
+        let mut p = p();
+        let now = Instant::now();
+        started(&mut p, now);
+        thread_started(&mut p, U, now);
+        p.from_client(&format!(r#"{{"id":1,"method":"turn/start","params":{{"threadId":"{T}","input":[]}}}}"#), now);
+        p.from_client(&format!(r#"{{"id":"1","method":"turn/start","params":{{"threadId":"{U}","input":[]}}}}"#), now);
+        assert!(!p.can_compact(T) && !p.can_compact(U));
+        // the answer to id 1 (the number) is T's, not U's (the string "1")
+        p.from_server(r#"{"id":1,"error":{"code":-32603,"message":"no"}}"#, now);
+        assert!(p.can_compact(T));
+        assert!(!p.can_compact(U));
+        p.from_server(r#"{"id":"1","result":{"turn":{"id":"u-1","status":"inProgress"}}}"#, now);
+        assert!(!p.can_compact(U), "the accepted turn runs");
+        assert_eq!(p.thread(U).unwrap().active_turn.as_deref(), Some("u-1"));
+        // a turn/completed ends the thread's turn, whichever id it names
+        turn_of(&mut p, "turn/completed", U, "u-other", "completed", now);
+        assert!(p.can_compact(U));
+    }
+
+    #[test]
+    fn only_an_answer_counts_as_the_answer_to_the_adapters_request() {
+        let mut p = p();
+        let now = Instant::now();
+        started(&mut p, now);
+        let Some(Out::Server(line)) = p.start_compaction(T, now) else { panic!() };
+        let id = serde_json::from_str::<Value>(&line).unwrap()["id"].as_str().unwrap().to_owned();
+        // a message with the adapter's id but neither result nor error, and
+        // a server request that reuses it: neither is the answer
+        p.from_server(&format!(r#"{{"id":"{id}"}}"#), now);
+        p.from_server(&format!(r#"{{"id":"{id}","method":"item/tool/call","params":{{}},"result":{{}}}}"#), now);
+        assert!(!p.job().unwrap().answered);
+        // a turn that starts before the answer is not the compaction's
+        turn(&mut p, "turn/started", "u-1", "inProgress", now);
+        assert_eq!(p.job().unwrap().turn_id, None);
+        turn(&mut p, "turn/completed", "u-1", "interrupted", now);
+        p.from_server(&format!(r#"{{"id":"{id}","result":{{}}}}"#), now);
+        assert!(p.job().unwrap().answered);
+        // another thread's turn is not the compaction's either
+        turn_of(&mut p, "turn/started", U, "u-9", "inProgress", now);
+        assert_eq!(p.job().unwrap().turn_id, None);
+        turn(&mut p, "turn/started", "c-1", "inProgress", now);
+        assert_eq!(p.job().unwrap().turn_id.as_deref(), Some("c-1"));
+        // nor does a later turn/started replace it
+        turn_of(&mut p, "turn/started", U, "u-10", "inProgress", now);
+        assert_eq!(p.job().unwrap().turn_id.as_deref(), Some("c-1"));
+        assert_eq!(p.job().unwrap().ended, None);
+    }
+
+    #[test]
+    fn only_the_compaction_turns_own_end_and_contextcompaction_item_count() {
+        let mut p = p();
+        let now = Instant::now();
+        started(&mut p, now);
+        thread_started(&mut p, U, now);
+        compacting(&mut p, now);
+        // other items of the compaction turn, compaction items of other turns or threads
+        item(&mut p, "item/completed", T, "c-1", "agentMessage", now);
+        item(&mut p, "item/completed", T, "u-1", "contextCompaction", now);
+        item(&mut p, "item/completed", U, "c-1", "contextCompaction", now);
+        assert!(!p.job().unwrap().item_completed);
+        item(&mut p, "item/started", T, "c-1", "contextCompaction", now);
+        assert!(p.job().unwrap().item_started);
+        assert!(!p.job().unwrap().item_completed, "started is not completed");
+        // the interrupted user turn and another thread's turn ending do not end the job
+        turn(&mut p, "turn/completed", "u-1", "interrupted", now);
+        turn_of(&mut p, "turn/completed", U, "c-1", "completed", now);
+        assert_eq!(p.job().unwrap().ended, None);
+        // the compaction turn completes with only item/started: not compacted
+        let t1 = now + Duration::from_millis(5);
+        turn(&mut p, "turn/completed", "c-1", "completed", t1);
+        assert!(matches!(&p.job().unwrap().ended, Some((JobEnd::NotCompacted(m), at)) if m.contains("without a completed contextCompaction item") && *at == t1));
+        // a completed item in an interrupted turn: not compacted either
+        p.clear_job();
+        let mut p2 = self::p();
+        started(&mut p2, now);
+        compacting(&mut p2, now);
+        item(&mut p2, "item/completed", T, "c-1", "contextCompaction", now);
+        turn(&mut p2, "turn/completed", "c-1", "interrupted", now);
+        assert!(matches!(&p2.job().unwrap().ended, Some((JobEnd::NotCompacted(m), _)) if m == "compaction turn ended interrupted"));
+    }
+
+    #[test]
+    fn the_compacting_thread_is_kept_when_closed_others_go() {
+        let mut p = p();
+        let now = Instant::now();
+        started(&mut p, now);
+        thread_started(&mut p, U, now);
+        compacting(&mut p, now);
+        for t in [T, U] {
+            p.from_server(&format!(r#"{{"method":"thread/closed","params":{{"threadId":"{t}"}}}}"#), now);
+        }
+        assert!(p.thread(T).is_some());
+        assert!(p.thread(U).is_none());
+    }
+
+    #[test]
+    fn a_released_turn_start_keeps_the_thread_busy_until_answered() {
+        let mut p = p();
+        let now = Instant::now();
+        started(&mut p, now);
+        compacting(&mut p, now);
+        p.from_client(&format!(r#"{{"id":8,"method":"turn/start","params":{{"threadId":"{T}","input":[]}}}}"#), now);
+        assert_eq!(p.held_count(), 1);
+        let out = turn(&mut p, "turn/completed", "c-1", "completed", now);
+        assert_eq!(out.len(), 2, "the end, then the released turn/start");
+        assert_eq!(p.held_count(), 0);
+        assert!(p.clear_job().is_empty());
+        assert!(!p.can_compact(T), "the released turn/start is in flight");
+        p.from_server(r#"{"id":8,"error":{"code":-32603,"message":"no"}}"#, now);
+        assert!(p.can_compact(T));
     }
 }

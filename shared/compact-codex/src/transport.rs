@@ -214,15 +214,257 @@ impl WsClient {
     }
 }
 
-/// Refuse a second client: a WebSocket close would need a handshake; the
-/// connection is simply shut (the TUI reports it could not connect).
-pub fn refuse(stream: UnixStream) {
-    let _ = stream.shutdown(std::net::Shutdown::Both);
-}
-
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::os::fd::FromRawFd;
+
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid array of two ints.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: both descriptors were just created and are owned here.
+        unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) }
+    }
+
+    #[test]
+    fn read_lines_reads_what_is_there_and_reports_the_end() {
+        let (r, mut w) = pipe();
+        let mut lines = LineBuf::default();
+        let mut out = vec![];
+        w.write_all(b"{\"a\":1}\n{\"b\"").unwrap();
+        assert!(read_lines(r.as_raw_fd(), &mut lines, &mut out).unwrap());
+        assert_eq!(out, ["{\"a\":1}"]);
+        w.write_all(b":2}\n").unwrap();
+        assert!(read_lines(r.as_raw_fd(), &mut lines, &mut out).unwrap());
+        assert_eq!(out, ["{\"a\":1}", "{\"b\":2}"]);
+        // nothing there on a non-blocking fd: still open, nothing read
+        // SAFETY: fcntl on a valid descriptor.
+        unsafe { libc::fcntl(r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        assert!(read_lines(r.as_raw_fd(), &mut lines, &mut out).unwrap());
+        assert_eq!(out.len(), 2);
+        drop(w);
+        assert!(!read_lines(r.as_raw_fd(), &mut lines, &mut out).unwrap(), "end of file");
+        // a descriptor that cannot be read is an error
+        let (_r, w) = pipe();
+        let e = read_lines(w.as_raw_fd(), &mut lines, &mut out).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+    }
+
+    #[test]
+    fn write_line_ends_each_message_with_one_newline() {
+        let mut buf = vec![];
+        write_line(&mut buf, "{\"id\":1}").unwrap();
+        write_line(&mut buf, "x").unwrap();
+        assert_eq!(buf, b"{\"id\":1}\nx\n");
+    }
+
+    #[test]
+    fn the_headless_client_is_the_processs_stdin_and_stdout() {
+        let mut c = Client::Stdio(StdioClient::default());
+        assert_eq!(c.read_fd(), 0);
+        assert!(!c.wants_write(), "stdout is written blocking");
+        assert!(c.flush().is_ok());
+        c.close();
+    }
+
+    type Peer = WebSocket<UnixStream>;
+
+    /// A WebSocket client on one end of a socket pair (as the TUI connects,
+    /// to `path`) and the adapter's side on the other.
+    fn connect(path: &str) -> (io::Result<WsClient>, tungstenite::Result<Peer>) {
+        let (a, b) = UnixStream::pair().unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let url = format!("ws://localhost{path}");
+        let peer = std::thread::spawn(move || {
+            tungstenite::client(url.as_str(), b).map(|(ws, _)| ws).map_err(|e| match e {
+                tungstenite::HandshakeError::Failure(e) => e,
+                tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::ConnectionClosed,
+            })
+        });
+        let server = WsClient::accept(a, Duration::from_secs(10));
+        (server, peer.join().unwrap())
+    }
+
+    fn read_all(c: &mut Client) -> (Vec<String>, bool) {
+        let mut out = vec![];
+        let open = c.read(&mut out).unwrap();
+        (out, open)
+    }
+
+    /// Read from `c` until `n` messages came (bounded: the peer sent them
+    /// already; a non-blocking read returns at once when nothing is there).
+    fn read_n(c: &mut Client, n: usize) -> Vec<String> {
+        let mut out = vec![];
+        for _ in 0..2000 {
+            assert!(c.read(&mut out).unwrap(), "closed");
+            if out.len() >= n {
+                return out;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("only {} of {n} messages", out.len())
+    }
+
+    #[test]
+    fn the_tui_connection_carries_text_frames_both_ways_and_answers_pings() {
+        for path in ["/rpc", "/"] {
+            let (server, peer) = connect(path);
+            let mut c = Client::Ws(Box::new(server.unwrap()));
+            let mut peer = peer.unwrap();
+            assert!(c.read_fd() > 2, "the socket, not stdin");
+            assert!(!c.wants_write());
+            assert_eq!(read_all(&mut c), (vec![], true), "nothing yet");
+            peer.send(Message::text("{\"id\":1}")).unwrap();
+            peer.send(Message::binary(b"{\"id\":2}".to_vec())).unwrap();
+            assert_eq!(read_n(&mut c, 2), ["{\"id\":1}", "{\"id\":2}"]);
+            // a ping is answered at once (the pong flushed by the read)
+            peer.send(Message::Ping(b"p".to_vec().into())).unwrap();
+            assert!(read_n_or_none(&mut c).is_empty());
+            match peer.read().unwrap() {
+                Message::Pong(p) => assert_eq!(&p[..], b"p"),
+                m => panic!("{m:?}"),
+            }
+            c.send("{\"id\":1,\"result\":{}}".into()).unwrap();
+            assert_eq!(peer.read().unwrap(), Message::text("{\"id\":1,\"result\":{}}"));
+            assert!(c.flush().is_ok());
+            // the TUI closes: the read says so
+            peer.close(None).unwrap();
+            let mut out = vec![];
+            let mut open = true;
+            for _ in 0..2000 {
+                open = c.read(&mut out).unwrap();
+                if !open {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(!open, "the close frame ends the client");
+            assert!(out.is_empty());
+            assert!(c.send("{}".into()).is_err(), "nothing goes out after the close");
+        }
+    }
+
+    /// Read until the pong went out (the peer's ping has been read).
+    fn read_n_or_none(c: &mut Client) -> Vec<String> {
+        let mut out = vec![];
+        for _ in 0..20 {
+            assert!(c.read(&mut out).unwrap());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        out
+    }
+
+    #[test]
+    fn a_dropped_connection_ends_the_client() {
+        let (server, peer) = connect("/rpc");
+        let mut c = Client::Ws(Box::new(server.unwrap()));
+        drop(peer.unwrap());
+        assert!(c.send("{}".into()).is_err(), "writing to a gone TUI fails");
+        let mut out = vec![];
+        let mut ended = false;
+        for _ in 0..2000 {
+            match c.read(&mut out) {
+                Ok(true) => std::thread::sleep(Duration::from_millis(5)),
+                Ok(false) | Err(_) => {
+                    ended = true;
+                    break;
+                }
+            }
+        }
+        assert!(ended);
+    }
+
+    #[test]
+    fn closing_sends_the_tui_a_close_frame() {
+        let (server, peer) = connect("/rpc");
+        let mut c = Client::Ws(Box::new(server.unwrap()));
+        let mut peer = peer.unwrap();
+        c.close();
+        assert!(matches!(peer.read().unwrap(), Message::Close(_)));
+    }
+
+    #[test]
+    fn a_message_over_16_mib_is_refused_even_in_fragments() {
+        use tungstenite::protocol::frame::coding::{Data, OpCode};
+        use tungstenite::protocol::frame::Frame;
+        let (server, peer) = connect("/rpc");
+        let mut c = Client::Ws(Box::new(server.unwrap()));
+        let mut peer = peer.unwrap();
+        let mib = vec![b'x'; 1024 * 1024];
+        let writer = std::thread::spawn(move || {
+            for i in 0..17 {
+                let op = if i == 0 { OpCode::Data(Data::Text) } else { OpCode::Data(Data::Continue) };
+                if peer.write(Message::Frame(Frame::message(mib.clone(), op, i == 16))).and_then(|_| peer.flush()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = vec![];
+        let mut refused = false;
+        for _ in 0..20_000 {
+            match c.read(&mut out) {
+                Ok(true) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(false) => break,
+                Err(e) => {
+                    refused = e.kind() == io::ErrorKind::InvalidData;
+                    break;
+                }
+            }
+        }
+        assert!(refused, "refused as too long");
+        assert!(out.is_empty());
+        drop(c);
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn only_the_rpc_path_is_upgraded() {
+        let (server, peer) = connect("/other");
+        let e = server.err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        match peer {
+            Err(tungstenite::Error::Http(r)) => assert_eq!(r.status(), 404),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn a_slow_reader_gets_every_message_in_order_once_it_reads() {
+        let (server, peer) = connect("/rpc");
+        let mut c = Client::Ws(Box::new(server.unwrap()));
+        let mut peer = peer.unwrap();
+        // far more than the socket buffers hold: the rest waits in the adapter
+        let big = "x".repeat(256 * 1024);
+        let n = 32;
+        for i in 0..n {
+            c.send(format!("{{\"n\":{i},\"pad\":\"{big}\"}}")).unwrap();
+        }
+        assert!(c.wants_write(), "the socket is full: the adapter waits to write");
+        let reader = std::thread::spawn(move || {
+            let mut got = vec![];
+            while got.len() < n {
+                match peer.read().unwrap() {
+                    Message::Text(t) => got.push(serde_json::from_str::<serde_json::Value>(t.as_str()).unwrap()["n"].as_u64().unwrap()),
+                    m => panic!("{m:?}"),
+                }
+            }
+            got
+        });
+        // the poll loop's part: flush while the socket takes more
+        for _ in 0..20_000 {
+            if !c.wants_write() {
+                break;
+            }
+            c.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!c.wants_write(), "everything written");
+        let got = reader.join().unwrap();
+        assert_eq!(got, (0..n as u64).collect::<Vec<_>>());
+    }
+
 
     #[test]
     fn lines_split_and_bound() {

@@ -15,34 +15,11 @@ pub const SHELL_TOOLS: &[&str] = &["Bash", "shell", "exec_command", "local_shell
 
 const GUARD_HELP: &str = "Helper commands run only exactly as the kijito-qa hook printed them for this session";
 
-/// The shell command strings a tool call would run, if it is a shell call.
+/// The shell command strings a tool call would run, if it is a shell call
+/// (one home: [`command::tool_command_lines`], which the policy classifier
+/// reads too).
 fn shell_commands(tool_input: Option<&Value>) -> Vec<std::result::Result<String, String>> {
-    let Some(obj) = tool_input.and_then(|v| v.as_object()) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for key in ["command", "cmd"] {
-        match obj.get(key) {
-            Some(Value::String(s)) => out.push(Ok(s.clone())),
-            Some(Value::Array(a)) => {
-                let words: Vec<&str> = a.iter().filter_map(|w| w.as_str()).collect();
-                if words.len() != a.len() {
-                    out.push(Err("a command array with non-string elements".into()));
-                } else if words.len() == 3 && matches!(words[1], "-c" | "-lc") && words[0].rsplit('/').next().is_some_and(|s| s.ends_with("sh")) {
-                    out.push(Ok(words[2].to_owned()));
-                } else if words.iter().any(|w| w.contains(' ') || w.is_empty()) {
-                    // What the program receives, quoted for the shell: a
-                    // helper argv with a multi-word element fails the grammar.
-                    out.push(Ok(shell_words::join(&words)));
-                } else {
-                    out.push(Ok(words.join(" ")));
-                }
-            }
-            Some(Value::Null) | None => {}
-            Some(_) => out.push(Err(format!("tool_input.{key} is neither a string nor an array"))),
-        }
-    }
-    out
+    command::tool_command_lines(tool_input)
 }
 
 fn deny(code: &str, why: &str, helpers: Option<&HelperDir>) -> String {

@@ -85,6 +85,16 @@ impl kijito_protocol::cli::FromArg for Event {
     }
 }
 
+/// Replace this process with its sibling `name` (the installed
+/// `<root>/bin/<name>`, or the same directory in tests) run with this
+/// process's own arguments; returns only when it cannot be run (missing,
+/// not executable), and the caller then answers as that event's fallback.
+pub fn exec_sibling(name: &str) {
+    use std::os::unix::process::CommandExt;
+    let Ok(dir) = kijito_protocol::command::HelperDir::current() else { return };
+    let _ = std::process::Command::new(dir.path().join(name)).args(std::env::args_os().skip(1)).exec();
+}
+
 /// Read stdin up to [`MAX_STDIN_BYTES`]; more is refused (not drained).
 pub fn read_bounded(mut input: impl Read) -> Result<Vec<u8>> {
     let mut buf = Vec::new();

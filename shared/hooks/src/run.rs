@@ -109,8 +109,50 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
     }
 }
 
-/// `session-hook --expect <event>`.
+/// Every hook event of `session-hook` and `prompt-hook` (the tests' entry).
 pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
+    dispatch(env, event, stdin, prompt_event)
+}
+
+/// What the `session-hook` binary runs: every event but UserPromptSubmit,
+/// which `prompt-hook` serves (the binary execs it), so that the consent,
+/// recovery and new-turn code is not linked into session-hook (the 1 MB
+/// bound, docs/architecture.md).
+pub fn session_without_prompt(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
+    dispatch(env, event, stdin, |_, _, _| None)
+}
+
+/// What the `prompt-hook` binary runs: UserPromptSubmit only.
+pub fn prompt(env: &HookEnv, stdin: &[u8]) -> Option<String> {
+    dispatch(env, Event::UserPromptSubmit, stdin, prompt_event)
+}
+
+/// [`session_stdin`] for [`session_without_prompt`].
+pub fn session_stdin_without_prompt(env: &HookEnv, event: Event, stdin: Result<Vec<u8>>) -> Option<String> {
+    match stdin {
+        Ok(bytes) => session_without_prompt(env, event, &bytes),
+        Err(e) => stdin_unreadable(event, &e),
+    }
+}
+
+/// [`session_stdin`] for [`prompt`].
+pub fn prompt_stdin(env: &HookEnv, stdin: Result<Vec<u8>>) -> Option<String> {
+    match stdin {
+        Ok(bytes) => prompt(env, &bytes),
+        Err(e) => stdin_unreadable(Event::UserPromptSubmit, &e),
+    }
+}
+
+fn prompt_event(env: &HookEnv, input: &HookInput, stdin: &[u8]) -> Option<String> {
+    let extras = Extras::of(stdin);
+    let withdrawn = new_turn(env, input, &extras);
+    crate::compact::turn(env, input, extras.subagent, gate::trigger::TurnState::Running);
+    user_prompt_submit(env, input, &extras, withdrawn)
+}
+
+/// One hook event; `on_prompt` answers UserPromptSubmit (generic, so a
+/// binary that passes a no-op links none of the prompt code).
+fn dispatch(env: &HookEnv, event: Event, stdin: &[u8], on_prompt: impl FnOnce(&HookEnv, &HookInput, &[u8]) -> Option<String>) -> Option<String> {
     let input = match parse_input(stdin, event.name()) {
         Ok(i) => i,
         // An unreadable tool call is never allowed (section 8).
@@ -123,12 +165,7 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     };
     match event {
         Event::SessionStart => session_start(env, &input, &Extras::of(stdin)),
-        Event::UserPromptSubmit => {
-            let extras = Extras::of(stdin);
-            let withdrawn = new_turn(env, &input, &extras);
-            crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Running);
-            user_prompt_submit(env, &input, &extras, withdrawn)
-        }
+        Event::UserPromptSubmit => on_prompt(env, &input, stdin),
         Event::Stop => {
             let extras = Extras::of(stdin);
             crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Ended);
@@ -155,11 +192,15 @@ fn may_be_compact(stdin: &[u8]) -> bool {
 pub fn session_stdin(env: &HookEnv, event: Event, stdin: Result<Vec<u8>>) -> Option<String> {
     match stdin {
         Ok(bytes) => session(env, event, &bytes),
-        Err(e) => match event {
-            Event::PreToolUse => crate::guard::unreadable(b"", &e),
-            Event::SessionStart => Some(context_reply(event, &unreadable_reentry(e.code()))),
-            Event::UserPromptSubmit | Event::Stop => None,
-        },
+        Err(e) => stdin_unreadable(event, &e),
+    }
+}
+
+fn stdin_unreadable(event: Event, e: &Error) -> Option<String> {
+    match event {
+        Event::PreToolUse => crate::guard::unreadable(b"", e),
+        Event::SessionStart => Some(context_reply(event, &unreadable_reentry(e.code()))),
+        Event::UserPromptSubmit | Event::Stop => None,
     }
 }
 

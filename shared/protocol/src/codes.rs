@@ -538,3 +538,25 @@ pub mod compact {
     /// before its Enter: the text stays in the host's composer.
     pub const COMPACT_LEFT_IN_COMPOSER: &str = "compact_left_in_composer";
 }
+
+/// The PreToolUse policy (shared/policy): decisions by mode and tripwires.
+pub mod policy {
+    /// Normal mode: an irreversible call without a confirmed consent token for its action hash.
+    pub const CONSENT_REQUIRED: &str = "policy_consent_required";
+    /// Silent Witness: every mutating call is denied.
+    pub const SILENT_WITNESS: &str = "policy_silent_witness";
+    /// Degraded mode (until a human reviews): every mutating call is denied.
+    pub const DEGRADED: &str = "policy_degraded";
+    /// One-step mode without a named next step: every mutating call is denied.
+    pub const ONE_STEP_NO_STEP: &str = "policy_one_step_no_next_step";
+    /// QA freeze after `qa-gate record`: Kijito graph writes are denied.
+    pub const QA_FROZEN: &str = "policy_qa_frozen";
+    pub const TRIPWIRE_QA_STATE_WRITE: &str = "tripwire_qa_state_write";
+    pub const TRIPWIRE_LATCH_WRITE: &str = "tripwire_latch_write";
+    pub const TRIPWIRE_CONFIG_WRITE: &str = "tripwire_config_write";
+    pub const TRIPWIRE_PLUGIN_ROOT_WRITE: &str = "tripwire_plugin_root_write";
+    pub const TRIPWIRE_HOOK_BINARY: &str = "tripwire_hook_binary";
+    pub const TRIPWIRE_TERMINAL_INPUT: &str = "tripwire_terminal_input";
+    /// A command the policy cannot read whole (nested too deep, too long, not a string).
+    pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
+}

@@ -287,6 +287,7 @@ pub const GUARDED_NAMES: &[&str] = &[
     "precompact",
     "postcompact",
     "session-hook",
+    "prompt-hook",
     "kijito-setup",
 ];
 
@@ -543,7 +544,41 @@ const EXPANSION: &[char] = &['$', '`'];
 /// backtick) and contains one of these (after quote removal) could assemble
 /// a helper name, so it is held to the grammar.
 pub const NAME_FRAGMENTS: &[&str] =
-    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "kijito", "latch", "wake-check"];
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "kijito", "latch", "wake-check"];
+
+/// The shell command strings a tool call would run, if it is a shell call:
+/// every `tool_input.command`/`cmd` string as is; an argv array as the line
+/// the program sees (`[sh, -c|-lc, LINE]` as `LINE`, words with a space or
+/// empty words quoted for the shell). `Err` for a value that is neither.
+/// Used by the PreToolUse command guard and the policy classifier.
+pub fn tool_command_lines(tool_input: Option<&serde_json::Value>) -> Vec<std::result::Result<String, String>> {
+    let Some(obj) = tool_input.and_then(|v| v.as_object()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for key in ["command", "cmd"] {
+        match obj.get(key) {
+            Some(serde_json::Value::String(s)) => out.push(Ok(s.clone())),
+            Some(serde_json::Value::Array(a)) => {
+                let words: Vec<&str> = a.iter().filter_map(|w| w.as_str()).collect();
+                if words.len() != a.len() {
+                    out.push(Err("a command array with non-string elements".into()));
+                } else if words.len() == 3 && matches!(words[1], "-c" | "-lc") && words[0].rsplit('/').next().is_some_and(|s| s.ends_with("sh")) {
+                    out.push(Ok(words[2].to_owned()));
+                } else if words.iter().any(|w| w.contains(' ') || w.is_empty()) {
+                    // What the program receives, quoted for the shell: a
+                    // helper argv with a multi-word element fails the grammar.
+                    out.push(Ok(shell_words::join(&words)));
+                } else {
+                    out.push(Ok(words.join(" ")));
+                }
+            }
+            Some(serde_json::Value::Null) | None => {}
+            Some(_) => out.push(Err(format!("tool_input.{key} is neither a string nor an array"))),
+        }
+    }
+    out
+}
 
 /// Decide on one shell command line (docs/gate-and-hooks.md, "Command grammar
 /// and guard"). A line that could reach a toolkit executable — directly, or
@@ -705,7 +740,12 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     // Brace expansion: `{bin/session-hook,--host}` runs `bin/session-hook
     // --host`; each alternative is a word the shell will run.
     if word.contains('{') {
-        for alt in brace_alternatives(word) {
+        let alts = brace_alternatives(word);
+        // Past the bound a word may hide anything: held to the grammar.
+        if alts.len() > MAX_BRACE_WORDS {
+            return true;
+        }
+        for alt in alts {
             let plain: String = alt.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
             if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) || helper_dir.is_some_and(|d| in_dir(&plain, d)) {
                 return true;
@@ -719,8 +759,9 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
 const MAX_BRACE_WORDS: usize = 256;
 
 /// The words the shell's brace expansion makes of `word` (`a{b,c}d` → `abd`,
-/// `acd`; nested and repeated groups too), bounded by [`MAX_BRACE_WORDS`];
-/// a group without a top-level comma stays as it is. Quoting is ignored, so
+/// `acd`; nested and repeated groups too); a group without a top-level comma
+/// stays as it is. More than [`MAX_BRACE_WORDS`] words in the result means
+/// the expansion was cut short (the caller fails closed). Quoting is ignored, so
 /// a quoted brace counts as an expansion too (more words, never fewer).
 fn brace_alternatives(word: &str) -> Vec<String> {
     let mut todo = vec![word.to_owned()];
@@ -728,7 +769,9 @@ fn brace_alternatives(word: &str) -> Vec<String> {
     while let Some(w) = todo.pop() {
         if todo.len() + done.len() >= MAX_BRACE_WORDS {
             done.push(w);
-            break;
+            done.extend(todo.drain(..));
+            done.push(String::new());
+            return done;
         }
         match first_brace_group(&w) {
             Some((open, close, commas)) => {

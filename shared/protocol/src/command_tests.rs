@@ -309,8 +309,10 @@ fn brace_expansion_is_followed_to_every_word() {
     // No comma at the group's depth: not an expansion.
     assert_eq!(brace_alternatives("{abc}"), ["{abc}"]);
     assert_eq!(brace_alternatives("a{b"), ["a{b"]);
-    // Bounded: 2^10 words are not all made.
-    assert!(brace_alternatives(&"{a,b}".repeat(10)).len() <= MAX_BRACE_WORDS + 1);
+    // Bounded: 2^40 words are not all made, and a cut-short expansion says so.
+    let many = brace_alternatives(&"{a,b}".repeat(40));
+    assert!(many.len() > MAX_BRACE_WORDS && many.len() <= MAX_BRACE_WORDS + 2, "{}", many.len());
+    assert_eq!(brace_alternatives(&"{a,b}".repeat(8)).len(), 256);
 }
 
 /// Issue 22: `cd <root> && {bin/session-hook,--host} claude ...` ran the
@@ -327,6 +329,8 @@ fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {
         assert!(reaches_helper(line, Some(&d)), "{line}");
         assert!(matches!(guard_line(line, Some(&d)), Verdict::Deny(_)), "{line}");
     }
+    // A brace expansion too large to follow is held to the grammar.
+    assert!(reaches_helper(&format!("echo {}{{x,qa-gate}}", "{a,b}".repeat(20)), Some(&d)));
     // A brace word naming nothing of ours stays unrelated.
     assert!(!reaches_helper("cp src/{a,b}.rs /tmp", Some(&d)));
     assert!(matches!(guard_line("mkdir -p build/{x,y}", Some(&d)), Verdict::Unrelated));

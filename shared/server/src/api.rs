@@ -8,7 +8,8 @@ use crate::lease::{MAX_LEASE_SECONDS, MIN_LEASE_SECONDS};
 use crate::render::{self, Marker};
 use crate::reqlog::{Entry, RequestLog};
 use crate::store::{self, ClaimOutcome, NewMemory, PatchOutcome, Store};
-use kijito_protocol::ids::{MemoryId, MessageId, Persona};
+use crate::fields::{count_field, label_field, message_field, only_keys, optional, persona_field, string_field, unit_field, word_field, Bad};
+use kijito_protocol::ids::MemoryId;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -237,7 +238,7 @@ impl App {
             Err(r) => return r,
         };
         match self.store.patch(id, &content, &scope, &project, req.header("if-match")) {
-            Ok(PatchOutcome::Updated) => Response::json(200, &json!({ "result": format!("Updated [{id}]") })),
+            Ok(PatchOutcome::Updated) => Response::json(200, &json!({ "result": render::answer::updated(id) })),
             Ok(PatchOutcome::NotFoundOrForbidden) => forbidden(),
             Ok(PatchOutcome::PreconditionFailed) => Response::error(412, "precondition_failed", "If-Match does not match the current content; nothing written"),
             Err(e) => internal(&e),
@@ -277,7 +278,7 @@ impl App {
             Err(r) => return r,
         };
         match self.store.create_memory(&new) {
-            Ok(id) => Response::json(200, &json!({ "result": format!("Created [{id}]"), "id": id })),
+            Ok(id) => Response::json(200, &json!({ "result": render::answer::created(id), "id": id })),
             Err(e) => internal(&e),
         }
     }
@@ -296,18 +297,18 @@ impl App {
             Err(r) => return r,
         };
         match self.store.correct(id, &content, persona.as_deref(), self.now_ms()) {
-            Ok(Some(new_id)) => Response::json(200, &json!({ "result": format!("Corrected [{id}] by [{new_id}]"), "id": new_id })),
+            Ok(Some(new_id)) => Response::json(200, &json!({ "result": render::answer::corrected(id, new_id), "id": new_id })),
             Ok(None) => forbidden(),
             Err(e) => internal(&e),
         }
     }
 
     fn fade(&self, id: u64, req: &Request) -> Response {
-        if let Err(r) = body_object(req).and_then(|obj| only_keys(&obj, &[])) {
+        if let Err(r) = body_object(req).and_then(|obj| Ok(only_keys(&obj, &[])?)) {
             return r;
         }
         match self.store.set_marker(id, Marker::Faded) {
-            Ok(true) => Response::json(200, &json!({ "result": format!("Faded [{id}]") })),
+            Ok(true) => Response::json(200, &json!({ "result": render::answer::faded(id) })),
             Ok(false) => forbidden(),
             Err(e) => internal(&e),
         }
@@ -362,12 +363,10 @@ impl App {
             Err(r) => return r,
         };
         match self.store.claim(message, &persona, lease, self.now_ms(), self.reap_after_ms) {
-            Ok(ClaimOutcome::Claimed) => Response::json(200, &json!({ "claimed": true, "message_id": message })),
-            Ok(ClaimOutcome::Refused { reason, claimed_by, lease_expired }) => Response::json(
-                200,
-                &json!({ "claimed": false, "message_id": message, "advisory": { "reason": reason.as_str(), "claimed_by": claimed_by, "lease_expired": lease_expired } }),
-            ),
-            Ok(ClaimOutcome::UnknownMessage) => unknown_message(),
+            Ok(outcome) => match claim_answer(message, &outcome) {
+                Some(answer) => Response::json(200, &answer),
+                None => unknown_message(),
+            },
             Err(e) => internal(&e),
         }
     }
@@ -382,11 +381,28 @@ impl App {
             Err(r) => return r,
         };
         match self.store.release(message, &persona, self.now_ms(), self.reap_after_ms) {
-            Ok(Some(released)) => Response::json(200, &json!({ "released": released, "message_id": message })),
+            Ok(Some(released)) => Response::json(200, &release_answer(message, released)),
             Ok(None) => unknown_message(),
             Err(e) => internal(&e),
         }
     }
+}
+
+/// The answer body of a claim (also the `kijito_hive_claim` tool's text);
+/// None for an unknown message.
+pub fn claim_answer(message: u64, outcome: &ClaimOutcome) -> Option<Value> {
+    match outcome {
+        ClaimOutcome::Claimed => Some(json!({ "claimed": true, "message_id": message })),
+        ClaimOutcome::Refused { reason, claimed_by, lease_expired } => Some(
+            json!({ "claimed": false, "message_id": message, "advisory": { "reason": reason.as_str(), "claimed_by": claimed_by, "lease_expired": lease_expired } }),
+        ),
+        ClaimOutcome::UnknownMessage => None,
+    }
+}
+
+/// The answer body of a release (also the `kijito_hive_release` tool's text).
+pub fn release_answer(message: u64, released: bool) -> Value {
+    json!({ "released": released, "message_id": message })
 }
 
 fn not_found() -> Response {
@@ -403,6 +419,12 @@ fn unknown_message() -> Response {
 
 type Field<T> = Result<T, Response>;
 
+impl From<Bad> for Response {
+    fn from(b: Bad) -> Response {
+        bad_request(&b.code, &b.message)
+    }
+}
+
 /// The request body as a JSON object (an empty body is `{}`).
 fn body_object(req: &Request) -> Field<Map<String, Value>> {
     if req.body.is_empty() {
@@ -418,81 +440,3 @@ fn body_object(req: &Request) -> Field<Map<String, Value>> {
         Err(_) => Err(bad_request("body_not_json", "the body is not valid JSON")),
     }
 }
-
-fn only_keys(obj: &Map<String, Value>, allowed: &[&str]) -> Field<()> {
-    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(bad_request("unknown_field", &format!("unknown field {:?}", kijito_protocol::ids::clip(k)))),
-        None => Ok(()),
-    }
-}
-
-fn optional<T>(obj: &Map<String, Value>, name: &str, field: fn(&Map<String, Value>, &str) -> Field<T>, default: T) -> Field<T> {
-    if obj.contains_key(name) {
-        field(obj, name)
-    } else {
-        Ok(default)
-    }
-}
-
-fn string_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
-    match obj.get(name) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err(bad_request("invalid_field", &format!("{name} must be a string"))),
-        None => Err(bad_request("missing_field", &format!("{name} is required"))),
-    }
-}
-
-fn persona_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
-    let text = string_field(obj, name)?;
-    Persona::parse(&text).map(|p| p.as_str().to_owned()).map_err(|e| bad_request(e.code(), e.message()))
-}
-
-/// A lowercase word: `^[a-z][a-z0-9_-]{0,63}$` (type, scope, source, ...).
-fn word_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
-    let text = string_field(obj, name)?;
-    let b = text.as_bytes();
-    if !b.is_empty() && b.len() <= 64 && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-') {
-        Ok(text)
-    } else {
-        Err(bad_request("invalid_field", &format!("{name} must match ^[a-z][a-z0-9_-]{{0,63}}$")))
-    }
-}
-
-/// A one-line label (project, message parties): 1 to 128 characters, no
-/// control characters, no surrounding whitespace.
-fn label_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
-    let text = string_field(obj, name)?;
-    if !text.is_empty() && text.chars().count() <= 128 && !text.chars().any(char::is_control) && text.trim() == text {
-        Ok(text)
-    } else {
-        Err(bad_request("invalid_field", &format!("{name} must be 1-128 characters, one line, no surrounding whitespace")))
-    }
-}
-
-/// A number in [0, 1].
-fn unit_field(obj: &Map<String, Value>, name: &str) -> Field<f64> {
-    obj.get(name)
-        .and_then(Value::as_f64)
-        .filter(|x| x.is_finite() && (0.0..=1.0).contains(x))
-        .map(|x| if x == 0.0 { 0.0 } else { x })
-        .ok_or_else(|| bad_request("invalid_field", &format!("{name} must be a number from 0 to 1")))
-}
-
-fn count_field(obj: &Map<String, Value>, name: &str) -> Field<u64> {
-    obj.get(name)
-        .and_then(Value::as_u64)
-        .filter(|n| *n <= 1_000_000_000)
-        .ok_or_else(|| bad_request("invalid_field", &format!("{name} must be an integer from 0 to 1e9")))
-}
-
-fn message_field(obj: &Map<String, Value>) -> Field<u64> {
-    match obj.get("message_id") {
-        None => Err(bad_request("missing_field", "message_id is required")),
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| MessageId::new(n).ok())
-            .map(MessageId::get)
-            .ok_or_else(|| bad_request(MessageId::INVALID, "message_id must be a positive safe integer")),
-    }
-}
-

@@ -1,5 +1,5 @@
 //! The `kijito-local` command line (bins/kijito-local.rs is its thin main):
-//! `serve` and `demo`.
+//! `serve`, `mcp` and `demo`.
 
 use crate::{self as server, lease, Config};
 use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
@@ -22,6 +22,21 @@ serve:
   --faults FILE        fault-injection rules for tests (JSON list, re-read
                        on every request)
   --request-log FILE   append one JSON line per request
+
+  kijito-local mcp --db FILE [--pointer-id N] [--lock-message-id N]
+                   [--persona P] [--project J] [--reap-after SECONDS]
+
+mcp:
+  A Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message
+  per line, at most 1 MiB each) over the same SQLite store as serve (both
+  may run at once). Tools: kijito_startup, kijito_recall, kijito_get,
+  kijito_recent, kijito_remember, kijito_correct, kijito_fade, kijito_update,
+  kijito_dream (not available here: an error result), kijito_anchor_audit,
+  kijito_hive_send, kijito_hive_claim, kijito_hive_release. --pointer-id and
+  --lock-message-id (default: pointerId/lockMessageId of the kijito-qa
+  config) are refused by kijito_update; --persona/--project (default: the
+  config's) are the defaults of the tools' arguments. Exits 0 at the end of
+  stdin.
 
   kijito-local demo [--host codex|claude] [--keep]
 
@@ -47,12 +62,22 @@ pub const SERVE_FLAGS: &[Flag] = &[
     Flag::value("--request-log"),
 ];
 
+pub const MCP_FLAGS: &[Flag] = &[
+    Flag::value("--db"),
+    Flag::value("--pointer-id"),
+    Flag::value("--lock-message-id"),
+    Flag::value("--persona"),
+    Flag::value("--project"),
+    Flag::value("--reap-after"),
+];
+
 pub const TOOL: Tool = Tool {
     name: "kijito-local",
     code_name: "local",
     help: HELP,
     commands: &[
         Command { name: "serve", flags: SERVE_FLAGS },
+        Command { name: "mcp", flags: MCP_FLAGS },
         Command { name: "demo", flags: &[Flag::value("--host"), Flag::switch("--keep")] },
     ],
 };
@@ -61,6 +86,7 @@ pub const TOOL: Tool = Tool {
 pub fn run(args: Args) -> Result<i32> {
     match args.subcommand.as_str() {
         "serve" => serve(&args),
+        "mcp" => mcp(&args),
         "demo" => demo(&args),
         other => Err(Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {other:?}"))),
     }
@@ -85,6 +111,45 @@ fn serve(args: &Args) -> Result<i32> {
         request_log: path_flag(args, "--request-log")?,
     };
     server::serve_until_signal(&config, |addr| cli::print_stdout(&format!("kijito-local listening on http://{addr}\n")))?;
+    Ok(0)
+}
+
+fn mcp(args: &Args) -> Result<i32> {
+    let db = path_flag(args, "--db")?.ok_or_else(|| Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, "--db is required"))?;
+    let config = kijito_files::config::Config::load_with_plugin_options()?;
+    let id_flag = |name: &str| -> Result<Option<u64>> {
+        match args.raw(name) {
+            None => Ok(None),
+            Some(text) => kijito_protocol::ids::MemoryId::parse(text).map(|id| Some(id.get())).map_err(|e| e.as_usage()),
+        }
+    };
+    let persona = match args.raw("--persona") {
+        None => config.persona.as_str().to_owned(),
+        Some(p) => kijito_protocol::ids::Persona::parse(p).map_err(|e| e.as_usage())?.as_str().to_owned(),
+    };
+    let project = match args.raw("--project") {
+        None => config.project.clone(),
+        Some(p) if !p.is_empty() && p.chars().count() <= 128 && !p.chars().any(char::is_control) && p.trim() == p => p.to_owned(),
+        Some(_) => return Err(Error::usage(kijito_protocol::codes::cli::INVALID_ARGUMENT, "--project must be 1-128 characters, one line, no surrounding whitespace")),
+    };
+    let reap_after = args.optional::<u64>("--reap-after")?.unwrap_or(lease::DEFAULT_REAP_AFTER_SECONDS);
+    let options = crate::mcp::Options {
+        pointer_id: id_flag("--pointer-id")?.or(config.pointer_id.map(|p| p.get())),
+        lock_message_id: id_flag("--lock-message-id")?.or(config.lock_message_id.map(|l| l.get())),
+        persona,
+        project,
+        reap_after_ms: (reap_after.min(1 << 40) * 1000) as i64,
+    };
+    // Owner-only for everything SQLite creates beside the database (-wal, -shm).
+    // SAFETY: umask has no preconditions.
+    unsafe {
+        libc::umask(0o077);
+    }
+    let store = crate::store::Store::open(&db)?;
+    let server = crate::mcp::Mcp::new(store, options);
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    crate::mcp::serve(&server, &mut stdin.lock(), &mut stdout.lock())?;
     Ok(0)
 }
 

@@ -5,7 +5,9 @@
 //! |---|---|
 //! | [`http`] | bounded HTTP/1.1 request reading and response writing |
 //! | [`api`] | authentication, fault injection, routes and handlers |
-//! | [`store`] | SQLite store: memories, relations, messages, leases |
+//! | [`mcp`] | `kijito-local mcp`: the MCP server over stdio on the same store |
+//! | [`fields`] | argument rules shared by the HTTP API and the MCP tools |
+//! | [`store`] | SQLite store: memories, relations, messages, leases, FTS5 recall |
 //! | [`render`] | the rendered memory of docs/protocol.md §3 |
 //! | [`lease`] | claim/release advisory semantics |
 //! | [`faults`] | the `--faults` rule file |
@@ -26,8 +28,10 @@ pub mod api;
 pub mod cli;
 pub mod demo;
 pub mod faults;
+pub mod fields;
 pub mod http;
 pub mod lease;
+pub mod mcp;
 pub mod render;
 pub mod reqlog;
 pub mod store;

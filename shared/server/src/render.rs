@@ -113,6 +113,43 @@ pub fn render(memory: &Memory, edges: &[Edge], has_more: bool, nonce: &str) -> S
     out
 }
 
+/// One line that names a memory without its full text (the lists of
+/// `kijito_recall` without `full`, `kijito_recent`, `kijito_startup`):
+/// `[<id>] <type> · Status: <status> · Source: <source> · belief: ...[ · eroded] · <preview>`.
+/// The preview is [`preview`] of the content; read the memory itself with
+/// `kijito_get` (a summary line is never a rendering a verifier accepts).
+pub fn summary(memory: &Memory) -> String {
+    format!(
+        "[{id}] {kind} · Status: {status} · Source: {source} · belief: confidence={confidence} evidence={evidence} basis={basis}{marker} · {preview}",
+        id = memory.id,
+        kind = memory.kind,
+        status = memory.status,
+        source = memory.source,
+        confidence = kijito_protocol::manifest::js_number(memory.confidence),
+        evidence = memory.evidence,
+        basis = memory.basis,
+        marker = memory.marker.suffix(),
+        preview = preview(&memory.content),
+    )
+}
+
+/// The one-line answers of the writes, shared by the HTTP API (`result`)
+/// and the MCP tools (their text).
+pub mod answer {
+    pub fn created(id: u64) -> String {
+        format!("Created [{id}]")
+    }
+    pub fn updated(id: u64) -> String {
+        format!("Updated [{id}]")
+    }
+    pub fn corrected(id: u64, by: u64) -> String {
+        format!("Corrected [{id}] by [{by}]")
+    }
+    pub fn faded(id: u64) -> String {
+        format!("Faded [{id}]")
+    }
+}
+
 /// The first `PREVIEW_CHARS` characters of `content`, every control character
 /// (newlines included) shown as a space, so a preview stays on one line.
 pub fn preview(content: &str) -> String {
@@ -161,6 +198,16 @@ mod tests {
         assert!(text.contains("  has_more=true\n⟦UNTRUSTED id=9 "));
         let line = text.lines().find(|l| l.starts_with("  -> relates_to [2]")).unwrap();
         assert_eq!(line.chars().count(), "  -> relates_to [2] ".len() + PREVIEW_CHARS);
+    }
+
+    #[test]
+    fn summary_is_one_line_with_the_marker() {
+        let mut m = control();
+        m.content = "first line\nsecond ⟦UNTRUSTED".into();
+        assert_eq!(
+            summary(&m),
+            "[9] correction · Status: active · Source: mcp · belief: confidence=0.95 evidence=9 basis=observed · eroded · first line second ⟦UNTRUSTED"
+        );
     }
 
     #[test]

@@ -58,6 +58,22 @@ const MIGRATIONS: &[&str] = &[
         persona TEXT NOT NULL,
         expires_at_ms INTEGER NOT NULL
     );",
+    // v2: full-text search for `kijito_recall` (an external-content FTS5
+    // index kept in step by triggers) and the scope/project/time index of
+    // `kijito_recent`.
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(content, content='memories', content_rowid='id');
+    INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE INDEX memories_scope_project_created ON memories (scope, project, created_ms, id);",
 ];
 
 /// The schema version this build writes.
@@ -156,7 +172,13 @@ impl Store {
             return Err(Error::new(codes::SCHEMA_TOO_NEW, format!("database schema version {version} is newer than this build's {SCHEMA_VERSION}")));
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
-            let tx = conn.transaction().map_err(db_err)?;
+            // IMMEDIATE, and the version read again inside: another process
+            // (`serve` and `mcp` on one database) may have migrated meanwhile.
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+            let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)?;
+            if now > i as i64 {
+                continue;
+            }
             tx.execute_batch(sql).map_err(db_err)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(db_err)?;
             tx.commit().map_err(db_err)?;
@@ -172,6 +194,20 @@ impl Store {
     pub fn create_memory(&self, m: &NewMemory) -> Result<u64> {
         let conn = self.lock();
         insert_memory(&conn, m)
+    }
+
+    /// Create many memories in one transaction (seeding, benchmarks);
+    /// returns the first and last id.
+    pub fn create_memories(&self, memories: &[NewMemory]) -> Result<Option<(u64, u64)>> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+        let mut range = None;
+        for m in memories {
+            let id = insert_memory(&tx, m)?;
+            range = Some((range.map_or(id, |(first, _)| first), id));
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(range)
     }
 
     /// A memory by id, or None.
@@ -333,11 +369,109 @@ impl Store {
         Ok(Some(released))
     }
 
+    /// Ranked full-text search (FTS5, BM25; ties newest first) over the
+    /// memories of `scope`/`project` (None: any). `query` is an FTS5 query
+    /// built by [`fts_query`]. Returns at most `limit` memories.
+    pub fn recall(&self, query: &str, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
+        let conn = self.lock();
+        let ids: Vec<u64> = {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid
+                     WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
+                     ORDER BY f.rank, m.id DESC LIMIT ?4",
+                )
+                .map_err(db_err)?;
+            let rows = stmt.query_map(params![query, scope, project, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
+            rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)?
+        };
+        ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
+    }
+
+    /// The newest memories (by creation time, then id) created at or after
+    /// `since_ms` in `scope`/`project` (None: any); at most `limit`.
+    pub fn recent(&self, since_ms: i64, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
+        self.listed(
+            "SELECT id FROM memories WHERE created_ms >= ?1 AND (?2 IS NULL OR scope = ?2) AND (?3 IS NULL OR project = ?3)
+             ORDER BY created_ms DESC, id DESC LIMIT ?4",
+            params![since_ms, scope, project, limit as i64],
+        )
+    }
+
+    /// The most important live (unmarked) memories of `project` in any
+    /// scope, most important first, then newest; at most `limit`.
+    pub fn important(&self, project: &str, limit: usize) -> Result<Vec<Memory>> {
+        self.listed(
+            "SELECT id FROM memories WHERE project = ?1 AND marker = 'none' ORDER BY importance DESC, id DESC LIMIT ?2",
+            params![project, limit as i64],
+        )
+    }
+
+    /// How many memories `project` has, and how many of them are live (unmarked).
+    pub fn counts(&self, project: &str) -> Result<(u64, u64)> {
+        let conn = self.lock();
+        conn.query_row("SELECT COUNT(*), COALESCE(SUM(marker = 'none'), 0) FROM memories WHERE project = ?1", [project], |r| {
+            Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get::<_, i64>(1)?.max(0) as u64))
+        })
+        .map_err(db_err)
+    }
+
+    fn listed(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Memory>> {
+        let conn = self.lock();
+        let ids: Vec<u64> = {
+            let mut stmt = conn.prepare_cached(sql).map_err(db_err)?;
+            let rows = stmt.query_map(args, |r| r.get::<_, i64>(0)).map_err(db_err)?;
+            rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)?
+        };
+        ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
+    }
+
+    /// The memories linked to `id` by `kind` edges: (`from` ids of edges
+    /// into it, `to` ids of edges out of it), oldest edge first, at most
+    /// `limit` each.
+    pub fn linked(&self, id: u64, kind: &str, limit: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        let conn = self.lock();
+        let list = |sql: &str| -> Result<Vec<u64>> {
+            let mut stmt = conn.prepare_cached(sql).map_err(db_err)?;
+            let rows = stmt.query_map(params![id as i64, kind, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
+            rows.map(|r| r.map(|v| v as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+        };
+        let into = list("SELECT from_id FROM relations WHERE to_id = ?1 AND kind = ?2 ORDER BY id LIMIT ?3")?;
+        let out = list("SELECT to_id FROM relations WHERE from_id = ?1 AND kind = ?2 ORDER BY id LIMIT ?3")?;
+        Ok((into, out))
+    }
+
+    /// Whether hive message `id` exists.
+    pub fn message_exists(&self, id: u64) -> Result<bool> {
+        let conn = self.lock();
+        message_exists(&conn, id)
+    }
+
     /// Remove every lease past its reap time; returns how many.
     pub fn reap(&self, now_ms: i64, reap_after_ms: i64) -> Result<usize> {
         let conn = self.lock();
         conn.execute("DELETE FROM leases WHERE expires_at_ms + ?2 <= ?1", params![now_ms, reap_after_ms]).map_err(db_err)
     }
+}
+
+/// Most words of a recall query that reach the index.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// An FTS5 query from free text: each whitespace-separated chunk becomes a
+/// quoted phrase of its letters and digits (so `CODEX_CURRENT_STATE_POINTER_V1`
+/// matches those words in that order), phrases joined by OR and ranked by
+/// BM25. No FTS5 syntax of the caller reaches SQLite. None when the text has
+/// no letter or digit.
+pub fn fts_query(text: &str) -> Option<String> {
+    let phrases: Vec<String> = text
+        .split_whitespace()
+        .map(|chunk| chunk.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect::<String>())
+        .map(|words| words.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|words| !words.is_empty())
+        .take(MAX_QUERY_TERMS)
+        .map(|words| format!("\"{words}\""))
+        .collect();
+    (!phrases.is_empty()).then(|| phrases.join(" OR "))
 }
 
 fn insert_memory(conn: &Connection, m: &NewMemory) -> Result<u64> {
@@ -466,6 +600,85 @@ mod tests {
         assert_eq!(edges, vec![Edge { kind: "corrects".into(), to: old, preview: "wrong".into() }]);
         assert!(!more);
         assert_eq!(store.correct(999, "x", None, 5).unwrap(), None);
+        assert_eq!(store.linked(old, "corrects", 10).unwrap(), (vec![new], vec![]));
+        assert_eq!(store.linked(new, "corrects", 10).unwrap(), (vec![], vec![old]));
+        assert_eq!(store.linked(new, "relates_to", 10).unwrap(), (vec![], vec![]));
+    }
+
+    #[test]
+    fn recall_ranks_full_text_and_follows_edits() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        let a = store.create_memory(&sample("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: finish the MCP server")).unwrap();
+        let b = store.create_memory(&sample("a lesson about resume scripts")).unwrap();
+        let mut other = sample("CODEX_CURRENT_STATE_POINTER_V1 of another project");
+        other.project = "Other".into();
+        store.create_memory(&other).unwrap();
+        let q = fts_query("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW").unwrap();
+        assert_eq!(q, "\"CODEX CURRENT STATE POINTER V1\" OR \"RESUME\" OR \"NOW\"");
+        let hits: Vec<u64> = store.recall(&q, Some("project"), Some("Codex"), 10).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(hits, vec![a, b]);
+        assert_eq!(store.recall(&q, None, None, 10).unwrap().len(), 3);
+        assert_eq!(store.recall(&q, Some("project"), Some("Codex"), 1).unwrap().len(), 1);
+        // The index follows content changes (PATCH, clobber) and corrections.
+        store.set_content(b, "nothing relevant").unwrap();
+        assert_eq!(store.recall(&fts_query("lesson").unwrap(), None, None, 10).unwrap(), vec![]);
+        let c = store.correct(a, "RESUME LATER", None, 9).unwrap().unwrap();
+        let hits: Vec<u64> = store.recall(&fts_query("later").unwrap(), None, None, 10).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(hits, vec![c]);
+        // Caller syntax never reaches FTS5.
+        for hostile in ["\"", "NEAR(a b)", "a* OR -b", "col:x", "^x", "(((", "AND"] {
+            let q = fts_query(hostile);
+            if let Some(q) = q {
+                store.recall(&q, None, None, 5).unwrap();
+            }
+        }
+        assert_eq!(fts_query("  _-_ ** "), None);
+    }
+
+    #[test]
+    fn a_v1_database_is_migrated_and_indexed() {
+        let (_d, path) = temp();
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO memories (type, scope, project, persona, status, source, created_ms, importance, confidence, evidence, basis, marker, content)
+                 VALUES ('note', 'project', 'Codex', 'codex', 'active', 'mcp', 0, 0.5, 1, 1, 'observed', 'none', 'written by v1')",
+                [],
+            )
+            .unwrap();
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(store.recall(&fts_query("v1").unwrap(), None, None, 5).unwrap()[0].content, "written by v1");
+    }
+
+    #[test]
+    fn recent_and_important_lists() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        let mut old = sample("old");
+        old.created_ms = 1_000;
+        let old = store.create_memory(&old).unwrap();
+        let mut new = sample("new");
+        new.created_ms = 5_000;
+        new.importance = 0.9;
+        let new = store.create_memory(&new).unwrap();
+        let ids = |v: Vec<Memory>| v.iter().map(|m| m.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.recent(0, Some("project"), Some("Codex"), 10).unwrap()), vec![new, old]);
+        assert_eq!(ids(store.recent(2_000, None, None, 10).unwrap()), vec![new]);
+        assert_eq!(ids(store.important("Codex", 10).unwrap()), vec![new, old]);
+        store.set_marker(new, Marker::Faded).unwrap();
+        assert_eq!(ids(store.important("Codex", 10).unwrap()), vec![old]);
+        assert_eq!(store.counts("Codex").unwrap(), (2, 1));
+        assert_eq!(store.create_memories(&[]).unwrap(), None);
+        let (first, last) = store.create_memories(&[sample("x"), sample("y"), sample("z")]).unwrap().unwrap();
+        assert_eq!((first, last), (new + 1, new + 3));
+        assert_eq!(store.recall(&fts_query("y").unwrap(), None, None, 5).unwrap()[0].id, new + 2);
+        assert_eq!(store.counts("Codex").unwrap(), (5, 4));
     }
 
     #[test]

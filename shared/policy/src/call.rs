@@ -1,0 +1,170 @@
+//! [`ToolCall`]: one PreToolUse call of either host, parsed at the edge.
+//!
+//! Claude Code 2.1.328: `Bash` (`command`), `Write`/`Edit`/`MultiEdit`
+//! (`file_path`), `NotebookEdit` (`notebook_path`), `mcp__<server>__<tool>`,
+//! and its read-only tools (`Read`, `Glob`, `Grep`, `LS`, `WebFetch`, ...).
+//! Codex 0.169: the shell tool (`shell`, `exec_command`, `local_shell`,
+//! `unified_exec`, or `Bash`) with `command`/`cmd` as a string or an argv
+//! array, `apply_patch` whose patch text names the files, and MCP calls
+//! (`mcp__<server>__<tool>`). The shell lines come from
+//! [`kijito_protocol::command::tool_command_lines`], the one extraction the
+//! command guard uses as well.
+
+use serde_json::Value;
+
+/// What one tool call is, for the classifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCall {
+    /// A shell tool: the command lines it would run; `invalid` when a
+    /// `command`/`cmd` value was neither a string nor an argv of strings.
+    Shell { tool: String, lines: Vec<String>, invalid: Option<String> },
+    /// A host tool that writes the named files (Write, Edit, MultiEdit, NotebookEdit).
+    FileWrite { tool: String, paths: Vec<String> },
+    /// `apply_patch`: the files the patch adds/updates (and moves to), and deletes.
+    Patch { tool: String, writes: Vec<String>, deletes: Vec<String> },
+    /// `mcp__<server>__<tool>`.
+    Mcp { tool: String, server: String, name: String },
+    /// A host tool that only reads (or only talks to the agent itself).
+    Read { tool: String },
+    /// Any other tool name: treated as a write of unknown effect.
+    Other { tool: String },
+}
+
+/// Claude Code's shell tool and Codex's shell tool names.
+pub const SHELL_TOOLS: &[&str] = &["Bash", "shell", "exec_command", "local_shell", "unified_exec", "container.exec", "shell_command"];
+/// Host tools that write one named file.
+pub const FILE_WRITE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+/// Host tools that change nothing outside the agent's own state.
+pub const READ_TOOLS: &[&str] = &[
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "NotebookRead",
+    "WebFetch",
+    "WebSearch",
+    "TodoWrite",
+    "TodoRead",
+    "Task",
+    "Agent",
+    "ExitPlanMode",
+    "BashOutput",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "view_image",
+    "update_plan",
+    "web_search",
+    "read_file",
+    "list_dir",
+    "grep_files",
+];
+
+impl ToolCall {
+    /// Parse a PreToolUse `tool_name` and `tool_input`.
+    pub fn parse(tool_name: &str, tool_input: &Value) -> ToolCall {
+        let tool = tool_name.to_owned();
+        if let Some(rest) = tool_name.strip_prefix("mcp__") {
+            let (server, name) = rest.split_once("__").unwrap_or(("", rest));
+            return ToolCall::Mcp { tool, server: server.to_owned(), name: name.to_owned() };
+        }
+        if matches!(tool_name, "apply_patch" | "applypatch" | "ApplyPatch") {
+            let text = ["input", "patch", "command", "cmd"]
+                .iter()
+                .filter_map(|k| tool_input.get(*k))
+                .find_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).find(|s| s.contains("*** Begin Patch")).map(str::to_owned),
+                    _ => None,
+                })
+                .or_else(|| tool_input.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let (writes, deletes) = patch_files(&text);
+            return ToolCall::Patch { tool, writes, deletes };
+        }
+        if FILE_WRITE_TOOLS.contains(&tool_name) {
+            let paths = ["file_path", "notebook_path", "path"]
+                .iter()
+                .filter_map(|k| tool_input.get(*k).and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+            return ToolCall::FileWrite { tool, paths };
+        }
+        let lines = kijito_protocol::command::tool_command_lines(Some(tool_input));
+        if SHELL_TOOLS.contains(&tool_name) || !lines.is_empty() {
+            let invalid = lines.iter().find_map(|l| l.as_ref().err().cloned());
+            return ToolCall::Shell { tool, lines: lines.into_iter().filter_map(Result::ok).collect(), invalid };
+        }
+        if READ_TOOLS.contains(&tool_name) {
+            return ToolCall::Read { tool };
+        }
+        ToolCall::Other { tool }
+    }
+
+    pub fn tool(&self) -> &str {
+        match self {
+            ToolCall::Shell { tool, .. }
+            | ToolCall::FileWrite { tool, .. }
+            | ToolCall::Patch { tool, .. }
+            | ToolCall::Mcp { tool, .. }
+            | ToolCall::Read { tool }
+            | ToolCall::Other { tool } => tool,
+        }
+    }
+}
+
+/// The files a Codex patch (`*** Begin Patch` ... `*** End Patch`) touches:
+/// (added, updated and moved-to files; deleted files).
+pub fn patch_files(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut writes = Vec::new();
+    let mut deletes = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end();
+        for prefix in ["*** Add File: ", "*** Update File: ", "*** Move to: "] {
+            if let Some(p) = line.strip_prefix(prefix) {
+                writes.push(p.trim().to_owned());
+            }
+        }
+        if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            deletes.push(p.trim().to_owned());
+        }
+    }
+    (writes, deletes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_hosts_shapes() {
+        assert_eq!(
+            ToolCall::parse("Bash", &json!({"command": "ls -la", "description": "list"})),
+            ToolCall::Shell { tool: "Bash".into(), lines: vec!["ls -la".into()], invalid: None }
+        );
+        assert_eq!(
+            ToolCall::parse("shell", &json!({"command": ["bash", "-lc", "rm -rf x"], "workdir": "/p"})),
+            ToolCall::Shell { tool: "shell".into(), lines: vec!["rm -rf x".into()], invalid: None }
+        );
+        assert_eq!(
+            ToolCall::parse("exec_command", &json!({"cmd": "git status"})),
+            ToolCall::Shell { tool: "exec_command".into(), lines: vec!["git status".into()], invalid: None }
+        );
+        assert!(matches!(ToolCall::parse("shell", &json!({"command": 5})), ToolCall::Shell { invalid: Some(_), .. }));
+        assert_eq!(
+            ToolCall::parse("NotebookEdit", &json!({"notebook_path": "/p/n.ipynb", "new_source": "x"})),
+            ToolCall::FileWrite { tool: "NotebookEdit".into(), paths: vec!["/p/n.ipynb".into()] }
+        );
+        assert_eq!(
+            ToolCall::parse("mcp__github__create_issue", &json!({})),
+            ToolCall::Mcp { tool: "mcp__github__create_issue".into(), server: "github".into(), name: "create_issue".into() }
+        );
+        let patch = "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Update File: b.rs\n*** Move to: c.rs\n*** Delete File: d.rs\n*** End Patch\n";
+        assert_eq!(
+            ToolCall::parse("apply_patch", &json!({"input": patch})),
+            ToolCall::Patch { tool: "apply_patch".into(), writes: vec!["a.rs".into(), "b.rs".into(), "c.rs".into()], deletes: vec!["d.rs".into()] }
+        );
+        assert_eq!(ToolCall::parse("Read", &json!({"file_path": "/x"})), ToolCall::Read { tool: "Read".into() });
+        assert_eq!(ToolCall::parse("Frobnicate", &json!({})), ToolCall::Other { tool: "Frobnicate".into() });
+    }
+}

@@ -1,0 +1,1584 @@
+//! The action classifier: a [`ToolCall`] to its classes, each with the id of
+//! the rule that fired, plus tripwires (a separate verdict). Pure: the
+//! caller gives the paths that matter ([`Env`]).
+//!
+//! Default rules cover the seed's five irreversible categories (delete,
+//! send, public-post, wallet-transfer, core-config); [`RULES`] lists every
+//! rule id with its class and risk. **Anything the rules do not name is not
+//! irreversible**: an unknown program is a `write` (`shell_other`), an
+//! unknown host tool a `write` (`host_tool_other`), an unknown MCP tool a
+//! `write` (`mcp_write`).
+
+use crate::call::ToolCall;
+use crate::shell::{self, Parsed, Simple};
+use std::collections::{BTreeSet, HashMap};
+
+/// What a call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    Read,
+    Write,
+    Delete,
+    Send,
+    PublicPost,
+    WalletTransfer,
+    CoreConfig,
+    /// One of this toolkit's helper commands (held to the command guard).
+    Helper,
+}
+
+impl Class {
+    pub const ALL: [Class; 8] =
+        [Class::Read, Class::Write, Class::Delete, Class::Send, Class::PublicPost, Class::WalletTransfer, Class::CoreConfig, Class::Helper];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Read => "read",
+            Class::Write => "write",
+            Class::Delete => "delete",
+            Class::Send => "send",
+            Class::PublicPost => "public-post",
+            Class::WalletTransfer => "wallet-transfer",
+            Class::CoreConfig => "core-config",
+            Class::Helper => "helper",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The seed's five irreversible categories.
+    pub fn is_irreversible(self) -> bool {
+        matches!(self, Class::Delete | Class::Send | Class::PublicPost | Class::WalletTransfer | Class::CoreConfig)
+    }
+
+    /// Everything but reads and helper commands.
+    pub fn is_mutation(self) -> bool {
+        !matches!(self, Class::Read | Class::Helper)
+    }
+}
+
+/// Consent risk of a rule (`memory-latch consent request --risk`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        }
+    }
+}
+
+/// Stable rule ids (snake_case).
+pub mod rules {
+    // read / write / helper
+    pub const SHELL_READ: &str = "shell_read";
+    pub const SHELL_WRITE: &str = "shell_write";
+    pub const SHELL_OTHER: &str = "shell_other";
+    pub const FILE_WRITE: &str = "file_write";
+    pub const HOST_READ: &str = "host_read";
+    pub const HOST_TOOL_OTHER: &str = "host_tool_other";
+    pub const TOOLKIT_HELPER: &str = "toolkit_helper";
+    pub const POINTER_PUBLISH: &str = "pointer_publish";
+    pub const GIT_READ: &str = "git_read";
+    pub const GIT_WRITE: &str = "git_write";
+    pub const HTTP_READ: &str = "http_read";
+    pub const MCP_READ: &str = "mcp_read";
+    pub const MCP_WRITE: &str = "mcp_write";
+    pub const KIJITO_MCP_WRITE: &str = "kijito_mcp_write";
+    // delete
+    pub const RM_RECURSIVE_FORCE: &str = "rm_recursive_force";
+    pub const RM_FILES: &str = "rm_files";
+    pub const FILE_DESTROY: &str = "file_destroy";
+    pub const FIND_DELETE: &str = "find_delete";
+    pub const PATCH_DELETE: &str = "patch_delete";
+    pub const GIT_PUSH_FORCE: &str = "git_push_force";
+    pub const GIT_PUSH_DELETE: &str = "git_push_delete";
+    pub const GIT_RESET_HARD: &str = "git_reset_hard";
+    pub const GIT_CLEAN_FORCE: &str = "git_clean_force";
+    pub const GIT_BRANCH_FORCE_DELETE: &str = "git_branch_force_delete";
+    pub const GIT_STASH_DROP: &str = "git_stash_drop";
+    pub const GIT_DISCARD_CHANGES: &str = "git_discard_changes";
+    pub const RSYNC_DELETE: &str = "rsync_delete";
+    pub const BLOCK_DEVICE_WRITE: &str = "block_device_write";
+    pub const SQL_DESTRUCTIVE: &str = "sql_destructive";
+    pub const KUBE_DELETE: &str = "kube_delete";
+    pub const TERRAFORM_DESTROY: &str = "terraform_destroy";
+    pub const HELM_UNINSTALL: &str = "helm_uninstall";
+    pub const FORGE_DELETE: &str = "forge_delete";
+    pub const PACKAGE_UNPUBLISH: &str = "package_unpublish";
+    pub const MCP_DELETE: &str = "mcp_delete";
+    // send
+    pub const HTTP_WRITE: &str = "http_write";
+    pub const REMOTE_SHELL: &str = "remote_shell";
+    pub const REMOTE_COPY: &str = "remote_copy";
+    pub const SEND_MAIL: &str = "send_mail";
+    pub const KUBE_APPLY: &str = "kube_apply";
+    pub const TERRAFORM_APPLY: &str = "terraform_apply";
+    pub const HELM_RELEASE: &str = "helm_release";
+    pub const MCP_SEND: &str = "mcp_send";
+    // public-post
+    pub const FORGE_POST: &str = "forge_post";
+    pub const FORGE_RELEASE: &str = "forge_release";
+    pub const FORGE_API_WRITE: &str = "forge_api_write";
+    pub const PACKAGE_PUBLISH: &str = "package_publish";
+    pub const IMAGE_PUSH: &str = "image_push";
+    pub const MCP_PUBLIC_POST: &str = "mcp_public_post";
+    // wallet-transfer
+    pub const WALLET_TRANSFER: &str = "wallet_transfer";
+    pub const MCP_TRANSFER: &str = "mcp_transfer";
+    // core-config
+    pub const HOST_SETTINGS_WRITE: &str = "host_settings_write";
+    pub const SSH_CONFIG_WRITE: &str = "ssh_config_write";
+    pub const GIT_CONFIG_WRITE: &str = "git_config_write";
+    pub const GIT_HOOKS_WRITE: &str = "git_hooks_write";
+    pub const CI_WORKFLOW_WRITE: &str = "ci_workflow_write";
+    pub const SHELL_PROFILE_WRITE: &str = "shell_profile_write";
+}
+
+/// Stable tripwire codes (a separate verdict: denied in every mode, no
+/// consent opens them). They live in the registry, `kijito_protocol::codes::policy`.
+pub mod tripwires {
+    pub use kijito_protocol::codes::policy::{
+        TRIPWIRE_CONFIG_WRITE as CONFIG_WRITE, TRIPWIRE_HOOK_BINARY as HOOK_BINARY, TRIPWIRE_LATCH_WRITE as LATCH_WRITE,
+        TRIPWIRE_PLUGIN_ROOT_WRITE as PLUGIN_ROOT_WRITE, TRIPWIRE_QA_STATE_WRITE as QA_STATE_WRITE,
+        TRIPWIRE_SHELL_UNPARSED as SHELL_UNPARSED, TRIPWIRE_TERMINAL_INPUT as TERMINAL_INPUT,
+    };
+}
+
+use rules as r;
+
+/// Every rule: (id, class, risk).
+pub const RULES: &[(&str, Class, Risk)] = &[
+    (r::SHELL_READ, Class::Read, Risk::Low),
+    (r::SHELL_WRITE, Class::Write, Risk::Low),
+    (r::SHELL_OTHER, Class::Write, Risk::Low),
+    (r::FILE_WRITE, Class::Write, Risk::Low),
+    (r::HOST_READ, Class::Read, Risk::Low),
+    (r::HOST_TOOL_OTHER, Class::Write, Risk::Low),
+    (r::TOOLKIT_HELPER, Class::Helper, Risk::Low),
+    (r::POINTER_PUBLISH, Class::Write, Risk::Low),
+    (r::GIT_READ, Class::Read, Risk::Low),
+    (r::GIT_WRITE, Class::Write, Risk::Low),
+    (r::HTTP_READ, Class::Read, Risk::Low),
+    (r::MCP_READ, Class::Read, Risk::Low),
+    (r::MCP_WRITE, Class::Write, Risk::Low),
+    (r::KIJITO_MCP_WRITE, Class::Write, Risk::Low),
+    (r::RM_RECURSIVE_FORCE, Class::Delete, Risk::Medium),
+    (r::RM_FILES, Class::Delete, Risk::Medium),
+    (r::FILE_DESTROY, Class::Delete, Risk::Medium),
+    (r::FIND_DELETE, Class::Delete, Risk::Medium),
+    (r::PATCH_DELETE, Class::Delete, Risk::Medium),
+    (r::GIT_PUSH_FORCE, Class::Delete, Risk::High),
+    (r::GIT_PUSH_DELETE, Class::Delete, Risk::High),
+    (r::GIT_RESET_HARD, Class::Delete, Risk::Medium),
+    (r::GIT_CLEAN_FORCE, Class::Delete, Risk::Medium),
+    (r::GIT_BRANCH_FORCE_DELETE, Class::Delete, Risk::Medium),
+    (r::GIT_STASH_DROP, Class::Delete, Risk::Medium),
+    (r::GIT_DISCARD_CHANGES, Class::Delete, Risk::Medium),
+    (r::RSYNC_DELETE, Class::Delete, Risk::Medium),
+    (r::BLOCK_DEVICE_WRITE, Class::Delete, Risk::High),
+    (r::SQL_DESTRUCTIVE, Class::Delete, Risk::High),
+    (r::KUBE_DELETE, Class::Delete, Risk::High),
+    (r::TERRAFORM_DESTROY, Class::Delete, Risk::High),
+    (r::HELM_UNINSTALL, Class::Delete, Risk::High),
+    (r::FORGE_DELETE, Class::Delete, Risk::High),
+    (r::PACKAGE_UNPUBLISH, Class::Delete, Risk::High),
+    (r::MCP_DELETE, Class::Delete, Risk::Medium),
+    (r::HTTP_WRITE, Class::Send, Risk::Medium),
+    (r::REMOTE_SHELL, Class::Send, Risk::Medium),
+    (r::REMOTE_COPY, Class::Send, Risk::Medium),
+    (r::SEND_MAIL, Class::Send, Risk::Medium),
+    (r::KUBE_APPLY, Class::Send, Risk::High),
+    (r::TERRAFORM_APPLY, Class::Send, Risk::High),
+    (r::HELM_RELEASE, Class::Send, Risk::High),
+    (r::MCP_SEND, Class::Send, Risk::Medium),
+    (r::FORGE_POST, Class::PublicPost, Risk::Medium),
+    (r::FORGE_RELEASE, Class::PublicPost, Risk::High),
+    (r::FORGE_API_WRITE, Class::PublicPost, Risk::Medium),
+    (r::PACKAGE_PUBLISH, Class::PublicPost, Risk::High),
+    (r::IMAGE_PUSH, Class::PublicPost, Risk::High),
+    (r::MCP_PUBLIC_POST, Class::PublicPost, Risk::Medium),
+    (r::WALLET_TRANSFER, Class::WalletTransfer, Risk::High),
+    (r::MCP_TRANSFER, Class::WalletTransfer, Risk::High),
+    (r::HOST_SETTINGS_WRITE, Class::CoreConfig, Risk::High),
+    (r::SSH_CONFIG_WRITE, Class::CoreConfig, Risk::High),
+    (r::GIT_CONFIG_WRITE, Class::CoreConfig, Risk::Medium),
+    (r::GIT_HOOKS_WRITE, Class::CoreConfig, Risk::High),
+    (r::CI_WORKFLOW_WRITE, Class::CoreConfig, Risk::Medium),
+    (r::SHELL_PROFILE_WRITE, Class::CoreConfig, Risk::Medium),
+];
+
+/// The class and risk of a rule id.
+pub fn rule(id: &str) -> Option<(Class, Risk)> {
+    RULES.iter().find(|(r, _, _)| *r == id).map(|(_, c, k)| (*c, *k))
+}
+
+/// One rule that fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Hit {
+    pub class: Class,
+    pub rule: &'static str,
+}
+
+/// One tripwire that fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tripwire {
+    pub code: &'static str,
+    /// What set it off (a path, a program), clipped.
+    pub detail: String,
+}
+
+/// The classifier's answer for one call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Classification {
+    pub hits: Vec<Hit>,
+    pub tripwires: Vec<Tripwire>,
+    /// Shell text parsed so far, nested lines included (bounded by [`MAX_PARSE_BYTES`]).
+    parsed_bytes: usize,
+}
+
+/// Shell text one call may make the classifier parse, nested lines
+/// (`bash -c`, `watch`, `eval`, ...) included; past it the call is a
+/// `tripwire_shell_unparsed`.
+pub const MAX_PARSE_BYTES: usize = 1 << 20;
+
+impl Classification {
+    pub fn classes(&self) -> BTreeSet<Class> {
+        self.hits.iter().map(|h| h.class).collect()
+    }
+
+    /// The irreversible hits, deduplicated, ordered by (class, rule id).
+    pub fn irreversible(&self) -> Vec<Hit> {
+        let set: BTreeSet<Hit> = self.hits.iter().copied().filter(|h| h.class.is_irreversible()).collect();
+        set.into_iter().collect()
+    }
+
+    pub fn is_irreversible(&self) -> bool {
+        self.hits.iter().any(|h| h.class.is_irreversible())
+    }
+
+    /// Any class other than read or helper.
+    pub fn mutates(&self) -> bool {
+        self.hits.iter().any(|h| h.class.is_mutation())
+    }
+
+    /// The highest risk of the irreversible hits (`Low` when none).
+    pub fn risk(&self) -> Risk {
+        self.irreversible().iter().filter_map(|h| rule(h.rule)).map(|(_, k)| k).max().unwrap_or(Risk::Low)
+    }
+
+    /// A Kijito graph write (MCP write to a `kijito` server, or pointer-publish).
+    pub fn kijito_write(&self) -> bool {
+        self.hits.iter().any(|h| h.rule == r::KIJITO_MCP_WRITE || h.rule == r::POINTER_PUBLISH)
+    }
+
+    fn hit(&mut self, class: Class, rule: &'static str) {
+        let h = Hit { class, rule };
+        if !self.hits.contains(&h) {
+            self.hits.push(h);
+        }
+    }
+
+    fn trip(&mut self, code: &'static str, detail: &str) {
+        if !self.tripwires.iter().any(|t| t.code == code) {
+            self.tripwires.push(Tripwire { code, detail: kijito_protocol::ids::clip(detail).to_string() });
+        }
+    }
+}
+
+/// The paths the rules need, given by the caller (no I/O here).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// The user's home directory (for `~`, `$HOME`).
+    pub home: String,
+    /// The call's working directory (relative paths are resolved against it).
+    pub cwd: String,
+    /// Our config dir (`~/.config/kijito-qa`).
+    pub config_dir: Option<String>,
+    /// The QA data dir (its `qa/` is a tripwire).
+    pub data_dir: Option<String>,
+    /// Installed plugin roots.
+    pub plugin_roots: Vec<String>,
+}
+
+/// Our hook binaries: running one directly is a tripwire.
+pub const HOOK_BINARIES: &[&str] = &["session-hook", "precompact", "postcompact"];
+
+/// Classify one tool call.
+pub fn classify(call: &ToolCall, env: &Env) -> Classification {
+    let mut out = Classification::default();
+    match call {
+        ToolCall::Shell { lines, invalid, .. } => {
+            if invalid.is_some() {
+                out.trip(tripwires::SHELL_UNPARSED, "a command that is neither a string nor an argv of strings");
+            }
+            for line in lines {
+                classify_line(line, env, &mut out);
+            }
+            if out.hits.is_empty() && out.tripwires.is_empty() {
+                out.hit(Class::Read, r::SHELL_READ);
+            }
+        }
+        ToolCall::FileWrite { paths, .. } => {
+            out.hit(Class::Write, r::FILE_WRITE);
+            for p in paths {
+                path_write(p, env, &mut out, false);
+            }
+        }
+        ToolCall::Patch { writes, deletes, .. } => {
+            out.hit(Class::Write, r::FILE_WRITE);
+            for p in writes {
+                path_write(p, env, &mut out, false);
+            }
+            for p in deletes {
+                out.hit(Class::Delete, r::PATCH_DELETE);
+                path_write(p, env, &mut out, true);
+            }
+        }
+        ToolCall::Mcp { server, name, .. } => classify_mcp(server, name, &mut out),
+        ToolCall::Read { .. } => out.hit(Class::Read, r::HOST_READ),
+        ToolCall::Other { .. } => out.hit(Class::Write, r::HOST_TOOL_OTHER),
+    }
+    out
+}
+
+fn words_of(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || c == '-' || c == '.' || c == ' ' {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
+    let mut words = words_of(name);
+    // `kijito_update` on server `kijito`: the tool's own verb comes after the server's name
+    if words.len() > 1 && words[0] == server.to_ascii_lowercase() {
+        words.remove(0);
+    }
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
+    const READ: &[&str] = &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
+    // an edit of something others read: an issue, a pull request, a comment, ...
+    const PUBLIC_THINGS: &[&str] = &["issue", "issues", "pull", "pr", "comment", "comments", "review", "release", "discussion", "gist", "post", "page", "wiki"];
+    const CHANGE: &[&str] = &["create", "open", "submit", "update", "edit", "close", "reopen", "add", "lock", "approve"];
+    let kijito = server.to_ascii_lowercase().contains("kijito");
+    if words.first().is_some_and(|w| READ.contains(&w.as_str())) {
+        out.hit(Class::Read, r::MCP_READ);
+        return;
+    }
+    if has(&["transfer", "pay", "withdraw", "swap"]) {
+        out.hit(Class::WalletTransfer, r::MCP_TRANSFER);
+    } else if has(&["delete", "remove", "destroy", "drop", "purge", "erase", "truncate"]) {
+        out.hit(Class::Delete, r::MCP_DELETE);
+    } else if has(&["send", "email", "mail", "message", "notify", "dm"]) {
+        out.hit(Class::Send, r::MCP_SEND);
+    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply", "push", "share"]) || (has(CHANGE) && has(PUBLIC_THINGS)) {
+        out.hit(Class::PublicPost, r::MCP_PUBLIC_POST);
+    } else {
+        out.hit(Class::Write, r::MCP_WRITE);
+    }
+    if kijito {
+        out.hit(Class::Write, r::KIJITO_MCP_WRITE);
+    }
+}
+
+fn vars(env: &Env) -> HashMap<String, String> {
+    let mut v = HashMap::new();
+    if !env.home.is_empty() {
+        v.insert("HOME".to_owned(), env.home.clone());
+    }
+    if !env.cwd.is_empty() {
+        v.insert("PWD".to_owned(), env.cwd.clone());
+    }
+    v
+}
+
+/// Count `len` bytes against [`MAX_PARSE_BYTES`]; false when over.
+fn budget(out: &mut Classification, len: usize) -> bool {
+    out.parsed_bytes = out.parsed_bytes.saturating_add(len);
+    if out.parsed_bytes > MAX_PARSE_BYTES {
+        out.trip(tripwires::SHELL_UNPARSED, "the command makes the policy read more shell text than it reads for one call");
+        return false;
+    }
+    true
+}
+
+fn classify_line(line: &str, env: &Env, out: &mut Classification) {
+    if !budget(out, line.len()) {
+        return;
+    }
+    let parsed = shell::parse(line, &vars(env));
+    classify_parsed(&parsed, env, out, 0);
+}
+
+fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: usize) {
+    if parsed.exceeded {
+        out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper or runs longer than the policy reads");
+    }
+    for (i, cmd) in parsed.commands.iter().enumerate() {
+        let piped: Vec<&Simple> = parsed.commands[..i].iter().filter(|c| c.pipeline == cmd.pipeline).collect();
+        for rd in &cmd.redirects {
+            if rd.write && !matches!(rd.target.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr") {
+                out.hit(Class::Write, r::SHELL_WRITE);
+                path_write(&rd.target, env, out, false);
+            }
+        }
+        if cmd.argv.first().is_some_and(|p| shells().contains(&base(p)) && stdin_script(&cmd.argv[1..]))
+            && piped.iter().any(|c| !c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")))
+        {
+            out.trip(tripwires::SHELL_UNPARSED, "a shell runs a script piped from another program");
+        }
+        // what reaches its standard input: here-documents, here-strings and
+        // the words `echo`/`printf` print before it in its pipeline (`echo SQL | psql`)
+        let printed = piped.iter().filter(|c| c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")));
+        let stdin: Vec<String> = cmd.stdin.iter().cloned().chain(printed.map(|c| c.argv.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))).collect();
+        command(&cmd.argv, &stdin, env, out, depth);
+    }
+}
+
+/// Parse `line` as a nested shell line and classify it.
+fn nested(line: &str, env: &Env, out: &mut Classification, depth: usize) {
+    if depth + 1 > shell::MAX_DEPTH {
+        out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper than the policy reads");
+        return;
+    }
+    if !budget(out, line.len()) {
+        return;
+    }
+    let mut p = Parsed::default();
+    shell::parse_nested(line, &vars(env), depth + 1, &mut p);
+    classify_parsed(&p, env, out, depth + 1);
+}
+
+fn base(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// Programs that run code given on their command line or standard input.
+const INTERPRETERS: &[&str] = &[
+    "python", "python2", "python3", "py", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "osascript",
+    "gcc", "cc", "clang", "tcc", "rustc", "go", "java", "jshell", "expect", "gdb",
+];
+
+/// Programs that only read (with no redirection, no write option).
+const READ_ONLY: &[&str] = &[
+    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "wc", "uniq", "cut", "tr", "jq", "diff", "cmp",
+    "file", "stat", "du", "df", "pwd", "echo", "printf", "true", "false", "test", "[", "which", "whereis", "type", "printenv", "id", "whoami", "uname",
+    "date", "hostname", "ps", "tree", "realpath", "readlink", "dirname", "basename", "sha256sum", "sha1sum", "md5sum", "b2sum", "xxd", "od", "hexdump",
+    "strings", "nproc", "free", "uptime", "man", "help", "cd", "pushd", "popd", "exit", "column", "nl", "rev", "tac", "comm", "join", "paste", "seq",
+    "sleep", "wait", "lsof", "pgrep", "env", "locale", "getconf", "ldd", "nm", "objdump", "readelf", "sort",
+    // shell builtins that change only the shell's own state
+    "export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "alias", "unalias", "hash", "jobs", "trap", "umask", "shift",
+];
+
+fn shells() -> &'static [&'static str] {
+    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"]
+}
+
+/// The inner command of a wrapper program, if `argv[0]` is one (after the
+/// wrapper's own options); `Err(line)` when the wrapper runs a shell line.
+fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, String>> {
+    let rest = &argv[1..];
+    // options that take a value, per wrapper
+    let skip = |rest: &[String], with_value: &[&str], stop_at_positional: usize| -> usize {
+        let mut i = 0;
+        let mut positional = 0;
+        while i < rest.len() {
+            let w = rest[i].as_str();
+            if w == "--" {
+                return i + 1 + stop_at_positional.saturating_sub(positional).min(rest.len() - i - 1);
+            }
+            if w.starts_with('-') && w.len() > 1 {
+                // `-u root`, and a short cluster ending in a value option (`-iu root`)
+                let last_short = (!w.starts_with("--") && w.len() > 2).then(|| format!("-{}", w.chars().last().unwrap_or('-')));
+                if with_value.contains(&w) || last_short.is_some_and(|l| with_value.contains(&l.as_str())) {
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            if positional < stop_at_positional {
+                positional += 1;
+                i += 1;
+                continue;
+            }
+            return i;
+        }
+        i
+    };
+    let tail = |i: usize| -> Option<Result<Vec<String>, String>> {
+        if i < rest.len() {
+            Some(Ok(rest[i..].to_vec()))
+        } else {
+            None
+        }
+    };
+    match prog {
+        "env" => {
+            let mut i = 0;
+            while i < rest.len() {
+                let w = rest[i].as_str();
+                if w == "-S" || w == "--split-string" {
+                    return rest.get(i + 1).map(|s| Err(s.clone()));
+                }
+                if let Some(s) = w.strip_prefix("--split-string=").or_else(|| w.strip_prefix("-S").filter(|s| !s.is_empty())) {
+                    return Some(Err(s.to_owned()));
+                }
+                if matches!(w, "-u" | "--unset" | "-C" | "--chdir") {
+                    i += 2;
+                } else if w.starts_with('-') || (w.contains('=') && !w.starts_with('=')) {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            tail(i)
+        }
+        "sudo" | "doas" => tail(skip(rest, &["-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D", "-R", "-T", "--user", "--group"], 0)),
+        "nice" => tail(skip(rest, &["-n", "--adjustment"], 0)),
+        "ionice" => tail(skip(rest, &["-c", "-n", "-p", "-t"], 0)),
+        "chrt" => tail(skip(rest, &[], 1)),
+        "busybox" | "toybox" => tail(0),
+        "chroot" => tail(skip(rest, &["--userspec", "--groups"], 1)),
+        "unshare" | "nsenter" | "setpriv" | "firejail" | "systemd-run" | "proot" => {
+            tail(skip(rest, &["-t", "--target", "-p", "--property", "-u", "--uid", "-g", "--gid", "-S", "--setenv", "--unit", "-M", "--machine"], 0))
+        }
+        "nohup" | "setsid" | "command" | "exec" | "builtin" | "unbuffer" | "time" | "caffeinate" | "catchsegv" => tail(skip(rest, &["-a"], 0)),
+        "stdbuf" => tail(skip(rest, &["-i", "-o", "-e"], 0)),
+        "timeout" => tail(skip(rest, &["-s", "--signal", "-k", "--kill-after"], 1)),
+        "taskset" => tail(skip(rest, &[], 1)),
+        "flock" => {
+            // flock [opts] FILE -c LINE | flock [opts] FILE CMD...
+            if let Some(k) = rest.iter().position(|w| w == "-c" || w == "--command") {
+                return rest.get(k + 1).map(|s| Err(s.clone()));
+            }
+            tail(skip(rest, &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"], 1))
+        }
+        "script" => {
+            let k = rest.iter().position(|w| w == "-c" || w == "--command")?;
+            rest.get(k + 1).map(|s| Err(s.clone()))
+        }
+        "su" => {
+            let k = rest.iter().position(|w| w == "-c" || w == "--command" || w == "--session-command")?;
+            rest.get(k + 1).map(|s| Err(s.clone()))
+        }
+        "runuser" => {
+            if let Some(k) = rest.iter().position(|w| w == "-c" || w == "--command") {
+                return rest.get(k + 1).map(|s| Err(s.clone()));
+            }
+            tail(skip(rest, &["-u", "--user", "-g", "--group", "-G", "--supp-group"], 0))
+        }
+        "watch" => {
+            let i = skip(rest, &["-n", "--interval", "-d", "-q", "--errexit-command"], 0);
+            (i < rest.len()).then(|| Err(rest[i..].join(" ")))
+        }
+        "xargs" => tail(skip(rest, &["-a", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "--delimiter", "--max-args", "--max-procs", "--arg-file", "--replace"], 0)),
+        "parallel" => {
+            let i = skip(rest, &["-j", "--jobs", "-S", "--sshlogin", "--joblog", "--delay", "-N", "--colsep", "-a", "--arg-file", "--results"], 0);
+            let end = rest.iter().position(|w| w == ":::" || w == "::::" || w == ":::+").unwrap_or(rest.len());
+            if i >= end {
+                return None;
+            }
+            let cmd = &rest[i..end];
+            if cmd.len() == 1 {
+                Some(Err(cmd[0].clone()))
+            } else {
+                Some(Ok(cmd.to_vec()))
+            }
+        }
+        "eval" => (!rest.is_empty()).then(|| Err(rest.join(" "))),
+        "tmux" => {
+            // `tmux -c LINE` runs a shell command
+            let k = rest.iter().position(|w| w == "-c")?;
+            rest.get(k + 1).map(|s| Err(s.clone()))
+        }
+        p if shells().contains(&p) && stdin_script(rest) => None,
+        p if shells().contains(&p) => {
+            // sh -c LINE, bash -lc LINE, bash -e -u -c LINE, busybox sh -c
+            let _ = p;
+            let mut i = 0;
+            while i < rest.len() {
+                let w = rest[i].as_str();
+                if w.starts_with('-') && !w.starts_with("--") && w.contains('c') {
+                    return rest.get(i + 1).map(|s| Err(s.clone()));
+                }
+                if w.starts_with('-') || w.starts_with('+') {
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// A shell started without `-c` and without a script file reads its script
+/// from standard input (`bash <<EOF`, `echo LINE | sh`, `bash -s`).
+fn stdin_script(rest: &[String]) -> bool {
+    !rest.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c')) && rest.iter().all(|w| w.starts_with('-') || w.starts_with('+'))
+}
+
+/// Classify one simple command (after wrappers and nested shells).
+fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) {
+    let Some(first) = argv.first() else { return };
+    if depth > shell::MAX_DEPTH {
+        out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper than the policy reads");
+        return;
+    }
+    let prog = base(first);
+    if first.contains("$(") || first.contains('`') {
+        out.trip(tripwires::SHELL_UNPARSED, "the program name is computed by a command");
+        return;
+    }
+    // TIOCSTI pushes bytes into a terminal's input: code an interpreter or
+    // compiler runs that names it (a grep for the word does not)
+    if INTERPRETERS.contains(&prog) && argv.iter().chain(stdin.iter()).any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522")) {
+        out.trip(tripwires::TERMINAL_INPUT, "TIOCSTI");
+    }
+    if HOOK_BINARIES.contains(&prog) || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog)) {
+        out.trip(tripwires::HOOK_BINARY, first);
+        return;
+    }
+    if is_helper(prog) {
+        out.hit(Class::Helper, r::TOOLKIT_HELPER);
+        if prog == "pointer-publish" {
+            out.hit(Class::Write, r::POINTER_PUBLISH);
+        }
+        return;
+    }
+    if let Some(inner) = unwrap_wrapper(prog, argv) {
+        match inner {
+            Ok(words) => command(&words, stdin, env, out, depth + 1),
+            Err(line) => nested(&line, env, out, depth),
+        }
+        if prog == "tmux" {
+            tmux(argv, out);
+        }
+        return;
+    }
+    if shells().contains(&prog) && stdin_script(&argv[1..]) && !stdin.is_empty() {
+        for text in stdin {
+            nested(text, env, out, depth);
+        }
+        return;
+    }
+    let args = &argv[1..];
+    let hit_path = |out: &mut Classification, p: &str| path_write(p, env, out, false);
+    match prog {
+        "rm" | "srm" => {
+            let (flags, targets) = split_flags(args);
+            if flags.iter().any(|f| has_short(f, 'r') || has_short(f, 'R') || has_short(f, 'f') || matches!(f.as_str(), "--recursive" | "--force")) {
+                out.hit(Class::Delete, r::RM_RECURSIVE_FORCE);
+            } else {
+                out.hit(Class::Delete, r::RM_FILES);
+            }
+            for t in targets {
+                path_write(&t, env, out, true);
+            }
+        }
+        "shred" | "unlink" | "wipe" => {
+            out.hit(Class::Delete, r::FILE_DESTROY);
+            for t in split_flags(args).1 {
+                path_write(&t, env, out, true);
+            }
+        }
+        "find" => find(args, stdin, env, out, depth),
+        "git" => git(args, env, out),
+        "gh" | "glab" => forge(prog, args, out),
+        "curl" => curl(args, out),
+        "wget" => {
+            if args.iter().any(|a| ["--post-data", "--post-file", "--body-data", "--body-file"].iter().any(|f| a == f || a.starts_with(&format!("{f}="))))
+                || args.iter().enumerate().any(|(i, a)| {
+                    let m = a.strip_prefix("--method=").map(str::to_owned).or_else(|| (a == "--method").then(|| args.get(i + 1).cloned().unwrap_or_default()));
+                    m.is_some_and(|m| !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"))
+                })
+            {
+                out.hit(Class::Send, r::HTTP_WRITE);
+            } else {
+                out.hit(Class::Write, r::SHELL_WRITE);
+            }
+        }
+        "npm" | "pnpm" | "yarn" | "bun" => match sub(args, &[]).as_deref() {
+            Some("publish") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
+            Some("unpublish") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
+            _ => out.hit(Class::Write, r::SHELL_OTHER),
+        },
+        "cargo" => match sub(args, &["--manifest-path", "-Z", "--config", "-C"]).as_deref() {
+            Some("publish") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
+            Some("yank") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
+            Some("tree" | "metadata" | "search" | "--version" | "-V" | "help" | "locate-project" | "pkgid" | "verify-project" | "read-manifest") => {
+                out.hit(Class::Read, r::SHELL_READ)
+            }
+            _ => out.hit(Class::Write, r::SHELL_OTHER),
+        },
+        "twine" if sub(args, &[]).as_deref() == Some("upload") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
+        "gem" if matches!(sub(args, &[]).as_deref(), Some("push" | "publish")) => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
+        "gem" if sub(args, &[]).as_deref() == Some("yank") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
+        "poetry" | "uv" | "hatch" | "flit" | "maturin" if matches!(sub(args, &[]).as_deref(), Some("publish" | "upload")) => {
+            out.hit(Class::PublicPost, r::PACKAGE_PUBLISH)
+        }
+        "python" | "python3" | "py" if args.first().is_some_and(|a| a == "-m") && args.get(1).is_some_and(|m| m == "twine") => {
+            command(&args[1..], stdin, env, out, depth + 1)
+        }
+        "docker" | "podman" | "nerdctl" | "buildah" => {
+            let s = sub(args, &["-H", "--host", "--context", "-c", "--config", "--log-level"]);
+            let words: Vec<&str> = args.iter().map(String::as_str).filter(|w| !w.starts_with('-')).collect();
+            if s.as_deref() == Some("push") || words.windows(2).any(|w| w == ["image", "push"] || w == ["manifest", "push"]) {
+                out.hit(Class::PublicPost, r::IMAGE_PUSH);
+            } else if matches!(s.as_deref(), Some("ps" | "images" | "inspect" | "logs" | "version" | "info")) {
+                out.hit(Class::Read, r::SHELL_READ);
+            } else {
+                out.hit(Class::Write, r::SHELL_OTHER);
+            }
+        }
+        "kubectl" | "oc" => match sub(args, &["-n", "--namespace", "--context", "--kubeconfig", "-s", "--server", "--cluster", "--user"]).as_deref() {
+            Some("delete") => out.hit(Class::Delete, r::KUBE_DELETE),
+            Some("apply" | "create" | "replace" | "patch" | "edit" | "scale" | "set" | "rollout" | "drain" | "cordon" | "label" | "annotate") => {
+                out.hit(Class::Send, r::KUBE_APPLY)
+            }
+            _ => out.hit(Class::Read, r::SHELL_READ),
+        },
+        "terraform" | "tofu" | "terragrunt" => {
+            let s = sub(args, &["-chdir"]);
+            let words: Vec<&str> = args.iter().map(String::as_str).filter(|w| !w.starts_with('-')).collect();
+            if s.as_deref() == Some("destroy") || (s.as_deref() == Some("apply") && args.iter().any(|a| a == "-destroy")) || words.starts_with(&["state", "rm"]) {
+                out.hit(Class::Delete, r::TERRAFORM_DESTROY);
+            } else if s.as_deref() == Some("apply") || s.as_deref() == Some("import") {
+                out.hit(Class::Send, r::TERRAFORM_APPLY);
+            } else {
+                out.hit(Class::Write, r::SHELL_OTHER);
+            }
+        }
+        "helm" => match sub(args, &["-n", "--namespace", "--kube-context", "--kubeconfig"]).as_deref() {
+            Some("install" | "upgrade" | "rollback") => out.hit(Class::Send, r::HELM_RELEASE),
+            Some("uninstall" | "delete" | "del" | "un") => out.hit(Class::Delete, r::HELM_UNINSTALL),
+            _ => out.hit(Class::Read, r::SHELL_READ),
+        },
+        "ssh" | "autossh" | "mosh" => {
+            let opts_with_value = ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"];
+            let (_, pos) = split_flags_with(args, &opts_with_value);
+            if args.iter().any(|a| a == "-V" || a == "-G") || pos.is_empty() {
+                out.hit(Class::Read, r::SHELL_READ);
+            } else {
+                out.hit(Class::Send, r::REMOTE_SHELL);
+            }
+        }
+        "scp" | "rsync" | "sftp" | "rclone" => {
+            let opts_with_value = ["-P", "-p", "-i", "-o", "-F", "-c", "-l", "-S", "-e", "--rsh", "-J", "--exclude", "--include", "--filter", "-f"];
+            let (flags, pos) = split_flags_with(args, &opts_with_value);
+            if prog == "rsync" && flags.iter().any(|f| f.starts_with("--delete") || f == "--remove-source-files") {
+                out.hit(Class::Delete, r::RSYNC_DELETE);
+            }
+            if prog == "sftp" || pos.iter().any(|p| is_remote(p)) || (prog == "rclone" && pos.iter().skip(1).any(|p| p.contains(':'))) {
+                out.hit(Class::Send, r::REMOTE_COPY);
+            } else {
+                out.hit(Class::Write, r::SHELL_WRITE);
+                if let Some(last) = pos.last() {
+                    hit_path(out, last);
+                }
+            }
+        }
+        "sendmail" | "mail" | "mailx" | "mutt" | "msmtp" | "swaks" | "neomutt" | "s-nail" => out.hit(Class::Send, r::SEND_MAIL),
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlite" | "duckdb" | "clickhouse-client" | "cockroach" => sql(prog, args, stdin, out),
+        "cast" if matches!(sub(args, &[]).as_deref(), Some("send" | "publish" | "mktx")) => out.hit(Class::WalletTransfer, r::WALLET_TRANSFER),
+        "solana" if matches!(sub(args, &["-u", "--url", "-k", "--keypair"]).as_deref(), Some("transfer" | "pay" | "withdraw-stake")) => {
+            out.hit(Class::WalletTransfer, r::WALLET_TRANSFER)
+        }
+        "spl-token" if matches!(sub(args, &[]).as_deref(), Some("transfer")) => out.hit(Class::WalletTransfer, r::WALLET_TRANSFER),
+        "bitcoin-cli" | "litecoin-cli" | "elements-cli" => {
+            let s = sub(args, &["-rpcwallet", "-conf", "-datadir"]).unwrap_or_default();
+            if s.starts_with("send") {
+                out.hit(Class::WalletTransfer, r::WALLET_TRANSFER);
+            } else {
+                out.hit(Class::Read, r::SHELL_READ);
+            }
+        }
+        "electrum" if matches!(sub(args, &[]).as_deref(), Some("payto" | "broadcast")) => out.hit(Class::WalletTransfer, r::WALLET_TRANSFER),
+        "screen" => {
+            if args.windows(2).any(|w| w[0] == "-X" && matches!(w[1].as_str(), "stuff" | "paste" | "readbuf" | "register")) || args.iter().any(|a| a == "-Xstuff") {
+                out.trip(tripwires::TERMINAL_INPUT, "screen -X stuff");
+            }
+            out.hit(Class::Write, r::SHELL_OTHER);
+        }
+        "tmux" => {
+            tmux(argv, out);
+            for line in tmux_shell_commands(argv) {
+                nested(&line, env, out, depth);
+            }
+            out.hit(Class::Write, r::SHELL_OTHER);
+        }
+        "ttyecho" | "writevt" | "wtype" => out.trip(tripwires::TERMINAL_INPUT, prog),
+        "xdotool" | "ydotool" if args.iter().any(|a| matches!(a.as_str(), "type" | "key" | "keydown")) => out.trip(tripwires::TERMINAL_INPUT, prog),
+        p if p.starts_with("mkfs") || matches!(p, "wipefs" | "fdisk" | "sfdisk" | "parted" | "sgdisk" | "blkdiscard") => {
+            out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE)
+        }
+        "tee" => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            for t in split_flags(args).1 {
+                hit_path(out, &t);
+            }
+        }
+        "cp" | "mv" | "install" | "ln" | "link" => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            let (flags, pos) = split_flags_with(args, &["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "-g", "--owner", "--group"]);
+            let target = flags.iter().zip(flags.iter().skip(1)).find(|(f, _)| *f == "-t" || *f == "--target-directory").map(|(_, v)| v.clone());
+            let target = target.or_else(|| flags.iter().find_map(|f| f.strip_prefix("--target-directory=").map(str::to_owned)));
+            match target {
+                Some(t) => hit_path(out, &t),
+                None => {
+                    if let Some(last) = pos.last() {
+                        hit_path(out, last);
+                    }
+                }
+            }
+            if prog == "mv" {
+                for src in pos.iter().take(pos.len().saturating_sub(1)) {
+                    path_write(src, env, out, true);
+                }
+            }
+        }
+        "touch" | "mkdir" | "truncate" | "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" | "mkfifo" => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            let (_, pos) = split_flags_with(args, &["-s", "--size", "-m", "--mode", "-r", "--reference", "-d", "--date", "-t"]);
+            let skip = usize::from(matches!(prog, "chmod" | "chown" | "chgrp" | "setfacl" | "chattr"));
+            for p in pos.iter().skip(skip) {
+                hit_path(out, p);
+            }
+        }
+        "dd" => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            for a in args {
+                if let Some(t) = a.strip_prefix("of=") {
+                    hit_path(out, t);
+                }
+            }
+        }
+        "sed" | "perl" | "ruby" if args.iter().any(|a| a.starts_with("--in-place") || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))) => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            let (_, pos) = split_flags_with(args, &["-e", "-f", "--expression", "--file"]);
+            let has_script_flag = args.iter().any(|a| a == "-e" || a == "-f" || a.starts_with("--expression"));
+            for p in pos.iter().skip(usize::from(!has_script_flag)) {
+                hit_path(out, p);
+            }
+        }
+        "sed" | "awk" | "gawk" | "mawk" => out.hit(Class::Read, r::SHELL_READ),
+        "sort" if args.iter().any(|a| a == "-o" || a.starts_with("--output")) => out.hit(Class::Write, r::SHELL_WRITE),
+        "apply_patch" | "applypatch" => {
+            let text: String = args.iter().chain(stdin.iter()).cloned().collect::<Vec<_>>().join("\n");
+            let (writes, deletes) = crate::call::patch_files(&text);
+            out.hit(Class::Write, r::FILE_WRITE);
+            for p in writes {
+                hit_path(out, &p);
+            }
+            for p in deletes {
+                out.hit(Class::Delete, r::PATCH_DELETE);
+                path_write(&p, env, out, true);
+            }
+        }
+        "crontab" => {
+            if args.iter().any(|a| a == "-r") {
+                out.hit(Class::Delete, r::FILE_DESTROY);
+            } else if args.iter().any(|a| a == "-l") {
+                out.hit(Class::Read, r::SHELL_READ);
+            } else {
+                out.hit(Class::CoreConfig, r::SHELL_PROFILE_WRITE);
+            }
+        }
+        p if READ_ONLY.contains(&p) => out.hit(Class::Read, r::SHELL_READ),
+        _ => out.hit(Class::Write, r::SHELL_OTHER),
+    }
+}
+
+fn is_helper(prog: &str) -> bool {
+    kijito_protocol::command::GUARDED_NAMES.contains(&prog) && !HOOK_BINARIES.contains(&prog)
+        || matches!(prog, "kijito-doctor" | "kijito-context")
+}
+
+/// `-rf` style short-flag cluster containing `c`.
+fn has_short(flag: &str, c: char) -> bool {
+    flag.starts_with('-') && !flag.starts_with("--") && flag[1..].contains(c)
+}
+
+fn split_flags(args: &[String]) -> (Vec<String>, Vec<String>) {
+    split_flags_with(args, &[])
+}
+
+/// (flags with their values, positional words); `--` ends the flags.
+fn split_flags_with(args: &[String], with_value: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut flags = Vec::new();
+    let mut pos = Vec::new();
+    let mut i = 0;
+    let mut done = false;
+    while i < args.len() {
+        let a = &args[i];
+        if done || !a.starts_with('-') || a == "-" {
+            pos.push(a.clone());
+        } else if a == "--" {
+            done = true;
+        } else {
+            flags.push(a.clone());
+            if with_value.contains(&a.as_str()) {
+                if let Some(v) = args.get(i + 1) {
+                    flags.push(v.clone());
+                }
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    (flags, pos)
+}
+
+/// The first positional word (the subcommand), skipping global options
+/// (those in `with_value` take a value).
+fn sub(args: &[String], with_value: &[&str]) -> Option<String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a.starts_with('-') && a.len() > 1 {
+            if a == "--version" || a == "-V" {
+                return Some(a.to_owned());
+            }
+            i += if with_value.contains(&a) { 2 } else { 1 };
+            continue;
+        }
+        return Some(a.to_owned());
+    }
+    None
+}
+
+/// `[user@]host:path` (not a local path with a colon).
+fn is_remote(p: &str) -> bool {
+    if p.starts_with('/') || p.starts_with('.') || p.starts_with('~') {
+        return false;
+    }
+    if p.starts_with("rsync://") || p.starts_with("sftp://") || p.starts_with("scp://") {
+        return true;
+    }
+    match p.find(':') {
+        Some(k) => k > 0 && !p[..k].contains('/'),
+        None => false,
+    }
+}
+
+fn find(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) {
+    let mut i = 0;
+    let mut acted = false;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "-delete" => {
+                out.hit(Class::Delete, r::FIND_DELETE);
+                acted = true;
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let end = args[i + 1..].iter().position(|w| w == ";" || w == "+").map(|k| i + 1 + k).unwrap_or(args.len());
+                let inner: Vec<String> = args[i + 1..end].to_vec();
+                command(&inner, stdin, env, out, depth + 1);
+                acted = true;
+                i = end;
+            }
+            "-fprint" | "-fprintf" | "-fls" | "-fprint0" => {
+                out.hit(Class::Write, r::SHELL_WRITE);
+                if let Some(t) = args.get(i + 1) {
+                    path_write(t, env, out, false);
+                }
+                acted = true;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if !acted {
+        out.hit(Class::Read, r::SHELL_READ);
+    }
+}
+
+fn git(args: &[String], env: &Env, out: &mut Classification) {
+    // global options
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if matches!(a, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env") {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let Some(subcmd) = args.get(i) else {
+        out.hit(Class::Read, r::GIT_READ);
+        return;
+    };
+    let rest = &args[i + 1..];
+    let (flags, pos) = split_flags(rest);
+    let flag = |names: &[&str]| flags.iter().any(|f| names.contains(&f.as_str()) || names.iter().any(|n| n.ends_with('=') && f.starts_with(n)));
+    let short = |c: char| flags.iter().any(|f| has_short(f, c));
+    match subcmd.as_str() {
+        "push" => {
+            let force = flag(&["--force", "--force-with-lease", "--force-with-lease=", "--mirror", "--force-if-includes"])
+                || short('f')
+                || pos.iter().skip(1).any(|p| p.starts_with('+'));
+            let delete = flag(&["--delete", "--prune"]) || short('d') || pos.iter().skip(1).any(|p| p.starts_with(':') && p.len() > 1);
+            if force {
+                out.hit(Class::Delete, r::GIT_PUSH_FORCE);
+            }
+            if delete {
+                out.hit(Class::Delete, r::GIT_PUSH_DELETE);
+            }
+            if !force && !delete {
+                out.hit(Class::Write, r::GIT_WRITE);
+            }
+        }
+        "reset" if flag(&["--hard", "--merge", "--keep"]) => out.hit(Class::Delete, r::GIT_RESET_HARD),
+        // throws away uncommitted changes to files
+        "checkout" if rest.iter().any(|a| a == "--") || pos.iter().any(|p| p == "." || p == ":/") || flag(&["--force"]) || short('f') => {
+            out.hit(Class::Delete, r::GIT_DISCARD_CHANGES)
+        }
+        "restore" if !flag(&["--staged"]) && !short('S') || flag(&["--worktree"]) || short('W') => out.hit(Class::Delete, r::GIT_DISCARD_CHANGES),
+        "clean" if (flag(&["--force"]) || short('f')) && !flag(&["--dry-run"]) && !short('n') => out.hit(Class::Delete, r::GIT_CLEAN_FORCE),
+        "clean" => out.hit(Class::Read, r::GIT_READ),
+        "branch" => {
+            let force_delete = short('D') || (flag(&["--delete"]) || short('d')) && (flag(&["--force"]) || short('f'));
+            if force_delete {
+                out.hit(Class::Delete, r::GIT_BRANCH_FORCE_DELETE);
+            } else if pos.is_empty() && !flag(&["--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "--set-upstream-to", "-u", "--unset-upstream", "--edit-description"]) && !short('d') {
+                out.hit(Class::Read, r::GIT_READ);
+            } else {
+                out.hit(Class::Write, r::GIT_WRITE);
+            }
+        }
+        "stash" => match pos.first().map(String::as_str) {
+            Some("drop" | "clear") => out.hit(Class::Delete, r::GIT_STASH_DROP),
+            Some("list" | "show") => out.hit(Class::Read, r::GIT_READ),
+            _ => out.hit(Class::Write, r::GIT_WRITE),
+        },
+        "config" => {
+            let reading = flag(&["--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--show-origin", "--show-scope"])
+                || (pos.len() <= 1 && !flag(&["--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section", "--edit", "-e"]))
+                || pos.first().is_some_and(|p| p == "get" || p == "list");
+            if reading {
+                out.hit(Class::Read, r::GIT_READ);
+            } else {
+                out.hit(Class::CoreConfig, r::GIT_CONFIG_WRITE);
+            }
+        }
+        "remote" => {
+            if pos.is_empty() || matches!(pos[0].as_str(), "show" | "get-url" | "-v") {
+                out.hit(Class::Read, r::GIT_READ);
+            } else {
+                out.hit(Class::CoreConfig, r::GIT_CONFIG_WRITE);
+            }
+        }
+        "tag" => {
+            if pos.is_empty() || flag(&["-l", "--list"]) {
+                out.hit(Class::Read, r::GIT_READ);
+            } else {
+                out.hit(Class::Write, r::GIT_WRITE);
+            }
+        }
+        "status" | "diff" | "log" | "show" | "blame" | "grep" | "ls-files" | "ls-tree" | "ls-remote" | "rev-parse" | "describe" | "shortlog" | "reflog"
+        | "cat-file" | "for-each-ref" | "merge-base" | "name-rev" | "rev-list" | "whatchanged" | "help" | "version" | "--version" | "show-ref"
+        | "count-objects" | "check-ignore" | "var" | "annotate" | "range-diff" | "cherry" => out.hit(Class::Read, r::GIT_READ),
+        _ => {
+            out.hit(Class::Write, r::GIT_WRITE);
+            let _ = env;
+        }
+    }
+}
+
+fn forge(prog: &str, args: &[String], out: &mut Classification) {
+    let (flags, pos) = split_flags_with(args, &["-R", "--repo", "-H", "--hostname", "-X", "--method", "-f", "-F", "--field", "--raw-field", "--input", "-b", "--body", "-t", "--title"]);
+    let noun = pos.first().map(String::as_str).unwrap_or("");
+    let verb = pos.get(1).map(String::as_str).unwrap_or("");
+    if noun == "api" {
+        let method = flags
+            .iter()
+            .zip(flags.iter().skip(1))
+            .find(|(f, _)| *f == "-X" || *f == "--method")
+            .map(|(_, m)| m.to_ascii_uppercase())
+            .or_else(|| flags.iter().find_map(|f| f.strip_prefix("--method=").or_else(|| f.strip_prefix("-X")).filter(|m| !m.is_empty()).map(|m| m.to_ascii_uppercase())));
+        let body = flags.iter().any(|f| matches!(f.as_str(), "-f" | "-F" | "--field" | "--raw-field" | "--input") || f.starts_with("--field=") || f.starts_with("--raw-field="));
+        match method.as_deref() {
+            Some("DELETE") => out.hit(Class::Delete, r::FORGE_DELETE),
+            Some("GET" | "HEAD") => out.hit(Class::Read, r::SHELL_READ),
+            Some(_) => out.hit(Class::PublicPost, r::FORGE_API_WRITE),
+            None if body => out.hit(Class::PublicPost, r::FORGE_API_WRITE),
+            None => out.hit(Class::Read, r::SHELL_READ),
+        }
+        return;
+    }
+    let _ = prog;
+    match (noun, verb) {
+        (_, "delete" | "del" | "rm") => out.hit(Class::Delete, r::FORGE_DELETE),
+        ("release", "create" | "upload" | "edit" | "new") => out.hit(Class::PublicPost, r::FORGE_RELEASE),
+        // remote actions: run a workflow (deploys), set a repository secret or variable
+        ("workflow", "run" | "enable" | "disable") | ("run", "rerun" | "cancel") | ("secret" | "variable", "set" | "remove") | ("ci", "run" | "retry" | "trace") => {
+            out.hit(Class::PublicPost, r::FORGE_POST)
+        }
+        (
+            "pr" | "issue" | "mr" | "gist" | "repo" | "discussion" | "snippet" | "label" | "project",
+            "create" | "new" | "comment" | "note" | "merge" | "close" | "reopen" | "review" | "approve" | "edit" | "ready" | "lock" | "transfer" | "fork" | "archive" | "rename",
+        ) => out.hit(Class::PublicPost, r::FORGE_POST),
+        (_, "list" | "view" | "status" | "diff" | "checks" | "search" | "ls") | ("search" | "status" | "browse" | "auth" | "help" | "version" | "--version", _) => {
+            out.hit(Class::Read, r::SHELL_READ)
+        }
+        _ => out.hit(Class::Write, r::SHELL_OTHER),
+    }
+}
+
+fn curl(args: &[String], out: &mut Classification) {
+    let mut write = false;
+    let mut download = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let method = if a == "-X" || a == "--request" {
+            i += 1;
+            args.get(i).cloned()
+        } else if let Some(m) = a.strip_prefix("--request=") {
+            Some(m.to_owned())
+        } else if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+            // a short-option cluster (`-sSX POST`, `-sd a=b`, `-XPOST`): the
+            // first option that takes a value ends it
+            let chars: Vec<char> = a[1..].chars().collect();
+            let mut m = None;
+            for (k, ch) in chars.iter().enumerate() {
+                match ch {
+                    'd' | 'F' | 'T' => {
+                        write = true;
+                        break;
+                    }
+                    'X' => {
+                        let rest: String = chars[k + 1..].iter().collect();
+                        m = if rest.is_empty() {
+                            i += 1;
+                            args.get(i).cloned()
+                        } else {
+                            Some(rest)
+                        };
+                        break;
+                    }
+                    'o' | 'O' => {
+                        download = true;
+                        break;
+                    }
+                    'H' | 'u' | 'A' | 'e' | 'b' | 'c' | 'r' | 'm' | 'w' | 'x' | 'y' | 'Y' | 'z' | 'E' | 'K' | 'C' | 'P' | 'Q' | 't' | 'U' => break,
+                    _ => {}
+                }
+            }
+            m
+        } else {
+            None
+        };
+        if let Some(m) = method {
+            if !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS") {
+                write = true;
+            }
+        } else if matches!(a, "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-urlencode" | "--data-ascii" | "--json" | "-F" | "--form" | "--form-string" | "-T" | "--upload-file")
+            || ["--data=", "--data-raw=", "--data-binary=", "--data-urlencode=", "--json=", "--form=", "--upload-file="].iter().any(|p| a.starts_with(p))
+        {
+            write = true;
+        } else if matches!(a, "-o" | "--output" | "-O" | "--remote-name" | "--remote-name-all") || a.starts_with("--output=") {
+            download = true;
+        }
+        i += 1;
+    }
+    if write {
+        out.hit(Class::Send, r::HTTP_WRITE);
+    } else if download {
+        out.hit(Class::Write, r::SHELL_WRITE);
+    } else {
+        out.hit(Class::Read, r::HTTP_READ);
+    }
+}
+
+/// SQL that destroys rows or objects: a statement that starts with DROP,
+/// DELETE, TRUNCATE or UPDATE, an ALTER ... DROP, or a WITH ... whose body
+/// deletes or updates; string literals and comments are not read
+/// (`SELECT ... WHERE name = 'update'`, `SELECT ... FOR UPDATE` are not).
+fn destructive_sql(text: &str) -> bool {
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                for d in chars.by_ref() {
+                    if d == c {
+                        break;
+                    }
+                }
+                code.push(' ');
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+                code.push(' ');
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+                code.push(' ');
+            }
+            c => code.push(c.to_ascii_uppercase()),
+        }
+    }
+    code.split(';').any(|stmt| {
+        let words: Vec<&str> = stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        match words.first().copied() {
+            Some("DROP" | "DELETE" | "TRUNCATE" | "UPDATE") => true,
+            Some("ALTER") => words.contains(&"DROP"),
+            Some("WITH") => words.iter().any(|w| matches!(*w, "DELETE" | "UPDATE" | "DROP" | "TRUNCATE")) && !words.windows(2).any(|p| p == ["FOR", "UPDATE"]),
+            _ => false,
+        }
+    })
+}
+
+fn sql(prog: &str, args: &[String], stdin: &[String], out: &mut Classification) {
+    let mut texts: Vec<String> = stdin.to_vec();
+    let mut i = 0;
+    let mut positional = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if matches!(a, "-c" | "--command" | "-e" | "--execute" | "-q" | "--query") {
+            if let Some(v) = args.get(i + 1) {
+                texts.push(v.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if let Some(v) = ["--command=", "--execute=", "--query="].iter().find_map(|p| a.strip_prefix(p)) {
+            texts.push(v.to_owned());
+        } else if a.starts_with("-e") && a.len() > 2 && prog != "psql" {
+            texts.push(a[2..].to_owned());
+        } else if !a.starts_with('-') {
+            // sqlite3/duckdb DB SQL...
+            if matches!(prog, "sqlite3" | "sqlite" | "duckdb") && positional >= 1 {
+                texts.push(a.to_owned());
+            }
+            positional += 1;
+        }
+        i += 1;
+    }
+    if texts.iter().any(|t| destructive_sql(t)) {
+        out.hit(Class::Delete, r::SQL_DESTRUCTIVE);
+    } else {
+        out.hit(Class::Write, r::SHELL_OTHER);
+    }
+}
+
+/// tmux commands that type into a pane (and their aliases); any unique
+/// prefix of a name works in tmux, so any prefix of two or more letters counts.
+const TMUX_TYPING: &[&str] = &["send-keys", "send-prefix", "paste-buffer", "load-buffer"];
+const TMUX_ALIASES: &[&str] = &["send", "pasteb", "loadb"];
+
+/// tmux commands whose trailing words are a shell command, with the
+/// letters of their options that take a value (tmux(1)).
+const TMUX_SHELL: &[(&str, &str)] = &[
+    ("new-session", "cefFnstxy"),
+    ("new", "cefFnstxy"),
+    ("new-window", "ceFnt"),
+    ("neww", "ceFnt"),
+    ("split-window", "ceFlt"),
+    ("splitw", "ceFlt"),
+    ("respawn-pane", "cet"),
+    ("respawnp", "cet"),
+    ("respawn-window", "cet"),
+    ("respawnw", "cet"),
+    ("run-shell", "cdt"),
+    ("run", "cdt"),
+    ("display-popup", "bcdehsStTwxy"),
+    ("popup", "bcdehsStTwxy"),
+    ("pipe-pane", "t"),
+    ("pipep", "t"),
+];
+
+/// The shell commands inside a tmux command line.
+fn tmux_shell_commands(argv: &[String]) -> Vec<String> {
+    let rest = &argv[1..];
+    let mut i = 0;
+    while i < rest.len() && rest[i].starts_with('-') {
+        if matches!(rest[i].as_str(), "-L" | "-S" | "-f" | "-c" | "-T") {
+            i += 1;
+        }
+        i += 1;
+    }
+    let mut out = Vec::new();
+    for cmd in rest[i.min(rest.len())..].split(|w| w == ";") {
+        let Some(name) = cmd.first() else { continue };
+        let Some((_, value_letters)) = TMUX_SHELL.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let mut k = 1;
+        let mut words = Vec::new();
+        while k < cmd.len() {
+            let w = cmd[k].as_str();
+            if words.is_empty() && w.starts_with('-') && w.len() > 1 {
+                // a cluster such as `-dP` or `-ht0`: a value letter takes the rest or the next word
+                let letters: Vec<char> = w[1..].chars().collect();
+                let mut skip = 1;
+                for (j, c) in letters.iter().enumerate() {
+                    if value_letters.contains(*c) {
+                        if j + 1 == letters.len() {
+                            skip = 2;
+                        }
+                        break;
+                    }
+                }
+                k += skip;
+                continue;
+            }
+            words.push(w.to_owned());
+            k += 1;
+        }
+        if !words.is_empty() {
+            out.push(words.join(" "));
+        }
+    }
+    out
+}
+
+fn tmux(argv: &[String], out: &mut Classification) {
+    let rest = &argv[1..];
+    let mut i = 0;
+    // global options
+    while i < rest.len() && rest[i].starts_with('-') {
+        if matches!(rest[i].as_str(), "-L" | "-S" | "-f" | "-c" | "-T") {
+            i += 1;
+        }
+        i += 1;
+    }
+    let mut at_command = true;
+    while i < rest.len() {
+        let w = rest[i].as_str();
+        if at_command {
+            let name = w.trim_end_matches(';');
+            if TMUX_ALIASES.contains(&name) || (name.len() >= 2 && TMUX_TYPING.iter().any(|t| t.starts_with(name))) {
+                out.trip(tripwires::TERMINAL_INPUT, &format!("tmux {name}"));
+            }
+            at_command = false;
+        }
+        if w == ";" || w.ends_with(';') {
+            at_command = true;
+        }
+        i += 1;
+    }
+}
+
+/// Lexical absolute form of `p`: `~` and relative paths resolved, `.`/`..` folded.
+pub fn resolve(p: &str, env: &Env) -> String {
+    let joined = if p == "~" {
+        env.home.clone()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        format!("{}/{rest}", env.home)
+    } else if p.starts_with('/') {
+        p.to_owned()
+    } else {
+        format!("{}/{p}", env.cwd)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in joined.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn under(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    !dir.is_empty() && (path == dir || path.starts_with(&format!("{dir}/")))
+}
+
+/// A write (or deletion) of one path: tripwires and core-config rules.
+fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
+    let abs = resolve(p, env);
+    let comps: Vec<&str> = abs.split('/').filter(|c| !c.is_empty()).collect();
+    // tripwires
+    if abs.starts_with("/dev/pts/") || abs.starts_with("/dev/tty") || abs == "/dev/console" || abs.starts_with("/dev/vcs") {
+        out.trip(tripwires::TERMINAL_INPUT, &abs);
+        return;
+    }
+    if ["/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/mmcblk", "/dev/disk", "/dev/mapper/", "/dev/md", "/dev/loop"].iter().any(|d| abs.starts_with(d)) {
+        out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE);
+        return;
+    }
+    if let Some(d) = env.data_dir.as_deref() {
+        if under(&abs, &format!("{}/qa", resolve(d, env))) {
+            out.trip(tripwires::QA_STATE_WRITE, &abs);
+        }
+    }
+    if comps.contains(&".memory-latch") {
+        out.trip(tripwires::LATCH_WRITE, &abs);
+    }
+    if let Some(d) = env.config_dir.as_deref() {
+        if under(&abs, &resolve(d, env)) {
+            out.trip(tripwires::CONFIG_WRITE, &abs);
+        }
+    }
+    if env.plugin_roots.iter().any(|root| under(&abs, &resolve(root, env))) {
+        out.trip(tripwires::PLUGIN_ROOT_WRITE, &abs);
+    }
+    // core config
+    let home = resolve(&env.home, env);
+    let in_home = |rel: &str| !env.home.is_empty() && under(&abs, &format!("{home}/{rel}"));
+    let seq = |a: &str, b: &str| comps.windows(2).any(|w| w[0] == a && w[1] == b);
+    let name = comps.last().copied().unwrap_or("");
+    if in_home(".ssh") || comps.contains(&".ssh") {
+        out.hit(Class::CoreConfig, r::SSH_CONFIG_WRITE);
+    }
+    if in_home(".gitconfig") || in_home(".config/git") || seq(".git", "config") || name == ".gitmodules" {
+        out.hit(Class::CoreConfig, r::GIT_CONFIG_WRITE);
+    }
+    if seq(".git", "hooks") || seq(".husky", name) && name != ".husky" || name == ".pre-commit-config.yaml" {
+        out.hit(Class::CoreConfig, r::GIT_HOOKS_WRITE);
+    }
+    if seq(".github", "workflows") || name == ".gitlab-ci.yml" || seq(".circleci", "config.yml") || name == "Jenkinsfile" || name == ".travis.yml" || name == "azure-pipelines.yml" {
+        out.hit(Class::CoreConfig, r::CI_WORKFLOW_WRITE);
+    }
+    let host_file = (seq(".claude", "settings.json") || seq(".claude", "settings.local.json") || comps.windows(2).any(|w| w[0] == ".claude" && matches!(w[1], "hooks" | "agents" | "commands" | "plugins")))
+        || in_home(".claude.json")
+        || comps.windows(2).any(|w| w[0] == ".codex" && matches!(w[1], "config.toml" | "hooks.json" | "hooks" | "AGENTS.md"))
+        || (name == "hooks.json" && comps.len() >= 2 && comps[comps.len() - 2] == "hooks")
+        || in_home(".config/claude")
+        || name == "managed-settings.json";
+    if host_file {
+        out.hit(Class::CoreConfig, r::HOST_SETTINGS_WRITE);
+    }
+    if [".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv", ".bash_login", ".inputrc"].iter().any(|f| in_home(f)) {
+        out.hit(Class::CoreConfig, r::SHELL_PROFILE_WRITE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env() -> Env {
+        Env {
+            home: "/home/u".into(),
+            cwd: "/home/u/proj".into(),
+            config_dir: Some("/home/u/.config/kijito-qa".into()),
+            data_dir: Some("/home/u/.local/share/kijito-qa".into()),
+            plugin_roots: vec!["/opt/kijito".into()],
+        }
+    }
+
+    fn bash(line: &str) -> Classification {
+        classify(&ToolCall::parse("Bash", &json!({ "command": line })), &env())
+    }
+
+    fn rules_of(c: &Classification) -> Vec<&'static str> {
+        c.irreversible().iter().map(|h| h.rule).collect()
+    }
+
+    #[test]
+    fn wrappers_and_quoting_reach_the_real_program() {
+        for line in [
+            "rm -rf build",
+            "sudo -u root rm -r x",
+            "env A=1 nice -n 5 timeout 10 nohup rm -f x",
+            "bash -c 'sh -c \"rm -rf /tmp/a\"'",
+            "echo x | xargs rm -f",
+            "find . -name '*.o' -exec rm -f {} \\;",
+            "parallel rm -rf ::: a b",
+            "watch -n1 rm -rf a",
+            "flock /tmp/l -c 'rm -rf a'",
+            "script -q -c 'rm -rf a' /dev/null",
+            "su root -c 'rm -rf a'",
+            "runuser -u bob -- rm -rf a",
+            "{rm,-rf,build}",
+            "$'\\x72\\x6d' -rf build",
+            "r\\m -r''f build",
+            "X=rm; $X -rf build",
+            "ls && (cd a; rm -rf b)",
+            "echo $(rm -rf a)",
+        ] {
+            assert_eq!(rules_of(&bash(line)), vec![r::RM_RECURSIVE_FORCE], "{line}");
+        }
+    }
+
+    #[test]
+    fn categories() {
+        assert_eq!(rules_of(&bash("git push --force origin main && rm -rf build")), vec![r::GIT_PUSH_FORCE, r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("git push origin :old")), vec![r::GIT_PUSH_DELETE]);
+        assert!(rules_of(&bash("git push origin main")).is_empty());
+        assert_eq!(rules_of(&bash("curl -X POST https://x/y")), vec![r::HTTP_WRITE]);
+        assert!(rules_of(&bash("curl -sSL https://x/y")).is_empty());
+        assert_eq!(rules_of(&bash("gh pr create --fill")), vec![r::FORGE_POST]);
+        assert_eq!(rules_of(&bash("cast send 0xabc --value 1ether")), vec![r::WALLET_TRANSFER]);
+        assert_eq!(rules_of(&bash("psql -c 'DROP TABLE users'")), vec![r::SQL_DESTRUCTIVE]);
+        assert_eq!(rules_of(&bash("echo 'delete from t' | sqlite3 db")), vec![r::SQL_DESTRUCTIVE]);
+        assert_eq!(rules_of(&bash("echo x >> ~/.ssh/authorized_keys")), vec![r::SSH_CONFIG_WRITE]);
+        let w = classify(&ToolCall::parse("Write", &json!({"file_path": ".github/workflows/ci.yml", "content": ""})), &env());
+        assert_eq!(rules_of(&w), vec![r::CI_WORKFLOW_WRITE]);
+        let m = classify(&ToolCall::parse("mcp__slack__send_message", &json!({})), &env());
+        assert_eq!(rules_of(&m), vec![r::MCP_SEND]);
+        assert!(!bash("cargo test -p x").is_irreversible());
+        assert_eq!(bash("git status").classes(), BTreeSet::from([Class::Read]));
+    }
+
+    #[test]
+    fn rule_ids_are_unique_snake_case() {
+        let mut seen = BTreeSet::new();
+        for (id, _, _) in RULES {
+            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
+            assert!(seen.insert(*id), "{id} twice");
+        }
+    }
+
+    #[test]
+    fn tripwires_fire() {
+        let codes = |c: Classification| c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>();
+        assert_eq!(codes(bash("tmux send-keys -t x 'ls' Enter")), vec![tripwires::TERMINAL_INPUT]);
+        assert_eq!(codes(bash("tmux -L s new -d \\; send -t x y")), vec![tripwires::TERMINAL_INPUT]);
+        assert_eq!(codes(bash("echo hi > /dev/pts/3")), vec![tripwires::TERMINAL_INPUT]);
+        assert_eq!(codes(bash("screen -S s -X stuff 'ls\\n'")), vec![tripwires::TERMINAL_INPUT]);
+        assert_eq!(codes(bash("/opt/kijito/bin/session-hook")), vec![tripwires::HOOK_BINARY]);
+        assert_eq!(codes(bash("echo {} > .memory-latch/head.json")), vec![tripwires::LATCH_WRITE]);
+        assert_eq!(codes(bash("touch ~/.local/share/kijito-qa/qa/pass.json")), vec![tripwires::QA_STATE_WRITE]);
+        assert!(codes(bash("tmux list-sessions")).is_empty());
+    }
+}

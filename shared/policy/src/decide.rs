@@ -1,0 +1,295 @@
+//! The decision by mode: a classified call and a narrow read-only view of
+//! the latch and QA state to allow, or deny with a stable code and a reason
+//! naming the one step that leads out.
+//!
+//! Order: tripwires (every mode, no consent opens them); then the latch
+//! modes that halt mutation (Silent Witness, degraded until reviewed,
+//! one-step without a named next step: every write, delete, send,
+//! public-post, wallet-transfer and core-config call is denied, reads and
+//! helper commands pass); then the QA freeze (Kijito graph writes between
+//! `qa-gate record` and the compaction); then consent (normal mode: an
+//! irreversible call needs a confirmed token for its action hash).
+
+use crate::classify::{Class, Classification};
+use kijito_protocol::codes::policy as codes;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The latch mode as the hook reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatchMode {
+    /// No latch in this workspace (only tripwires and the freeze apply).
+    Absent,
+    Normal,
+    SilentWitness,
+    /// Degraded until a human reviews (wake-check).
+    Degraded,
+    /// One-step mode and the head names no next step (or it was taken).
+    OneStepWithoutStep,
+}
+
+/// What the decision may know of the modes (read-only, cheap to fill).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Modes {
+    pub latch: LatchMode,
+    /// From `qa-gate record` until that pass is consumed or invalidated.
+    pub qa_frozen: bool,
+    /// A consent token for exactly this call's action hash is confirmed
+    /// (and reconfirmed, when high risk) and unused.
+    pub consent_confirmed: bool,
+}
+
+/// Where the consent request command points (absolute paths).
+#[derive(Debug, Clone, Copy)]
+pub struct ConsentTarget<'a> {
+    /// `<root>/bin` of this installed plugin root.
+    pub helper_dir: &'a str,
+    /// The workspace (`--workspace`).
+    pub workspace: &'a str,
+    /// Where the caller writes [`action_bytes`] for this call (`--action-file`).
+    pub action_file: &'a str,
+    /// The host session (for `qa-gate invalidate --session-id`).
+    pub session_id: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Deny { code: &'static str, reason: String },
+}
+
+impl Decision {
+    pub fn allowed(&self) -> bool {
+        matches!(self, Decision::Allow)
+    }
+
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Decision::Allow => None,
+            Decision::Deny { code, .. } => Some(code),
+        }
+    }
+}
+
+/// The action file of a call: canonical JSON (`kijito_protocol::json`) of
+/// `{"tool_name", "tool_input"}` and one LF — already in memory-latch's
+/// canonical action form, so `memory-latch consent request --action-file`
+/// binds the token to [`action_hash`].
+pub fn action_bytes(tool_name: &str, tool_input: &Value) -> Vec<u8> {
+    let mut v = serde_json::Map::new();
+    v.insert("tool_name".into(), Value::String(tool_name.to_owned()));
+    v.insert("tool_input".into(), tool_input.clone());
+    let mut s = kijito_protocol::json::canonical_json(&Value::Object(v));
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// `sha256:<hex>` of [`action_bytes`]: memory-latch's action hash of the same action.
+pub fn action_hash(tool_name: &str, tool_input: &Value) -> String {
+    format!("sha256:{:x}", Sha256::digest(action_bytes(tool_name, tool_input)))
+}
+
+/// The exact command that requests consent for this call.
+pub fn consent_command(cls: &Classification, target: &ConsentTarget<'_>) -> String {
+    let first = cls.irreversible().first().copied();
+    let summary = match first {
+        Some(h) => format!("{}:{}", h.class.as_str(), h.rule),
+        None => "action".to_owned(),
+    };
+    format!(
+        "{}/memory-latch consent request --workspace {} --action-file {} --summary {} --risk {}",
+        target.helper_dir.trim_end_matches('/'),
+        target.workspace,
+        target.action_file,
+        summary,
+        cls.risk().as_str()
+    )
+}
+
+fn what(cls: &Classification) -> String {
+    let mut parts: Vec<String> = cls.irreversible().iter().map(|h| format!("{} ({})", h.class.as_str(), h.rule)).collect();
+    if parts.is_empty() {
+        parts = cls.classes().iter().filter(|c| c.is_mutation()).map(|c| c.as_str().to_owned()).collect();
+    }
+    parts.join(", ")
+}
+
+/// Decide one classified call.
+pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -> Decision {
+    let bin = target.helper_dir.trim_end_matches('/');
+    if let Some(t) = cls.tripwires.first() {
+        return Decision::Deny {
+            code: t.code,
+            reason: format!(
+                "kijito-qa policy: tripwire {} ({}). This call is never allowed from the agent, in any mode and with any token; leave it to the user.",
+                t.code, t.detail
+            ),
+        };
+    }
+    let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
+    let halt = |code: &'static str, mode: &str, step: String| Decision::Deny {
+        code,
+        reason: format!("kijito-qa policy: denied ({code}): {mode} halts every write, delete, send, public-post, wallet-transfer and core-config call (this one: {}). Reads pass. The one step out: {step}", what(cls)),
+    };
+    match modes.latch {
+        LatchMode::SilentWitness if mutates => {
+            return halt(
+                codes::SILENT_WITNESS,
+                "Silent Witness",
+                format!("ask the user to reseed: run `{bin}/memory-latch reseed --workspace {}` and the user sends the printed token in their own message.", target.workspace),
+            )
+        }
+        LatchMode::Degraded if mutates => {
+            return halt(
+                codes::DEGRADED,
+                "degraded mode (until a human reviews)",
+                format!("stop and ask the user to review the latch (`{bin}/memory-latch status --workspace {}` shows it); do not try to end degraded mode yourself.", target.workspace),
+            )
+        }
+        LatchMode::OneStepWithoutStep if mutates => {
+            return halt(
+                codes::ONE_STEP_NO_STEP,
+                "one-step mode without a named next step",
+                format!("name the single next step: `{bin}/memory-latch checkpoint --workspace {} --next-step TEXT`.", target.workspace),
+            )
+        }
+        _ => {}
+    }
+    if modes.qa_frozen && cls.kijito_write() {
+        return Decision::Deny {
+            code: codes::QA_FROZEN,
+            reason: format!(
+                "kijito-qa policy: denied (policy_qa_frozen): the QA pass is recorded; no Kijito graph write until it is consumed. The one step out: compact first (the compaction consumes the pass), or invalidate the pass: `{bin}/qa-gate invalidate --session-id {}`.",
+                target.session_id
+            ),
+        };
+    }
+    if modes.latch != LatchMode::Absent && cls.is_irreversible() && !modes.consent_confirmed {
+        return Decision::Deny {
+            code: codes::CONSENT_REQUIRED,
+            reason: format!(
+                "kijito-qa policy: denied (policy_consent_required): irreversible action: {}. No valid token, no execution. The one step out: run `{}`, show the user the action and ask them to send the printed token in their own message; then retry exactly this call (a changed call needs a new token).",
+                what(cls),
+                consent_command(cls, target)
+            ),
+        };
+    }
+    Decision::Allow
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::ToolCall;
+    use crate::classify::{classify, Env};
+    use serde_json::json;
+
+    const T: ConsentTarget<'static> = ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1" };
+
+    fn cls(tool: &str, input: Value) -> Classification {
+        let env = Env { home: "/home/u".into(), cwd: "/w".into(), ..Env::default() };
+        classify(&ToolCall::parse(tool, &input), &env)
+    }
+
+    fn modes(latch: LatchMode) -> Modes {
+        Modes { latch, qa_frozen: false, consent_confirmed: false }
+    }
+
+    #[test]
+    fn halting_modes_deny_mutation_and_pass_reads() {
+        let write = cls("Write", json!({"file_path": "/w/src/a.rs", "content": "x"}));
+        let read = cls("Bash", json!({"command": "git status"}));
+        let helper = cls("Bash", json!({"command": "/opt/k/bin/memory-latch status"}));
+        for (mode, code) in [
+            (LatchMode::SilentWitness, codes::SILENT_WITNESS),
+            (LatchMode::Degraded, codes::DEGRADED),
+            (LatchMode::OneStepWithoutStep, codes::ONE_STEP_NO_STEP),
+        ] {
+            assert_eq!(decide(&write, &modes(mode), &T).code(), Some(code));
+            assert!(decide(&read, &modes(mode), &T).allowed());
+            assert!(decide(&helper, &modes(mode), &T).allowed());
+        }
+        assert!(decide(&write, &modes(LatchMode::Normal), &T).allowed());
+        let Decision::Deny { reason, .. } = decide(&write, &modes(LatchMode::OneStepWithoutStep), &T) else { panic!() };
+        assert!(reason.contains("/opt/k/bin/memory-latch checkpoint --workspace /w --next-step TEXT"), "{reason}");
+    }
+
+    #[test]
+    fn normal_mode_needs_a_confirmed_token_for_irreversible_calls() {
+        let rm = cls("Bash", json!({"command": "rm -rf build"}));
+        let Decision::Deny { code, reason } = decide(&rm, &modes(LatchMode::Normal), &T) else { panic!() };
+        assert_eq!(code, codes::CONSENT_REQUIRED);
+        assert!(
+            reason.contains("`/opt/k/bin/memory-latch consent request --workspace /w --action-file /w/.a/x.json --summary delete:rm_recursive_force --risk medium`"),
+            "{reason}"
+        );
+        let ok = Modes { consent_confirmed: true, ..modes(LatchMode::Normal) };
+        assert!(decide(&rm, &ok, &T).allowed());
+        // without a latch, irreversible calls keep today's behaviour
+        assert!(decide(&rm, &modes(LatchMode::Absent), &T).allowed());
+    }
+
+    /// Every command a deny reason names (between backticks) is one the
+    /// command guard accepts as a helper command of this root.
+    #[test]
+    fn every_command_a_deny_reason_names_passes_the_command_guard() {
+        let dir = tempfile_dir();
+        let bin = dir.display().to_string();
+        let helpers = kijito_protocol::command::HelperDir::new(&dir).unwrap();
+        let target = ConsentTarget { helper_dir: &bin, workspace: "/w", action_file: "/w/actions/sha256-x.json", session_id: "s1" };
+        let mut seen = 0;
+        for (line, latch, frozen) in [
+            ("rm -rf build", LatchMode::Normal, false),
+            ("git push --force", LatchMode::Normal, false),
+            ("cast send 0x1 --value 1", LatchMode::Normal, false),
+            ("psql -c 'drop table t'", LatchMode::Normal, false),
+            ("touch a", LatchMode::SilentWitness, false),
+            ("touch a", LatchMode::Degraded, false),
+            ("touch a", LatchMode::OneStepWithoutStep, false),
+            ("/opt/k/bin/pointer-publish --pointer-id 1", LatchMode::Absent, true),
+        ] {
+            let c = cls("Bash", json!({ "command": line }));
+            let Decision::Deny { reason, .. } = decide(&c, &Modes { latch, qa_frozen: frozen, consent_confirmed: false }, &target) else {
+                panic!("{line} allowed in {latch:?}")
+            };
+            let cmds: Vec<&str> = reason.split('`').skip(1).step_by(2).collect();
+            assert!(!cmds.is_empty(), "{reason}");
+            for cmd in cmds {
+                let cmd = cmd.replace(" TEXT", " next");
+                let v = kijito_protocol::command::guard_line(&cmd, Some(&helpers));
+                assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 8);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("kijito-policy-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn tripwires_and_freeze() {
+        let tmux = cls("Bash", json!({"command": "tmux send-keys -t 0 y Enter"}));
+        for m in [LatchMode::Absent, LatchMode::Normal] {
+            let d = decide(&tmux, &Modes { consent_confirmed: true, ..modes(m) }, &T);
+            assert_eq!(d.code(), Some(crate::classify::tripwires::TERMINAL_INPUT));
+        }
+        let upd = cls("mcp__kijito__kijito_update", json!({"id": 1}));
+        let frozen = Modes { qa_frozen: true, ..modes(LatchMode::Absent) };
+        assert_eq!(decide(&upd, &frozen, &T).code(), Some(codes::QA_FROZEN));
+        let publish = cls("Bash", json!({"command": "/opt/k/bin/pointer-publish --pointer-id 1"}));
+        assert_eq!(decide(&publish, &frozen, &T).code(), Some(codes::QA_FROZEN));
+        assert!(decide(&upd, &modes(LatchMode::Absent), &T).allowed());
+    }
+
+    #[test]
+    fn action_hash_is_of_the_canonical_bytes() {
+        let input = json!({"command": "rm -rf build", "description": "clean"});
+        assert_eq!(action_bytes("Bash", &input), b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\",\"description\":\"clean\"}}\n".to_vec());
+        assert_ne!(action_hash("Bash", &input), action_hash("Bash", &json!({"command": "rm -rf build2"})));
+    }
+}

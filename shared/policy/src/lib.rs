@@ -1,0 +1,33 @@
+//! kijito-policy: one PreToolUse policy over every tool call (issue 21),
+//! pure (no I/O, no HTTP stack).
+//!
+//! | step | module |
+//! |---|---|
+//! | a host's PreToolUse call, parsed at the edge | [`call`] ([`ToolCall`]) |
+//! | the shell model (compound commands, wrappers' input, quoting) | [`shell`] |
+//! | tool call to classes with the rule that fired, tripwires | [`classify`] |
+//! | allow / deny by latch mode, QA freeze and consent | [`decide`] |
+//!
+//! Classes: read, write, delete, send, public-post, wallet-transfer,
+//! core-config, helper; the middle five are the seed's irreversible
+//! categories. **Anything the rules do not name is not irreversible**: an
+//! unknown program or tool is classified `write`, which only the halting
+//! modes (Silent Witness, degraded, one-step without a step) deny. The
+//! classifier reads what the shell would run (compound lists, pipelines,
+//! subshells, command substitution, `bash -c`/`sh -c` and `eval`
+//! recursively up to [`shell::MAX_DEPTH`], `env`, `sudo`, `xargs`,
+//! `find -exec/-execdir/-ok`, `parallel`, `watch`, `flock`, `script -c`,
+//! `su -c`, `runuser`, `nice`, `timeout`, `nohup`, brace expansion, ANSI-C
+//! quoting, quotes, backslashes and the line's own plain assignments);
+//! it does not know what a script file, an alias, a variable set outside the
+//! line, a Makefile target or an SQL file redirected into a client will do.
+//! A command it cannot read whole is a tripwire (`tripwire_shell_unparsed`).
+
+pub mod call;
+pub mod classify;
+pub mod decide;
+pub mod shell;
+
+pub use call::ToolCall;
+pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
+pub use decide::{action_bytes, action_hash, consent_command, decide, ConsentTarget, Decision, LatchMode, Modes};
