@@ -12,7 +12,8 @@ long: CYCLES (default 5) x (a prompt, the fake agent's whole cycle in that turn:
 typing: the cycle once; as soon as its Stop is seen the user (an attached tmux client) types
   `fix the bu`; 8 s of quiet (the adapter must not type /compact into the user's text); the user
   presses Enter (a new turn: the pass and the pending request are invalidated); the test reads the
-  status; then the cycle again (continue), whose compaction the adapter types: ATTESTED."""
+  status; then the cycle again (continue, typed by send-keys), whose compaction the adapter types:
+  ATTESTED."""
 import json
 import shlex
 import sys
@@ -39,7 +40,11 @@ elif mode == "typing":
               status("before-enter"),
               {"enter": True, "name": "user-enter"},
               status("after-enter"),
-              {"prompt": "continue HOST-E2E-QA-BOOTS", "name": "cycle-2", "via": "client"},
+              # typed by send-keys, not by the client: the fake model's Codex cycle is one turn of
+              # under a second, and a client key in the second of both the turn's start and its Stop
+              # may have come after the Stop (the adapter's same-second rule), so the adapter would
+              # rightly wait (measured: request pending, reason user_typed, no compaction)
+              {"prompt": "continue HOST-E2E-QA-BOOTS", "name": "cycle-2"},
               {"wait_compact": 120, "name": "after-compact-c2"},
               {"prompt": "continue HOST-E2E-QA-END", "name": "after", "via": "client"},
               status("end")]
