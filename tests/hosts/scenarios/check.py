@@ -88,6 +88,8 @@ def check_compaction(kind, out, root, s, host):
     after = [e for e in mine[first_pre:] if e["event"] in ("SessionStart", "UserPromptSubmit")]
     if kind == "attested":
         sig = lambda t: expected["snapshotDigest"] in t  # noqa: E731
+    elif kind == "withdrawn":  # the re-entry itself (the withdrawal text also says "would be UNATTESTED")
+        sig = lambda t: "re-entry after compaction: UNATTESTED" in t  # noqa: E731
     else:
         sig = lambda t: "UNATTESTED" in t  # noqa: E731
     delivered = [t for e in after for t in contexts(host, e) if sig(t)]
@@ -106,6 +108,16 @@ def check_compaction(kind, out, root, s, host):
     else:
         if ATTESTED.search(text):
             fail("unattested text says ATTESTED: %r" % text[:800])
+    if kind == "withdrawn":
+        # a pass was recorded, then the next prompt's UserPromptSubmit (before the host's own
+        # compaction) withdrew it and said so; the compaction is re-entered UNATTESTED with that reason
+        if "Reason: pass_invalidated_by_new_turn" not in text:
+            fail("the re-entry does not name pass_invalidated_by_new_turn: %r" % text[:600])
+        ups = [t for e in mine[:first_pre] if e["event"] == "UserPromptSubmit" for t in contexts(host, e)
+               if "pass_invalidated_by_new_turn" in t and "was withdrawn" in t]
+        if len(ups) != 1:
+            fail("want exactly one UserPromptSubmit before PreCompact saying the pass was withdrawn, got %d" % len(ups))
+        ok("the prompt's UserPromptSubmit (before the auto-compaction) withdrew the recorded pass and said so")
     ok("one %s re-entry delivery (%d chars)" % (kind, len(text)))
 
     if host == "claude":
@@ -213,8 +225,14 @@ def check_adapter(out, root, s):
     ok("exactly one thread/compact/start (id %s), from the adapter, for thread %s; the client sent none; "
        "no thread/resume" % (rid, thread))
     tool = next((x for x in s["steps"] if x["step"] == "tool-turn"), None)
-    if not tool or "kijito-compact request" not in tool.get("command", ""):
+    # the tool turn runs scenarios/record-request.sh (the pass recorded in that turn, then exactly
+    # `kijito-compact request`): its result, the requested line, must have reached the model
+    if not tool or not any(w in tool.get("command", "") for w in ("kijito-compact request", "record-request.sh")):
         fail("no tool turn running kijito-compact request: %s" % tool)
+    if not any('"type":"kijito.compaction.requested"' in t for r in jsonl(os.path.join(out, "requests.jsonl"))
+               for x in ((r.get("body") or {}).get("input") or [] if isinstance(r.get("body"), dict) else [])
+               if isinstance(x, dict) and x.get("type") == "function_call_output" for t in strings_in(x.get("output"))):
+        fail("no tool result the model received carries the requested line")
     if sid.get("state") != "compacted" or sid.get("attested") is not True or sid.get("via") != "codex-app-server":
         fail("kijito-compact status after the run: %s" % json.dumps(sid))
     # Codex hands no hook the compaction summary: the claim record says so (docs/protocol.md §7)
@@ -403,7 +421,7 @@ def main(argv):
         return check_adapter_long(out, root, s)
     if kind == "plain-request":
         return check_plain_request(out, root, s)
-    if kind in ("attested", "unattested"):
+    if kind in ("attested", "unattested", "withdrawn"):
         check_compaction(kind, out, root, s, host)
     elif kind == "context":
         check_context(out, host)

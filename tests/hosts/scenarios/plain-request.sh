@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # --before-compact of the plain-request scenario (Claude Code headless, `claude -p`, no tmux, no
 # app-server adapter; inside the host-e2e namespace). Usage: plain-request.sh ROOT DIR
-# Records a real pass for the session (seed-pass.sh), then writes DIR/prompt-2: the prompt whose
-# tool call runs `kijito-compact request` for this session, as the skill prescribes after
-# `qa-gate record`. With no adapter owning the session the answer must be no_safe_trigger.
+# Seeds the pointer (seed-request.sh), then writes DIR/prompt-2: the prompt whose one tool call
+# records a real pass and runs `kijito-compact request` for this session (record-request.sh), as the
+# skill prescribes: both in the same turn (a pass recorded here, before prompt 2, would be withdrawn
+# by prompt 2: pass_invalidated_by_new_turn). With no adapter owning the session the answer must be
+# no_safe_trigger.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root="$1" dir="$2"
 : "${HOST_E2E_SESSION_ID:?}" "${HOST_E2E_OUT:?}"
-"$here/seed-pass.sh" "$root"
-data=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dataDir"])' "$HOST_E2E_OUT/expected.json")
-printf 'Run this. HOST-E2E-RUN-TOOL: %s/bin/kijito-compact request --session-id %s --data-dir %s\n' \
-  "$root" "$HOST_E2E_SESSION_ID" "$data" > "$dir/prompt-2"
+: "${HOST_E2E_TRANSCRIPT_PATH:?}"
+"$here/seed-request.sh" "$root"
+printf 'Run this. HOST-E2E-RUN-TOOL: %s/record-request.sh %s %s %s\n' \
+  "$here" "$HOST_E2E_OUT" "$HOST_E2E_SESSION_ID" "$HOST_E2E_TRANSCRIPT_PATH" > "$dir/prompt-2"

@@ -279,7 +279,9 @@ def cmd_tui(a):
            "ready_timeout": a.ready_timeout, "turn_timeout": a.turn_timeout, "then_timeout": a.then_timeout,
            "input_tokens": a.input_tokens, "probe_print": a.probe_print or [],
            "host_args": a.host_arg or [], "then_prompts": a.then_prompt or [],
-           "host_wrapper": getattr(a, "host_wrapper", None), "cycles": a.cycles, "between": a.between}
+           "host_wrapper": getattr(a, "host_wrapper", None), "cycles": a.cycles, "between": a.between,
+           "pane_host": a.pane_host, "before_start": a.before_start,
+           "steps": os.path.abspath(a.steps) if a.steps else None}
     if host == "claude":
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
@@ -411,6 +413,15 @@ def parser():
                        help="after --then: N times (--between, then each --then-prompt, then --wait-compact); "
                             "--between runs before cycles 2..N (kijito-qa)")
         t.add_argument("--between", metavar="CMD", help="shell command run like --then before cycles 2..N (kijito-qa)")
+        t.add_argument("--pane-host", action="store_true",
+                       help="the host is the pane's own command (tmux new-session -d HOST ARGS..., no shell; "
+                            "remain-on-exit on) instead of `sh -c 'HOST; ...'` (kijito-qa)")
+        t.add_argument("--before-start", metavar="CMD",
+                       help="shell command run inside the namespace before the pane starts (no session values "
+                            "yet), e.g. seeding what SessionStart reads (kijito-qa)")
+        t.add_argument("--steps", metavar="FILE",
+                       help="JSON list of steps run after the --prompt's: prompt (send-keys or the attached "
+                            "client), attach, enter, quiet, wait_compact, run; see tui.TuiRun.run_steps (kijito-qa)")
         t.add_argument("--host-arg", action="append", metavar="ARG",
                        help="extra argument for the host command line, e.g. --host-arg=--no-daemon (Codex); "
                             "repeatable")

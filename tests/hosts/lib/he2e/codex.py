@@ -410,7 +410,7 @@ def run(job):
                 # kijito-qa: a plain app-server session (no wrapper, no tmux): the fake model runs
                 # --tool-command ({session_id} and $VARS filled in) in turn 2; nothing compacts.
                 cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
-                                      ).safe_substitute(env)
+                                      ).safe_substitute(dict(env, **session))  # kijito-qa: session values too
                 state["tag"] = "tool-turn"
                 summary["steps"].append(dict(turn_record("tool-turn", run_turn(
                     c, thread_id, "Run this. %s %s" % (fakeserver.TOOL_MARKER, cmd), step_timeout())), command=cmd))
@@ -420,7 +420,7 @@ def run(job):
                 # in) in turn 2; the wrapper (--app-server-cmd) compacts after that turn on its own;
                 # this client sends no thread/compact/start and waits for the compaction turn.
                 cmd = string.Template(job["tool_command"].replace("{session_id}", session["HOST_E2E_SESSION_ID"])
-                                      ).safe_substitute(env)
+                                      ).safe_substitute(dict(env, **session))  # kijito-qa: session values too
                 cycles = (job.get("cycles") or 5) if job["scenario"] == "adapter-long" else 1
                 for k in range(cycles):
                     if k and job.get("between"):  # adapter-long: a new pass before each further cycle

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 import uuid
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,6 +81,12 @@ class Base(BaseHTTPRequestHandler):
         with st["lock"]:
             st["n"] += 1
             seq = st["n"]
+        if body is not None and "last_request_result_t" in st:  # kijito-qa: see tui.run_steps type_after_stop
+            # the requested line as a tool result holds it inside a JSON string: escaped quotes
+            n = json.dumps(body).count('\\"type\\":\\"kijito.compaction.requested\\"')
+            if n:
+                if n > st.get("last_request_result_n", 0):
+                    st["last_request_result_n"], st["last_request_result_t"] = n, time.time()
         st["log"].write({"seq": seq, "t": st["clock"].rel(), "tag": st["tag"], "method": self.command,
                          "path": self.path,
                          "headers": {k: v for k, v in self.headers.items() if k.lower() not in SECRET_HEADERS},

@@ -1,15 +1,19 @@
 """kijito-qa addition: the fake model as the kijito-memory-qa skill's steps 3-5 (two cold boots by
-fresh verifier agents, digest again, record), driven only by what a real model would see in its
-request: the commands kijito-qa's SessionStart hook printed (trusted hook output), the results of
-its own tool calls, and, for a verifier agent, the one command in its prompt. Stateless: every
-decision is recomputed from the request body.
+fresh verifier agents, digest again, record, then the compaction request), driven only by what a
+real model would see in its request: the commands of the newest kijito-qa hook text in the
+conversation (trusted hook output: SessionStart(startup), or after a compaction the re-entry's
+command block), the results of its own tool calls, and, for a verifier agent, the one command in
+its prompt. Stateless: every decision is recomputed from the request body.
 
 Who is asking is read from the latest user message that carries QA_MARKER or a verifier prompt
 (role_start): a forked verifier's history also holds the main prompt, before its own.
 Main agent (that message carries QA_MARKER), one tool call per response:
-  pointer-digest -> verifier 1 -> verifier 2 -> pointer-digest -> qa-gate record -> text.
-  Claude Code: a verifier is one `Agent` call (subagent_type general-purpose, run_in_background
-  false) whose prompt is VERIFIER_PREFIX + the command. Codex: `spawn_agent` (fork_context false,
+  pointer-digest -> verifier 1 -> verifier 2 -> pointer-digest -> qa-gate record
+  -> `kijito-compact request` (when the hook text has that line and record printed the ready
+  line) -> text.
+  Claude Code: a verifier is one `Agent` call (subagent_type general-purpose) whose prompt is
+  VERIFIER_PREFIX + the command; 2.1.328 runs it in the background ("Async agent launched") and
+  its result arrives as a <task-notification>: the main agent ends its turn until it is there. Codex: `spawn_agent` (fork_context false,
   message VERIFIER_PREFIX + command) -> `wait_agent` -> `close_agent`, per verifier.
   With FORK_MARKER in the prompt the main agent forks instead (negative control).
 Verifier agent (that message carries VERIFIER_PREFIX): runs the command with the host's shell tool,
@@ -25,28 +29,58 @@ QA_MARKER = "HOST-E2E-QA-BOOTS"
 # (Claude Code subagent_type "fork", Codex fork_context true), which the skill forbids;
 # check_boots.py --expect-fork must then find the main conversation in the verifiers' requests.
 FORK_MARKER = "HOST-E2E-QA-FORK"
+# kijito-qa: a user prompt with this marker (and any later one) is not a QA cycle, even when an older
+# QA_MARKER prompt is still in the history (Codex keeps the user's messages across a compaction).
+END_MARKER = "HOST-E2E-QA-END"
 # Must equal the prompt the installed skill prescribes (scenarios/check_boots.py checks the skill).
 VERIFIER_PREFIX = ("Run exactly this one shell command and reply with its exit status and its complete "
                    "stdout and stderr, nothing else: ")
 HOOK_HEAD = "kijito-qa (trusted hook output)"
 HEX64 = re.compile(r"\b[0-9a-f]{64}\b")
+# a green pointer-snapshot report in a verifier's answer (Codex's wait_agent output escapes its quotes)
+GREEN = re.compile(r'verdict\\*"\s*:\s*\\*"green')
+
+
+REQUEST_HEAD = "- Right after `qa-gate record` succeeds, request the compaction"
 
 
 def hook_commands(texts):
-    """digest, snapshot A, snapshot B, record: the command lines of the SessionStart context."""
-    for t in texts:
+    """digest, snapshot A, snapshot B, record (and request, when the text has the
+    `kijito-compact request` line) from the NEWEST kijito-qa hook text among texts (in conversation
+    order): after a compaction that is the re-entry's command block, not the SessionStart(startup)
+    text a host may still carry from before. The fake agent never takes a command from anywhere
+    else (a summary or a user prompt)."""
+    for t in reversed(texts):
         if HOOK_HEAD not in t or "--cold-boot-report" not in t:
             continue
-        lines = [line.strip() for line in t.splitlines()]
+        # the block from its last head on (a text may quote an older block before it)
+        lines = [line.strip() for line in t[t.rindex(HOOK_HEAD):].splitlines()]
         def after(head, n=1):
             for i, line in enumerate(lines):
                 if line.startswith(head):
                     return lines[i + 1:i + 1 + n]
             return []
         digest, boots, record = after("- Current pointer digest"), after("- Verify twice", 2), after("- Record the one-use")
+        request = after(REQUEST_HEAD)
         if digest and len(boots) == 2 and record:
-            return {"digest": digest[0], "boot_a": boots[0], "boot_b": boots[1], "record": record[0]}
+            return {"digest": digest[0], "boot_a": boots[0], "boot_b": boots[1], "record": record[0],
+                    "request": request[0] if request and " request " in request[0] else None}
     return None
+
+
+def strings_in_order(obj):
+    """Every string inside a JSON value in document order (common.strings_in walks a stack, so its
+    order is not the conversation's; the newest hook text must be the last one here)."""
+    out, stack = [], [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, str):
+            out.append(o)
+        elif isinstance(o, dict):
+            stack.extend(reversed(list(o.values())))
+        elif isinstance(o, list):
+            stack.extend(reversed(o))
+    return out
 
 
 def _hex(output):
@@ -71,12 +105,20 @@ def _main_step(cmds, outputs, agent_calls):
         step = plan[n - 1]
         return step(outputs) if callable(step) else step
     if n == len(plan) + 1:
+        # kijito-qa: both verifiers must have answered a green report (e.g. a reused report path is
+        # refused, report_file_invalid): otherwise the agent stops, it records nothing
+        if sum(bool(GREEN.search(o or "")) for o in outputs) < 2:
+            return ("text", "HOST-E2E-QA: a verifier boot was not green; not recording.")
         return ("shell", cmds["digest"])
     if n == len(plan) + 2:
         if _hex(outputs[-1]) != d:
             return ("text", "HOST-E2E-QA: the pointer digest changed during the boots; not recording.")
         return ("shell", cmds["record"].replace("<POINTER_DIGEST>", d))
-    return ("text", "HOST-E2E-QA: done; record printed: %s" % (outputs[-1] or "")[:400])
+    # kijito-qa: then the hook text's `kijito-compact request` line, as the last action of the turn
+    # (only once record succeeded: its output is the ready line, which names the pass)
+    if n == len(plan) + 3 and cmds.get("request") and '"kijito.compaction.ready"' in (outputs[-1] or ""):
+        return ("shell", cmds["request"])
+    return ("text", "HOST-E2E-QA: done; last helper printed: %s" % (outputs[-1] or "")[:400])
 
 
 def role_start(user_texts):
@@ -85,6 +127,8 @@ def role_start(user_texts):
     for i in range(len(user_texts) - 1, -1, -1):
         if any(VERIFIER_PREFIX in t for t in user_texts[i]):
             return (i, "verifier")
+        if any(END_MARKER in t for t in user_texts[i]):
+            return None
         if any(QA_MARKER in t for t in user_texts[i]):
             return (i, "main")
     return None
@@ -112,6 +156,34 @@ def _claude_results(content):
     return out
 
 
+ASYNC_LAUNCHED = "Async agent launched"
+NOTIFICATION = re.compile(r"<task-notification>.*?<tool-use-id>([^<]+)</tool-use-id>.*?</task-notification>", re.S)
+NOTE_RESULT = re.compile(r"<result>(.*?)</result>", re.S)
+
+
+def _claude_results_ids(content):
+    """(tool_use_id, text) of the tool results of one message."""
+    out = []
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict) and b.get("type") == "tool_result":
+            c = b.get("content")
+            out.append((b.get("tool_use_id"), c if isinstance(c, str) else "\n".join(strings_in(c))))
+    return out
+
+
+def _claude_notifications(body):
+    """{tool_use_id: result text} of the <task-notification>s in the request (Claude Code 2.1.328
+    runs an Agent subagent in the background: the Agent call answers "Async agent launched ...",
+    the subagent's final text arrives later as a task notification naming the Agent call's
+    tool-use id; measured in the agent-* TUI scenarios)."""
+    out = {}
+    for t in strings_in(body.get("messages")) + strings_in(body.get("system")):
+        for m in NOTIFICATION.finditer(t):
+            r = NOTE_RESULT.search(m.group(0))
+            out.setdefault(m.group(1).strip(), r.group(1) if r else "")
+    return out
+
+
 def claude_action(body):
     """None (not ours) or ('Bash', input) / ('Agent', input) / ('text', text)."""
     if not isinstance(body, dict):
@@ -124,13 +196,22 @@ def claude_action(body):
     if start is not None and start[1] == "main" and "Agent" in tools:
         fork = any(FORK_MARKER in t for t in _claude_texts(msgs[start[0]].get("content")))
         start = start[0]
-        cmds = hook_commands(strings_in(body.get("messages")))
+        cmds = hook_commands(strings_in_order(body.get("messages")))
         if cmds is None:
             return ("text", "HOST-E2E-QA: no kijito-qa commands in the hook context; stopping.")
-        outputs = [r for m in msgs[start:] if m["role"] == "user" for r in _claude_results(m.get("content"))]
+        # kijito-qa: a background verifier's result is its task notification; until it is there the
+        # main agent waits (ends its turn; Claude Code submits the notification when it comes).
+        notes = _claude_notifications(body)
+        outputs = []
+        for m in msgs[start:]:
+            for tid, r in _claude_results_ids(m.get("content")) if m["role"] == "user" else []:
+                if r.startswith(ASYNC_LAUNCHED) or (ASYNC_LAUNCHED in r[:200]):
+                    if tid not in notes:
+                        return ("text", "HOST-E2E-QA: waiting for the background verifier agent to finish.")
+                    r = notes[tid]
+                outputs.append(r)
         agent = lambda prompt: [("Agent", {"description": "cold boot verifier", "prompt": prompt,  # noqa: E731
-                                           "subagent_type": "fork" if fork else "general-purpose",
-                                           "run_in_background": False})]
+                                           "subagent_type": "fork" if fork else "general-purpose"})]
         act = _main_step(cmds, outputs, agent)
         if act[0] == "shell":
             return ("Bash", {"command": act[1], "description": "kijito-qa helper"})

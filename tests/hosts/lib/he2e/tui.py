@@ -97,17 +97,31 @@ class TuiRun:
         return p.stdout
 
     def start_pane(self, argv):
-        # A shell runs the host (as when a user types it at a prompt): pane_pid is the shell,
-        # the host is its child. The trailing echo keeps sh from exec'ing the host.
         line = " ".join(shlex_quote(a) for a in argv)
-        shell = "%s; echo HOST-E2E-HOST-EXITED rc=$?; sleep 600" % line
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "he2e", "-x", str(COLS), "-y", str(ROWS),
-                  "-c", self.proj, "/bin/sh", "-c", shell)
+        if self.job.get("pane_host"):
+            # kijito-qa --pane-host: the host IS the pane's command (`tmux new-session -d claude`, no
+            # shell): pane_pid is the host process itself. remain-on-exit (set in the config tmux
+            # reads when the server starts, so it holds from the first moment) keeps a dead pane
+            # visible to pane_dead() instead of ending the session.
+            conf = os.path.join(self.work, "tmux.conf")
+            with open(conf, "w", encoding="utf-8") as f:
+                f.write("set-option -g remain-on-exit on\nset-option -g history-limit 20000\n")
+            shell = None
+            self.tmux("-f", conf, "new-session", "-d", "-s", "he2e", "-x", str(COLS), "-y", str(ROWS),
+                      "-c", self.proj, *argv)
+        else:
+            # A shell runs the host (as when a user types it at a prompt): pane_pid is the shell,
+            # the host is its child. The trailing echo keeps sh from exec'ing the host.
+            shell = "%s; echo HOST-E2E-HOST-EXITED rc=$?; sleep 600" % line
+            self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "he2e", "-x", str(COLS), "-y", str(ROWS),
+                      "-c", self.proj, "/bin/sh", "-c", shell)
         self.tmux("set-option", "-g", "history-limit", "20000")
         info = self.tmux("display-message", "-p", "-t", "he2e", "#{pane_id} #{pane_pid}").split()
         self.pane, self.pane_pid = info[0], int(info[1])
         self.summary["pane"] = {"id": self.pane, "pane_pid": self.pane_pid, "socket": self.sock,
-                                "command": shell, "size": "%dx%d" % (COLS, ROWS)}
+                                "command": shell if shell is not None else argv,
+                                "shape": "host-is-pane" if shell is None else "host-under-shell",
+                                "size": "%dx%d" % (COLS, ROWS)}
         log("%s in tmux pane %s (pane_pid %d)" % (self.host, self.pane, self.pane_pid))
 
     def capture(self, name=None):
@@ -182,6 +196,8 @@ class TuiRun:
 
     def pane_dead(self):
         try:
+            if self.job.get("pane_host"):
+                return self.tmux("display-message", "-p", "-t", self.pane, "#{pane_dead}").strip() == "1"
             return "HOST-E2E-HOST-EXITED" in self.capture()
         except Exception:  # noqa: BLE001
             return False
@@ -206,7 +222,7 @@ class TuiRun:
         if first is None:
             raise TuiError("no hook reported a session id")
         s, env = first["stdin"], first.get("env") or {}
-        host_pid = host_pid_of(first.get("chain") or [], self.pane_pid)
+        host_pid = host_pid_of(first.get("chain") or [], self.pane_pid, self.job.get("pane_host"))
         out = {"HOST_E2E_SESSION_ID": s.get("session_id") or "", "HOST_E2E_TRANSCRIPT_PATH":
                s.get("transcript_path") or "", "HOST_E2E_CWD": s.get("cwd") or "",
                "HOST_E2E_TMUX_PANE": self.pane, "HOST_E2E_TMUX_SOCKET": self.sock,
@@ -217,9 +233,9 @@ class TuiRun:
             out["TMUX_PANE"] = env["TMUX_PANE"]
         return out
 
-    def then(self, cmd, step="then"):
+    def then(self, cmd, step="then", session=True):
         self.state["tag"] = step
-        env = dict(self.env, **self.session_vars(), HOST_E2E_TMUX_CALLER="then")
+        env = dict(self.env, **(self.session_vars() if session else {}), HOST_E2E_TMUX_CALLER="then")
         t0 = time.time()
         log("%s: running %s" % (step, cmd))
         with open(os.path.join(self.out, "then.log"), "ab") as f:
@@ -247,7 +263,75 @@ class TuiRun:
         self.capture(name)
         self.summary["steps"].append({"step": "wait-compact", "post_compact_after_s": round(rec["t"] - t0, 3)})
 
+    # ---------------------------------------------------------------- kijito-qa --steps
+    def run_steps(self, steps):
+        """A scripted session (JSON list, --steps FILE), each step one dict:
+        {"prompt": TEXT[, "name": N][, "via": "keys"|"client"][, "type_after_stop": TEXT]}: type TEXT
+          and Enter (send-keys as caller "harness", or the attached client), wait for
+          UserPromptSubmit and Stop; with type_after_stop, the attached client types that text (no
+          Enter) as soon as the Stop is seen (polled every 20 ms);
+        {"enter": true[, "name": N]}: the attached client presses Enter, wait UserPromptSubmit, Stop;
+        {"attach": true}: attach the client (a pty running `tmux attach`);
+        {"quiet": S[, "name": N]}: wait S seconds (keys the adapter sends meanwhile are in the log);
+        {"wait_compact": S[, "name": N]}: wait for a PostCompact after the last prompt step began;
+        {"run": CMD[, "name": N]}: like --then (session values in the env; a non-zero exit fails).
+        Each step is appended to summary["steps"] with its start time."""
+        mark = len(self.probes())
+        self.state.setdefault("last_request_result_t", None)
+        for i, st in enumerate(steps):
+            name = st.get("name") or "step-%d" % (i + 1)
+            self.summary["steps"].append({"step": name, "kind": next(k for k in ("prompt", "enter", "attach", "quiet",
+                                          "wait_compact", "run") if k in st), "t": self.clock.rel(),
+                                          **{k: v for k, v in st.items() if k != "name"}})
+            if "prompt" in st or "enter" in st:
+                mark = len(self.probes())
+                self.state["tag"] = name
+                t0 = time.time()
+                if "enter" in st:
+                    self.client.type("\r")
+                elif st.get("via") == "client":
+                    self.client.type(st["prompt"])
+                    time.sleep(0.3)
+                    self.client.type("\r")
+                else:
+                    self.send_text(st["prompt"])
+                self.wait_event("UserPromptSubmit", mark, min(20.0, self.job["turn_timeout"]),
+                                "UserPromptSubmit of step %s" % name)
+                if st.get("type_after_stop"):
+                    # the Stop of the turn whose model request carried the `kijito-compact request`
+                    # result (Claude Code: a cycle may end several turns while it waits for background
+                    # verifiers); the fake server notes when such a request first comes in
+                    end = time.time() + self.left(self.job["turn_timeout"])
+                    while not any(r.get("event") == "Stop" and r["t"] > (self.state.get("last_request_result_t") or 1e18)
+                                  for r in self.probes()[mark:]):
+                        if time.time() >= end:
+                            self.capture("timeout")
+                            raise TuiError("timed out waiting for the Stop of step %s" % name)
+                        time.sleep(0.02)
+                    self.client.type(st["type_after_stop"])
+                    self.summary["steps"][-1]["typed_after_stop_t"] = self.clock.rel()
+                else:
+                    self.wait_event("Stop", mark, self.job["turn_timeout"], "Stop of step %s" % name)
+                self.summary["steps"][-1]["stop_after_s"] = round(time.time() - t0, 3)
+                time.sleep(0.3)
+                self.capture(name)
+            elif "attach" in st:
+                self.client = AttachedClient(self)
+            elif "quiet" in st:
+                time.sleep(min(float(st["quiet"]), self.left(st["quiet"])))
+                self.capture(name)
+            elif "wait_compact" in st:
+                self.state["tag"] = name
+                self.wait_compact(mark, float(st["wait_compact"]), name)
+            elif "run" in st:
+                self.then(st["run"], name)
+            else:
+                raise TuiError("unknown step %r" % st)
+
     def stop(self):
+        if getattr(self, "client", None):
+            self.summary["client_keys"] = self.client.keys
+            self.client.close()
         try:
             self.capture("final")
             self.tmux("kill-server", check=False)
@@ -260,14 +344,83 @@ class TuiRun:
                 pass
 
 
+class AttachedClient:
+    """kijito-qa: a user at a terminal. `tmux -S SOCK attach -t he2e` runs on the slave of a pty
+    (COLSxROWS, TERM xterm-256color); keys are written to the master, as a terminal emulator
+    writes a person's keystrokes; a thread drains the client's output (a full pty would block
+    tmux). Every write is logged (t, bytes) to summary["client_keys"]."""
+
+    def __init__(self, run):
+        import fcntl
+        import pty
+        import struct
+        import termios
+        import threading
+        self.run, self.keys = run, []
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        env = dict(run.env, TERM="xterm-256color")
+        env.pop("TMUX", None)
+        self.proc = subprocess.Popen([run.real_tmux, "-S", run.sock, "attach-session", "-t", "he2e"],
+                                     stdin=slave, stdout=slave, stderr=slave, env=env, cwd=run.proj,
+                                     start_new_session=True)
+        os.close(slave)
+        self.out = bytearray()
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+        end = time.time() + 10
+        while time.time() < end:  # attached once tmux lists the client
+            if run.tmux("list-clients", "-t", "he2e", "-F", "#{client_tty}", check=False).strip():
+                run.summary["client"] = {"pid": self.proc.pid, "attached_t": run.clock.rel()}
+                return
+            time.sleep(0.1)
+        raise TuiError("the attached tmux client did not show up in list-clients within 10 s")
+
+    def _drain(self):
+        while True:
+            try:
+                b = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not b:
+                return
+            if len(self.out) < 4 * 1024 * 1024:
+                self.out += b
+
+    def type(self, text, per_key=0.03):
+        """One byte at a time, as a person types (Enter is "\r")."""
+        for ch in text:
+            os.write(self.master, ch.encode("utf-8"))
+            self.keys.append({"t": self.run.clock.rel(), "key": ch})
+            time.sleep(per_key)
+
+    def close(self):
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001
+            try:
+                self.proc.kill()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            os.close(self.master)
+        except OSError:
+            pass
+
+
 def shlex_quote(s):
     import shlex
     return shlex.quote(s)
 
 
-def host_pid_of(chain, pane_pid):
+def host_pid_of(chain, pane_pid, pane_host=False):
     """The hook's ancestor whose parent is the pane's process (the host the pane's shell started);
-    the pane process itself when it is an ancestor but has no such child in the chain."""
+    the pane process itself when it is an ancestor but has no such child in the chain. With
+    --pane-host (kijito-qa) the pane's process is the host, whatever its child in the chain (the
+    hook's own shell on Claude Code; Codex's npm launcher runs the native codex under it)."""
+    if pane_host:
+        return pane_pid if any(p.get("pid") == pane_pid for p in chain) else None
     for p in chain:
         if p.get("ppid") == pane_pid:
             return p["pid"]
@@ -361,11 +514,16 @@ def run(job):
         srv, r.state, argv = (setup_claude if r.host == "claude" else setup_codex)(r, job)
         r.summary["host_version"] = common.host_version(job["exe"], r.env, r.proj)
         r.summary["fake_server_port"] = srv.server_address[1]
+        if job.get("before_start"):  # kijito-qa: e.g. seed the pointer before SessionStart prints its commands
+            r.then(job["before_start"], "before-start", session=False)
         r.state["tag"] = "startup"
         r.start_pane(argv)
         r.wait_ready(job["ready_timeout"])
         for i, p in enumerate(job.get("prompts") or []):
             r.prompt(p, "prompt-%d" % (i + 1))
+        if job.get("steps"):  # kijito-qa
+            with open(job["steps"], encoding="utf-8") as f:
+                r.run_steps(json.load(f))
         if job.get("then"):
             n = len(r.probes())
             r.then(job["then"])
@@ -377,8 +535,9 @@ def run(job):
                         r.then(job["between"], "between-%d" % (k + 1))
                 sfx = "" if cycles == 1 else "-c%d" % (k + 1)
                 for i, p in enumerate(job.get("then_prompts") or []):
-                    sid = r.session_vars()["HOST_E2E_SESSION_ID"]
-                    text = string.Template(p.replace("{session_id}", sid)).safe_substitute(r.env)
+                    sv = r.session_vars()
+                    text = string.Template(p.replace("{session_id}", sv["HOST_E2E_SESSION_ID"])).safe_substitute(
+                        dict(r.env, **sv))  # kijito-qa: the session values too ($HOST_E2E_TRANSCRIPT_PATH)
                     r.prompt(text, "then-prompt-%d%s" % (i + 1, sfx))
                 if job.get("wait_compact"):
                     r.state["tag"] = "compact" + sfx
@@ -409,7 +568,7 @@ def summarise(r, job):
                        "trigger": st.get("trigger"), "session_id": st.get("session_id"),
                        "TMUX": (p.get("env") or {}).get("TMUX"), "TMUX_PANE": (p.get("env") or {}).get("TMUX_PANE"),
                        "tmux_display": p.get("tmux_display"),
-                       "host_pid": host_pid_of(p.get("chain") or [], r.pane_pid),
+                       "host_pid": host_pid_of(p.get("chain") or [], r.pane_pid, job.get("pane_host")),
                        "chain": ["%d:%s" % (c["pid"], c["comm"]) for c in p.get("chain") or []],
                        "label": "%s(%s)" % (p.get("event"), extra) if extra else p.get("event")})
     s["hook_events"] = events
