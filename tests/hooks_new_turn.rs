@@ -148,6 +148,12 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
         .expect("re-entry delivered");
         assert!(reentry.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {}). Reason: {REASON}.", k.s)), "{reentry}");
 
+        // The withdrawn pass's two reports make no new pass: new boots are
+        // needed (H4's finding: re-recording them attested cycle 2).
+        let old = c.record_again_from(k.s, 0);
+        assert_eq!(old.status.code(), Some(1), "{}", String::from_utf8_lossy(&old.stderr));
+        assert!(String::from_utf8_lossy(&old.stderr).starts_with("kijito_qa_gate_failed:reports_predate_spent_pass"), "{}", String::from_utf8_lossy(&old.stderr));
+
         // The agent runs the cycle again: a new record works, and the
         // compaction's own prompt keeps it.
         let again = c.record(k.s);

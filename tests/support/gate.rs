@@ -487,6 +487,22 @@ impl Cycle {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
+    /// `qa-gate record` again from the two reports [`Cycle::record`]'s
+    /// `n`-th call wrote (no new boots): the run's output.
+    pub fn record_again_from(&self, session: &str, n: usize) -> Output {
+        let digest = self.seeded.pointer_digest();
+        let reports: Vec<String> = ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
+        let (pointer, transcript, data) = (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        self.run(
+            QA_GATE,
+            &[
+                "record", "--session-id", session, "--transcript", &transcript, "--data-dir", &data, "--pointer-id", &pointer,
+                "--pointer-digest", &digest, "--cold-boot-report", &reports[0], "--cold-boot-report", &reports[1],
+            ],
+            b"",
+        )
+    }
+
     /// `qa-gate status` of `session` (with the transcript check).
     pub fn status(&self, session: &str) -> Value {
         let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());

@@ -81,6 +81,22 @@ pub struct Ready {
     pub signal: String,
 }
 
+/// A new pass needs new boots: both reports must be verified no earlier than
+/// the last time a pass of this session was withdrawn by a new turn or
+/// consumed by a PreCompact (the spent record, [`crate::withdraw`]), so the
+/// reports of a withdrawn or used pass never make another one.
+fn check_after_spent(qa: &QaDir, session: &SessionId, pair: &[GreenReport; 2]) -> Result<()> {
+    let spent = crate::withdraw::read_spent(qa, session)?;
+    let Some(last) = spent.entries.iter().map(|e| e.spent_at_ms).max() else { return Ok(()) };
+    if pair.iter().any(|r| r.verified_at_ms < last) {
+        return Err(Error::new(
+            codes::REPORTS_PREDATE_SPENT_PASS,
+            "a report was verified before this session's last pass was withdrawn or used: run both cold boots again",
+        ));
+    }
+    Ok(())
+}
+
 /// Validate both reports and the [`Evidence`], bind the pass to the
 /// transcript, write the pass and `current-pointer.json`, re-read and
 /// re-validate the pass.
@@ -88,9 +104,10 @@ pub struct Ready {
 /// no request).
 pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, now_ms: i64) -> Result<Ready> {
     let pair = validate_pair(&req.reports, req.pointer_id, &req.pointer_digest, now_ms)?;
+    let qa = QaDir::open(&req.data_dir)?;
+    check_after_spent(&qa, &req.session_id, &pair)?;
     check_evidence(req, &evidence()?, &pair)?;
     let [a, b] = pair;
-    let qa = QaDir::open(&req.data_dir)?;
     let transcript = pass::transcript_identity(&req.transcript)?;
     let pass = Pass {
         session_id: req.session_id.clone(),

@@ -214,6 +214,9 @@ pub mod summary {
 /// `qa-gate record`.
 pub mod record {
     pub const VERIFY_FAILED: &str = "pass_verify_failed";
+    /// A report was verified before this session's last pass was withdrawn
+    /// or consumed: a new pass needs new boots (docs/protocol.md §7).
+    pub const REPORTS_PREDATE_SPENT_PASS: &str = "reports_predate_spent_pass";
     /// The live pointer's digest differs from the one recorded.
     pub const NOT_LIVE: &str = "pointer_digest_not_live";
     /// The installed verifier executable could not be read.
