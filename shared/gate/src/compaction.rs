@@ -375,6 +375,15 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
 /// Deliver the pending re-entry record exactly once: rename it to
 /// `compaction-reentry-delivered` (first wins) and return it. A record that
 /// does not parse is still delivered, as unattested.
+/// Whether the spent record lists `nonce` as consumed by a PreCompact at or
+/// before `claimed_at_ms` (an unreadable record: no).
+fn consumed_before(qa: &QaDir, session: &SessionId, nonce: &str, claimed_at_ms: i64) -> bool {
+    crate::withdraw::read_spent(qa, session)
+        .ok()
+        .and_then(|s| s.find(nonce).map(|e| e.why == crate::pass::codes::PASS_CONSUMED && e.spent_at_ms <= claimed_at_ms))
+        .unwrap_or(false)
+}
+
 pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Reentry>> {
     let delivered = qa.reentry_delivered(session);
     if !rename_claim(&qa.reentry(session), &delivered)? {
@@ -386,6 +395,14 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
         } else {
             Err(Error::new(codes::REENTRY_INVALID, "re-entry record of another session"))
         }
+    });
+    // ATTESTED only when a PreCompact really consumed that nonce before the
+    // claim: a hand-written record with `attested:true` is not enough.
+    let r = r.map(|r| match &r.attested {
+        Some(a) if !consumed_before(qa, session, &a.compaction_nonce, r.claimed_at_ms) => {
+            Reentry { attested: None, reason: codes::REENTRY_UNBACKED.to_owned(), ..r }
+        }
+        _ => r,
     });
     // Whatever failed (unreadable, malformed, another session's), the reason
     // is the one re-entry code.

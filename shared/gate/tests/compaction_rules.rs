@@ -383,7 +383,19 @@ fn delivery_of_a_bad_record_is_unattested() {
     private::write_atomic(&e.qa.reentry(&e.s), b"garbage").unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
     assert_eq!((r.attested, r.reason.as_str()), (None, cc::REENTRY_INVALID));
-    // A good record is delivered as it is.
+    // Issue 22: a well-formed record with `attested:true` that no PreCompact
+    // backs (its nonce was never consumed) is delivered UNATTESTED.
+    private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
+    let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
+    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED, 9));
+    // Consumed after the claim: still not backed.
+    kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
+    private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
+    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED);
+    // A good record whose nonce a PreCompact consumed before the claim is
+    // delivered as it is.
+    let e = env();
+    kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 8).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
     assert_eq!((r.reason.as_str(), r.claimed_at_ms), ("pass_promoted", 9));

@@ -191,6 +191,10 @@ pub mod compaction {
     pub const TICKET_INVALID: &str = "ticket_invalid";
     pub const TICKET_NONCE: &str = "ticket_nonce_mismatch";
     pub const REENTRY_INVALID: &str = "reentry_invalid";
+    /// An attested re-entry record whose compaction nonce no PreCompact
+    /// consumed (no `pass_already_consumed` entry in the spent record at or
+    /// before its claim): delivered UNATTESTED (docs/protocol.md §7).
+    pub const REENTRY_UNBACKED: &str = "reentry_unbacked";
     /// Another PreCompact of this session held the lock for too long.
     pub const PRECOMPACT_BUSY: &str = "precompact_busy";
 }
