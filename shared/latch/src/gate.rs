@@ -80,6 +80,80 @@ fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option
     configured.is_none_or(|w| w.signer == signer) && c.verify(action_hash, &sig, &signer)
 }
 
+/// The consent-integrity check: does the verified head and its ledger
+/// record authorize exactly the action `hash` now? The one predicate that
+/// `memory-latch gate` and the PreToolUse path ([`crate::tool_gate`]) share.
+pub(crate) fn consent_check(
+    head: Option<&crate::entry::Entry>,
+    rec: Option<&tokens::TokenRecord>,
+    ledger: &Result<tokens::Ledger>,
+    hash: &str,
+    wallet: Option<&crate::wallet::WalletConfig>,
+) -> CheckResult {
+    match (head, rec, ledger) {
+        (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
+        (None, _, _) => fail("consent_integrity", crate::codes::UNTRUSTED, "no verified head to read consent from"),
+        (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
+            fail("consent_integrity", crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
+        }
+        (Some(h), _, _) if h.action_hash != hash => {
+            fail("consent_integrity", crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
+        }
+        (Some(_), None, _) => fail("consent_integrity", crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
+        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
+            fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
+        }
+        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash, wallet)) => fail(
+            "consent_integrity",
+            crate::codes::CONSENT_RECORD_MISMATCH,
+            "the ledger's wallet signature does not verify for this action and the configured signer",
+        ),
+        (Some(_), Some(r), _) if r.wallet.is_some() => pass("consent_integrity", "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
+        _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
+    }
+}
+
+/// The risk gate: a high-risk authorization needs the user's second,
+/// separate message (shared by `gate` and [`crate::tool_gate`]).
+pub(crate) fn risk_check(head: Option<&crate::entry::Entry>, rec: Option<&tokens::TokenRecord>) -> CheckResult {
+    let risk = rec.map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
+    let reconfirmed = rec.is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
+    if risk == Risk::High && !reconfirmed {
+        fail("risk_gate", crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user must reconfirm with a second, separate standalone message")
+    } else {
+        pass("risk_gate", format!("risk {}", risk.as_str()))
+    }
+}
+
+/// Consume the authorization under the held lock: one `gate_pass` entry
+/// (consent back to pending, the step taken in one-step mode) and the
+/// ledger record marked used, in one transaction.
+pub(crate) fn consume(
+    latch: &Latch,
+    guard: &crate::lock::LockGuard,
+    now_ms: u64,
+    ledger: Result<tokens::Ledger>,
+    rec: Option<&tokens::TokenRecord>,
+    detail: String,
+) -> Result<crate::entry::Entry> {
+    latch.transact(guard, now_ms, Event::GatePass, |e, _| {
+        e.consent_state = ConsentState::Pending;
+        e.irreversible_action_pending = NONE.into();
+        e.action_hash = NONE.into();
+        e.details = vec![detail];
+        if e.one_step.is_some() {
+            e.one_step = Some(OneStep::StepTaken);
+        }
+        if let (Ok(mut l), Some(r)) = (ledger, rec) {
+            if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
+                t.used_at_ms = Some(now_ms);
+            }
+            latch.save_ledger(&l)?;
+        }
+        Ok(())
+    })
+}
+
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
     let hash = crate::action_hash(&input.action_bytes)?;
     if input.intended.is_some() != input.result.is_some() {
@@ -131,27 +205,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
         _ => None,
     };
-    checks.push(match (head, &rec, &ledger) {
-        (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
-        (None, _, _) => fail("consent_integrity", crate::codes::UNTRUSTED, "no verified head to read consent from"),
-        (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
-            fail("consent_integrity", crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
-        }
-        (Some(h), _, _) if h.action_hash != hash => {
-            fail("consent_integrity", crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
-        }
-        (Some(_), None, _) => fail("consent_integrity", crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
-        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
-            fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
-        }
-        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash, input.wallet.as_ref())) => fail(
-            "consent_integrity",
-            crate::codes::CONSENT_RECORD_MISMATCH,
-            "the ledger's wallet signature does not verify for this action and the configured signer",
-        ),
-        (Some(_), Some(r), _) if r.wallet.is_some() => pass("consent_integrity", "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
-        _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
-    });
+    checks.push(consent_check(head, rec.as_ref(), &ledger, &hash, input.wallet.as_ref()));
 
     // 4. path safety
     let mut path_check = if input.targets.is_empty() {
@@ -168,13 +222,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     checks.push(path_check);
 
     // 5. risk gate
-    let risk = rec.as_ref().map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
-    let reconfirmed = rec.as_ref().is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
-    checks.push(if risk == Risk::High && !reconfirmed {
-        fail("risk_gate", crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user must reconfirm with a second, separate standalone message")
-    } else {
-        pass("risk_gate", format!("risk {}", risk.as_str()))
-    });
+    checks.push(risk_check(head, rec.as_ref()));
 
     // 6. one-step mode (only while it is on: context fatigue, `knobs`)
     let one_step = head.and_then(|h| h.one_step.map(|m| (m, h.next_single_step.clone())));
@@ -195,22 +243,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
     let mut entry_seq = None;
     if passed {
-        let e = latch.transact(&guard, now_ms, Event::GatePass, |e, _| {
-            e.consent_state = ConsentState::Pending;
-            e.irreversible_action_pending = NONE.into();
-            e.action_hash = NONE.into();
-            e.details = vec![format!("gate passed for {hash}; authorization consumed")];
-            if e.one_step.is_some() {
-                e.one_step = Some(OneStep::StepTaken);
-            }
-            if let (Ok(mut l), Some(r)) = (ledger, rec.as_ref()) {
-                if let Some(t) = l.tokens.iter_mut().find(|t| t.id == r.id) {
-                    t.used_at_ms = Some(now_ms);
-                }
-                latch.save_ledger(&l)?;
-            }
-            Ok(())
-        })?;
+        let e = consume(latch, &guard, now_ms, ledger, rec.as_ref(), format!("gate passed for {hash}; authorization consumed"))?;
         entry_seq = Some(e.entry_seq);
     }
     Ok(GateReport { schema: GATE_SCHEMA, passed, action_hash: hash, checks, remediation, entry_seq })

@@ -51,6 +51,7 @@ pub mod redact;
 pub mod sign;
 pub mod time;
 pub mod tokens;
+pub mod tool_gate;
 pub mod wallet;
 
 pub use chain::{Depth, EntrySummary, Finding, ReportMode, VerifyReport};

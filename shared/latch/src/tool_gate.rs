@@ -1,0 +1,85 @@
+//! The PreToolUse path's two questions to a latch (issue 21): which mode is
+//! it in (read-only, quick, on every mutating tool call), and may exactly
+//! this tool call run now (consuming a confirmed authorization once).
+//!
+//! The consent and risk checks are [`crate::gate`]'s own ([`consent_check`],
+//! [`risk_check`]), so `memory-latch gate` and the hook decide alike; the
+//! tool path needs no intent/result files, checkpoint or targets, because
+//! the action *is* the tool call (its canonical JSON, docs/protocol.md §8).
+
+use crate::entry::{ConsentState, OneStep, NONE};
+use crate::gate::{consent_check, consume, risk_check};
+use crate::Latch;
+use kijito_protocol::error::{Error, Result};
+
+/// The latch mode as the PreToolUse policy reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolMode {
+    Normal,
+    /// Silent Witness (a marker, the head's flag, or a chain that does not
+    /// verify: an integrity failure halts like Silent Witness).
+    SilentWitness { reason: String },
+    /// Consent locked until the user reviews (wake-check's degraded mode).
+    Degraded,
+    /// One-step mode and the head names no next step, or it was taken.
+    OneStepWithoutStep,
+}
+
+impl Latch {
+    /// The mode, read-only (the live part and the head record verified,
+    /// as `status` does). Anything that cannot be read or verified is
+    /// [`ToolMode::SilentWitness`]: a latch that cannot be trusted halts.
+    pub fn tool_mode(&self) -> ToolMode {
+        let witness = |reason: String| ToolMode::SilentWitness { reason };
+        match self.witness_marker() {
+            Ok(Some(m)) => return witness(m.reason),
+            Ok(None) => {}
+            Err(e) => return witness(format!("{}: {}", e.code(), e.message())),
+        }
+        let live = match self.load_trusted_readonly() {
+            Ok(l) => l,
+            Err(e) => return witness(format!("{}: {}", e.code(), e.message())),
+        };
+        let Some(head) = live.entries.last() else { return witness("the manifest has no entry".into()) };
+        if head.silent_witness {
+            return witness("recovery attempts exhausted".into());
+        }
+        if head.consent_state == ConsentState::Locked {
+            return ToolMode::Degraded;
+        }
+        match head.one_step {
+            Some(OneStep::StepTaken) => ToolMode::OneStepWithoutStep,
+            Some(OneStep::Ready) if head.next_single_step == NONE => ToolMode::OneStepWithoutStep,
+            _ => ToolMode::Normal,
+        }
+    }
+
+    /// May the tool call whose canonical action bytes are `action_bytes`
+    /// run now? Under the manifest lock: the chain quick-verified, the head's
+    /// authorization and its ledger record checked exactly as `gate` checks
+    /// them, the risk gate; then the authorization is consumed in the same
+    /// transaction (a `gate_pass` entry). A second identical call finds
+    /// nothing to consume. `Err` carries the failing check's code and
+    /// message; nothing is written then.
+    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet: Option<&crate::wallet::WalletConfig>) -> Result<crate::entry::Entry> {
+        let hash = crate::action_hash(action_bytes)?;
+        let guard = self.lock()?;
+        let live = self.load_trusted_readonly()?;
+        if let Some(reason) = self.witness_active(&live)? {
+            return Err(crate::witness_error(&reason));
+        }
+        let head = live.entries.last();
+        let ledger = self.load_ledger();
+        let rec = match (&ledger, head) {
+            (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
+            _ => None,
+        };
+        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, wallet), risk_check(head, rec.as_ref())] {
+            if !check.passed {
+                let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.to_owned());
+                return Err(Error::new(code, check.message));
+            }
+        }
+        consume(self, &guard, now_ms, ledger, rec.as_ref(), format!("tool call passed for {hash}; authorization consumed (PreToolUse)"))
+    }
+}
