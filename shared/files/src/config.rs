@@ -4,7 +4,9 @@
 //! `https://api.kijito.ai`), `tokenFile` (default
 //! `$XDG_CONFIG_HOME/kijito-qa/token`), `persona` (`codex`), `project`
 //! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`, `qaAtContextRatio`
-//! (default 0.6: the context ratio at which the hooks nudge for a QA pass).
+//! (default 0.6: the context ratio at which the hooks nudge for a QA pass),
+//! `enforce` (default false: the PreToolUse policy's latch modes and consent
+//! apply in every workspace, not only in one with an initialised latch).
 //! Unknown keys are
 //! refused. `apiUrl` must be https, or http only to a loopback host.
 //! `tokenFile` and `dataDir` may start with `~/` (your home directory).
@@ -23,7 +25,7 @@ pub const DEFAULT_API_URL: &str = "https://api.kijito.ai";
 pub const DEFAULT_PROJECT: &str = "Codex";
 /// Largest accepted config file.
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
-const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio"];
+const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio", "enforce"];
 /// Default of `qaAtContextRatio`: nudge for QA when the context is 60% full.
 pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
@@ -143,6 +145,9 @@ pub struct Config {
     pub data_dir: Option<AbsPath>,
     /// Context ratio (0.05..=1.0) from which the hooks nudge for QA.
     pub qa_at_context_ratio: f64,
+    /// `enforce`: the PreToolUse policy applies in every workspace
+    /// (docs/protocol.md §8a), not only where a latch is initialised.
+    pub enforce: bool,
     /// Where it was loaded from (None: defaults only).
     pub source: Option<PathBuf>,
 }
@@ -180,6 +185,7 @@ impl Config {
             lock_message_id: None,
             data_dir: None,
             qa_at_context_ratio: DEFAULT_QA_AT_CONTEXT_RATIO,
+            enforce: false,
             source: None,
         })
     }
@@ -254,6 +260,9 @@ impl Config {
                 .as_f64()
                 .filter(|r| (0.05..=1.0).contains(r))
                 .ok_or_else(|| invalid("qaAtContextRatio must be a number from 0.05 to 1.0".into()))?;
+        }
+        if let Some(v) = obj.get("enforce") {
+            config.enforce = v.as_bool().ok_or_else(|| invalid("enforce must be true or false".into()))?;
         }
         Ok(config)
     }
@@ -336,6 +345,9 @@ mod tests {
         assert_eq!(d.project, "Codex");
         assert_eq!(d.qa_at_context_ratio, DEFAULT_QA_AT_CONTEXT_RATIO);
         assert_eq!(Config::from_json(br#"{"qaAtContextRatio":0.75}"#).unwrap().qa_at_context_ratio, 0.75);
+        assert!(!d.enforce);
+        assert!(Config::from_json(br#"{"enforce":true}"#).unwrap().enforce);
+        assert!(Config::from_json(br#"{"enforce":"yes"}"#).is_err());
         for bad in [&br#"{"qaAtContextRatio":0}"#[..], br#"{"qaAtContextRatio":1.5}"#, br#"{"qaAtContextRatio":"0.6"}"#, br#"{"qaAtContextRatio":null}"#] {
             assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
         }

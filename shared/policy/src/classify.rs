@@ -311,7 +311,7 @@ pub struct Env {
 }
 
 /// Our hook binaries: running one directly is a tripwire.
-pub const HOOK_BINARIES: &[&str] = &["session-hook", "precompact", "postcompact"];
+pub const HOOK_BINARIES: &[&str] = &["session-hook", "prompt-hook", "pretool-hook", "precompact", "postcompact"];
 
 /// Classify one tool call.
 pub fn classify(call: &ToolCall, env: &Env) -> Classification {

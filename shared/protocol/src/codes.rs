@@ -569,4 +569,10 @@ pub mod policy {
     pub const TRIPWIRE_TERMINAL_INPUT: &str = "tripwire_terminal_input";
     /// A command the policy cannot read whole (nested too deep, too long, not a string).
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
+    /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
+    pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
+    pub const LATCH_REQUIRED: &str = "policy_latch_required";
+    /// The call's canonical action is larger than memory-latch accepts as an action file.
+    pub const ACTION_TOO_LARGE: &str = "policy_action_too_large";
 }

@@ -288,6 +288,7 @@ pub const GUARDED_NAMES: &[&str] = &[
     "postcompact",
     "session-hook",
     "prompt-hook",
+    "pretool-hook",
     "kijito-setup",
 ];
 
@@ -544,7 +545,7 @@ const EXPANSION: &[char] = &['$', '`'];
 /// backtick) and contains one of these (after quote removal) could assemble
 /// a helper name, so it is held to the grammar.
 pub const NAME_FRAGMENTS: &[&str] =
-    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "kijito", "latch", "wake-check"];
+    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook", "kijito", "latch", "wake-check"];
 
 /// The shell command strings a tool call would run, if it is a shell call:
 /// every `tool_input.command`/`cmd` string as is; an argv array as the line
