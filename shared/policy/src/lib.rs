@@ -4,7 +4,7 @@
 //! | step | module |
 //! |---|---|
 //! | a host's PreToolUse call, parsed at the edge | [`call`] ([`ToolCall`]) |
-//! | the shell model (compound commands, wrappers' input, quoting) | [`shell`] |
+//! | the shell model (compound commands, wrappers' input, quoting), from kijito-protocol | [`shell`] |
 //! | tool call to classes with the rule that fired, tripwires | [`classify`] |
 //! | allow / deny by latch mode, QA freeze and consent | [`decide`] |
 //!
@@ -26,7 +26,9 @@
 pub mod call;
 pub mod classify;
 pub mod decide;
-pub mod shell;
+/// The shell model lives once, in kijito-protocol (the command guard reads
+/// the same words).
+pub use kijito_protocol::shell;
 
 pub use call::ToolCall;
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
