@@ -59,23 +59,9 @@ impl Class {
     }
 }
 
-/// Consent risk of a rule (`memory-latch consent request --risk`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-impl Risk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        }
-    }
-}
+/// Consent risk of a rule (`memory-latch consent request --risk`): one
+/// home, in kijito-protocol (the latch's and the wallet's too).
+pub use kijito_protocol::risk::Risk;
 
 /// Stable rule ids (snake_case).
 pub mod rules {
