@@ -19,6 +19,7 @@ fn env() -> Env {
         config_dir: Some("/home/user/.config/kijito-qa".into()),
         data_dir: Some("/home/user/.local/share/kijito-qa".into()),
         plugin_roots: vec!["/opt/kijito-qa".into()],
+        ..Env::default()
     }
 }
 

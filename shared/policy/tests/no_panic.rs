@@ -7,7 +7,7 @@ use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, Tool
 use proptest::prelude::*;
 
 fn env() -> Env {
-    Env { home: "/home/u".into(), cwd: "/home/u/p".into(), config_dir: Some("/home/u/.config/kijito-qa".into()), data_dir: Some("/d".into()), plugin_roots: vec!["/opt/k".into()] }
+    Env { home: "/home/u".into(), cwd: "/home/u/p".into(), config_dir: Some("/home/u/.config/kijito-qa".into()), data_dir: Some("/d".into()), plugin_roots: vec!["/opt/k".into()], ..Env::default() }
 }
 
 fn run(tool: &str, input: serde_json::Value) {
