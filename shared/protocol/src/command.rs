@@ -601,8 +601,8 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
 
 /// Whether the line could reach a toolkit executable, judged on what the
 /// shell will run rather than on the raw text:
-/// 1. the raw line, the line with quotes and backslashes removed, and the
-///    words `shell-words` splits it into each [`mentions_helper`];
+/// 1. the raw line and the line with quotes and backslashes removed each
+///    [`mentions_helper`];
 /// 2. the words the shell model ([`crate::shell`]) yields — after quote
 ///    removal, ANSI-C `$'..'` decoding, brace expansion and the line's own
 ///    plain assignments, in every simple command, substitution and
@@ -627,11 +627,6 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     let unquoted: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
     if mentions_helper(&unquoted) {
         return true;
-    }
-    if let Ok(words) = shell_words::split(line) {
-        if mentions_helper(&words.join(" ")) {
-            return true;
-        }
     }
     let helper_dir = dir.and_then(|d| d.path().to_str()).map(|d| format!("{d}/"));
     let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
