@@ -277,3 +277,27 @@ fn an_unreadable_call_is_denied_and_a_bad_invocation_denies() {
     let o = support::gate::wait_bounded(child, 30);
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"deny\""), "{o:?}");
 }
+
+/// The user's policy file (docs/policy.md) reaches the hook: an added rule
+/// makes `make deploy` need consent; an unusable file holds every write
+/// (reads pass) until the user mends it.
+#[test]
+fn the_users_policy_file_adds_rules_and_an_unusable_one_holds_writes() {
+    let e = latch_env();
+    let dir = e.w.home.join(".config/kijito-qa");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.json");
+    support::gate::write_private(&path, br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#);
+    let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "make deploy"})).expect("the user's rule holds it");
+    assert_eq!(code, "policy_consent_required", "{reason}");
+    assert!(reason.contains("--summary send:make_deploy"), "{reason}");
+    // The agent may not edit the file itself.
+    let (code, _) = ask(&e, "codex", "Write", json!({"file_path": path.to_str().unwrap(), "content": "{}"})).unwrap();
+    assert!(code.starts_with("tripwire_"), "{code}");
+    // Too open: every write is held, reads pass.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "touch a"})).unwrap();
+    assert_eq!(code, "file_permissions_too_open", "{reason}");
+    assert_eq!(ask(&e, "codex", "Bash", json!({"command": "git log -1"})), None);
+}

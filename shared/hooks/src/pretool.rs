@@ -53,9 +53,27 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     let call = ToolCall::parse(tool_name, tool_input);
     let cwd = input.cwd.as_ref().map(|c| c.as_path().to_path_buf());
     let data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
-    let cls = policy::classify(&call, &classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path())));
+    let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
+    // The user's policy file: an unusable one leaves the default rules and
+    // denies every mutating call until the user mends it (reads pass).
+    let user_error = match policy::UserPolicy::load(kijito_files::config::read_user_policy()) {
+        Ok(u) => {
+            cenv.user_policy = u;
+            None
+        }
+        Err(e) => Some(e),
+    };
+    let cls = policy::classify(&call, &cenv);
     if !cls.mutates() && cls.tripwires.is_empty() {
         return None;
+    }
+    if let Some(e) = user_error {
+        return Some(format!(
+            "kijito-qa policy: denied ({}): your policy file ({}) cannot be used: {}. Every write is held until the user fixes or removes it; reads pass.",
+            e.code(),
+            kijito_files::config::user_policy_path().map(|p| p.display().to_string()).unwrap_or_else(|_| "policy.json".into()),
+            e.message()
+        ));
     }
     if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
         return Some(reason);
@@ -183,6 +201,7 @@ fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> E
         config_dir,
         data_dir: data_dir.map(|d| d.display().to_string()),
         plugin_roots,
+        user_policy: Default::default(),
     }
 }
 
