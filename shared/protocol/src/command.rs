@@ -590,6 +590,12 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
     if !reaches_helper(line, dir) {
         return Verdict::Unrelated;
     }
+    if names_user_only(line) {
+        return Verdict::Deny(fail(
+            codes::USER_ONLY,
+            "memory-latch approve is the user's own command, run in their own terminal with their key's passphrase; the agent never runs it (ask the user to)",
+        ));
+    }
     let Some(dir) = dir else {
         return Verdict::Deny(fail(codes::ROOT_UNKNOWN, "this installed root is unknown"));
     };
@@ -597,6 +603,44 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
         Ok(c) => Verdict::Helper(c),
         Err(e) => Verdict::Deny(e),
     }
+}
+
+/// Whether the line runs `memory-latch approve` in some form: in the raw
+/// line, with quotes and backslashes removed, as `shell-words` splits it,
+/// ANSI-C decoded, and through brace expansion, a word `approve` that
+/// follows a word naming `memory-latch` and is not a flag's value.
+fn names_user_only(line: &str) -> bool {
+    let mut variants = vec![line.to_owned(), line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect()];
+    variants.extend(ansi_c_decoded(line));
+    if let Some(d) = ansi_c_decoded(line) {
+        variants.push(d.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect());
+    }
+    if let Ok(words) = shell_words::split(line) {
+        variants.push(words.join(" "));
+    }
+    variants.iter().any(|v| {
+        let words: Vec<Vec<String>> = v
+            .split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c))
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                let mut alts = brace_alternatives(w);
+                alts.push(w.to_owned());
+                alts
+            })
+            .collect();
+        let mut seen_latch = false;
+        for (i, alts) in words.iter().enumerate() {
+            if alts.iter().any(|a| a == "memory-latch" || a.ends_with("/memory-latch")) {
+                seen_latch = true;
+                continue;
+            }
+            let after_value_flag = i > 0 && words[i - 1].iter().any(|p| p.starts_with('-') && p != "--json");
+            if seen_latch && !after_value_flag && alts.iter().any(|a| a == "approve" || a.split_whitespace().any(|x| x == "approve")) {
+                return true;
+            }
+        }
+        false
+    })
 }
 
 /// Whether the line could reach a toolkit executable, judged on what the
@@ -964,6 +1008,38 @@ mod tests {
             assert_eq!(f.name, s.flag.name);
         }
         assert_eq!(QA_GATE_RECORD_FLAGS[5].max, 2);
+    }
+
+    #[test]
+    fn memory_latch_approve_is_denied_to_the_agent_in_every_form() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        for line in [
+            "/opt/kq/bin/memory-latch approve",
+            "/opt/kq/bin/memory-latch approve --workspace /w --token-id tok_0123456789abcdef",
+            "/opt/kq/bin/memory-latch --json approve",
+            "memory-latch approve",
+            "cd /w && /opt/kq/bin/memory-latch approve < /dev/null",
+            "/opt/kq/bin/memory-latch 'approve'",
+            "/opt/kq/bin/memory-latch \"appr\"ove",
+            "/opt/kq/bin/memory-latch ap\\prove",
+            "/opt/kq/bin/memory-latch $'\\x61pprove'",
+            "/opt/kq/bin/memory-latch app{r,x}ove",
+            "/opt/kq/bin/{memory-latch,x} approve",
+            "bash -c '/opt/kq/bin/memory-latch approve'",
+            "env A=1 /opt/kq/bin/memory-latch approve",
+            "script -qc '/opt/kq/bin/memory-latch approve' /dev/null",
+            "setsid /opt/kq/bin/memory-latch approve",
+        ] {
+            match guard_line(line, Some(&dir)) {
+                Verdict::Deny(e) => assert_eq!(e.code(), codes::USER_ONLY, "{line}"),
+                v => panic!("{line}: {v:?}"),
+            }
+        }
+        // the word as a value is not the subcommand
+        assert!(matches!(
+            guard_line("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary approve --risk low", Some(&dir)),
+            Verdict::Helper(_)
+        ));
     }
 
     #[test]
