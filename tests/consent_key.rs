@@ -21,10 +21,11 @@ use support::latch::{env, Env};
 const PASSPHRASE: &str = "correct horse battery staple";
 
 /// Runs argv[1:] in a new pseudo-terminal; types $KQA_TYPED + Enter once
-/// the program prompts for the passphrase; prints all it saw; exits with
+/// the program prompts for the passphrase and turned echo off; prints all
+/// it saw; exits with
 /// its status. Bounded: 60 s.
 const PTY_DRIVER: &str = r#"
-import os, pty, select, sys, time
+import os, pty, select, sys, termios, time
 typed = os.environ.pop("KQA_TYPED").encode() + b"\n"
 pid, fd = pty.fork()
 if pid == 0:
@@ -40,7 +41,12 @@ while time.time() < deadline:
         if not b:
             break
         out += b
-        if not sent and b"passphrase" in out:
+        if not sent and b"passphrase of the signing key" in out:
+            # type only once the program turned echo off (bounded wait)
+            for _ in range(200):
+                if not (termios.tcgetattr(fd)[3] & termios.ECHO):
+                    break
+                time.sleep(0.05)
             os.write(fd, typed)
             sent = True
 else:
@@ -237,4 +243,46 @@ fn the_guard_denies_the_agents_approve_in_every_form() {
             assert!(text.contains("deny") && text.contains("command_user_only"), "{host} {line}: {text}");
         }
     }
+}
+
+/// The PreToolUse path (`Latch::tool_gate`, the lead's tool_gate.rs) runs
+/// the same consent predicate: in key mode it passes a signed record once,
+/// and refuses an unsigned one or a text-token record (library, real files,
+/// an unencrypted key so no terminal is needed here).
+#[test]
+fn the_tool_path_verifies_key_mode_alike() {
+    use kijito_latch::{consent, sign, Config, InitInput, Latch, PromptOutcome, Risk};
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let ws = fs::canonicalize(d.path()).unwrap().join("ws");
+    fs::create_dir(&ws).unwrap();
+    let (sk, pk) = (d.path().join("u.key"), d.path().join("u.pub"));
+    sign::keygen(&sk, &pk, None, Some(&ws)).unwrap();
+    let key = sign::load_secret_key(&sk, Some(&ws), || Ok(None)).unwrap();
+    let public = consent::load_public_key(&pk).unwrap();
+    let setting = consent::Setting { mode: consent::Mode::Key, public_key: Some(public.clone()), ..consent::Setting::default() };
+    let mut c = Config::new(&ws);
+    c.heads_dir = Some(d.path().join("heads"));
+    let open = |s: consent::Setting| Latch::open(&c).unwrap().with_consent(s);
+    let l = open(setting.clone());
+    let now = kijito_latch::time::now_ms();
+    l.init(now, &InitInput { objective: "o".into(), ..Default::default() }).unwrap();
+    let call = br#"{"tool_name":"Bash","tool_input":{"command":"rm -rf build"}}"#;
+    // requested (no token shown), not yet approved: refused
+    let issued = l.consent_request_under(now, call, "rm -rf build", Risk::Low, &setting).unwrap();
+    assert!(issued.token.is_empty() && issued.key.is_some());
+    assert_eq!(l.tool_gate(now + 1, call, None).unwrap_err().code(), "consent_not_authorized");
+    // approved by the user's key: passes once
+    assert!(matches!(l.approve(now + 2, &issued.record.id, &key, &public, None).unwrap(), PromptOutcome::Confirmed { .. }));
+    l.tool_gate(now + 3, call, None).unwrap();
+    assert_eq!(l.tool_gate(now + 4, call, None).unwrap_err().code(), "consent_not_authorized");
+    // a record confirmed by a text token (issued before the user switched to
+    // key mode) does not pass in key mode
+    let token_latch = open(consent::Setting::default());
+    let t = token_latch.consent_request(now + 5, call, "rm -rf build", Risk::Low).unwrap();
+    assert!(matches!(token_latch.user_prompt(now + 6, &t.token).unwrap(), Some(PromptOutcome::Confirmed { .. })));
+    assert_eq!(l.tool_gate(now + 7, call, None).unwrap_err().code(), "consent_signature_required");
+    // an unusable consent configuration refuses even a good record
+    let broken = consent::Setting { invalid: Some(("consent_config_insecure".into(), "test".into())), ..setting };
+    assert_eq!(open(broken).tool_gate(now + 8, call, None).unwrap_err().code(), "consent_config_insecure");
 }

@@ -19,7 +19,7 @@ impl Latch {
             let bytes = layout::read_file(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
             tokens::parse_ledger(&bytes)?
         };
-        l.context = Some(tokens::ConsentContext { setting: crate::load_consent_setting(&self.paths.root), now_ms: crate::time::now_ms() });
+        l.context = Some(tokens::ConsentContext { setting: self.consent_setting(), now_ms: crate::time::now_ms() });
         Ok(l)
     }
 

@@ -108,6 +108,9 @@ pub struct Latch {
     boot_id_file: PathBuf,
     heads_dir: Option<PathBuf>,
     governance: Governance,
+    /// The consent setting to use instead of the environment's (tests and
+    /// embedders: [`Latch::with_consent`]).
+    consent: Option<consent::Setting>,
 }
 
 /// The Silent Witness marker (`silent-witness.json`), written when the
@@ -316,6 +319,7 @@ impl Latch {
             boot_id_file: config.boot_id_file.clone(),
             heads_dir: config.heads_dir.clone(),
             governance: Governance::default(),
+            consent: None,
         })
     }
 
@@ -324,6 +328,17 @@ impl Latch {
         self.key = Some(key);
         self.key_named = true;
         self
+    }
+
+    /// Use this consent setting instead of [`load_consent_setting`]'s.
+    pub fn with_consent(mut self, setting: consent::Setting) -> Latch {
+        self.consent = Some(setting);
+        self
+    }
+
+    /// The consent setting this latch checks records against.
+    pub fn consent_setting(&self) -> consent::Setting {
+        self.consent.clone().unwrap_or_else(|| load_consent_setting(&self.paths.root))
     }
 
     pub fn paths(&self) -> &Paths {
