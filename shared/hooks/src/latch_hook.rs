@@ -52,7 +52,8 @@ pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
 /// - the input names a subagent (`agent_id`/`agent_type`): its "prompt" is
 ///   the main agent's words (`consent_from_subagent`);
 /// - the token appears in a tool call's input, or in a tool call's output
-///   other than the `memory-latch consent request` call that issued it,
+///   other than the `memory-latch consent request`, `reseed` or `review`
+///   call that issued it,
 ///   in the transcript's tail (the agent typed it into a pane, piped it to a
 ///   hook, or read it back: `consent_token_seen_by_tool`);
 /// - the prompt is not the user's newest message: neither host has written
@@ -130,7 +131,7 @@ pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::resu
     let issuing: Vec<&str> = items
         .iter()
         .filter_map(|i| match i {
-            Item::ToolCall { id, input } if input.contains("memory-latch") && input.contains("consent request") && !has(input) => Some(id.as_str()),
+            Item::ToolCall { id, input } if issues_tokens(input) && !has(input) => Some(id.as_str()),
             _ => None,
         })
         .collect();
@@ -166,6 +167,12 @@ pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::resu
         ));
     }
     Ok(())
+}
+
+/// A tool call that runs memory-latch's `consent request`, `reseed` or
+/// `review`: its output is where the token is shown.
+fn issues_tokens(input: &str) -> bool {
+    input.contains("memory-latch") && ["consent request", " reseed", " review"].iter().any(|w| input.contains(w))
 }
 
 fn strings(v: &serde_json::Value) -> String {
@@ -267,6 +274,10 @@ mod tests {
         // a prompt arriving while a tool call waits for its output
         let items = [request.clone(), issued.clone(), call("4", "/opt/kq/bin/some-script")];
         assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_prompt_not_newest");
+        // a reseed or review token, shown by its own command
+        for cmd in ["/opt/kq/bin/memory-latch reseed --workspace /w", "/opt/kq/bin/memory-latch review --workspace /w"] {
+            assert_eq!(check_items(&[call("5", cmd), result("5", &format!("... {T}"))], T, T), Ok(()), "{cmd}");
+        }
         // the host already wrote the prompt: it is the newest user entry
         let items = [request, issued, Item::UserText(T.into())];
         assert_eq!(check_items(&items, T, T), Ok(()));
