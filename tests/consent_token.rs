@@ -119,3 +119,19 @@ fn the_users_own_prompt_after_the_turn_still_confirms() {
         t.e.ok(&["gate", "--action-file", &t.action, "--intended", &intended, "--result", &intended, "--checkpoint", &cp, "--target", "src/a.rs"]);
     }
 }
+
+/// An insecure consent configuration (group-writable) confirms nothing and
+/// issues nothing: fail closed, with its code.
+#[test]
+fn an_insecure_consent_configuration_fails_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut t = world();
+    let cfg = t.e.w.tmp.path().join("consent.json");
+    fs::write(&cfg, r#"{"schema":"memory-latch.consent/v1","mode":"token"}"#).unwrap();
+    fs::set_permissions(&cfg, fs::Permissions::from_mode(0o620)).unwrap();
+    t.e.env.push(("MEMORY_LATCH_CONSENT_FILE", cfg));
+    t.transcript("claude", &[]);
+    refused(t.e.user_says("claude", &t.token), "consent_config_insecure");
+    assert_eq!(t.consent(), "pending");
+    t.e.fails(&["consent", "request", "--action-file", &t.action, "--summary", "push", "--risk", "low"], "consent_config_insecure");
+}

@@ -181,6 +181,10 @@ impl Latch {
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
         let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        // An unusable consent configuration confirms nothing (fail closed).
+        if let Some((code, message)) = ledger.context.as_ref().and_then(|c| c.setting.invalid.clone()) {
+            return refused(&code, &format!("the user's consent configuration is unusable: {message}"));
+        }
         let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
             if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
                 return refused(crate::codes::CONSENT_TOKEN_UNKNOWN, "no live token matches (nothing is waiting for confirmation)");
