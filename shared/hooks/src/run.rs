@@ -389,9 +389,14 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
     // confirms no token (issue 22).
-    let consent = (!extras.subagent)
-        .then(|| crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0)))
-        .flatten();
+    let consent = crate::latch_hook::confirm_from_user_prompt(
+        extras.cwd.as_deref(),
+        env.helpers.as_ref(),
+        extras.prompt.as_deref(),
+        u64::try_from(env.now_ms).unwrap_or(0),
+        input.transcript_path.as_ref().map(|p| p.as_path()),
+        extras.subagent,
+    );
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> = told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();

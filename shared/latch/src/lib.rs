@@ -18,6 +18,7 @@
 //! | checkpoints (C2SP tlog-checkpoint), the check from the last one | [`checkpoint`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | wallet consent mode (EIP-712 signature, secp256k1 recovery) | [`wallet`] |
+//! | the user's consent setting (mode, floor, public key), key-mode approvals | [`consent`] |
 //! | the five gate checks (a sixth in one-step mode) | [`gate`] |
 //! | the Stop hook's knobs: turn checkpoints, context fatigue, one-step mode | [`knobs`] |
 //! | recovery text, Silent Witness | [`recover`] |
@@ -34,6 +35,7 @@ pub mod codes {
 pub mod chain;
 pub mod checkpoint;
 pub mod cli;
+pub mod consent;
 pub mod detect;
 pub mod entry;
 pub mod gate;
@@ -106,6 +108,9 @@ pub struct Latch {
     boot_id_file: PathBuf,
     heads_dir: Option<PathBuf>,
     governance: Governance,
+    /// The consent setting to use instead of the environment's (tests and
+    /// embedders: [`Latch::with_consent`]).
+    consent: Option<consent::Setting>,
 }
 
 /// The Silent Witness marker (`silent-witness.json`), written when the
@@ -120,6 +125,12 @@ pub struct WitnessMarker {
 }
 
 pub const WITNESS_SCHEMA: &str = "memory-latch.silent-witness/v1";
+
+/// The user's consent setting for this workspace (the one home:
+/// `memory-latch.consent/v1`, else the wallet file; see [`consent`]).
+pub fn load_consent_setting(workspace_root: &Path) -> consent::Setting {
+    consent::Setting::from_env(workspace_root)
+}
 
 /// Input of `init`.
 #[derive(Debug, Clone, Default)]
@@ -206,6 +217,9 @@ pub struct Issued {
     /// Wallet consent mode: the challenge the user's wallet signs (then
     /// `token` is empty: only the signature confirms).
     pub wallet: Option<wallet::Challenge>,
+    /// Key consent mode: the challenge `memory-latch approve` signs (then
+    /// `token` is empty).
+    pub key: Option<consent::KeyChallenge>,
 }
 
 /// Status: the quick-verified head with composted decisions.
@@ -305,6 +319,7 @@ impl Latch {
             boot_id_file: config.boot_id_file.clone(),
             heads_dir: config.heads_dir.clone(),
             governance: Governance::default(),
+            consent: None,
         })
     }
 
@@ -313,6 +328,17 @@ impl Latch {
         self.key = Some(key);
         self.key_named = true;
         self
+    }
+
+    /// Use this consent setting instead of [`load_consent_setting`]'s.
+    pub fn with_consent(mut self, setting: consent::Setting) -> Latch {
+        self.consent = Some(setting);
+        self
+    }
+
+    /// The consent setting this latch checks records against.
+    pub fn consent_setting(&self) -> consent::Setting {
+        self.consent.clone().unwrap_or_else(|| load_consent_setting(&self.paths.root))
     }
 
     pub fn paths(&self) -> &Paths {

@@ -62,7 +62,7 @@ impl Latch {
     /// nothing to consume. `Err` carries the failing check's code and
     /// message; nothing is written then. `wallet_ok` checks a wallet
     /// record's stored signature (see [`consent_check`]).
-    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str) -> bool) -> Result<crate::entry::Entry> {
+    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool) -> Result<crate::entry::Entry> {
         let hash = crate::action_hash(action_bytes)?;
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
@@ -83,7 +83,7 @@ impl Latch {
                 return Err(Error::new(crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user confirmed once; they must send the same token again as a second, separate message"));
             }
         }
-        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, wallet_ok), risk_check(head, rec.as_ref())] {
+        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, None, wallet_ok), risk_check(head, rec.as_ref())] {
             if !check.passed {
                 let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.to_owned());
                 return Err(Error::new(code, check.message));

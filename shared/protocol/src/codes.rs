@@ -45,6 +45,9 @@ pub mod command {
     pub const ROOT_UNKNOWN: &str = "command_root_unknown";
     /// A tool call's argv array that is not one exact helper command.
     pub const ARGV_INVALID: &str = "command_argv_invalid";
+    /// A command only the user runs in their own terminal (`memory-latch
+    /// approve`): never the agent's, in any form.
+    pub const USER_ONLY: &str = "command_user_only";
 }
 
 /// Private files and directories.
@@ -467,6 +470,34 @@ pub mod latch {
     /// (`memory-latch wallet-recover` missing, failed, timed out or answered
     /// malformed): nothing was confirmed.
     pub const WALLET_RECOVERY_FAILED: &str = "wallet_recovery_failed";
+    /// The user's consent configuration (kijito-latch `consent`,
+    /// `memory-latch.consent/v1`): malformed, or not owner-only / a symlink.
+    pub const CONSENT_CONFIG_INVALID: &str = "consent_config_invalid";
+    pub const CONSENT_CONFIG_INSECURE: &str = "consent_config_insecure";
+    /// Key consent mode: the record carries no signature by the user's key.
+    pub const CONSENT_SIGNATURE_REQUIRED: &str = "consent_signature_required";
+    /// The record's signature does not verify with the configured public key
+    /// over this action, this record's nonce and the signed expiry.
+    pub const CONSENT_SIGNATURE_MISMATCH: &str = "consent_signature_mismatch";
+    pub const CONSENT_SIGNATURE_EXPIRED: &str = "consent_signature_expired";
+    /// The signed record was already used (single use).
+    pub const CONSENT_SIGNATURE_REPLAYED: &str = "consent_signature_replayed";
+    /// `memory-latch approve` found no terminal to read the passphrase from.
+    pub const APPROVE_NEEDS_TTY: &str = "approve_needs_tty";
+    /// `memory-latch approve`: no pending key-mode request (or not the one named).
+    pub const APPROVE_NOTHING_PENDING: &str = "approve_nothing_pending";
+    /// `memory-latch approve` while the consent mode is not `key`.
+    pub const APPROVE_NOT_KEY_MODE: &str = "approve_not_key_mode";
+    /// Token mode, the UserPromptSubmit confirmation refused (nothing confirmed):
+    /// the input names a subagent (`agent_id`/`agent_type`);
+    pub const CONSENT_FROM_SUBAGENT: &str = "consent_from_subagent";
+    /// the token string appeared in a tool call's input or output in the
+    /// transcript before the user's message;
+    pub const CONSENT_TOKEN_SEEN_BY_TOOL: &str = "consent_token_seen_by_tool";
+    /// the prompt is not the newest user entry of the transcript (or the
+    /// transcript cannot be read).
+    pub const CONSENT_PROMPT_NOT_NEWEST: &str = "consent_prompt_not_newest";
+    pub const CONSENT_TRANSCRIPT_UNREADABLE: &str = "consent_transcript_unreadable";
 }
 
 /// kijito-local: the request log and the demo.

@@ -591,6 +591,12 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
     if !reaches_helper(line, dir) {
         return Verdict::Unrelated;
     }
+    if names_user_only(line) {
+        return Verdict::Deny(fail(
+            codes::USER_ONLY,
+            "memory-latch approve is the user's own command, run in their own terminal with their key's passphrase; the agent never runs it (ask the user to)",
+        ));
+    }
     let Some(dir) = dir else {
         return Verdict::Deny(fail(codes::ROOT_UNKNOWN, "this installed root is unknown"));
     };
@@ -598,6 +604,32 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
         Ok(c) => Verdict::Helper(c),
         Err(e) => Verdict::Deny(e),
     }
+}
+
+/// Whether the line runs `memory-latch approve` in some form: in the raw
+/// line with quotes and backslashes removed, and in every simple command
+/// the shell model ([`crate::shell`]: quotes, ANSI-C decoding, brace
+/// expansion, nested `sh -c`) yields, a word `approve` after a word naming
+/// `memory-latch` that is not a flag's value. A line the model cannot read
+/// whole counts when it mentions `approve` at all (fail closed).
+fn names_user_only(line: &str) -> bool {
+    let runs_approve = |words: &[String]| {
+        let Some(at) = words.iter().position(|a| a == "memory-latch" || a.ends_with("/memory-latch")) else { return false };
+        words.iter().enumerate().skip(at + 1).any(|(i, a)| {
+            let after_value_flag = words[i - 1].starts_with('-') && words[i - 1] != "--json";
+            !after_value_flag && (a == "approve" || a.split_whitespace().any(|x| x == "approve"))
+        })
+    };
+    let plain: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    let raw: Vec<String> = plain.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)).filter(|w| !w.is_empty()).map(str::to_owned).collect();
+    if runs_approve(&raw) {
+        return true;
+    }
+    let parsed = crate::shell::parse(line, &std::collections::HashMap::new());
+    if parsed.exceeded {
+        return line.to_ascii_lowercase().contains("approve");
+    }
+    parsed.commands.iter().any(|c| runs_approve(&c.argv))
 }
 
 /// Whether the line could reach a toolkit executable, judged on what the
@@ -848,6 +880,38 @@ mod tests {
             assert_eq!(f.name, s.flag.name);
         }
         assert_eq!(QA_GATE_RECORD_FLAGS[5].max, 2);
+    }
+
+    #[test]
+    fn memory_latch_approve_is_denied_to_the_agent_in_every_form() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        for line in [
+            "/opt/kq/bin/memory-latch approve",
+            "/opt/kq/bin/memory-latch approve --workspace /w --token-id tok_0123456789abcdef",
+            "/opt/kq/bin/memory-latch --json approve",
+            "memory-latch approve",
+            "cd /w && /opt/kq/bin/memory-latch approve < /dev/null",
+            "/opt/kq/bin/memory-latch 'approve'",
+            "/opt/kq/bin/memory-latch \"appr\"ove",
+            "/opt/kq/bin/memory-latch ap\\prove",
+            "/opt/kq/bin/memory-latch $'\\x61pprove'",
+            "/opt/kq/bin/memory-latch app{r,x}ove",
+            "/opt/kq/bin/{memory-latch,x} approve",
+            "bash -c '/opt/kq/bin/memory-latch approve'",
+            "env A=1 /opt/kq/bin/memory-latch approve",
+            "script -qc '/opt/kq/bin/memory-latch approve' /dev/null",
+            "setsid /opt/kq/bin/memory-latch approve",
+        ] {
+            match guard_line(line, Some(&dir)) {
+                Verdict::Deny(e) => assert_eq!(e.code(), codes::USER_ONLY, "{line}"),
+                v => panic!("{line}: {v:?}"),
+            }
+        }
+        // the word as a value is not the subcommand
+        assert!(matches!(
+            guard_line("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary approve --risk low", Some(&dir)),
+            Verdict::Helper(_)
+        ));
     }
 
     #[test]
