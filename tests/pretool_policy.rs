@@ -255,7 +255,9 @@ fn without_a_latch_and_without_enforce_irreversible_calls_keep_todays_behaviour(
     e.w.write_config(&json!({"enforce": true}));
     let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
     assert_eq!(code, "policy_latch_required", "{reason}");
-    assert!(reason.contains("memory-latch init --workspace"), "{reason}");
+    let cmd = reason.split('`').nth(1).unwrap().replace(" TEXT", " ship");
+    let v = kijito_protocol::command::guard_line(&cmd, Some(&kijito_protocol::command::HelperDir::new(&helper_dir()).unwrap()));
+    assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
 }
 
 #[test]
@@ -300,4 +302,27 @@ fn the_users_policy_file_adds_rules_and_an_unusable_one_holds_writes() {
     let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "touch a"})).unwrap();
     assert_eq!(code, "file_permissions_too_open", "{reason}");
     assert_eq!(ask(&e, "codex", "Bash", json!({"command": "git log -1"})), None);
+}
+
+/// SessionStart says in one line whether the policy enforces here, and how
+/// to turn it on (a command the guard lets the agent run).
+#[test]
+fn session_start_says_whether_the_policy_enforces_and_how_to_turn_it_on() {
+    for (host, key) in [("claude", "SessionStart(source=startup)"), ("codex", "app-server:SessionStart:startup")] {
+        let e = support::latch::env();
+        let start = |e: &Env| {
+            let mut p = support::gate::payload(host, key);
+            p["session_id"] = json!("s1");
+            p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+            p["cwd"] = json!(e.ws.to_str().unwrap());
+            support::gate::context_of(&e.session_hook(host, "SessionStart", &p).stdout).unwrap()
+        };
+        let off = start(&e);
+        let line = off.lines().find(|l| l.starts_with("kijito-qa policy: not enforced")).unwrap_or_else(|| panic!("{off}"));
+        let cmd = line.split('`').nth(1).unwrap().replace(" TEXT", " ship");
+        let v = kijito_protocol::command::guard_line(&cmd, Some(&kijito_protocol::command::HelperDir::new(&helper_dir()).unwrap()));
+        assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
+        e.ok(&["init", "--objective", "ship"]);
+        assert!(start(&e).contains("kijito-qa policy: enforced in this workspace"), "{host}");
+    }
 }

@@ -125,7 +125,7 @@ fn consent(
 ) -> Option<String> {
     let Some(latch) = latch else {
         return Some(format!(
-            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace}`, then retry.",
+            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
             codes::LATCH_REQUIRED,
             cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", ")
         ));

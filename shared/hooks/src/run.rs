@@ -349,7 +349,23 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
         Ok(t) => parts.extend([t].into_iter().chain(crate::compact::session_start(env, input, extras.subagent))),
         Err(e) => parts.push(commands_unavailable(&e)),
     }
+    if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
+        parts.extend(enforcement_note(env, extras));
+    }
     Some(context_reply(Event::SessionStart, &parts.join("\n\n")))
+}
+
+/// One line: whether the PreToolUse policy enforces the latch modes and
+/// consent in this workspace (docs/protocol.md §8a), and how to turn it on.
+fn enforcement_note(env: &HookEnv, extras: &Extras) -> Option<String> {
+    let cwd = extras.cwd.as_deref()?;
+    let on = env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
+    Some(if on {
+        text::ENFORCEMENT_ON.to_owned()
+    } else {
+        let bin = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
+        text::ENFORCEMENT_OFF.replacen("<command>", &format!("{bin}/memory-latch init --workspace {} --objective TEXT", cwd.display()), 1)
+    })
 }
 
 fn commands(env: &HookEnv, input: &HookInput) -> Result<String> {

@@ -152,3 +152,9 @@ pub fn commands_text(
     ));
     t
 }
+
+/// SessionStart (startup, resume): the PreToolUse policy enforces the latch
+/// modes and consent here (docs/protocol.md §8a).
+pub const ENFORCEMENT_ON: &str = "kijito-qa policy: enforced in this workspace (memory-latch is initialised): an irreversible tool call is denied until the user confirms consent for exactly that call; Silent Witness, degraded and one-step mode hold every write.";
+/// SessionStart (startup, resume), no latch and no `"enforce": true`.
+pub const ENFORCEMENT_OFF: &str = "kijito-qa policy: not enforced in this workspace (no memory-latch here): irreversible tool calls are not held. To turn it on, run `<command>` (TEXT: the objective, one word or quoted), or the user sets \"enforce\": true in the kijito-qa config.";
