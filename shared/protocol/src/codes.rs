@@ -475,6 +475,10 @@ pub mod latch {
     pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
     pub const DELETED: &str = "latch_deleted";
     pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
+    /// The workspace index beside the head records (kijito-latch `index`):
+    /// exists but cannot be trusted, or cannot be written by `init`.
+    pub const INDEX_INVALID: &str = "latch_index_invalid";
+    pub const INDEX_UNAVAILABLE: &str = "latch_index_unavailable";
     /// One-step mode (context fatigue, kijito-latch `knobs`).
     pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
     pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
