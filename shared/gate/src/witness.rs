@@ -128,6 +128,28 @@ pub fn observe(qa: &QaDir, session: &SessionId, agent: Option<&str>, line: &str,
     Ok(true)
 }
 
+/// The PreToolUse hook's one call: [`observe`] every shell command line of
+/// the hook input `stdin` (its `tool_input`, read as the guard reads it,
+/// [`command::tool_command_lines`]) with the input's `agent_id` (else
+/// `agent_type`). `qa` opens the QA dir and runs only when a line names
+/// `pointer-snapshot`, so any other tool call costs no I/O. Returns how
+/// many calls were recorded. Call it after the guard allowed the call.
+pub fn observe_hook_input(stdin: &Value, session: &SessionId, qa: &dyn Fn() -> Result<QaDir>, helpers: &HelperDir, now_ms: i64) -> Result<usize> {
+    let lines = command::tool_command_lines(stdin.get("tool_input"));
+    if !lines.iter().any(|l| l.as_ref().is_ok_and(|l| l.contains("pointer-snapshot"))) {
+        return Ok(0);
+    }
+    let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
+    let qa = qa()?;
+    let mut n = 0;
+    for line in lines.into_iter().flatten() {
+        if observe(&qa, session, agent, &line, helpers, now_ms)? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 fn append(qa: &QaDir, session: &SessionId, seen: &Seen, now_ms: i64) -> Result<()> {
     let path = qa.witness(session);
     let line = seen.to_line();
@@ -231,4 +253,42 @@ pub fn check_boots(qa: &QaDir, session: &SessionId, paths: &[AbsPath], reports: 
         }
     }
     Ok(Boots::Witnessed { agents: [ida.clone(), idb.clone()] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hook_input_is_read_as_the_host_sends_it_and_other_calls_cost_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let data = AbsPath::from_path(&d.path().join("data")).unwrap();
+        let helpers = HelperDir::new(std::path::Path::new("/opt/kijito-qa/bin")).unwrap();
+        let s = SessionId::parse("s-1").unwrap();
+        let never = || -> Result<QaDir> { panic!("no I/O for a call that runs no pointer-snapshot") };
+        for input in [
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"}, "agent_id": "a"}),
+            json!({"tool_name": "Read", "tool_input": {"file_path": "/x"}}),
+            json!({"tool_name": "Bash"}),
+        ] {
+            assert_eq!(observe_hook_input(&input, &s, &never, &helpers, 5).unwrap(), 0);
+        }
+        let open = || QaDir::open(&data);
+        let line = "/opt/kijito-qa/bin/pointer-snapshot --pointer-id 7 --lock-message-id 8 --report-file /r/a.json";
+        // Claude Code's subagent call (`agent_id` and `agent_type`), and Codex's argv form.
+        let claude = json!({"tool_name": "Bash", "tool_input": {"command": line}, "agent_id": "a1b2", "agent_type": "general-purpose"});
+        assert_eq!(observe_hook_input(&claude, &s, &open, &helpers, 5).unwrap(), 1);
+        let codex = json!({"tool_name": "Bash", "tool_input": {"command": ["bash", "-lc", line]}, "agent_type": "default"});
+        assert_eq!(observe_hook_input(&codex, &s, &open, &helpers, 6).unwrap(), 1);
+        let main = json!({"tool_name": "Bash", "tool_input": {"command": line}});
+        assert_eq!(observe_hook_input(&main, &s, &open, &helpers, 7).unwrap(), 1);
+        let qa = open().unwrap();
+        let seen = read_optional(&qa, &s).unwrap().unwrap();
+        let agents: Vec<Option<&str>> = seen.iter().map(|x| x.agent_id.as_deref()).collect();
+        assert_eq!(agents, [Some("a1b2"), Some("default"), None]);
+        assert_eq!(seen[0].report_file.as_str(), "/r/a.json");
+        assert_eq!((seen[0].pointer_id.get(), seen[0].expected_pointer_digest.clone(), seen[2].seen_at_ms), (7, None, 7));
+        assert_eq!(Seen::parse(seen[0].to_line().trim_end().as_bytes()), Some(seen[0].clone()));
+    }
 }
