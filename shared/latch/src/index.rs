@@ -65,7 +65,7 @@ pub fn read(heads_dir: &Path) -> Result<Vec<String>> {
 /// Whether the canonical workspace `root` is listed.
 pub fn contains(heads_dir: &Path, root: &Path) -> Result<bool> {
     let w = crate::layout::Paths::show(root);
-    Ok(read(heads_dir)?.iter().any(|x| *x == w))
+    Ok(read(heads_dir)?.contains(&w))
 }
 
 /// List `root` (once), creating the private heads directory if needed.
