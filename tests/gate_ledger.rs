@@ -66,6 +66,9 @@ fn a_consumed_pass_put_back_without_the_spent_record_attests_nothing() {
         // spent record that names it deleted (two commands).
         fs::copy(c.qa().join(format!("compaction-resume-consumed.{s}.json")), c.qa().join(format!("qa-pass.{s}.json"))).unwrap();
         fs::remove_file(c.qa().join(format!("qa-spent.{s}.json"))).unwrap();
+        // status (like the Stop reminder and kijito-compact request) refuses it already.
+        let st = c.status(s);
+        assert_eq!((st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()), (json!(false), json!("pass_replayed")), "{host}: {st}");
         let text = compaction(&c, h);
         let a: Value = serde_json::from_slice(&fs::read(c.qa().join(format!("compaction-attempt-claimed.{s}.json"))).unwrap()).unwrap();
         assert_eq!((a["attested"].clone(), a["reason"].clone()), (json!(false), json!("pass_replayed")), "{host}");

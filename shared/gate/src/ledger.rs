@@ -110,15 +110,34 @@ fn invalid(why: impl Into<String>) -> Error {
 
 /// The ledger file of this QA dir's session.
 pub fn path(qa: &QaDir, session: &SessionId) -> Result<PathBuf> {
-    let dir = qa.ledger_dir().ok_or_else(|| unavailable("no state directory for the spent-nonce ledger (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)"))?;
-    let key = Digest::of(qa.path().as_str().as_bytes());
+    path_in(qa.ledger_dir(), qa.path().as_str(), session)
+}
+
+/// The ledger file of the QA dir at `qa_dir` (its path as text) in `dir`.
+fn path_in(dir: Option<&std::path::Path>, qa_dir: &str, session: &SessionId) -> Result<PathBuf> {
+    let dir = dir.ok_or_else(|| unavailable("no state directory for the spent-nonce ledger (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)"))?;
+    let key = Digest::of(qa_dir.as_bytes());
     Ok(dir.join(format!("qa-ledger.{}.{session}.jsonl", &key.as_str()[..16])))
 }
 
 /// Every entry of the session's ledger, oldest first (none when the file
 /// does not exist).
 pub fn read(qa: &QaDir, session: &SessionId) -> Result<Vec<LedgerEntry>> {
-    let path = path(qa, session)?;
+    read_at(&path(qa, session)?)
+}
+
+/// [`check_unlisted`] for the pass at `pass_path` (a file of a QA dir), with
+/// the environment's state directory: the read-only callers of
+/// [`crate::state::accepted_pass`] (`status`, the Stop reminder,
+/// `kijito-compact request`, the adapters) refuse what PreCompact would.
+pub fn check_pass_at(pass_path: &std::path::Path, session: &SessionId, nonce: &str) -> Result<()> {
+    let qa_dir = pass_path.parent().and_then(|p| p.to_str()).ok_or_else(|| unavailable("the pass has no QA directory"))?;
+    let dir = kijito_files::datadir::heads_dir();
+    check_unlisted(&read_at(&path_in(dir.as_deref(), qa_dir, session)?)?, nonce)
+}
+
+fn read_at(path: &std::path::Path) -> Result<Vec<LedgerEntry>> {
+    let path = path.to_path_buf();
     if let Err(e) = std::fs::symlink_metadata(&path) {
         return match e.kind() {
             std::io::ErrorKind::NotFound => Ok(Vec::new()),
