@@ -330,7 +330,7 @@ install_root() {
   say "  hooks: $root/hooks/hooks.json"
   say "  manifest: $root/$mdir/plugin.json; skills: $(cd "$here/skills" && ls -1 | tr '\n' ' ')"
   local missing=()
-  for b in precompact postcompact session-hook prompt-hook; do
+  for b in precompact postcompact session-hook prompt-hook pretool-hook; do
     [ -x "$root/bin/$b" ] || missing+=("$b")
   done
   if [ ${#missing[@]} -gt 0 ]; then

@@ -8,7 +8,7 @@
 set -euo pipefail
 bound=1000000
 # kijito-hooks' [[bin]] targets (tests/hook_size.rs keeps this list equal to them).
-hooks=(precompact postcompact session-hook prompt-hook)
+hooks=(precompact postcompact session-hook prompt-hook pretool-hook)
 if [ "$#" -ne 1 ] || [ ! -d "$1" ]; then
   echo "usage: hook_size.sh BIN_DIR (the directory holding ${hooks[*]})" >&2
   exit 2

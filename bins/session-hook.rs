@@ -1,8 +1,8 @@
-//! session-hook: SessionStart (re-entry delivery, emitted commands), Stop
-//! (pass reminder) and PreToolUse (the section 8 command guard); for
-//! UserPromptSubmit it execs its sibling `prompt-hook` with the same
-//! arguments (hooks.json names prompt-hook directly; this keeps an older
-//! hooks.json working). Always exits 0.
+//! session-hook: SessionStart (re-entry delivery, emitted commands) and
+//! Stop (pass reminder); for UserPromptSubmit and PreToolUse it execs its
+//! sibling `prompt-hook` / `pretool-hook` with the same arguments
+//! (hooks.json names them directly; this keeps an older hooks.json
+//! working). Always exits 0.
 
 #![no_main]
 
@@ -33,6 +33,12 @@ fn run() -> ! {
         // cannot be run, the prompt gets no answer (nothing is confirmed).
         hooks::exec_sibling("prompt-hook");
         std::process::exit(0)
+    }
+    if event == Event::PreToolUse {
+        // The policy lives in pretool-hook (an older hooks.json names
+        // session-hook); if it cannot be run, the command guard below
+        // still answers.
+        hooks::exec_sibling("pretool-hook");
     }
     hooks::run_hook(hooks::WATCHDOG_SESSION, hooks::run::session_fallback(event), move || {
         let env = HookEnv::from_process(host, data_dir);

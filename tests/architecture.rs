@@ -129,7 +129,7 @@ fn the_gate_the_hooks_and_everything_below_link_no_http_stack() {
         .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(bins, BTreeSet::from(["precompact", "postcompact", "session-hook", "prompt-hook"]));
+    assert_eq!(bins, BTreeSet::from(["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook"]));
 }
 
 #[test]

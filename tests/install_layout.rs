@@ -104,11 +104,8 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         let groups = groups.as_array().expect("groups");
         assert_eq!(groups.len(), 1, "{event}");
         let g = &groups[0];
-        if event == "PreToolUse" {
-            assert_eq!(g["matcher"], "Bash", "{host} PreToolUse matcher");
-        } else {
-            assert!(g.get("matcher").is_none(), "{event} has a matcher");
-        }
+        // no matcher anywhere: PreToolUse sees every tool call (the policy, docs/protocol.md §8a)
+        assert!(g.get("matcher").is_none(), "{event} has a matcher");
         let handlers = g["hooks"].as_array().expect("handlers");
         assert_eq!(handlers.len(), 1);
         let h = &handlers[0];
@@ -125,6 +122,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
             "PreCompact" => vec![format!("{root_s}/bin/precompact"), "--host".into(), host.into()],
             "PostCompact" => vec![format!("{root_s}/bin/postcompact"), "--host".into(), host.into()],
             "UserPromptSubmit" => vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()],
+            "PreToolUse" => vec![format!("{root_s}/bin/pretool-hook"), "--host".into(), host.into(), "--expect".into(), "PreToolUse".into()],
             ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
         };
         assert_eq!(words, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{event} command of {host} ({name})");

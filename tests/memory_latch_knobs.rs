@@ -202,6 +202,11 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         assert_eq!(code, 1);
         assert_eq!(check(&r, "one_step").unwrap()["code"], "one_step_checkpoint_required", "{r}");
         assert!(r["remediation"].as_str().unwrap().contains("--next-step"), "{r}");
+        // the PreToolUse policy (issue 21) holds every mutating call too, and names the way out
+        let call = json!({"session_id": "s1", "cwd": e.ws.to_str().unwrap(), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "touch notes.txt"}, "tool_use_id": "t1", "transcript_path": null, "turn_id": "u1", "model": "m", "permission_mode": "default"});
+        let out = String::from_utf8(e.hook_bin(&support::bin("pretool-hook"), host, "PreToolUse", &call).stdout).unwrap();
+        assert!(out.contains("policy_one_step_no_next_step") && out.contains("checkpoint --workspace"), "{out}");
         assert!(e.prompt("carry on").unwrap().contains("The declared step was taken"));
         e.stop();
         // a checkpoint without a next step does not reopen the mode

@@ -309,7 +309,7 @@ fn install_root(prefix: &Path, host: &str) -> PathBuf {
         fs::create_dir_all(root.join("skills").join(e.file_name())).unwrap();
         render(&e.path().join("SKILL.md"), &root.join("skills").join(e.file_name()).join("SKILL.md"));
     }
-    for b in ["precompact", "postcompact", "session-hook", "prompt-hook"] {
+    for b in ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook"] {
         let src = support::bin(b);
         if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
             fs::copy(&src, root.join("bin").join(b)).unwrap();
@@ -687,7 +687,7 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
         assert!(out.lines().any(|l| l == r), "{r} missing from {out}");
     }
     assert!(out.contains(s(&settings)) && out.contains("nothing written"), "{out}");
-    for never in ["session-hook", "prompt-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
+    for never in ["session-hook", "prompt-hook", "pretool-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
         assert!(!out.lines().filter(|l| l.starts_with("  Bash(")).any(|l| l.contains(never)), "{never} allowed: {out}");
     }
     assert!(!settings.exists() && !h.home.join(".claude").exists(), "written without --write");

@@ -4,7 +4,9 @@
 //! `https://api.kijito.ai`), `tokenFile` (default
 //! `$XDG_CONFIG_HOME/kijito-qa/token`), `persona` (`codex`), `project`
 //! (`Codex`), `pointerId`, `lockMessageId`, `dataDir`, `qaAtContextRatio`
-//! (default 0.6: the context ratio at which the hooks nudge for a QA pass).
+//! (default 0.6: the context ratio at which the hooks nudge for a QA pass),
+//! `enforce` (default false: the PreToolUse policy's latch modes and consent
+//! apply in every workspace, not only in one with an initialised latch).
 //! Unknown keys are
 //! refused. `apiUrl` must be https, or http only to a loopback host.
 //! `tokenFile` and `dataDir` may start with `~/` (your home directory).
@@ -23,7 +25,7 @@ pub const DEFAULT_API_URL: &str = "https://api.kijito.ai";
 pub const DEFAULT_PROJECT: &str = "Codex";
 /// Largest accepted config file.
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
-const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio"];
+const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio", "enforce"];
 /// Default of `qaAtContextRatio`: nudge for QA when the context is 60% full.
 pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
@@ -143,6 +145,9 @@ pub struct Config {
     pub data_dir: Option<AbsPath>,
     /// Context ratio (0.05..=1.0) from which the hooks nudge for QA.
     pub qa_at_context_ratio: f64,
+    /// `enforce`: the PreToolUse policy applies in every workspace
+    /// (docs/protocol.md §8a), not only where a latch is initialised.
+    pub enforce: bool,
     /// Where it was loaded from (None: defaults only).
     pub source: Option<PathBuf>,
 }
@@ -180,6 +185,7 @@ impl Config {
             lock_message_id: None,
             data_dir: None,
             qa_at_context_ratio: DEFAULT_QA_AT_CONTEXT_RATIO,
+            enforce: false,
             source: None,
         })
     }
@@ -255,6 +261,9 @@ impl Config {
                 .filter(|r| (0.05..=1.0).contains(r))
                 .ok_or_else(|| invalid("qaAtContextRatio must be a number from 0.05 to 1.0".into()))?;
         }
+        if let Some(v) = obj.get("enforce") {
+            config.enforce = v.as_bool().ok_or_else(|| invalid("enforce must be true or false".into()))?;
+        }
         Ok(config)
     }
 
@@ -297,9 +306,79 @@ impl Config {
     }
 }
 
+/// The user's policy file (issue 21 item 2; docs/policy.md): its name in
+/// `kijito-qa/` under the config home, next to `config.json`
+/// (`kijito_policy::user::USER_POLICY_FILE`).
+pub const USER_POLICY_FILE: &str = "policy.json";
+/// Largest accepted user policy file.
+pub const MAX_USER_POLICY_BYTES: u64 = 64 * 1024;
+
+/// Path of the user's policy file.
+pub fn user_policy_path() -> Result<PathBuf> {
+    Ok(config_home()?.join("kijito-qa").join(USER_POLICY_FILE))
+}
+
+/// Read the user's policy file ([`user_policy_path`]): `Ok(None)` when
+/// there is none; otherwise its bytes, read as the config file is (not
+/// through a symlink `file_symlink`, a regular file of this user
+/// `file_not_owned`, owner-only `file_permissions`, at most
+/// [`MAX_USER_POLICY_BYTES`] `file_too_large`, safe ancestors, unchanged
+/// while read). The caller parses them (`kijito_policy::UserPolicy::load`)
+/// and fails closed on an error.
+pub fn read_user_policy() -> Result<Option<Vec<u8>>> {
+    read_user_policy_from(&user_policy_path()?)
+}
+
+/// [`read_user_policy`] of a given path.
+pub fn read_user_policy_from(path: &Path) -> Result<Option<Vec<u8>>> {
+    if let Err(e) = std::fs::symlink_metadata(path) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(None);
+        }
+    }
+    let rules = FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_USER_POLICY_BYTES };
+    let (bytes, _) = private::read_checked(path, rules).map_err(|e| e.context("user policy file"))?;
+    Ok(Some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_policy_file_is_read_only_when_it_is_the_users_own_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(USER_POLICY_FILE);
+        assert_eq!(read_user_policy_from(&path).unwrap(), None);
+        std::fs::write(&path, b"{}").unwrap();
+        let chmod = |mode: u32| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        chmod(0o600);
+        assert_eq!(read_user_policy_from(&path).unwrap().as_deref(), Some(&b"{}"[..]));
+        for mode in [0o620, 0o602, 0o640, 0o644] {
+            chmod(mode);
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::PERMISSIONS, "{mode:o}");
+        }
+        chmod(0o600);
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(read_user_policy_from(&link).unwrap_err().code(), crate::private::codes::SYMLINK);
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert_eq!(read_user_policy_from(&dangling).unwrap_err().code(), crate::private::codes::SYMLINK);
+        std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize + 1]).unwrap();
+        assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::TOO_LARGE);
+        std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize]).unwrap();
+        assert_eq!(read_user_policy_from(&path).unwrap().map(|b| b.len()), Some(MAX_USER_POLICY_BYTES as usize));
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        assert_eq!(read_user_policy_from(&sub).unwrap_err().code(), crate::private::codes::NOT_REGULAR);
+        // Another user's file (the tests may run as root, who can hand it over).
+        if crate::private::current_uid() == 0 {
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::NOT_OWNED);
+        }
+    }
 
     #[test]
     fn api_url_rules() {
@@ -336,6 +415,9 @@ mod tests {
         assert_eq!(d.project, "Codex");
         assert_eq!(d.qa_at_context_ratio, DEFAULT_QA_AT_CONTEXT_RATIO);
         assert_eq!(Config::from_json(br#"{"qaAtContextRatio":0.75}"#).unwrap().qa_at_context_ratio, 0.75);
+        assert!(!d.enforce);
+        assert!(Config::from_json(br#"{"enforce":true}"#).unwrap().enforce);
+        assert!(Config::from_json(br#"{"enforce":"yes"}"#).is_err());
         for bad in [&br#"{"qaAtContextRatio":0}"#[..], br#"{"qaAtContextRatio":1.5}"#, br#"{"qaAtContextRatio":"0.6"}"#, br#"{"qaAtContextRatio":null}"#] {
             assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
         }

@@ -156,6 +156,7 @@ mod tests {
             lock_message_id: None,
             data_dir: Some(AbsPath::parse("/c").unwrap()),
             qa_at_context_ratio: crate::config::DEFAULT_QA_AT_CONTEXT_RATIO,
+            enforce: false,
             source: None,
         };
         assert_eq!(choose(None, None, Some(&config), &env).unwrap(), (AbsPath::parse("/c").unwrap(), Source::Config));

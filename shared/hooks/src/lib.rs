@@ -11,6 +11,7 @@
 
 pub mod nudge;
 pub mod compact;
+pub mod pretool;
 pub mod entry;
 pub mod guard;
 pub mod messages;
@@ -122,6 +123,10 @@ pub struct HookInput {
     pub trigger: Option<String>,
     pub tool_name: Option<String>,
     pub tool_input: Option<Value>,
+    /// `cwd`, when it is a clean absolute path.
+    pub cwd: Option<AbsPath>,
+    /// Claude Code's `agent_id` (a subagent's tool call or prompt).
+    pub agent_id: Option<String>,
 }
 
 /// Parse hook stdin and check its `hook_event_name`.
@@ -152,6 +157,8 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
         trigger: text(&o, "trigger"),
         tool_name: text(&o, "tool_name"),
         tool_input: o.remove("tool_input"),
+        cwd: o.get("cwd").and_then(Value::as_str).and_then(|s| AbsPath::parse(s).ok()),
+        agent_id: text(&o, "agent_id"),
         event,
         session_id,
     })

@@ -111,13 +111,17 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
 
 /// Every hook event of `session-hook` and `prompt-hook` (the tests' entry).
 pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
+    if event == Event::PreToolUse {
+        return crate::pretool::pretool(env, stdin);
+    }
     dispatch(env, event, stdin, prompt_event)
 }
 
-/// What the `session-hook` binary runs: every event but UserPromptSubmit,
-/// which `prompt-hook` serves (the binary execs it), so that the consent,
-/// recovery and new-turn code is not linked into session-hook (the 1 MB
-/// bound, docs/architecture.md).
+/// What the `session-hook` binary runs: every event but UserPromptSubmit
+/// and PreToolUse, which `prompt-hook` and `pretool-hook` serve (the binary
+/// execs them), so that the consent, recovery, new-turn and policy code is
+/// not linked into session-hook (the 1 MB bound, docs/architecture.md). If
+/// the sibling cannot be run, a PreToolUse still gets the command guard.
 pub fn session_without_prompt(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     dispatch(env, event, stdin, |_, _, _| None)
 }

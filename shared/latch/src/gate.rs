@@ -83,12 +83,15 @@ fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option
 /// The consent-integrity check: does the verified head and its ledger
 /// record authorize exactly the action `hash` now? The one predicate that
 /// `memory-latch gate` and the PreToolUse path ([`crate::tool_gate`]) share.
+/// `wallet_ok` checks a wallet record's stored signature: `gate` recovers
+/// it here (`k256`), the hook through the installed sibling, so that the
+/// hook binary links no curve code (docs/architecture.md).
 pub(crate) fn consent_check(
     head: Option<&crate::entry::Entry>,
     rec: Option<&tokens::TokenRecord>,
     ledger: &Result<tokens::Ledger>,
     hash: &str,
-    wallet: Option<&crate::wallet::WalletConfig>,
+    wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str) -> bool,
 ) -> CheckResult {
     match (head, rec, ledger) {
         (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
@@ -103,7 +106,7 @@ pub(crate) fn consent_check(
         (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
             fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
-        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash, wallet)) => fail(
+        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash)) => fail(
             "consent_integrity",
             crate::codes::CONSENT_RECORD_MISMATCH,
             "the ledger's wallet signature does not verify for this action and the configured signer",
@@ -205,7 +208,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
         _ => None,
     };
-    checks.push(consent_check(head, rec.as_ref(), &ledger, &hash, input.wallet.as_ref()));
+    checks.push(consent_check(head, rec.as_ref(), &ledger, &hash, &|c, h| wallet_ok(c, h, input.wallet.as_ref())));
 
     // 4. path safety
     let mut path_check = if input.targets.is_empty() {

@@ -60,8 +60,9 @@ impl Latch {
     /// them, the risk gate; then the authorization is consumed in the same
     /// transaction (a `gate_pass` entry). A second identical call finds
     /// nothing to consume. `Err` carries the failing check's code and
-    /// message; nothing is written then.
-    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet: Option<&crate::wallet::WalletConfig>) -> Result<crate::entry::Entry> {
+    /// message; nothing is written then. `wallet_ok` checks a wallet
+    /// record's stored signature (see [`consent_check`]).
+    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str) -> bool) -> Result<crate::entry::Entry> {
         let hash = crate::action_hash(action_bytes)?;
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
@@ -74,7 +75,15 @@ impl Latch {
             (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
             _ => None,
         };
-        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, wallet), risk_check(head, rec.as_ref())] {
+        // High risk, confirmed once: say what is missing (the user's second
+        // message), not merely "not authorized".
+        if let (Some(h), Some(r)) = (head, rec.as_ref()) {
+            let once = r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_none() && r.used_at_ms.is_none();
+            if h.consent_state == ConsentState::Pending && r.action_hash == hash && r.risk == crate::entry::Risk::High && once {
+                return Err(Error::new(crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user confirmed once; they must send the same token again as a second, separate message"));
+            }
+        }
+        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, wallet_ok), risk_check(head, rec.as_ref())] {
             if !check.passed {
                 let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.to_owned());
                 return Err(Error::new(code, check.message));

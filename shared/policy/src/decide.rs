@@ -121,7 +121,7 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
         return Decision::Deny {
             code: t.code,
             reason: format!(
-                "kijito-qa policy: tripwire {} ({}). This call is never allowed from the agent, in any mode and with any token; leave it to the user.",
+                "kijito-qa policy: denied ({}): a tripwire ({}). This call is never allowed from the agent, in any mode and with any token; leave it to the user.",
                 t.code, t.detail
             ),
         };

@@ -597,4 +597,16 @@ pub mod policy {
     pub const TRIPWIRE_TERMINAL_INPUT: &str = "tripwire_terminal_input";
     /// A command the policy cannot read whole (nested too deep, too long, not a string).
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
+    /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
+    pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
+    pub const LATCH_REQUIRED: &str = "policy_latch_required";
+    /// The call's canonical action is larger than memory-latch accepts as an action file.
+    pub const ACTION_TOO_LARGE: &str = "policy_action_too_large";
+    /// The user's policy file is not a valid `kijito-qa.policy/v1` document.
+    pub const USER_POLICY_INVALID: &str = "policy_user_file_invalid";
+    /// The user's policy file names a rule that does not exist (or is not irreversible).
+    pub const USER_RULE_UNKNOWN: &str = "policy_user_rule_unknown";
+    /// A rule of the user's policy file is malformed (name, class, risk, matcher, bounds).
+    pub const USER_RULE_INVALID: &str = "policy_user_rule_invalid";
 }

@@ -403,7 +403,7 @@ mod tests {
         let agent_helpers: Vec<&str> = GRAMMARS.iter().map(|g| g.helper).collect();
         // the hooks and kijito-setup: guarded names that no grammar row accepts
         let never: Vec<&str> = GUARDED_NAMES.iter().copied().filter(|n| !agent_helpers.contains(n)).collect();
-        assert_eq!(never, ["precompact", "postcompact", "session-hook", "prompt-hook", "kijito-setup"]);
+        assert_eq!(never, ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook", "kijito-setup"]);
         for rule in claude_rules(bin).iter().chain(codex_rules(bin).iter()) {
             for n in never.iter().chain(["kijito-local", "kijito-doctor"].iter()) {
                 assert!(!rule.contains(&format!("/bin/{n}\"")) && !rule.contains(&format!("/bin/{n} ")) && !rule.contains(&format!("/bin/{n}:")), "{rule} allows {n}");

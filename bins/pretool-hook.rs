@@ -1,0 +1,38 @@
+//! pretool-hook: PreToolUse on every tool call (the section 8 command guard,
+//! then the section 8a policy: tripwires, latch modes, the QA freeze,
+//! pointer writes, consent for irreversible calls). Always exits 0; a call
+//! it cannot decide in time is denied. Its own binary so that the policy
+//! is not linked into session-hook (docs/architecture.md).
+
+#![no_main]
+
+use kijito_protocol::cli::{self, Command, Flag, Tool};
+use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
+use kijito_protocol::ids::AbsPath;
+
+const TOOL: Tool = Tool {
+    name: "pretool-hook",
+    code_name: "pretool_hook",
+    help: "pretool-hook --host codex|claude --expect PreToolUse [--data-dir ABS]\n  Reads the PreToolUse hook JSON on stdin and answers in the host's format (or prints nothing: allowed).\n",
+    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
+};
+
+kijito_hooks::hook_main!(run);
+
+fn run() -> ! {
+    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let deny = hooks::run::session_fallback(Event::PreToolUse);
+    let (host, data_dir) = match parsed {
+        Ok((host, Event::PreToolUse, data_dir)) => (host, data_dir),
+        // A tool call this hook cannot even start deciding is denied.
+        Ok(_) => hooks::run_hook(hooks::WATCHDOG_SESSION, deny.clone(), || deny),
+        Err(e) => {
+            cli::report_failure(&TOOL, &e);
+            hooks::run_hook(hooks::WATCHDOG_SESSION, deny.clone(), || deny)
+        }
+    };
+    hooks::run_hook(hooks::WATCHDOG_SESSION, deny, move || {
+        let env = HookEnv::from_process(host, data_dir);
+        hooks::pretool::pretool_stdin(&env, hooks::read_bounded(std::io::stdin().lock()))
+    })
+}

@@ -1,0 +1,223 @@
+//! PreToolUse on every tool call (docs/protocol.md §8 and §8a), the
+//! `pretool-hook` binary: the helper-command guard first, then the policy
+//! ([`kijito_policy`]): tripwires, the latch modes, the QA freeze, pointer
+//! writes outside `pointer-publish`, and consent for irreversible calls.
+//!
+//! Cost, because this runs before every tool call: a call the classifier
+//! calls a read (or a helper command) is decided from its stdin alone; the
+//! latch is opened only for a mutating call in an enforced workspace, the
+//! QA pass is looked at (one stat, one small read) only for a Kijito write.
+//!
+//! Enforcement (latch modes and consent) is on in a workspace that holds an
+//! initialised latch (`.memory-latch/`), or everywhere with the config's
+//! `"enforce": true`. Tripwires, the freeze and the pointer rule apply in
+//! every workspace: they protect the QA protocol itself.
+
+use crate::run::HookEnv;
+use crate::{deny_reply, parse_input, HookInput};
+use kijito_latch::tool_gate::ToolMode;
+use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall};
+use kijito_protocol::codes::policy as codes;
+use kijito_protocol::error::Error;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Where the action files the deny reasons name live, under the data dir.
+pub const ACTIONS_DIR: &str = "actions";
+
+/// The PreToolUse answer for this stdin: `None` allows (no output).
+pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
+    let input = match parse_input(stdin, "PreToolUse") {
+        Ok(i) => i,
+        Err(e) => return crate::guard::unreadable(stdin, &e),
+    };
+    if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &input) {
+        return Some(deny);
+    }
+    decide(env, &input).map(|reason| deny_reply(&reason))
+}
+
+/// [`pretool`] for stdin that may not have been readable.
+pub fn pretool_stdin(env: &HookEnv, stdin: kijito_protocol::error::Result<Vec<u8>>) -> Option<String> {
+    match stdin {
+        Ok(bytes) => pretool(env, &bytes),
+        Err(e) => crate::guard::unreadable(b"", &e),
+    }
+}
+
+/// The policy's decision for one parsed call: `Some(reason)` denies.
+fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
+    let null = Value::Null;
+    let tool_name = input.tool_name.as_deref().unwrap_or("");
+    let tool_input = input.tool_input.as_ref().unwrap_or(&null);
+    let call = ToolCall::parse(tool_name, tool_input);
+    let cwd = input.cwd.as_ref().map(|c| c.as_path().to_path_buf());
+    let data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
+    let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
+    // The user's policy file: an unusable one leaves the default rules and
+    // denies every mutating call until the user mends it (reads pass).
+    let user_error = match policy::UserPolicy::load(kijito_files::config::read_user_policy()) {
+        Ok(u) => {
+            cenv.user_policy = u;
+            None
+        }
+        Err(e) => Some(e),
+    };
+    let cls = policy::classify(&call, &cenv);
+    if !cls.mutates() && cls.tripwires.is_empty() {
+        return None;
+    }
+    if let Some(e) = user_error {
+        return Some(format!(
+            "kijito-qa policy: denied ({}): your policy file ({}) cannot be used: {}. Every write is held until the user fixes or removes it; reads pass.",
+            e.code(),
+            kijito_files::config::user_policy_path().map(|p| p.display().to_string()).unwrap_or_else(|_| "policy.json".into()),
+            e.message()
+        ));
+    }
+    if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
+        return Some(reason);
+    }
+    let helper_dir = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
+    let workspace = cwd.as_ref().map(|c| c.display().to_string()).unwrap_or_else(|| "<workspace>".into());
+    let bytes = policy::action_bytes(tool_name, tool_input);
+    let action_file = data_dir.as_ref().map(|d| action_path(d.as_path(), &bytes)).unwrap_or_else(|| PathBuf::from("<data-dir>/actions/action.json"));
+    let action_file_text = action_file.display().to_string();
+    let target = ConsentTarget { helper_dir: &helper_dir, workspace: &workspace, action_file: &action_file_text, session_id: input.session_id.as_str() };
+
+    let enforced = env.config.as_ref().is_some_and(|c| c.enforce) || cwd.as_deref().is_some_and(has_latch_dir);
+    let latch = if enforced && cls.mutates() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
+    let mode = match (&latch, enforced) {
+        (_, false) => LatchMode::Absent,
+        (Some(l), true) => match l.tool_mode() {
+            ToolMode::Normal => LatchMode::Normal,
+            ToolMode::SilentWitness { .. } => LatchMode::SilentWitness,
+            ToolMode::Degraded => LatchMode::Degraded,
+            ToolMode::OneStepWithoutStep => LatchMode::OneStepWithoutStep,
+        },
+        // A latch directory that does not open is not a latch to trust.
+        (None, true) if cwd.as_deref().is_some_and(has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,
+        (None, true) => LatchMode::Normal,
+    };
+    let qa_frozen = cls.kijito_write() && pass_recorded(env, data_dir.as_ref(), input);
+    let modes = Modes { latch: mode, qa_frozen, consent_confirmed: false };
+    match policy::decide(&cls, &modes, &target) {
+        Decision::Allow => None,
+        Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => consent(env, latch.as_ref(), &cls, &bytes, &action_file, &workspace, &helper_dir, reason),
+        Decision::Deny { reason, .. } => Some(reason),
+    }
+}
+
+/// Normal mode, an irreversible call: pass once if the user authorized
+/// exactly this call (the authorization is consumed, a `gate_pass` entry
+/// written); otherwise write the action file and deny with the command
+/// that requests consent for it.
+#[allow(clippy::too_many_arguments)]
+fn consent(
+    env: &HookEnv,
+    latch: Option<&kijito_latch::Latch>,
+    cls: &Classification,
+    bytes: &[u8],
+    action_file: &Path,
+    workspace: &str,
+    helper_dir: &str,
+    reason: String,
+) -> Option<String> {
+    let Some(latch) = latch else {
+        return Some(format!(
+            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace}`, then retry.",
+            codes::LATCH_REQUIRED,
+            cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", ")
+        ));
+    };
+    let now = u64::try_from(env.now_ms).unwrap_or(0);
+    let wallet_ok = crate::latch_wallet::stored_signature_ok(env.helpers.as_ref(), &latch.paths().root);
+    let gate_error = match latch.tool_gate(now, bytes, &wallet_ok) {
+        Ok(_) => return None,
+        Err(e) => e,
+    };
+    if let Err(e) = write_action_file(action_file, bytes) {
+        return Some(format!("{reason} (The action file could not be written: {}: {}.)", e.code(), e.message()));
+    }
+    Some(match gate_error.code() {
+        // Nothing authorized yet: the plain instruction says it all.
+        c if c == kijito_latch::codes::CONSENT_NOT_AUTHORIZED => reason,
+        c => format!("{reason} (Consent check: {c}: {}.)", gate_error.message()),
+    })
+}
+
+/// An MCP write whose target is the configured pointer or lock message:
+/// denied in every mode (the pointer changes only through `pointer-publish`,
+/// under its lease, with a rollback artifact).
+fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification, tool_input: &Value) -> Option<String> {
+    let ToolCall::Mcp { name, .. } = call else { return None };
+    let config = env.config.as_ref()?;
+    let targets: Vec<u64> = [config.pointer_id.map(|p| p.get()), config.lock_message_id.map(|m| m.get())].into_iter().flatten().collect();
+    if targets.is_empty() || !cls.kijito_write() {
+        return None;
+    }
+    let named = ["id", "memory_id", "memoryId", "message_id", "messageId", "target_id", "targetId"]
+        .iter()
+        .filter_map(|k| tool_input.get(*k))
+        .filter_map(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok())))
+        .any(|id| targets.contains(&id));
+    named.then(|| {
+        format!(
+            "kijito-qa policy: denied ({}): {name} would change the configured pointer or lock message. The pointer changes only through `pointer-publish` (lease, read-verify-write, rollback artifact); run the publish step of the QA skill instead.",
+            codes::POINTER_WRITE
+        )
+    })
+}
+
+fn has_latch_dir(cwd: &Path) -> bool {
+    std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok()
+}
+
+/// A recorded QA pass for this session (from `qa-gate record` until the
+/// compaction consumes it, a new turn withdraws it, or it is invalidated).
+fn pass_recorded(env: &HookEnv, data_dir: Option<&kijito_protocol::ids::AbsPath>, input: &HookInput) -> bool {
+    let Some(data) = data_dir else { return false };
+    let Ok(Some(qa)) = kijito_gate::QaDir::existing(data) else { return false };
+    let path = qa.pass(&input.session_id);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return false;
+    }
+    // A pass that cannot be read still freezes (fail closed) unless it is
+    // provably past its 30 minutes.
+    match qa.read_state(&path).and_then(|b| kijito_gate::pass::Pass::parse(&b)) {
+        Ok(p) => p.check_age(&input.session_id, env.now_ms).is_ok(),
+        Err(_) => true,
+    }
+}
+
+/// What the classifier may know of this environment.
+fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> Env {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let config_dir = kijito_files::config::config_home().ok().map(|c| c.join("kijito-qa").display().to_string());
+    let plugin_roots = env.helpers.as_ref().and_then(|h| h.path().parent()).map(|r| vec![r.display().to_string()]).unwrap_or_default();
+    Env {
+        home,
+        cwd: cwd.map(|c| c.display().to_string()).unwrap_or_default(),
+        config_dir,
+        data_dir: data_dir.map(|d| d.display().to_string()),
+        plugin_roots,
+        user_policy: Default::default(),
+    }
+}
+
+/// `<data>/actions/sha256-<hex>.json`: the action file of these bytes.
+pub fn action_path(data_dir: &Path, bytes: &[u8]) -> PathBuf {
+    use sha2::Digest;
+    let hex: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    data_dir.join(ACTIONS_DIR).join(format!("sha256-{hex}.json"))
+}
+
+fn write_action_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if bytes.len() > kijito_latch::MAX_ACTION_BYTES {
+        return Err(Error::new(codes::ACTION_TOO_LARGE, format!("the call's action is {} bytes, more than memory-latch accepts ({})", bytes.len(), kijito_latch::MAX_ACTION_BYTES)));
+    }
+    if let Some(dir) = path.parent() {
+        kijito_files::private::ensure_private_dir(dir)?;
+    }
+    kijito_files::private::write_atomic(path, bytes)
+}
