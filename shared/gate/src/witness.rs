@@ -128,18 +128,24 @@ pub fn observe(qa: &QaDir, session: &SessionId, agent: Option<&str>, line: &str,
     Ok(true)
 }
 
-/// The PreToolUse hook's one call: [`observe`] every shell command line of
-/// the hook input `stdin` (its `tool_input`, read as the guard reads it,
-/// [`command::tool_command_lines`]) with the input's `agent_id` (else
-/// `agent_type`). `qa` opens the QA dir and runs only when a line names
-/// `pointer-snapshot`, so any other tool call costs no I/O. Returns how
-/// many calls were recorded. Call it after the guard allowed the call.
-pub fn observe_hook_input(stdin: &Value, session: &SessionId, qa: &dyn Fn() -> Result<QaDir>, helpers: &HelperDir, now_ms: i64) -> Result<usize> {
-    let lines = command::tool_command_lines(stdin.get("tool_input"));
+/// The PreToolUse hook's one call, after the guard allowed the call:
+/// [`observe`] every shell command line of `tool_input` (read as the guard
+/// reads it, [`command::tool_command_lines`]) with `agent` (the hook input's
+/// `agent_id`; `None` for the main agent). `qa` opens the QA dir and runs
+/// only when a line names `pointer-snapshot`, so any other tool call costs
+/// no I/O. Returns how many calls were recorded.
+pub fn observe_tool_call(
+    tool_input: Option<&Value>,
+    agent: Option<&str>,
+    session: &SessionId,
+    qa: &dyn Fn() -> Result<QaDir>,
+    helpers: &HelperDir,
+    now_ms: i64,
+) -> Result<usize> {
+    let lines = command::tool_command_lines(tool_input);
     if !lines.iter().any(|l| l.as_ref().is_ok_and(|l| l.contains("pointer-snapshot"))) {
         return Ok(0);
     }
-    let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
     let qa = qa()?;
     let mut n = 0;
     for line in lines.into_iter().flatten() {
@@ -148,6 +154,13 @@ pub fn observe_hook_input(stdin: &Value, session: &SessionId, qa: &dyn Fn() -> R
         }
     }
     Ok(n)
+}
+
+/// [`observe_tool_call`] on the raw hook stdin object: its `tool_input`, and
+/// its `agent_id` (else `agent_type`).
+pub fn observe_hook_input(stdin: &Value, session: &SessionId, qa: &dyn Fn() -> Result<QaDir>, helpers: &HelperDir, now_ms: i64) -> Result<usize> {
+    let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
+    observe_tool_call(stdin.get("tool_input"), agent, session, qa, helpers, now_ms)
 }
 
 fn append(qa: &QaDir, session: &SessionId, seen: &Seen, now_ms: i64) -> Result<()> {
