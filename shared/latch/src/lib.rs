@@ -40,6 +40,7 @@ pub mod detect;
 pub mod entry;
 pub mod gate;
 pub mod head;
+pub mod index;
 pub mod integrity;
 pub mod knobs;
 mod ledger;

@@ -267,6 +267,11 @@ impl Latch {
         }
         self.finalize(&mut e, now_ms)?;
         self.write_manifest(std::slice::from_ref(&e))?;
+        // Beside the head record: this workspace had a latch (wake-check
+        // tells a latch deleted with its head record from none at all).
+        if let Some(dir) = &self.heads_dir {
+            crate::index::record(dir, &self.paths.root, now_ms)?;
+        }
         if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
             self.save_ledger(&tokens::Ledger::default())?;
         }

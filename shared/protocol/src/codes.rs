@@ -139,6 +139,15 @@ pub mod pass {
     /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
     /// of the session is refused until it is removed.
     pub const SPENT_INVALID: &str = "spent_nonces_invalid";
+    /// The pass's nonce (or one of its reports) is in the spent-nonce ledger
+    /// outside the data dir: it was consumed or withdrawn before (docs/protocol.md §7).
+    pub const PASS_REPLAYED: &str = "pass_replayed";
+    /// The ledger exists but cannot be trusted (not an owner-only regular
+    /// file, too large, a line that does not parse): fail closed.
+    pub const LEDGER_INVALID: &str = "spent_ledger_invalid";
+    /// No state directory for the ledger (no HOME, XDG_STATE_HOME or
+    /// MEMORY_LATCH_HEADS_DIR), or it cannot be created or written.
+    pub const LEDGER_UNAVAILABLE: &str = "spent_ledger_unavailable";
     pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
     pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
     pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
@@ -224,6 +233,21 @@ pub mod record {
     /// A report was verified before this session's last pass was withdrawn
     /// or consumed: a new pass needs new boots (docs/protocol.md §7).
     pub const REPORTS_PREDATE_SPENT_PASS: &str = "reports_predate_spent_pass";
+    /// Witnessed boots (docs/protocol.md §7, "Witnessed boots"): a report
+    /// whose `pointer-snapshot` call the PreToolUse hook did not see, while it
+    /// saw the other one.
+    pub const BOOT_NOT_WITNESSED: &str = "boot_not_witnessed";
+    /// A report's `pointer-snapshot` call came from the main agent (no agent
+    /// identity in the hook input), not a subagent.
+    pub const BOOT_BY_MAIN_AGENT: &str = "boot_by_main_agent";
+    /// Both reports come from the same subagent.
+    pub const BOOTS_SAME_AGENT: &str = "boots_same_agent";
+    /// A red (or missing) report for the same pointer was written after the
+    /// first of the two green ones: the count starts again.
+    pub const BOOTS_RESET_BY_RED: &str = "boots_reset_by_red";
+    /// `qa-witness.<s>.jsonl` cannot be trusted (insecure, too large, a line
+    /// that does not parse).
+    pub const WITNESS_INVALID: &str = "witness_record_invalid";
     /// The live pointer's digest differs from the one recorded.
     pub const NOT_LIVE: &str = "pointer_digest_not_live";
     /// The installed verifier executable could not be read.
@@ -454,6 +478,10 @@ pub mod latch {
     pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
     pub const DELETED: &str = "latch_deleted";
     pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
+    /// The workspace index beside the head records (kijito-latch `index`):
+    /// exists but cannot be trusted, or cannot be written by `init`.
+    pub const INDEX_INVALID: &str = "latch_index_invalid";
+    pub const INDEX_UNAVAILABLE: &str = "latch_index_unavailable";
     /// One-step mode (context fatigue, kijito-latch `knobs`).
     pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
     pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
