@@ -34,6 +34,12 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &input) {
         return Some(deny);
     }
+    // Witnessed verifier boots (docs/protocol.md §7): a `pointer-snapshot`
+    // call is recorded with the host's agent identity; any other call costs
+    // no I/O. A record that cannot be written only leaves the boot unwitnessed.
+    if let Some(h) = env.helpers.as_ref() {
+        let _ = kijito_gate::witness::observe_tool_call(input.tool_input.as_ref(), input.agent_id.as_deref(), &input.session_id, &|| env.qa().map(|(_, qa)| qa), h, env.now_ms);
+    }
     decide(env, &input).map(|reason| deny_reply(&reason))
 }
 
