@@ -206,6 +206,7 @@ fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
             "kijito_update",
             "kijito_dream",
             "kijito_anchor_audit",
+            "kijito_wake_check",
             "kijito_hive_send",
             "kijito_hive_claim",
             "kijito_hive_release"
@@ -544,7 +545,7 @@ fn conformance_through_the_official_python_sdk() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(status.success(), "conformance failed ({status}):\n{stdout}\n{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 13 tools, "), "{stdout}\n{stderr}");
+    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 14 tools, "), "{stdout}\n{stderr}");
 }
 
 #[test]
@@ -804,4 +805,88 @@ fn setup_merges_an_mcp_servers_block_into_codex_config_and_refuses_conflicts() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert_eq!(failure_line(&o), format!("kijito_setup_failed:{code}"), "{args:?}");
     }
+}
+
+// ------------------------------------------------ wake checks as MCP tools (seed 001)
+
+/// The `Report: {...}` line of a `kijito_wake_check` text.
+fn wake_report(text: &str) -> Value {
+    let line = text.lines().find_map(|l| l.strip_prefix("Report: ")).unwrap_or_else(|| panic!("no Report line: {text}"));
+    serde_json::from_str(line).unwrap()
+}
+
+fn finding_codes(v: &Value) -> Vec<String> {
+    v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
+    let d = private_dir();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let (ws, data, heads, home, boot) = (root.join("ws"), root.join("data"), root.join("heads"), root.join("home"), root.join("boot_id"));
+    for dir in [&ws, &home, &data.join("qa")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    for dir in [&data, &data.join("qa")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    std::fs::write(&boot, "11111111-2222-3333-4444-555555555555\n").unwrap();
+    let mut config = kijito_latch::Config::new(&ws);
+    config.boot_id_file = boot.clone();
+    config.heads_dir = Some(heads.clone());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    kijito_latch::Latch::open(&config).unwrap().init(now, &kijito_latch::InitInput { objective: "ship it".into(), ..Default::default() }).unwrap();
+    let env = |c: &mut Command| {
+        c.env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("PLUGIN_DATA")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("MEMORY_LATCH_HMAC_KEY_FILE")
+            .env("MEMORY_LATCH_HEADS_DIR", &heads)
+            .env("MEMORY_LATCH_BOOT_ID_FILE", &boot);
+    };
+    let cli = |extra: &[&str]| -> (i32, Value) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wake-check"));
+        c.args(["--json", "--workspace", ws.to_str().unwrap(), "--data-dir", data.to_str().unwrap()]).args(extra);
+        env(&mut c);
+        let o = c.output().unwrap();
+        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr))))
+    };
+    // The server's current directory is the default workspace.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-local"));
+    c.args(["mcp", "--db", root.join("k.db").to_str().unwrap()]).current_dir(&ws);
+    env(&mut c);
+    let mut mcp = Mcp::spawn(c);
+    mcp.initialize("2025-06-18");
+    let tools = mcp.request("tools/list", json!({}));
+    let listed = tools["result"]["tools"].as_array().unwrap();
+    assert!(listed.iter().any(|t| t["name"] == "kijito_wake_check" && t["inputSchema"]["additionalProperties"] == false), "{tools}");
+
+    // A fresh latch: full trust, bound to the session asked for, as the CLI says.
+    let text = mcp.ok("kijito_wake_check", json!({"data_dir": data.to_str().unwrap(), "session_id": "s1"}));
+    assert!(text.contains("\nSession binding: s1 (only this session's QA files)\n"), "{text}");
+    assert!(text.contains(&format!("\nWorkspace: {}\n", ws.display())) && text.contains("\nTrust mode: full_trust\nFindings: 0\n"), "{text}");
+    let report = wake_report(&text);
+    let (code, expected) = cli(&["--session-id", "s1"]);
+    assert_eq!(code, 0);
+    assert_eq!((report["mode"].clone(), finding_codes(&report)), (expected["mode"].clone(), finding_codes(&expected)));
+
+    // A changed boot id and --live without a recorded pointer: cautious, two findings, the same as the CLI.
+    std::fs::write(&boot, "99999999-2222-3333-4444-555555555555\n").unwrap();
+    let text = mcp.ok("kijito_wake_check", json!({"workspace": ws.to_str().unwrap(), "data_dir": data.to_str().unwrap(), "live": true}));
+    assert!(text.contains("\nSession binding: none (every session's QA files"), "{text}");
+    assert!(text.contains("\nTrust mode: cautious\nFindings: 2\n") && text.contains("boot_changed") && text.contains("step: "), "{text}");
+    let report = wake_report(&text);
+    let (code, expected) = cli(&["--live"]);
+    assert_eq!(code, 10);
+    assert_eq!(finding_codes(&report), finding_codes(&expected));
+    assert_eq!(finding_codes(&report), ["pointer_record_missing", "boot_changed"]);
+    assert_eq!(report["schema"], "kijito.wake-check/v1");
+
+    // Fails closed on bad arguments, nothing run.
+    mcp.err("kijito_wake_check", json!({"workspace": "relative/ws"}), "invalid_field");
+    mcp.err("kijito_wake_check", json!({"session_id": "bad id"}), "invalid_session_id");
+    mcp.err("kijito_wake_check", json!({"long_sleep_after": 0}), "invalid_field");
+    mcp.err("kijito_wake_check", json!({"verbose": true}), "unknown_field");
+    mcp.finish();
 }
