@@ -149,18 +149,15 @@ impl Store {
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(rusqlite::Error::InvalidQuery);
             }
-            conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+            // 16 MiB of page cache per connection (SQLite's default is 2 MiB):
+            // recall reads the FTS5 doclists of the words asked for.
+            conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-16384;")?;
             conn.set_prepared_statement_cache_capacity(32);
             Ok(())
         };
         setup(&conn).map_err(|e| Error::new(codes::OPEN, format!("cannot set up {shown}: {e}")))?;
         let store = Store { conn: Mutex::new(conn) };
         store.migrate()?;
-        // Document frequencies for recall (per connection, nothing stored).
-        store
-            .lock()
-            .execute_batch("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, 'memories_fts', 'row');")
-            .map_err(|e| Error::new(codes::OPEN, format!("cannot set up {shown}: {e}")))?;
         Ok(store)
     }
 
@@ -384,9 +381,9 @@ impl Store {
     /// memories match. The weighted phrases are ranked by FTS5's `bm25` over
     /// their own matches; memories that match only weightless phrases follow,
     /// newest first, read newest-first from the index and stopped at `limit`
-    /// (so a query of common words costs what `limit` rows cost, not what
-    /// every match costs). Document frequencies come from an `fts5vocab`
-    /// table; N is bounded below by the largest id. When no phrase is
+    /// (so a query of common words costs at most N/2 postings, counted in
+    /// index order, plus `limit` rows, not a BM25 score for every match).
+    /// N is bounded below by the largest id. When no phrase is
     /// weightless the answer is exactly [`Store::recall_exact`]'s.
     pub fn recall(&self, phrases: &[String], scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
         if phrases.is_empty() || limit == 0 {
@@ -397,7 +394,15 @@ impl Store {
         let mut ids = if weighted.is_empty() { Vec::new() } else { ranked_ids(&conn, &match_of(&weighted), scope, project, limit)? };
         if ids.len() < limit && !weightless.is_empty() {
             // Every memory matching a weighted phrase is in `ids` already.
-            for id in newest_ids(&conn, &match_of(&weightless), scope, project, limit + ids.len())? {
+            // Each phrase's newest matches, merged: the newest of the OR.
+            let want = limit + ids.len();
+            let mut newest: Vec<u64> = Vec::new();
+            for p in &weightless {
+                newest.extend(newest_ids(&conn, &match_of(std::slice::from_ref(p)), scope, project, want)?);
+            }
+            newest.sort_unstable_by(|a, b| b.cmp(a));
+            newest.dedup();
+            for id in newest {
                 if ids.len() >= limit {
                     break;
                 }
@@ -520,18 +525,22 @@ fn newest_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Opti
 }
 
 /// Split `phrases` into (weighted, weightless): a phrase is weightless when
-/// it is one ASCII word (its FTS5 token is its lowercase, the tokenizer's
-/// rule for ASCII) found in at least half of all memories. Anything else is
+/// it is one ASCII word (one FTS5 token, so its document frequency is its
+/// match count) found in at least half of all memories. Anything else is
 /// weighted (a phrase of several words, or with other letters, is never
 /// judged: ranking it exactly is always right).
 fn split_weightless(conn: &Connection, phrases: &[String]) -> Result<(Vec<String>, Vec<String>)> {
     let rows: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| r.get(0)).map_err(db_err)?;
-    let mut df = conn.prepare_cached("SELECT doc FROM temp.memories_vocab WHERE term = ?1").map_err(db_err)?;
+    // FTS5 stores no document frequency (its bm25 and fts5vocab count the
+    // doclist): count the matches, stopping at half of N, which is all the
+    // rule needs to know (at most N/2 postings read, in index order).
+    let half = (rows + 1) / 2;
+    let mut df = conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)").map_err(db_err)?;
     let (mut weighted, mut weightless) = (Vec::new(), Vec::new());
     for p in phrases {
         let one_word = !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric());
         let docs: i64 = if one_word && rows > 0 {
-            df.query_row([p.to_ascii_lowercase()], |r| r.get(0)).optional().map_err(db_err)?.unwrap_or(0)
+            df.query_row(params![format!("\"{p}\""), half], |r| r.get(0)).map_err(db_err)?
         } else {
             0
         };
@@ -725,6 +734,33 @@ mod tests {
             store.recall_exact(&fts_phrases(hostile), None, None, 5).unwrap();
         }
         assert_eq!(fts_query("  _-_ ** "), None);
+    }
+
+    #[test]
+    fn weightless_words_sparse_in_the_project_are_still_found_newest_first() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        // "common" is in most memories overall, but in the project only in
+        // its 5 oldest: read newest-first from the index, they are still found.
+        let mut old = Vec::new();
+        for i in 0..5 {
+            old.push(store.create_memory(&sample(&format!("common old {i}"))).unwrap());
+        }
+        let batch: Vec<NewMemory> = (0..300)
+            .map(|i| {
+                let mut m = sample(&format!("common elsewhere {i}"));
+                m.project = "Other".into();
+                m
+            })
+            .chain((0..100).map(|i| sample(&format!("unrelated {i}"))))
+            .collect();
+        store.create_memories(&batch).unwrap();
+        let q = vec!["common".to_owned()];
+        let newest_first: Vec<u64> = old.iter().rev().copied().collect();
+        let got: Vec<u64> = store.recall(&q, None, Some("Codex"), 5).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(got, newest_first);
+        let got: Vec<u64> = store.recall(&q, None, Some("Codex"), 3).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(got, newest_first[..3]);
     }
 
     #[test]
