@@ -397,7 +397,8 @@ run_adapter_tui() {
 }
 case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
-# Issue 24: kijito-setup --mcp registers kijito-local's MCP server and the real host lists its tools.
+# Issue 24: kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
+# the fake model curates through them.
 run_mcp_tools() {
   local host="$1" name=mcp-tools out="$work/out/$1-mcp-tools"
   wanted "$name" || return 0
