@@ -403,52 +403,30 @@ impl Mcp {
         ))
     }
 
-    /// The deep audit of one anchor: the verifier's classification of its
-    /// rendering (protocol §3, the same parser as pointer-snapshot), its
-    /// marker, what corrected it (the chain to the latest correction) and
-    /// what it corrects. Corrected or eroded: scarred.
+    /// The deep audit of one anchor (`kijito_wake::anchor`, the rule's one
+    /// home): the verifier's classification of its rendering, its marker,
+    /// the chain to the latest correction and what it corrects; scarred when
+    /// corrected, eroded or faded.
     fn anchor_audit(&self, args: &Map<String, Value>) -> Field<String> {
         args_object(args, &["id"])?;
         let id = memory_id_field(args, "id")?;
         let Some((memory, edges, more)) = self.store.memory_with_edges(id).map_err(|e| store_failure(&e))? else { return Err(not_found()) };
         let text = render::render(&memory, &edges, more, &kijito_files::random::hex(3));
         let memory_id = kijito_protocol::ids::MemoryId::new(id).map_err(|e| bad(e.code(), e.message()))?;
-        let lifecycle = match kijito_protocol::render::parse_and_classify(&text, memory_id, None) {
-            Ok((_, l)) => l.as_str().to_owned(),
-            Err(e) => format!("unclassified ({})", e.code()),
-        };
         let (corrected_by, corrects) = self.store.linked(id, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?;
-        // Follow the newest correction of each step to the latest one.
-        let mut chain: Vec<u64> = Vec::new();
-        let mut next = corrected_by.last().copied();
-        while let Some(step) = next {
-            if chain.len() >= MAX_AUDIT_CHAIN || chain.contains(&step) || step == id {
-                break;
-            }
-            chain.push(step);
-            next = self.store.linked(step, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?.0.last().copied();
-        }
-        let ids = |v: &[u64], sep: &str| if v.is_empty() { "none".to_owned() } else { v.iter().map(|i| format!("[{i}]")).collect::<Vec<_>>().join(sep) };
-        let mut scars = Vec::new();
-        if !corrected_by.is_empty() {
-            scars.push(format!("corrected by {}", ids(&corrected_by, ", ")));
-        }
-        if memory.marker == Marker::Eroded {
-            scars.push("eroded".to_owned());
-        }
-        if memory.marker == Marker::Faded {
-            scars.push("faded".to_owned());
-        }
-        let scarred = if scars.is_empty() { "no".to_owned() } else { format!("yes ({})", scars.join("; ")) };
-        Ok(format!(
-            "Anchor audit [{id}]\nLifecycle: {lifecycle}\nMarker: {marker}\nStatus: {status}\nSource: {source}\nCorrected by: {corrected}\nLatest correction: {latest}\nCorrects: {corrects}\nScarred: {scarred}",
-            marker = memory.marker.as_str(),
-            status = memory.status,
-            source = memory.source,
-            corrected = ids(&corrected_by, ", "),
-            latest = if chain.is_empty() { "none".to_owned() } else { format!("{} (chain {})", ids(&chain[chain.len() - 1..], ""), ids(&chain, " -> ")) },
-            corrects = ids(&corrects, ", "),
-        ))
+        let chain = kijito_wake::anchor::follow_corrections(id, corrected_by.last().copied(), MAX_AUDIT_CHAIN, |step| {
+            self.store.linked(step, "corrects", MAX_AUDIT_CHAIN).map(|(by, _)| by.last().copied()).map_err(|e| store_failure(&e))
+        })?;
+        let record = kijito_wake::anchor::AnchorRecord {
+            id: memory_id,
+            rendering: &text,
+            marker: memory.marker.as_str(),
+            status: &memory.status,
+            source: &memory.source,
+            corrected_by: &corrected_by,
+            corrects: &corrects,
+        };
+        Ok(kijito_wake::anchor::audit(&record, chain).text(&record))
     }
 
     /// wake-check's verdict, by the same library run as the `wake-check`
