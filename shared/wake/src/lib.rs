@@ -12,7 +12,9 @@
 //! |---|---|
 //! | reading the facts from disk and the server | [`gather`] |
 //! | the finding table (code, severity, check, step) | [`codes`] |
+//! | the per-anchor deep audit (lifecycle, corrections, scarred) | [`anchor`] |
 
+pub mod anchor;
 pub mod cli;
 pub mod codes;
 pub mod gather;
