@@ -102,14 +102,22 @@ fn valid_session(session: &str) -> Result<()> {
     Ok(())
 }
 
-/// The one-step line for the model at UserPromptSubmit.
-pub fn one_step_context(mode: OneStep, next_step: &str) -> String {
+/// The one-step line for the model at UserPromptSubmit. `checkpoint`: the
+/// exact `<root>/bin/memory-latch checkpoint --workspace <ws> --next-step
+/// <NEXT_STEP>` ([`crate::recover::latch_command`]); `None` names the step
+/// without a command (no installed root, or a workspace path no command may
+/// hold).
+pub fn one_step_context(mode: OneStep, next_step: &str, checkpoint: Option<&str>) -> String {
+    let write = match checkpoint {
+        Some(c) => format!("write `{c}`"),
+        None => "write a memory-latch checkpoint with --next-step".to_owned(),
+    };
     match mode {
         OneStep::Ready if next_step != NONE => format!(
-            "memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"{next_step}\". Pass it through `memory-latch gate`, then write `memory-latch checkpoint --next-step TEXT` before any further action."
+            "memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"{next_step}\" (an irreversible call still needs the user's consent token), then {write} naming the next single step before any further action."
         ),
-        OneStep::Ready => "memory-latch: ONE-STEP MODE (context fatigue). No next single step is recorded: write `memory-latch checkpoint --next-step TEXT` naming exactly one step before acting.".to_owned(),
-        OneStep::StepTaken => "memory-latch: ONE-STEP MODE (context fatigue). The declared step was taken: write `memory-latch checkpoint --next-step TEXT` naming the next single step before any further action.".to_owned(),
+        OneStep::Ready => format!("memory-latch: ONE-STEP MODE (context fatigue). No next single step is recorded: {write} naming exactly one step before acting."),
+        OneStep::StepTaken => format!("memory-latch: ONE-STEP MODE (context fatigue). The declared step was taken: {write} naming the next single step before any further action."),
     }
 }
 

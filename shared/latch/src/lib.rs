@@ -163,7 +163,7 @@ impl PromptOutcome {
     pub fn context(&self) -> String {
         match self {
             PromptOutcome::Confirmed { token_id, action_hash, risk, .. } => format!(
-                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: run `memory-latch gate` with the same action file before acting.",
+                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: retry exactly the tool call that was denied, unchanged (a changed call, or a second run, needs a new token); an action described by your own action file passes through the memory-latch gate subcommand with that same file.",
                 risk.as_str()
             ),
             PromptOutcome::AwaitingReconfirmation { token_id, action_hash, .. } => format!(
