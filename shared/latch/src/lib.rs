@@ -37,6 +37,7 @@ pub mod cli;
 pub mod detect;
 pub mod entry;
 pub mod gate;
+pub mod governance;
 pub mod head;
 pub mod integrity;
 pub mod knobs;
@@ -73,8 +74,8 @@ pub const HMAC_KEY_ENV: &str = "MEMORY_LATCH_HMAC_KEY_FILE";
 /// Longest free-text field (characters) and list length.
 pub const MAX_TEXT_CHARS: usize = 2000;
 pub const MAX_LIST_ITEMS: usize = 32;
-/// Decisions carried in an entry at most: composting keeps the final 3
-/// (`governance.compost_keep_decisions`) in the manifest.
+/// Decisions carried in an entry at most by default: composting keeps the final 3
+/// (`governance.compost_keep_decisions`, the user may set 1 to 32) in the manifest.
 pub const MAX_DECISIONS: usize = 3;
 /// Maximum bytes of an action file, intended or result file.
 pub const MAX_ACTION_BYTES: usize = 64 * 1024;
@@ -89,11 +90,19 @@ pub struct Config {
     pub boot_id_file: PathBuf,
     /// Where head records live, outside every workspace ([`head::default_dir`]).
     pub heads_dir: Option<PathBuf>,
+    /// The user's governance knobs ([`governance::Source::from_env`]; `None`: the defaults).
+    pub governance: Option<governance::Source>,
 }
 
 impl Config {
     pub fn new(workspace: impl Into<PathBuf>) -> Config {
-        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE), heads_dir: head::default_dir() }
+        Config {
+            workspace: workspace.into(),
+            hmac_key_file: None,
+            boot_id_file: PathBuf::from(BOOT_ID_FILE),
+            heads_dir: head::default_dir(),
+            governance: governance::Source::from_env(),
+        }
     }
 }
 
@@ -106,6 +115,9 @@ pub struct Latch {
     boot_id_file: PathBuf,
     heads_dir: Option<PathBuf>,
     governance: Governance,
+    /// Why the user's governance file was refused: every write fails closed
+    /// with it ([`Latch::lock`]) and [`Latch::tool_mode`] halts.
+    governance_error: Option<Error>,
 }
 
 /// The Silent Witness marker (`silent-witness.json`), written when the
@@ -298,13 +310,18 @@ impl Latch {
             Some(p) => integrity::load(p, &paths.root)?,
             None => None,
         };
+        let (governance, governance_error) = match governance::load(config.governance.as_ref(), &paths.root) {
+            Ok(g) => (g, None),
+            Err(e) => (Governance::default(), Some(e)),
+        };
         Ok(Latch {
             paths,
             key,
             key_named: config.hmac_key_file.is_some(),
             boot_id_file: config.boot_id_file.clone(),
             heads_dir: config.heads_dir.clone(),
-            governance: Governance::default(),
+            governance,
+            governance_error,
         })
     }
 
@@ -333,6 +350,9 @@ impl Latch {
     }
 
     pub(crate) fn lock(&self) -> Result<lock::LockGuard> {
+        if let Some(e) = &self.governance_error {
+            return Err(e.clone());
+        }
         match layout::check_latch_dir(&self.paths.dir, ".memory-latch")? {
             Some(()) => {}
             None => return Err(Error::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)")),
@@ -356,5 +376,14 @@ impl Latch {
 
     pub(crate) fn governance(&self) -> &Governance {
         &self.governance
+    }
+
+    /// The governance knobs in force (the user's file over the defaults),
+    /// or why the user's file was refused.
+    pub fn governance_in_force(&self) -> Result<&Governance> {
+        match &self.governance_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(&self.governance),
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::chain::{self, LiveState, ReportMode, LIVE_HEADER};
 use crate::entry::{self, ConsentState, Decision, Entry, Event, Integrity, Mode, Risk, SegmentRef, NONE};
-use crate::{clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch, VerifyReport, WitnessMarker, MAX_DECISIONS, WITNESS_SCHEMA};
+use crate::{clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch, VerifyReport, WitnessMarker, WITNESS_SCHEMA};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 
@@ -316,7 +316,7 @@ impl Latch {
             for d in clean_list(&input.decisions, "decision")? {
                 e.decisions.push(Decision { seq: e.entry_seq, text: d });
             }
-            let excess = e.decisions.len().saturating_sub(MAX_DECISIONS);
+            let excess = e.decisions.len().saturating_sub(self.governance.compost_keep_decisions as usize);
             e.decisions.drain(..excess);
             e.recovery_attempts = 0;
             Ok(())

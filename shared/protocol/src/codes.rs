@@ -455,6 +455,11 @@ pub mod latch {
     pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
     pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
     pub const TURNS_SYMLINK: &str = "latch_turns_symlink";
+    /// The user's governance file (kijito-latch `governance`): unreadable,
+    /// not the user's, a symlink, inside the workspace, or not the schema.
+    pub const GOVERNANCE_CONFIG_INVALID: &str = "governance_config_invalid";
+    /// A governance knob outside its documented range.
+    pub const GOVERNANCE_VALUE_INVALID: &str = "governance_value_invalid";
     /// Wallet consent mode (kijito-latch `wallet`).
     pub const WALLET_CONFIG_INVALID: &str = "wallet_config_invalid";
     pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
