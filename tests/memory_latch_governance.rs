@@ -116,3 +116,28 @@ fn a_bad_value_or_a_file_not_the_users_is_refused_and_nothing_is_written() {
     e.ok(&["checkpoint", "--next-step", "x"]);
     assert_eq!(head_governance(&e)["checkpoint_freq_turns"], 7);
 }
+
+/// Composting retires by turns through the real hooks (seed 000), here the
+/// user's `compost_retire_turns` 2: entries alone retire nothing; the
+/// second turn after a decision retires it at the next entry.
+#[test]
+fn composting_retires_by_the_users_turns_through_the_hooks() {
+    let host = "claude";
+    let e = support::latch::env();
+    write_file(&user_file(&e), r#"{"schema":"memory-latch.governance/v1","compost_retire_turns":2,"checkpoint_freq_turns":100}"#, 0o600);
+    e.ok(&["init", "--objective", "ship"]);
+    e.ok(&["checkpoint", "--decision", "keep-the-api"]);
+    for i in 0..25 {
+        e.ok(&["checkpoint", "--next-step", &format!("step-{i}")]);
+    }
+    let kept = |e: &support::latch::Env| e.status()["decisions"].as_array().unwrap().len();
+    assert_eq!(kept(&e), 1, "25 entries in no turn retire nothing");
+    assert_eq!(e.status()["decisions"][0]["turn"], 0);
+    turn(&e, host);
+    e.ok(&["checkpoint", "--next-step", "after-one-turn"]);
+    assert_eq!(kept(&e), 1, "one turn later");
+    turn(&e, host);
+    e.ok(&["checkpoint", "--next-step", "after-two-turns"]);
+    assert_eq!(kept(&e), 0, "two turns later: retired");
+    e.ok(&["verify"]);
+}

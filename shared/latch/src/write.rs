@@ -116,9 +116,17 @@ impl Latch {
         e.governance = self.governance.clone();
         e.storage = self.storage();
         e.integrity = Integrity { mode: head.integrity.mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() };
-        // Composting: retire decisions older than compost_retire_turns.
+        // Composting: retire decisions made compost_retire_turns or more
+        // turns ago (the hooks' turn count, knobs.rs); a decision recorded
+        // before turns stamped it retires by entries, as it did then. An
+        // unreadable counter retires nothing by turns this time.
         let retire = self.governance.compost_retire_turns as u64;
-        e.decisions.retain(|d| e.entry_seq.saturating_sub(d.seq) < retire);
+        let now_turn = self.turn_count();
+        e.decisions.retain(|d| match (d.turn, now_turn) {
+            (Some(t), Some(now)) => now.saturating_sub(t) < retire,
+            (Some(_), None) => true,
+            (None, _) => e.entry_seq.saturating_sub(d.seq) < retire,
+        });
         e
     }
 
@@ -313,8 +321,9 @@ impl Latch {
             if let Some(r) = input.risk {
                 e.risk_level = r;
             }
+            let turn = Some(self.turn_count().unwrap_or(0));
             for d in clean_list(&input.decisions, "decision")? {
-                e.decisions.push(Decision { seq: e.entry_seq, text: d });
+                e.decisions.push(Decision { seq: e.entry_seq, text: d, turn });
             }
             let excess = e.decisions.len().saturating_sub(self.governance.compost_keep_decisions as usize);
             e.decisions.drain(..excess);
