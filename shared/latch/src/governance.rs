@@ -25,7 +25,7 @@
 use crate::entry::Governance;
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
-use serde::Deserialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub const GOVERNANCE_ENV: &str = "MEMORY_LATCH_GOVERNANCE_FILE";
@@ -67,19 +67,18 @@ impl Source {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    schema: String,
-    checkpoint_freq_turns: Option<u64>,
-    compost_keep_decisions: Option<u64>,
-    compost_retire_turns: Option<u64>,
-    fatigue_trigger_context_ratio: Option<f64>,
-    token_ttl_minutes: Option<u64>,
-    token_single_use: Option<bool>,
-    lock_timeout_ms: Option<u64>,
-    max_recovery_attempts: Option<u64>,
-}
+/// Every key the file may hold.
+const KEYS: &[&str] = &[
+    "schema",
+    "checkpoint_freq_turns",
+    "compost_keep_decisions",
+    "compost_retire_turns",
+    "fatigue_trigger_context_ratio",
+    "token_ttl_minutes",
+    "token_single_use",
+    "lock_timeout_ms",
+    "max_recovery_attempts",
+];
 
 fn config_error(msg: String) -> Error {
     Error::new(crate::codes::GOVERNANCE_CONFIG_INVALID, msg)
@@ -109,13 +108,21 @@ pub fn load(source: Option<&Source>, workspace_root: &Path) -> Result<Governance
     }
     let rules = private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_BYTES };
     let (bytes, _) = private::read_checked(path, rules).map_err(|e| config_error(format!("{}: {} ({})", path.display(), e.message(), e.code())))?;
-    let file: File = serde_json::from_slice(&bytes).map_err(|e| config_error(format!("{} is not a {SCHEMA} file: {e}", path.display())))?;
-    if file.schema != SCHEMA {
-        return Err(config_error(format!("{} has schema {:?}, not {SCHEMA}", path.display(), file.schema)));
+    // Parsed as a JSON value (no derive: this runs in the hook binaries,
+    // which keep to a size budget).
+    let file: Value = serde_json::from_slice(&bytes).map_err(|e| config_error(format!("{} is not a {SCHEMA} file: {e}", path.display())))?;
+    let Some(obj) = file.as_object() else { return Err(config_error(format!("{} is not a {SCHEMA} object", path.display()))) };
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(config_error(format!("{} has the unknown key {k:?}", path.display())));
+    }
+    let schema = obj.get("schema").and_then(Value::as_str);
+    if schema != Some(SCHEMA) {
+        return Err(config_error(format!("{} has schema {schema:?}, not {SCHEMA}", path.display())));
     }
     let d = Governance::default();
-    let int = |name: &str, v: Option<u64>, default: u64| -> Result<u64> {
-        let Some(v) = v else { return Ok(default) };
+    let int = |name: &str, default: u64| -> Result<u64> {
+        let Some(raw) = obj.get(name) else { return Ok(default) };
+        let v = raw.as_u64().ok_or_else(|| config_error(format!("{name} must be a non-negative integer ({})", path.display())))?;
         let (_, lo, hi) = RANGES.iter().find(|(n, _, _)| *n == name).copied().unwrap_or((name, v, v));
         if (lo..=hi).contains(&v) {
             Ok(v)
@@ -124,25 +131,32 @@ pub fn load(source: Option<&Source>, workspace_root: &Path) -> Result<Governance
         }
     };
     let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let ratio = match file.fatigue_trigger_context_ratio {
+    let ratio = match obj.get("fatigue_trigger_context_ratio") {
         None => d.fatigue_trigger_context_ratio,
-        Some(r) if r.is_finite() && (RATIO_RANGE.0..=RATIO_RANGE.1).contains(&r) => r,
-        Some(r) => {
-            return Err(value_error(format!("fatigue_trigger_context_ratio is {r}; it must be {} to {} ({})", RATIO_RANGE.0, RATIO_RANGE.1, path.display())))
-        }
+        Some(raw) => match raw.as_f64() {
+            Some(r) if r.is_finite() && (RATIO_RANGE.0..=RATIO_RANGE.1).contains(&r) => r,
+            Some(r) => {
+                return Err(value_error(format!("fatigue_trigger_context_ratio is {r}; it must be {} to {} ({})", RATIO_RANGE.0, RATIO_RANGE.1, path.display())))
+            }
+            None => return Err(config_error(format!("fatigue_trigger_context_ratio must be a number ({})", path.display()))),
+        },
     };
-    if file.token_single_use == Some(false) {
-        return Err(value_error(format!("token_single_use is false; consent tokens are single use and it must stay true ({})", path.display())));
+    match obj.get("token_single_use").map(Value::as_bool) {
+        None | Some(Some(true)) => {}
+        Some(Some(false)) => {
+            return Err(value_error(format!("token_single_use is false; consent tokens are single use and it must stay true ({})", path.display())))
+        }
+        Some(None) => return Err(config_error(format!("token_single_use must be true or false ({})", path.display()))),
     }
     Ok(Governance {
-        checkpoint_freq_turns: small(int("checkpoint_freq_turns", file.checkpoint_freq_turns, d.checkpoint_freq_turns.into())?),
-        compost_keep_decisions: small(int("compost_keep_decisions", file.compost_keep_decisions, d.compost_keep_decisions.into())?),
-        compost_retire_turns: small(int("compost_retire_turns", file.compost_retire_turns, d.compost_retire_turns.into())?),
+        checkpoint_freq_turns: small(int("checkpoint_freq_turns", d.checkpoint_freq_turns.into())?),
+        compost_keep_decisions: small(int("compost_keep_decisions", d.compost_keep_decisions.into())?),
+        compost_retire_turns: small(int("compost_retire_turns", d.compost_retire_turns.into())?),
         fatigue_trigger_context_ratio: ratio,
-        token_ttl_minutes: small(int("token_ttl_minutes", file.token_ttl_minutes, d.token_ttl_minutes.into())?),
+        token_ttl_minutes: small(int("token_ttl_minutes", d.token_ttl_minutes.into())?),
         token_single_use: true,
-        lock_timeout_ms: int("lock_timeout_ms", file.lock_timeout_ms, d.lock_timeout_ms)?,
-        max_recovery_attempts: small(int("max_recovery_attempts", file.max_recovery_attempts, d.max_recovery_attempts.into())?),
+        lock_timeout_ms: int("lock_timeout_ms", d.lock_timeout_ms)?,
+        max_recovery_attempts: small(int("max_recovery_attempts", d.max_recovery_attempts.into())?),
     })
 }
 
@@ -225,6 +239,10 @@ mod tests {
             (r#"{"schema":"memory-latch.governance/v2"}"#, config),
             (r#"{"checkpoint_freq_turns":5}"#, config),
             ("not json", config),
+            ("[1]", config),
+            (r#"{"schema":"memory-latch.governance/v1","token_single_use":"yes"}"#, config),
+            (r#"{"schema":"memory-latch.governance/v1","fatigue_trigger_context_ratio":"high"}"#, config),
+            (r#"{"schema":"memory-latch.governance/v1","lock_timeout_ms":800.5}"#, config),
         ]
         .into_iter()
         .enumerate()
