@@ -30,7 +30,7 @@ fn user_file(e: &support::latch::Env) -> PathBuf {
 
 fn head_governance(e: &support::latch::Env) -> Value {
     let m = fs::read_to_string(e.ws.join(".memory-latch/_manifest.md")).unwrap();
-    let line = m.lines().filter(|l| l.starts_with("{\"schema\":\"memory-latch.entry/v2\"")).last().unwrap();
+    let line = m.lines().rfind(|l| l.starts_with("{\"schema\":\"memory-latch.entry/v2\"")).unwrap();
     serde_json::from_str::<Value>(line).unwrap()["governance"].clone()
 }
 

@@ -200,7 +200,7 @@ pub fn luhn(digits: &[u8]) -> bool {
         }
         sum += v;
     }
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// An issuer prefix and length of a payment card network (Visa, Mastercard,
