@@ -116,7 +116,7 @@ pub struct Latch {
     heads_dir: Option<PathBuf>,
     governance: Governance,
     /// Why the user's governance file was refused: every write fails closed
-    /// with it ([`Latch::lock`]) and [`Latch::tool_mode`] halts.
+    /// with it ([`Latch::lock`]).
     governance_error: Option<Error>,
 }
 

@@ -31,11 +31,6 @@ impl Latch {
     /// [`ToolMode::SilentWitness`]: a latch that cannot be trusted halts.
     pub fn tool_mode(&self) -> ToolMode {
         let witness = |reason: String| ToolMode::SilentWitness { reason };
-        // The user's governance file was refused: nothing may be written
-        // under knobs the user did not choose (crate::governance).
-        if let Err(e) = self.governance_in_force() {
-            return witness(format!("{}: {}", e.code(), e.message()));
-        }
         match self.witness_marker() {
             Ok(Some(m)) => return witness(m.reason),
             Ok(None) => {}
