@@ -326,3 +326,17 @@ fn session_start_says_whether_the_policy_enforces_and_how_to_turn_it_on() {
         assert!(start(&e).contains("kijito-qa policy: enforced in this workspace"), "{host}");
     }
 }
+
+/// A governance file the latch refuses holds every mutating call (the latch
+/// itself refuses every write with it) until the user fixes it.
+#[test]
+fn an_unusable_governance_file_holds_every_write() {
+    let mut e = latch_env();
+    let gov = e.w.tmp.path().join("governance.json");
+    support::gate::write_private(&gov, b"{\"token_ttl_minutes\": 0}");
+    e.env.push(("MEMORY_LATCH_GOVERNANCE_FILE", gov));
+    let (code, reason) = ask(&e, "claude", "Bash", json!({"command": "touch a"})).unwrap();
+    assert_eq!(code, "policy_governance_invalid", "{reason}");
+    assert!(reason.contains("memory-latch status --workspace"), "{reason}");
+    assert_eq!(ask(&e, "claude", "Read", json!({"file_path": "/etc/hostname"})), None);
+}

@@ -100,6 +100,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
             ToolMode::SilentWitness { .. } => LatchMode::SilentWitness,
             ToolMode::Degraded => LatchMode::Degraded,
             ToolMode::OneStepWithoutStep => LatchMode::OneStepWithoutStep,
+            ToolMode::GovernanceInvalid { .. } => LatchMode::GovernanceInvalid,
         },
         // A latch directory that does not open is not a latch to trust.
         (None, true) if cwd.as_deref().is_some_and(has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,

@@ -150,8 +150,9 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
     let fatigue = l.turn_ended("s2", 8_000, Some(0.9)).unwrap();
     assert_eq!(fatigue.written.map(|(_, seq)| seq), Some(3));
     let reminder = prompt(&|_| {}).expect("the one-step reminder");
-    assert_eq!(reminder, latch::knobs::one_step_context(latch::entry::OneStep::Ready, "write the tests"));
-    assert!(reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\"."), "{reminder}");
+    let checkpoint = latch::recover::latch_command(env.helpers.as_ref(), &fs::canonicalize(&ws).unwrap(), "checkpoint", " --next-step <NEXT_STEP>");
+    assert_eq!(reminder, latch::knobs::one_step_context(latch::entry::OneStep::Ready, "write the tests", checkpoint.as_deref()));
+    assert!(reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\""), "{reminder}");
     assert_eq!(prompt(&subagent), None, "a subagent is not reminded");
 
     // A prompt that is exactly a signature: without a latch in `cwd` it is

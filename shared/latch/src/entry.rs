@@ -114,13 +114,19 @@ impl OneStep {
     }
 }
 
-/// A decision and the entry it was made in (composting retires it after
-/// `compost_retire_turns` entries).
+/// A decision, the entry it was made in and the latch's turn count then
+/// (composting retires it once `compost_retire_turns` turns have passed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Decision {
     pub seq: u64,
     pub text: String,
+    /// The latch's turn count (`turns.json` `turns`) when the decision was
+    /// recorded. **The key is absent** in decisions recorded before turns
+    /// stamped them (so those entries stay canonical); such a decision
+    /// retires by entries, as it did then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
 }
 
 /// Reference to the sealed history segment this entry follows.

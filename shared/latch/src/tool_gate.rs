@@ -23,6 +23,9 @@ pub enum ToolMode {
     Degraded,
     /// One-step mode and the head names no next step, or it was taken.
     OneStepWithoutStep,
+    /// The user's governance file is refused (every latch write fails
+    /// closed with it): the user fixes the file.
+    GovernanceInvalid { reason: String },
 }
 
 impl Latch {
@@ -31,6 +34,9 @@ impl Latch {
     /// [`ToolMode::SilentWitness`]: a latch that cannot be trusted halts.
     pub fn tool_mode(&self) -> ToolMode {
         let witness = |reason: String| ToolMode::SilentWitness { reason };
+        if let Err(e) = self.governance_in_force() {
+            return ToolMode::GovernanceInvalid { reason: format!("{}: {}", e.code(), e.message()) };
+        }
         match self.witness_marker() {
             Ok(Some(m)) => return witness(m.reason),
             Ok(None) => {}

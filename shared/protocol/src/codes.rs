@@ -486,6 +486,11 @@ pub mod latch {
     pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
     pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
     pub const TURNS_SYMLINK: &str = "latch_turns_symlink";
+    /// The user's governance file (kijito-latch `governance`): unreadable,
+    /// not the user's, a symlink, inside the workspace, or not the schema.
+    pub const GOVERNANCE_CONFIG_INVALID: &str = "governance_config_invalid";
+    /// A governance knob outside its documented range.
+    pub const GOVERNANCE_VALUE_INVALID: &str = "governance_value_invalid";
     /// Wallet consent mode (kijito-latch `wallet`).
     pub const WALLET_CONFIG_INVALID: &str = "wallet_config_invalid";
     pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
@@ -630,6 +635,8 @@ pub mod policy {
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
     /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
     pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.
+    pub const GOVERNANCE_INVALID: &str = "policy_governance_invalid";
     /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
     pub const LATCH_REQUIRED: &str = "policy_latch_required";
     /// The call's canonical action is larger than memory-latch accepts as an action file.
