@@ -35,9 +35,9 @@ fn run() -> ! {
         std::process::exit(0)
     }
     if event == Event::PreToolUse {
-        // The policy lives in pretool-hook (an older hooks.json names
-        // session-hook); if it cannot be run, the command guard below
-        // still answers.
+        // The guard and the policy live in pretool-hook (an older
+        // hooks.json names session-hook); if it cannot be run, the call is
+        // denied below (hook_pretool_missing).
         hooks::exec_sibling("pretool-hook");
     }
     hooks::run_hook(hooks::WATCHDOG_SESSION, hooks::run::session_fallback(event), move || {

@@ -340,3 +340,36 @@ fn an_unusable_governance_file_holds_every_write() {
     assert!(reason.contains("memory-latch status --workspace"), "{reason}");
     assert_eq!(ask(&e, "claude", "Read", json!({"file_path": "/etc/hostname"})), None);
 }
+
+/// A session-hook installed without its pretool-hook sibling (an older
+/// hooks.json names session-hook for PreToolUse) denies every tool call:
+/// the guard and the policy live only in pretool-hook.
+#[test]
+fn a_session_hook_without_its_pretool_sibling_denies_every_call() {
+    let e = latch_env();
+    let lone = e.w.home.join("session-hook-alone");
+    fs::create_dir_all(&lone).unwrap();
+    fs::copy(&*support::gate::SESSION_HOOK, lone.join("session-hook")).unwrap();
+    let bin = lone.join("session-hook");
+    for host in ["claude", "codex"] {
+        let (code, _) = ask_with(&e, bin.to_str().unwrap(), host, "Bash", json!({"command": "ls"})).expect("denied");
+        assert_eq!(code, "hook_pretool_missing", "{host}");
+    }
+}
+
+/// The consent check runs in the installed `memory-latch tool-gate`: the
+/// agent may not run it itself (the guard denies it), and a pretool-hook
+/// whose sibling is missing passes no irreversible call.
+#[test]
+fn the_tool_gate_sibling_is_the_hooks_alone() {
+    let e = latch_env();
+    let line = format!("{}/memory-latch tool-gate --workspace {} --action-file /tmp/a.json", helper_dir().display(), e.ws.display());
+    let (_, reason) = ask(&e, "claude", "Bash", json!({ "command": line })).expect("denied");
+    assert!(reason.contains("command guard: denied"), "{reason}");
+    let lone = e.w.home.join("pretool-alone");
+    fs::create_dir_all(&lone).unwrap();
+    fs::copy(&*PRETOOL, lone.join("pretool-hook")).unwrap();
+    let (code, reason) = ask_with(&e, lone.join("pretool-hook").to_str().unwrap(), "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
+    assert_eq!(code, "policy_consent_required", "{reason}");
+    assert!(reason.contains("policy_consent_check_failed"), "{reason}");
+}

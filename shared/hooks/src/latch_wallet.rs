@@ -70,22 +70,3 @@ impl Recoverer for Sibling {
         wallet::parse_recover_lines(&out, digests.len()).ok_or_else(|| failed(format!("{} wallet-recover answered malformed output", exe.display())))
     }
 }
-
-/// The PreToolUse path's check of a wallet record's stored signature
-/// (`kijito_latch::Latch::tool_gate`): it recovers, through the installed
-/// sibling, to the record's signer, which is the configured signer now.
-/// Without a configuration, or when the sibling fails, nothing verifies.
-pub fn stored_signature_ok<'a>(
-    helpers: Option<&'a HelperDir>,
-    workspace_root: &Path,
-) -> impl Fn(&wallet::Challenge, &str, Option<&wallet::WalletConfig>) -> bool + 'a {
-    let from_env = Setting::from_env(workspace_root).config().map(|c| c.signer.clone());
-    let sibling = Sibling { exe: helpers.map(|h| PathBuf::from(h.helper("memory-latch"))), timeout: SIBLING_TIMEOUT };
-    move |c: &wallet::Challenge, action_hash: &str, setting: Option<&wallet::WalletConfig>| {
-        let configured = setting.map(|w| w.signer.clone()).or_else(|| from_env.clone());
-        let (Ok(signer), Some(configured)) = (Address::parse(&c.signer), configured.as_ref()) else { return false };
-        let Some(sig) = c.signature.as_deref().and_then(Sig::standalone) else { return false };
-        let Ok(digest) = c.digest(action_hash) else { return false };
-        *configured == signer && sibling.recover_all(&sig, &[digest]).is_ok_and(|r| r.first() == Some(&Some(signer.clone())))
-    }
-}

@@ -137,21 +137,47 @@ fn consent(
             cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", ")
         ));
     };
-    let now = u64::try_from(env.now_ms).unwrap_or(0);
-    let wallet_ok = crate::latch_wallet::stored_signature_ok(env.helpers.as_ref(), &latch.paths().root);
-    let gate_error = match latch.tool_gate(now, bytes, &wallet_ok) {
-        Ok(_) => return None,
-        Err(e) => e,
-    };
     if let Err(e) = write_action_file(action_file, bytes) {
         return Some(format!("{reason} (The action file could not be written: {}: {}.)", e.code(), e.message()));
     }
-    Some(match gate_error.code() {
+    let (code, message) = match run_tool_gate(env, &latch.paths().root, action_file) {
+        Ok(()) => return None,
+        Err(e) => e,
+    };
+    Some(if code == kijito_latch::codes::CONSENT_NOT_AUTHORIZED {
         // Nothing authorized yet: the plain instruction says it all.
-        c if c == kijito_latch::codes::CONSENT_NOT_AUTHORIZED => reason,
-        c => format!("{reason} (Consent check: {c}: {}.)", gate_error.message()),
+        reason
+    } else {
+        format!("{reason} (Consent check: {code}: {message}.)")
     })
 }
+
+/// The consent check and its one-use consumption, run by the installed
+/// sibling `memory-latch tool-gate` (so that the ledger, the signature
+/// checks and the write transaction are not linked into this hook: the
+/// 1 MB bound, docs/architecture.md). `Err((code, message))` when it did
+/// not pass; a sibling that is missing, fails or hangs passes nothing.
+fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path) -> Result<(), (String, String)> {
+    let failed = |why: String| Err((codes::CONSENT_CHECK_FAILED.to_owned(), why));
+    let Some(h) = env.helpers.as_ref() else { return failed("cannot locate the installed memory-latch".into()) };
+    let exe = h.helper("memory-latch");
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.arg("tool-gate").arg("--workspace").arg(workspace).arg("--action-file").arg(action_file).arg("--json");
+    let out = match kijito_files::child::run_bounded(&mut cmd, TOOL_GATE_TIMEOUT, 64 * 1024) {
+        Ok(kijito_files::child::Ran::Exited { stdout, .. }) => stdout,
+        Ok(kijito_files::child::Ran::TimedOut) => return failed(format!("{exe} tool-gate did not finish in time")),
+        Err(e) => return failed(format!("cannot run {exe}: {e}")),
+    };
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or(Value::Null);
+    match (v.get("passed").and_then(Value::as_bool), v.get("code").and_then(Value::as_str)) {
+        (Some(true), _) => Ok(()),
+        (Some(false), Some(code)) => Err((code.to_owned(), v.get("message").and_then(Value::as_str).unwrap_or("").to_owned())),
+        _ => failed(format!("{exe} tool-gate answered malformed output")),
+    }
+}
+
+/// The sibling's whole run, below the hook's watchdog (3.5 s).
+const TOOL_GATE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2500);
 
 /// An MCP write whose target is the configured pointer or lock message:
 /// denied in every mode (the pointer changes only through `pointer-publish`,

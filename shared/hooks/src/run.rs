@@ -114,21 +114,21 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     if event == Event::PreToolUse {
         return crate::pretool::pretool(env, stdin);
     }
-    dispatch(env, event, stdin, prompt_event)
+    dispatch(env, event, stdin, prompt_event, pretool_missing)
 }
 
 /// What the `session-hook` binary runs: every event but UserPromptSubmit
 /// and PreToolUse, which `prompt-hook` and `pretool-hook` serve (the binary
 /// execs them), so that the consent, recovery, new-turn and policy code is
 /// not linked into session-hook (the 1 MB bound, docs/architecture.md). If
-/// the sibling cannot be run, a PreToolUse still gets the command guard.
+/// the sibling cannot be run, a PreToolUse is denied (`pretool_missing`).
 pub fn session_without_prompt(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
-    dispatch(env, event, stdin, |_, _, _| None)
+    dispatch(env, event, stdin, |_, _, _| None, pretool_missing)
 }
 
 /// What the `prompt-hook` binary runs: UserPromptSubmit only.
 pub fn prompt(env: &HookEnv, stdin: &[u8]) -> Option<String> {
-    dispatch(env, Event::UserPromptSubmit, stdin, prompt_event)
+    dispatch(env, Event::UserPromptSubmit, stdin, prompt_event, pretool_missing)
 }
 
 /// [`session_stdin`] for [`session_without_prompt`].
@@ -156,7 +156,13 @@ fn prompt_event(env: &HookEnv, input: &HookInput, stdin: &[u8]) -> Option<String
 
 /// One hook event; `on_prompt` answers UserPromptSubmit (generic, so a
 /// binary that passes a no-op links none of the prompt code).
-fn dispatch(env: &HookEnv, event: Event, stdin: &[u8], on_prompt: impl FnOnce(&HookEnv, &HookInput, &[u8]) -> Option<String>) -> Option<String> {
+fn dispatch(
+    env: &HookEnv,
+    event: Event,
+    stdin: &[u8],
+    on_prompt: impl FnOnce(&HookEnv, &HookInput, &[u8]) -> Option<String>,
+    on_tool: impl FnOnce(&HookEnv, &HookInput) -> Option<String>,
+) -> Option<String> {
     let input = match parse_input(stdin, event.name()) {
         Ok(i) => i,
         // An unreadable tool call is never allowed (section 8).
@@ -177,7 +183,7 @@ fn dispatch(env: &HookEnv, event: Event, stdin: &[u8], on_prompt: impl FnOnce(&H
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
         }
-        Event::PreToolUse => pre_tool_use(env, &input),
+        Event::PreToolUse => on_tool(env, &input),
     }
 }
 
@@ -440,6 +446,12 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     }))
 }
 
-fn pre_tool_use(env: &HookEnv, input: &HookInput) -> Option<String> {
-    crate::guard::guard_tool_call(env.helpers.as_ref(), input)
+/// session-hook's PreToolUse when its sibling `pretool-hook` could not be
+/// run: denied (fail closed), so that the guard and the policy are linked
+/// into pretool-hook only (the 1 MB bound, docs/architecture.md).
+fn pretool_missing(_: &HookEnv, _: &HookInput) -> Option<String> {
+    Some(crate::deny_reply(&format!(
+        "kijito-qa: denied ({}): this installed root's pretool-hook, which decides every tool call, could not be run; reinstall kijito-qa (install.sh) or ask the user.",
+        crate::codes::PRETOOL_MISSING
+    )))
 }

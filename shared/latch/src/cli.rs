@@ -61,6 +61,7 @@ pub const TOOL: Tool = Tool {
                 Flag::value("--result"),
             ],
         },
+        Command { name: "tool-gate", flags: flags![Flag::value("--action-file")] },
         Command { name: "recover", flags: flags![] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "review", flags: flags![Flag::value("--message")] },
@@ -96,6 +97,10 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               approve_needs_tty), signs the action hash, the record's nonce and the expiry with the
               configured Ed25519 key and records the signature in the ledger (consent confirmed)
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
+  tool-gate   --action-file F: the PreToolUse hook's consent check for one tool call (the action
+              file pretool-hook wrote): exit 0 when the head authorizes exactly that action, the
+              authorization consumed (a gate_pass entry); else exit 1 with the failing check's code.
+              Run by pretool-hook, never by the agent (the command guard denies it)
   recover     recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   review      issue a review token in degraded mode (consent locked by a degraded_mode entry);
@@ -586,6 +591,24 @@ pub fn run(args: Args) -> Result<i32> {
             latch.consent_confirm_from_tool().map(|_| 0)
         }
         "approve" => approve(&args),
+        "tool-gate" => {
+            // --json: the outcome is always one line on stdout (what
+            // pretool-hook reads); the exit status is 0 only when passed.
+            let outcome = open(&args).and_then(|latch| {
+                let bytes = required_file(&args, "--action-file")?;
+                latch.tool_gate(now(), &bytes, &latch::gate::wallet_ok)
+            });
+            match (outcome, json) {
+                (Ok(e), true) => json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": true, "entry_seq": e.entry_seq}))?,
+                (Ok(e), false) => cli::print_stdout(&format!("tool call authorized; authorization consumed (entry {})\n", e.entry_seq))?,
+                (Err(e), true) => {
+                    json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": false, "code": e.code(), "message": e.message()}))?;
+                    return Ok(1);
+                }
+                (Err(e), false) => return Err(e),
+            }
+            Ok(0)
+        }
         "gate" => {
             let latch = open(&args)?;
             let input = GateInput {

@@ -74,7 +74,7 @@ pub fn remediation(name: &str) -> &'static str {
 /// A wallet record's stored signature recovers, over its own challenge and
 /// action hash, to its recorded signer, which is the configured one (when a
 /// configuration is given).
-fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option<&crate::wallet::WalletConfig>) -> bool {
+pub fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option<&crate::wallet::WalletConfig>) -> bool {
     let Ok(signer) = crate::wallet::Address::parse(&c.signer) else { return false };
     let Some(sig) = c.signature.as_deref().and_then(crate::wallet::Sig::standalone) else { return false };
     configured.is_none_or(|w| w.signer == signer) && c.verify(action_hash, &sig, &signer)

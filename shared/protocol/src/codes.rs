@@ -257,6 +257,8 @@ pub mod record {
 /// Hook input and the hook runner.
 pub mod hooks {
     pub const STDIN_EMPTY: &str = "hook_stdin_empty";
+    /// session-hook was asked for PreToolUse and its sibling pretool-hook could not be run: denied.
+    pub const PRETOOL_MISSING: &str = "hook_pretool_missing";
     pub const STDIN_TOO_LARGE: &str = "hook_stdin_too_large";
     pub const STDIN_READ: &str = "hook_stdin_unreadable";
     pub const STDIN_INVALID_JSON: &str = "hook_stdin_invalid_json";
@@ -635,6 +637,8 @@ pub mod policy {
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
     /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
     pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// The installed `memory-latch tool-gate` could not be run or answered malformed output: nothing passes.
+    pub const CONSENT_CHECK_FAILED: &str = "policy_consent_check_failed";
     /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.
     pub const GOVERNANCE_INVALID: &str = "policy_governance_invalid";
     /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
