@@ -277,6 +277,27 @@ fn every_registry_code_is_snake_case() {
     assert!(count > 200, "only {count} codes found");
 }
 
+/// An adapter is a `kijito_compact::trigger::ViaKind`: its name is spelled
+/// once (`ViaKind::as_str`) and never compared as a string elsewhere.
+#[test]
+fn adapters_are_named_by_their_enum_only() {
+    let mut bad = Vec::new();
+    for (path, text) in non_test_sources() {
+        for what in ["via == ", "via != ", "Pinned(\"", "\"codex-app-server\""] {
+            if what.starts_with('"') && path == "shared/compact/src/trigger.rs" {
+                continue;
+            }
+            for (at, _) in text.match_indices(what) {
+                bad.push(format!("{path}:{}: {what}", text[..at].matches('\n').count() + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "match on kijito_compact::trigger::ViaKind instead:\n{}", bad.join("\n"));
+    let trigger = non_test_sources().into_iter().find(|(f, _)| f == "shared/compact/src/trigger.rs").expect("the adapters' state lives in kijito-compact");
+    assert_eq!(trigger.1.matches("\"codex-app-server\"").count(), 1, "spelled once, in ViaKind::as_str");
+    assert!(!Path::new(ROOT).join("shared/gate/src/trigger.rs").exists(), "the QA gate knows no adapter");
+}
+
 /// kijito-policy decides on every tool call from what its caller read: its
 /// sources (outside tests) touch no file, process, environment or network.
 #[test]

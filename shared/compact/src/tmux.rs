@@ -11,7 +11,7 @@
 
 use crate::codes;
 use kijito_files::child::{self, Ran};
-use kijito_gate::trigger::{is_pane_id, is_tmux_program, Via};
+use crate::trigger::{is_pane_id, is_tmux_program, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::process::Command;

@@ -27,7 +27,6 @@ pub mod record;
 pub mod report;
 pub mod state;
 pub mod summary;
-pub mod trigger;
 pub mod withdraw;
 
 use kijito_protocol::error::{Error, Result};
@@ -66,7 +65,8 @@ pub fn fresh_nonce() -> String {
     kijito_files::random::hex(16)
 }
 
-pub(crate) fn is_hex32(s: &str) -> bool {
+/// 32 lowercase hex digits (a nonce, an adapter id).
+pub fn is_hex32(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -163,6 +163,16 @@ impl QaDir {
     pub fn spent(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::Spent.name(s))
     }
+    /// The compaction adapters' files (`kijito_compact::trigger`).
+    pub fn pin(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Pin.name(s))
+    }
+    pub fn turn(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Turn.name(s))
+    }
+    pub fn request(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Request.name(s))
+    }
     pub fn current_pointer(&self) -> PathBuf {
         self.file(state::CURRENT_POINTER.to_owned())
     }
@@ -191,6 +201,6 @@ pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Resu
 }
 
 /// The keys of a JSON object, in order, equal `keys`.
-pub(crate) fn has_keys(obj: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> bool {
+pub fn has_keys(obj: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> bool {
     obj.len() == keys.len() && obj.keys().zip(keys).all(|(a, b)| a == b)
 }

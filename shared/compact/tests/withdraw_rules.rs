@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
-use kijito_gate::trigger::{self, Pin, Request, RequestState, Via};
+use kijito_compact::trigger::{self, Pin, Request, RequestState, Via};
 use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
 use kijito_protocol::codes::pass::{PASS_MISSING, PASS_WITHDRAWN};
@@ -39,7 +39,7 @@ fn exists(p: &std::path::Path) -> bool {
 #[test]
 fn without_a_pass_a_new_turn_does_nothing() {
     let e = env();
-    assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0).unwrap(), None);
+    assert_eq!(trigger::new_turn(&e.qa, &e.s, T0).unwrap(), None);
     assert!(!exists(&e.qa.spent(&e.s)) && !exists(&e.qa.withdrawn(&e.s)), "nothing written");
     assert!(!exists(&e.qa.path().as_path().join("precompact.sess-1.lock")), "not even the lock: one stat");
 }
@@ -52,7 +52,7 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
     let (r, _) = trigger::create_request(&e.qa, &e.s, T0 + 1).unwrap();
     assert_eq!(r.state, RequestState::Pending);
 
-    let w = withdraw::new_turn(&e.qa, &e.s, T0 + 10).unwrap();
+    let w = trigger::new_turn(&e.qa, &e.s, T0 + 10).unwrap();
     assert_eq!(w, Some(Withdrawn { nonce: NONCE.into(), request_failed: true }));
     assert!(!exists(&e.qa.pass(&e.s)), "the pass is withdrawn");
     assert_eq!(std::fs::read(e.qa.withdrawn(&e.s)).unwrap(), bytes, "renamed, same bytes");
@@ -73,7 +73,7 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
     // A second prompt finds no pass: nothing more happens.
-    assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0 + 30).unwrap(), None);
+    assert_eq!(trigger::new_turn(&e.qa, &e.s, T0 + 30).unwrap(), None);
 
     // The next PreCompact is UNATTESTED with the reason, and only that one.
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0 + 40).unwrap();
@@ -88,7 +88,7 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
 fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     let e = env();
     let bytes = write_pass(&e, T0, NONCE);
-    withdraw::new_turn(&e.qa, &e.s, T0 + 10).unwrap().unwrap();
+    trigger::new_turn(&e.qa, &e.s, T0 + 10).unwrap().unwrap();
     // Copied back under the pass's name (same nonce).
     private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
     let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
@@ -116,7 +116,7 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
     write_pass(&e, T0, NONCE);
     let done = Request {
         session_id: e.s.clone(),
-        via: "tmux".into(),
+        via: trigger::ViaKind::Tmux,
         nonce: "ffffffffffffffffffffffffffffffff".into(),
         requested_at_ms: T0,
         updated_at_ms: T0,
@@ -125,12 +125,12 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
         note: None,
     };
     trigger::write_request(&e.qa, &done).unwrap();
-    let w = withdraw::new_turn(&e.qa, &e.s, T0 + 5).unwrap().unwrap();
+    let w = trigger::new_turn(&e.qa, &e.s, T0 + 5).unwrap().unwrap();
     assert!(!w.request_failed, "a request for another pass is not this pass's");
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap().unwrap(), done);
     // The same pass copied back and withdrawn again: listed once.
     private::write_atomic(&e.qa.pass(&e.s), &pass_for(&e, "sess-1", T0, NONCE).to_bytes()).unwrap();
-    withdraw::new_turn(&e.qa, &e.s, T0 + 6).unwrap().unwrap();
+    trigger::new_turn(&e.qa, &e.s, T0 + 6).unwrap().unwrap();
     assert_eq!(withdraw::read_spent(&e.qa, &e.s).unwrap().entries.len(), 1);
 }
 
@@ -141,7 +141,7 @@ fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawa
     write_pass(&e, T0, NONCE2);
     let st = status(&e.qa, &e.s, None, T0 + 1);
     assert_eq!(st["passRejectedBecause"], "spent_nonces_invalid", "fail closed: {st}");
-    assert!(withdraw::new_turn(&e.qa, &e.s, T0 + 2).unwrap().is_some());
+    assert!(trigger::new_turn(&e.qa, &e.s, T0 + 2).unwrap().is_some());
     assert!(!exists(&e.qa.pass(&e.s)), "withdrawn all the same");
     // A record (the data dir of another session) is per session.
     let other = kijito_protocol::ids::SessionId::parse("sess-2").unwrap();
@@ -166,7 +166,7 @@ fn the_hooks_read_only_the_adapter_of_a_pin() {
     let e = env();
     assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), None);
     pin(&e);
-    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), Some("tmux"));
+    assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap().map(trigger::ViaKind::as_str), Some("tmux"));
     let text = std::fs::read_to_string(e.qa.pin(&e.s)).unwrap();
     for junk in [text.replace("sess-1", "sess-2"), text.replace("\"via\":\"tmux\"", "\"via\":\"screen\""), text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"), "{}}".into()] {
         private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
