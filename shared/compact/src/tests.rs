@@ -1268,8 +1268,7 @@ fn a_pane_pid_of_1_or_junk_is_no_pane() {
 fn a_tmux_owned_by_another_user_is_refused() {
     use crate::tmux::program_is_safe;
     use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = kijito_files::private::current_uid();
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -85,8 +85,7 @@ pub fn program_is_safe(path: &std::path::Path) -> bool {
         return false;
     }
     let Ok(real) = std::fs::canonicalize(path) else { return false };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = kijito_files::private::current_uid();
     let owned_ok = |m: &std::fs::Metadata| (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0;
     let (Ok(file), Some(dir)) = (std::fs::metadata(&real), real.parent()) else { return false };
     let Ok(dir_meta) = std::fs::metadata(dir) else { return false };

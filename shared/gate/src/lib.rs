@@ -90,13 +90,13 @@ impl QaDir {
     /// The QA dir of `data_dir` for reading only: nothing is created or
     /// checked (every read checks its own file).
     pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
-        Ok(QaDir { dir: data_dir.join("qa")?, checked: None })
+        Ok(QaDir { dir: kijito_files::datadir::qa_path(data_dir)?, checked: None })
     }
 
     /// `<data-dir>/qa/` if it exists and is private; creates nothing
     /// (read-only commands). `Ok(None)` when there is no QA state yet.
     pub fn existing(data_dir: &AbsPath) -> Result<Option<QaDir>> {
-        let dir = data_dir.join("qa")?;
+        let dir = kijito_files::datadir::qa_path(data_dir)?;
         match std::fs::symlink_metadata(dir.as_path()) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             _ => {
