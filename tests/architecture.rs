@@ -298,6 +298,38 @@ fn adapters_are_named_by_their_enum_only() {
     assert!(!Path::new(ROOT).join("shared/gate/src/trigger.rs").exists(), "the QA gate knows no adapter");
 }
 
+/// Every `.md` and `.rs` file of the repository (no build output).
+fn text_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if !(name == "target" || name.starts_with('.')) {
+                text_files(&p, out);
+            }
+        } else if name.ends_with(".md") || name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The contract is cited by its home, `docs/protocol.md §N`: no file names
+/// the workplace copy it started from.
+#[test]
+fn the_contract_is_cited_by_its_home() {
+    let mut files = Vec::new();
+    text_files(Path::new(ROOT), &mut files);
+    assert!(files.len() > 100, "too few files: {}", files.len());
+    let bare = ["PROTOCOL", ".md"].concat();
+    let bad: Vec<_> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(&bare)))
+        .map(|f| f.strip_prefix(ROOT).unwrap().display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "cite docs/protocol.md §N instead of the bare workplace copy in {bad:?}");
+}
+
 /// kijito-policy decides on every tool call from what its caller read: its
 /// sources (outside tests) touch no file, process, environment or network.
 #[test]
