@@ -112,6 +112,67 @@ fn the_documented_dependency_table_is_the_real_graph() {
     }
 }
 
+/// The diagram of docs/architecture.md: crate -> the crates after its arrow
+/// (up to a two-space-and-parenthesis comment), from the first fenced block.
+fn documented_diagram() -> Vec<(String, BTreeSet<String>)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("docs/architecture.md")).unwrap();
+    let block = text.split("```").nth(1).expect("the diagram is the first fenced block");
+    let mut rows = Vec::new();
+    for line in block.lines().filter(|l| l.starts_with("kijito-")) {
+        let line = line.split("  (").next().unwrap();
+        let (name, deps) = match line.split_once("──►") {
+            Some((n, d)) => (n.trim(), d.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()),
+            None => (line.trim(), BTreeSet::new()),
+        };
+        rows.push((name.to_owned(), deps));
+    }
+    rows
+}
+
+/// The transitive reduction of the workspace graph: each crate's direct
+/// dependencies that no other direct dependency already reaches.
+fn reduced_edges(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let reach = |from: &str, skip: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&str> = edges[from].iter().map(String::as_str).filter(|d| *d != skip).collect();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n.to_owned()) {
+                stack.extend(edges[n].iter().map(String::as_str));
+            }
+        }
+        seen
+    };
+    edges.iter().map(|(n, deps)| (n.clone(), deps.iter().filter(|d| !reach(n, d).contains(*d)).cloned().collect())).collect()
+}
+
+#[test]
+fn the_documented_diagram_is_the_reduced_real_graph_top_down() {
+    let real = reduced_edges(&workspace_edges(&metadata()));
+    let rows = documented_diagram();
+    let names: BTreeSet<&String> = rows.iter().map(|(n, _)| n).collect();
+    assert_eq!(names.len(), rows.len(), "a crate is listed twice in the diagram");
+    assert_eq!(names, real.keys().collect(), "the diagram of docs/architecture.md must list every workspace crate");
+    for (i, (name, deps)) in rows.iter().enumerate() {
+        assert_eq!(deps, &real[name], "the diagram's edges of {name} differ from cargo metadata (transitive reduction)");
+        for d in deps {
+            assert!(rows[i + 1..].iter().any(|(n, _)| n == d), "{name} ──► {d}: the diagram lists {d} above {name}");
+        }
+    }
+}
+
+#[test]
+fn the_reduction_drops_an_edge_reached_through_another() {
+    let real: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b", "c"]),
+        ("b", vec!["c"]),
+        ("c", vec![]),
+    ]
+    .into_iter()
+    .map(|(n, d)| (n.to_owned(), d.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(reduced_edges(&real)["a"], BTreeSet::from(["b".to_owned()]), "a reaches c through b");
+}
+
 #[test]
 fn the_gate_the_hooks_and_everything_below_link_no_http_stack() {
     let m = metadata();
