@@ -1,7 +1,8 @@
 //! A new turn after `record` ends the pass (docs/protocol.md §7, "New
-//! turn"), through the library on real files: the withdrawal, the failed
-//! request, the reason of the next PreCompact, `status`, the refusal of a
-//! pass copied back, and a new record that works again.
+//! turn"), the adapters' part, through the library on real files: the
+//! request of the withdrawn pass failed, a final or foreign one left alone,
+//! the pin the hooks read, and a pass copied back refused by `request` too.
+//! The gate's part is shared/gate/tests/withdraw_rules.rs.
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
@@ -10,7 +11,7 @@ use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
 use kijito_protocol::codes::pass::{PASS_MISSING, PASS_WITHDRAWN};
 use kijito_protocol::ids::AbsPath;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 
 mod common;
 use common::{env, pass_for, Env, NONCE, T0};
@@ -34,14 +35,6 @@ fn pin(e: &Env) {
 
 fn exists(p: &std::path::Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
-}
-
-#[test]
-fn without_a_pass_a_new_turn_does_nothing() {
-    let e = env();
-    assert_eq!(trigger::new_turn(&e.qa, &e.s, T0).unwrap(), None);
-    assert!(!exists(&e.qa.spent(&e.s)) && !exists(&e.qa.withdrawn(&e.s)), "nothing written");
-    assert!(!exists(&e.qa.path().as_path().join("precompact.sess-1.lock")), "not even the lock: one stat");
 }
 
 #[test]
@@ -135,33 +128,6 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
 }
 
 #[test]
-fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawal() {
-    let e = env();
-    private::write_atomic(&e.qa.spent(&e.s), b"{\"schemaVersion\":7}").unwrap();
-    write_pass(&e, T0, NONCE2);
-    let st = status(&e.qa, &e.s, None, T0 + 1);
-    assert_eq!(st["passRejectedBecause"], "spent_nonces_invalid", "fail closed: {st}");
-    assert!(trigger::new_turn(&e.qa, &e.s, T0 + 2).unwrap().is_some());
-    assert!(!exists(&e.qa.pass(&e.s)), "withdrawn all the same");
-    // A record (the data dir of another session) is per session.
-    let other = kijito_protocol::ids::SessionId::parse("sess-2").unwrap();
-    assert!(withdraw::check_unspent(&e.qa, &other, NONCE2).is_ok());
-    std::fs::set_permissions(e.qa.spent(&e.s), std::fs::Permissions::from_mode(0o644)).unwrap();
-    assert!(withdraw::check_unspent(&e.qa, &e.s, NONCE).is_err(), "an open record is not trusted either");
-}
-
-#[test]
-fn the_protocol_example_of_the_spent_record_is_byte_exact() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/protocol.md")).unwrap();
-    let start = doc.find(r#"`{"schemaVersion":1,"sessionId":"sess-1","spent":["#).expect("the example in docs/protocol.md §7") + 1;
-    let example = &doc[start..start + doc[start..].find('`').unwrap()];
-    let s = kijito_protocol::ids::SessionId::parse("sess-1").unwrap();
-    let spent = withdraw::Spent::parse(example.as_bytes(), &s).unwrap();
-    assert_eq!(spent.to_bytes(), example.as_bytes());
-    assert_eq!(spent.entries[0].why, PASS_WITHDRAWN);
-}
-
-#[test]
 fn the_hooks_read_only_the_adapter_of_a_pin() {
     let e = env();
     assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), None);
@@ -172,33 +138,4 @@ fn the_hooks_read_only_the_adapter_of_a_pin() {
         private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
         assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
     }
-}
-
-/// One pass, one compaction (issue 22): the promoted pass's nonce is spent
-/// before the pass moves, so the consumed ticket (or the pass) copied back
-/// as the pass attests no second compaction, within its 30 minutes too.
-#[test]
-fn a_consumed_pass_copied_back_attests_no_second_compaction() {
-    let e = env();
-    let bytes = write_pass(&e, T0, NONCE);
-    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
-    assert!(a.attested, "{a:?}");
-    let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
-    assert_eq!(
-        spent,
-        format!(r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_already_consumed","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#, T0 + 10)
-    );
-    // The ticket copied back under the pass's name, well inside 30 minutes.
-    let ticket = std::fs::read(e.qa.ticket(&e.s)).unwrap();
-    assert_eq!(ticket, bytes);
-    private::write_atomic(&e.qa.pass(&e.s), &ticket).unwrap();
-    let consumed = kijito_protocol::codes::pass::PASS_CONSUMED;
-    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), consumed);
-    let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
-    assert_eq!(st["passRejectedBecause"], consumed, "{st}");
-    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, consumed));
-    // A new record (new nonce) is attested again.
-    write_pass(&e, T0 + 40, NONCE2);
-    assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 50).unwrap().attested);
 }
