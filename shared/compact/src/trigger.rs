@@ -106,12 +106,6 @@ impl ViaKind {
     }
 }
 
-impl std::fmt::Display for ViaKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Which adapter owns a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Via {
@@ -692,6 +686,20 @@ mod tests {
         }
         let bad = r#"{"schemaVersion":1,"sessionId":"sess-1","via":"tmux","nonce":"0123456789abcdef0123456789abcdef","requestedAtMs":30,"updatedAtMs":20,"state":"sent","attested":null,"reason":null,"code":null,"ticketInvalidated":false}"#;
         assert!(Request::parse(bad.as_bytes()).is_err(), "updated before requested");
+    }
+
+    #[test]
+    fn each_adapter_kind_is_spelled_once_and_says_what_it_does() {
+        for k in ViaKind::ALL {
+            assert_eq!(ViaKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(ViaKind::ALL.map(ViaKind::as_str), ["tmux", "codex-app-server"]);
+        for junk in ["", "Tmux", "tmux ", "screen", "codex"] {
+            assert_eq!(ViaKind::parse(junk), None, "{junk:?}");
+        }
+        // The hooks' commands text carries these sentences byte for byte.
+        assert_eq!(ViaKind::Tmux.what_it_does(), "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended");
+        assert_eq!(ViaKind::CodexAppServer.what_it_does(), "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended");
     }
 
     #[test]
