@@ -19,7 +19,7 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
-use kijito_gate::trigger::{self, Pin, TurnState, Via};
+use kijito_compact::trigger::{self, Pin, TurnState, Via};
 use kijito_gate::{Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 //! Target: median under 100 ms.
 #![allow(clippy::unwrap_used)]
 
-use kijito_gate::trigger::{self, Pin, RequestState, Via};
+use kijito_compact::trigger::{self, Pin, RequestState, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};

@@ -112,6 +112,67 @@ fn the_documented_dependency_table_is_the_real_graph() {
     }
 }
 
+/// The diagram of docs/architecture.md: crate -> the crates after its arrow
+/// (up to a two-space-and-parenthesis comment), from the first fenced block.
+fn documented_diagram() -> Vec<(String, BTreeSet<String>)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("docs/architecture.md")).unwrap();
+    let block = text.split("```").nth(1).expect("the diagram is the first fenced block");
+    let mut rows = Vec::new();
+    for line in block.lines().filter(|l| l.starts_with("kijito-")) {
+        let line = line.split("  (").next().unwrap();
+        let (name, deps) = match line.split_once("──►") {
+            Some((n, d)) => (n.trim(), d.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()),
+            None => (line.trim(), BTreeSet::new()),
+        };
+        rows.push((name.to_owned(), deps));
+    }
+    rows
+}
+
+/// The transitive reduction of the workspace graph: each crate's direct
+/// dependencies that no other direct dependency already reaches.
+fn reduced_edges(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let reach = |from: &str, skip: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&str> = edges[from].iter().map(String::as_str).filter(|d| *d != skip).collect();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n.to_owned()) {
+                stack.extend(edges[n].iter().map(String::as_str));
+            }
+        }
+        seen
+    };
+    edges.iter().map(|(n, deps)| (n.clone(), deps.iter().filter(|d| !reach(n, d).contains(*d)).cloned().collect())).collect()
+}
+
+#[test]
+fn the_documented_diagram_is_the_reduced_real_graph_top_down() {
+    let real = reduced_edges(&workspace_edges(&metadata()));
+    let rows = documented_diagram();
+    let names: BTreeSet<&String> = rows.iter().map(|(n, _)| n).collect();
+    assert_eq!(names.len(), rows.len(), "a crate is listed twice in the diagram");
+    assert_eq!(names, real.keys().collect(), "the diagram of docs/architecture.md must list every workspace crate");
+    for (i, (name, deps)) in rows.iter().enumerate() {
+        assert_eq!(deps, &real[name], "the diagram's edges of {name} differ from cargo metadata (transitive reduction)");
+        for d in deps {
+            assert!(rows[i + 1..].iter().any(|(n, _)| n == d), "{name} ──► {d}: the diagram lists {d} above {name}");
+        }
+    }
+}
+
+#[test]
+fn the_reduction_drops_an_edge_reached_through_another() {
+    let real: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b", "c"]),
+        ("b", vec!["c"]),
+        ("c", vec![]),
+    ]
+    .into_iter()
+    .map(|(n, d)| (n.to_owned(), d.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(reduced_edges(&real)["a"], BTreeSet::from(["b".to_owned()]), "a reaches c through b");
+}
+
 #[test]
 fn the_gate_the_hooks_and_everything_below_link_no_http_stack() {
     let m = metadata();
@@ -286,6 +347,61 @@ fn every_registry_code_is_snake_case() {
         count += 1;
     }
     assert!(count > 200, "only {count} codes found");
+}
+
+/// An adapter is a `kijito_compact::trigger::ViaKind`: its name is spelled
+/// once (`ViaKind::as_str`) and never compared as a string elsewhere.
+#[test]
+fn adapters_are_named_by_their_enum_only() {
+    let mut bad = Vec::new();
+    for (path, text) in non_test_sources() {
+        for what in ["via == ", "via != ", "Pinned(\"", "\"codex-app-server\""] {
+            if what.starts_with('"') && path == "shared/compact/src/trigger.rs" {
+                continue;
+            }
+            for (at, _) in text.match_indices(what) {
+                bad.push(format!("{path}:{}: {what}", text[..at].matches('\n').count() + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "match on kijito_compact::trigger::ViaKind instead:\n{}", bad.join("\n"));
+    let trigger = non_test_sources().into_iter().find(|(f, _)| f == "shared/compact/src/trigger.rs").expect("the adapters' state lives in kijito-compact");
+    assert_eq!(trigger.1.matches("\"codex-app-server\"").count(), 1, "spelled once, in ViaKind::as_str");
+    assert!(!Path::new(ROOT).join("shared/gate/src/trigger.rs").exists(), "the QA gate knows no adapter");
+}
+
+/// Every `.md`, `.rs` and `.schema.json` file of the repository (no build
+/// output; the fixtures' data, which quote the old name as text, are not
+/// citations).
+fn text_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if !(name == "target" || name.starts_with('.')) {
+                text_files(&p, out);
+            }
+        } else if name.ends_with(".md") || name.ends_with(".rs") || name.ends_with(".schema.json") {
+            out.push(p);
+        }
+    }
+}
+
+/// The contract is cited by its home, `docs/protocol.md §N`: no file names
+/// the workplace copy it started from.
+#[test]
+fn the_contract_is_cited_by_its_home() {
+    let mut files = Vec::new();
+    text_files(Path::new(ROOT), &mut files);
+    assert!(files.len() > 100, "too few files: {}", files.len());
+    let bare = ["PROTOCOL", ".md"].concat();
+    let bad: Vec<_> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(&bare)))
+        .map(|f| f.strip_prefix(ROOT).unwrap().display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "cite docs/protocol.md §N instead of the bare workplace copy in {bad:?}");
 }
 
 /// kijito-policy decides on every tool call from what its caller read: its

@@ -9,7 +9,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use kijito_gate::trigger::{self, Pin, RequestState, Via};
+use kijito_compact::trigger::{self, Pin, RequestState, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};

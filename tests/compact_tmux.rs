@@ -554,7 +554,7 @@ fn outside_tmux_there_is_no_safe_trigger_and_status_creates_nothing() {
 
 #[test]
 fn protocol_section_9_examples_are_byte_exact() {
-    use kijito_gate::trigger::{requested_line, Pin, Request, Turn};
+    use kijito_compact::trigger::{requested_line, Pin, Request, Turn};
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
     let section = &text[text.find("## 9. Compaction adapters").unwrap()..];
     // up to the next top-level section (§10 follows)

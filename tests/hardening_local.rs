@@ -90,10 +90,12 @@ fn idle_and_half_sent_connections_do_not_lock_clients_out() {
 #[test]
 fn a_connection_that_never_finishes_its_head_is_closed_within_the_deadline() {
     let server = LocalServer::start();
+    // The server's header deadline counts from its accept: the clock starts
+    // before the connect, so a busy machine can only make `took` longer.
+    let t = Instant::now();
     let mut s = TcpStream::connect(server.addr()).unwrap();
     s.write_all(b"GET /api/memory/1 HTTP/1.1\r\n").unwrap();
     s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    let t = Instant::now();
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let took = t.elapsed();
@@ -101,9 +103,9 @@ fn a_connection_that_never_finishes_its_head_is_closed_within_the_deadline() {
     let text = String::from_utf8_lossy(&buf);
     assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
     // A silent new connection is closed too (header deadline from accept).
+    let t = Instant::now();
     let mut quiet = TcpStream::connect(server.addr()).unwrap();
     quiet.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    let t = Instant::now();
     let _ = quiet.read_to_end(&mut buf);
     assert!(t.elapsed() < Duration::from_secs(12), "a silent connection was held {:?}", t.elapsed());
 }
@@ -169,9 +171,10 @@ fn sigterm_stops_a_server_on_any_loopback_address() {
             continue;
         }
         assert!(line.starts_with("kijito-local listening on http://"), "{line}");
+        // The clock starts before the signal it bounds.
+        let t = Instant::now();
         // SAFETY: kill with a pid we spawned.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        let t = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
                 break s;

@@ -10,7 +10,7 @@
 mod support;
 use support::gate::*;
 
-use kijito_gate::trigger::{read_request, write_request, Request, RequestState};
+use kijito_compact::trigger::{read_request, write_request, Request, RequestState};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::Value;
@@ -76,7 +76,7 @@ fn pending_request(c: &Cycle, s: &str, nonce: &str) {
     let qa = QaDir::open(&AbsPath::from_path(&c.data).unwrap()).unwrap();
     let r = Request {
         session_id: SessionId::parse(s).unwrap(),
-        via: "tmux".into(),
+        via: kijito_compact::trigger::ViaKind::Tmux,
         nonce: nonce.into(),
         requested_at_ms: now_ms(),
         updated_at_ms: now_ms(),

@@ -12,7 +12,7 @@
 mod support;
 use support::gate::*;
 
-use kijito_gate::trigger::{write_pin, Pin, Via};
+use kijito_compact::trigger::{write_pin, Pin, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use std::collections::BTreeSet;

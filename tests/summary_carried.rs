@@ -9,7 +9,7 @@
 mod support;
 use support::gate::*;
 
-use kijito_gate::trigger::{write_request, Request, RequestState};
+use kijito_compact::trigger::{write_request, Request, RequestState};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};
@@ -216,7 +216,7 @@ fn compact_status(w: &World, session: &str, nonce: &str) -> Value {
     let qa = QaDir::open(&AbsPath::parse(&w.data_arg()).unwrap()).unwrap();
     let r = Request {
         session_id: SessionId::parse(session).unwrap(),
-        via: "tmux".into(),
+        via: kijito_compact::trigger::ViaKind::Tmux,
         nonce: nonce.into(),
         requested_at_ms: 1,
         updated_at_ms: 1,

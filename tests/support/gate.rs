@@ -240,7 +240,7 @@ impl ReportSpec {
     }
 }
 
-/// A green report (PROTOCOL.md section 5), keys in order.
+/// A green report (docs/protocol.md §5), keys in order.
 pub fn green_report(s: &ReportSpec) -> Value {
     json!({
         "schema": "kijito.codex.pointer-snapshot/v1",

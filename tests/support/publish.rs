@@ -30,7 +30,7 @@ pub struct Seeded {
     pub initial: String,
 }
 
-/// The canonical manifest (PROTOCOL.md section 4) for `title`, with the given
+/// The canonical manifest (docs/protocol.md §4) for `title`, with the given
 /// current anchors.
 pub fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, String)]) -> String {
     let anchors: Vec<Value> =

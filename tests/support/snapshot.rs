@@ -61,7 +61,7 @@ impl Seeded {
         Digest::of(self.manifest.as_bytes()).as_str().to_owned()
     }
 
-    /// `snapshotDigest` computed independently (PROTOCOL.md section 5).
+    /// `snapshotDigest` computed independently (docs/protocol.md §5).
     pub fn expected_snapshot_digest(&self) -> String {
         let anchors: Vec<Value> =
             self.current.iter().map(|(id, c)| json!({"id": id, "sha256": Digest::of(c.as_bytes()).as_str()})).collect();

@@ -6,7 +6,7 @@ use crate::gatekeeper::{Decision, Gatekeeper};
 use crate::msglog::MessageLog;
 use crate::proxy::{JobEnd, Out, Proxy};
 use crate::transport::{self, Client, LineBuf, StdioClient, WsClient};
-use kijito_gate::trigger::{Request, RequestState};
+use kijito_compact::trigger::{Request, RequestState};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::ffi::OsString;

@@ -1,8 +1,8 @@
-//! The adapter's side of the QA state (kijito_gate::trigger): which thread
+//! The adapter's side of the QA state (kijito_compact::trigger): which thread
 //! has a pending request for this adapter, whether it may be sent now, and
 //! how a sent request ends.
 
-use kijito_gate::trigger::{self, Request, RequestState, Via};
+use kijito_compact::trigger::{self, Request, RequestState, Via, ViaKind};
 use kijito_gate::QaDir;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -43,7 +43,7 @@ impl Gatekeeper {
             _ => return Ok(Decision::Nothing),
         }
         let Some(mut r) = trigger::read_request(&qa, &s)? else { return Ok(Decision::Nothing) };
-        if r.state != RequestState::Pending || r.via != "codex-app-server" {
+        if r.state != RequestState::Pending || !matches!(r.via, ViaKind::CodexAppServer) {
             return Ok(Decision::Nothing);
         }
         if trigger::kill_switch_on(&self.data_dir) {

@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use kijito_compact_codex::{run, Bounds, Options};
-use kijito_gate::trigger::{self, RequestState};
+use kijito_compact::trigger::{self, RequestState};
 use kijito_gate::ClaimOutcome;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, SessionId};

@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use kijito_compact_codex::gatekeeper::{Decision, Gatekeeper};
-use kijito_gate::trigger::{self, Pin, Request, RequestState, Via};
+use kijito_compact::trigger::{self, Pin, Request, RequestState, Via, ViaKind};
 use kijito_gate::ClaimOutcome;
 use kijito_protocol::ids::AbsPath;
 
@@ -88,13 +88,13 @@ fn nothing_without_a_session_thread_a_qa_dir_a_pin_to_this_adapter_or_a_pending_
     assert_eq!(gate(&w).decide(THREAD, T0 + 20).unwrap(), Decision::Nothing);
     // a request made for the tmux adapter, now pinned here
     let mut r = requested(&w, T0 + 10);
-    r.via = "tmux".into();
+    r.via = ViaKind::Tmux;
     trigger::write_request(&w.qa, &r).unwrap();
     assert_eq!(gate(&w).decide(THREAD, T0 + 20).unwrap(), Decision::Nothing);
     assert_eq!(w.request(&s).unwrap(), r, "untouched");
     // a codex request already sent, or final
     for state in [RequestState::Sent, RequestState::TimedOut, RequestState::Failed { code: "host_refused".into() }] {
-        r.via = "codex-app-server".into();
+        r.via = ViaKind::CodexAppServer;
         r.state = state;
         trigger::write_request(&w.qa, &r).unwrap();
         assert_eq!(gate(&w).decide(THREAD, T0 + 20).unwrap(), Decision::Nothing, "{:?}", r.state);

@@ -1,16 +1,18 @@
 //! kijito-compact: the compaction adapters (docs/adapters.md, docs/protocol.md
 //! §9). This crate holds what the hooks and the `kijito-compact` binary share:
-//! pin discovery for the SessionStart hook ([`pin`]), the turn records, the
-//! `request`/`status` commands and the tmux adapter's worker ([`worker`]).
-//! The state files themselves live in `kijito_gate::trigger`. No HTTP.
+//! pin discovery for the SessionStart hook ([`pin`]), the adapters' state
+//! files (pin, turn record, request: [`trigger`]), the `request`/`status`
+//! commands and the tmux adapter's worker ([`worker`]). An adapter is named
+//! by [`trigger::ViaKind`], never by a string. No HTTP.
 
 pub mod cli;
 pub mod pin;
 pub mod procfs;
 pub mod tmux;
+pub mod trigger;
 pub mod worker;
 
-use kijito_gate::trigger::{self, Pin, Request, TurnState, Via};
+use trigger::{Pin, Request, TurnState, Via, ViaKind};
 use kijito_gate::QaDir;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -18,7 +20,7 @@ use std::path::Path;
 
 /// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
 pub mod codes {
-    pub use kijito_gate::trigger::codes::*;
+    pub use crate::trigger::codes::*;
     pub use kijito_protocol::codes::compact::*;
 }
 
@@ -107,7 +109,7 @@ pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<serde_json::Value> {
 /// What the SessionStart hook did about the pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinOutcome {
-    Pinned(&'static str),
+    Pinned(ViaKind),
     /// Neither tmux nor the app-server adapter: no pin (any old one removed).
     NoTrigger,
     /// A subagent session: never pinned.
@@ -128,9 +130,9 @@ pub fn hook_session_start(qa: &QaDir, s: &SessionId, subagent: bool, now_ms: i64
     let found = pin::discover(&env, std::process::id(), &procfs::RealProcs, &tmux);
     match found {
         Ok(Some(via)) => {
-            let name = via.name();
+            let kind = via.kind();
             match trigger::write_pin(qa, &Pin { session_id: s.clone(), via, pinned_at_ms: now_ms }) {
-                Ok(()) => PinOutcome::Pinned(name),
+                Ok(()) => PinOutcome::Pinned(kind),
                 Err(e) => PinOutcome::Refused(e.code().to_owned(), e.message().to_owned()),
             }
         }

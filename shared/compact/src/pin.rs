@@ -19,7 +19,7 @@
 use crate::codes;
 use crate::procfs::Procs;
 use crate::tmux::Tmux;
-use kijito_gate::trigger::{is_adapter_id, is_pane_id, Via};
+use crate::trigger::{is_adapter_id, is_pane_id, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 

@@ -6,7 +6,7 @@ use crate::procfs::{ProcStat, Procs};
 use crate::tmux::Tmux;
 use crate::worker::{self, decide, Decision, Facts, Limits, Typing, World};
 use kijito_files::private;
-use kijito_gate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via};
+use crate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via, ViaKind};
 use kijito_gate::{Pass, QaDir};
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
@@ -36,7 +36,7 @@ fn tmux_pin() -> Pin {
 }
 
 fn req(state: RequestState) -> Request {
-    Request { session_id: sid(), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false, note: None }
+    Request { session_id: sid(), via: ViaKind::Tmux, nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false, note: None }
 }
 
 /// A turn that began at 500 ms and ended at `at`.
@@ -1268,8 +1268,7 @@ fn a_pane_pid_of_1_or_junk_is_no_pane() {
 fn a_tmux_owned_by_another_user_is_refused() {
     use crate::tmux::program_is_safe;
     use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = kijito_files::private::current_uid();
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -11,7 +11,7 @@
 
 use crate::codes;
 use kijito_files::child::{self, Ran};
-use kijito_gate::trigger::{is_pane_id, is_tmux_program, Via};
+use crate::trigger::{is_pane_id, is_tmux_program, Via};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::process::Command;
@@ -85,8 +85,7 @@ pub fn program_is_safe(path: &std::path::Path) -> bool {
         return false;
     }
     let Ok(real) = std::fs::canonicalize(path) else { return false };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = kijito_files::private::current_uid();
     let owned_ok = |m: &std::fs::Metadata| (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0;
     let (Ok(file), Some(dir)) = (std::fs::metadata(&real), real.parent()) else { return false };
     let Ok(dir_meta) = std::fs::metadata(dir) else { return false };

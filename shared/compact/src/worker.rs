@@ -8,7 +8,7 @@ use crate::codes;
 use crate::pin::{check_pane, PaneCheck};
 use crate::procfs::Procs;
 use crate::tmux::{Tmux, COMPACT_TEXT};
-use kijito_gate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via};
+use crate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};

@@ -38,28 +38,8 @@ pub mod codes {
     pub use kijito_protocol::codes::context::*;
 }
 
-/// Which host wrote the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
-    Codex,
-    Claude,
-}
-
-impl Host {
-    pub fn parse(text: &str) -> Result<Host> {
-        match text {
-            "codex" => Ok(Host::Codex),
-            "claude" => Ok(Host::Claude),
-            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_HOST, format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
-        }
-    }
-}
-
-impl kijito_protocol::cli::FromArg for Host {
-    fn from_arg(text: &str) -> Result<Self> {
-        Host::parse(text)
-    }
-}
+/// Which host wrote the file: the one host enum ([`kijito_files::datadir::HostKind`]).
+pub use kijito_files::datadir::HostKind as Host;
 
 /// One measurement. `ratio` is `Some` only when both numbers are known.
 #[derive(Debug, Clone, PartialEq)]

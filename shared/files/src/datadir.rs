@@ -97,6 +97,15 @@ pub fn qa_dir(data_dir: &AbsPath) -> Result<AbsPath> {
     qa_dir_checked(data_dir).map(|(qa, _)| qa)
 }
 
+/// The name of the QA state directory in a data dir.
+pub const QA_DIR: &str = "qa";
+
+/// `<data-dir>/qa/`, the one place the path is built (checked or created by
+/// [`qa_dir_checked`]; `kijito_gate::QaDir` wraps it).
+pub fn qa_path(data_dir: &AbsPath) -> Result<AbsPath> {
+    data_dir.join(QA_DIR)
+}
+
 /// [`qa_dir`] with the proof that it (and every directory on the way) was
 /// checked: the ancestors are checked once, for the data dir.
 pub fn qa_dir_checked(data_dir: &AbsPath) -> Result<(AbsPath, private::CheckedDir)> {
@@ -106,8 +115,8 @@ pub fn qa_dir_checked(data_dir: &AbsPath) -> Result<(AbsPath, private::CheckedDi
         _ => private::check_dir_checked(data_dir.as_path(), false),
     }
     .map_err(wrap)?;
-    let qa = data_dir.join("qa")?;
-    let checked = data.private_subdir("qa").map_err(wrap)?;
+    let qa = qa_path(data_dir)?;
+    let checked = data.private_subdir(QA_DIR).map_err(wrap)?;
     Ok((qa, checked))
 }
 

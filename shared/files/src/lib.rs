@@ -1,10 +1,12 @@
 //! kijito-files: owner-only atomic files ([`private`]), OS randomness
 //! ([`random`]), the configuration file ([`config`]), the data dir
-//! ([`datadir`]) and bounded runs of a trusted helper program ([`child`]).
+//! ([`datadir`]), bounded runs of a child program ([`child`]) and the lock
+//! with a deadline ([`lock`]).
 //! Depends only on the protocol crate.
 
 pub mod child;
 pub mod config;
 pub mod datadir;
+pub mod lock;
 pub mod private;
 pub mod random;

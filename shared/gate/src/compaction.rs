@@ -18,12 +18,12 @@ pub mod codes {
 /// (below the 1.5 s PreCompact watchdog).
 pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
 
-/// An exclusive flock on `precompact.<session>.lock` in the QA dir; released
-/// when dropped (closing the descriptor).
-struct SessionLock(#[allow(dead_code)] std::fs::File);
+/// An exclusive flock on `precompact.<session>.lock` in the QA dir
+/// ([`kijito_files::lock`]); released when dropped (closing the descriptor).
+struct SessionLock(#[allow(dead_code)] kijito_files::lock::Held);
 
 fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
-    use std::os::fd::AsRawFd;
+    use kijito_files::lock;
     use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
     let file = std::fs::OpenOptions::new()
@@ -35,17 +35,10 @@ fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| Error::new(codes::PRECOMPACT_BUSY, format!("cannot open {}: {e}", path.display())))?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS);
-    loop {
-        // SAFETY: flock on a valid descriptor owned by `file`.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(SessionLock(file));
-        }
-        if std::time::Instant::now() >= deadline {
-            return Err(Error::new(codes::PRECOMPACT_BUSY, "another PreCompact of this session is still running"));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let every_5_ms = lock::Backoff { first: std::time::Duration::from_millis(5), max: std::time::Duration::from_millis(5) };
+    lock::exclusive_within(file, std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS), every_5_ms)
+        .map(SessionLock)
+        .map_err(|_| Error::new(codes::PRECOMPACT_BUSY, "another PreCompact of this session is still running"))
 }
 
 /// `compaction-attempt.<session>.json`.

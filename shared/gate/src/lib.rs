@@ -32,7 +32,6 @@ pub mod record;
 pub mod report;
 pub mod state;
 pub mod summary;
-pub mod trigger;
 pub mod withdraw;
 pub mod witness;
 
@@ -72,7 +71,8 @@ pub fn fresh_nonce() -> String {
     kijito_files::random::hex(16)
 }
 
-pub(crate) fn is_hex32(s: &str) -> bool {
+/// 32 lowercase hex digits (a nonce, an adapter id).
+pub fn is_hex32(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -100,13 +100,13 @@ impl QaDir {
     /// The QA dir of `data_dir` for reading only: nothing is created or
     /// checked (every read checks its own file).
     pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
-        Ok(QaDir { dir: data_dir.join("qa")?, checked: None, ledger_dir: kijito_files::datadir::heads_dir() })
+        Ok(QaDir { dir: kijito_files::datadir::qa_path(data_dir)?, checked: None, ledger_dir: kijito_files::datadir::heads_dir() })
     }
 
     /// `<data-dir>/qa/` if it exists and is private; creates nothing
     /// (read-only commands). `Ok(None)` when there is no QA state yet.
     pub fn existing(data_dir: &AbsPath) -> Result<Option<QaDir>> {
-        let dir = data_dir.join("qa")?;
+        let dir = kijito_files::datadir::qa_path(data_dir)?;
         match std::fs::symlink_metadata(dir.as_path()) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             _ => {
@@ -190,6 +190,16 @@ impl QaDir {
     pub fn spent(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::Spent.name(s))
     }
+    /// The compaction adapters' files (`kijito_compact::trigger`).
+    pub fn pin(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Pin.name(s))
+    }
+    pub fn turn(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Turn.name(s))
+    }
+    pub fn request(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::Request.name(s))
+    }
     pub fn current_pointer(&self) -> PathBuf {
         self.file(state::CURRENT_POINTER.to_owned())
     }
@@ -218,6 +228,6 @@ pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Resu
 }
 
 /// The keys of a JSON object, in order, equal `keys`.
-pub(crate) fn has_keys(obj: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> bool {
+pub fn has_keys(obj: &serde_json::Map<String, serde_json::Value>, keys: &[&str]) -> bool {
     obj.len() == keys.len() && obj.keys().zip(keys).all(|(a, b)| a == b)
 }

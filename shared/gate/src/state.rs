@@ -25,11 +25,11 @@ pub enum StateFile {
     AttemptClaimed,
     Reentry,
     ReentryDelivered,
-    /// The compaction adapters' pin of a session (`trigger`).
+    /// The compaction adapters' pin of a session (`kijito_compact::trigger`).
     Pin,
-    /// The last recorded turn state (`trigger`).
+    /// The last recorded turn state (`kijito_compact::trigger`).
     Turn,
-    /// The compaction request of a pass (`trigger`).
+    /// The compaction request of a pass (`kijito_compact::trigger`).
     Request,
     /// A pass withdrawn by a new turn, renamed (`withdraw`): the next
     /// PreCompact names the reason, then removes it.
@@ -92,6 +92,15 @@ pub const STATE_RULES: FileRules = FileRules { owner_only: true, min_bytes: 2, m
 /// Read a gate state file (owner-only, no symlink, bounded).
 pub fn read_state(path: &Path) -> Result<Vec<u8>> {
     private::read_checked(path, STATE_RULES).map(|(b, _)| b)
+}
+
+/// [`read_state`] of a file that may be missing (`Ok(None)`; any other
+/// entry, a symlink too, is read and refused as `read_state` refuses it).
+pub fn read_optional(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => read_state(path).map(Some),
+    }
 }
 
 /// The read failed because the file is not safely ours (a symlink, not a

@@ -194,7 +194,7 @@ fn updated(bytes: &[u8], s: &SessionId, nonce: &str, now_ms: i64, summary: Summa
 /// pending check (unattested, another compaction's, already decided).
 pub fn note_summary(qa: &QaDir, s: &SessionId, summary: Summary<'_>, now_ms: i64) -> Result<Option<SummaryCheck>> {
     // The claimed attempt names this compaction's nonce.
-    let Some(attempt) = crate::trigger::read_optional(&qa.attempt_claimed(s))? else { return Ok(None) };
+    let Some(attempt) = crate::state::read_optional(&qa.attempt_claimed(s))? else { return Ok(None) };
     let Ok(attempt) = crate::Attempt::parse(&attempt) else { return Ok(None) };
     let Some(nonce) = attempt.compaction_nonce.filter(|_| attempt.attested && &attempt.session_id == s) else { return Ok(None) };
     // Still waiting for delivery: take it exclusively, update, put it back.
@@ -213,7 +213,7 @@ pub fn note_summary(qa: &QaDir, s: &SessionId, summary: Summary<'_>, now_ms: i64
     }
     // Delivered: the record stays as audit evidence; only its verdict changes.
     let delivered = qa.reentry_delivered(s);
-    let Some(bytes) = crate::trigger::read_optional(&delivered)? else { return Ok(None) };
+    let Some(bytes) = crate::state::read_optional(&delivered)? else { return Ok(None) };
     match updated(&bytes, s, &nonce, now_ms, summary) {
         Some(r) => {
             private::write_atomic(&delivered, r.to_value().to_string().as_bytes())?;
@@ -227,7 +227,7 @@ pub fn note_summary(qa: &QaDir, s: &SessionId, summary: Summary<'_>, now_ms: i64
 /// delivered), for `kijito-compact status`.
 pub fn record_for(qa: &QaDir, s: &SessionId, nonce: &str) -> Result<Option<Reentry>> {
     for path in [qa.reentry(s), qa.reentry_delivered(s), noting_path(qa, s)] {
-        let Some(bytes) = crate::trigger::read_optional(&path)? else { continue };
+        let Some(bytes) = crate::state::read_optional(&path)? else { continue };
         if let Ok(r) = Reentry::parse(&bytes) {
             if &r.session_id == s && r.attested.as_ref().is_some_and(|a| a.compaction_nonce == nonce) {
                 return Ok(Some(r));

@@ -15,7 +15,6 @@
 //! with their own code.
 
 use crate::pass::{codes, Pass};
-use crate::trigger;
 use crate::{has_keys, is_hex32, QaDir, PASS_MAX_AGE_MS};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
@@ -117,7 +116,7 @@ impl Spent {
 
 /// The spent record at `path` (none: empty).
 fn read_spent_at(path: &Path, session: &SessionId) -> Result<Spent> {
-    match trigger::read_optional(path)? {
+    match crate::state::read_optional(path)? {
         None => Ok(Spent { session_id: session.clone(), entries: Vec::new() }),
         Some(b) => Spent::parse(&b, session),
     }
@@ -158,18 +157,20 @@ pub struct Withdrawn {
 /// spent record (first, so a crash leaves a refused pass, never a valid
 /// one), the pass is renamed to `qa-pass-withdrawn.<s>.json`, and a pending
 /// or sent request for that pass becomes `failed` with
-/// `pass_invalidated_by_new_turn`. No lock (the hook binary's size): the host
+/// `pass_invalidated_by_new_turn` (`fail_request(nonce)`, the compaction
+/// adapters' part: `kijito_compact::trigger::new_turn`; its answer is
+/// [`Withdrawn::request_failed`]). No lock (the hook binary's size): the host
 /// runs a session's UserPromptSubmit and PreCompact one after the other, and
 /// should one ever race with a PreCompact promoting the same pass, the
 /// rename makes that PreCompact's link or unlink fail (unattested,
 /// `promote_failed`) or finds the pass already promoted. A pass that does
 /// not parse is left for PreCompact to refuse (`pass_invalid`).
-pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Withdrawn>> {
+pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64, fail_request: &dyn Fn(&str) -> bool) -> Result<Option<Withdrawn>> {
     let path = qa.pass(session);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
-    let Some(bytes) = trigger::read_optional(&path)? else { return Ok(None) };
+    let Some(bytes) = crate::state::read_optional(&path)? else { return Ok(None) };
     let pass = Pass::parse(&bytes)?;
     let entry = SpentNonce { nonce: pass.compaction_nonce.clone(), why: codes::PASS_WITHDRAWN, recorded_at_ms: pass.recorded_at_ms, spent_at_ms: now_ms };
     // An unreadable record already refuses every pass: the withdrawal goes on.
@@ -188,7 +189,7 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<W
     private::fsync_dir(qa.path().as_path())?;
     // (A crash here leaves the request to the adapter, which refuses the
     // withdrawn pass with the same code.)
-    let request_failed = trigger::fail_pending(qa, session, &pass.compaction_nonce, codes::PASS_WITHDRAWN, now_ms).unwrap_or(false);
+    let request_failed = fail_request(&pass.compaction_nonce);
     if let Err(e) = listed {
         if !e.is(codes::SPENT_INVALID) {
             return Err(e);

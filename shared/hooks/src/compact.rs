@@ -5,7 +5,8 @@
 use crate::run::HookEnv;
 use crate::HookInput;
 use kijito_compact::PinOutcome;
-use kijito_gate::trigger::TurnState;
+pub use kijito_compact::trigger::TurnState;
+use kijito_compact::trigger::ViaKind;
 
 /// Whether the hook input (the parsed stdin object) belongs to a subagent
 /// (`agent_id` or `agent_type`).
@@ -30,7 +31,7 @@ pub fn existing_pin(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<
         return None;
     }
     let (data, qa) = env.qa().ok()?;
-    let outcome = match kijito_gate::trigger::pinned_via(&qa, &input.session_id) {
+    let outcome = match kijito_compact::trigger::pinned_via(&qa, &input.session_id) {
         Ok(Some(via)) => PinOutcome::Pinned(via),
         Ok(None) => PinOutcome::NoTrigger,
         Err(e) => PinOutcome::Refused(e.code().to_owned(), e.message().to_owned()),
@@ -41,8 +42,7 @@ pub fn existing_pin(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<
 /// The `kijito-compact request` paragraph of the commands text for a pin outcome.
 fn request_paragraph(env: &HookEnv, input: &HookInput, data: &kijito_protocol::ids::AbsPath, outcome: &PinOutcome) -> Option<String> {
     let adapter = match outcome {
-        PinOutcome::Pinned("tmux") => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended".to_owned(),
-        PinOutcome::Pinned(_) => "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended".to_owned(),
+        PinOutcome::Pinned(via) => via.what_it_does().to_owned(),
         PinOutcome::NoTrigger => "no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer no_safe_trigger".to_owned(),
         PinOutcome::Subagent => return None,
         PinOutcome::Refused(code, msg) => format!("no adapter may compact this session ({code}: {msg}), so the request will answer no_safe_trigger"),
@@ -73,7 +73,9 @@ pub fn turn(env: &HookEnv, input: &HookInput, subagent: bool, state: TurnState) 
 pub fn stop_advice(env: &HookEnv, input: &HookInput) -> &'static str {
     let pending = env.qa().ok().and_then(|(_, qa)| kijito_compact::pending_request(&qa, &input.session_id));
     match pending {
-        Some(r) if r.via == "tmux" || r.via == "codex-app-server" => "compaction was requested; the adapter starts it now",
-        _ => "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested",
+        Some(r) => match r.via {
+            ViaKind::Tmux | ViaKind::CodexAppServer => "compaction was requested; the adapter starts it now",
+        },
+        None => "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested",
     }
 }

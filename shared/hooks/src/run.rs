@@ -150,7 +150,7 @@ pub fn prompt_stdin(env: &HookEnv, stdin: Result<Vec<u8>>) -> Option<String> {
 fn prompt_event(env: &HookEnv, input: &HookInput, stdin: &[u8]) -> Option<String> {
     let extras = Extras::of(stdin);
     let withdrawn = new_turn(env, input, &extras);
-    crate::compact::turn(env, input, extras.subagent, gate::trigger::TurnState::Running);
+    crate::compact::turn(env, input, extras.subagent, crate::compact::TurnState::Running);
     user_prompt_submit(env, input, &extras, withdrawn)
 }
 
@@ -178,7 +178,7 @@ fn dispatch(
         Event::UserPromptSubmit => on_prompt(env, &input, stdin),
         Event::Stop => {
             let extras = Extras::of(stdin);
-            crate::compact::turn(env, &input, extras.subagent, gate::trigger::TurnState::Ended);
+            crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
             let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
@@ -274,13 +274,13 @@ fn commands_unavailable(e: &Error) -> String {
 
 /// UserPromptSubmit: a new turn of the main agent (any prompt but exactly
 /// `/compact`; never a subagent's) withdraws a waiting pass
-/// ([`gate::withdraw::new_turn`]; one `stat` when no pass waits).
+/// ([`kijito_compact::trigger::new_turn`]; one `stat` when no pass waits).
 fn new_turn(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<gate::withdraw::Withdrawn> {
     if extras.subagent || !gate::withdraw::is_new_turn(extras.prompt.as_deref()) {
         return None;
     }
     let (_, qa) = env.qa().ok()?;
-    gate::withdraw::new_turn(&qa, &input.session_id, env.now_ms).ok()?
+    kijito_compact::trigger::new_turn(&qa, &input.session_id, env.now_ms).ok()?
 }
 
 /// The stdin fields only the memory-latch/wake-check extensions read: the

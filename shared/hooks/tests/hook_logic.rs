@@ -236,8 +236,8 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     let env = w.env(Host::Codex, T0);
     let ups = w.stdin("UserPromptSubmit", json!({"prompt": "hello"}));
     assert_eq!(run::session(&env, Event::UserPromptSubmit, &ups), None);
-    let turn = kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap();
-    assert_eq!((turn.state, turn.at_ms), (kijito_gate::trigger::TurnState::Running, T0));
+    let turn = kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap();
+    assert_eq!((turn.state, turn.at_ms), (kijito_compact::trigger::TurnState::Running, T0));
     w.pass(T0);
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
     run::postcompact(&env, &w.stdin("PostCompact", json!({})));
@@ -252,7 +252,7 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     let w = world();
     let env = w.env(Host::Codex, T0);
     run::session(&env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"agent_id": "a1"})));
-    assert_eq!(kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap(), None);
+    assert_eq!(kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap(), None);
 }
 
 #[test]
@@ -261,20 +261,20 @@ fn stop_reminds_of_a_waiting_pass() {
     let env = w.env(Host::Codex, T0 + 60_000);
     let stop = w.stdin("Stop", json!({}));
     assert_eq!(run::session(&env, Event::Stop, &stop), None);
-    assert_eq!(kijito_gate::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap().state, kijito_gate::trigger::TurnState::Ended);
+    assert_eq!(kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap().state, kijito_compact::trigger::TurnState::Ended);
     w.pass(T0);
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
     let expected = messages::fill(messages::STOP_WAITING, "29").replacen("<advice>", "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested", 1);
     assert_eq!(v, json!({"systemMessage": expected}));
     // A requested compaction changes the advice.
     let qa = w.qa();
-    kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
+    kijito_compact::trigger::write_pin(&qa, &kijito_compact::trigger::Pin {
         session_id: sid(),
-        via: kijito_gate::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
+        via: kijito_compact::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
         pinned_at_ms: T0,
     })
     .unwrap();
-    kijito_gate::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
     assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
     // Near the end of its life: 0 minutes, never negative.
@@ -608,14 +608,14 @@ fn stop_advice_for_a_tmux_request() {
     let env = w.env(Host::Codex, T0 + 60_000);
     w.pass(T0);
     let qa = w.qa();
-    kijito_gate::trigger::write_pin(&qa, &kijito_gate::trigger::Pin {
+    kijito_compact::trigger::write_pin(&qa, &kijito_compact::trigger::Pin {
         session_id: sid(),
-        via: kijito_gate::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1, tmux: None },
+        via: kijito_compact::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1, tmux: None },
         pinned_at_ms: T0,
     })
     .unwrap();
-    let (r, _) = kijito_gate::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
-    assert_eq!(r.via, "tmux");
+    let (r, _) = kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    assert_eq!(r.via.as_str(), "tmux");
     let v = json_of(&run::session(&env, Event::Stop, &w.stdin("Stop", json!({}))).unwrap());
     assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
 }

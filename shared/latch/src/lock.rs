@@ -1,20 +1,20 @@
-//! The advisory lock on `_manifest.lock`, taken through `fd-lock` (flock on
-//! Unix). Acquired with bounded backoff (2, 4, ... 64 ms) up to the 800 ms
-//! governance timeout, then fail closed with `latch_lock_timeout`.
+//! The advisory lock on `_manifest.lock`, taken with the one lock with a
+//! deadline ([`kijito_files::lock`], `fd-lock`: flock on Unix). Acquired
+//! with bounded backoff (2, 4, ... 64 ms) up to the 800 ms governance timeout, then fail closed with `latch_lock_timeout`.
 //! The kernel drops a flock when its holder dies, so a lock can only be
 //! "stale" when its holder is alive but stuck; [`probe`] reports that.
 
 use kijito_protocol::error::{Error, Result};
-use kijito_files::private;
+use kijito_files::{lock, private};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A held lock; released on drop (closing the fd releases the flock).
 #[derive(Debug)]
 pub struct LockGuard {
-    _lock: fd_lock::RwLock<File>,
+    _lock: lock::Held,
 }
 
 fn open_lock(path: &Path, create: bool) -> Result<File> {
@@ -39,39 +39,17 @@ fn open_lock(path: &Path, create: bool) -> Result<File> {
     Ok(file)
 }
 
-/// One non-blocking attempt: `Ok(true)` when taken. An exclusive lock is kept
-/// (its guard is forgotten, so the lock lives until the fd closes with the
-/// [`LockGuard`]); a shared probe lock is released at once.
-fn try_lock(lock: &mut fd_lock::RwLock<File>, exclusive: bool) -> std::io::Result<bool> {
-    let res = if exclusive { lock.try_write().map(std::mem::forget) } else { lock.try_read().map(drop) };
-    match res {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::Interrupted => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// Acquire the exclusive lock within `timeout_ms` (backoff 2, 4, ... 64 ms).
+/// Acquire the exclusive lock within `timeout_ms` (backoff 2, 4, ... 64 ms;
+/// the one lock with a deadline, [`kijito_files::lock`]).
 pub fn acquire(path: &Path, timeout_ms: u64) -> Result<LockGuard> {
-    let mut lock = fd_lock::RwLock::new(open_lock(path, true)?);
-    let start = Instant::now();
-    let mut wait = Duration::from_millis(2);
-    loop {
-        match try_lock(&mut lock, true) {
-            Ok(true) => return Ok(LockGuard { _lock: lock }),
-            Ok(false) => {}
-            Err(e) => return Err(Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display()))),
-        }
-        let elapsed = start.elapsed();
-        let limit = Duration::from_millis(timeout_ms);
-        if elapsed >= limit {
-            return Err(Error::new(
-                crate::codes::LOCK_TIMEOUT,
-                format!("{} is held by another writer; gave up after {} ms (fail closed)", path.display(), timeout_ms),
-            ));
-        }
-        std::thread::sleep(wait.min(limit - elapsed));
-        wait = (wait * 2).min(Duration::from_millis(64));
+    let backoff = lock::Backoff { first: Duration::from_millis(2), max: Duration::from_millis(64) };
+    match lock::exclusive_within(open_lock(path, true)?, Duration::from_millis(timeout_ms), backoff) {
+        Ok(held) => Ok(LockGuard { _lock: held }),
+        Err(lock::Refused::Failed(e)) => Err(Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display()))),
+        Err(lock::Refused::TimedOut) => Err(Error::new(
+            crate::codes::LOCK_TIMEOUT,
+            format!("{} is held by another writer; gave up after {} ms (fail closed)", path.display(), timeout_ms),
+        )),
     }
 }
 
@@ -108,19 +86,9 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
         Err(e) => return Err(e),
     };
     let mtime_ms = file.metadata().map(|m| (m.mtime().max(0) as u64) * 1000).unwrap_or(0);
-    let mut lock = fd_lock::RwLock::new(file);
     // Held means held for the whole probe window: a writer's append (a few
     // ms) or a forked child that has not yet exec'd its copy of the fd away
     // is not a stale lock.
-    let mut got = false;
-    for attempt in 0..PROBE_ATTEMPTS {
-        got = try_lock(&mut lock, false).map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display())))?;
-        if got {
-            break;
-        }
-        if attempt + 1 < PROBE_ATTEMPTS {
-            std::thread::sleep(PROBE_PAUSE);
-        }
-    }
-    Ok(LockProbe { exists: true, held: !got, age_ms: now_ms.saturating_sub(mtime_ms), interrupted_writes })
+    let held = lock::held_throughout(file, PROBE_ATTEMPTS, PROBE_PAUSE).map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display())))?;
+    Ok(LockProbe { exists: true, held, age_ms: now_ms.saturating_sub(mtime_ms), interrupted_writes })
 }

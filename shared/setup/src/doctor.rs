@@ -25,8 +25,24 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The events install.sh writes into every hooks.json.
-pub const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop", "PreToolUse", "PreCompact", "PostCompact"];
+/// The hooks.json templates install.sh renders (hooks/<host>/hooks.json.tmpl):
+/// the one home of the hook event list.
+const TEMPLATES: [&str; 2] = [include_str!("../../../hooks/claude/hooks.json.tmpl"), include_str!("../../../hooks/codex/hooks.json.tmpl")];
+
+/// The events install.sh writes into every hooks.json: the keys of `hooks`
+/// in the templates, in their order (a key of either template counts).
+pub fn events() -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for t in TEMPLATES {
+        let v: Value = serde_json::from_str(t).unwrap_or(Value::Null);
+        for k in v.get("hooks").and_then(Value::as_object).into_iter().flat_map(|o| o.keys()) {
+            if !all.contains(k) {
+                all.push(k.clone());
+            }
+        }
+    }
+    all
+}
 /// Largest hooks.json read.
 pub const MAX_HOOKS_JSON: u64 = 256 * 1024;
 /// Time for one `--help`.
@@ -559,8 +575,9 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
     let mut bins: Vec<PathBuf> = Vec::new();
     let bin_dir = root.join("bin");
     let events = value.get("hooks").and_then(Value::as_object);
-    for ev in EVENTS {
-        if events.and_then(|e| e.get(*ev)).is_none() {
+    let expected = self::events();
+    for ev in &expected {
+        if events.and_then(|e| e.get(ev)).is_none() {
             problems.push(format!("no {ev} hook"));
         }
     }
@@ -583,7 +600,7 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
         }
     }
     if problems.is_empty() {
-        out.green(host, "hooks.json", format!("{}: {count} hooks on {} events, absolute commands in {}", path.display(), EVENTS.len(), bin_dir.display()));
+        out.green(host, "hooks.json", format!("{}: {count} hooks on {} events, absolute commands in {}", path.display(), expected.len(), bin_dir.display()));
     } else {
         out.red(host, "hooks.json", problems.join("; "), format!("{reinstall} (it writes absolute paths into hooks.json)"));
     }
@@ -643,7 +660,11 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
                 out.red(host, "data dir", format!("{dir} ({from}): {} ({}); every hook would answer fail-soft", e.message(), e.code()), format!("chmod 700 {dir} (it must be a directory you own, not a symlink)"));
                 return;
             }
-            let qa = dir.as_path().join("qa");
+            let qa = match datadir::qa_path(&dir) {
+                Ok(q) => q,
+                Err(e) => return out.red(host, "data dir", format!("{dir}: {} ({})", e.message(), e.code()), "set dataDir in the config to an absolute path"),
+            };
+            let qa = qa.as_path();
             if qa.exists() || std::fs::symlink_metadata(&qa).is_ok() {
                 if let Err(e) = private::check_dir(&qa, true) {
                     out.red(host, "data dir", format!("{}: {} ({})", qa.display(), e.message(), e.code()), format!("chmod 700 {}", qa.display()));
@@ -732,5 +753,21 @@ fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
             format!("fix what it names in {}/.claude-plugin/plugin.json or hooks/hooks.json (or re-run install.sh)", root.display()),
         ),
         Err(e) => out.red("claude", "validate", e.message().to_owned(), format!("check that {} runs", claude.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_list_is_the_templates_keys_and_both_hosts_get_every_event() {
+        let events = events();
+        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"]);
+        for t in TEMPLATES {
+            let v: Value = serde_json::from_str(t).expect("a template is JSON before rendering");
+            let keys: Vec<&String> = v["hooks"].as_object().expect("hooks").keys().collect();
+            assert_eq!(keys, events.iter().collect::<Vec<_>>());
+        }
     }
 }

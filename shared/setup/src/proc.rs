@@ -1,13 +1,12 @@
-//! Running a child process with a bounded time and bounded output, and
-//! finding a program on `PATH`.
+//! The doctor's bounded runs of the host CLIs (the one runner is
+//! [`kijito_files::child::run`]) and finding a program on `PATH`.
 
+use kijito_files::child;
 use kijito_protocol::error::{Error, Result};
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// What a finished (or killed) child left.
 #[derive(Debug, Clone)]
@@ -37,83 +36,27 @@ impl Output {
     }
 }
 
-fn drain(pipe: Option<impl Read + Send + 'static>, limit: u64) -> std::sync::mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = pipe {
-            let mut limited = p.take(limit);
-            let _ = limited.read_to_end(&mut buf);
-            let _ = tx.send(buf);
-            // keep reading (and dropping) so the child never blocks on a full pipe
-            let mut rest = limited.into_inner();
-            let _ = std::io::copy(&mut rest, &mut std::io::sink());
-        } else {
-            let _ = tx.send(buf);
-        }
-    });
-    rx
-}
-
-/// How long the output may trail the child's exit (a grandchild holding the pipe).
-const TRAIL: Duration = Duration::from_secs(2);
-
 /// Run `cmd` (stdin closed) for at most `timeout`, keeping at most `limit`
-/// bytes of each stream. The child gets its own process group; a child still
-/// running at the deadline is killed with its whole group (so no grandchild
-/// keeps the pipes open).
+/// bytes of each stream: [`kijito_files::child::run`] (its own process group,
+/// killed with it at the deadline), the output as text.
 pub fn run(cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
     run_inner(cmd, None, timeout, limit)
 }
 
-/// As [`run`], with `input` written to the child's stdin (then closed) from
-/// a thread, so a child that does not read cannot block the caller.
+/// As [`run`], with `input` written to the child's stdin (then closed).
 pub fn run_with_input(cmd: Command, input: Vec<u8>, timeout: Duration, limit: u64) -> Result<Output> {
     run_inner(cmd, Some(input), timeout, limit)
 }
 
 fn run_inner(mut cmd: Command, input: Option<Vec<u8>>, timeout: Duration, limit: u64) -> Result<Output> {
-    let mut child = cmd
-        .process_group(0)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let o = child::run_with_input(&mut cmd, input, timeout, limit)
         .map_err(|e| Error::new(crate::codes::SPAWN_FAILED, format!("cannot run {:?}: {e}", cmd.get_program())))?;
-    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = stdin.write_all(&bytes);
-        });
-    }
-    let out = drain(child.stdout.take(), limit);
-    let err = drain(child.stderr.take(), limit);
-    let deadline = Instant::now() + timeout;
-    let mut status = None;
-    let mut timed_out = false;
-    // bounded: at most timeout / 5 ms iterations
-    while Instant::now() < deadline {
-        match child.try_wait() {
-            Ok(Some(s)) => {
-                status = Some(s.code());
-                break;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(Error::new(crate::codes::SPAWN_FAILED, format!("waiting for {:?}: {e}", cmd.get_program()))),
-        }
-    }
-    if status.is_none() {
-        timed_out = true;
-        // SAFETY: kill(2) on the process group this function created for the child.
-        unsafe {
-            libc::kill(-(child.id() as i32), libc::SIGKILL);
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let stdout = String::from_utf8_lossy(&out.recv_timeout(TRAIL).unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err.recv_timeout(TRAIL).unwrap_or_default()).into_owned();
-    Ok(Output { status: status.flatten(), timed_out, stdout, stderr })
+    Ok(Output {
+        status: o.status.and_then(|s| s.code()),
+        timed_out: o.status.is_none(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    })
 }
 
 /// Whether `path` is a regular file with an execute bit.
@@ -139,6 +82,7 @@ pub fn which(name: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn bounded_run_kills_on_timeout_and_caps_output() {

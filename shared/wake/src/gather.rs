@@ -199,7 +199,10 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
             }
         }
     }
-    let qa = data.as_path().join("qa");
+    let qa = match kijito_gate::QaDir::read_only(data) {
+        Ok(q) => q.path().as_path().to_path_buf(),
+        Err(e) => return QaFacts::Absent(format!("no QA dir in {data}: {}", e.code())),
+    };
     if std::fs::symlink_metadata(&qa).is_err() {
         return QaFacts::Absent(format!("{} does not exist", qa.display()));
     }

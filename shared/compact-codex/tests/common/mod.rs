@@ -6,7 +6,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use kijito_files::private;
-use kijito_gate::trigger::{self, Pin, Request, Via};
+use kijito_compact::trigger::{self, Pin, Request, Via};
 use kijito_gate::{transcript_identity, Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
-use kijito_gate::trigger::{self, codes, Pin, Request, RequestState, Turn, TurnState, Via};
+use kijito_compact::trigger::{self, codes, Pin, Request, RequestState, Turn, TurnState, Via};
 use kijito_gate::{Attempt, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use serde_json::json;
@@ -35,7 +35,7 @@ fn write_pass(e: &Env, at: i64, nonce: &str) {
 }
 
 fn request(state: RequestState) -> Request {
-    Request { session_id: sid("sess-1"), via: "tmux".into(), nonce: NONCE.into(), requested_at_ms: 10, updated_at_ms: 20, state, ticket_invalidated: false, note: None }
+    Request { session_id: sid("sess-1"), via: trigger::ViaKind::Tmux, nonce: NONCE.into(), requested_at_ms: 10, updated_at_ms: 20, state, ticket_invalidated: false, note: None }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_gate::trigger::{self, codes, Request, RequestState, Turn, TurnState};
+use kijito_compact::trigger::{self, codes, Request, RequestState, Turn, TurnState};
 use kijito_protocol::ids::SessionId;
 
 mod common;
@@ -67,7 +67,7 @@ fn turn_records_old_and_new() {
 fn request(state: RequestState, note: Option<&str>) -> Request {
     Request {
         session_id: SessionId::parse("sess-1").unwrap(),
-        via: "tmux".into(),
+        via: trigger::ViaKind::Tmux,
         nonce: NONCE.into(),
         requested_at_ms: 10,
         updated_at_ms: 20,

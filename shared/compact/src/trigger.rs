@@ -13,9 +13,9 @@
 //! The kill switch is `<data-dir>/compact-disabled`: while it exists no
 //! adapter sends anything.
 
-use crate::state::StateFile;
-use crate::{has_keys, read_state, QaDir};
 use kijito_files::private;
+use kijito_gate::state::read_optional;
+use kijito_gate::{has_keys, is_hex32, QaDir};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Map, Value};
@@ -38,18 +38,6 @@ pub fn kill_switch(data_dir: &AbsPath) -> PathBuf {
 /// Whether the kill switch is present (a symlink counts as present).
 pub fn kill_switch_on(data_dir: &AbsPath) -> bool {
     std::fs::symlink_metadata(kill_switch(data_dir)).is_ok()
-}
-
-impl QaDir {
-    pub fn pin(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(StateFile::Pin.name(s))
-    }
-    pub fn turn(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(StateFile::Turn.name(s))
-    }
-    pub fn request(&self, s: &SessionId) -> PathBuf {
-        self.path().as_path().join(StateFile::Request.name(s))
-    }
 }
 
 fn bad(code: &'static str, what: &str) -> Error {
@@ -77,7 +65,45 @@ pub fn is_tmux_program(p: &str) -> bool {
 
 /// An adapter id: 32 lowercase hex.
 pub fn is_adapter_id(s: &str) -> bool {
-    crate::is_hex32(s)
+    is_hex32(s)
+}
+
+/// The adapters by kind: the `via` of pins and requests. The one place an
+/// adapter's name is spelled ([`ViaKind::as_str`]) and read back
+/// ([`ViaKind::parse`]); everything else matches the enum, so a new adapter
+/// is one arm here and in [`Via`], and the compiler names every match that
+/// must say what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ViaKind {
+    /// A CLI host in a tmux pane (the tmux worker types `/compact`).
+    Tmux,
+    /// A Codex app-server run by `kijito-compact codex`.
+    CodexAppServer,
+}
+
+impl ViaKind {
+    pub const ALL: [ViaKind; 2] = [ViaKind::Tmux, ViaKind::CodexAppServer];
+
+    /// The name in the files and lines (`tmux`, `codex-app-server`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViaKind::Tmux => "tmux",
+            ViaKind::CodexAppServer => "codex-app-server",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<ViaKind> {
+        ViaKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// What the adapter does once asked (the hooks' commands text).
+    pub fn what_it_does(self) -> &'static str {
+        match self {
+            ViaKind::Tmux => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended",
+            ViaKind::CodexAppServer => "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended",
+        }
+    }
 }
 
 /// Which adapter owns a session.
@@ -95,11 +121,16 @@ pub enum Via {
 }
 
 impl Via {
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> ViaKind {
         match self {
-            Via::Tmux { .. } => "tmux",
-            Via::CodexAppServer { .. } => "codex-app-server",
+            Via::Tmux { .. } => ViaKind::Tmux,
+            Via::CodexAppServer { .. } => ViaKind::CodexAppServer,
         }
+    }
+
+    /// [`ViaKind::as_str`] of this adapter.
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
     }
 }
 
@@ -144,8 +175,8 @@ impl Pin {
         let session_id = SessionId::parse(get_str(o, "sessionId").ok_or_else(err)?).map_err(|_| err())?;
         let pinned_at_ms = o["pinnedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
         let t = o["target"].as_object().ok_or_else(err)?;
-        let via = match get_str(o, "via") {
-            Some("tmux") if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) || has_keys(t, &["socket", "pane", "hostPid", "hostStart", "tmux"]) => {
+        let via = match get_str(o, "via").and_then(ViaKind::parse).ok_or_else(err)? {
+            ViaKind::Tmux if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) || has_keys(t, &["socket", "pane", "hostPid", "hostStart", "tmux"]) => {
                 let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
                 let pane = get_str(t, "pane").filter(|p| is_pane_id(p)).ok_or_else(err)?.to_owned();
                 let host_pid = get_u64(t, "hostPid").filter(|p| *p > 1 && *p <= u32::MAX as u64).ok_or_else(err)? as u32;
@@ -156,7 +187,7 @@ impl Pin {
                 };
                 Via::Tmux { socket, pane, host_pid, host_start, tmux }
             }
-            Some("codex-app-server") if has_keys(t, &["adapterId", "socket"]) => {
+            ViaKind::CodexAppServer if has_keys(t, &["adapterId", "socket"]) => {
                 let adapter_id = get_str(t, "adapterId").filter(|a| is_adapter_id(a)).ok_or_else(err)?.to_owned();
                 let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
                 Via::CodexAppServer { adapter_id, socket }
@@ -183,33 +214,21 @@ pub fn read_pin(qa: &QaDir, s: &SessionId) -> Result<Option<Pin>> {
     Ok(Some(pin))
 }
 
-/// Which adapter the pin of a session names (`tmux`, `codex-app-server`),
-/// if any: a light read for the hooks' text (the adapter reads the whole pin
+/// Which adapter the pin of a session names, if any: a light read for the hooks' text (the adapter reads the whole pin
 /// with [`read_pin`] and checks its target before each send). A pin of
 /// another session or with an unknown `via` is invalid.
-pub fn pinned_via(qa: &QaDir, s: &SessionId) -> Result<Option<&'static str>> {
+pub fn pinned_via(qa: &QaDir, s: &SessionId) -> Result<Option<ViaKind>> {
     let Some(bytes) = read_optional(&qa.pin(s))? else { return Ok(None) };
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad(codes::PIN_INVALID, "the pin"))?;
     if v["schemaVersion"] != 1 || v["sessionId"].as_str() != Some(s.as_str()) {
         return Err(bad(codes::PIN_INVALID, "the pin"));
     }
-    match v["via"].as_str() {
-        Some("tmux") => Ok(Some("tmux")),
-        Some("codex-app-server") => Ok(Some("codex-app-server")),
-        _ => Err(bad(codes::PIN_INVALID, "the pin")),
-    }
+    v["via"].as_str().and_then(ViaKind::parse).map(Some).ok_or_else(|| bad(codes::PIN_INVALID, "the pin"))
 }
 
 /// Remove the pin of a session (SessionEnd, or a subagent never pinned).
 pub fn remove_pin(qa: &QaDir, s: &SessionId) -> Result<bool> {
     private::remove_owned(&qa.pin(s))
-}
-
-pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        _ => read_state(path).map(Some),
-    }
 }
 
 /// Whether a turn is running, as the hooks last recorded it.
@@ -329,7 +348,7 @@ impl RequestState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     pub session_id: SessionId,
-    pub via: String,
+    pub via: ViaKind,
     pub nonce: String,
     pub requested_at_ms: i64,
     pub updated_at_ms: i64,
@@ -357,7 +376,7 @@ impl Request {
         json!({
             "schemaVersion": 1,
             "sessionId": self.session_id.as_str(),
-            "via": self.via,
+            "via": self.via.as_str(),
             "nonce": self.nonce,
             "requestedAtMs": self.requested_at_ms,
             "updatedAtMs": self.updated_at_ms,
@@ -377,8 +396,8 @@ impl Request {
             return Err(err());
         }
         let session_id = SessionId::parse(get_str(o, "sessionId").ok_or_else(err)?).map_err(|_| err())?;
-        let via = get_str(o, "via").filter(|v| matches!(*v, "tmux" | "codex-app-server")).ok_or_else(err)?.to_owned();
-        let nonce = get_str(o, "nonce").filter(|n| crate::is_hex32(n)).ok_or_else(err)?.to_owned();
+        let via = get_str(o, "via").and_then(ViaKind::parse).ok_or_else(err)?;
+        let nonce = get_str(o, "nonce").filter(|n| is_hex32(n)).ok_or_else(err)?.to_owned();
         let requested_at_ms = o["requestedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
         let updated_at_ms = o["updatedAtMs"].as_i64().filter(|t| *t >= requested_at_ms).ok_or_else(err)?;
         let short = |k: &str| get_str(o, k).filter(|s| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
@@ -442,20 +461,28 @@ pub fn fail_pending(qa: &QaDir, s: &SessionId, nonce: &str, code: &'static str, 
     Ok(true)
 }
 
+/// UserPromptSubmit's new turn: [`kijito_gate::withdraw::new_turn`] with
+/// this module's part of it, a pending or sent request for the withdrawn
+/// pass failed in place with `pass_invalidated_by_new_turn` ([`fail_pending`]).
+pub fn new_turn(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<Option<kijito_gate::withdraw::Withdrawn>> {
+    let withdrawn = kijito_gate::pass::codes::PASS_WITHDRAWN;
+    kijito_gate::withdraw::new_turn(qa, s, now_ms, &|nonce| fail_pending(qa, s, nonce, withdrawn, now_ms).unwrap_or(false))
+}
+
 /// `kijito-compact request`: requires a valid, unconsumed pass and a pin for
 /// the session; records one request per pass (a second request for the same
 /// pass's nonce is `request_exists`). Returns the request and the pin.
 pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request, Pin)> {
     let pass_bytes = match read_optional(&qa.pass(s))? {
         Some(b) => b,
-        None if crate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
+        None if kijito_gate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
         None => {
             return Err(Error::new(codes::PASS_MISSING, "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first"))
         }
     };
-    let pass = crate::Pass::parse(&pass_bytes)?;
+    let pass = kijito_gate::Pass::parse(&pass_bytes)?;
     pass.check_age(s, now_ms)?;
-    crate::withdraw::check_unspent(qa, s, &pass.compaction_nonce)?;
+    kijito_gate::withdraw::check_unspent(qa, s, &pass.compaction_nonce)?;
     let pin = read_pin(qa, s)?.ok_or_else(|| {
         Error::new(
             codes::NO_SAFE_TRIGGER,
@@ -469,7 +496,7 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
     }
     let r = Request {
         session_id: s.clone(),
-        via: pin.via.name().to_owned(),
+        via: pin.via.kind(),
         nonce: pass.compaction_nonce.clone(),
         requested_at_ms: now_ms,
         updated_at_ms: now_ms,
@@ -487,39 +514,39 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
 /// a newer pass replaced it, or the pass's own age/session code.
 pub fn pass_still_valid(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
     let Some(bytes) = read_optional(&qa.pass(&r.session_id))? else {
-        if crate::withdraw::was_withdrawn(qa, &r.session_id) {
+        if kijito_gate::withdraw::was_withdrawn(qa, &r.session_id) {
             return Err(withdrawn_error());
         }
         return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
     };
-    let pass = crate::Pass::parse(&bytes)?;
+    let pass = kijito_gate::Pass::parse(&bytes)?;
     if pass.compaction_nonce != r.nonce {
         return Err(Error::new(codes::REQUEST_SUPERSEDED, "a newer QA pass replaced the one this request was made for"));
     }
     pass.check_age(&r.session_id, now_ms)?;
-    crate::withdraw::check_unspent(qa, &r.session_id, &pass.compaction_nonce)
+    kijito_gate::withdraw::check_unspent(qa, &r.session_id, &pass.compaction_nonce)
 }
 
 /// The refusal when the session's last pass was withdrawn by a new turn.
 fn withdrawn_error() -> Error {
     Error::new(
-        crate::pass::codes::PASS_WITHDRAWN,
+        kijito_gate::pass::codes::PASS_WITHDRAWN,
         "a new turn began after `qa-gate record`, so that pass was withdrawn: run the QA cycle again (two cold boots, record) in the turn that requests the compaction",
     )
 }
 
 /// The one stdout line of a successful `kijito-compact request`.
 pub fn requested_line(r: &Request) -> String {
-    json!({"type": "kijito.compaction.requested", "sessionId": r.session_id.as_str(), "via": r.via, "nonce": r.nonce}).to_string()
+    json!({"type": "kijito.compaction.requested", "sessionId": r.session_id.as_str(), "via": r.via.as_str(), "nonce": r.nonce}).to_string()
 }
 
 /// The claim record of this request's compaction, if the host compacted and
 /// PostCompact (or SessionStart(compact)) claimed: the claimed attempt with
 /// the request's nonce, or an unattested claimed attempt recorded after the
 /// request.
-pub fn claim_for(qa: &QaDir, r: &Request) -> Result<Option<crate::Attempt>> {
+pub fn claim_for(qa: &QaDir, r: &Request) -> Result<Option<kijito_gate::Attempt>> {
     let Some(bytes) = read_optional(&qa.attempt_claimed(&r.session_id))? else { return Ok(None) };
-    let a = crate::Attempt::parse(&bytes)?;
+    let a = kijito_gate::Attempt::parse(&bytes)?;
     let ours = a.session_id == r.session_id
         && (a.compaction_nonce.as_deref() == Some(r.nonce.as_str()) || (!a.attested && a.recorded_at_ms >= r.requested_at_ms));
     Ok(ours.then_some(a))
@@ -532,7 +559,7 @@ pub fn finish_failed(qa: &QaDir, r: &mut Request, state: RequestState, now_ms: i
     debug_assert!(matches!(state, RequestState::Failed { .. } | RequestState::TimedOut));
     let ticket_waiting = std::fs::symlink_metadata(qa.ticket(&r.session_id)).is_ok();
     if ticket_waiting && claim_for(qa, r)?.is_none() {
-        crate::invalidate(qa, &r.session_id)?;
+        kijito_gate::invalidate(qa, &r.session_id)?;
         r.ticket_invalidated = true;
     }
     r.state = state;
@@ -560,8 +587,8 @@ pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<Value> {
     // The claim record's summary check (docs/protocol.md §7): null until
     // this request's compaction was claimed, or when no record names it.
     let (carried, check) = match &r.state {
-        RequestState::Compacted { attested: false, .. } => (Value::Null, json!(crate::summary::codes::UNATTESTED)),
-        RequestState::Compacted { attested: true, .. } => match crate::summary::record_for(&qa, s, &r.nonce)?.and_then(|c| c.attested) {
+        RequestState::Compacted { attested: false, .. } => (Value::Null, json!(kijito_gate::summary::codes::UNATTESTED)),
+        RequestState::Compacted { attested: true, .. } => match kijito_gate::summary::record_for(&qa, s, &r.nonce)?.and_then(|c| c.attested) {
             Some(a) => (a.summary.carried().map_or(Value::Null, |b| json!(b)), json!(a.summary.code())),
             None => (Value::Null, Value::Null),
         },
@@ -647,7 +674,7 @@ mod tests {
         ] {
             let r = Request {
                 session_id: sid(),
-                via: "tmux".into(),
+                via: ViaKind::Tmux,
                 nonce: "0123456789abcdef0123456789abcdef".into(),
                 requested_at_ms: 10,
                 updated_at_ms: 20,
@@ -659,6 +686,20 @@ mod tests {
         }
         let bad = r#"{"schemaVersion":1,"sessionId":"sess-1","via":"tmux","nonce":"0123456789abcdef0123456789abcdef","requestedAtMs":30,"updatedAtMs":20,"state":"sent","attested":null,"reason":null,"code":null,"ticketInvalidated":false}"#;
         assert!(Request::parse(bad.as_bytes()).is_err(), "updated before requested");
+    }
+
+    #[test]
+    fn each_adapter_kind_is_spelled_once_and_says_what_it_does() {
+        for k in ViaKind::ALL {
+            assert_eq!(ViaKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(ViaKind::ALL.map(ViaKind::as_str), ["tmux", "codex-app-server"]);
+        for junk in ["", "Tmux", "tmux ", "screen", "codex"] {
+            assert_eq!(ViaKind::parse(junk), None, "{junk:?}");
+        }
+        // The hooks' commands text carries these sentences byte for byte.
+        assert_eq!(ViaKind::Tmux.what_it_does(), "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended");
+        assert_eq!(ViaKind::CodexAppServer.what_it_does(), "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended");
     }
 
     #[test]

@@ -1,0 +1,50 @@
+//! The world of the gate's integration tests: a private temporary data dir
+//! with its QA dir, a transcript, one session, and a pass bound to them.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use kijito_gate::{transcript_identity, Pass, QaDir};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use std::os::unix::fs::PermissionsExt;
+
+pub const T0: i64 = 1_800_000_000_000;
+pub const NONCE: &str = "0123456789abcdef0123456789abcdef";
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub data: AbsPath,
+    pub qa: QaDir,
+    /// `sess-1`.
+    pub s: SessionId,
+    pub transcript: AbsPath,
+}
+
+/// A 0700 temporary dir holding a 0700 `data` dir (its QA dir open) and a
+/// one-line `transcript.jsonl`.
+pub fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
+    std::fs::create_dir(data.as_path()).unwrap();
+    std::fs::set_permissions(data.as_path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let qa = QaDir::open(&data).unwrap();
+    let t = dir.path().join("transcript.jsonl");
+    std::fs::write(&t, b"{\"turn\":1}\n").unwrap();
+    Env { transcript: AbsPath::from_path(&t).unwrap(), dir, data, qa, s: SessionId::parse("sess-1").unwrap() }
+}
+
+/// A pass of `session` recorded at `at` with `nonce`, bound to the world's
+/// transcript (pointer 21813, lock 1234, digests of "pointer" and "snapshot").
+pub fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
+    Pass {
+        session_id: SessionId::parse(session).unwrap(),
+        recorded_at_ms: at,
+        pointer_id: MemoryId::new(21813).unwrap(),
+        lock_message_id: MessageId::new(1234).unwrap(),
+        pointer_digest: Digest::of(b"pointer"),
+        snapshot_digest: Digest::of(b"snapshot"),
+        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
+        compaction_nonce: nonce.into(),
+        transcript: transcript_identity(&e.transcript).unwrap(),
+    }
+}
