@@ -6,14 +6,14 @@ Stateless: every decision is recomputed from the request body.
    then text. Codex: a JSON object is a `function_call` (arguments = the object); a JSON string is
    a `custom_tool_call` (Codex's freeform tools, e.g. `apply_patch`, take the raw text); a tool
    written `namespace/name` carries `namespace` (Codex groups some tools, e.g. MCP servers').
-2. `HOST-E2E-CONSENT-AGENT: <shell command>` in a user prompt starts the consent role; that prompt
-   is turn 0, every later user prompt the next turn. One tool call per response:
-   turn 0: run the command with the host's shell tool -> when its result holds the backticked
-           `.../memory-latch consent request ...` command of a deny reason, run exactly that
-           command -> text (waiting for the user's confirmation);
-   turn 1 (the user's message, e.g. the token they read on the screen): retry the identical
-           command -> run it once more (the repeat) -> text;
-   later turns: text.
+2. `HOST-E2E-CONSENT-AGENT: <shell command>` in a user prompt starts the consent role. One tool
+   call per response, decided from the calls made since that prompt:
+   - run the command with the host's shell tool;
+   - once: run exactly the backticked `.../memory-latch consent request ...` command the deny
+     reason in that call's result names, then answer text (waiting for the user's confirmation)
+     until the user says something;
+   - after the user's next prompt (e.g. the token they read on the screen): retry the identical
+     command, then run it once more (the repeat), then answer text.
 """
 import json
 import re
