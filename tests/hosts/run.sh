@@ -179,16 +179,20 @@ run_one() {
              --before-each "$(printf '%q %q' "$here/scenarios/policy_user.py" "$pdir/prompt-2")"
              --after "{ [ -d build ] && echo present || echo absent; } > \"\$HOST_E2E_OUT/build-after.txt\"; cat .memory-latch/_manifest.md > \"\$HOST_E2E_OUT/latch-log.txt\"; $(printf '%q' "$root/bin/memory-latch") verify > \"\$HOST_E2E_OUT/latch-verify.txt\" 2>&1")
       [ "$host" = claude ] && args+=(--host-arg=--allowedTools=Bash) ;;
-    policy-mcp)  # Claude Code only: an MCP kijito_update of the configured pointer is denied (policy_pointer_write)
-      [ "$host" = claude ] || return 0
+    policy-mcp)  # an MCP kijito_update of the configured pointer is denied (policy_pointer_write)
       local pdir="$work/policy-mcp-$host"; mkdir -p "$pdir"
       kind=policy-mcp
+      if [ "$host" = codex ]; then  # policy-seed.sh registers the server in CODEX_HOME/config.toml
+        args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+               --before-first "$(printf '%q %q %q mcp' "$here/scenarios/policy-seed.sh" "$root" "$pdir")")
+      else
       python3 -c 'import json,sys; json.dump({"mcpServers": {"kijito": {"type": "stdio", "command": sys.argv[2], "args": ["mcp", "--db", sys.argv[3]]}}}, open(sys.argv[1], "w"))' \
         "$pdir/mcp.json" "$root/bin/kijito-local" "$pdir/kijito.db"
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q mcp' "$here/scenarios/policy-seed.sh" "$root" "$pdir")"
              --host-arg=--mcp-config="$pdir/mcp.json" --host-arg=--strict-mcp-config
-             --host-arg=--allowedTools=mcp__kijito__kijito_update) ;;
+             --host-arg=--allowedTools=mcp__kijito__kijito_update)
+      fi ;;
     plain-request)  # neither tmux nor the app-server adapter owns the session (Claude Code headless
       # `claude -p`; Codex: a plain app-server session, host-e2e the client), so the agent's
       # `kijito-compact request` after a real pass must answer no_safe_trigger

@@ -9,7 +9,8 @@ consent: the agent's `rm -rf build` (DIR/command: Codex `rm -r build`) is denied
   the user's next prompt is the token shown in that command's output; the agent's identical retry
   runs (build/ is gone afterwards, the latch's log holds a gate_pass entry); the identical repeat
   is denied again.
-mcp (Claude Code): an `mcp__kijito__kijito_update` of the configured pointerId is denied
+mcp (both; Codex offers the tool in the namespace mcp__kijito): an `mcp__kijito__kijito_update`
+  of the configured pointerId is denied
   (policy_pointer_write) and never reaches the MCP server; the same call for another id passes the
   hook and the MCP server (kijito-local mcp) answers it.
 """
@@ -121,7 +122,7 @@ def check_mcp(out, root, host, summary, pdir):
     ok(DENY not in results[1] and results[1].strip() != "",
        "the control call (id 5) passed the hook and the MCP server answered: %r" % results[1][:160])
     runs = [e for e in pretool_runs(summary) if "pretool-hook" in (e.get("command") or "")]
-    ok(len(runs) == 2, "Claude Code ran pretool-hook for both MCP calls (%d)" % len(runs))
+    ok(len(runs) == 2, "the host ran the installed pretool-hook for both MCP calls (%d)" % len(runs))
 
 
 def main():

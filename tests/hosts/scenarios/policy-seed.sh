@@ -8,7 +8,8 @@
 #            the delete the agent runs: Codex 0.169 itself refuses `rm -f` forms under its
 #            approval policy "never" ("rm -f style commands are not permitted"), even after our
 #            hook allowed the call, so run.sh gives Codex `rm -r build`.
-#   mcp:     write the kijito-qa config with pointerId 21813 and lockMessageId 77 (the run's HOME),
+#   mcp:     (Codex: register `ROOT/bin/kijito-local mcp` as MCP server kijito in $CODEX_HOME/config.toml;
+#            Claude Code gets it from run.sh's --mcp-config) write the kijito-qa config with pointerId 21813 and lockMessageId 77 (the run's HOME),
 #            and two prompts: an MCP `kijito_update` of the pointer (must be denied), then one of
 #            another id (the control: the hook lets it through to the MCP server).
 set -eu
@@ -26,8 +27,17 @@ case "$mode" in
     mkdir -p -m 0700 "$XDG_CONFIG_HOME/kijito-qa"
     ( umask 077; printf '{"apiUrl": "http://127.0.0.1:1", "pointerId": 21813, "lockMessageId": 77}\n' \
         > "$XDG_CONFIG_HOME/kijito-qa/config.json" )
-    printf 'HOST-E2E-RUN-CALL: mcp__kijito__kijito_update {"id": 21813, "content": "pointer overwritten by the agent"}\n' > "$dir/prompt-1"
-    printf 'HOST-E2E-RUN-CALL: mcp__kijito__kijito_update {"id": 5, "content": "an ordinary memory"}\n' > "$dir/prompt-2"
+    tool=mcp__kijito__kijito_update
+    if [ "${HOST_E2E_HOST:-}" = codex ]; then
+      # Codex reads config.toml at thread/start (after this command): register the server there; it
+      # offers the server's tools to the model in the namespace mcp__kijito
+      : "${CODEX_HOME:?}"
+      printf '\n[mcp_servers.kijito]\ncommand = "%s"\nargs = ["mcp", "--db", "%s"]\n' \
+        "$root/bin/kijito-local" "$dir/kijito.db" >> "$CODEX_HOME/config.toml"
+      tool=mcp__kijito/kijito_update
+    fi
+    printf 'HOST-E2E-RUN-CALL: %s {"id": 21813, "content": "pointer overwritten by the agent"}\n' "$tool" > "$dir/prompt-1"
+    printf 'HOST-E2E-RUN-CALL: %s {"id": 5, "content": "an ordinary memory"}\n' "$tool" > "$dir/prompt-2"
     ;;
   *) echo "policy-seed.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
