@@ -133,6 +133,17 @@ fn the_gate_the_hooks_and_everything_below_link_no_http_stack() {
 }
 
 #[test]
+fn the_hooks_never_link_the_server() {
+    // kijito-server depends on kijito-wake (the MCP wake check); the hook
+    // binaries link kijito-wake but must never reach the server through it.
+    let m = metadata();
+    for krate in ["kijito-hooks", "kijito-wake", "kijito-context", "kijito-gate"] {
+        let deps = closure(&m, krate);
+        assert!(!deps.contains("kijito-server") && !deps.contains("rusqlite"), "{krate} reaches kijito-server or SQLite: {deps:?}");
+    }
+}
+
+#[test]
 fn no_library_depends_on_a_binary_package() {
     let m = metadata();
     let real = workspace_edges(&m);

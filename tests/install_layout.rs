@@ -147,6 +147,11 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         assert!(text.contains(&format!("{root_s}/bin/pointer-snapshot ")), "{skill}: installed path missing");
         assert!(text.contains("evidence, not instructions"), "{skill}: must say memory is evidence");
     }
+    // the memory-latch skill (issue 21 item 5): installed with absolute commands
+    let latch = fs::read_to_string(root.join("skills/memory-latch/SKILL.md")).expect("memory-latch SKILL.md");
+    assert!(latch.starts_with("---\nname: memory-latch\n"), "memory-latch frontmatter");
+    assert!(!latch.contains("@ROOT@") && latch.contains(&format!("{root_s}/bin/memory-latch ")), "memory-latch skill paths");
+    assert_eq!(fs::read_dir(root.join("skills")).unwrap().count(), 3, "{host}: three skills");
     // modes: directories 0755, data files 0644, nothing group/other writable
     for (rel, (content, mode)) in tree(&root) {
         assert_eq!(mode & 0o022, 0, "{} is group/other writable", rel.display());

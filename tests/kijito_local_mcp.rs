@@ -34,12 +34,14 @@ struct Mcp {
 
 impl Mcp {
     fn start(db: &Path, config_home: &Path, extra: &[&str]) -> Mcp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kijito-local"))
-            .arg("mcp")
-            .arg("--db")
-            .arg(db)
-            .args(extra)
-            .env("XDG_CONFIG_HOME", config_home)
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-local"));
+        c.arg("mcp").arg("--db").arg(db).args(extra).env("XDG_CONFIG_HOME", config_home);
+        Mcp::spawn(c)
+    }
+
+    /// Any command line that starts an MCP server (e.g. what a host config registers).
+    fn spawn(mut c: Command) -> Mcp {
+        let mut child = c
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -204,6 +206,7 @@ fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
             "kijito_update",
             "kijito_dream",
             "kijito_anchor_audit",
+            "kijito_wake_check",
             "kijito_hive_send",
             "kijito_hive_claim",
             "kijito_hive_release"
@@ -542,7 +545,7 @@ fn conformance_through_the_official_python_sdk() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(status.success(), "conformance failed ({status}):\n{stdout}\n{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 13 tools, "), "{stdout}\n{stderr}");
+    assert!(last.starts_with("conformance ok: protocol 2025-11-25, 14 tools, "), "{stdout}\n{stderr}");
 }
 
 #[test]
@@ -588,4 +591,302 @@ fn mcp_flags_and_config_are_checked_before_serving() {
     let out = run(&["--db", db]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
+}
+
+// ------------------------------------------------ registration with the hosts (kijito-setup --mcp, kijito-doctor)
+
+/// A fresh HOME with a kijito-local config (kijito-setup --create against a
+/// real server), and plugin roots for both hosts whose bin/ holds the built
+/// kijito-local (and kijito-setup, which the doctor's fix names).
+struct Installed {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    prefix: PathBuf,
+    codex_home: PathBuf,
+    empty_path: PathBuf,
+}
+
+impl Installed {
+    fn new(server: &LocalServer) -> Installed {
+        let dir = private_dir();
+        let home = dir.path().join("home");
+        let prefix = dir.path().join("prefix");
+        let codex_home = dir.path().join("codex-home");
+        let empty_path = dir.path().join("empty-path");
+        for d in [&home, &codex_home, &empty_path] {
+            std::fs::create_dir(d).unwrap();
+        }
+        for host in ["claude", "codex"] {
+            let bin = prefix.join(host).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            for b in ["kijito-local", "kijito-setup"] {
+                let src = support::bin(b);
+                if std::fs::hard_link(&src, bin.join(b)).is_err() {
+                    std::fs::copy(&src, bin.join(b)).unwrap();
+                }
+            }
+        }
+        let me = Installed { dir, home, prefix, codex_home, empty_path };
+        let anchor = me.dir.path().join("anchor.md");
+        kijito_files::private::write_atomic(&anchor, b"Decision: the parser keeps the old AST names.\n").unwrap();
+        let o = me.run(env!("CARGO_BIN_EXE_kijito-setup"), &["--api-url", &server.base_url(), "--token-file", server.token_file().to_str().unwrap(), "--create", "--anchor-file", anchor.to_str().unwrap(), "--title", "Ship the parser"]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        me
+    }
+
+    fn command(&self, bin: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(bin);
+        c.args(args)
+            .current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env("PATH", &self.empty_path)
+            .env("CODEX_HOME", &self.codex_home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, bin: &str, args: &[&str]) -> std::process::Output {
+        self.command(bin, args).output().unwrap()
+    }
+
+    fn setup_mcp(&self, host: &str, db: &Path, write: bool) -> std::process::Output {
+        let mut args = vec!["--mcp", "--host", host, "--db", db.to_str().unwrap(), "--root", self.prefix.to_str().unwrap()];
+        if write {
+            args.push("--write");
+        }
+        self.run(env!("CARGO_BIN_EXE_kijito-setup"), &args)
+    }
+
+    /// The doctor's `mcp` line for `host` (offline: no GET of the pointer).
+    fn doctor_mcp(&self, host: &str) -> Value {
+        let o = self.run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", host, "--root", self.prefix.to_str().unwrap(), "--offline", "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        v["checks"].as_array().unwrap().iter().find(|c| c["host"] == host && c["check"] == "mcp").cloned().unwrap_or_else(|| panic!("no {host} mcp line: {v:#}"))
+    }
+
+    fn config(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.home.join(".config/kijito-qa/config.json")).unwrap()).unwrap()
+    }
+}
+
+fn mode_of(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn failure_line(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn setup_registers_kijito_local_mcp_for_claude_and_the_registered_command_serves_the_same_store() {
+    let server = LocalServer::start();
+    let inst = Installed::new(&server);
+    let db = server.db_path();
+    let config = inst.config();
+    let (pointer, lock) = (config["pointerId"].as_u64().unwrap(), config["lockMessageId"].as_u64().unwrap());
+    let claude_root = inst.prefix.join("claude");
+    let file = claude_root.join(".mcp.json");
+
+    // Before: the doctor's line is yellow with the exact fix.
+    let line = inst.doctor_mcp("claude");
+    assert_eq!(line["status"], "yellow", "{line}");
+    assert!(line["detail"].as_str().unwrap().contains("registers no \"kijito\" MCP server"), "{line}");
+    assert!(line["fix"].as_str().unwrap().contains(&format!("kijito-setup --mcp --host claude --db <the --db of kijito-local serve> --root {}", claude_root.display())), "{line}");
+
+    // Without --write: shows, writes nothing.
+    let o = inst.setup_mcp("claude", &db, false);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing written"));
+    assert!(!file.exists());
+    // --write: the plugin's .mcp.json, 0600, absolute command, the serve store, the config's ids.
+    let o = inst.setup_mcp("claude", &db, true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(mode_of(&file), 0o600);
+    let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let server_entry = &v["mcpServers"]["kijito"];
+    let command = server_entry["command"].as_str().unwrap().to_owned();
+    assert_eq!(command, claude_root.join("bin/kijito-local").to_str().unwrap());
+    let args: Vec<String> = server_entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect();
+    assert_eq!(
+        args,
+        ["mcp", "--db", db.to_str().unwrap(), "--pointer-id", &pointer.to_string(), "--lock-message-id", &lock.to_string(), "--persona", "codex", "--project", "Codex"]
+    );
+    // Again: nothing to write.
+    let o = inst.setup_mcp("claude", &db, true);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("already registers it"), "{}", String::from_utf8_lossy(&o.stdout));
+
+    // The doctor runs the registered command as the host would and sees the tools.
+    let line = inst.doctor_mcp("claude");
+    assert_eq!(line["status"], "green", "{line}");
+    assert!(line["detail"].as_str().unwrap().contains("tools listed (kijito_recall, kijito_get, kijito_remember, kijito_correct, kijito_fade"), "{line}");
+
+    // The registered command line, started with no config in reach, serves the
+    // serve store: the pointer kijito-setup made over HTTP, refused for update.
+    let mut c = Command::new(&command);
+    c.args(&args).env("HOME", inst.dir.path().join("nowhere")).env_remove("XDG_CONFIG_HOME");
+    let mut mcp = Mcp::spawn(c);
+    mcp.initialize("2025-11-25");
+    let via_mcp = mcp.ok("kijito_get", json!({"id": pointer}));
+    assert_eq!(without_nonce(&via_mcp), without_nonce(&server.get(pointer).rendering()));
+    mcp.err("kijito_update", json!({"id": pointer, "content": "x"}), "pointer_update_refused");
+    let id = created_id(&mcp.ok("kijito_remember", json!({"content": "curated through the registered server"})));
+    assert_eq!(server.get(id).status, 200);
+    mcp.finish();
+
+    // A config that moved to another pointer: the registration is stale (yellow).
+    let mut changed = inst.config();
+    changed["pointerId"] = json!(id);
+    kijito_files::private::write_atomic(&inst.home.join(".config/kijito-qa/config.json"), changed.to_string().as_bytes()).unwrap();
+    let line = inst.doctor_mcp("claude");
+    assert_eq!(line["status"], "yellow", "{line}");
+    assert!(line["detail"].as_str().unwrap().contains("the config now means"), "{line}");
+    // A registered store that is gone is red (the server would start an empty one).
+    let gone = inst.dir.path().join("gone.db");
+    std::fs::write(&gone, b"").unwrap();
+    let o = inst.setup_mcp("claude", &gone, true);
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::remove_file(&gone).unwrap();
+    let line = inst.doctor_mcp("claude");
+    assert_eq!(line["status"], "red", "{line}");
+    assert!(line["detail"].as_str().unwrap().contains("gone.db"), "{line}");
+}
+
+#[test]
+fn setup_merges_an_mcp_servers_block_into_codex_config_and_refuses_conflicts() {
+    let server = LocalServer::start();
+    let inst = Installed::new(&server);
+    let db = server.db_path();
+    let toml = inst.codex_home.join("config.toml");
+    let user = "model = \"gpt-5\"\n\n[mcp_servers.docs]\ncommand = \"/usr/bin/docs-mcp\"\n";
+    std::fs::write(&toml, user).unwrap();
+
+    assert_eq!(inst.doctor_mcp("codex")["status"], "yellow");
+    let o = inst.setup_mcp("codex", &db, true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(text.starts_with(user), "every other line kept: {text}");
+    let command = inst.prefix.join("codex/bin/kijito-local");
+    assert!(text.contains(&format!("[mcp_servers.kijito]\ncommand = \"{}\"\nargs = [\"mcp\",\"--db\",\"{}\",", command.display(), db.display())), "{text}");
+    assert_eq!(mode_of(&toml), 0o600);
+    let line = inst.doctor_mcp("codex");
+    assert_eq!(line["status"], "green", "{line}");
+    // Re-running replaces the block in place (one block, user lines kept).
+    std::fs::write(&toml, format!("{text}\n[profiles.fast]\nmodel = \"o4\"\n")).unwrap();
+    let o = inst.setup_mcp("codex", &db, true);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("already registers it"));
+    // A hand-written server of the same name: refused, nothing written.
+    let hand = "[mcp_servers.kijito]\ncommand = \"/elsewhere/kijito-local\"\n";
+    std::fs::write(&toml, hand).unwrap();
+    let o = inst.setup_mcp("codex", &db, true);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(failure_line(&o), "kijito_setup_failed:codex_config_conflict");
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), hand);
+    assert_eq!(inst.doctor_mcp("codex")["status"], "red");
+    // A store that does not exist, or a hosted config: refused.
+    let o = inst.setup_mcp("codex", &inst.dir.path().join("missing.db"), true);
+    assert_eq!(failure_line(&o), "kijito_setup_failed:mcp_db_invalid");
+    let mut hosted = inst.config();
+    hosted["apiUrl"] = json!("https://api.kijito.ai");
+    kijito_files::private::write_atomic(&inst.home.join(".config/kijito-qa/config.json"), hosted.to_string().as_bytes()).unwrap();
+    let o = inst.setup_mcp("codex", &db, true);
+    assert_eq!(failure_line(&o), "kijito_setup_failed:mcp_needs_kijito_local");
+    // ... and on the hosted service the doctor has no mcp line at all.
+    let o = inst.run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", "codex", "--root", inst.prefix.to_str().unwrap(), "--offline", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!v["checks"].as_array().unwrap().iter().any(|c| c["check"] == "mcp"), "{v:#}");
+    // Usage.
+    for (args, code) in [(vec!["--mcp", "--db", "/x"], "missing_flag"), (vec!["--mcp", "--host", "codex"], "missing_flag"), (vec!["--db", "/x"], "conflicting_flags"), (vec!["--mcp", "--host", "codex", "--db", "/x", "--force"], "conflicting_flags")] {
+        let o = inst.run(env!("CARGO_BIN_EXE_kijito-setup"), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(failure_line(&o), format!("kijito_setup_failed:{code}"), "{args:?}");
+    }
+}
+
+// ------------------------------------------------ wake checks as MCP tools (seed 001)
+
+/// The `Report: {...}` line of a `kijito_wake_check` text.
+fn wake_report(text: &str) -> Value {
+    let line = text.lines().find_map(|l| l.strip_prefix("Report: ")).unwrap_or_else(|| panic!("no Report line: {text}"));
+    serde_json::from_str(line).unwrap()
+}
+
+fn finding_codes(v: &Value) -> Vec<String> {
+    v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
+    let d = private_dir();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let (ws, data, heads, home, boot) = (root.join("ws"), root.join("data"), root.join("heads"), root.join("home"), root.join("boot_id"));
+    for dir in [&ws, &home, &data.join("qa")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    for dir in [&data, &data.join("qa")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    std::fs::write(&boot, "11111111-2222-3333-4444-555555555555\n").unwrap();
+    let mut config = kijito_latch::Config::new(&ws);
+    config.boot_id_file = boot.clone();
+    config.heads_dir = Some(heads.clone());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    kijito_latch::Latch::open(&config).unwrap().init(now, &kijito_latch::InitInput { objective: "ship it".into(), ..Default::default() }).unwrap();
+    let env = |c: &mut Command| {
+        c.env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("PLUGIN_DATA")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("MEMORY_LATCH_HMAC_KEY_FILE")
+            .env("MEMORY_LATCH_HEADS_DIR", &heads)
+            .env("MEMORY_LATCH_BOOT_ID_FILE", &boot);
+    };
+    let cli = |extra: &[&str]| -> (i32, Value) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wake-check"));
+        c.args(["--json", "--workspace", ws.to_str().unwrap(), "--data-dir", data.to_str().unwrap()]).args(extra);
+        env(&mut c);
+        let o = c.output().unwrap();
+        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr))))
+    };
+    // The server's current directory is the default workspace.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-local"));
+    c.args(["mcp", "--db", root.join("k.db").to_str().unwrap()]).current_dir(&ws);
+    env(&mut c);
+    let mut mcp = Mcp::spawn(c);
+    mcp.initialize("2025-06-18");
+    let tools = mcp.request("tools/list", json!({}));
+    let listed = tools["result"]["tools"].as_array().unwrap();
+    assert!(listed.iter().any(|t| t["name"] == "kijito_wake_check" && t["inputSchema"]["additionalProperties"] == false), "{tools}");
+
+    // A fresh latch: full trust, bound to the session asked for, as the CLI says.
+    let text = mcp.ok("kijito_wake_check", json!({"data_dir": data.to_str().unwrap(), "session_id": "s1"}));
+    assert!(text.contains("\nSession binding: s1 (only this session's QA files)\n"), "{text}");
+    assert!(text.contains(&format!("\nWorkspace: {}\n", ws.display())) && text.contains("\nTrust mode: full_trust\nFindings: 0\n"), "{text}");
+    let report = wake_report(&text);
+    let (code, expected) = cli(&["--session-id", "s1"]);
+    assert_eq!(code, 0);
+    assert_eq!((report["mode"].clone(), finding_codes(&report)), (expected["mode"].clone(), finding_codes(&expected)));
+
+    // A changed boot id and --live without a recorded pointer: cautious, two findings, the same as the CLI.
+    std::fs::write(&boot, "99999999-2222-3333-4444-555555555555\n").unwrap();
+    let text = mcp.ok("kijito_wake_check", json!({"workspace": ws.to_str().unwrap(), "data_dir": data.to_str().unwrap(), "live": true}));
+    assert!(text.contains("\nSession binding: none (every session's QA files"), "{text}");
+    assert!(text.contains("\nTrust mode: cautious\nFindings: 2\n") && text.contains("boot_changed") && text.contains("step: "), "{text}");
+    let report = wake_report(&text);
+    let (code, expected) = cli(&["--live"]);
+    assert_eq!(code, 10);
+    assert_eq!(finding_codes(&report), finding_codes(&expected));
+    assert_eq!(finding_codes(&report), ["pointer_record_missing", "boot_changed"]);
+    assert_eq!(report["schema"], "kijito.wake-check/v1");
+
+    // Fails closed on bad arguments, nothing run.
+    mcp.err("kijito_wake_check", json!({"workspace": "relative/ws"}), "invalid_field");
+    mcp.err("kijito_wake_check", json!({"session_id": "bad id"}), "invalid_session_id");
+    mcp.err("kijito_wake_check", json!({"long_sleep_after": 0}), "invalid_field");
+    mcp.err("kijito_wake_check", json!({"verbose": true}), "unknown_field");
+    mcp.finish();
 }

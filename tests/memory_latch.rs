@@ -343,7 +343,8 @@ fn an_older_copy_or_a_dropped_last_entry_is_detected() {
 fn a_missing_head_record_or_a_deleted_latch_is_never_silent() {
     let w = ws();
     w.init();
-    let heads: Vec<_> = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).collect();
+    // The head records (`<hash>.json`; the workspace index beside them is `.jsonl`).
+    let heads: Vec<_> = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     assert_eq!(heads.len(), 1);
     let rec = &heads[0];
     assert_eq!(fs::metadata(rec).unwrap().mode() & 0o777, 0o600);
@@ -662,7 +663,7 @@ fn a_saved_tree_head_catches_a_history_rewritten_in_workspace_and_head_record() 
         last = Some(e);
     }
     fs::write(w.manifest(), out).unwrap();
-    let rec_path = fs::read_dir(w.heads()).unwrap().next().unwrap().unwrap().path();
+    let rec_path = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
     let mut rec: serde_json::Value = serde_json::from_slice(&fs::read(&rec_path).unwrap()).unwrap();
     let last = last.unwrap();
     rec["payload_hash"] = serde_json::json!(last.integrity.payload_hash);

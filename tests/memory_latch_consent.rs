@@ -293,8 +293,8 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
 
 /// Issue 22: a UserPromptSubmit whose input carries `agent_id` or
 /// `agent_type` is a subagent's prompt (written by the main agent), so it
-/// confirms nothing and counts no wrong attempt; the user's own prompt then
-/// still confirms.
+/// confirms nothing and counts no wrong attempt (refused with
+/// `consent_from_subagent`); the user's own prompt then still confirms.
 #[test]
 fn a_subagents_prompt_confirms_no_token() {
     let e = env();
@@ -310,7 +310,7 @@ fn a_subagents_prompt_confirms_no_token() {
         p[key] = json!("verifier-1");
         let out = e.hook_bin(&SESSION_HOOK, host, "UserPromptSubmit", &p);
         let ctx = context_of(&out.stdout).unwrap_or_default();
-        assert!(!ctx.contains("confirmed"), "{host} {key}: {ctx}");
+        assert!(!ctx.contains("USER confirmed") && ctx.contains("consent_from_subagent"), "{host} {key}: {ctx}");
         assert_eq!(e.status()["head"]["consent_state"], "pending", "{host} {key}");
         assert_eq!(e.ledger(), ledger, "{host} {key}: nothing counted");
     }

@@ -274,11 +274,15 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
         let (v, _) = e3.request_json(&a3, risk);
         assert!(v["token"].is_null() && v["wallet"].is_object(), "{risk}: {v}");
     }
-    // 5b. a floor the user set above low: below it, token mode, no notice
-    // (the user's documented trade: the requester's --risk then decides).
+    // 5b. a floor the user set above low is the lowest risk of every
+    // request: the agent's `--risk medium` gets no token, the request is
+    // high risk and needs the signature (issue 22: `min_risk: high` and the
+    // agent's `--risk medium` used to issue a text token).
     write_wallet(&e3.w, &json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"], "min_risk": "high"}).to_string());
-    let (v, _) = e3.request_json(&a3, "medium");
-    assert!(v["token"].is_string() && v["wallet"].is_null() && v["wallet_notice"].is_null(), "{v}");
+    for risk in ["low", "medium"] {
+        let (v, _) = e3.request_json(&a3, risk);
+        assert!(v["token"].is_null() && v["wallet"].is_object() && v["record"]["risk"] == "high", "{risk}: {v}");
+    }
     // 6. a wallet request whose config disappears before the user signs: nothing confirms
     let e4 = env();
     let a4 = e4.file("a.txt", "x\n");

@@ -255,7 +255,9 @@ fn without_a_latch_and_without_enforce_irreversible_calls_keep_todays_behaviour(
     e.w.write_config(&json!({"enforce": true}));
     let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
     assert_eq!(code, "policy_latch_required", "{reason}");
-    assert!(reason.contains("memory-latch init --workspace"), "{reason}");
+    let cmd = reason.split('`').nth(1).unwrap().replace(" TEXT", " ship");
+    let v = kijito_protocol::command::guard_line(&cmd, Some(&kijito_protocol::command::HelperDir::new(&helper_dir()).unwrap()));
+    assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
 }
 
 #[test]
@@ -276,4 +278,65 @@ fn an_unreadable_call_is_denied_and_a_bad_invocation_denies() {
     }
     let o = support::gate::wait_bounded(child, 30);
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"deny\""), "{o:?}");
+}
+
+/// The user's policy file (docs/policy.md) reaches the hook: an added rule
+/// makes `make deploy` need consent; an unusable file holds every write
+/// (reads pass) until the user mends it.
+#[test]
+fn the_users_policy_file_adds_rules_and_an_unusable_one_holds_writes() {
+    let e = latch_env();
+    let dir = e.w.home.join(".config/kijito-qa");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.json");
+    support::gate::write_private(&path, br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#);
+    let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "make deploy"})).expect("the user's rule holds it");
+    assert_eq!(code, "policy_consent_required", "{reason}");
+    assert!(reason.contains("--summary send:make_deploy"), "{reason}");
+    // The agent may not edit the file itself.
+    let (code, _) = ask(&e, "codex", "Write", json!({"file_path": path.to_str().unwrap(), "content": "{}"})).unwrap();
+    assert!(code.starts_with("tripwire_"), "{code}");
+    // Too open: every write is held, reads pass.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "touch a"})).unwrap();
+    assert_eq!(code, "file_permissions_too_open", "{reason}");
+    assert_eq!(ask(&e, "codex", "Bash", json!({"command": "git log -1"})), None);
+}
+
+/// SessionStart says in one line whether the policy enforces here, and how
+/// to turn it on (a command the guard lets the agent run).
+#[test]
+fn session_start_says_whether_the_policy_enforces_and_how_to_turn_it_on() {
+    for (host, key) in [("claude", "SessionStart(source=startup)"), ("codex", "app-server:SessionStart:startup")] {
+        let e = support::latch::env();
+        let start = |e: &Env| {
+            let mut p = support::gate::payload(host, key);
+            p["session_id"] = json!("s1");
+            p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+            p["cwd"] = json!(e.ws.to_str().unwrap());
+            support::gate::context_of(&e.session_hook(host, "SessionStart", &p).stdout).unwrap()
+        };
+        let off = start(&e);
+        let line = off.lines().find(|l| l.starts_with("kijito-qa policy: not enforced")).unwrap_or_else(|| panic!("{off}"));
+        let cmd = line.split('`').nth(1).unwrap().replace(" TEXT", " ship");
+        let v = kijito_protocol::command::guard_line(&cmd, Some(&kijito_protocol::command::HelperDir::new(&helper_dir()).unwrap()));
+        assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
+        e.ok(&["init", "--objective", "ship"]);
+        assert!(start(&e).contains("kijito-qa policy: enforced in this workspace"), "{host}");
+    }
+}
+
+/// A governance file the latch refuses holds every mutating call (the latch
+/// itself refuses every write with it) until the user fixes it.
+#[test]
+fn an_unusable_governance_file_holds_every_write() {
+    let mut e = latch_env();
+    let gov = e.w.tmp.path().join("governance.json");
+    support::gate::write_private(&gov, b"{\"token_ttl_minutes\": 0}");
+    e.env.push(("MEMORY_LATCH_GOVERNANCE_FILE", gov));
+    let (code, reason) = ask(&e, "claude", "Bash", json!({"command": "touch a"})).unwrap();
+    assert_eq!(code, "policy_governance_invalid", "{reason}");
+    assert!(reason.contains("memory-latch status --workspace"), "{reason}");
+    assert_eq!(ask(&e, "claude", "Read", json!({"file_path": "/etc/hostname"})), None);
 }

@@ -39,9 +39,12 @@ fn record_writes_pass_and_prints_only_the_ready_signal() {
     let keys: Vec<&str> = pass.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["schemaVersion", "sessionId", "recordedAtMs", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "coldBootReportDigests", "compactionNonce", "transcript"]
+        ["schemaVersion", "sessionId", "recordedAtMs", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "coldBootReportDigests", "compactionNonce", "transcript", "bootsWitnessed"]
     );
-    assert_eq!(pass["schemaVersion"], 5);
+    assert_eq!(pass["schemaVersion"], 6);
+    // No PreToolUse hook witnessed these hand-written reports: skill-only, and record says so.
+    assert_eq!(pass["bootsWitnessed"], false);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bootsWitnessed: false"));
     assert_eq!(pass["compactionNonce"], ready["compactionNonce"]);
     assert_eq!(pass["pointerDigest"], digest.as_str());
     let t = fs::metadata(&w.transcript).unwrap();

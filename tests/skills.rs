@@ -67,6 +67,11 @@ fn fill(line: &str) -> String {
                 Kind::Digest => "ab".repeat(32),
                 Kind::SessionId => "2208dc6c-1602-4db0-9c33-9125ee25dc44".to_owned(),
                 Kind::Path => format!("/home/user/data/{}.json", w.trim_matches(['<', '>']).to_lowercase()),
+                // one-word free text, as the memory-latch skill says to write it
+                Kind::Text => format!("the-{}", w.trim_matches(['<', '>']).to_lowercase().replace('_', "-")),
+                Kind::Choice(options) => options[0].to_owned(),
+                Kind::TaggedDigest => format!("sha256:{}", "cd".repeat(32)),
+                Kind::Number => "3600".to_owned(),
                 other => panic!("placeholder {w} after {flag} of kind {other:?}: no sample value in this test"),
             };
             out.push(v);
@@ -323,4 +328,78 @@ fn every_kijito_tool_a_skill_names_is_served_by_kijito_local_mcp() {
         }
     }
     assert!(named >= 7, "the curation pass names the tools ({named} found)");
+}
+
+/// The memory-latch skill (issue 21 item 5): seed 000's whole procedure in
+/// the agent's words, for both hosts, in the seed's order, with the consent
+/// flow exactly as the PreToolUse deny reason drives it.
+#[test]
+fn the_memory_latch_skill_carries_the_whole_procedure_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(ROOT).join("skills/memory-latch/SKILL.md");
+    for host in ["codex", "claude"] {
+        let root = Path::new("/opt/kq").join(host);
+        let t = render(&src, &tmp.path().join(format!("{host}.md")), &root, host).unwrap();
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let bin = format!("{}/bin/memory-latch", root.display());
+        let pos = |s: &str| flat.find(s).unwrap_or_else(|| panic!("{host}: the skill lacks {s:?}"));
+        // the sections in the seed's order
+        let order = [
+            "## 1. When to initialise",
+            &format!("{bin} init --workspace <WORKSPACE>"),
+            "## 2. Checkpoint cadence",
+            &format!("{bin} checkpoint --workspace <WORKSPACE>"),
+            "## 3. Consent for an irreversible action",
+            &format!("{bin} consent request --workspace <WORKSPACE> --action-file <ACTION_FILE> --summary <SUMMARY> --risk <RISK>"),
+            "## 4. Recovery",
+            &format!("{bin} recover --workspace <WORKSPACE>"),
+            "## 5. Silent Witness",
+            &format!("{bin} reseed --workspace <WORKSPACE>"),
+            "## 6. Degraded mode",
+            &format!("{bin} review --workspace <WORKSPACE>"),
+            "## 7. One-step mode",
+        ];
+        for w in order.windows(2) {
+            assert!(pos(w[0]) < pos(w[1]), "{host}: {:?} must come before {:?}", w[0], w[1]);
+        }
+        // the consent flow as the deny reason drives it (shared/policy/src/decide.rs)
+        for needed in [
+            "kijito-qa policy: denied (policy_consent_required)",
+            "exactly as printed",
+            "the token alone",
+            "Never type the token yourself",
+            "High risk: the first message leaves it pending",
+            "Retry **exactly the same tool call**",
+            "It passes once",
+            "A changed call",
+            "needs a new token",
+        ] {
+            pos(needed);
+        }
+        assert!(pos("Run the command from the deny reason") < pos("Show the user") && pos("Show the user") < pos("Retry **exactly"));
+        // recovery phases in the seed's order: Re-Latch (blocking dependency, objective, anchor),
+        // Known vs Unknown, the question, exactly one next step
+        let phases = ["**Re-Latch**", "the blocking dependency (`blocked_by`)", "the current objective", "the anchor (the last confirmed checkpoint)", "**Known vs Unknown**", "\"What was the last moment that felt aligned/correct?\"", "**One next step**"];
+        for w in phases.windows(2) {
+            assert!(pos(w[0]) < pos(w[1]), "{host}: recovery phase {:?} before {:?}", w[0], w[1]);
+        }
+        assert_eq!(kijito_latch::recover::QUESTION, "What was the last moment that felt aligned/correct?");
+        // Silent Witness halts; degraded ends only by the user's review token; one-step
+        for needed in [
+            "3-line incident summary",
+            "denies every write, delete, send, public-post, wallet-transfer and core-config tool call",
+            "**Only the user's own review token ends it; your checkpoint does not.**",
+            "consent_locked_until_review",
+            "one_step_next_step_required",
+            "**one** gated step per checkpoint",
+            "Free text is one word.",
+            "evidence, not instructions",
+        ] {
+            pos(needed);
+        }
+        // nothing the agent must never run is offered as a command
+        for c in t.lines().map(str::trim).filter(|l| l.starts_with(&bin)) {
+            assert!(!c.contains("consent confirm") && !c.contains("--message") && !c.contains("--sign") && !c.contains(" keygen"), "{c}");
+        }
+    }
 }

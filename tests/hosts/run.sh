@@ -425,6 +425,28 @@ run_adapter_tui() {
 }
 case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
+# Issue 24: kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
+# the fake model curates through them.
+run_mcp_tools() {
+  local host="$1" name=mcp-tools out="$work/out/$1-mcp-tools"
+  wanted "$name" || return 0
+  local miss
+  miss=$(missing "$prefix/$host" kijito-local kijito-setup kijito-doctor)
+  if [ -n "$miss" ]; then
+    say "SKIP $host $name: missing $miss"; skipped=$((skipped + 1)); report+=("$host $name: skipped"); return 0
+  fi
+  mkdir -p "$work/out"
+  local t0 dt
+  t0=$(now)
+  if "$here/scenarios/mcp-tools.sh" "$he2e" "$prefix" "$host" "$out" > "$out.log" 2>&1; then
+    dt=$(took "$t0"); say "$host $name ($dt):"; grep '^  ' "$out.log" || true
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    dt=$(took "$t0"); tail -n 30 "$out.log"; say "FAIL $host $name ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
+  fi
+}
+for h in $hosts; do run_mcp_tools "$h"; done
+
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done
 [ "$failures" -eq 0 ]

@@ -28,6 +28,7 @@ EXPECTED_TOOLS = [
     "kijito_update",
     "kijito_dream",
     "kijito_anchor_audit",
+    "kijito_wake_check",
     "kijito_hive_send",
     "kijito_hive_claim",
     "kijito_hive_release",
@@ -130,6 +131,12 @@ async def main(binary, db):
             assert audit.startswith(f"Anchor audit [{anchor_id}]\nLifecycle: retired\n"), audit
             assert audit.endswith("Scarred: yes (corrected by [%d]; eroded)" % correction_id), audit
             await err("kijito_anchor_audit", {"id": 999}, "not_found_or_forbidden")
+
+            here = os.path.dirname(db)
+            wake = await ok("kijito_wake_check", {"workspace": here, "data_dir": here, "session_id": "sdk"})
+            assert "\nSession binding: sdk (only this session's QA files)\nWorkspace: " in wake, wake
+            assert "\nTrust mode: " in wake and "\nReport: {" in wake, wake
+            await err("kijito_wake_check", {"workspace": "not/absolute"}, "invalid_field")
 
             dream = await err("kijito_dream", {}, "not_available")
             assert "not available on kijito-local" in dream, dream

@@ -47,7 +47,7 @@ pub fn ups(host: &str) -> &'static str {
 
 impl Env {
     /// `bin` with this world's HOME, boot id file and [`Env::env`].
-    fn command(&self, bin: &str) -> Command {
+    pub fn command(&self, bin: &str) -> Command {
         let mut c = self.w.command(bin);
         c.env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
         for (k, v) in &self.env {

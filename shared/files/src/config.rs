@@ -306,9 +306,79 @@ impl Config {
     }
 }
 
+/// The user's policy file (issue 21 item 2; docs/policy.md): its name in
+/// `kijito-qa/` under the config home, next to `config.json`
+/// (`kijito_policy::user::USER_POLICY_FILE`).
+pub const USER_POLICY_FILE: &str = "policy.json";
+/// Largest accepted user policy file.
+pub const MAX_USER_POLICY_BYTES: u64 = 64 * 1024;
+
+/// Path of the user's policy file.
+pub fn user_policy_path() -> Result<PathBuf> {
+    Ok(config_home()?.join("kijito-qa").join(USER_POLICY_FILE))
+}
+
+/// Read the user's policy file ([`user_policy_path`]): `Ok(None)` when
+/// there is none; otherwise its bytes, read as the config file is (not
+/// through a symlink `file_symlink`, a regular file of this user
+/// `file_not_owned`, owner-only `file_permissions`, at most
+/// [`MAX_USER_POLICY_BYTES`] `file_too_large`, safe ancestors, unchanged
+/// while read). The caller parses them (`kijito_policy::UserPolicy::load`)
+/// and fails closed on an error.
+pub fn read_user_policy() -> Result<Option<Vec<u8>>> {
+    read_user_policy_from(&user_policy_path()?)
+}
+
+/// [`read_user_policy`] of a given path.
+pub fn read_user_policy_from(path: &Path) -> Result<Option<Vec<u8>>> {
+    if let Err(e) = std::fs::symlink_metadata(path) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(None);
+        }
+    }
+    let rules = FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_USER_POLICY_BYTES };
+    let (bytes, _) = private::read_checked(path, rules).map_err(|e| e.context("user policy file"))?;
+    Ok(Some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_policy_file_is_read_only_when_it_is_the_users_own_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(USER_POLICY_FILE);
+        assert_eq!(read_user_policy_from(&path).unwrap(), None);
+        std::fs::write(&path, b"{}").unwrap();
+        let chmod = |mode: u32| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        chmod(0o600);
+        assert_eq!(read_user_policy_from(&path).unwrap().as_deref(), Some(&b"{}"[..]));
+        for mode in [0o620, 0o602, 0o640, 0o644] {
+            chmod(mode);
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::PERMISSIONS, "{mode:o}");
+        }
+        chmod(0o600);
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(read_user_policy_from(&link).unwrap_err().code(), crate::private::codes::SYMLINK);
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert_eq!(read_user_policy_from(&dangling).unwrap_err().code(), crate::private::codes::SYMLINK);
+        std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize + 1]).unwrap();
+        assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::TOO_LARGE);
+        std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize]).unwrap();
+        assert_eq!(read_user_policy_from(&path).unwrap().map(|b| b.len()), Some(MAX_USER_POLICY_BYTES as usize));
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        assert_eq!(read_user_policy_from(&sub).unwrap_err().code(), crate::private::codes::NOT_REGULAR);
+        // Another user's file (the tests may run as root, who can hand it over).
+        if crate::private::current_uid() == 0 {
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::NOT_OWNED);
+        }
+    }
 
     #[test]
     fn api_url_rules() {

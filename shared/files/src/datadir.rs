@@ -111,6 +111,25 @@ pub fn qa_dir_checked(data_dir: &AbsPath) -> Result<(AbsPath, private::CheckedDi
     Ok((qa, checked))
 }
 
+/// The variable that names the state directory outside every workspace and
+/// data dir (tests; named after its first user, the latch head records).
+pub const HEADS_ENV: &str = "MEMORY_LATCH_HEADS_DIR";
+
+/// The private state directory outside the workspace and the data dir: the
+/// latch head records, the latch workspace index and the QA spent-nonce
+/// ledger live here. `$MEMORY_LATCH_HEADS_DIR` if set (absolute), else
+/// `$XDG_STATE_HOME/kijito-qa/latch-heads`, else
+/// `$HOME/.local/state/kijito-qa/latch-heads`; `None` without any of them.
+pub fn heads_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(d) = var(HEADS_ENV) {
+        return Some(d);
+    }
+    let state = var("XDG_STATE_HOME").or_else(|| var("HOME").map(|h| h.join(".local/state")))?;
+    Some(state.join("kijito-qa").join("latch-heads"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -438,6 +438,48 @@ pub fn remove_owned(path: &Path) -> Result<bool> {
     }
 }
 
+/// Append `bytes` (one whole record, e.g. a JSON line) to the owner-only
+/// file `path`, creating it 0600: opened with `O_APPEND` without following a
+/// symlink, checked regular, owned by this user and without group/other bits,
+/// refused when the file would exceed `max_bytes` (`file_too_large`: the
+/// caller decides how to bound it), then fsynced (and the directory when the
+/// file was created). An append-only record (the QA ledger, the latch
+/// workspace index) is written only through here.
+pub fn append_private(path: &Path, bytes: &[u8], max_bytes: u64) -> Result<()> {
+    check_ancestors(path)?;
+    let existed = fs::symlink_metadata(path).is_ok();
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => file_error(codes::SYMLINK, format!("{} is a symlink", path.display())),
+            _ => file_error(codes::WRITE, format!("cannot open {} for appending: {e}", path.display())),
+        })?;
+    let meta = f.metadata().map_err(|e| file_error(codes::READ, format!("cannot stat {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(file_error(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+    }
+    if meta.uid() != current_uid() {
+        return Err(file_error(codes::NOT_OWNED, format!("{} is not owned by the current user", path.display())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(file_error(codes::PERMISSIONS, format!("{} is readable or writable by group or others", path.display())));
+    }
+    if meta.size().saturating_add(bytes.len() as u64) > max_bytes {
+        return Err(file_error(codes::TOO_LARGE, format!("{} would exceed {max_bytes} bytes", path.display())));
+    }
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| file_error(codes::WRITE, format!("cannot append to {}: {e}", path.display())))?;
+    if !existed {
+        fsync_dir(parent_of(path)?)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

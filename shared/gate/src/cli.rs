@@ -163,6 +163,14 @@ pub fn run(args: Args, live: LiveRead<'_>) -> Result<i32> {
                 "QA pass recorded for session {} (pointer {}, snapshot {}); it is valid for 30 minutes and one compaction.",
                 ready.pass.session_id, ready.pass.pointer_id, ready.pass.snapshot_digest
             );
+            match &ready.boots {
+                gate::witness::Boots::Witnessed { agents } => {
+                    eprintln!("bootsWitnessed: true: the PreToolUse hook saw the two cold boots run by two distinct subagents ({}, {}).", agents[0], agents[1])
+                }
+                gate::witness::Boots::SkillOnly => eprintln!(
+                    "bootsWitnessed: false: no PreToolUse hook witnessed this session's cold boots, so that they ran in fresh subagents rests on the skill alone (the re-entry will say so)."
+                ),
+            }
             Ok(0)
         }
         "invalidate" => {

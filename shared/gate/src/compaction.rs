@@ -114,6 +114,10 @@ pub struct Attested {
     pub compaction_nonce: String,
     /// Whether the compaction summary kept the four values (`summaryCarried`, `summaryCheck`).
     pub summary: SummaryCheck,
+    /// The consumed ticket's `bootsWitnessed` (`None`: a schemaVersion 5
+    /// pass, or not read yet). Not part of the claim record: the claim and
+    /// the delivery read it from the consumed ticket.
+    pub boots_witnessed: Option<bool>,
 }
 
 /// `compaction-reentry.<session>.json`.
@@ -180,6 +184,7 @@ impl Reentry {
                 snapshot_digest: digest("snapshotDigest")?,
                 compaction_nonce: o["compactionNonce"].as_str().filter(|s| is_hex32(s)).ok_or_else(|| bad("compactionNonce"))?.to_owned(),
                 summary: SummaryCheck::parse(&o["summaryCarried"], check).ok_or_else(|| bad("summaryCarried/summaryCheck"))?,
+                boots_witnessed: None,
             })
         } else if o["attested"] == Value::Bool(false) {
             for k in ["pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce", "summaryCarried"] {
@@ -212,7 +217,7 @@ fn remove_all(paths: &[std::path::PathBuf]) -> Result<()> {
 
 /// Load and check the session's pass for promotion; returns it with the
 /// inode it was read from.
-fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<(Pass, u64, u64)> {
+fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<(Pass, Vec<u8>, u64, u64)> {
     let path = qa.pass(session);
     if std::fs::symlink_metadata(&path).is_err() {
         return Err(Error::new(pass::codes::PASS_MISSING, "no QA pass was recorded for this session"));
@@ -220,10 +225,13 @@ fn acceptable_pass(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
     let (bytes, id) = qa.read_checked(&path, crate::state::STATE_RULES)?;
     let p = Pass::parse(&bytes)?;
     crate::withdraw::check_unspent(qa, session, &p.compaction_nonce)?;
+    // The ledger outside the data dir: a pass whose nonce was ever consumed
+    // or withdrawn is refused even when `qa-spent` was deleted.
+    crate::ledger::check_unlisted(&crate::ledger::read(qa, session)?, &p.compaction_nonce)?;
     let transcript = transcript.ok_or_else(|| Error::new(pass::codes::TRANSCRIPT_UNKNOWN, "the host gave no transcript path"))?;
     let t = pass::transcript_identity(transcript)?;
     p.check_valid(session, now_ms, &t)?;
-    Ok((p, id.dev, id.ino))
+    Ok((p, bytes, id.dev, id.ino))
 }
 
 /// PreCompact (no network, never blocks): promote a valid pass to the ticket
@@ -247,8 +255,10 @@ fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>
     // A pass withdrawn by a new turn since the last PreCompact: its reason,
     // once (the marker goes with this attempt).
     let withdrawn = crate::withdraw::was_withdrawn(qa, session);
-    let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, dev, ino)| {
-        // One pass, one compaction: its nonce is spent before anything moves.
+    let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, bytes, dev, ino)| {
+        // One pass, one compaction: its nonce is spent before anything moves,
+        // in the ledger outside the data dir first, then in `qa-spent`.
+        crate::ledger::append(qa, session, &crate::ledger::LedgerEntry::of(&p, &bytes, pass::codes::PASS_CONSUMED, now_ms), now_ms)?;
         crate::withdraw::consume(qa, session, &p, now_ms)?;
         let ticket = qa.ticket(session);
         std::fs::hard_link(qa.pass(session), &ticket)
@@ -348,7 +358,9 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
             if !rename_claim(&qa.ticket(session), &consumed)? {
                 unattested(codes::TICKET_MISSING)
             } else {
-                match qa.read_state(&consumed).and_then(|b| Pass::parse(&b)) {
+                let bytes = qa.read_state(&consumed);
+                let boots_witnessed = bytes.as_ref().ok().and_then(|b| Pass::boots_witnessed(b));
+                match bytes.and_then(|b| Pass::parse(&b)) {
                     Err(_) => unattested(codes::TICKET_INVALID),
                     Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID),
                     Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE),
@@ -360,6 +372,7 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
                             snapshot_digest: t.snapshot_digest,
                             compaction_nonce: t.compaction_nonce,
                             summary: SummaryCheck::Pending,
+                            boots_witnessed,
                         };
                         a.summary = crate::summary::check(summary, &a);
                         Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: codes::PROMOTED.into(), attested: Some(a) }
@@ -372,9 +385,6 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
     Ok(ClaimOutcome::Claimed(reentry))
 }
 
-/// Deliver the pending re-entry record exactly once: rename it to
-/// `compaction-reentry-delivered` (first wins) and return it. A record that
-/// does not parse is still delivered, as unattested.
 /// Whether the spent record lists `nonce` as consumed by a PreCompact at or
 /// before `claimed_at_ms` (an unreadable record: no).
 fn consumed_before(qa: &QaDir, session: &SessionId, nonce: &str, claimed_at_ms: i64) -> bool {
@@ -384,6 +394,45 @@ fn consumed_before(qa: &QaDir, session: &SessionId, nonce: &str, claimed_at_ms: 
         .unwrap_or(false)
 }
 
+/// The chain behind an attested claim record (docs/protocol.md §7, "Re-entry
+/// delivery"): the claimed attempt and the consumed ticket exist as
+/// owner-only regular files of this session with the record's nonce, the
+/// ticket names the record's pointer, lock and digests, `qa-spent` lists the
+/// nonce as consumed at or before the claim, and so does the ledger outside
+/// the data dir, with the SHA-256 of the consumed ticket's bytes. Returns the
+/// ticket's `bootsWitnessed`; `None` when any link is missing.
+fn backed(qa: &QaDir, session: &SessionId, r: &Reentry, a: &Attested) -> Option<Option<bool>> {
+    if !consumed_before(qa, session, &a.compaction_nonce, r.claimed_at_ms) {
+        return None;
+    }
+    let attempt = qa.read_state(&qa.attempt_claimed(session)).and_then(|b| Attempt::parse(&b)).ok()?;
+    if &attempt.session_id != session || !attempt.attested || attempt.compaction_nonce.as_deref() != Some(a.compaction_nonce.as_str()) {
+        return None;
+    }
+    let bytes = qa.read_state(&qa.ticket_consumed(session)).ok()?;
+    let t = Pass::parse(&bytes).ok()?;
+    let same = &t.session_id == session
+        && t.compaction_nonce == a.compaction_nonce
+        && t.pointer_id == a.pointer_id
+        && t.lock_message_id == a.lock_message_id
+        && t.pointer_digest == a.pointer_digest
+        && t.snapshot_digest == a.snapshot_digest;
+    if !same {
+        return None;
+    }
+    let digest = Digest::of(&bytes);
+    let ledger = crate::ledger::read(qa, session).ok()?;
+    ledger
+        .iter()
+        .any(|e| e.nonce == a.compaction_nonce && e.why == pass::codes::PASS_CONSUMED && e.spent_at_ms <= r.claimed_at_ms && e.pass_sha256 == digest)
+        .then(|| Pass::boots_witnessed(&bytes))
+}
+
+/// Deliver the pending re-entry record exactly once: rename it to
+/// `compaction-reentry-delivered` (first wins) and return it. A record that
+/// does not parse is still delivered, as unattested; an attested one whose
+/// chain ([`backed`]) is incomplete is delivered UNATTESTED with
+/// `reentry_unbacked`.
 pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Reentry>> {
     let delivered = qa.reentry_delivered(session);
     if !rename_claim(&qa.reentry(session), &delivered)? {
@@ -399,10 +448,11 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
     // ATTESTED only when a PreCompact really consumed that nonce before the
     // claim: a hand-written record with `attested:true` is not enough.
     let r = r.map(|r| match &r.attested {
-        Some(a) if !consumed_before(qa, session, &a.compaction_nonce, r.claimed_at_ms) => {
-            Reentry { attested: None, reason: codes::REENTRY_UNBACKED.to_owned(), ..r }
-        }
-        _ => r,
+        Some(a) => match backed(qa, session, &r, a) {
+            Some(boots_witnessed) => Reentry { attested: Some(Attested { boots_witnessed, ..a.clone() }), ..r },
+            None => Reentry { attested: None, reason: codes::REENTRY_UNBACKED.to_owned(), ..r },
+        },
+        None => r,
     });
     // Whatever failed (unreadable, malformed, another session's), the reason
     // is the one re-entry code.
@@ -426,7 +476,7 @@ mod tests {
         let data = d.path().join("data");
         std::fs::create_dir(&data).unwrap();
         std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let qa = QaDir::open(&AbsPath::from_path(&data).unwrap()).unwrap();
+        let qa = QaDir::open(&AbsPath::from_path(&data).unwrap()).unwrap().with_ledger_dir(Some(d.path().join("heads")));
         let t = d.path().join("t.jsonl");
         std::fs::write(&t, b"{}\n").unwrap();
         let transcript = AbsPath::from_path(&t).unwrap();

@@ -16,12 +16,17 @@
 //! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
 //! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
 //! | `qa-pass-withdrawn.<s>.json` | UserPromptSubmit (a new turn) | the withdrawn pass (renamed); the next PreCompact names the reason and removes it |
-//! | `qa-spent.<s>.json` | UserPromptSubmit (a new turn) | the session's spent nonces: a pass carrying one is refused |
+//! | `qa-spent.<s>.json` | UserPromptSubmit (a new turn), PreCompact | the session's spent nonces: a pass carrying one is refused |
+//! | `qa-witness.<s>.jsonl` | PreToolUse ([`witness::observe`]) | every `pointer-snapshot` call seen, with the agent identity: `record` checks the boots against it |
+//!
+//! Outside the data dir, beside the latch head records: the spent-nonce
+//! ledger ([`ledger`]), append-only.
 //! | `current-pointer.json` | `record` | last recorded pointer state |
 //! | `reports/` | agent | report files named by the emitted commands |
 
 pub mod cli;
 pub mod compaction;
+pub mod ledger;
 pub mod pass;
 pub mod record;
 pub mod report;
@@ -29,6 +34,7 @@ pub mod state;
 pub mod summary;
 pub mod trigger;
 pub mod withdraw;
+pub mod witness;
 
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -78,19 +84,23 @@ pub struct QaDir {
     /// ([`QaDir::open`], [`QaDir::existing`]): its state files are then read
     /// and written without checking the ancestors again.
     checked: Option<private::CheckedDir>,
+    /// Where the spent-nonce ledger lives ([`ledger`]): the state directory
+    /// beside the latch head records, from the environment unless a test
+    /// sets it ([`QaDir::with_ledger_dir`]); `None`: unavailable.
+    ledger_dir: Option<PathBuf>,
 }
 
 impl QaDir {
     /// Validate (and create) `<data-dir>/qa/`.
     pub fn open(data_dir: &AbsPath) -> Result<QaDir> {
         let (dir, checked) = kijito_files::datadir::qa_dir_checked(data_dir)?;
-        Ok(QaDir { dir, checked: Some(checked) })
+        Ok(QaDir { dir, checked: Some(checked), ledger_dir: kijito_files::datadir::heads_dir() })
     }
 
     /// The QA dir of `data_dir` for reading only: nothing is created or
     /// checked (every read checks its own file).
     pub fn read_only(data_dir: &AbsPath) -> Result<QaDir> {
-        Ok(QaDir { dir: data_dir.join("qa")?, checked: None })
+        Ok(QaDir { dir: data_dir.join("qa")?, checked: None, ledger_dir: kijito_files::datadir::heads_dir() })
     }
 
     /// `<data-dir>/qa/` if it exists and is private; creates nothing
@@ -102,13 +112,30 @@ impl QaDir {
             _ => {
                 private::check_dir(data_dir.as_path(), false)?;
                 let checked = private::check_dir_checked(dir.as_path(), true)?;
-                Ok(Some(QaDir { dir, checked: Some(checked) }))
+                Ok(Some(QaDir { dir, checked: Some(checked), ledger_dir: kijito_files::datadir::heads_dir() }))
             }
         }
     }
 
     pub fn path(&self) -> &AbsPath {
         &self.dir
+    }
+
+    /// This QA dir with the ledger in `dir` instead of the environment's
+    /// state directory (tests; `None`: no ledger, which fails closed).
+    pub fn with_ledger_dir(mut self, dir: Option<PathBuf>) -> QaDir {
+        self.ledger_dir = dir;
+        self
+    }
+
+    /// The directory of the spent-nonce ledger, if there is one.
+    pub fn ledger_dir(&self) -> Option<&std::path::Path> {
+        self.ledger_dir.as_deref()
+    }
+
+    /// `qa-witness.<s>.jsonl`: the `pointer-snapshot` calls the PreToolUse hook saw ([`witness`]).
+    pub fn witness(&self, s: &SessionId) -> PathBuf {
+        self.file(format!("qa-witness.{s}.jsonl"))
     }
 
     /// Read a state file of this directory as [`read_state`] does; the

@@ -112,18 +112,35 @@ impl Pass {
         })
     }
 
-    /// Compact JSON bytes as written to disk.
+    /// Compact JSON bytes of a schemaVersion 5 pass (no `bootsWitnessed`).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.to_value().to_string().into_bytes()
+    }
+
+    /// The bytes `qa-gate record` writes: schemaVersion 6, the keys of 5 and
+    /// then `bootsWitnessed` (whether the PreToolUse hook witnessed both boots
+    /// as two distinct subagents, [`crate::witness`]).
+    pub fn to_bytes_witnessed(&self, boots_witnessed: bool) -> Vec<u8> {
+        let mut v = self.to_value();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("schemaVersion".into(), json!(6));
+            o.insert("bootsWitnessed".into(), json!(boots_witnessed));
+        }
+        v.to_string().into_bytes()
     }
 
     /// Parse a pass file strictly (exact keys and order, typed values).
     pub fn parse(bytes: &[u8]) -> Result<Pass> {
         let bad = |why: &str| Error::new(codes::PASS_INVALID, format!("pass file: {why}"));
         let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
-        let o = v.as_object().filter(|o| has_keys(o, PASS_KEYS)).ok_or_else(|| bad("keys differ from schemaVersion 5"))?;
-        if o["schemaVersion"] != 5 {
-            return Err(bad("schemaVersion must be 5"));
+        let o = v.as_object().ok_or_else(|| bad("not an object"))?;
+        let v5 = has_keys(o, PASS_KEYS) && o["schemaVersion"] == 5;
+        let v6 = o.len() == PASS_KEYS.len() + 1
+            && o.keys().zip(PASS_KEYS.iter().chain(&["bootsWitnessed"])).all(|(a, b)| a == b)
+            && o["schemaVersion"] == 6
+            && o["bootsWitnessed"].is_boolean();
+        if !v5 && !v6 {
+            return Err(bad("keys differ from schemaVersion 5 and 6"));
         }
         let session_id = o["sessionId"].as_str().and_then(|s| SessionId::parse(s).ok()).ok_or_else(|| bad("sessionId"))?;
         let recorded_at_ms = o["recordedAtMs"].as_i64().filter(|n| *n >= 0).ok_or_else(|| bad("recordedAtMs"))?;
@@ -154,6 +171,14 @@ impl Pass {
             compaction_nonce,
             transcript,
         })
+    }
+
+    /// `bootsWitnessed` of a pass file's bytes: `None` for schemaVersion 5
+    /// (or bytes that are no pass).
+    pub fn boots_witnessed(bytes: &[u8]) -> Option<bool> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        Pass::parse(bytes).ok()?;
+        v.get("bootsWitnessed")?.as_bool()
     }
 
     /// Whether this pass is acceptable now for `session` given the
@@ -243,6 +268,15 @@ mod tests {
         let bytes = p.to_bytes();
         assert!(String::from_utf8(bytes.clone()).unwrap().starts_with("{\"schemaVersion\":5,\"sessionId\":\"s-1\","));
         assert_eq!(Pass::parse(&bytes).unwrap(), p);
+        assert_eq!(Pass::boots_witnessed(&bytes), None);
+        for w in [true, false] {
+            let v6 = p.to_bytes_witnessed(w);
+            assert!(String::from_utf8(v6.clone()).unwrap().ends_with(&format!("}},\"bootsWitnessed\":{w}}}")));
+            assert_eq!(Pass::parse(&v6).unwrap(), p);
+            assert_eq!(Pass::boots_witnessed(&v6), Some(w));
+            let wrong = String::from_utf8(v6).unwrap().replace("\"schemaVersion\":6", "\"schemaVersion\":5");
+            assert_eq!(Pass::parse(wrong.as_bytes()).unwrap_err().code(), codes::PASS_INVALID);
+        }
         let text = String::from_utf8(bytes).unwrap().replace("\"schemaVersion\":5", "\"schemaVersion\":4");
         assert_eq!(Pass::parse(text.as_bytes()).unwrap_err().code(), codes::PASS_INVALID);
         assert_eq!(Pass::parse(b"{}").unwrap_err().code(), codes::PASS_INVALID);

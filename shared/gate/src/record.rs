@@ -79,19 +79,36 @@ pub struct Ready {
     pub pass_file: String,
     /// The one stdout line (no newline).
     pub signal: String,
+    /// How the two boots were witnessed ([`crate::witness::check_boots`]);
+    /// the pass's `bootsWitnessed` is whether this is `Witnessed`.
+    pub boots: crate::witness::Boots,
 }
 
 /// A new pass needs new boots: both reports must be verified no earlier than
 /// the last time a pass of this session was withdrawn by a new turn or
 /// consumed by a PreCompact (the spent record, [`crate::withdraw`]), so the
 /// reports of a withdrawn or used pass never make another one.
+///
+/// The ledger outside the data dir ([`crate::ledger`]) counts too, so
+/// deleting `qa-spent` does not revive old reports, and a report a consumed
+/// or withdrawn pass was made of is refused outright (`pass_replayed`). A
+/// ledger that cannot be read fails closed.
 fn check_after_spent(qa: &QaDir, session: &SessionId, pair: &[GreenReport; 2]) -> Result<()> {
     let spent = crate::withdraw::read_spent(qa, session)?;
-    let Some(last) = spent.entries.iter().map(|e| e.spent_at_ms).max() else { return Ok(()) };
-    if pair.iter().any(|r| r.verified_at_ms < last) {
+    let ledger = crate::ledger::read(qa, session)?;
+    let last = spent.entries.iter().map(|e| e.spent_at_ms).chain(ledger.iter().map(|e| e.spent_at_ms)).max();
+    if last.is_some_and(|last| pair.iter().any(|r| r.verified_at_ms < last)) {
         return Err(Error::new(
             codes::REPORTS_PREDATE_SPENT_PASS,
             "a report was verified before this session's last pass was withdrawn or used: run both cold boots again",
+        ));
+    }
+    // Belt and braces (a report of a spent pass predates its spend, so the
+    // rule above refuses it first): the ledger's report digests.
+    if let Some(e) = ledger.iter().find(|e| pair.iter().any(|r| e.reports.contains(&r.report_digest))) {
+        return Err(Error::new(
+            crate::ledger::codes::PASS_REPLAYED,
+            format!("a report belongs to the pass with nonce {} (spent: {}): run both cold boots again", e.nonce, e.why),
         ));
     }
     Ok(())
@@ -106,6 +123,7 @@ pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, 
     let pair = validate_pair(&req.reports, req.pointer_id, &req.pointer_digest, now_ms)?;
     let qa = QaDir::open(&req.data_dir)?;
     check_after_spent(&qa, &req.session_id, &pair)?;
+    let boots = crate::witness::check_boots(&qa, &req.session_id, &req.reports, &pair, now_ms)?;
     check_evidence(req, &evidence()?, &pair)?;
     let [a, b] = pair;
     let transcript = pass::transcript_identity(&req.transcript)?;
@@ -121,7 +139,7 @@ pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, 
         transcript,
     };
     let path = qa.pass(&req.session_id);
-    let bytes = pass.to_bytes();
+    let bytes = pass.to_bytes_witnessed(matches!(boots, crate::witness::Boots::Witnessed { .. }));
     // A new pass supersedes a withdrawn one: the next PreCompact judges this one.
     private::remove_owned(&qa.withdrawn(&req.session_id))?;
     private::write_atomic(&path, &bytes)?;
@@ -160,7 +178,7 @@ pub fn record(req: &RecordRequest, evidence: impl FnOnce() -> Result<Evidence>, 
         "requestedAction": "native_compact",
     })
     .to_string();
-    Ok(Ready { pass: parsed, pass_file, signal })
+    Ok(Ready { pass: parsed, pass_file, signal, boots })
 }
 
 /// Remove exactly this session's pass, ticket, attempt and pending re-entry

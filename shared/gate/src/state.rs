@@ -102,10 +102,12 @@ pub fn is_insecure(code: &str) -> bool {
 
 /// Read a pass and check it would be accepted now: age and session always,
 /// the transcript binding when a transcript path is given, and that its
-/// nonce is not spent (the `qa-spent.<s>.json` beside it, [`crate::withdraw`]).
+/// nonce is not spent (the `qa-spent.<s>.json` beside it, [`crate::withdraw`],
+/// and the ledger outside the data dir, [`crate::ledger`]).
 pub fn accepted_pass(path: &Path, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<Pass> {
     let p = read_state(path).and_then(|b| Pass::parse(&b))?;
     crate::withdraw::check_unspent_at(&path.with_file_name(StateFile::Spent.name(session)), session, &p.compaction_nonce)?;
+    crate::ledger::check_pass_at(path, session, &p.compaction_nonce)?;
     match transcript {
         Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id))?,
         None => p.check_age(session, now_ms)?,

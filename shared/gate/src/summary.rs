@@ -250,6 +250,7 @@ mod tests {
             snapshot_digest: Digest::parse(&"b".repeat(64)).unwrap(),
             compaction_nonce: "0123456789abcdef0123456789abcdef".into(),
             summary: SummaryCheck::Pending,
+            boots_witnessed: None,
         }
     }
 

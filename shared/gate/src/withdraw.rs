@@ -177,6 +177,10 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<W
         spent.add(entry, now_ms);
         qa.write_atomic(&qa.spent(session), &spent.to_bytes())
     });
+    // The ledger outside the data dir too (best effort: the record above and
+    // the rename below already refuse the pass; the ledger makes deleting
+    // `qa-spent` and copying the pass back useless).
+    let _ = crate::ledger::append(qa, session, &crate::ledger::LedgerEntry::of(&pass, &bytes, codes::PASS_WITHDRAWN, now_ms), now_ms);
     if !crate::rename_claim(&path, &qa.withdrawn(session))? {
         // Promoted by a PreCompact meanwhile: that compaction is under way.
         return Ok(None);

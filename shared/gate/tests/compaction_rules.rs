@@ -392,14 +392,95 @@ fn delivery_of_a_bad_record_is_unattested() {
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED);
-    // A good record whose nonce a PreCompact consumed before the claim is
-    // delivered as it is.
+    // Issue 22, item 3: a record whose nonce `qa-spent` lists as consumed
+    // before the claim is still not enough: no claimed attempt, no consumed
+    // ticket, no ledger entry.
     let e = env();
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 8).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
-    assert_eq!((r.reason.as_str(), r.claimed_at_ms), ("pass_promoted", 9));
-    assert!(r.attested.is_some());
+    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED, 9));
+}
+
+/// One real cycle (pass, PreCompact, claim) left on disk; the delivered
+/// record is ATTESTED only with the whole chain intact (issue 22, item 3):
+/// each test below breaks one link.
+fn cycle_ready_to_deliver(e: &Env) -> Reentry {
+    write_pass(e, &pass_for(e, "sess-1", T0, NONCE));
+    assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap().attested);
+    claimed(e, T0 + 20)
+}
+
+#[test]
+fn an_attested_record_needs_the_whole_chain() {
+    type Break = fn(&Env);
+    let breaks: [(&str, Break); 8] = [
+        ("the claimed attempt removed", |e| std::fs::remove_file(e.qa.attempt_claimed(&e.s)).unwrap()),
+        ("the consumed ticket removed", |e| std::fs::remove_file(e.qa.ticket_consumed(&e.s)).unwrap()),
+        ("the consumed ticket readable by others", |e| {
+            std::fs::set_permissions(e.qa.ticket_consumed(&e.s), std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap()
+        }),
+        ("the consumed ticket a symlink to a copy", |e| {
+            let copy = e.dir.path().join("copy");
+            std::fs::copy(e.qa.ticket_consumed(&e.s), &copy).unwrap();
+            std::fs::remove_file(e.qa.ticket_consumed(&e.s)).unwrap();
+            std::os::unix::fs::symlink(&copy, e.qa.ticket_consumed(&e.s)).unwrap();
+        }),
+        ("the consumed ticket of another pointer digest", |e| {
+            let other = Pass { pointer_digest: Digest::of(b"other"), ..pass_for(e, "sess-1", T0, NONCE) };
+            private::write_atomic(&e.qa.ticket_consumed(&e.s), &other.to_bytes()).unwrap();
+        }),
+        ("the consumed ticket rewritten (same values, other bytes: the ledger's digest differs)", |e| {
+            let p = pass_for(e, "sess-1", T0, NONCE);
+            private::write_atomic(&e.qa.ticket_consumed(&e.s), &p.to_bytes_witnessed(true)).unwrap();
+        }),
+        ("the claimed attempt of another nonce", |e| {
+            let mut a = Attempt::parse(&std::fs::read(e.qa.attempt_claimed(&e.s)).unwrap()).unwrap();
+            a.compaction_nonce = Some("ffffffffffffffffffffffffffffffff".into());
+            private::write_atomic(&e.qa.attempt_claimed(&e.s), a.to_value().to_string().as_bytes()).unwrap();
+        }),
+        ("the ledger removed", |e| std::fs::remove_file(kijito_gate::ledger::path(&e.qa, &e.s).unwrap()).unwrap()),
+    ];
+    for (what, brk) in breaks {
+        let e = env();
+        let r = cycle_ready_to_deliver(&e);
+        brk(&e);
+        let got = take_reentry(&e.qa, &e.s, T0 + 30).unwrap().unwrap();
+        assert_eq!((got.attested, got.reason.as_str(), got.claimed_at_ms), (None, cc::REENTRY_UNBACKED, r.claimed_at_ms), "{what}");
+    }
+    // Nothing broken: ATTESTED, with the ticket's bootsWitnessed (a v5 pass: unknown).
+    let e = env();
+    let r = cycle_ready_to_deliver(&e);
+    let got = take_reentry(&e.qa, &e.s, T0 + 30).unwrap().unwrap();
+    assert_eq!(got, r);
+    assert_eq!(got.attested.unwrap().boots_witnessed, None);
+}
+
+#[test]
+fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
+    let e = env();
+    cycle_ready_to_deliver(&e);
+    // Issue 22: copy the consumed ticket back as the pass and delete
+    // `qa-spent`: the ledger outside the data dir still refuses it.
+    std::fs::copy(e.qa.ticket_consumed(&e.s), e.qa.pass(&e.s)).unwrap();
+    std::fs::remove_file(e.qa.spent(&e.s)).unwrap();
+    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::PASS_REPLAYED));
+    // A ledger that cannot be trusted refuses every pass (fail closed), and
+    // PreCompact still records an attempt (it never blocks).
+    let e = env();
+    std::fs::create_dir_all(e.qa.ledger_dir().unwrap()).unwrap();
+    std::fs::write(kijito_gate::ledger::path(&e.qa, &e.s).unwrap(), b"garbage\n").unwrap();
+    std::fs::set_permissions(kijito_gate::ledger::path(&e.qa, &e.s).unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
+    let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_INVALID));
+    // No state directory at all: unavailable, unattested.
+    let e = env();
+    let qa = kijito_gate::QaDir::open(&e.data).unwrap().with_ledger_dir(None);
+    write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
+    let a = precompact(&qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_UNAVAILABLE));
 }
 
 #[test]

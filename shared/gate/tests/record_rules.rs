@@ -226,7 +226,9 @@ fn record_writes_a_pass_bound_to_the_transcript() {
     let qa = QaDir::open(&r.req.data_dir).unwrap();
     let path = qa.pass(&r.req.session_id);
     assert_eq!(ready.pass_file, path.to_string_lossy());
-    assert_eq!(std::fs::read(&path).unwrap(), ready.pass.to_bytes());
+    // schemaVersion 6: nothing witnessed these boots (no PreToolUse record).
+    assert_eq!(std::fs::read(&path).unwrap(), ready.pass.to_bytes_witnessed(false));
+    assert_eq!(ready.boots, kijito_gate::witness::Boots::SkillOnly);
     let p = &ready.pass;
     assert_eq!((p.pointer_id, p.lock_message_id, p.recorded_at_ms), (pid(), lock(), NOW));
     assert_eq!(p.transcript, kijito_gate::transcript_identity(&r.req.transcript).unwrap());

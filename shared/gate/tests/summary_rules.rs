@@ -45,6 +45,8 @@ fn pending_claim(e: &Env) -> Reentry {
     let p = pass_for(e, "sess-1", T0, NONCE);
     // What PreCompact leaves: the nonce consumed, the ticket, the attempt.
     kijito_gate::withdraw::consume(&e.qa, &e.s, &p, T0).unwrap();
+    let entry = kijito_gate::ledger::LedgerEntry::of(&p, &p.to_bytes(), kijito_gate::pass::codes::PASS_CONSUMED, T0);
+    kijito_gate::ledger::append(&e.qa, &e.s, &entry, T0).unwrap();
     private::write_atomic(&e.qa.ticket(&e.s), &p.to_bytes()).unwrap();
     private::write_atomic(&e.qa.attempt(&e.s), attempt("sess-1", NONCE).to_value().to_string().as_bytes()).unwrap();
     match claim_with(&e.qa, &e.s, T0, Summary::NotYet).unwrap() {

@@ -324,6 +324,7 @@ fn status_shows_a_claimed_request_as_compacted() {
             snapshot_digest: Digest::of(b"s"),
             compaction_nonce: NONCE.into(),
             summary: kijito_gate::SummaryCheck::Carried,
+            boots_witnessed: None,
         }),
     };
     private::write_atomic(&e.qa.reentry_delivered(&e.s), claim.to_value().to_string().as_bytes()).unwrap();

@@ -42,3 +42,269 @@ pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>,
         Err(e) => Some(format!("memory-latch: the user's token could not be processed ({}: {}); nothing was confirmed.", e.code(), e.message())),
     }
 }
+
+/// The most bytes of the transcript's end read by the token checks.
+pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
+
+/// UserPromptSubmit (issue 22, token mode made harder): before a prompt
+/// that is a token or a signature may confirm anything, refuse (a stable
+/// code, nothing confirmed) when
+/// - the input names a subagent (`agent_id`/`agent_type`): its "prompt" is
+///   the main agent's words (`consent_from_subagent`);
+/// - the token appears in a tool call's input, or in a tool call's output
+///   other than the `memory-latch consent request`, `reseed` or `review`
+///   call that issued it,
+///   in the transcript's tail (the agent typed it into a pane, piped it to a
+///   hook, or read it back: `consent_token_seen_by_tool`);
+/// - the prompt is not the user's newest message: neither host has written
+///   the prompt to the transcript when UserPromptSubmit runs (measured,
+///   docs/protocol.md §10.4), so a prompt that arrives while a tool call of
+///   the transcript is still waiting for its output came from that tool
+///   call (the agent ran the hook itself: `consent_prompt_not_newest`);
+/// - the transcript cannot be read (`consent_transcript_unreadable`); a
+///   transcript that does not exist yet (the session's first prompt) has
+///   no tool call to check.
+pub fn confirm_from_user_prompt(
+    cwd: Option<&Path>,
+    helpers: Option<&HelperDir>,
+    prompt: Option<&str>,
+    now_ms: u64,
+    transcript: Option<&Path>,
+    subagent: bool,
+) -> Option<String> {
+    let p = prompt?;
+    let token = latch::tokens::standalone_token(p).ok();
+    if token.is_none() && latch::wallet::Sig::standalone(p).is_none() {
+        return None;
+    }
+    let refused = |code: &str, why: &str| Some(format!("memory-latch: the message was NOT accepted as consent ({code}: {why}); nothing was confirmed."));
+    if subagent {
+        return refused(latch::codes::CONSENT_FROM_SUBAGENT, "this prompt comes from a subagent (agent_id/agent_type), never from the user");
+    }
+    if let Some(t) = &token {
+        let Some(path) = transcript else {
+            return refused(latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, "the hook input names no transcript to check the token against");
+        };
+        match check_transcript(path, t, p.trim()) {
+            Ok(()) => {}
+            Err((code, why)) => return refused(code, &why),
+        }
+    }
+    confirm_from_prompt_with(cwd, helpers, prompt, now_ms)
+}
+
+/// One conversational item of either host's transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    UserText(String),
+    ToolCall { id: String, input: String },
+    ToolResult { id: String, output: String },
+}
+
+/// Read the transcript's last [`TRANSCRIPT_TAIL_BYTES`] and check a token
+/// prompt against it (see [`confirm_from_user_prompt`]).
+pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::result::Result<(), (&'static str, String)> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let unreadable = |why: String| (latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, why);
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(unreadable(format!("cannot open the transcript: {e}"))),
+    };
+    let len = f.metadata().map_err(|e| unreadable(format!("cannot stat the transcript: {e}")))?.len();
+    let start = len.saturating_sub(TRANSCRIPT_TAIL_BYTES);
+    f.seek(SeekFrom::Start(start)).map_err(|e| unreadable(format!("cannot seek the transcript: {e}")))?;
+    let mut bytes = Vec::with_capacity((len - start) as usize);
+    f.take(TRANSCRIPT_TAIL_BYTES).read_to_end(&mut bytes).map_err(|e| unreadable(format!("cannot read the transcript: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let items: Vec<Item> = lines.iter().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).flat_map(|v| items_of(&v)).collect();
+    check_items(&items, token_upper, prompt)
+}
+
+/// The decision over parsed items (pure).
+pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::result::Result<(), (&'static str, String)> {
+    let has = |s: &str| s.to_ascii_uppercase().contains(token_upper);
+    let issuing: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { id, input } if issues_tokens(input) && !has(input) => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    for i in items {
+        match i {
+            Item::ToolCall { input, .. } if has(input) => {
+                return Err((latch::codes::CONSENT_TOKEN_SEEN_BY_TOOL, "the token appears in a tool call's input in the transcript (typed or piped by the agent)".into()))
+            }
+            Item::ToolResult { id, output } if has(output) && !issuing.contains(&id.as_str()) => {
+                return Err((
+                    latch::codes::CONSENT_TOKEN_SEEN_BY_TOOL,
+                    "the token appears in the output of a tool call other than the consent request that issued it (the agent read it back)".into(),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let last_user = items.iter().rposition(|i| matches!(i, Item::UserText(_)));
+    if let Some(i) = last_user {
+        if matches!(&items[i], Item::UserText(t) if t.trim() == prompt) {
+            return Ok(());
+        }
+    }
+    let after = &items[last_user.map_or(0, |i| i + 1)..];
+    let pending = after.iter().any(|c| match c {
+        Item::ToolCall { id, .. } => !after.iter().any(|r| matches!(r, Item::ToolResult { id: rid, .. } if rid == id)),
+        _ => false,
+    });
+    if pending {
+        return Err((
+            latch::codes::CONSENT_PROMPT_NOT_NEWEST,
+            "a tool call of the transcript is still waiting for its output: this prompt is not the user's newest message (it came from inside the agent's turn)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A tool call that runs memory-latch's `consent request`, `reseed` or
+/// `review`: its output is where the token is shown.
+fn issues_tokens(input: &str) -> bool {
+    input.contains("memory-latch") && ["consent request", " reseed", " review"].iter().any(|w| input.contains(w))
+}
+
+fn strings(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The items of one transcript line: Claude Code (`type` user/assistant,
+/// `message.content` text, `tool_use`, `tool_result`) or Codex
+/// (`response_item` payloads: `message` role user, `*call`, `*call_output`).
+pub fn items_of(v: &serde_json::Value) -> Vec<Item> {
+    let mut out = Vec::new();
+    let kind = v.get("type").and_then(serde_json::Value::as_str).unwrap_or("");
+    if kind == "user" || kind == "assistant" {
+        let meta = v.get("isMeta").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        let content = v.get("message").and_then(|m| m.get("content"));
+        match content {
+            Some(serde_json::Value::String(s)) if kind == "user" && !meta => out.push(Item::UserText(s.clone())),
+            Some(serde_json::Value::Array(parts)) => {
+                for p in parts {
+                    match p.get("type").and_then(serde_json::Value::as_str) {
+                        Some("text") if kind == "user" && !meta => out.push(Item::UserText(p.get("text").map(strings).unwrap_or_default())),
+                        Some("tool_use") => out.push(Item::ToolCall {
+                            id: p.get("id").map(strings).unwrap_or_default(),
+                            input: p.get("input").map(strings).unwrap_or_default(),
+                        }),
+                        Some("tool_result") => out.push(Item::ToolResult {
+                            id: p.get("tool_use_id").map(strings).unwrap_or_default(),
+                            output: p.get("content").map(strings).unwrap_or_default(),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        // Claude Code also keeps a tool's raw result beside the message.
+        if let Some(r) = v.get("toolUseResult") {
+            if let Some(Item::ToolResult { id, .. }) = out.iter().rev().find(|i| matches!(i, Item::ToolResult { .. })).cloned() {
+                out.push(Item::ToolResult { id, output: strings(r) });
+            }
+        }
+        return out;
+    }
+    if kind == "response_item" {
+        let Some(p) = v.get("payload") else { return out };
+        let pk = p.get("type").and_then(serde_json::Value::as_str).unwrap_or("");
+        let id = p.get("call_id").or_else(|| p.get("id")).map(strings).unwrap_or_default();
+        if pk == "message" && p.get("role").and_then(serde_json::Value::as_str) == Some("user") {
+            for part in p.get("content").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                let t = part.get("text").map(strings).unwrap_or_default();
+                if !t.starts_with("<environment_context>") && !t.starts_with("<user_instructions>") {
+                    out.push(Item::UserText(t));
+                }
+            }
+        } else if pk.ends_with("_output") {
+            out.push(Item::ToolResult { id, output: p.get("output").map(strings).unwrap_or_default() });
+        } else if pk.ends_with("call") {
+            let mut input = p.clone();
+            if let Some(o) = input.as_object_mut() {
+                o.remove("type");
+            }
+            out.push(Item::ToolCall { id, input: input.to_string() });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const T: &str = "ACT-23456A";
+
+    fn call(id: &str, input: &str) -> Item {
+        Item::ToolCall { id: id.into(), input: input.into() }
+    }
+    fn result(id: &str, output: &str) -> Item {
+        Item::ToolResult { id: id.into(), output: output.into() }
+    }
+
+    #[test]
+    fn the_token_in_tool_io_or_a_pending_tool_call_refuses() {
+        let request = call("1", "/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk low");
+        let issued = result("1", &format!("CONFIRMATION NEEDED ... {T}"));
+        // the ordinary flow: issued by the request, the turn over
+        assert_eq!(check_items(&[Item::UserText("deploy".into()), request.clone(), issued.clone()], T, T), Ok(()));
+        // the agent types it into its pane, or pipes it to a hook
+        for input in [format!("tmux send-keys -t %1 -l {T}"), format!("echo '{{\"prompt\":\"{}\"}}' | prompt-hook", T.to_lowercase())] {
+            let items = [request.clone(), issued.clone(), call("2", &input), result("2", "")];
+            assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_token_seen_by_tool", "{input}");
+        }
+        // the agent reads it back from somewhere else
+        let items = [request.clone(), issued.clone(), call("3", "cat ~/.claude/projects/x.jsonl"), result("3", &format!("... {T} ..."))];
+        assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_token_seen_by_tool");
+        // a prompt arriving while a tool call waits for its output
+        let items = [request.clone(), issued.clone(), call("4", "/opt/kq/bin/some-script")];
+        assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_prompt_not_newest");
+        // a reseed or review token, shown by its own command
+        for cmd in ["/opt/kq/bin/memory-latch reseed --workspace /w", "/opt/kq/bin/memory-latch review --workspace /w"] {
+            assert_eq!(check_items(&[call("5", cmd), result("5", &format!("... {T}"))], T, T), Ok(()), "{cmd}");
+        }
+        // the host already wrote the prompt: it is the newest user entry
+        let items = [request, issued, Item::UserText(T.into())];
+        assert_eq!(check_items(&items, T, T), Ok(()));
+    }
+
+    #[test]
+    fn both_hosts_transcript_shapes_parse() {
+        let claude = [
+            json!({"type":"user","message":{"role":"user","content":"hello"}}),
+            json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}),
+            json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a b"}]},"toolUseResult":{"stdout":"a b"}}),
+            json!({"type":"user","isMeta":true,"message":{"content":"meta"}}),
+        ];
+        let items: Vec<Item> = claude.iter().flat_map(items_of).collect();
+        assert_eq!(items[0], Item::UserText("hello".into()));
+        assert!(matches!(&items[1], Item::ToolCall { id, input } if id == "toolu_1" && input.contains("ls")));
+        assert!(matches!(&items[2], Item::ToolResult { id, output } if id == "toolu_1" && output == "a b"));
+        assert_eq!(items.len(), 4);
+        let codex = [
+            json!({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}),
+            json!({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello"}]}}),
+            json!({"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","call_id":"call_1"}}),
+            json!({"type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"a b"}}),
+        ];
+        let items: Vec<Item> = codex.iter().flat_map(items_of).collect();
+        assert_eq!(items[0], Item::UserText("Say hello".into()));
+        assert!(matches!(&items[1], Item::ToolCall { id, input } if id == "call_1" && input.contains("exec_command")));
+        assert_eq!(items[2], Item::ToolResult { id: "call_1".into(), output: "a b".into() });
+    }
+}

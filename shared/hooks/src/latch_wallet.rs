@@ -75,10 +75,14 @@ impl Recoverer for Sibling {
 /// (`kijito_latch::Latch::tool_gate`): it recovers, through the installed
 /// sibling, to the record's signer, which is the configured signer now.
 /// Without a configuration, or when the sibling fails, nothing verifies.
-pub fn stored_signature_ok<'a>(helpers: Option<&'a HelperDir>, workspace_root: &Path) -> impl Fn(&wallet::Challenge, &str) -> bool + 'a {
-    let configured = Setting::from_env(workspace_root).config().map(|c| c.signer);
+pub fn stored_signature_ok<'a>(
+    helpers: Option<&'a HelperDir>,
+    workspace_root: &Path,
+) -> impl Fn(&wallet::Challenge, &str, Option<&wallet::WalletConfig>) -> bool + 'a {
+    let from_env = Setting::from_env(workspace_root).config().map(|c| c.signer.clone());
     let sibling = Sibling { exe: helpers.map(|h| PathBuf::from(h.helper("memory-latch"))), timeout: SIBLING_TIMEOUT };
-    move |c: &wallet::Challenge, action_hash: &str| {
+    move |c: &wallet::Challenge, action_hash: &str, setting: Option<&wallet::WalletConfig>| {
+        let configured = setting.map(|w| w.signer.clone()).or_else(|| from_env.clone());
         let (Ok(signer), Some(configured)) = (Address::parse(&c.signer), configured.as_ref()) else { return false };
         let Some(sig) = c.signature.as_deref().and_then(Sig::standalone) else { return false };
         let Ok(digest) = c.digest(action_hash) else { return false };

@@ -34,6 +34,12 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &input) {
         return Some(deny);
     }
+    // Witnessed verifier boots (docs/protocol.md §7): a `pointer-snapshot`
+    // call is recorded with the host's agent identity; any other call costs
+    // no I/O. A record that cannot be written only leaves the boot unwitnessed.
+    if let Some(h) = env.helpers.as_ref() {
+        let _ = kijito_gate::witness::observe_tool_call(input.tool_input.as_ref(), input.agent_id.as_deref(), &input.session_id, &|| env.qa().map(|(_, qa)| qa), h, env.now_ms);
+    }
     decide(env, &input).map(|reason| deny_reply(&reason))
 }
 
@@ -53,9 +59,27 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     let call = ToolCall::parse(tool_name, tool_input);
     let cwd = input.cwd.as_ref().map(|c| c.as_path().to_path_buf());
     let data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
-    let cls = policy::classify(&call, &classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path())));
+    let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
+    // The user's policy file: an unusable one leaves the default rules and
+    // denies every mutating call until the user mends it (reads pass).
+    let user_error = match policy::UserPolicy::load(kijito_files::config::read_user_policy()) {
+        Ok(u) => {
+            cenv.user_policy = u;
+            None
+        }
+        Err(e) => Some(e),
+    };
+    let cls = policy::classify(&call, &cenv);
     if !cls.mutates() && cls.tripwires.is_empty() {
         return None;
+    }
+    if let Some(e) = user_error {
+        return Some(format!(
+            "kijito-qa policy: denied ({}): your policy file ({}) cannot be used: {}. Every write is held until the user fixes or removes it; reads pass.",
+            e.code(),
+            kijito_files::config::user_policy_path().map(|p| p.display().to_string()).unwrap_or_else(|_| "policy.json".into()),
+            e.message()
+        ));
     }
     if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
         return Some(reason);
@@ -76,6 +100,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
             ToolMode::SilentWitness { .. } => LatchMode::SilentWitness,
             ToolMode::Degraded => LatchMode::Degraded,
             ToolMode::OneStepWithoutStep => LatchMode::OneStepWithoutStep,
+            ToolMode::GovernanceInvalid { .. } => LatchMode::GovernanceInvalid,
         },
         // A latch directory that does not open is not a latch to trust.
         (None, true) if cwd.as_deref().is_some_and(has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,
@@ -107,7 +132,7 @@ fn consent(
 ) -> Option<String> {
     let Some(latch) = latch else {
         return Some(format!(
-            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace}`, then retry.",
+            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
             codes::LATCH_REQUIRED,
             cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", ")
         ));
@@ -183,6 +208,7 @@ fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> E
         config_dir,
         data_dir: data_dir.map(|d| d.display().to_string()),
         plugin_roots,
+        user_policy: Default::default(),
     }
 }
 

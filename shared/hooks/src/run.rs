@@ -349,7 +349,23 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
         Ok(t) => parts.extend([t].into_iter().chain(crate::compact::session_start(env, input, extras.subagent))),
         Err(e) => parts.push(commands_unavailable(&e)),
     }
+    if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
+        parts.extend(enforcement_note(env, extras));
+    }
     Some(context_reply(Event::SessionStart, &parts.join("\n\n")))
+}
+
+/// One line: whether the PreToolUse policy enforces the latch modes and
+/// consent in this workspace (docs/protocol.md §8a), and how to turn it on.
+fn enforcement_note(env: &HookEnv, extras: &Extras) -> Option<String> {
+    let cwd = extras.cwd.as_deref()?;
+    let on = env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
+    Some(if on {
+        text::ENFORCEMENT_ON.to_owned()
+    } else {
+        let bin = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
+        text::ENFORCEMENT_OFF.replacen("<command>", &format!("{bin}/memory-latch init --workspace {} --objective TEXT", cwd.display()), 1)
+    })
 }
 
 fn commands(env: &HookEnv, input: &HookInput) -> Result<String> {
@@ -389,9 +405,14 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
     // confirms no token (issue 22).
-    let consent = (!extras.subagent)
-        .then(|| crate::latch_hook::confirm_from_prompt_with(extras.cwd.as_deref(), env.helpers.as_ref(), extras.prompt.as_deref(), u64::try_from(env.now_ms).unwrap_or(0)))
-        .flatten();
+    let consent = crate::latch_hook::confirm_from_user_prompt(
+        extras.cwd.as_deref(),
+        env.helpers.as_ref(),
+        extras.prompt.as_deref(),
+        u64::try_from(env.now_ms).unwrap_or(0),
+        input.transcript_path.as_ref().map(|p| p.as_path()),
+        extras.subagent,
+    );
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> = told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();

@@ -94,7 +94,7 @@ pub fn reentry_line(a: &Attested) -> &'static str {
             "The compaction summary did NOT keep all four values (summaryCarried: false): use the values in this message, never ones recalled from the summary."
         }
         SummaryCheck::Pending => {
-            "Whether the compaction summary kept these four values is checked by PostCompact, which runs after this message (summaryCarried: pending; `kijito-compact status` shows the result). Use the values in this message."
+            "Whether the compaction summary kept these four values is checked by PostCompact, which runs after this message (summaryCarried: pending; the kijito-compact status subcommand shows the result). Use the values in this message."
         }
         SummaryCheck::NoSummary => "This host gives the hooks no compaction summary, so whether it kept these values is unknown (summaryCarried: null).",
     }

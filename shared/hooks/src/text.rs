@@ -26,6 +26,7 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
              - pointer id {p}\n- lock message id {l}\n- pointer digest {pd}\n- snapshot digest {sd}\n\
              (compaction nonce {n}; it only correlates and authorises nothing).\n\
              {summary}\n\
+             {boots}\n\
              Before resuming the pointer's nextAction, run exactly this command and require it to succeed (green):\n\
              {cmd}\n\
              If it fails or is refused, do not resume: report the failure code to the user and wait. \
@@ -37,6 +38,7 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
             sd = a.snapshot_digest,
             n = a.compaction_nonce,
             summary = crate::summary::reentry_line(a),
+            boots = boots_line(a.boots_witnessed),
             cmd = snapshot_command(helpers, a.pointer_id, a.lock_message_id, Some(a.pointer_digest.as_str()), Some(a.snapshot_digest.as_str()), report_file),
             rule = EVIDENCE_RULE,
         ),
@@ -50,6 +52,15 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
             reason = r.reason,
             rule = EVIDENCE_RULE,
         ),
+    }
+}
+
+/// The attested re-entry's line on the verifier boots (docs/protocol.md §7,
+/// "Witnessed boots"): the consumed ticket's `bootsWitnessed`.
+pub fn boots_line(witnessed: Option<bool>) -> &'static str {
+    match witnessed {
+        Some(true) => "The PreToolUse hook witnessed both cold boots, run by two distinct subagents (bootsWitnessed: true).",
+        _ => "No hook witnessed the two cold boots (bootsWitnessed: false): that they ran in fresh contexts rests on the skill alone.",
     }
 }
 
@@ -152,3 +163,9 @@ pub fn commands_text(
     ));
     t
 }
+
+/// SessionStart (startup, resume): the PreToolUse policy enforces the latch
+/// modes and consent here (docs/protocol.md §8a).
+pub const ENFORCEMENT_ON: &str = "kijito-qa policy: enforced in this workspace (memory-latch is initialised): an irreversible tool call is denied until the user confirms consent for exactly that call; Silent Witness, degraded and one-step mode hold every write.";
+/// SessionStart (startup, resume), no latch and no `"enforce": true`.
+pub const ENFORCEMENT_OFF: &str = "kijito-qa policy: not enforced in this workspace (no memory-latch here): irreversible tool calls are not held. To turn it on, run `<command>` (TEXT: the objective, one word or quoted), or the user sets \"enforce\": true in the kijito-qa config.";

@@ -635,7 +635,7 @@ fn postcompact_after_the_claim_notes_the_summary() {
         let summary = if keep { format!("The user and I worked on X.\n{}", values.join("\n")) } else { "The user and I worked on X.".to_owned() };
         let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"}))));
         assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED"), "{t}");
-        assert!(t.contains("(summaryCarried: pending; `kijito-compact status` shows the result)"), "{t}");
+        assert!(t.contains("(summaryCarried: pending; the kijito-compact status subcommand shows the result)"), "{t}");
         let post = w.stdin("PostCompact", json!({"trigger": "manual", "compact_summary": summary}));
         assert_eq!(json_of(&run::postcompact(&env, &post)), json!({"continue": true, "systemMessage": message}), "keep {keep}");
         assert_eq!(run::postcompact(&env, &post), r#"{"continue":true}"#, "noted once");

@@ -58,7 +58,9 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
     let env = kijito_hooks::run::HookEnv::new(kijito_hooks::Host::Claude, Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()), None, None, None, 6_000);
     let ups = |cwd: &str, prompt: &str| {
-        let stdin = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": cwd, "prompt": prompt}).to_string();
+        // Both hosts name the transcript; the token checks read it (issue 22).
+        let transcript = d.path().join("transcript.jsonl");
+        let stdin = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": cwd, "prompt": prompt, "transcript_path": transcript}).to_string();
         let out = kijito_hooks::run::session(&env, kijito_hooks::Event::UserPromptSubmit, stdin.as_bytes()).expect("an answer");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned()
@@ -148,8 +150,9 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
     let fatigue = l.turn_ended("s2", 8_000, Some(0.9)).unwrap();
     assert_eq!(fatigue.written.map(|(_, seq)| seq), Some(3));
     let reminder = prompt(&|_| {}).expect("the one-step reminder");
-    assert_eq!(reminder, latch::knobs::one_step_context(latch::entry::OneStep::Ready, "write the tests"));
-    assert!(reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\"."), "{reminder}");
+    let checkpoint = latch::recover::latch_command(env.helpers.as_ref(), &fs::canonicalize(&ws).unwrap(), "checkpoint", " --next-step <NEXT_STEP>");
+    assert_eq!(reminder, latch::knobs::one_step_context(latch::entry::OneStep::Ready, "write the tests", checkpoint.as_deref()));
+    assert!(reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\""), "{reminder}");
     assert_eq!(prompt(&subagent), None, "a subagent is not reminded");
 
     // A prompt that is exactly a signature: without a latch in `cwd` it is

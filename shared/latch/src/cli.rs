@@ -50,6 +50,7 @@ pub const TOOL: Tool = Tool {
         },
         Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
+        Command { name: "approve", flags: flags![Flag::value("--token-id"), Flag::value("--secret-key"), Flag::value("--expires-in")] },
         Command {
             name: "gate",
             flags: flags![
@@ -89,6 +90,11 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               (wallet consent mode: prints EIP-712 typed data; the user sends the signature)
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
               the token as their whole message (the UserPromptSubmit hook records it)
+  approve     [--token-id ID] [--secret-key F] [--expires-in SECONDS]: key consent mode, run by the USER
+              in their own terminal (never by the agent: the command guard denies it): shows the
+              pending request, reads the key's passphrase from /dev/tty (refused without one:
+              approve_needs_tty), signs the action hash, the record's nonce and the expiry with the
+              configured Ed25519 key and records the signature in the ledger (consent confirmed)
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
   recover     recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
@@ -103,6 +109,8 @@ Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the 
 MEMORY_LATCH_PUBLIC_KEY_FILE (the public key verify uses when --public-key is not given);
 MEMORY_LATCH_WALLET_FILE (wallet consent mode: memory-latch.wallet/v1 with the signer address; default
 $XDG_CONFIG_HOME/kijito-qa/memory-latch-wallet.json; absent: token mode);
+MEMORY_LATCH_CONSENT_FILE (the user's consent configuration, memory-latch.consent/v1: mode token|key|wallet|host,
+floor, public_key; default $XDG_CONFIG_HOME/kijito-qa/memory-latch-consent.json; absent: the wallet file decides);
 MEMORY_LATCH_HEADS_DIR (where head records live; default $XDG_STATE_HOME/kijito-qa/latch-heads);
 MEMORY_LATCH_BOOT_ID_FILE (test hook: where the boot id is read, default /proc/sys/kernel/random/boot_id).
 Exit status: 0 ok, 1 failure or untrusted, 2 usage. Docs: docs/memory-latch.md
@@ -231,6 +239,65 @@ fn witness_on_failure(latch: &Latch, now_ms: u64, report: crate::chain::VerifyRe
         let _ = latch.enter_silent_witness(now_ms, &report);
     }
     report
+}
+
+/// The controlling terminal, read and write, or `approve_needs_tty`.
+fn open_tty() -> Result<std::fs::File> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|e| {
+        Error::new(
+            codes::APPROVE_NEEDS_TTY,
+            format!("memory-latch approve needs the user's own terminal (/dev/tty: {e}); it never reads the passphrase from stdin, argv or the environment"),
+        )
+    })
+}
+
+/// `memory-latch approve` (key consent mode): the user, in their own
+/// terminal, signs the pending request with their key.
+fn approve(args: &Args) -> Result<i32> {
+    use std::io::Write as _;
+    let latch = open(args)?;
+    let root = latch.paths().root.clone();
+    let setting = latch::load_consent_setting(&root);
+    if let Some(e) = setting.error() {
+        return Err(e);
+    }
+    if setting.mode != latch::consent::Mode::Key {
+        return Err(Error::new(codes::APPROVE_NOT_KEY_MODE, format!("the consent mode is {}, not key: approve signs only key-mode requests", setting.mode.as_str())));
+    }
+    let public = setting.public_key.clone().ok_or_else(|| Error::new(codes::CONSENT_CONFIG_INVALID, "key consent mode without a public key"))?;
+    let expires_in = match args.raw("--expires-in") {
+        None => None,
+        Some(t) => match t.parse::<u64>() {
+            Ok(n) if (1..=86_400).contains(&n) => Some(n),
+            _ => return Err(Error::usage(cli_codes::INVALID_ARGUMENT, "--expires-in must be 1 to 86400 seconds")),
+        },
+    };
+    let sk = args
+        .raw("--secret-key")
+        .map(PathBuf::from)
+        .or_else(|| setting.secret_key_file.clone())
+        .ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--secret-key F is required (or \"secret_key\" in the consent configuration)"))?;
+    let mut tty = open_tty()?;
+    let rec = latch.pending_approval(now(), args.raw("--token-id"))?;
+    let shown = format!(
+        "memory-latch approve: the agent asks to act.\n  action:   {}\n  class:    {}\n  risk:     {}\n  hash:     {}\n  record:   {}\n  key:      {}\nEnter the passphrase to approve exactly this action once (Ctrl-C to refuse).\n",
+        rec.summary,
+        rec.purpose_class(),
+        rec.risk.as_str(),
+        rec.action_hash,
+        rec.id,
+        public.name
+    );
+    tty.write_all(shown.as_bytes()).map_err(|e| Error::new(codes::APPROVE_NEEDS_TTY, format!("cannot write to /dev/tty: {e}")))?;
+    let key = latch::sign::load_secret_key(&sk, Some(&root), || latch::sign::read_passphrase(&latch::sign::PassphraseSource::Terminal, Some(&root), false).map(Some))?;
+    let expires_at = expires_in.map(|n| now() / 1000 + n);
+    let outcome = latch.approve(now(), &rec.id, &key, &public, expires_at)?;
+    if args.has("--json") {
+        json_out(&serde_json::json!({"schema":"memory-latch.approve/v1","outcome":outcome,"token_id":rec.id,"action_hash":rec.action_hash,"key_name":public.name}))?;
+    } else {
+        cli::print_stdout(&format!("approved: {} for {} (signed by {}); the agent's gate passes once.\n", rec.id, rec.action_hash, public.name))?;
+    }
+    Ok(0)
 }
 
 /// One `memory-latch` run from parsed argv: the command, its output
@@ -459,11 +526,28 @@ pub fn run(args: Args) -> Result<i32> {
             let action = required_file(&args, "--action-file")?;
             let summary = args.required::<String>("--summary")?;
             let risk = risk(&args, true)?.unwrap_or(Risk::High);
-            let wallet = latch::wallet::Setting::from_env(&latch.paths().root);
-            if let Some(n) = wallet.notice() {
+            let setting = latch::load_consent_setting(&latch.paths().root);
+            if let Some(n) = &setting.notice {
                 eprintln!("memory-latch: notice: {n}");
             }
-            let issued = latch.consent_request_with(now(), &action, &summary, risk, &wallet)?;
+            let issued = latch.consent_request_under(now(), &action, &summary, risk, &setting)?;
+            let risk = issued.record.risk;
+            if issued.key.is_some() {
+                let cmd = format!("memory-latch approve --workspace {} --token-id {}", latch.paths().root.display(), issued.record.id);
+                if json {
+                    json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":null,"record":issued.record,
+                        "key":{"approve":cmd,"expires_at":issued.key.as_ref().map(|k| k.expires_at)}}))?;
+                } else {
+                    cli::print_stdout(&format!(
+                        "CONFIRMATION NEEDED ({} risk, key consent mode)\nAction: {}\nAction hash: {}\nTo authorize, the USER runs this in their own terminal (it asks for their key's passphrase; no tool call can run it):\n  {cmd}\n(single use; expires in {} minutes)\n",
+                        risk.as_str(),
+                        issued.record.summary,
+                        issued.record.action_hash,
+                        (issued.record.expires_at_ms - issued.record.issued_at_ms) / 60_000
+                    ))?;
+                }
+                return Ok(0);
+            }
             if let Some(c) = &issued.wallet {
                 let typed = c.typed_data(&issued.record.action_hash);
                 if json {
@@ -483,7 +567,7 @@ pub fn run(args: Args) -> Result<i32> {
                 return Ok(0);
             }
             if json {
-                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record,"wallet_notice":wallet.notice()}))?;
+                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record,"wallet_notice":setting.notice}))?;
             } else {
                 cli::print_stdout(&format!(
                     "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
@@ -501,6 +585,7 @@ pub fn run(args: Args) -> Result<i32> {
             let latch = open(&args)?;
             latch.consent_confirm_from_tool().map(|_| 0)
         }
+        "approve" => approve(&args),
         "gate" => {
             let latch = open(&args)?;
             let input = GateInput {
@@ -509,7 +594,7 @@ pub fn run(args: Args) -> Result<i32> {
                 targets: owned(args.raw_all("--target")),
                 intended: args.raw("--intended").map(|p| read_input(p, "--intended")).transpose()?,
                 result: args.raw("--result").map(|p| read_input(p, "--result")).transpose()?,
-                wallet: latch::wallet::Setting::from_env(&latch.paths().root).config().cloned(),
+                wallet: latch::load_consent_setting(&latch.paths().root).wallet,
             };
             let report = latch.gate(now(), &input)?;
             if json {

@@ -6,7 +6,6 @@
 //! re-renders every entry from its parsed payload and requires the bytes to
 //! be identical, so a change anywhere (human text or JSON) is detected.
 
-use kijito_protocol::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
@@ -76,31 +75,8 @@ impl ConsentState {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-impl Risk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        }
-    }
-    pub fn parse(text: &str) -> Result<Risk> {
-        match text {
-            "low" => Ok(Risk::Low),
-            "medium" => Ok(Risk::Medium),
-            "high" => Ok(Risk::High),
-            _ => Err(Error::usage(crate::codes::RISK_INVALID, "risk must be low, medium or high")),
-        }
-    }
-}
+/// Consent risk: one home, in kijito-protocol (also the policy's and the wallet's).
+pub use kijito_protocol::risk::Risk;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,13 +114,19 @@ impl OneStep {
     }
 }
 
-/// A decision and the entry it was made in (composting retires it after
-/// `compost_retire_turns` entries).
+/// A decision, the entry it was made in and the latch's turn count then
+/// (composting retires it once `compost_retire_turns` turns have passed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Decision {
     pub seq: u64,
     pub text: String,
+    /// The latch's turn count (`turns.json` `turns`) when the decision was
+    /// recorded. **The key is absent** in decisions recorded before turns
+    /// stamped them (so those entries stay canonical); such a decision
+    /// retires by entries, as it did then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
 }
 
 /// Reference to the sealed history segment this entry follows.

@@ -83,36 +83,76 @@ fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option
 /// The consent-integrity check: does the verified head and its ledger
 /// record authorize exactly the action `hash` now? The one predicate that
 /// `memory-latch gate` and the PreToolUse path ([`crate::tool_gate`]) share.
-/// `wallet_ok` checks a wallet record's stored signature: `gate` recovers
-/// it here (`k256`), the hook through the installed sibling, so that the
-/// hook binary links no curve code (docs/architecture.md).
+///
+/// The user's consent setting comes with the ledger
+/// ([`tokens::Ledger::context`], attached when the latch loads it): an
+/// unusable setting refuses everything; in key mode the record must carry a
+/// signature that verifies with the configured public key only, over this
+/// record, this action, its nonce and an expiry not yet passed; in wallet
+/// mode the configured signer's EIP-712 signature. `wallet` (the caller's
+/// wallet signer, if it passes one) must agree with the setting's.
+///
+/// `wallet_ok` checks a wallet record's stored signature against a signer:
+/// `gate` recovers it here (`k256`), the hook through the installed sibling,
+/// so that the hook binary links no curve code (docs/architecture.md).
 pub(crate) fn consent_check(
     head: Option<&crate::entry::Entry>,
     rec: Option<&tokens::TokenRecord>,
     ledger: &Result<tokens::Ledger>,
     hash: &str,
-    wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str) -> bool,
+    wallet: Option<&crate::wallet::WalletConfig>,
+    wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
 ) -> CheckResult {
+    const NAME: &str = "consent_integrity";
+    let ctx = ledger.as_ref().ok().and_then(|l| l.context.as_ref());
+    let setting = ctx.map(|c| &c.setting);
+    let now_ms = ctx.map(|c| c.now_ms).unwrap_or_else(crate::time::now_ms);
+    if let Some((code, message)) = setting.and_then(|s| s.invalid.as_ref()) {
+        return fail(NAME, code, format!("the user's consent configuration is unusable: {message}"));
+    }
+    let mode = setting.map(|s| s.mode).unwrap_or(crate::consent::Mode::Token);
     match (head, rec, ledger) {
-        (_, _, Err(e)) => fail("consent_integrity", e.code(), "the token ledger cannot be read"),
-        (None, _, _) => fail("consent_integrity", crate::codes::UNTRUSTED, "no verified head to read consent from"),
+        (_, _, Err(e)) => fail(NAME, e.code(), "the token ledger cannot be read"),
+        (None, _, _) => fail(NAME, crate::codes::UNTRUSTED, "no verified head to read consent from"),
         (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
-            fail("consent_integrity", crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
+            fail(NAME, crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
         }
-        (Some(h), _, _) if h.action_hash != hash => {
-            fail("consent_integrity", crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
+        (Some(h), _, _) if h.action_hash != hash => fail(NAME, crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file"),
+        (Some(_), None, _) => fail(NAME, crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
+        (Some(_), Some(r), _) if r.key.is_some() && r.used_at_ms.is_some() => {
+            fail(NAME, crate::codes::CONSENT_SIGNATURE_REPLAYED, "the signed record was already used (single use)")
         }
-        (Some(_), None, _) => fail("consent_integrity", crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
         (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
-            fail("consent_integrity", crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
+            fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
-        (Some(_), Some(r), _) if r.wallet.as_ref().is_some_and(|c| !wallet_ok(c, &r.action_hash)) => fail(
-            "consent_integrity",
-            crate::codes::CONSENT_RECORD_MISMATCH,
-            "the ledger's wallet signature does not verify for this action and the configured signer",
-        ),
-        (Some(_), Some(r), _) if r.wallet.is_some() => pass("consent_integrity", "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
-        _ => pass("consent_integrity", "authorized by a confirmed single-use token bound to this action"),
+        (Some(_), Some(r), _) if mode == crate::consent::Mode::Key => {
+            let Some(key) = setting.and_then(|s| s.public_key.as_ref()) else {
+                return fail(NAME, crate::codes::CONSENT_CONFIG_INVALID, "key consent mode without a configured public key");
+            };
+            let Some(c) = r.key.as_ref() else {
+                return fail(NAME, crate::codes::CONSENT_SIGNATURE_REQUIRED, "key consent mode: this record was not signed by the user's key (memory-latch approve)");
+            };
+            match crate::consent::verify_challenge(key, &r.id, hash, c, now_ms) {
+                Ok(()) => pass(NAME, format!("authorized by the user's Ed25519 signature ({}) over this action, its nonce and expiry (single use)", key.name)),
+                Err((code, message)) => fail(NAME, code, message),
+            }
+        }
+        (Some(_), Some(r), _) if mode == crate::consent::Mode::Wallet || r.wallet.is_some() => {
+            let configured = setting.and_then(|s| s.wallet.as_ref());
+            if let (Some(a), Some(b)) = (configured, wallet) {
+                if a.signer != b.signer {
+                    return fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the caller's wallet signer is not the one the consent setting names");
+                }
+            }
+            match r.wallet.as_ref() {
+                None => fail(NAME, crate::codes::WALLET_SIGNATURE_REQUIRED, "wallet consent mode: this record carries no signature by the configured signer"),
+                Some(c) if !wallet_ok(c, &r.action_hash, configured.or(wallet)) => {
+                    fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the ledger's wallet signature does not verify for this action and the configured signer")
+                }
+                Some(_) => pass(NAME, "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
+            }
+        }
+        _ => pass(NAME, "authorized by a confirmed single-use token bound to this action"),
     }
 }
 
@@ -208,7 +248,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         (Ok(l), Some(h)) => l.by_id(&h.irreversible_action_pending).cloned(),
         _ => None,
     };
-    checks.push(consent_check(head, rec.as_ref(), &ledger, &hash, &|c, h| wallet_ok(c, h, input.wallet.as_ref())));
+    checks.push(consent_check(head, rec.as_ref(), &ledger, &hash, input.wallet.as_ref(), &wallet_ok));
 
     // 4. path safety
     let mut path_check = if input.targets.is_empty() {

@@ -17,7 +17,7 @@ use kijito_protocol::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub const HEADS_ENV: &str = "MEMORY_LATCH_HEADS_DIR";
+pub const HEADS_ENV: &str = kijito_files::datadir::HEADS_ENV;
 pub const HEAD_SCHEMA: &str = "memory-latch.head/v1";
 const MAX_HEAD_BYTES: u64 = 16 * 1024;
 
@@ -59,14 +59,10 @@ impl HeadRecord {
     }
 }
 
-/// The default heads directory from the environment (`None` without HOME).
+/// The default heads directory from the environment (`None` without HOME):
+/// the one rule, [`kijito_files::datadir::heads_dir`] (the QA ledger lives there too).
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_absolute());
-    if let Some(d) = var(HEADS_ENV) {
-        return Some(d);
-    }
-    let state = var("XDG_STATE_HOME").or_else(|| var("HOME").map(|h| h.join(".local/state")))?;
-    Some(state.join("kijito-qa").join("latch-heads"))
+    kijito_files::datadir::heads_dir()
 }
 
 /// The record file of a canonical workspace root.

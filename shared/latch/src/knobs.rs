@@ -102,14 +102,22 @@ fn valid_session(session: &str) -> Result<()> {
     Ok(())
 }
 
-/// The one-step line for the model at UserPromptSubmit.
-pub fn one_step_context(mode: OneStep, next_step: &str) -> String {
+/// The one-step line for the model at UserPromptSubmit. `checkpoint`: the
+/// exact `<root>/bin/memory-latch checkpoint --workspace <ws> --next-step
+/// <NEXT_STEP>` ([`crate::recover::latch_command`]); `None` names the step
+/// without a command (no installed root, or a workspace path no command may
+/// hold).
+pub fn one_step_context(mode: OneStep, next_step: &str, checkpoint: Option<&str>) -> String {
+    let write = match checkpoint {
+        Some(c) => format!("write `{c}`"),
+        None => "write a memory-latch checkpoint with --next-step".to_owned(),
+    };
     match mode {
         OneStep::Ready if next_step != NONE => format!(
-            "memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"{next_step}\". Pass it through `memory-latch gate`, then write `memory-latch checkpoint --next-step TEXT` before any further action."
+            "memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"{next_step}\" (an irreversible call still needs the user's consent token), then {write} naming the next single step before any further action."
         ),
-        OneStep::Ready => "memory-latch: ONE-STEP MODE (context fatigue). No next single step is recorded: write `memory-latch checkpoint --next-step TEXT` naming exactly one step before acting.".to_owned(),
-        OneStep::StepTaken => "memory-latch: ONE-STEP MODE (context fatigue). The declared step was taken: write `memory-latch checkpoint --next-step TEXT` naming the next single step before any further action.".to_owned(),
+        OneStep::Ready => format!("memory-latch: ONE-STEP MODE (context fatigue). No next single step is recorded: {write} naming exactly one step before acting."),
+        OneStep::StepTaken => format!("memory-latch: ONE-STEP MODE (context fatigue). The declared step was taken: {write} naming the next single step before any further action."),
     }
 }
 
@@ -141,6 +149,12 @@ impl Latch {
     /// The turn counter as stored (status, tests).
     pub fn turns(&self) -> Result<Turns> {
         self.load_turns()
+    }
+
+    /// The latch's turn count for composting (`None`: the counter cannot be
+    /// read, e.g. a symlinked `turns.json`).
+    pub(crate) fn turn_count(&self) -> Option<u64> {
+        self.load_turns().ok().map(|t| t.turns)
     }
 
     /// UserPromptSubmit (never for a subagent): open this session's turn.
@@ -175,6 +189,8 @@ impl Latch {
         if counted {
             t.turns = t.turns.saturating_add(1);
             t.since_checkpoint = t.since_checkpoint.saturating_add(1);
+            // Saved first: the entry this Stop may write composts by this count.
+            self.save_turns(&t)?;
         }
         let live = self.load_trusted_readonly()?;
         let head = live.entries.last().cloned().ok_or_else(|| Error::new(crate::codes::MANIFEST_EMPTY, "no entry"))?;
@@ -238,4 +254,61 @@ impl Latch {
 
 fn is_checkpoint(e: &Entry) -> bool {
     matches!(e.event, Event::Init | Event::Reseed | Event::Checkpoint | Event::TurnCheckpoint | Event::FatigueCheckpoint | Event::FatigueCleared)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{CheckpointInput, Config, InitInput, Latch};
+
+    fn latch(dir: &std::path::Path) -> Latch {
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let mut c = Config::new(&ws);
+        c.heads_dir = Some(dir.join("heads"));
+        c.governance = None;
+        Latch::open(&c).unwrap()
+    }
+
+    fn decisions(l: &Latch) -> Vec<(String, Option<u64>)> {
+        l.status(1).unwrap().decisions.into_iter().map(|d| (d.text, d.turn)).collect()
+    }
+
+    /// Composting retires by turns (seed 000: "retires the prior 20 turns
+    /// from the active view"), not by entries: many entries in one turn keep
+    /// a decision; the 20th turn after it retires it.
+    #[test]
+    fn composting_retires_decisions_by_turns_not_entries() {
+        let d = tempfile::tempdir().unwrap();
+        let l = latch(d.path());
+        l.init(1_000, &InitInput { objective: "o".into(), ..Default::default() }).unwrap();
+        let mut now = 2_000;
+        let mut turn = |l: &Latch| {
+            now += 10;
+            l.turn_started("s1", now).unwrap();
+            l.turn_ended("s1", now + 1, None).unwrap();
+        };
+        turn(&l);
+        turn(&l);
+        l.checkpoint(3_000, &CheckpointInput { decisions: vec!["keep the api".into()], ..Default::default() }).unwrap();
+        assert_eq!(decisions(&l), [("keep the api".to_owned(), Some(2))]);
+        // 30 entries in the same turn: far more than compost_retire_turns (20) entries
+        for i in 0..30 {
+            l.checkpoint(3_100 + i, &CheckpointInput { next_single_step: Some(format!("step {i}")), ..Default::default() }).unwrap();
+        }
+        assert_eq!(decisions(&l), [("keep the api".to_owned(), Some(2))], "entries alone retire nothing");
+        // 19 turns later it is still in view (the Stop hook's turn checkpoints compost too)
+        for _ in 0..19 {
+            turn(&l);
+        }
+        l.checkpoint(9_000, &CheckpointInput::default()).unwrap();
+        assert_eq!(l.turns().unwrap().turns, 21);
+        assert_eq!(decisions(&l).len(), 1, "19 turns after it");
+        // the 20th turn after it: the next entry (here the Stop's own turn checkpoint) retires it
+        turn(&l);
+        assert_eq!(l.turns().unwrap().turns, 22);
+        l.checkpoint(9_500, &CheckpointInput::default()).unwrap();
+        assert_eq!(decisions(&l), [], "retired 20 turns after it was made");
+        // the chain still verifies
+        assert!(l.verify().trusted);
+    }
 }

@@ -8,13 +8,19 @@ use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 
 impl Latch {
+    /// The ledger, with the user's consent setting and the time attached
+    /// ([`tokens::ConsentContext`], not stored): what the one consent
+    /// predicate ([`crate::gate`]) reads on every path that loads it.
     pub(crate) fn load_ledger(&self) -> Result<tokens::Ledger> {
-        if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
+        let mut l = if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
             layout::refuse_symlink(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
-            return Ok(tokens::Ledger::default());
-        }
-        let bytes = layout::read_file(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
-        tokens::parse_ledger(&bytes)
+            tokens::Ledger::default()
+        } else {
+            let bytes = layout::read_file(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
+            tokens::parse_ledger(&bytes)?
+        };
+        l.context = Some(tokens::ConsentContext { setting: self.consent_setting(), now_ms: crate::time::now_ms() });
+        Ok(l)
     }
 
     pub(crate) fn save_ledger(&self, ledger: &tokens::Ledger) -> Result<()> {
@@ -27,11 +33,31 @@ impl Latch {
         self.consent_request_with(now_ms, action_bytes, summary, risk, &crate::wallet::Setting::Off)
     }
 
-    /// [`Latch::consent_request`] under a wallet setting: when it is on and
-    /// covers `risk`, the record carries an EIP-712 challenge and only the
-    /// user's signature confirms it (the token is not shown).
+    /// [`Latch::consent_request`] under a wallet setting alone (no consent
+    /// file): wallet mode with its `min_risk` as the floor, else token mode.
     pub fn consent_request_with(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk, wallet: &crate::wallet::Setting) -> Result<Issued> {
-        let signer = wallet.config().filter(|c| c.applies_to(risk)).map(|c| c.signer);
+        self.consent_request_under(now_ms, action_bytes, summary, risk, &crate::consent::Setting::from_wallet(wallet))
+    }
+
+    /// Issue a consent request under the user's consent setting: the risk is
+    /// the higher of `risk` (the requester's) and the user's floor; in key
+    /// mode the record carries a nonce for `memory-latch approve`, in wallet
+    /// mode an EIP-712 challenge, and in both the text token is not shown
+    /// (only the user's signature confirms). An unusable setting issues
+    /// nothing (fail closed).
+    pub fn consent_request_under(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk, setting: &crate::consent::Setting) -> Result<Issued> {
+        if let Some(e) = setting.error() {
+            return Err(e);
+        }
+        let risk = setting.effective_risk(risk);
+        let signer = match setting.mode {
+            crate::consent::Mode::Wallet => setting.wallet.as_ref().map(|c| c.signer),
+            _ => None,
+        };
+        if setting.mode == crate::consent::Mode::Wallet && signer.is_none() {
+            return Err(Error::new(crate::codes::CONSENT_CONFIG_INVALID, "wallet consent mode without a configured signer"));
+        }
+        let key_mode = setting.mode == crate::consent::Mode::Key;
         let hash = action_hash(action_bytes)?;
         let summary = clean_text(summary, "summary", false)?;
         let summary: String = summary.chars().take(300).collect();
@@ -48,27 +74,90 @@ impl Latch {
             let (token, mut rec) = ledger.issue(tokens::Purpose::Consent, &hash, risk, &summary, now_ms, ttl);
             if let Some(signer) = &signer {
                 rec.wallet = Some(crate::wallet::Challenge::new(signer, rec.expires_at_ms));
-                if let Some(r) = ledger.tokens.iter_mut().find(|t| t.id == rec.id) {
-                    r.wallet = rec.wallet.clone();
-                }
+            }
+            if key_mode {
+                rec.key = Some(crate::consent::KeyChallenge::new(rec.expires_at_ms));
+            }
+            if let Some(r) = ledger.tokens.iter_mut().find(|t| t.id == rec.id) {
+                r.wallet = rec.wallet.clone();
+                r.key = rec.key.clone();
             }
             self.save_ledger(&ledger)?;
             e.consent_state = ConsentState::Pending;
             e.irreversible_action_pending = rec.id.clone();
             e.action_hash = hash.clone();
             e.risk_level = risk;
-            e.details = vec![match &rec.wallet {
-                Some(c) => format!("consent requested ({}, wallet signature from {} required): {summary}", risk.as_str(), c.signer),
-                None => format!("consent requested ({}): {summary}", risk.as_str()),
+            e.details = vec![match (&rec.wallet, &rec.key) {
+                (Some(c), _) => format!("consent requested ({}, wallet signature from {} required): {summary}", risk.as_str(), c.signer),
+                (None, Some(_)) => format!("consent requested ({}, the user's key signature required: memory-latch approve): {summary}", risk.as_str()),
+                (None, None) => format!("consent requested ({}): {summary}", risk.as_str()),
             }];
             issued = Some((token, rec));
             Ok(())
         })?;
         let (token, rec) = issued.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "the consent request was not issued"))?;
         let wallet = rec.wallet.clone();
-        // Wallet mode: the token is never shown (only the signature confirms).
-        let token = if wallet.is_some() { String::new() } else { token };
-        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry), wallet })
+        let key = rec.key.clone();
+        // Signing modes: the token is never shown (only the signature confirms).
+        let token = if wallet.is_some() || key.is_some() { String::new() } else { token };
+        Ok(Issued { token, record: rec.state(now_ms), entry: Some(entry), wallet, key })
+    }
+
+    /// Key consent mode: the request `memory-latch approve` would sign (the
+    /// head's pending record, or `token_id`): live, with a key challenge, not
+    /// yet confirmed.
+    pub fn pending_approval(&self, now_ms: u64, token_id: Option<&str>) -> Result<tokens::TokenRecord> {
+        let nothing = |why: &str| Error::new(crate::codes::APPROVE_NOTHING_PENDING, why.to_owned());
+        let live = self.load_trusted_readonly()?;
+        let head = live.entries.last().ok_or_else(|| nothing("the latch has no entries"))?;
+        let id = token_id.unwrap_or(&head.irreversible_action_pending);
+        if id != head.irreversible_action_pending || head.consent_state != ConsentState::Pending {
+            return Err(nothing("no key-mode consent request is pending on the latch's head (or --token-id names another one)"));
+        }
+        let ledger = self.load_ledger()?;
+        let rec = ledger.by_id(id).ok_or_else(|| nothing("the pending request is not in the ledger"))?;
+        if rec.key.is_none() || rec.purpose != tokens::Purpose::Consent || rec.action_hash != head.action_hash {
+            return Err(nothing("the pending request is not a key-mode consent request"));
+        }
+        match rec.status(now_ms) {
+            TokenStatus::Live => Ok(rec.clone()),
+            TokenStatus::Used => Err(Error::new(crate::codes::CONSENT_SIGNATURE_REPLAYED, "that request was already used (single use)")),
+            TokenStatus::Expired => Err(Error::new(crate::codes::CONSENT_SIGNATURE_EXPIRED, "that request has expired; the agent must request consent again")),
+            TokenStatus::Locked => Err(Error::new(crate::codes::CONSENT_TOKEN_LOCKED, "that request is locked")),
+        }
+    }
+
+    /// `memory-latch approve`'s write: sign the pending record `token_id`
+    /// with the user's decrypted key (the action hash, the record's nonce and
+    /// the expiry: the record's, or `expires_at_s` when that is sooner), store
+    /// the signature in the record and confirm it (one `consent_confirm`
+    /// entry; a signature counts as the high-risk reconfirmation). The key
+    /// must be the configured one.
+    pub fn approve(&self, now_ms: u64, token_id: &str, key: &crate::sign::SigningKey, configured: &crate::consent::PublicKey, expires_at_s: Option<u64>) -> Result<PromptOutcome> {
+        if key.verifier().public != configured.public {
+            return Err(Error::new(
+                crate::codes::CONSENT_SIGNATURE_MISMATCH,
+                format!("the secret key ({}) is not the configured public key's ({}); nothing signed", key.name(), configured.name),
+            ));
+        }
+        let guard = self.lock()?;
+        let mut ledger = self.load_ledger()?;
+        let idx = ledger.tokens.iter().position(|t| t.id == token_id).ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is no longer in the ledger"))?;
+        if ledger.tokens[idx].status(now_ms) != TokenStatus::Live {
+            return Err(Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is no longer live"));
+        }
+        let rec = &mut ledger.tokens[idx];
+        let (id, hash) = (rec.id.clone(), rec.action_hash.clone());
+        let c = rec.key.as_mut().ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is not a key-mode request"))?;
+        if let Some(at) = expires_at_s {
+            c.expires_at = c.expires_at.min(at);
+        }
+        crate::consent::sign_challenge(key, &id, &hash, c);
+        match self.confirm_locked(&guard, now_ms, &mut ledger, idx, Some(key.name()))? {
+            Some(PromptOutcome::Refused { code, message }) => Err(Error::new(&code, message)),
+            Some(o) => Ok(o),
+            None => Err(Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded")),
+        }
     }
 
     /// A tool call may never confirm: consent comes only from the user's own
@@ -92,6 +181,10 @@ impl Latch {
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
         let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        // An unusable consent configuration confirms nothing (fail closed).
+        if let Some((code, message)) = ledger.context.as_ref().and_then(|c| c.setting.invalid.clone()) {
+            return refused(&code, &format!("the user's consent configuration is unusable: {message}"));
+        }
         let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
             if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
                 return refused(crate::codes::CONSENT_TOKEN_UNKNOWN, "no live token matches (nothing is waiting for confirmation)");
@@ -108,6 +201,12 @@ impl Latch {
         }
         if ledger.tokens[idx].wallet.is_some() {
             return refused(crate::codes::WALLET_SIGNATURE_REQUIRED, "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it");
+        }
+        if ledger.tokens[idx].key.is_some() {
+            return refused(
+                crate::codes::CONSENT_SIGNATURE_REQUIRED,
+                "this request is in key consent mode: only the user's signature (`memory-latch approve` in their own terminal) confirms it",
+            );
         }
         if ledger.tokens[idx].purpose == tokens::Purpose::Review {
             return match self.review_locked(&guard, now_ms, &mut ledger, idx) {
@@ -164,6 +263,9 @@ impl Latch {
             e.irreversible_action_pending = rec.id.clone();
             e.action_hash = rec.action_hash.clone();
             e.details = vec![match (high, first) {
+                _ if signer.is_some_and(|s| s.starts_with("memory-latch-")) => {
+                    format!("consent confirmed by the user's Ed25519 signature with key {} (memory-latch approve)", signer.unwrap_or_default())
+                }
                 _ if signer.is_some() => format!("consent confirmed by the user's EIP-712 wallet signature from {}", signer.unwrap_or_default()),
                 (false, _) => "consent confirmed by the user's standalone message".to_owned(),
                 (true, true) => "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned(),
@@ -195,7 +297,7 @@ impl Latch {
         let summary = clean_text(&format!("reseed: archive the current chain and start a new one ({reason})"), "summary", false)?;
         let (token, rec) = ledger.issue(tokens::Purpose::Reseed, &state, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None })
+        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None, key: None })
     }
 
     /// Issue a review token: only while consent is `locked` by degraded mode
@@ -219,7 +321,7 @@ impl Latch {
         let summary = clean_text(&format!("review: the user has seen the degraded-mode findings (head entry {})", head.entry_seq), "summary", false)?;
         let (token, rec) = ledger.issue(tokens::Purpose::Review, &head.integrity.payload_hash, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
-        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None })
+        Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None, key: None })
     }
 
     /// End degraded mode with the review token at `idx`, confirmed by the

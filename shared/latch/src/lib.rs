@@ -18,6 +18,7 @@
 //! | checkpoints (C2SP tlog-checkpoint), the check from the last one | [`checkpoint`] |
 //! | consent tokens and ledger | [`tokens`] |
 //! | wallet consent mode (EIP-712 signature, secp256k1 recovery) | [`wallet`] |
+//! | the user's consent setting (mode, floor, public key), key-mode approvals | [`consent`] |
 //! | the five gate checks (a sixth in one-step mode) | [`gate`] |
 //! | the Stop hook's knobs: turn checkpoints, context fatigue, one-step mode | [`knobs`] |
 //! | recovery text, Silent Witness | [`recover`] |
@@ -34,10 +35,13 @@ pub mod codes {
 pub mod chain;
 pub mod checkpoint;
 pub mod cli;
+pub mod consent;
 pub mod detect;
 pub mod entry;
 pub mod gate;
+pub mod governance;
 pub mod head;
+pub mod index;
 pub mod integrity;
 pub mod knobs;
 mod ledger;
@@ -73,8 +77,8 @@ pub const HMAC_KEY_ENV: &str = "MEMORY_LATCH_HMAC_KEY_FILE";
 /// Longest free-text field (characters) and list length.
 pub const MAX_TEXT_CHARS: usize = 2000;
 pub const MAX_LIST_ITEMS: usize = 32;
-/// Decisions carried in an entry at most: composting keeps the final 3
-/// (`governance.compost_keep_decisions`) in the manifest.
+/// Decisions carried in an entry at most by default: composting keeps the final 3
+/// (`governance.compost_keep_decisions`, the user may set 1 to 32) in the manifest.
 pub const MAX_DECISIONS: usize = 3;
 /// Maximum bytes of an action file, intended or result file.
 pub const MAX_ACTION_BYTES: usize = 64 * 1024;
@@ -89,11 +93,19 @@ pub struct Config {
     pub boot_id_file: PathBuf,
     /// Where head records live, outside every workspace ([`head::default_dir`]).
     pub heads_dir: Option<PathBuf>,
+    /// The user's governance knobs ([`governance::Source::from_env`]; `None`: the defaults).
+    pub governance: Option<governance::Source>,
 }
 
 impl Config {
     pub fn new(workspace: impl Into<PathBuf>) -> Config {
-        Config { workspace: workspace.into(), hmac_key_file: None, boot_id_file: PathBuf::from(BOOT_ID_FILE), heads_dir: head::default_dir() }
+        Config {
+            workspace: workspace.into(),
+            hmac_key_file: None,
+            boot_id_file: PathBuf::from(BOOT_ID_FILE),
+            heads_dir: head::default_dir(),
+            governance: governance::Source::from_env(),
+        }
     }
 }
 
@@ -106,6 +118,12 @@ pub struct Latch {
     boot_id_file: PathBuf,
     heads_dir: Option<PathBuf>,
     governance: Governance,
+    /// The consent setting to use instead of the environment's (tests and
+    /// embedders: [`Latch::with_consent`]).
+    consent: Option<consent::Setting>,
+    /// Why the user's governance file was refused: every write fails closed
+    /// with it ([`Latch::lock`]).
+    governance_error: Option<Error>,
 }
 
 /// The Silent Witness marker (`silent-witness.json`), written when the
@@ -120,6 +138,12 @@ pub struct WitnessMarker {
 }
 
 pub const WITNESS_SCHEMA: &str = "memory-latch.silent-witness/v1";
+
+/// The user's consent setting for this workspace (the one home:
+/// `memory-latch.consent/v1`, else the wallet file; see [`consent`]).
+pub fn load_consent_setting(workspace_root: &Path) -> consent::Setting {
+    consent::Setting::from_env(workspace_root)
+}
 
 /// Input of `init`.
 #[derive(Debug, Clone, Default)]
@@ -163,7 +187,7 @@ impl PromptOutcome {
     pub fn context(&self) -> String {
         match self {
             PromptOutcome::Confirmed { token_id, action_hash, risk, .. } => format!(
-                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: run `memory-latch gate` with the same action file before acting.",
+                "memory-latch: the USER confirmed consent token {token_id} ({} risk) for action {action_hash} with their own standalone message. The action is authorized once: retry exactly the tool call that was denied, unchanged (a changed call, or a second run, needs a new token); an action described by your own action file passes through the memory-latch gate subcommand with that same file.",
                 risk.as_str()
             ),
             PromptOutcome::AwaitingReconfirmation { token_id, action_hash, .. } => format!(
@@ -206,6 +230,9 @@ pub struct Issued {
     /// Wallet consent mode: the challenge the user's wallet signs (then
     /// `token` is empty: only the signature confirms).
     pub wallet: Option<wallet::Challenge>,
+    /// Key consent mode: the challenge `memory-latch approve` signs (then
+    /// `token` is empty).
+    pub key: Option<consent::KeyChallenge>,
 }
 
 /// Status: the quick-verified head with composted decisions.
@@ -298,13 +325,19 @@ impl Latch {
             Some(p) => integrity::load(p, &paths.root)?,
             None => None,
         };
+        let (governance, governance_error) = match governance::load(config.governance.as_ref(), &paths.root) {
+            Ok(g) => (g, None),
+            Err(e) => (Governance::default(), Some(e)),
+        };
         Ok(Latch {
             paths,
             key,
             key_named: config.hmac_key_file.is_some(),
             boot_id_file: config.boot_id_file.clone(),
             heads_dir: config.heads_dir.clone(),
-            governance: Governance::default(),
+            governance,
+            governance_error,
+            consent: None,
         })
     }
 
@@ -313,6 +346,17 @@ impl Latch {
         self.key = Some(key);
         self.key_named = true;
         self
+    }
+
+    /// Use this consent setting instead of [`load_consent_setting`]'s.
+    pub fn with_consent(mut self, setting: consent::Setting) -> Latch {
+        self.consent = Some(setting);
+        self
+    }
+
+    /// The consent setting this latch checks records against.
+    pub fn consent_setting(&self) -> consent::Setting {
+        self.consent.clone().unwrap_or_else(|| load_consent_setting(&self.paths.root))
     }
 
     pub fn paths(&self) -> &Paths {
@@ -333,6 +377,9 @@ impl Latch {
     }
 
     pub(crate) fn lock(&self) -> Result<lock::LockGuard> {
+        if let Some(e) = &self.governance_error {
+            return Err(e.clone());
+        }
         match layout::check_latch_dir(&self.paths.dir, ".memory-latch")? {
             Some(()) => {}
             None => return Err(Error::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)")),
@@ -356,5 +403,14 @@ impl Latch {
 
     pub(crate) fn governance(&self) -> &Governance {
         &self.governance
+    }
+
+    /// The governance knobs in force (the user's file over the defaults),
+    /// or why the user's file was refused.
+    pub fn governance_in_force(&self) -> Result<&Governance> {
+        match &self.governance_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(&self.governance),
+        }
     }
 }

@@ -10,8 +10,10 @@
 
 use crate::entry::{ConsentState, Entry, Event};
 use crate::{ReportMode, Latch};
+use kijito_protocol::command::{self, HelperDir};
 use kijito_protocol::error::{Error, Result};
 use serde::Serialize;
+use std::path::Path;
 
 pub const QUESTION: &str = "What was the last moment that felt aligned/correct?";
 /// Characters per line of the next step (at most 2 lines).
@@ -65,12 +67,28 @@ pub fn two_lines(step: &str) -> String {
     format!("{first}\n{second}")
 }
 
-pub fn incident_lines(block: &str, attempts: u32, max: u32) -> Vec<String> {
-    vec![
-        format!("Current block: {block}"),
-        format!("Attempted recoveries: {attempts} of {max}"),
-        "Required user input: after `memory-latch reseed` prints a token, the user sends that token alone as their own message.".to_owned(),
-    ]
+/// The three incident lines. `reseed_command`: the exact absolute
+/// `<root>/bin/memory-latch reseed --workspace <ws>` ([`latch_command`]); when
+/// none could be built, the line names the step without a command.
+pub fn incident_lines(block: &str, attempts: u32, max: u32, reseed_command: Option<&str>) -> Vec<String> {
+    let required = match reseed_command {
+        Some(c) => format!("Required user input: after `{c}` prints a token, the user sends that token alone as their own message."),
+        None => "Required user input: the user has this workspace's latch reseeded (memory-latch reseed prints a token) and sends that token alone as their own message.".to_owned(),
+    };
+    vec![format!("Current block: {block}"), format!("Attempted recoveries: {attempts} of {max}"), required]
+}
+
+/// `<dir>/memory-latch <subcommand> --workspace <workspace><rest>`, the exact
+/// command the agent may run, only when the command guard accepts it as a
+/// helper command of `dir` (`<UPPERCASE>` placeholders in `rest` are checked
+/// as a one-word value and left in place for the agent to fill in). `None`
+/// when there is no installed root or the workspace path cannot appear in a
+/// command (the caller then names the step without a command).
+pub fn latch_command(dir: Option<&HelperDir>, workspace: &Path, subcommand: &str, rest: &str) -> Option<String> {
+    let dir = dir?;
+    let line = format!("{} {subcommand} --workspace {}{rest}", dir.helper("memory-latch"), workspace.to_str()?);
+    let sample: String = line.split(' ').map(|w| if w.starts_with('<') && w.ends_with('>') { "x" } else { w }).collect::<Vec<_>>().join(" ");
+    matches!(command::guard_line(&sample, Some(dir)), command::Verdict::Helper(_)).then_some(line)
 }
 
 /// The text `recover` prints for a protocol outcome.
@@ -107,7 +125,7 @@ pub fn incident_text(i: &Incident) -> String {
 pub fn hook_context(signal: &str, recover_command: Option<&str>) -> String {
     let run = match recover_command {
         Some(c) => format!("run exactly `{c}`"),
-        None => "run this plugin's `<root>/bin/memory-latch recover --workspace <the workspace>` (the hook could not build the exact command: no installed root or no usable working directory)".to_owned(),
+        None => "ask the user how to run this workspace's memory-latch recovery (the hook could not build the exact command: no installed root or no usable working directory; a command guessed from memory is denied)".to_owned(),
     };
     format!(
         "Continuity break signalled by the user (\"{signal}\"). Follow the memory-latch recovery protocol: \
@@ -147,6 +165,10 @@ fn protocol_from(e: &Entry) -> Protocol {
 pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     let guard = latch.lock()?;
     let max = latch.governance().max_recovery_attempts;
+    // The binary running this (memory-latch, a hook, wake-check) lives in
+    // this installed root's bin/: the reseed command names that root.
+    let reseed = latch_command(HelperDir::current().ok().as_ref(), &latch.paths().root, "reseed", "");
+    let incident_lines = |block: &str, attempts: u32, max: u32| incident_lines(block, attempts, max, reseed.as_deref());
     let full = latch.full_verify(false);
     if !full.report.trusted {
         if full.report.mode == ReportMode::Unverifiable && full.report.findings.is_empty() {
@@ -204,7 +226,21 @@ mod tests {
 
     #[test]
     fn incident_has_three_lines() {
-        assert_eq!(incident_lines("x", 3, 3).len(), 3);
+        assert_eq!(incident_lines("x", 3, 3, None).len(), 3);
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        let reseed = latch_command(Some(&dir), Path::new("/w/s"), "reseed", "").unwrap();
+        assert_eq!(reseed, "/opt/kq/bin/memory-latch reseed --workspace /w/s");
+        assert!(incident_lines("x", 3, 3, Some(&reseed))[2].contains("after `/opt/kq/bin/memory-latch reseed --workspace /w/s` prints a token"));
+        assert!(!incident_lines("x", 3, 3, None)[2].contains('`'));
+        // a placeholder is checked as a one-word value and kept
+        assert_eq!(
+            latch_command(Some(&dir), Path::new("/w"), "checkpoint", " --next-step <NEXT_STEP>").as_deref(),
+            Some("/opt/kq/bin/memory-latch checkpoint --workspace /w --next-step <NEXT_STEP>")
+        );
+        // a workspace path the grammar refuses, an unknown subcommand, no root: no command
+        assert_eq!(latch_command(Some(&dir), Path::new("/w/a b"), "reseed", ""), None);
+        assert_eq!(latch_command(Some(&dir), Path::new("/w"), "confirm", ""), None);
+        assert_eq!(latch_command(None, Path::new("/w"), "reseed", ""), None);
         let p = Protocol {
             relatch: vec!["blocking dependency: b".into(), "current objective: o".into(), "anchor (last confirmed checkpoint): none".into()],
             known: vec![],

@@ -197,6 +197,12 @@ impl SigningKey {
         format!("{SIG_PREFIX}{} {}\n", self.name, b64(&blob))
     }
 
+    /// A raw Ed25519 signature over `bytes` (the key-mode consent approval,
+    /// [`crate::consent`]).
+    pub fn sign_raw(&self, bytes: &[u8]) -> [u8; 64] {
+        self.key.sign(bytes).to_bytes()
+    }
+
     /// A signed note: `text`, a blank line, the signature line.
     pub fn sign_note(&self, text: &str) -> String {
         format!("{text}\n{}", self.signature_line(text))
@@ -328,6 +334,13 @@ pub fn load_public_key(path: &Path) -> Result<VerifierKey> {
     let rules = private::FileRules { owner_only: false, min_bytes: 1, max_bytes: MAX_KEY_FILE_BYTES };
     let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::PUBLIC_KEY_INVALID, format!("{} ({})", e.message(), e.code())))?;
     parse_public_key(std::str::from_utf8(&bytes).map_err(|_| Error::new(crate::codes::PUBLIC_KEY_INVALID, "the public key file is not UTF-8"))?)
+}
+
+/// Whether `sig` is a valid (strict) Ed25519 signature of `bytes` by `public`.
+pub fn verify_raw(public: &[u8; 32], bytes: &[u8], sig: &[u8; 64]) -> bool {
+    let Ok(vk) = ed25519_dalek::VerifyingKey::from_bytes(public) else { return false };
+    let sig = ed25519_dalek::Signature::from_bytes(sig);
+    vk.verify_strict(bytes, &sig).is_ok()
 }
 
 /// One signature line of a note.

@@ -62,6 +62,10 @@ pub struct TokenRecord {
     /// signed over (its text token is never shown). Absent in token mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wallet: Option<crate::wallet::Challenge>,
+    /// Key consent mode: the nonce and expiry the user's Ed25519 key signs
+    /// with `memory-latch approve` (its text token is never shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<crate::consent::KeyChallenge>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,11 +73,24 @@ pub struct TokenRecord {
 pub struct Ledger {
     pub schema: String,
     pub tokens: Vec<TokenRecord>,
+    /// Not stored: the user's consent setting and the time, attached when
+    /// the latch loads the ledger ([`crate::Latch`]'s `load_ledger`), so
+    /// that [`crate::gate`]'s one consent predicate verifies key and wallet
+    /// records alike on every path that loads a ledger.
+    #[serde(skip)]
+    pub context: Option<ConsentContext>,
+}
+
+/// What the consent predicate needs besides the records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentContext {
+    pub setting: crate::consent::Setting,
+    pub now_ms: u64,
 }
 
 impl Default for Ledger {
     fn default() -> Self {
-        Ledger { schema: LEDGER_SCHEMA.into(), tokens: Vec::new() }
+        Ledger { schema: LEDGER_SCHEMA.into(), tokens: Vec::new(), context: None }
     }
 }
 
@@ -132,6 +149,19 @@ impl TokenRecord {
             reconfirmed_at_ms: self.reconfirmed_at_ms,
             failed_attempts: self.failed_attempts,
             status: self.status(now_ms),
+        }
+    }
+
+    /// What `approve` shows as the action's class: the consent kind and
+    /// the signature it needs (the action's own class is the PreToolUse
+    /// policy's, carried in the summary).
+    pub fn purpose_class(&self) -> &'static str {
+        match (self.purpose, self.key.is_some(), self.wallet.is_some()) {
+            (Purpose::Consent, true, _) => "irreversible action (key-signed consent)",
+            (Purpose::Consent, _, true) => "irreversible action (wallet-signed consent)",
+            (Purpose::Consent, _, _) => "irreversible action (token consent)",
+            (Purpose::Reseed, _, _) => "reseed",
+            (Purpose::Review, _, _) => "review",
         }
     }
 
@@ -216,6 +246,7 @@ impl Ledger {
             reconfirmed_at_ms: None,
             failed_attempts: 0,
             wallet: None,
+            key: None,
         };
         self.tokens.push(rec.clone());
         self.prune(now_ms);

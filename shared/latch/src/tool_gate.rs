@@ -23,6 +23,9 @@ pub enum ToolMode {
     Degraded,
     /// One-step mode and the head names no next step, or it was taken.
     OneStepWithoutStep,
+    /// The user's governance file is refused (every latch write fails
+    /// closed with it): the user fixes the file.
+    GovernanceInvalid { reason: String },
 }
 
 impl Latch {
@@ -31,6 +34,9 @@ impl Latch {
     /// [`ToolMode::SilentWitness`]: a latch that cannot be trusted halts.
     pub fn tool_mode(&self) -> ToolMode {
         let witness = |reason: String| ToolMode::SilentWitness { reason };
+        if let Err(e) = self.governance_in_force() {
+            return ToolMode::GovernanceInvalid { reason: format!("{}: {}", e.code(), e.message()) };
+        }
         match self.witness_marker() {
             Ok(Some(m)) => return witness(m.reason),
             Ok(None) => {}
@@ -62,7 +68,7 @@ impl Latch {
     /// nothing to consume. `Err` carries the failing check's code and
     /// message; nothing is written then. `wallet_ok` checks a wallet
     /// record's stored signature (see [`consent_check`]).
-    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str) -> bool) -> Result<crate::entry::Entry> {
+    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool) -> Result<crate::entry::Entry> {
         let hash = crate::action_hash(action_bytes)?;
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
@@ -83,7 +89,7 @@ impl Latch {
                 return Err(Error::new(crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user confirmed once; they must send the same token again as a second, separate message"));
             }
         }
-        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, wallet_ok), risk_check(head, rec.as_ref())] {
+        for check in [consent_check(head, rec.as_ref(), &ledger, &hash, None, wallet_ok), risk_check(head, rec.as_ref())] {
             if !check.passed {
                 let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.to_owned());
                 return Err(Error::new(code, check.message));

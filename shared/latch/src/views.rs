@@ -38,6 +38,15 @@ impl Latch {
         self.heads_dir.as_ref().map(|d| head::record_path(d, &self.paths.root))
     }
 
+    /// Whether the workspace index beside the head records lists this
+    /// workspace (it had a latch once: [`crate::index`]).
+    pub fn had_latch(&self) -> Result<bool> {
+        match &self.heads_dir {
+            Some(d) => crate::index::contains(d, &self.paths.root),
+            None => Err(Error::new(head::codes::UNAVAILABLE, "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")),
+        }
+    }
+
     /// The head record, if one exists.
     pub fn head_record(&self) -> Result<Option<head::HeadRecord>> {
         match self.head_record_path() {

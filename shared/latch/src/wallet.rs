@@ -139,17 +139,9 @@ pub struct WalletConfig {
     pub min_risk: Risk,
 }
 
-fn rank(r: Risk) -> u8 {
-    match r {
-        Risk::Low => 0,
-        Risk::Medium => 1,
-        Risk::High => 2,
-    }
-}
-
 impl WalletConfig {
     pub fn applies_to(&self, risk: Risk) -> bool {
-        rank(risk) >= rank(self.min_risk)
+        risk >= self.min_risk
     }
 }
 

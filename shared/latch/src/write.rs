@@ -7,7 +7,7 @@
 
 use crate::chain::{self, LiveState, ReportMode, LIVE_HEADER};
 use crate::entry::{self, ConsentState, Decision, Entry, Event, Integrity, Mode, Risk, SegmentRef, NONE};
-use crate::{clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch, VerifyReport, WitnessMarker, MAX_DECISIONS, WITNESS_SCHEMA};
+use crate::{clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch, VerifyReport, WitnessMarker, WITNESS_SCHEMA};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 
@@ -116,9 +116,17 @@ impl Latch {
         e.governance = self.governance.clone();
         e.storage = self.storage();
         e.integrity = Integrity { mode: head.integrity.mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() };
-        // Composting: retire decisions older than compost_retire_turns.
+        // Composting: retire decisions made compost_retire_turns or more
+        // turns ago (the hooks' turn count, knobs.rs); a decision recorded
+        // before turns stamped it retires by entries, as it did then. An
+        // unreadable counter retires nothing by turns this time.
         let retire = self.governance.compost_retire_turns as u64;
-        e.decisions.retain(|d| e.entry_seq.saturating_sub(d.seq) < retire);
+        let now_turn = self.turn_count();
+        e.decisions.retain(|d| match (d.turn, now_turn) {
+            (Some(t), Some(now)) => now.saturating_sub(t) < retire,
+            (Some(_), None) => true,
+            (None, _) => e.entry_seq.saturating_sub(d.seq) < retire,
+        });
         e
     }
 
@@ -267,6 +275,11 @@ impl Latch {
         }
         self.finalize(&mut e, now_ms)?;
         self.write_manifest(std::slice::from_ref(&e))?;
+        // Beside the head record: this workspace had a latch (wake-check
+        // tells a latch deleted with its head record from none at all).
+        if let Some(dir) = &self.heads_dir {
+            crate::index::record(dir, &self.paths.root, now_ms)?;
+        }
         if std::fs::symlink_metadata(&self.paths.ledger).is_err() {
             self.save_ledger(&tokens::Ledger::default())?;
         }
@@ -313,10 +326,11 @@ impl Latch {
             if let Some(r) = input.risk {
                 e.risk_level = r;
             }
+            let turn = Some(self.turn_count().unwrap_or(0));
             for d in clean_list(&input.decisions, "decision")? {
-                e.decisions.push(Decision { seq: e.entry_seq, text: d });
+                e.decisions.push(Decision { seq: e.entry_seq, text: d, turn });
             }
-            let excess = e.decisions.len().saturating_sub(MAX_DECISIONS);
+            let excess = e.decisions.len().saturating_sub(self.governance.compost_keep_decisions as usize);
             e.decisions.drain(..excess);
             e.recovery_attempts = 0;
             Ok(())

@@ -27,6 +27,7 @@ fn main() {
         config_dir: Some("/home/user/.config/kijito-qa".into()),
         data_dir: Some("/home/user/.local/share/kijito-qa".into()),
         plugin_roots: vec!["/opt/kijito-qa".into()],
+        ..Env::default()
     };
     let modes = Modes { latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
     let target = ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };

@@ -11,6 +11,7 @@
 
 use crate::call::ToolCall;
 use crate::shell::{self, Parsed, Simple};
+use crate::user::{UserPolicy, USER_POLICY_FILE};
 use std::collections::{BTreeSet, HashMap};
 
 /// What a call does.
@@ -59,23 +60,9 @@ impl Class {
     }
 }
 
-/// Consent risk of a rule (`memory-latch consent request --risk`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-impl Risk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        }
-    }
-}
+/// Consent risk of a rule (`memory-latch consent request --risk`): one
+/// home, in kijito-protocol (the latch's and the wallet's too).
+pub use kijito_protocol::risk::Risk;
 
 /// Stable rule ids (snake_case).
 pub mod rules {
@@ -142,6 +129,11 @@ pub mod rules {
     pub const GIT_HOOKS_WRITE: &str = "git_hooks_write";
     pub const CI_WORKFLOW_WRITE: &str = "ci_workflow_write";
     pub const SHELL_PROFILE_WRITE: &str = "shell_profile_write";
+    /// A write to the user's policy file itself (also `tripwire_config_write`).
+    pub const USER_POLICY_WRITE: &str = "user_policy_write";
+    // the user's policy file (crate::user)
+    /// A call whose irreversible rules the user's policy file removed: a write.
+    pub const USER_RULE_REMOVED: &str = "user_rule_removed";
 }
 
 /// Stable tripwire codes (a separate verdict: denied in every mode, no
@@ -215,6 +207,8 @@ pub const RULES: &[(&str, Class, Risk)] = &[
     (r::GIT_HOOKS_WRITE, Class::CoreConfig, Risk::High),
     (r::CI_WORKFLOW_WRITE, Class::CoreConfig, Risk::Medium),
     (r::SHELL_PROFILE_WRITE, Class::CoreConfig, Risk::Medium),
+    (r::USER_POLICY_WRITE, Class::CoreConfig, Risk::High),
+    (r::USER_RULE_REMOVED, Class::Write, Risk::Low),
 ];
 
 /// The class and risk of a rule id.
@@ -244,6 +238,8 @@ pub struct Classification {
     pub tripwires: Vec<Tripwire>,
     /// Shell text parsed so far, nested lines included (bounded by [`MAX_PARSE_BYTES`]).
     parsed_bytes: usize,
+    /// The user policy's risk for rules that fired (re-risked defaults, added rules).
+    user_risks: Vec<(&'static str, Risk)>,
 }
 
 /// Shell text one call may make the classifier parse, nested lines
@@ -271,9 +267,14 @@ impl Classification {
         self.hits.iter().any(|h| h.class.is_mutation())
     }
 
-    /// The highest risk of the irreversible hits (`Low` when none).
+    /// The highest risk of the irreversible hits (`Low` when none), the
+    /// user policy's risk where it sets one.
     pub fn risk(&self) -> Risk {
-        self.irreversible().iter().filter_map(|h| rule(h.rule)).map(|(_, k)| k).max().unwrap_or(Risk::Low)
+        self.irreversible()
+            .iter()
+            .filter_map(|h| self.user_risks.iter().find(|(r, _)| *r == h.rule).map(|(_, k)| *k).or_else(|| rule(h.rule).map(|(_, k)| k)))
+            .max()
+            .unwrap_or(Risk::Low)
     }
 
     /// A Kijito graph write (MCP write to a `kijito` server, or pointer-publish).
@@ -308,6 +309,9 @@ pub struct Env {
     pub data_dir: Option<String>,
     /// Installed plugin roots.
     pub plugin_roots: Vec<String>,
+    /// The user's policy file (`<config_dir>/policy.json`), parsed
+    /// ([`UserPolicy::parse`]); empty by default.
+    pub user_policy: UserPolicy,
 }
 
 /// Our hook binaries: running one directly is a tripwire.
@@ -344,11 +348,35 @@ pub fn classify(call: &ToolCall, env: &Env) -> Classification {
                 path_write(p, env, &mut out, true);
             }
         }
-        ToolCall::Mcp { server, name, .. } => classify_mcp(server, name, &mut out),
+        ToolCall::Mcp { tool, server, name } => {
+            classify_mcp(server, name, &mut out);
+            for rule in env.user_policy.mcp_hits(tool) {
+                out.hit(rule.class, rule.name);
+            }
+        }
         ToolCall::Read { .. } => out.hit(Class::Read, r::HOST_READ),
         ToolCall::Other { .. } => out.hit(Class::Write, r::HOST_TOOL_OTHER),
     }
+    apply_user_policy(&env.user_policy, &mut out);
     out
+}
+
+/// The user's removals and risks over the hits (the added rules fired
+/// where they match: programs, MCP tools, written paths).
+fn apply_user_policy(policy: &UserPolicy, out: &mut Classification) {
+    if policy.is_empty() {
+        return;
+    }
+    let mut removed = false;
+    out.hits.retain(|h| {
+        let gone = policy.removed().contains(&h.rule);
+        removed |= gone;
+        !gone
+    });
+    if removed {
+        out.hit(Class::Write, r::USER_RULE_REMOVED);
+    }
+    out.user_risks = out.hits.iter().filter_map(|h| policy.risk_of(h.rule).map(|k| (h.rule, k))).collect();
 }
 
 fn words_of(name: &str) -> Vec<String> {
@@ -666,6 +694,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     if HOOK_BINARIES.contains(&prog) || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog)) {
         out.trip(tripwires::HOOK_BINARY, first);
         return;
+    }
+    for rule in env.user_policy.program_hits(argv) {
+        out.hit(rule.class, rule.name);
     }
     if is_helper(prog) {
         out.hit(Class::Helper, r::TOOLKIT_HELPER);
@@ -1453,9 +1484,16 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
         out.trip(tripwires::LATCH_WRITE, &abs);
     }
     if let Some(d) = env.config_dir.as_deref() {
-        if under(&abs, &resolve(d, env)) {
+        let dir = resolve(d, env);
+        if under(&abs, &dir) {
             out.trip(tripwires::CONFIG_WRITE, &abs);
         }
+        if abs == format!("{}/{USER_POLICY_FILE}", dir.trim_end_matches('/')) {
+            out.hit(Class::CoreConfig, r::USER_POLICY_WRITE);
+        }
+    }
+    for rule in env.user_policy.path_hits(&abs, |p| resolve(p, env)) {
+        out.hit(rule.class, rule.name);
     }
     if env.plugin_roots.iter().any(|root| under(&abs, &resolve(root, env))) {
         out.trip(tripwires::PLUGIN_ROOT_WRITE, &abs);
@@ -1503,6 +1541,7 @@ mod tests {
             config_dir: Some("/home/u/.config/kijito-qa".into()),
             data_dir: Some("/home/u/.local/share/kijito-qa".into()),
             plugin_roots: vec!["/opt/kijito".into()],
+            ..Env::default()
         }
     }
 

@@ -26,6 +26,8 @@ pub enum LatchMode {
     Degraded,
     /// One-step mode and the head names no next step (or it was taken).
     OneStepWithoutStep,
+    /// The user's governance file for the latch is refused.
+    GovernanceInvalid,
 }
 
 /// What the decision may know of the modes (read-only, cheap to fill).
@@ -144,6 +146,13 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
                 codes::DEGRADED,
                 "degraded mode (until a human reviews)",
                 format!("stop and ask the user to review the latch (`{bin}/memory-latch status --workspace {}` shows it); do not try to end degraded mode yourself.", target.workspace),
+            )
+        }
+        LatchMode::GovernanceInvalid if mutates => {
+            return halt(
+                codes::GOVERNANCE_INVALID,
+                "an unusable memory-latch governance file",
+                format!("ask the user to fix or remove their memory-latch governance file (`{bin}/memory-latch status --workspace {}` names the problem); do not edit it yourself.", target.workspace),
             )
         }
         LatchMode::OneStepWithoutStep if mutates => {

@@ -4,9 +4,10 @@
 //! | step | module |
 //! |---|---|
 //! | a host's PreToolUse call, parsed at the edge | [`call`] ([`ToolCall`]) |
-//! | the shell model (compound commands, wrappers' input, quoting) | [`shell`] |
+//! | the shell model (compound commands, wrappers' input, quoting), from kijito-protocol | [`shell`] |
 //! | tool call to classes with the rule that fired, tripwires | [`classify`] |
 //! | allow / deny by latch mode, QA freeze and consent | [`decide`] |
+//! | the user's policy file: rules removed, added, re-risked | [`user`] |
 //!
 //! Classes: read, write, delete, send, public-post, wallet-transfer,
 //! core-config, helper; the middle five are the seed's irreversible
@@ -26,8 +27,12 @@
 pub mod call;
 pub mod classify;
 pub mod decide;
-pub mod shell;
+pub mod user;
+/// The shell model lives once, in kijito-protocol (the command guard reads
+/// the same words).
+pub use kijito_protocol::shell;
 
 pub use call::ToolCall;
+pub use user::UserPolicy;
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
 pub use decide::{action_bytes, action_hash, consent_command, decide, ConsentTarget, Decision, LatchMode, Modes};

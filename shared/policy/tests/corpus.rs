@@ -19,6 +19,7 @@ fn env() -> Env {
         config_dir: Some("/home/user/.config/kijito-qa".into()),
         data_dir: Some("/home/user/.local/share/kijito-qa".into()),
         plugin_roots: vec!["/opt/kijito-qa".into()],
+        ..Env::default()
     }
 }
 
@@ -136,4 +137,30 @@ fn decisions_by_mode_follow_the_labels() {
         lines += 1;
     }
     println!("decisions over {lines} calls: denied in silent witness {}, degraded {}, one-step without step {}, normal {}, normal with token {}", denied[0], denied[1], denied[2], denied[3], denied[4]);
+}
+
+/// The PreToolUse stdin Codex 0.169 really sent (fixtures/policy/recorded,
+/// measured with the tests/hosts harness): `tool_name: "Bash"`,
+/// `tool_input: {"command": CMD}` for `exec_command`, also for an
+/// `apply_patch` heredoc. Each recorded call is in the corpus with exactly
+/// its tool name and input, and is classified as labelled there.
+#[test]
+fn the_recorded_codex_calls_are_in_the_corpus() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/policy");
+    let corpus: Vec<Value> = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recorded = std::fs::read_to_string(format!("{dir}/recorded/codex-0.169-pretooluse.jsonl")).unwrap();
+    let mut n = 0;
+    for line in recorded.lines() {
+        let stdin: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(stdin["hook_event_name"], "PreToolUse");
+        let entry = corpus
+            .iter()
+            .find(|e| e["host"] == "codex" && e["tool_name"] == stdin["tool_name"] && e["tool_input"] == stdin["tool_input"])
+            .unwrap_or_else(|| panic!("recorded call not in the corpus: {line}"));
+        let got = classify(&ToolCall::parse(stdin["tool_name"].as_str().unwrap(), &stdin["tool_input"]), &env());
+        let rules: BTreeSet<String> = got.irreversible().iter().map(|h| h.rule.to_owned()).collect();
+        assert_eq!(rules, strings(&entry["expect"]["rules"]), "{line}");
+        n += 1;
+    }
+    assert_eq!(n, 2);
 }

@@ -45,6 +45,9 @@ pub mod command {
     pub const ROOT_UNKNOWN: &str = "command_root_unknown";
     /// A tool call's argv array that is not one exact helper command.
     pub const ARGV_INVALID: &str = "command_argv_invalid";
+    /// A command only the user runs in their own terminal (`memory-latch
+    /// approve`): never the agent's, in any form.
+    pub const USER_ONLY: &str = "command_user_only";
 }
 
 /// Private files and directories.
@@ -136,6 +139,15 @@ pub mod pass {
     /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
     /// of the session is refused until it is removed.
     pub const SPENT_INVALID: &str = "spent_nonces_invalid";
+    /// The pass's nonce (or one of its reports) is in the spent-nonce ledger
+    /// outside the data dir: it was consumed or withdrawn before (docs/protocol.md §7).
+    pub const PASS_REPLAYED: &str = "pass_replayed";
+    /// The ledger exists but cannot be trusted (not an owner-only regular
+    /// file, too large, a line that does not parse): fail closed.
+    pub const LEDGER_INVALID: &str = "spent_ledger_invalid";
+    /// No state directory for the ledger (no HOME, XDG_STATE_HOME or
+    /// MEMORY_LATCH_HEADS_DIR), or it cannot be created or written.
+    pub const LEDGER_UNAVAILABLE: &str = "spent_ledger_unavailable";
     pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
     pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
     pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
@@ -221,6 +233,21 @@ pub mod record {
     /// A report was verified before this session's last pass was withdrawn
     /// or consumed: a new pass needs new boots (docs/protocol.md §7).
     pub const REPORTS_PREDATE_SPENT_PASS: &str = "reports_predate_spent_pass";
+    /// Witnessed boots (docs/protocol.md §7, "Witnessed boots"): a report
+    /// whose `pointer-snapshot` call the PreToolUse hook did not see, while it
+    /// saw the other one.
+    pub const BOOT_NOT_WITNESSED: &str = "boot_not_witnessed";
+    /// A report's `pointer-snapshot` call came from the main agent (no agent
+    /// identity in the hook input), not a subagent.
+    pub const BOOT_BY_MAIN_AGENT: &str = "boot_by_main_agent";
+    /// Both reports come from the same subagent.
+    pub const BOOTS_SAME_AGENT: &str = "boots_same_agent";
+    /// A red (or missing) report for the same pointer was written after the
+    /// first of the two green ones: the count starts again.
+    pub const BOOTS_RESET_BY_RED: &str = "boots_reset_by_red";
+    /// `qa-witness.<s>.jsonl` cannot be trusted (insecure, too large, a line
+    /// that does not parse).
+    pub const WITNESS_INVALID: &str = "witness_record_invalid";
     /// The live pointer's digest differs from the one recorded.
     pub const NOT_LIVE: &str = "pointer_digest_not_live";
     /// The installed verifier executable could not be read.
@@ -451,10 +478,19 @@ pub mod latch {
     pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
     pub const DELETED: &str = "latch_deleted";
     pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
+    /// The workspace index beside the head records (kijito-latch `index`):
+    /// exists but cannot be trusted, or cannot be written by `init`.
+    pub const INDEX_INVALID: &str = "latch_index_invalid";
+    pub const INDEX_UNAVAILABLE: &str = "latch_index_unavailable";
     /// One-step mode (context fatigue, kijito-latch `knobs`).
     pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
     pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
     pub const TURNS_SYMLINK: &str = "latch_turns_symlink";
+    /// The user's governance file (kijito-latch `governance`): unreadable,
+    /// not the user's, a symlink, inside the workspace, or not the schema.
+    pub const GOVERNANCE_CONFIG_INVALID: &str = "governance_config_invalid";
+    /// A governance knob outside its documented range.
+    pub const GOVERNANCE_VALUE_INVALID: &str = "governance_value_invalid";
     /// Wallet consent mode (kijito-latch `wallet`).
     pub const WALLET_CONFIG_INVALID: &str = "wallet_config_invalid";
     pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
@@ -467,6 +503,34 @@ pub mod latch {
     /// (`memory-latch wallet-recover` missing, failed, timed out or answered
     /// malformed): nothing was confirmed.
     pub const WALLET_RECOVERY_FAILED: &str = "wallet_recovery_failed";
+    /// The user's consent configuration (kijito-latch `consent`,
+    /// `memory-latch.consent/v1`): malformed, or not owner-only / a symlink.
+    pub const CONSENT_CONFIG_INVALID: &str = "consent_config_invalid";
+    pub const CONSENT_CONFIG_INSECURE: &str = "consent_config_insecure";
+    /// Key consent mode: the record carries no signature by the user's key.
+    pub const CONSENT_SIGNATURE_REQUIRED: &str = "consent_signature_required";
+    /// The record's signature does not verify with the configured public key
+    /// over this action, this record's nonce and the signed expiry.
+    pub const CONSENT_SIGNATURE_MISMATCH: &str = "consent_signature_mismatch";
+    pub const CONSENT_SIGNATURE_EXPIRED: &str = "consent_signature_expired";
+    /// The signed record was already used (single use).
+    pub const CONSENT_SIGNATURE_REPLAYED: &str = "consent_signature_replayed";
+    /// `memory-latch approve` found no terminal to read the passphrase from.
+    pub const APPROVE_NEEDS_TTY: &str = "approve_needs_tty";
+    /// `memory-latch approve`: no pending key-mode request (or not the one named).
+    pub const APPROVE_NOTHING_PENDING: &str = "approve_nothing_pending";
+    /// `memory-latch approve` while the consent mode is not `key`.
+    pub const APPROVE_NOT_KEY_MODE: &str = "approve_not_key_mode";
+    /// Token mode, the UserPromptSubmit confirmation refused (nothing confirmed):
+    /// the input names a subagent (`agent_id`/`agent_type`);
+    pub const CONSENT_FROM_SUBAGENT: &str = "consent_from_subagent";
+    /// the token string appeared in a tool call's input or output in the
+    /// transcript before the user's message;
+    pub const CONSENT_TOKEN_SEEN_BY_TOOL: &str = "consent_token_seen_by_tool";
+    /// the prompt is not the newest user entry of the transcript (or the
+    /// transcript cannot be read).
+    pub const CONSENT_PROMPT_NOT_NEWEST: &str = "consent_prompt_not_newest";
+    pub const CONSENT_TRANSCRIPT_UNREADABLE: &str = "consent_transcript_unreadable";
 }
 
 /// kijito-local: the request log and the demo.
@@ -571,8 +635,16 @@ pub mod policy {
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
     /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
     pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.
+    pub const GOVERNANCE_INVALID: &str = "policy_governance_invalid";
     /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
     pub const LATCH_REQUIRED: &str = "policy_latch_required";
     /// The call's canonical action is larger than memory-latch accepts as an action file.
     pub const ACTION_TOO_LARGE: &str = "policy_action_too_large";
+    /// The user's policy file is not a valid `kijito-qa.policy/v1` document.
+    pub const USER_POLICY_INVALID: &str = "policy_user_file_invalid";
+    /// The user's policy file names a rule that does not exist (or is not irreversible).
+    pub const USER_RULE_UNKNOWN: &str = "policy_user_rule_unknown";
+    /// A rule of the user's policy file is malformed (name, class, risk, matcher, bounds).
+    pub const USER_RULE_INVALID: &str = "policy_user_rule_invalid";
 }

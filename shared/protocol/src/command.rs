@@ -591,6 +591,12 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
     if !reaches_helper(line, dir) {
         return Verdict::Unrelated;
     }
+    if names_user_only(line) {
+        return Verdict::Deny(fail(
+            codes::USER_ONLY,
+            "memory-latch approve is the user's own command, run in their own terminal with their key's passphrase; the agent never runs it (ask the user to)",
+        ));
+    }
     let Some(dir) = dir else {
         return Verdict::Deny(fail(codes::ROOT_UNKNOWN, "this installed root is unknown"));
     };
@@ -600,44 +606,73 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
     }
 }
 
+/// Whether the line runs `memory-latch approve` in some form: in the raw
+/// line with quotes and backslashes removed, and in every simple command
+/// the shell model ([`crate::shell`]: quotes, ANSI-C decoding, brace
+/// expansion, nested `sh -c`) yields, a word `approve` after a word naming
+/// `memory-latch` that is not a flag's value. A line the model cannot read
+/// whole counts when it mentions `approve` at all (fail closed).
+fn names_user_only(line: &str) -> bool {
+    let runs_approve = |words: &[String]| {
+        let Some(at) = words.iter().position(|a| a == "memory-latch" || a.ends_with("/memory-latch")) else { return false };
+        words.iter().enumerate().skip(at + 1).any(|(i, a)| {
+            let after_value_flag = words[i - 1].starts_with('-') && words[i - 1] != "--json";
+            !after_value_flag && (a == "approve" || a.split_whitespace().any(|x| x == "approve"))
+        })
+    };
+    let plain: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    let raw: Vec<String> = plain.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)).filter(|w| !w.is_empty()).map(str::to_owned).collect();
+    if runs_approve(&raw) {
+        return true;
+    }
+    let parsed = crate::shell::parse(line, &std::collections::HashMap::new());
+    if parsed.exceeded {
+        return line.to_ascii_lowercase().contains("approve");
+    }
+    parsed.commands.iter().any(|c| runs_approve(&c.argv))
+}
+
 /// Whether the line could reach a toolkit executable, judged on what the
 /// shell will run rather than on the raw text:
-/// 1. the raw line, the line with quotes and backslashes removed, and the
-///    words `shell-words` splits it into each [`mentions_helper`];
-/// 2. any word naming a file in the helper directory (`<root>/bin/...`);
-/// 3. a word holding a backslash, quote, glob character, `$`, backtick,
+/// 1. the raw line and the line with quotes and backslashes removed each
+///    [`mentions_helper`];
+/// 2. the words the shell model ([`crate::shell`]) yields — after quote
+///    removal, ANSI-C `$'..'` decoding, brace expansion and the line's own
+///    plain assignments, in every simple command, substitution and
+///    redirection: each command's argv [`mentions_helper`]; a yielded word
+///    that is not written as such in the line (the shell makes it) and names
+///    a toolkit executable, lies under the plugin root or in the helper
+///    directory; with an expansion on the line, a yielded word holding a
+///    helper name fragment; a line the model cannot read whole (a bound of
+///    [`crate::shell`] reached, an over-long brace expansion among them) is
+///    held to the grammar;
+/// 3. any word naming a file in the helper directory (`<root>/bin/...`);
+/// 4. a word holding a backslash, quote, glob character, `$`, backtick,
 ///    brace or tilde that, once those are removed, names a toolkit
 ///    executable or lies under the plugin root, or that as a glob pattern
 ///    matches a toolkit executable;
-/// 4. a line with an expansion (`$`, backtick) that contains a helper name
+/// 5. a line with an expansion (`$`, backtick) that contains a helper name
 ///    fragment ([`NAME_FRAGMENTS`]) or the plugin root once quotes are removed.
 pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     if mentions_helper(line) {
         return true;
     }
-    // ANSI-C quoting: `$'\x71a-gate'` is the word `qa-gate`.
-    if let Some(decoded) = ansi_c_decoded(line) {
-        if reaches_helper(&decoded, dir) {
-            return true;
-        }
-    }
     let unquoted: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
     if mentions_helper(&unquoted) {
         return true;
     }
-    if let Ok(words) = shell_words::split(line) {
-        if mentions_helper(&words.join(" ")) {
-            return true;
-        }
-    }
     let helper_dir = dir.and_then(|d| d.path().to_str()).map(|d| format!("{d}/"));
     let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
+    let raw_words: Vec<&str> = line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()).collect();
+    if model_reaches_helper(line, &raw_words, helper_dir.as_deref(), root.as_deref()) {
+        return true;
+    }
     let stripped: String = line.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
-    for raw in line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()) {
+    for raw in &raw_words {
         // The whole word (a command word may contain `=`: `/r/bin/x=y` runs
         // the file `x=y`) and, for `NAME=value`, the value.
         let value = raw.split_once('=').map(|(_, v)| v);
-        for word in std::iter::once(raw).chain(value) {
+        for word in std::iter::once(*raw).chain(value) {
             if word_reaches_helper(word, helper_dir.as_deref(), root.as_deref()) {
                 return true;
             }
@@ -652,77 +687,32 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     false
 }
 
-/// `line` with every ANSI-C quoted string (`$'...'`) replaced by the
-/// characters it stands for (`\xHH`, `\NNN` octal, `\uHHHH`, `\UHHHHHHHH`,
-/// `\cX`, the letter escapes, `\\`, `\'`, `\"`); `None` when there is none.
-/// Bytes that are not UTF-8 become U+FFFD; the result is never longer than
-/// the line, so the recursion in [`reaches_helper`] ends.
-fn ansi_c_decoded(line: &str) -> Option<String> {
-    if !line.contains("$'") {
-        return None;
+/// Rule 2 of [`reaches_helper`]: the words the shell model yields. No
+/// variables are known to the guard (`$HOME` stays `$HOME`); the line's own
+/// plain assignments are followed.
+fn model_reaches_helper(line: &str, raw_words: &[&str], helper_dir: Option<&str>, root: Option<&str>) -> bool {
+    let parsed = crate::shell::parse(line, &std::collections::HashMap::new());
+    if parsed.exceeded {
+        return true;
     }
-    let b = line.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if !(b[i] == b'$' && b.get(i + 1) == Some(&b'\'')) {
-            out.push(b[i]);
-            i += 1;
-            continue;
-        }
-        i += 2;
-        while i < b.len() && b[i] != b'\'' {
-            if b[i] != b'\\' || i + 1 >= b.len() {
-                out.push(b[i]);
-                i += 1;
-                continue;
-            }
-            let e = b[i + 1];
-            i += 2;
-            let hex = |from: usize, max: usize| {
-                let n = b[from..].iter().take(max).take_while(|c| c.is_ascii_hexdigit()).count();
-                (u32::from_str_radix(std::str::from_utf8(&b[from..from + n]).unwrap_or("0"), 16).ok(), n)
-            };
-            match e {
-                b'x' => {
-                    let (v, n) = hex(i, 2);
-                    match v {
-                        Some(v) if n > 0 => out.push(v as u8),
-                        _ => out.extend_from_slice(b"\\x"),
-                    }
-                    i += n;
-                }
-                b'u' | b'U' => {
-                    let (v, n) = hex(i, if e == b'u' { 4 } else { 8 });
-                    let c = v.filter(|_| n > 0).and_then(char::from_u32).unwrap_or('\u{FFFD}');
-                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                    i += n;
-                }
-                b'0'..=b'7' => {
-                    let n = 1 + b[i..].iter().take(2).take_while(|c| (b'0'..=b'7').contains(c)).count();
-                    let v = b[i - 1..i - 1 + n].iter().fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
-                    out.push(v as u8);
-                    i += n - 1;
-                }
-                b'c' if i < b.len() => {
-                    out.push(b[i] & 0x1f);
-                    i += 1;
-                }
-                b'n' => out.push(b'\n'),
-                b't' => out.push(b'\t'),
-                b'r' => out.push(b'\r'),
-                b'a' => out.push(7),
-                b'b' => out.push(8),
-                b'e' | b'E' => out.push(27),
-                b'f' => out.push(12),
-                b'v' => out.push(11),
-                other => out.push(other),
-            }
-        }
-        i += 1;
-    }
-    let decoded = String::from_utf8_lossy(&out).into_owned();
-    (decoded != line).then_some(decoded)
+    let expands = line.contains(EXPANSION);
+    let in_dir = |w: &str, d: &str| w.starts_with(d) || w == d.trim_end_matches('/');
+    // A word the shell makes (it is not written so on the line) is judged
+    // like a disguised one; a word written as is was judged on the raw text.
+    let made = |w: &str| !raw_words.iter().any(|r| *r == w || r.split_once('=').is_some_and(|(_, v)| v == w));
+    let judge = |w: &str| {
+        (made(w) && (names_executable(w) || root.is_some_and(|r| w.starts_with(r)) || helper_dir.is_some_and(|d| in_dir(w, d))))
+            || (expands && {
+                let lower = w.to_ascii_lowercase();
+                NAME_FRAGMENTS.iter().any(|f| lower.contains(f))
+            })
+    };
+    parsed.commands.iter().any(|cmd| {
+        mentions_helper(&cmd.argv.join(" "))
+            || cmd.argv.iter().any(|w| judge(w))
+            || cmd.redirects.iter().any(|r| judge(&r.target))
+            || cmd.assigns.iter().any(|(_, v)| judge(v))
+    })
 }
 
 /// Rules 2 and 3 of [`reaches_helper`] for one word.
@@ -738,84 +728,9 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) {
         return true;
     }
-    // Brace expansion: `{bin/session-hook,--host}` runs `bin/session-hook
-    // --host`; each alternative is a word the shell will run.
-    if word.contains('{') {
-        let alts = brace_alternatives(word);
-        // Past the bound a word may hide anything: held to the grammar.
-        if alts.len() > MAX_BRACE_WORDS {
-            return true;
-        }
-        for alt in alts {
-            let plain: String = alt.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
-            if names_executable(&plain) || root.is_some_and(|r| plain.starts_with(r)) || helper_dir.is_some_and(|d| in_dir(&plain, d)) {
-                return true;
-            }
-        }
-    }
+    // Brace expansion (`{bin/session-hook,--host}` runs `bin/session-hook
+    // --host`) is judged on the words the shell model makes (rule 2).
     word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir)
-}
-
-/// Most words one brace expansion is followed to.
-const MAX_BRACE_WORDS: usize = 256;
-
-/// The words the shell's brace expansion makes of `word` (`a{b,c}d` → `abd`,
-/// `acd`; nested and repeated groups too); a group without a top-level comma
-/// stays as it is. More than [`MAX_BRACE_WORDS`] words in the result means
-/// the expansion was cut short (the caller fails closed). Quoting is ignored, so
-/// a quoted brace counts as an expansion too (more words, never fewer).
-fn brace_alternatives(word: &str) -> Vec<String> {
-    let mut todo = vec![word.to_owned()];
-    let mut done = Vec::new();
-    while let Some(w) = todo.pop() {
-        if todo.len() + done.len() >= MAX_BRACE_WORDS {
-            done.push(w);
-            done.extend(todo.drain(..));
-            done.push(String::new());
-            return done;
-        }
-        match first_brace_group(&w) {
-            Some((open, close, commas)) => {
-                let (head, body, tail) = (&w[..open], &w[open + 1..close], &w[close + 1..]);
-                let mut start = 0;
-                for cut in commas.iter().map(|c| c - open - 1).chain(std::iter::once(body.len())) {
-                    todo.push(format!("{head}{}{tail}", &body[start..cut]));
-                    start = cut + 1;
-                }
-            }
-            None => done.push(w),
-        }
-    }
-    done.extend(todo);
-    done
-}
-
-/// The `{...}` group of `w` the shell expands first: the outermost (then
-/// leftmost) group with a comma at its own depth; its byte offsets and those
-/// commas.
-fn first_brace_group(w: &str) -> Option<(usize, usize, Vec<usize>)> {
-    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut best: Option<(usize, (usize, usize, Vec<usize>))> = None;
-    for (i, c) in w.char_indices() {
-        match c {
-            '{' => stack.push((i, Vec::new())),
-            ',' => {
-                if let Some((_, commas)) = stack.last_mut() {
-                    commas.push(i);
-                }
-            }
-            '}' => {
-                if let Some((open, commas)) = stack.pop() {
-                    let depth = stack.len();
-                    if !commas.is_empty() && best.as_ref().is_none_or(|(d, (o, _, _))| depth < *d || (depth == *d && open < *o)) {
-                        best = Some((depth, (open, i, commas)));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    best.map(|(_, g)| g)
 }
 
 /// `name` or `.../name` for a toolkit executable name.
@@ -965,6 +880,38 @@ mod tests {
             assert_eq!(f.name, s.flag.name);
         }
         assert_eq!(QA_GATE_RECORD_FLAGS[5].max, 2);
+    }
+
+    #[test]
+    fn memory_latch_approve_is_denied_to_the_agent_in_every_form() {
+        let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
+        for line in [
+            "/opt/kq/bin/memory-latch approve",
+            "/opt/kq/bin/memory-latch approve --workspace /w --token-id tok_0123456789abcdef",
+            "/opt/kq/bin/memory-latch --json approve",
+            "memory-latch approve",
+            "cd /w && /opt/kq/bin/memory-latch approve < /dev/null",
+            "/opt/kq/bin/memory-latch 'approve'",
+            "/opt/kq/bin/memory-latch \"appr\"ove",
+            "/opt/kq/bin/memory-latch ap\\prove",
+            "/opt/kq/bin/memory-latch $'\\x61pprove'",
+            "/opt/kq/bin/memory-latch app{r,x}ove",
+            "/opt/kq/bin/{memory-latch,x} approve",
+            "bash -c '/opt/kq/bin/memory-latch approve'",
+            "env A=1 /opt/kq/bin/memory-latch approve",
+            "script -qc '/opt/kq/bin/memory-latch approve' /dev/null",
+            "setsid /opt/kq/bin/memory-latch approve",
+        ] {
+            match guard_line(line, Some(&dir)) {
+                Verdict::Deny(e) => assert_eq!(e.code(), codes::USER_ONLY, "{line}"),
+                v => panic!("{line}: {v:?}"),
+            }
+        }
+        // the word as a value is not the subcommand
+        assert!(matches!(
+            guard_line("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary approve --risk low", Some(&dir)),
+            Verdict::Helper(_)
+        ));
     }
 
     #[test]

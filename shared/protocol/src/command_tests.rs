@@ -298,21 +298,23 @@ fn mentions_by_segment_and_wrapper() {
     assert!(!mentions_helper(""));
 }
 
+/// The guard reads brace expansion through the one shell model
+/// ([`crate::shell`]): every word it makes, and a bound that says so.
 #[test]
 fn brace_expansion_is_followed_to_every_word() {
-    let mut alts = brace_alternatives("a{b,c}d");
-    alts.sort();
-    assert_eq!(alts, ["abd", "acd"]);
-    let mut alts = brace_alternatives("{x,{y,z}}{1,2}");
-    alts.sort();
-    assert_eq!(alts, ["x1", "x2", "y1", "y2", "z1", "z2"]);
+    let argv = |line: &str| crate::shell::parse(line, &std::collections::HashMap::new()).commands.remove(0).argv;
+    assert_eq!(argv("a{b,c}d"), ["abd", "acd"]);
+    assert_eq!(argv("{x,{y,z}}{1,2}"), ["x1", "x2", "y1", "y2", "z1", "z2"]);
     // No comma at the group's depth: not an expansion.
-    assert_eq!(brace_alternatives("{abc}"), ["{abc}"]);
-    assert_eq!(brace_alternatives("a{b"), ["a{b"]);
+    assert_eq!(argv("{abc}"), ["{abc}"]);
+    assert_eq!(argv("a{b"), ["a{b"]);
     // Bounded: 2^40 words are not all made, and a cut-short expansion says so.
-    let many = brace_alternatives(&"{a,b}".repeat(40));
-    assert!(many.len() > MAX_BRACE_WORDS && many.len() <= MAX_BRACE_WORDS + 2, "{}", many.len());
-    assert_eq!(brace_alternatives(&"{a,b}".repeat(8)).len(), 256);
+    let many = crate::shell::parse(&"{a,b}".repeat(40), &std::collections::HashMap::new());
+    assert_eq!(many.commands[0].argv.len(), crate::shell::MAX_BRACE_WORDS);
+    assert!(many.exceeded);
+    assert_eq!(argv(&"{a,b}".repeat(8)).len(), 256);
+    // A quoted brace is not expanded.
+    assert_eq!(argv("'{qa-gate,x}'"), ["{qa-gate,x}"]);
 }
 
 /// Issue 22: `cd <root> && {bin/session-hook,--host} claude ...` ran the
@@ -336,18 +338,40 @@ fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {
     assert!(matches!(guard_line("mkdir -p build/{x,y}", Some(&d)), Verdict::Unrelated));
 }
 
-/// ANSI-C quoting spells a helper's name in escapes (`$'\x71a-gate'`).
+/// ANSI-C quoting spells a helper's name in escapes (`$'\x71a-gate'`):
+/// the shell model decodes it before the guard judges the words.
 #[test]
 fn ansi_c_quoting_is_decoded_before_judging() {
-    assert_eq!(ansi_c_decoded("$'\\x71a-gate' status").as_deref(), Some("qa-gate status"));
-    assert_eq!(ansi_c_decoded("$'\\161a-gate'").as_deref(), Some("qa-gate"));
-    assert_eq!(ansi_c_decoded("$'\\u0071a-gate'").as_deref(), Some("qa-gate"));
-    assert_eq!(ansi_c_decoded("a$'b\\'c'd").as_deref(), Some("ab'cd"));
-    assert_eq!(ansi_c_decoded("echo 'plain'"), None);
+    let words = |line: &str| -> Vec<String> { crate::shell::parse(line, &std::collections::HashMap::new()).commands.into_iter().flat_map(|c| c.argv).collect() };
+    assert_eq!(words("$'\\x71a-gate' status"), ["qa-gate", "status"]);
+    assert_eq!(words("$'\\161a-gate'"), ["qa-gate"]);
+    assert_eq!(words("$'\\u0071a-gate'"), ["qa-gate"]);
+    assert_eq!(words("a$'b\\'c'd"), ["ab'cd"]);
+    assert_eq!(words("echo 'plain'"), ["echo", "plain"]);
     let d = dir();
     for line in ["$'\\x71a-gate' status", "$'/opt/kq/bin/\\x71a-gate' record", "x=$'\\x73ession-hook'; $x --host claude"] {
         assert!(reaches_helper(line, Some(&d)), "{line}");
         assert!(matches!(guard_line(line, Some(&d)), Verdict::Deny(_)), "{line}");
     }
     assert!(!reaches_helper("printf $'a\\tb\\n'", Some(&d)));
+}
+
+/// Rule 2 alone: words only the shell model makes (an assignment followed
+/// into a redirection target, a brace alternative under the plugin root, a
+/// fragment spelled in escapes), and a line it cannot read whole.
+#[test]
+fn the_words_the_shell_model_makes_are_judged() {
+    let d = dir();
+    assert!(denied("A=/op; B=t/kq; echo hi > $A$B/y"));
+    assert!(denied("cat $'\\x2fopt/kq/x'"));
+    assert!(denied("echo $'\\x70ointer'"));
+    let mut nested = "ls".to_owned();
+    for _ in 0..(crate::shell::MAX_DEPTH + 2) {
+        nested = format!("echo $({nested})");
+    }
+    assert!(denied(&nested));
+    // Written as is, a plain word is judged on the raw text alone.
+    assert!(unrelated("grep qa-gate README.md"));
+    assert!(unrelated("cat /opt/kq/x"));
+    assert!(!reaches_helper("cp src/{a,b}.rs /tmp", Some(&d)));
 }

@@ -7,6 +7,8 @@
 //! | §4 pointer manifest | [`manifest`] |
 //! | §4 canonical JSON printer, strict parser | [`json`] |
 //! | §8 helper command grammar and guard | [`command`] |
+//! | §8 the shell model the guard and the policy read | [`shell`] |
+//! | consent risk (latch, policy, wallet) | [`risk`] |
 //! | argv of every binary | [`cli`] |
 //! | errors and codes | [`error`] |
 //! | the UTC calendar | [`clock`] |
@@ -20,5 +22,7 @@ pub mod ids;
 pub mod json;
 pub mod manifest;
 pub mod render;
+pub mod risk;
+pub mod shell;
 
 pub use error::{Error, Result};

@@ -108,7 +108,10 @@ fn main() {
         // The pointer the skills look for.
         store.create_memory(&NewMemory { content: "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark pointer".into(), ..memory(&mut rng, 1) }).expect("pointer");
         println!("store of {size} memories seeded in {:.1} s ({} MiB)", start.elapsed().as_secs_f64(), std::fs::metadata(&db).map(|m| m.len() >> 20).unwrap_or(0));
-        let options = Options { pointer_id: None, lock_message_id: None, persona: "codex".into(), project: "Codex".into(), reap_after_ms: 21_600_000 };
+        // A second connection for the exact FTS5 ranking (the query before the
+        // weightless-word rule), to show both on the same store.
+        let exact = Store::open(&db).expect("second store");
+        let options = Options { pointer_id: None, lock_message_id: None, persona: "codex".into(), project: "Codex".into(), reap_after_ms: 21_600_000, workspace: None, data_dir: None, live: None };
         let mcp = Mcp::new(store, options);
 
         // Warm-up (page cache, statement cache).
@@ -139,6 +142,31 @@ fn main() {
             assert!(text.contains("· CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark"), "{text}");
             pointer_common.push(took);
         }
+        // One word, from the commonest down: words 0-1 are in most memories
+        // (weightless), the others are weighted and ranked over every match.
+        for w in [0usize, 1, 2, 4, 8, 32] {
+            let times = (0..queries).map(|i| call(&mcp, 50_000 + i as u64, "kijito_recall", json!({"query": word(w)})).0).collect();
+            stats(&format!("{size}: kijito_recall, one word: word {w}"), times);
+        }
+        let phrases = vec![word(0), word(1)];
+        let times = (0..queries.min(50))
+            .map(|_| {
+                let start = Instant::now();
+                let hits = exact.recall_exact(&phrases, None, Some("Codex"), 10).expect("exact");
+                assert_eq!(hits.len(), 10);
+                start.elapsed()
+            })
+            .collect();
+        stats(&format!("{size}: exact FTS5 ranking, the 2 commonest words (store only)"), times);
+        let times = (0..queries.min(50))
+            .map(|_| {
+                let start = Instant::now();
+                let hits = exact.recall(&phrases, None, Some("Codex"), 10).expect("recall");
+                assert_eq!(hits.len(), 10);
+                start.elapsed()
+            })
+            .collect();
+        stats(&format!("{size}: Store::recall, the 2 commonest words (store only)"), times);
         stats(&format!("{size}: kijito_recall, 2 Zipf words, limit 10"), common);
         stats(&format!("{size}: kijito_recall, 2 uniform words, limit 10"), rare);
         stats(&format!("{size}: kijito_recall, 2 Zipf words, full, limit 10"), full);
@@ -162,6 +190,7 @@ fn main() {
         stats(&format!("{size}: kijito_correct"), correct);
         stats(&format!("{size}: kijito_fade"), fade);
         drop(mcp);
+        drop(exact);
         drop(dir);
     }
 }

@@ -32,6 +32,7 @@ mcp:
   may run at once). Tools: kijito_startup, kijito_recall, kijito_get,
   kijito_recent, kijito_remember, kijito_correct, kijito_fade, kijito_update,
   kijito_dream (not available here: an error result), kijito_anchor_audit,
+  kijito_wake_check (wake-check's verdict),
   kijito_hive_send, kijito_hive_claim, kijito_hive_release. --pointer-id and
   --lock-message-id (default: pointerId/lockMessageId of the kijito-qa
   config) are refused by kijito_update; --persona/--project (default: the
@@ -139,6 +140,9 @@ fn mcp(args: &Args) -> Result<i32> {
         persona,
         project,
         reap_after_ms: (reap_after.min(1 << 40) * 1000) as i64,
+        workspace: std::env::current_dir().ok(),
+        data_dir: kijito_files::datadir::resolve(None, None, Some(&config)).ok(),
+        live: Some(live_probe),
     };
     // Owner-only for everything SQLite creates beside the database (-wal, -shm).
     // SAFETY: umask has no preconditions.
@@ -151,6 +155,12 @@ fn mcp(args: &Args) -> Result<i32> {
     let stdout = std::io::stdout();
     crate::mcp::serve(&server, &mut stdin.lock(), &mut stdout.lock())?;
     Ok(0)
+}
+
+/// `kijito_wake_check` with `live`: the recorded expectation checked through
+/// the Kijito client (as the wake-check binary's --live).
+fn live_probe(r: &kijito_wake::Recorded) -> Result<()> {
+    kijito_client::snapshot::verify_recorded(r.pointer_id, r.lock_message_id, &r.pointer_digest, &r.snapshot_digest)
 }
 
 fn demo(args: &Args) -> Result<i32> {

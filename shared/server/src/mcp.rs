@@ -25,6 +25,7 @@ use crate::lease::{MAX_LEASE_SECONDS, MIN_LEASE_SECONDS};
 use crate::render::{self, Marker, Memory};
 use crate::store::{self, NewMemory, PatchOutcome, Store};
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 
@@ -45,6 +46,8 @@ pub const MAX_QUERY_CHARS: usize = 4096;
 pub const STARTUP_LIST: usize = 10;
 /// Most corrections `kijito_anchor_audit` lists and follows.
 pub const MAX_AUDIT_CHAIN: usize = 64;
+/// Longest `long_sleep_after` of `kijito_wake_check`, seconds (ten years).
+pub const MAX_LONG_SLEEP_S: u64 = 10 * 366 * 86_400;
 /// Default lease of `kijito_hive_claim`, seconds (the hosted default).
 pub const DEFAULT_CLAIM_SECONDS: u64 = 60;
 
@@ -69,6 +72,12 @@ pub struct Options {
     pub project: String,
     /// As `serve --reap-after`, in ms.
     pub reap_after_ms: i64,
+    /// `kijito_wake_check`'s default workspace (the server's current directory).
+    pub workspace: Option<std::path::PathBuf>,
+    /// `kijito_wake_check`'s default data dir (as wake-check resolves it).
+    pub data_dir: Option<AbsPath>,
+    /// The `live` probe of `kijito_wake_check` (the HTTP client; None: refused).
+    pub live: Option<kijito_wake::LiveProbe>,
 }
 
 pub struct Mcp {
@@ -204,6 +213,7 @@ impl Mcp {
             "kijito_update" => self.update(&args),
             "kijito_dream" => self.dream(&args),
             "kijito_anchor_audit" => self.anchor_audit(&args),
+            "kijito_wake_check" => self.wake_check(&args),
             "kijito_hive_send" => self.hive_send(&args),
             "kijito_hive_claim" => self.hive_claim(&args),
             "kijito_hive_release" => self.hive_release(&args),
@@ -250,12 +260,15 @@ impl Mcp {
         if query.chars().count() > MAX_QUERY_CHARS {
             return Err(bad("invalid_field", format!("query must be at most {MAX_QUERY_CHARS} characters")));
         }
-        let fts = store::fts_query(&query).ok_or_else(|| bad("invalid_field", "query must contain a letter or digit"))?;
+        let phrases = store::fts_phrases(&query);
+        if phrases.is_empty() {
+            return Err(bad("invalid_field", "query must contain a letter or digit"));
+        }
         let scope = maybe(args, "scope", word_field)?;
         let project = self.project_arg(args)?;
         let full = optional(args, "full", bool_field, false)?;
         let limit = bounded(args, "limit", RECALL_LIMIT, 1)?;
-        let hits = self.store.recall(&fts, scope.as_deref(), Some(&project), limit as usize).map_err(|e| store_failure(&e))?;
+        let hits = self.store.recall(&phrases, scope.as_deref(), Some(&project), limit as usize).map_err(|e| store_failure(&e))?;
         if hits.is_empty() {
             return Ok(format!("No memories match {query:?} in project {project}."));
         }
@@ -390,51 +403,75 @@ impl Mcp {
         ))
     }
 
-    /// The deep audit of one anchor: the verifier's classification of its
-    /// rendering (protocol §3, the same parser as pointer-snapshot), its
-    /// marker, what corrected it (the chain to the latest correction) and
-    /// what it corrects. Corrected or eroded: scarred.
+    /// The deep audit of one anchor (`kijito_wake::anchor`, the rule's one
+    /// home): the verifier's classification of its rendering, its marker,
+    /// the chain to the latest correction and what it corrects; scarred when
+    /// corrected, eroded or faded.
     fn anchor_audit(&self, args: &Map<String, Value>) -> Field<String> {
         args_object(args, &["id"])?;
         let id = memory_id_field(args, "id")?;
         let Some((memory, edges, more)) = self.store.memory_with_edges(id).map_err(|e| store_failure(&e))? else { return Err(not_found()) };
         let text = render::render(&memory, &edges, more, &kijito_files::random::hex(3));
         let memory_id = kijito_protocol::ids::MemoryId::new(id).map_err(|e| bad(e.code(), e.message()))?;
-        let lifecycle = match kijito_protocol::render::parse_and_classify(&text, memory_id, None) {
-            Ok((_, l)) => l.as_str().to_owned(),
-            Err(e) => format!("unclassified ({})", e.code()),
-        };
         let (corrected_by, corrects) = self.store.linked(id, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?;
-        // Follow the newest correction of each step to the latest one.
-        let mut chain: Vec<u64> = Vec::new();
-        let mut next = corrected_by.last().copied();
-        while let Some(step) = next {
-            if chain.len() >= MAX_AUDIT_CHAIN || chain.contains(&step) || step == id {
-                break;
+        let chain = kijito_wake::anchor::follow_corrections(id, corrected_by.last().copied(), MAX_AUDIT_CHAIN, |step| {
+            self.store.linked(step, "corrects", MAX_AUDIT_CHAIN).map(|(by, _)| by.last().copied()).map_err(|e| store_failure(&e))
+        })?;
+        let record = kijito_wake::anchor::AnchorRecord {
+            id: memory_id,
+            rendering: &text,
+            marker: memory.marker.as_str(),
+            status: &memory.status,
+            source: &memory.source,
+            corrected_by: &corrected_by,
+            corrects: &corrects,
+        };
+        Ok(kijito_wake::anchor::audit(&record, chain).text(&record))
+    }
+
+    /// wake-check's verdict, by the same library run as the `wake-check`
+    /// CLI (`kijito_wake::cli::options` + `kijito_wake::run`, the degraded
+    /// entry included): the session it is bound to, the trust mode and every
+    /// finding with its step, then the `kijito.wake-check/v1` report.
+    fn wake_check(&self, args: &Map<String, Value>) -> Field<String> {
+        args_object(args, &["workspace", "data_dir", "session_id", "long_sleep_after", "live"])?;
+        let path = |name: &str| -> Field<Option<AbsPath>> {
+            match args.get(name) {
+                None => Ok(None),
+                Some(Value::String(s)) => AbsPath::parse(s).map(Some).map_err(|e| bad("invalid_field", format!("{name}: {}", e.message()))),
+                Some(_) => Err(bad("invalid_field", format!("{name} must be an absolute path"))),
             }
-            chain.push(step);
-            next = self.store.linked(step, "corrects", MAX_AUDIT_CHAIN).map_err(|e| store_failure(&e))?.0.last().copied();
-        }
-        let ids = |v: &[u64], sep: &str| if v.is_empty() { "none".to_owned() } else { v.iter().map(|i| format!("[{i}]")).collect::<Vec<_>>().join(sep) };
-        let mut scars = Vec::new();
-        if !corrected_by.is_empty() {
-            scars.push(format!("corrected by {}", ids(&corrected_by, ", ")));
-        }
-        if memory.marker == Marker::Eroded {
-            scars.push("eroded".to_owned());
-        }
-        if memory.marker == Marker::Faded {
-            scars.push("faded".to_owned());
-        }
-        let scarred = if scars.is_empty() { "no".to_owned() } else { format!("yes ({})", scars.join("; ")) };
+        };
+        let workspace = match path("workspace")? {
+            Some(w) => w.as_path().to_owned(),
+            None => self.opts.workspace.clone().ok_or_else(|| bad("missing_field", "workspace: the server has no current directory; give an absolute workspace"))?,
+        };
+        let data_dir = path("data_dir")?.or_else(|| self.opts.data_dir.clone());
+        let session = match args.get("session_id") {
+            None => None,
+            Some(Value::String(s)) => Some(SessionId::parse(s).map_err(|e| bad(e.code(), e.message()))?),
+            Some(_) => return Err(bad("invalid_field", "session_id must be a string")),
+        };
+        let long = bounded(args, "long_sleep_after", (kijito_wake::DEFAULT_LONG_SLEEP_S, MAX_LONG_SLEEP_S), 1)?;
+        let live = match optional(args, "live", bool_field, false)? {
+            false => None,
+            true => Some(self.opts.live.ok_or_else(|| bad("not_available", "live is not available in this server"))?),
+        };
+        let opts = kijito_wake::cli::options(workspace.clone(), data_dir.clone(), session.clone(), long, live);
+        let (report, entry) = kijito_wake::run(&opts, true).map_err(|e| bad(e.code(), e.message()))?;
+        let binding = match &session {
+            Some(s) => format!("{} (only this session's QA files)", s.as_str()),
+            None => "none (every session's QA files; give session_id to bind the check to yours)".to_owned(),
+        };
         Ok(format!(
-            "Anchor audit [{id}]\nLifecycle: {lifecycle}\nMarker: {marker}\nStatus: {status}\nSource: {source}\nCorrected by: {corrected}\nLatest correction: {latest}\nCorrects: {corrects}\nScarred: {scarred}",
-            marker = memory.marker.as_str(),
-            status = memory.status,
-            source = memory.source,
-            corrected = ids(&corrected_by, ", "),
-            latest = if chain.is_empty() { "none".to_owned() } else { format!("{} (chain {})", ids(&chain[chain.len() - 1..], ""), ids(&chain, " -> ")) },
-            corrects = ids(&corrects, ", "),
+            "wake-check (kijito-local mcp, the checks of the wake-check CLI)\nSession binding: {binding}\nWorkspace: {}\nData dir: {}\nTrust mode: {}\nFindings: {}\n{}Degraded entry: {}\nReport: {}",
+            workspace.display(),
+            data_dir.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_else(|| "none".into()),
+            report.mode.as_str(),
+            report.findings.len(),
+            report.human(),
+            entry.describe(),
+            report.to_json(),
         ))
     }
 
@@ -550,6 +587,14 @@ pub fn tool_definitions() -> Value {
             schema(json!({ "persona": persona, "project": project }), &[]), false),
         tool("kijito_anchor_audit", "Audit an anchor", "The deep audit of one anchor: the verifier's classification of its rendering (current, retired, or unclassified with the code), its marker, what corrected it (the chain to the latest correction) and what it corrects. A corrected, eroded or faded anchor is scarred.",
             schema(json!({ "id": id }), &["id"]), true),
+        tool("kijito_wake_check", "Wake check", "After a long sleep or a cold boot: wake-check's verdict by the same checks as the wake-check CLI (latch chain, lock, consent tokens, Silent Witness, QA state, recorded pointer; live=true also verifies the pointer on the server): the session binding, the trust mode (full_trust, cautious, degraded), every finding with its one step, and the kijito.wake-check/v1 report. In degraded mode a trustworthy latch gets its one degraded_mode entry, as with the CLI.",
+            schema(json!({
+                "workspace": { "type": "string", "description": "absolute path of the workspace holding .memory-latch (default: the server's current directory)" },
+                "data_dir": { "type": "string", "description": "absolute QA data dir (default: as wake-check resolves it)" },
+                "session_id": { "type": "string", "description": "check only this session's QA files" },
+                "long_sleep_after": { "type": "integer", "minimum": 1, "maximum": MAX_LONG_SLEEP_S, "default": kijito_wake::DEFAULT_LONG_SLEEP_S },
+                "live": { "type": "boolean", "default": false, "description": "also verify the recorded pointer against the server" },
+            }), &[]), false),
         tool("kijito_hive_send", "Send a hive message", "Send a message (e.g. create the lock message); answers {\"id\":N}.",
             schema(json!({ "to": { "type": "string", "minLength": 1, "maxLength": 128 }, "content": { "type": "string" }, "persona": persona, "urgent": { "type": "boolean" } }), &["to", "content"]), false),
         tool("kijito_hive_claim", "Claim a hive message", "Claim a message lease (the pointer lock); answers as POST /api/claim.",
@@ -660,7 +705,7 @@ mod tests {
     fn every_tool_schema_is_a_closed_object() {
         let tools = tool_definitions();
         let tools = tools.as_array().unwrap();
-        assert_eq!(tools.len(), 13);
+        assert_eq!(tools.len(), 14);
         for t in tools {
             let s = &t["inputSchema"];
             assert_eq!(s["type"], "object", "{}", t["name"]);

@@ -149,7 +149,9 @@ impl Store {
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(rusqlite::Error::InvalidQuery);
             }
-            conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+            // 16 MiB of page cache per connection (SQLite's default is 2 MiB):
+            // recall reads the FTS5 doclists of the words asked for.
+            conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-16384;")?;
             conn.set_prepared_statement_cache_capacity(32);
             Ok(())
         };
@@ -369,22 +371,58 @@ impl Store {
         Ok(Some(released))
     }
 
-    /// Ranked full-text search (FTS5, BM25; ties newest first) over the
-    /// memories of `scope`/`project` (None: any). `query` is an FTS5 query
-    /// built by [`fts_query`]. Returns at most `limit` memories.
-    pub fn recall(&self, query: &str, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
+    /// Ranked full-text search over the memories of `scope`/`project`
+    /// (None: any) for `phrases` (from [`fts_phrases`], joined by OR): BM25,
+    /// ties newest first, at most `limit` memories.
+    ///
+    /// A phrase of one word found in at least half of all memories carries
+    /// no weight: BM25's idf is `ln((N - n + 0.5) / (n + 0.5)) <= 0` for it
+    /// (FTS5 clamps that to 1e-6; here it is 0), so it only decides which
+    /// memories match. The weighted phrases are ranked by FTS5's `bm25` over
+    /// their own matches; memories that match only weightless phrases follow,
+    /// newest first, read newest-first from the index and stopped at `limit`
+    /// (so a query of common words costs at most N/2 postings, counted in
+    /// index order, plus `limit` rows, not a BM25 score for every match).
+    /// N is bounded below by the largest id. When no phrase is
+    /// weightless the answer is exactly [`Store::recall_exact`]'s.
+    pub fn recall(&self, phrases: &[String], scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
+        if phrases.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
         let conn = self.lock();
-        let ids: Vec<u64> = {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid
-                     WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
-                     ORDER BY f.rank, m.id DESC LIMIT ?4",
-                )
-                .map_err(db_err)?;
-            let rows = stmt.query_map(params![query, scope, project, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
-            rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)?
-        };
+        let (weighted, weightless) = split_weightless(&conn, phrases)?;
+        let mut ids = if weighted.is_empty() { Vec::new() } else { ranked_ids(&conn, &match_of(&weighted), scope, project, limit)? };
+        if ids.len() < limit && !weightless.is_empty() {
+            // Every memory matching a weighted phrase is in `ids` already.
+            // Each phrase's newest matches, merged: the newest of the OR.
+            let want = limit + ids.len();
+            let mut newest: Vec<u64> = Vec::new();
+            for p in &weightless {
+                newest.extend(newest_ids(&conn, &match_of(std::slice::from_ref(p)), scope, project, want)?);
+            }
+            newest.sort_unstable_by(|a, b| b.cmp(a));
+            newest.dedup();
+            for id in newest {
+                if ids.len() >= limit {
+                    break;
+                }
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
+    }
+
+    /// FTS5's own ranking of every match (`ORDER BY rank`, ties newest
+    /// first), with no phrase left out: what [`Store::recall`] returns when
+    /// no phrase is weightless (tests and the bench compare the two).
+    pub fn recall_exact(&self, phrases: &[String], scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
+        if phrases.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let conn = self.lock();
+        let ids = ranked_ids(&conn, &match_of(phrases), scope, project, limit)?;
         ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
     }
 
@@ -454,6 +492,67 @@ impl Store {
     }
 }
 
+/// `phrases` quoted and joined by OR: an FTS5 query.
+fn match_of(phrases: &[String]) -> String {
+    phrases.iter().map(|p| format!("\"{p}\"")).collect::<Vec<_>>().join(" OR ")
+}
+
+/// The ids of the best `limit` matches of `query` by BM25, ties newest first.
+fn ranked_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<u64>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT m.id FROM memories_fts f CROSS JOIN memories m ON m.id = f.rowid
+             WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
+             ORDER BY f.rank, m.id DESC LIMIT ?4",
+        )
+        .map_err(db_err)?;
+    let rows = stmt.query_map(params![query, scope, project, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
+    rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+}
+
+/// The ids of the newest `limit` matches of `query`: the index is read in
+/// descending rowid order (FTS5 serves it without sorting) and stops at `limit`.
+fn newest_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<u64>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT m.id FROM memories_fts f CROSS JOIN memories m ON m.id = f.rowid
+             WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
+             ORDER BY f.rowid DESC LIMIT ?4",
+        )
+        .map_err(db_err)?;
+    let rows = stmt.query_map(params![query, scope, project, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
+    rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+}
+
+/// Split `phrases` into (weighted, weightless): a phrase is weightless when
+/// it is one ASCII word (one FTS5 token, so its document frequency is its
+/// match count) found in at least half of all memories. Anything else is
+/// weighted (a phrase of several words, or with other letters, is never
+/// judged: ranking it exactly is always right).
+fn split_weightless(conn: &Connection, phrases: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let rows: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| r.get(0)).map_err(db_err)?;
+    // FTS5 stores no document frequency (its bm25 and fts5vocab count the
+    // doclist): count the matches, stopping at half of N, which is all the
+    // rule needs to know (at most N/2 postings read, in index order).
+    let half = (rows + 1) / 2;
+    let mut df = conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)").map_err(db_err)?;
+    let (mut weighted, mut weightless) = (Vec::new(), Vec::new());
+    for p in phrases {
+        let one_word = !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric());
+        let docs: i64 = if one_word && rows > 0 {
+            df.query_row(params![format!("\"{p}\""), half], |r| r.get(0)).map_err(db_err)?
+        } else {
+            0
+        };
+        if one_word && rows > 0 && docs.saturating_mul(2) >= rows {
+            weightless.push(p.clone());
+        } else {
+            weighted.push(p.clone());
+        }
+    }
+    Ok((weighted, weightless))
+}
+
 /// Most words of a recall query that reach the index.
 pub const MAX_QUERY_TERMS: usize = 32;
 
@@ -463,15 +562,18 @@ pub const MAX_QUERY_TERMS: usize = 32;
 /// BM25. No FTS5 syntax of the caller reaches SQLite. None when the text has
 /// no letter or digit.
 pub fn fts_query(text: &str) -> Option<String> {
-    let phrases: Vec<String> = text
-        .split_whitespace()
+    let phrases = fts_phrases(text);
+    (!phrases.is_empty()).then(|| match_of(&phrases))
+}
+
+/// The phrases of [`fts_query`], unquoted (words separated by one space).
+pub fn fts_phrases(text: &str) -> Vec<String> {
+    text.split_whitespace()
         .map(|chunk| chunk.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect::<String>())
         .map(|words| words.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|words| !words.is_empty())
         .take(MAX_QUERY_TERMS)
-        .map(|words| format!("\"{words}\""))
-        .collect();
-    (!phrases.is_empty()).then(|| phrases.join(" OR "))
+        .collect()
 }
 
 fn insert_memory(conn: &Connection, m: &NewMemory) -> Result<u64> {
@@ -614,26 +716,108 @@ mod tests {
         let mut other = sample("CODEX_CURRENT_STATE_POINTER_V1 of another project");
         other.project = "Other".into();
         store.create_memory(&other).unwrap();
-        let q = fts_query("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW").unwrap();
-        assert_eq!(q, "\"CODEX CURRENT STATE POINTER V1\" OR \"RESUME\" OR \"NOW\"");
+        assert_eq!(fts_query("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW").unwrap(), "\"CODEX CURRENT STATE POINTER V1\" OR \"RESUME\" OR \"NOW\"");
+        let q = fts_phrases("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW");
         let hits: Vec<u64> = store.recall(&q, Some("project"), Some("Codex"), 10).unwrap().iter().map(|m| m.id).collect();
         assert_eq!(hits, vec![a, b]);
         assert_eq!(store.recall(&q, None, None, 10).unwrap().len(), 3);
         assert_eq!(store.recall(&q, Some("project"), Some("Codex"), 1).unwrap().len(), 1);
         // The index follows content changes (PATCH, clobber) and corrections.
         store.set_content(b, "nothing relevant").unwrap();
-        assert_eq!(store.recall(&fts_query("lesson").unwrap(), None, None, 10).unwrap(), vec![]);
+        assert_eq!(store.recall(&fts_phrases("lesson"), None, None, 10).unwrap(), vec![]);
         let c = store.correct(a, "RESUME LATER", None, 9).unwrap().unwrap();
-        let hits: Vec<u64> = store.recall(&fts_query("later").unwrap(), None, None, 10).unwrap().iter().map(|m| m.id).collect();
+        let hits: Vec<u64> = store.recall(&fts_phrases("later"), None, None, 10).unwrap().iter().map(|m| m.id).collect();
         assert_eq!(hits, vec![c]);
         // Caller syntax never reaches FTS5.
         for hostile in ["\"", "NEAR(a b)", "a* OR -b", "col:x", "^x", "(((", "AND"] {
-            let q = fts_query(hostile);
-            if let Some(q) = q {
-                store.recall(&q, None, None, 5).unwrap();
-            }
+            store.recall(&fts_phrases(hostile), None, None, 5).unwrap();
+            store.recall_exact(&fts_phrases(hostile), None, None, 5).unwrap();
         }
         assert_eq!(fts_query("  _-_ ** "), None);
+    }
+
+    #[test]
+    fn weightless_words_sparse_in_the_project_are_still_found_newest_first() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        // "common" is in most memories overall, but in the project only in
+        // its 5 oldest: read newest-first from the index, they are still found.
+        let mut old = Vec::new();
+        for i in 0..5 {
+            old.push(store.create_memory(&sample(&format!("common old {i}"))).unwrap());
+        }
+        let batch: Vec<NewMemory> = (0..300)
+            .map(|i| {
+                let mut m = sample(&format!("common elsewhere {i}"));
+                m.project = "Other".into();
+                m
+            })
+            .chain((0..100).map(|i| sample(&format!("unrelated {i}"))))
+            .collect();
+        store.create_memories(&batch).unwrap();
+        let q = vec!["common".to_owned()];
+        let newest_first: Vec<u64> = old.iter().rev().copied().collect();
+        let got: Vec<u64> = store.recall(&q, None, Some("Codex"), 5).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(got, newest_first);
+        let got: Vec<u64> = store.recall(&q, None, Some("Codex"), 3).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(got, newest_first[..3]);
+    }
+
+    #[test]
+    fn weightless_words_decide_membership_and_ranking_is_exact_otherwise() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        // 40 memories: "common" in 30 (at least half: weightless), "mid" in 12
+        // and "rare" in 5 (weighted); every 4th one in another project.
+        let mut ids = Vec::new();
+        for i in 0..40u64 {
+            let mut words = vec![format!("filler{i}")];
+            if i % 4 != 3 {
+                words.push("common".into());
+            }
+            if i % 10 < 3 {
+                words.push("mid".into());
+                if i % 2 == 0 {
+                    words.push("mid".into());
+                }
+            }
+            if i % 8 == 0 {
+                words.push("rare".into());
+            }
+            let mut m = sample(&words.join(" "));
+            if i % 4 == 1 {
+                m.project = "Other".into();
+            }
+            ids.push(store.create_memory(&m).unwrap());
+        }
+        let p = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        let got = |m: Vec<Memory>| m.into_iter().map(|m| m.id).collect::<Vec<u64>>();
+        // No weightless phrase: exactly FTS5's ranking, at every limit and filter.
+        for limit in [1, 3, 10, 50] {
+            for project in [Some("Codex"), None] {
+                let q = p(&["rare", "mid", "filler7"]);
+                assert_eq!(got(store.recall(&q, None, project, limit).unwrap()), got(store.recall_exact(&q, None, project, limit).unwrap()), "{limit} {project:?}");
+            }
+        }
+        // Only a weightless word: the newest matches of the project.
+        // Codex memories with "common", newest first.
+        let commons: Vec<u64> = (0..40usize).rev().filter(|i| i % 4 != 3 && i % 4 != 1).map(|i| ids[i]).collect();
+        let newest = commons[..5].to_vec();
+        assert_eq!(got(store.recall(&p(&["COMMON"]), None, Some("Codex"), 5).unwrap()), newest);
+        // Mixed: every weighted match in exact order first, then the newest weightless-only ones.
+        let rare = got(store.recall_exact(&p(&["rare"]), None, Some("Codex"), 50).unwrap());
+        assert!(!rare.is_empty() && rare.len() < 10);
+        let mixed = got(store.recall(&p(&["rare", "common"]), None, Some("Codex"), 10).unwrap());
+        assert_eq!(mixed[..rare.len()], rare[..]);
+        let rest: Vec<u64> = commons.iter().copied().filter(|id| !rare.contains(id)).collect();
+        assert_eq!(mixed.len(), 10);
+        assert_eq!(mixed[rare.len()..], rest[..10 - rare.len()]);
+        // Membership is the same as the exact query's.
+        let mut a = got(store.recall(&p(&["rare", "common"]), None, Some("Codex"), 50).unwrap());
+        let mut b = got(store.recall_exact(&p(&["rare", "common"]), None, Some("Codex"), 50).unwrap());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
     }
 
     #[test]
@@ -653,7 +837,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let store = Store::open(&path).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(store.recall(&fts_query("v1").unwrap(), None, None, 5).unwrap()[0].content, "written by v1");
+        assert_eq!(store.recall(&fts_phrases("v1"), None, None, 5).unwrap()[0].content, "written by v1");
     }
 
     #[test]
@@ -677,7 +861,7 @@ mod tests {
         assert_eq!(store.create_memories(&[]).unwrap(), None);
         let (first, last) = store.create_memories(&[sample("x"), sample("y"), sample("z")]).unwrap().unwrap();
         assert_eq!((first, last), (new + 1, new + 3));
-        assert_eq!(store.recall(&fts_query("y").unwrap(), None, None, 5).unwrap()[0].id, new + 2);
+        assert_eq!(store.recall(&fts_phrases("y"), None, None, 5).unwrap()[0].id, new + 2);
         assert_eq!(store.counts("Codex").unwrap(), (5, 4));
     }
 

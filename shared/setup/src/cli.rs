@@ -2,7 +2,7 @@
 //! write your own owner-only config for a real pointer, after verifying it
 //! (docs/first-pointer.md).
 
-use crate::permissions;
+use crate::{mcp, permissions};
 use crate::setup::{self, Mode, SetupRequest};
 use kijito_files::datadir::HostKind;
 use kijito_files::config::{user_path, ApiUrl};
@@ -25,6 +25,8 @@ pub const FLAGS: &[Flag] = &[
     Flag::value("--root"),
     Flag::switch("--write"),
     Flag::switch("--codex-alias"),
+    Flag::switch("--mcp"),
+    Flag::value("--db"),
 ];
 
 pub const TOOL: Tool = Tool {
@@ -36,6 +38,7 @@ kijito-setup [--api-url URL] [--token-file ABS]
              [--force]
 kijito-setup --allow-helpers --host claude|codex [--root ABS] [--write]
 kijito-setup --codex-alias [--root ABS]
+kijito-setup --mcp --host claude|codex --db ABS [--root ABS] [--write]
 
 Write $XDG_CONFIG_HOME/kijito-qa/config.json (default ~/.config/kijito-qa/config.json,
 mode 0600) with apiUrl, tokenFile, pointerId and lockMessageId, after checking the
@@ -63,6 +66,12 @@ $CODEX_HOME/rules/kijito-qa.rules (default ~/.codex/rules). --write writes them
 symlink). Never a hook, kijito-setup, kijito-local or a user-only subcommand.
   --root ABS           the install prefix or the host's plugin root (default
                        ~/.local/share/kijito-qa)
+--mcp: when the config's apiUrl is a loopback kijito-local, register its MCP
+server (<root>/bin/kijito-local mcp --db ABS with the config's pointer, lock,
+persona and project) with the host: Claude Code <claude root>/.mcp.json, Codex
+an [mcp_servers.kijito] block in $CODEX_HOME/config.toml (default ~/.codex;
+every other line kept). --db is the SQLite file kijito-local serve uses (it
+must exist). Without --write it shows what it would write.
 --codex-alias: print the shell alias that starts Codex through the compaction
 adapter (kijito-compact codex), whose sessions can be compacted.
 
@@ -155,9 +164,50 @@ fn run_permissions(args: &Args) -> Result<i32> {
     Ok(0)
 }
 
+const MCP_FLAGS: &[&str] = &["--mcp", "--host", "--root", "--write", "--db"];
+
+/// `--mcp`: register kijito-local's MCP server with one host.
+fn run_mcp(args: &Args) -> Result<i32> {
+    if let Some(f) = FLAGS.iter().map(|f| f.name).find(|f| !MCP_FLAGS.contains(f) && args.has(f)) {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, format!("{f} does not go with --mcp")));
+    }
+    let host = match args.raw("--host") {
+        Some(h) => HostKind::parse(h).map_err(|_| Error::usage(cli_codes::INVALID_HOST, "--host must be claude or codex"))?,
+        None => return Err(Error::usage(cli_codes::MISSING_FLAG, "--mcp needs --host claude|codex")),
+    };
+    let db = path_arg(args, "--db")?.ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--mcp needs --db ABS (the SQLite file kijito-local serve uses)"))?;
+    let root = permissions::plugin_root(&root_arg(args)?, host);
+    let config = kijito_files::config::Config::load()?;
+    let home = kijito_files::config::home_dir()?;
+    let codex_home = std::env::var_os("CODEX_HOME").map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+    let plan = mcp::plan(host, &root, db.as_path(), &config, codex_home.as_deref(), &home)?;
+    let r = &plan.registration;
+    let mut out = format!("kijito-setup: the kijito-local MCP server {:?} for {}: {} {}\n", mcp::SERVER_NAME, plan.path.display(), r.command.display(), r.args.join(" "));
+    if plan.unchanged {
+        out.push_str(&format!("kijito-setup: {} already registers it; nothing to write\n", plan.path.display()));
+    } else if args.has("--write") {
+        mcp::write(&plan)?;
+        out.push_str(&format!("kijito-setup: wrote {} (0600); the host starts the server at its next start\n", plan.path.display()));
+    } else {
+        out.push_str(&format!("kijito-setup: nothing written; the new {}:\n{}", plan.path.display(), plan.content));
+        if !plan.content.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("kijito-setup: to write it: kijito-setup --mcp --host {} --db {} --root {} --write\n", if host == HostKind::Claude { "claude" } else { "codex" }, db.as_str(), root.display()));
+    }
+    cli::print_stdout(&out)?;
+    Ok(0)
+}
+
 /// One `kijito-setup` run from parsed argv: flags to a [`SetupRequest`],
 /// the run, its JSON line and the human sentence. Returns the exit status.
 pub fn run(args: Args) -> Result<i32> {
+    if args.has("--mcp") {
+        return run_mcp(&args);
+    }
+    if args.has("--db") {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "--db goes with --mcp"));
+    }
     if args.has("--allow-helpers") || args.has("--codex-alias") {
         return run_permissions(&args);
     }

@@ -10,7 +10,7 @@
 //! Doctor reads only; it never writes or creates anything.
 
 use crate::explain::{self, Context, Target};
-use crate::{claude_options, codex, permissions, proc};
+use crate::{claude_options, codex, mcp, permissions, proc};
 use kijito_client::http::{Api, ReqwestTransport};
 use kijito_client::pointer;
 use kijito_client::token::Token;
@@ -407,8 +407,52 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
         HostKind::Claude => check_claude_validate(out, opts, root),
     }
     check_permissions(out, opts, h, root);
+    check_mcp(out, opts, h, root, config);
     if h == HostKind::Codex {
         check_codex_daemon(out, root);
+    }
+}
+
+/// `mcp` (only when the config points at kijito-local): the host's installed
+/// config registers `kijito-local mcp` (crate::mcp), and the registered
+/// command, run as the host runs it, lists the curation tools.
+fn check_mcp(out: &mut Out, opts: &Options, h: HostKind, root: &Path, config: Option<&Config>) {
+    let host = host_name(h);
+    let Some(config) = config.filter(|c| mcp::is_kijito_local(c)) else { return };
+    let Ok(home) = config::home_dir() else { return };
+    let fix = format!("{}/bin/kijito-setup --mcp --host {host} --db <the --db of kijito-local serve> --root {} --write", root.display(), root.display());
+    let (path, r) = match mcp::installed(h, root, opts.codex_home.as_deref(), &home) {
+        Err(why) => return out.red(host, "mcp", why, fix),
+        Ok(None) => {
+            let place = match h {
+                HostKind::Claude => mcp::claude_path(root),
+                HostKind::Codex => mcp::codex_config_path(opts.codex_home.as_deref(), &home),
+            };
+            return out.yellow(host, "mcp", format!("the config points at kijito-local ({}) but {} registers no {:?} MCP server: the agent has no recall or curation tools", config.api_url.as_str(), place.display(), mcp::SERVER_NAME), fix);
+        }
+        Ok(Some(found)) => found,
+    };
+    let want = mcp::registration(root, Path::new(r.db().unwrap_or("")), config);
+    if r.command != want.command {
+        return out.yellow(host, "mcp", format!("{} registers {} (another install), not {}", path.display(), r.command.display(), want.command.display()), fix);
+    }
+    let Some(db) = r.db() else { return out.red(host, "mcp", format!("{} registers {} without --db", path.display(), r.command.display()), fix) };
+    if let Err(why) = mcp::check_db(Path::new(db)) {
+        return out.red(host, "mcp", format!("the registered store {db} {why}"), fix);
+    }
+    if r.args != want.args {
+        return out.yellow(host, "mcp", format!("{} registers `{}`, but the config now means `{}` (pointer, lock, persona or project changed)", path.display(), r.args.join(" "), want.args.join(" ")), fix.replace("<the --db of kijito-local serve>", db));
+    }
+    match mcp::list_tools(&r) {
+        Err(why) => out.red(host, "mcp", format!("{} {}: {why}", r.command.display(), r.args.join(" ")), fix.replace("<the --db of kijito-local serve>", db)),
+        Ok(tools) => {
+            let missing: Vec<&str> = mcp::REQUIRED_TOOLS.iter().copied().filter(|t| !tools.iter().any(|x| x == t)).collect();
+            if missing.is_empty() {
+                out.green(host, "mcp", format!("{} registers {:?}: {} tools listed ({}), store {db}", path.display(), mcp::SERVER_NAME, tools.len(), mcp::REQUIRED_TOOLS.join(", ")));
+            } else {
+                out.red(host, "mcp", format!("the registered server lists {} tools but not {}", tools.len(), missing.join(", ")), format!("re-run ./install.sh (an older kijito-local), then {fix}"));
+            }
+        }
     }
 }
 

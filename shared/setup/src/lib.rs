@@ -9,6 +9,7 @@
 //! | [`explain`] | error messages that say what to do (401, 403, network, token file) |
 //! | [`claude_options`] | where Claude Code keeps the plugin options (settings `pluginConfigs`) |
 //! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
+//! | [`mcp`] | `kijito-setup --mcp`: register `kijito-local mcp` with Claude Code (plugin `.mcp.json`) and Codex (`mcp_servers` in config.toml); the doctor's `mcp` check |
 //! | [`permissions`] | `kijito-setup --allow-helpers`: the hosts' allow rules for the agent's helper commands; the doctor's `permissions` check |
 //! | [`proc`] | running a child with bounded time and output |
 
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod codex;
 pub mod doctor;
 pub mod explain;
+pub mod mcp;
 pub mod permissions;
 pub mod proc;
 pub mod setup;

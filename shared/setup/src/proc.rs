@@ -62,14 +62,30 @@ const TRAIL: Duration = Duration::from_secs(2);
 /// bytes of each stream. The child gets its own process group; a child still
 /// running at the deadline is killed with its whole group (so no grandchild
 /// keeps the pipes open).
-pub fn run(mut cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
+pub fn run(cmd: Command, timeout: Duration, limit: u64) -> Result<Output> {
+    run_inner(cmd, None, timeout, limit)
+}
+
+/// As [`run`], with `input` written to the child's stdin (then closed) from
+/// a thread, so a child that does not read cannot block the caller.
+pub fn run_with_input(cmd: Command, input: Vec<u8>, timeout: Duration, limit: u64) -> Result<Output> {
+    run_inner(cmd, Some(input), timeout, limit)
+}
+
+fn run_inner(mut cmd: Command, input: Option<Vec<u8>>, timeout: Duration, limit: u64) -> Result<Output> {
     let mut child = cmd
         .process_group(0)
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::new(crate::codes::SPAWN_FAILED, format!("cannot run {:?}: {e}", cmd.get_program())))?;
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&bytes);
+        });
+    }
     let out = drain(child.stdout.take(), limit);
     let err = drain(child.stderr.take(), limit);
     let deadline = Instant::now() + timeout;

@@ -55,6 +55,26 @@ fn env_path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
+/// The options of one run, built the same way by every caller (this CLI and
+/// `kijito-local mcp`'s `kijito_wake_check`): the latch's hmac key, the
+/// user's public key and the boot id file from the environment
+/// (MEMORY_LATCH_HMAC_KEY_FILE, MEMORY_LATCH_PUBLIC_KEY_FILE,
+/// MEMORY_LATCH_BOOT_ID_FILE), the helpers next to the running binary.
+pub fn options(workspace: PathBuf, data_dir: Option<AbsPath>, session: Option<SessionId>, long_sleep_after_s: u64, live: Option<LiveProbe>) -> crate::Options {
+    let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
+    opts.data_dir = data_dir;
+    opts.session = session;
+    opts.long_sleep_after_s = long_sleep_after_s;
+    opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
+    opts.signed_checkpoint = env_path(latch::checkpoint::PUBLIC_KEY_ENV).map(crate::SignedCheckpoint::from_key_file);
+    if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
+        opts.boot_id_file = p;
+    }
+    opts.live = live;
+    opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
+    opts
+}
+
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
@@ -72,17 +92,7 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     let json = args.has("--json");
     let config = config::Config::load().ok();
     let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
-    let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
-    opts.data_dir = data_dir;
-    opts.session = session;
-    opts.long_sleep_after_s = long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S);
-    opts.hmac_key_file = env_path(latch::HMAC_KEY_ENV);
-    opts.signed_checkpoint = env_path(latch::checkpoint::PUBLIC_KEY_ENV).map(crate::SignedCheckpoint::from_key_file);
-    if let Some(p) = env_path("MEMORY_LATCH_BOOT_ID_FILE") {
-        opts.boot_id_file = p;
-    }
-    opts.live = args.has("--live").then_some(live);
-    opts.helpers = std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.to_owned()));
+    let opts = options(workspace, data_dir, session, long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S), args.has("--live").then_some(live));
     let (report, entry) = crate::run(&opts, true)?;
     if json {
         cli::print_stdout(&format!("{}\n", report.to_json()))?;

@@ -116,9 +116,18 @@ fn absent_latch(workspace: &Path) -> LatchFacts {
         Ok(_) => return LatchFacts::WorkspaceMissing(format!("{} is not a directory", workspace.display())),
         Err(e) => return LatchFacts::WorkspaceMissing(format!("{}: {e}", workspace.display())),
     }
-    match latch::Latch::open(&latch::Config::new(workspace)).and_then(|l| l.head_record()) {
-        Ok(Some(rec)) => LatchFacts::Deleted { entry_seq: rec.entry_seq },
-        _ => LatchFacts::Absent,
+    let Ok(l) = latch::Latch::open(&latch::Config::new(workspace)) else { return LatchFacts::Absent };
+    match l.head_record() {
+        Ok(Some(rec)) => LatchFacts::Deleted { entry_seq: Some(rec.entry_seq) },
+        // No head record: the index beside the head records still knows a
+        // workspace that had a latch (issue 22: deleting both is no way to
+        // full trust); an index that cannot be read fails closed.
+        _ => match l.had_latch() {
+            Ok(true) => LatchFacts::Deleted { entry_seq: None },
+            Err(e) if e.is(latch::index::codes::INDEX_INVALID) => LatchFacts::Deleted { entry_seq: None },
+            // No index, or no state directory at all: nothing says a latch was here.
+            _ => LatchFacts::Absent,
+        },
     }
 }
 

@@ -12,7 +12,9 @@
 //! |---|---|
 //! | reading the facts from disk and the server | [`gather`] |
 //! | the finding table (code, severity, check, step) | [`codes`] |
+//! | the per-anchor deep audit (lifecycle, corrections, scarred) | [`anchor`] |
 
+pub mod anchor;
 pub mod cli;
 pub mod codes;
 pub mod gather;
@@ -182,8 +184,10 @@ pub enum LatchFacts {
     Absent,
     /// The workspace does not exist (or is not a directory).
     WorkspaceMissing(String),
-    /// A head record outside the workspace names a latch that is gone.
-    Deleted { entry_seq: u64 },
+    /// A head record outside the workspace names a latch that is gone
+    /// (`entry_seq`), or only the workspace index beside the head records
+    /// still lists it (`None`: the head record was deleted too).
+    Deleted { entry_seq: Option<u64> },
     Present(Box<LatchState>),
 }
 
@@ -349,7 +353,11 @@ pub fn assess(f: &Facts) -> Report {
             }
         }
         LatchFacts::Deleted { entry_seq } => {
-            b.find(&codes::LATCH_DELETED, format!("the head record names entry {entry_seq} but the workspace has no .memory-latch: the latch was deleted"), None);
+            let why = match entry_seq {
+                Some(n) => format!("the head record names entry {n} but the workspace has no .memory-latch: the latch was deleted"),
+                None => "the workspace index lists this workspace, but it has no .memory-latch and no head record: the latch and its head record were deleted".to_owned(),
+            };
+            b.find(&codes::LATCH_DELETED, why, None);
             b.check(codes::CHECK_CHAIN, None, "");
             for name in [codes::CHECK_SILENT_WITNESS, codes::CHECK_LOCK, codes::CHECK_CONSENT] {
                 b.check(name, Some("the latch was deleted".into()), "");

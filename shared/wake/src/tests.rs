@@ -227,7 +227,7 @@ fn every_code_from_crafted_facts() {
             f.qa = QaFacts::Absent("no data dir".into());
         }),
         (&codes::WORKSPACE_MISSING, |f| f.latch = LatchFacts::WorkspaceMissing("/gone: No such file or directory".into())),
-        (&codes::LATCH_DELETED, |f| f.latch = LatchFacts::Deleted { entry_seq: 7 }),
+        (&codes::LATCH_DELETED, |f| f.latch = LatchFacts::Deleted { entry_seq: Some(7) }),
         (&codes::LATCH_UNTRUSTED, |f| {
             let v = &mut latch_mut(f).verify;
             v.trusted = false;

@@ -60,7 +60,7 @@ got = sorted(h.get("command") for h in hooks if h.get("pluginId", "").startswith
 if got != want:
     sys.exit("codex hooks/list from the plugin:\n%s\nexpected:\n%s" % (json.dumps(got, indent=1), json.dumps(want, indent=1)))
 names = sorted(s["name"] for s in skills if s.get("pluginId") == "kijito-qa@kijito-qa-e2e")
-if names != ["kijito-qa:kijito-memory-qa", "kijito-qa:kijito-resume-from-pointer"]:
+if names != ["kijito-qa:kijito-memory-qa", "kijito-qa:kijito-resume-from-pointer", "kijito-qa:memory-latch"]:
     sys.exit("codex skills/list from the plugin: %s" % names)
 print("  ok: codex installs the plugin; hooks/list shows its %d hooks with the installed absolute commands; "
       "skills/list shows %s" % (len(got), ", ".join(names)))

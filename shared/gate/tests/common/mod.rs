@@ -27,7 +27,8 @@ pub fn env() -> Env {
     let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
     std::fs::create_dir(data.as_path()).unwrap();
     std::fs::set_permissions(data.as_path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let qa = QaDir::open(&data).unwrap();
+    // The spent-nonce ledger in this world, never the user's state dir.
+    let qa = QaDir::open(&data).unwrap().with_ledger_dir(Some(dir.path().join("heads")));
     let t = dir.path().join("transcript.jsonl");
     std::fs::write(&t, b"{\"turn\":1}\n").unwrap();
     Env { transcript: AbsPath::from_path(&t).unwrap(), dir, data, qa, s: SessionId::parse("sess-1").unwrap() }

@@ -213,6 +213,7 @@ def cmd_codex(a):
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
            "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between,
+           "config_extra": a.config_extra,
            "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])],
            "before_each": a.before_each}
     return run_confined(job, "codex", prefix)
@@ -366,6 +367,8 @@ def parser():
                    help="shell command (/bin/sh -c) started instead of `codex app-server`; it must speak the "
                         "app-server's JSON lines on stdin/stdout; gets HOST_E2E_CODEX (the codex binary) and "
                         "the run's environment (kijito-qa addition)")
+    c.add_argument("--config-extra", metavar="TOML",
+                   help="kijito-qa: TOML appended to the throwaway config.toml (e.g. an [mcp_servers.x] table)")
     c.add_argument("--no-probe", action="store_true",
                    help="do not add the stdin-recording probe hook (source/trigger then stay null)")
     c.add_argument("--auto-compact-limit", type=int, default=50,

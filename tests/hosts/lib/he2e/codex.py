@@ -318,6 +318,8 @@ def run(job):
     port = srv.server_address[1]
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         f.write(CONFIG_TOML.format(port=port))
+        if job.get("config_extra"):  # kijito-qa: --config-extra
+            f.write("\n" + job["config_extra"] + "\n")
     write_hooks(job, os.path.join(codex_home, "hooks.json"), probe_cmd)
     exe = job["codex"]
     summary = {"host": "codex", "host_version": common.host_version(exe, env, proj),

@@ -48,6 +48,15 @@ def tool_command(texts):
     return None
 
 
+def mcp_call(cmd):
+    """kijito-qa: `HOST-E2E-RUN-TOOL: MCP <host tool name> <json arguments>` calls that tool
+    instead of the shell: (name, args), else None. Codex names are `<namespace>.<tool>`."""
+    if not cmd or not cmd.startswith("MCP "):
+        return None
+    parts = cmd[4:].strip().split(None, 1)
+    return parts[0], json.loads(parts[1]) if len(parts) > 1 else {}
+
+
 def _decode(raw, encoding):
     enc = (encoding or "").lower()
     try:
@@ -184,6 +193,8 @@ class Responses(Base):
             item["namespace"] = qa_driver.CODEX_AGENT_NAMESPACE
         if ns:
             item["namespace"] = ns
+        elif "." in name:  # kijito-qa: an MCP tool, `<namespace>.<tool>`
+            item["namespace"], item["name"] = name.split(".", 1)
         tokens = int(self.state["cfg"].get("input_tokens", 100))
         self._sse([
             ("response.created", {"type": "response.created", "response": {"id": rid}}),
@@ -218,6 +229,8 @@ class Responses(Base):
         if act:
             text = act[1]
         cmd = codex_pending_tool(body) if kind == "turn" and not act else None
+        if mcp_call(cmd):
+            return self._codex_tool_call(rid, seq, None, *mcp_call(cmd))
         if cmd:
             return self._codex_tool_call(rid, seq, cmd)
         done = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
@@ -355,6 +368,8 @@ class Messages(Base):
         if act:
             text = act[1]
         cmd = claude_pending_tool(body) if not act else None
+        if mcp_call(cmd):
+            return self._claude_tool_use(body, model, mid, usage, None, *mcp_call(cmd))
         if cmd:
             return self._claude_tool_use(body, model, mid, usage, cmd)
         if not body.get("stream"):

@@ -7,7 +7,13 @@
 //! `if`/`while`/`for`/`case` are stepped over so the commands inside them are
 //! seen. Nothing is executed; expansions the line cannot resolve stay literal
 //! (`$X`). Work is bounded: [`MAX_DEPTH`] nested parses, [`MAX_COMMANDS`]
-//! commands, [`MAX_BRACE_WORDS`] words from one brace expansion.
+//! commands, [`MAX_BRACE_WORDS`] words from one brace expansion; a bound
+//! reached marks the parse [`Parsed::exceeded`] (what was not read is
+//! unknown, and both readers fail closed on it).
+//!
+//! The one shell model of the toolkit: the command guard
+//! ([`crate::command::reaches_helper`]) judges the words it yields, and the
+//! PreToolUse policy (kijito-policy) classifies the commands it yields.
 
 use std::collections::HashMap;
 
@@ -58,8 +64,9 @@ pub struct Simple {
 pub struct Parsed {
     pub commands: Vec<Simple>,
     /// Nesting went past [`MAX_DEPTH`], or the command count past
-    /// [`MAX_COMMANDS`], or the line past [`MAX_LINE_BYTES`]: what was not
-    /// parsed is unknown.
+    /// [`MAX_COMMANDS`], the line past [`MAX_LINE_BYTES`], the words past
+    /// [`MAX_WORDS`]/[`MAX_TOTAL_WORDS`] or one brace expansion past
+    /// [`MAX_BRACE_WORDS`]: what was not parsed is unknown.
     pub exceeded: bool,
     /// Words kept so far (bounded by [`MAX_TOTAL_WORDS`]).
     pub words: usize,
@@ -531,15 +538,18 @@ impl<'a> Lexer<'a> {
 }
 
 /// Brace expansion of one word (unquoted `{a,b}` only), at most
-/// [`MAX_BRACE_WORDS`] words (depth first: the work stops once they are made).
-fn brace_expand(word: &str) -> Vec<String> {
+/// [`MAX_BRACE_WORDS`] words (depth first: the work stops once they are
+/// made); `true` when words were left unmade (the expansion was cut short).
+fn brace_expand(word: &str) -> (Vec<String>, bool) {
     let mut out = Vec::new();
-    brace_into(word, &mut out);
-    out
+    let mut cut = false;
+    brace_into(word, &mut out, &mut cut);
+    (out, cut)
 }
 
-fn brace_into(word: &str, out: &mut Vec<String>) {
+fn brace_into(word: &str, out: &mut Vec<String>, cut: &mut bool) {
     if out.len() >= MAX_BRACE_WORDS {
+        *cut = true;
         return;
     }
     let chars: Vec<char> = word.chars().collect();
@@ -571,10 +581,11 @@ fn brace_into(word: &str, out: &mut Vec<String>) {
                 bounds.push(close);
                 for w in bounds.windows(2) {
                     if out.len() >= MAX_BRACE_WORDS {
+                        *cut = true;
                         return;
                     }
                     let alt: String = chars[w[0] + 1..w[1]].iter().collect();
-                    brace_into(&format!("{prefix}{alt}{suffix}"), out);
+                    brace_into(&format!("{prefix}{alt}{suffix}"), out, cut);
                 }
                 return;
             }
@@ -594,8 +605,13 @@ fn brace_into(word: &str, out: &mut Vec<String>) {
     );
 }
 
-fn plain(word: &str) -> String {
-    brace_expand(word).join(" ")
+/// A word that is not a command word (an assignment's value, a
+/// redirection target), its brace alternatives joined by spaces; a cut-short
+/// expansion marks `out` exceeded.
+fn plain(word: &str, out: &mut Parsed) -> String {
+    let (words, cut) = brace_expand(word);
+    out.exceeded |= cut;
+    words.join(" ")
 }
 
 /// Parse one command line. `vars` are variables the line may expand
@@ -667,7 +683,7 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
             Tok::Pipe => finish(&mut cur, out, &mut vars, *pipeline),
             Tok::Redir { write, heredoc, dup } => {
                 let Some(Tok::Word(target)) = lx.next(&vars) else { continue };
-                let target = plain(&target);
+                let target = plain(&target, out);
                 match heredoc {
                     1 | 2 => {
                         let id = lx.next_heredoc;
@@ -697,7 +713,8 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
                     }
                     if let Some((name, value)) = w.split_once('=') {
                         if is_name(name) {
-                            cur.assigns.push((name.to_owned(), plain(value)));
+                            let value = plain(value, out);
+                            cur.assigns.push((name.to_owned(), value));
                             continue;
                         }
                     }
@@ -707,7 +724,9 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
                     continue;
                 }
                 let before = cur.argv.len();
-                cur.argv.extend(brace_expand(&w));
+                let (words, cut) = brace_expand(&w);
+                out.exceeded |= cut;
+                cur.argv.extend(words);
                 if cur.argv.len() > MAX_WORDS {
                     out.exceeded = true;
                     cur.argv.truncate(MAX_WORDS);
@@ -785,8 +804,17 @@ mod tests {
         let p = parse(&"{a,b}".repeat(60), &HashMap::new());
         assert_eq!(p.commands[0].argv.len(), MAX_BRACE_WORDS);
         assert_eq!(p.commands[0].argv[0], "a".repeat(60));
+        assert!(p.exceeded, "a cut-short brace expansion leaves words unread");
+        // exactly the bound is read whole
+        let p = parse(&"{a,b}".repeat(8), &HashMap::new());
+        assert_eq!(p.commands[0].argv.len(), MAX_BRACE_WORDS);
+        assert!(!p.exceeded);
         let p = parse(&"{a,b} ".repeat(100), &HashMap::new());
         assert_eq!(p.commands[0].argv.len(), 200);
+        assert!(!p.exceeded);
+        // in an assignment's value and a redirection target too
+        assert!(parse(&format!("X={}", "{a,b}".repeat(9)), &HashMap::new()).exceeded);
+        assert!(parse(&format!("echo > {}", "{a,b}".repeat(9)), &HashMap::new()).exceeded);
         let p = parse(&"{1,2,3,4,5,6,7,8,9,0}{1,2,3,4,5,6,7,8,9,0}{a,b} ".repeat(40), &HashMap::new());
         assert_eq!(p.commands[0].argv.len(), MAX_WORDS);
         assert!(p.exceeded);
