@@ -110,6 +110,8 @@ run_one() {
     context) need="$hook_bins kijito-context" ;;
     adapter-compact|adapter-long|plain-request) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
+    policy-consent) need="$hook_bins pretool-hook memory-latch" ;;
+    policy-mcp) need="$hook_bins pretool-hook kijito-local" ;;
     *) need="$hook_bins" ;;
   esac
   local miss
@@ -167,6 +169,30 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
+    policy-consent)  # issue 21: the agent's `rm -rf build` denied, consent requested with the command of
+      # the deny reason, the user types the token they saw, the identical retry runs once, a repeat is
+      # denied (scenarios/policy-seed.sh, policy_user.py, check_policy.py; lib/he2e/policy_driver.py)
+      local pdir="$work/policy-consent-$host"; mkdir -p "$pdir"
+      kind=policy-consent
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q consent %q' "$here/scenarios/policy-seed.sh" "$root" "$pdir" "$([ "$host" = codex ] && echo 'rm -r build' || echo 'rm -rf build')")"
+             --before-each "$(printf '%q %q' "$here/scenarios/policy_user.py" "$pdir/prompt-2")"
+             --after "{ [ -d build ] && echo present || echo absent; } > \"\$HOST_E2E_OUT/build-after.txt\"; cat .memory-latch/_manifest.md > \"\$HOST_E2E_OUT/latch-log.txt\"; $(printf '%q' "$root/bin/memory-latch") verify > \"\$HOST_E2E_OUT/latch-verify.txt\" 2>&1")
+      [ "$host" = claude ] && args+=(--host-arg=--allowedTools=Bash) ;;
+    policy-mcp)  # an MCP kijito_update of the configured pointer is denied (policy_pointer_write)
+      local pdir="$work/policy-mcp-$host"; mkdir -p "$pdir"
+      kind=policy-mcp
+      if [ "$host" = codex ]; then  # policy-seed.sh registers the server in CODEX_HOME/config.toml
+        args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+               --before-first "$(printf '%q %q %q mcp' "$here/scenarios/policy-seed.sh" "$root" "$pdir")")
+      else
+      python3 -c 'import json,sys; json.dump({"mcpServers": {"kijito": {"type": "stdio", "command": sys.argv[2], "args": ["mcp", "--db", sys.argv[3]]}}}, open(sys.argv[1], "w"))' \
+        "$pdir/mcp.json" "$root/bin/kijito-local" "$pdir/kijito.db"
+      args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
+             --before-first "$(printf '%q %q %q mcp' "$here/scenarios/policy-seed.sh" "$root" "$pdir")"
+             --host-arg=--mcp-config="$pdir/mcp.json" --host-arg=--strict-mcp-config
+             --host-arg=--allowedTools=mcp__kijito__kijito_update)
+      fi ;;
     plain-request)  # neither tmux nor the app-server adapter owns the session (Claude Code headless
       # `claude -p`; Codex: a plain app-server session, host-e2e the client), so the agent's
       # `kijito-compact request` after a real pass must answer no_safe_trigger
@@ -205,7 +231,9 @@ run_one() {
   fi
   say "$host $name ($dt):"
   local verdict=0
-  if [ "$kind" = options ]; then
+  if [[ "$kind" == policy-* ]]; then
+    python3 "$here/scenarios/check_policy.py" "${kind#policy-}" "$out" "$root" "$host" ${pdir:+"$pdir"} || verdict=$?
+  elif [ "$kind" = options ]; then
     python3 "$here/scenarios/plugin_options.py" "$out" 21813 77 || verdict=$?
   elif [[ "$kind" == summary-* ]]; then
     python3 "$here/scenarios/check_summary.py" "${kind#summary-}" "$out" "$root" || verdict=$?
@@ -350,7 +378,7 @@ for h in $hosts; do
   run_boots "$h"
   run_agent "$h" agent-long
   run_agent "$h" agent-typing
-  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context; do
+  for s in attested-manual unattested-manual attested-auto guard-deny guard-allow context policy-consent policy-mcp; do
     run_one "$h" "$s"
   done
   run_tui "$h" tmux-compact

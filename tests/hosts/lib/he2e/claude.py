@@ -161,6 +161,11 @@ def run(job):
             if i == 1 and job.get("before_compact"):  # step 2 compacts (/compact, or auto); prompts: any step 2
                 state["tag"] = "before-compact"
                 cmds.run("before-compact", job["before_compact"], env, session, summary["steps"])
+            if i >= 1 and job.get("before_each"):  # kijito-qa: may write this step's prompt file
+                state["tag"] = "before-each"
+                cmds.run("before-each", job["before_each"], dict(env, HOST_E2E_STEP=str(i + 1)),
+                         {"HOST_E2E_SESSION_ID": sid, "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj},
+                         summary["steps"])
             if job["scenario"] == "prompts":  # read after --before-compact, which may write it
                 with open(prompt, encoding="utf-8") as pf:
                     prompt = pf.read(64 * 1024).rstrip("\n")

@@ -194,6 +194,8 @@ def cmd_codex(a):
             raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
         if a.before_first is not None and not a.before_first.strip():
             raise ValueError("--before-first needs a non-empty shell command")
+        if a.before_each is not None and (a.scenario != "prompts" or not a.before_each.strip()):
+            raise ValueError("--before-each needs a non-empty shell command and goes with --scenario prompts")
         check_user_commands(a, ("manual-compact", "auto-compact", "adapter-compact", "adapter-long", "plain-request"),
                             "--no-probe turns the probe off" if a.no_probe else
                             "the exec scenario does not probe" if a.scenario == "exec" else None)
@@ -212,7 +214,8 @@ def cmd_codex(a):
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
            "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between,
            "config_extra": a.config_extra,
-           "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])]}
+           "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])],
+           "before_each": a.before_each}
     return run_confined(job, "codex", prefix)
 
 
@@ -230,6 +233,8 @@ def cmd_claude(a):
             raise ValueError("--prompt-file goes with --scenario prompts (and that scenario needs at least one)")
         if a.before_first is not None and not a.before_first.strip():
             raise ValueError("--before-first needs a non-empty shell command")
+        if a.before_each is not None and (a.scenario != "prompts" or not a.before_each.strip()):
+            raise ValueError("--before-each needs a non-empty shell command and goes with --scenario prompts")
         if a.markers:
             common.load_markers(a.markers)
         exe = host_bin(a, "claude")
@@ -245,7 +250,8 @@ def cmd_claude(a):
            "summary_drop": a.summary_drop,
            "before_compact": a.before_compact, "after": a.after, "probe": bool(a.before_compact or a.after),
            "tool_command": a.tool_command, "before_first": a.before_first,
-           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])], "host_args": a.host_arg or []}
+           "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])], "host_args": a.host_arg or [],
+           "before_each": a.before_each}
     return run_confined(job, "claude", prefix)
 
 
@@ -349,6 +355,10 @@ def parser():
     c.add_argument("--prompt-file", action="append", metavar="FILE",
                    help="kijito-qa: prompts scenario: one turn per file (repeatable), read right before its "
                         "turn; the thread runs with sandbox_mode danger-full-access")
+    c.add_argument("--before-each", metavar="CMD",
+                   help="kijito-qa: prompts scenario: shell command run before every step after the first "
+                        "(HOST_E2E_STEP = its number, 2..N; output to before-each.log), like --before-first; "
+                        "it may write that step's --prompt-file (e.g. what the user read on the screen)")
     c.add_argument("--cycles", type=int, default=5, help="adapter-long: request/compaction cycles (kijito-qa)")
     c.add_argument("--between", metavar="CMD", help="adapter-long: shell command run before cycles 2..N, like "
                    "--before-compact (kijito-qa)")
@@ -374,6 +384,10 @@ def parser():
     k.add_argument("--prompt-file", action="append", metavar="FILE",
                    help="kijito-qa: prompts scenario: one step per file (repeatable), each file read right "
                         "before its step, so --before-first can write prompts it only then knows"),
+    k.add_argument("--before-each", metavar="CMD",
+                   help="kijito-qa: prompts scenario: shell command run before every step after the first "
+                        "(HOST_E2E_STEP = its number, 2..N; output to before-each.log), like --before-first; "
+                        "it may write that step's --prompt-file (e.g. what the user read on the screen)")
     k.add_argument("--host-arg", action="append", metavar="ARG",
                    help="kijito-qa: extra argument for every `claude -p` step, e.g. --host-arg=--allowedTools=Bash "
                         "(headless Claude Code refuses Bash without it: \"This command requires approval\"); repeatable")

@@ -372,6 +372,11 @@ def run(job):
                 state["tag"] = "thread"
                 thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
                 for n, pf in enumerate(job["prompt_files"]):
+                    if n >= 1 and job.get("before_each"):  # kijito-qa: may write this turn's prompt file
+                        state["tag"] = "before-each"
+                        cmds.run("before-each", job["before_each"], dict(env, HOST_E2E_STEP=str(n + 1)),
+                                 {"HOST_E2E_SESSION_ID": "", "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj},
+                                 summary["steps"])
                     with open(pf, encoding="utf-8") as f:
                         text = f.read(64 * 1024).rstrip("\n")
                     state["tag"] = "%d-prompt" % (n + 1)

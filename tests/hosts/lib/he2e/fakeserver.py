@@ -12,6 +12,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
+from . import policy_driver  # kijito-qa addition (issue 21): any tool call; the consent role
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")
@@ -179,11 +180,20 @@ def common_strings(obj):
 
 class Responses(Base):
     def _codex_tool_call(self, rid, seq, cmd, name="exec_command", args=None):
-        item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": name,
-                "arguments": json.dumps(args if args is not None else {"cmd": cmd}), "status": "completed"}
+        ns = None
+        if "/" in name:  # kijito-qa (policy_driver): `namespace/name`
+            ns, name = name.split("/", 1)
+        if isinstance(args, str):  # kijito-qa (policy_driver): a freeform tool (e.g. apply_patch) takes raw text
+            item = {"type": "custom_tool_call", "id": "ctc_%d" % seq, "call_id": "call_%d" % seq, "name": name,
+                    "input": args, "status": "completed"}
+        else:
+            item = {"type": "function_call", "id": "fc_%d" % seq, "call_id": "call_%d" % seq, "name": name,
+                    "arguments": json.dumps(args if args is not None else {"cmd": cmd}), "status": "completed"}
         if name in qa_driver.CODEX_AGENT_TOOLS:  # kijito-qa: Codex 0.169 offers them in a namespace
             item["namespace"] = qa_driver.CODEX_AGENT_NAMESPACE
-        if "." in name:  # kijito-qa: an MCP tool, `<namespace>.<tool>`
+        if ns:
+            item["namespace"] = ns
+        elif "." in name:  # kijito-qa: an MCP tool, `<namespace>.<tool>`
             item["namespace"], item["name"] = name.split(".", 1)
         tokens = int(self.state["cfg"].get("input_tokens", 100))
         self._sse([
@@ -213,7 +223,7 @@ class Responses(Base):
         else:
             text = "Hello from the fake model (seq=%d)." % seq
         rid, mid = "resp_%d" % seq, "msg_%d" % seq
-        act = qa_driver.codex_action(body) if kind == "turn" else None  # kijito-qa
+        act = (policy_driver.codex_action(body) or qa_driver.codex_action(body)) if kind == "turn" else None  # kijito-qa
         if act and act[0] != "text":
             return self._codex_tool_call(rid, seq, None, act[0], act[1])
         if act:
@@ -351,7 +361,8 @@ class Messages(Base):
         if claude_request_kind(body) != "compaction":
             usage["input_tokens"] = tokens_override([claude_last_user_text(body)]) or usage["input_tokens"]
         mid = "msg_fake_" + uuid.uuid4().hex[:16]
-        act = qa_driver.claude_action(body) if claude_request_kind(body) == "turn" else None  # kijito-qa
+        act = ((policy_driver.claude_action(body) or qa_driver.claude_action(body))
+               if claude_request_kind(body) == "turn" else None)  # kijito-qa
         if act and act[0] != "text":
             return self._claude_tool_use(body, model, mid, usage, None, act[0], act[1])
         if act:
