@@ -373,3 +373,17 @@ fn the_tool_gate_sibling_is_the_hooks_alone() {
     assert_eq!(code, "policy_consent_required", "{reason}");
     assert!(reason.contains("policy_consent_check_failed"), "{reason}");
 }
+
+/// Codex 0.169 applies patches through its shell (`apply_patch <<'EOF'`,
+/// arriving as `Bash`, measured: fixtures/hosts/codex/pretool-by-tool.json);
+/// the `*** Begin Patch` lines and `ls *` are ordinary work, not a glob that
+/// could reach a helper (the guard denied both before).
+#[test]
+fn a_patch_through_the_shell_and_a_bare_glob_argument_pass() {
+    let e = latch_env();
+    let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\nEOF\n";
+    for host in ["codex", "claude"] {
+        assert_eq!(ask(&e, host, "Bash", json!({ "command": patch })), None, "{host}");
+        assert_eq!(ask(&e, host, "Bash", json!({"command": "ls *"})), None, "{host}");
+    }
+}

@@ -709,6 +709,7 @@ fn model_reaches_helper(line: &str, raw_words: &[&str], helper_dir: Option<&str>
     };
     parsed.commands.iter().any(|cmd| {
         mentions_helper(&cmd.argv.join(" "))
+            || program_words(&cmd.argv).iter().any(|w| w.contains(['*', '?', '[']) && glob_names_executable(w, helper_dir))
             || cmd.argv.iter().any(|w| judge(w))
             || cmd.redirects.iter().any(|r| judge(&r.target))
             || cmd.assigns.iter().any(|(_, v)| judge(v))
@@ -729,8 +730,26 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
         return true;
     }
     // Brace expansion (`{bin/session-hook,--host}` runs `bin/session-hook
-    // --host`) is judged on the words the shell model makes (rule 2).
-    word.contains(['*', '?', '[']) && glob_names_executable(word, helper_dir)
+    // --host`) is judged on the words the shell model makes (rule 2). A glob
+    // made of wildcards only (`*`, `***`) names a helper only as the program
+    // ([`model_reaches_helper`]): as an argument it is ordinary work (`ls *`,
+    // `git add *`, a patch's `*** Begin Patch` line); any other glob that
+    // matches a helper name counts wherever it stands (`ls qa-gat?`).
+    let wild_only = word.chars().all(|c| matches!(c, '*' | '?'));
+    word.contains(['*', '?', '[']) && !wild_only && glob_names_executable(word, helper_dir)
+}
+
+/// The words of `argv` that may be run as a program: the first (after the
+/// line's own assignments) and, when that is a wrapper (`env`, `sudo`,
+/// `xargs`, `nice`, ...: it runs its arguments), every word after it.
+fn program_words(argv: &[String]) -> Vec<&str> {
+    let Some(first) = argv.iter().position(|w| !(w.contains('=') && !w.starts_with('='))) else { return Vec::new() };
+    let base = argv[first].rsplit('/').next().unwrap_or(&argv[first]);
+    if WRAPPERS.contains(&base) {
+        argv[first..].iter().map(String::as_str).collect()
+    } else {
+        vec![argv[first].as_str()]
+    }
 }
 
 /// `name` or `.../name` for a toolkit executable name.

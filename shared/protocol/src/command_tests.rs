@@ -375,3 +375,18 @@ fn the_words_the_shell_model_makes_are_judged() {
     assert!(unrelated("cat /opt/kq/x"));
     assert!(!reaches_helper("cp src/{a,b}.rs /tmp", Some(&d)));
 }
+
+/// A glob without a directory part names a helper only as the program
+/// (`*`, `sudo q*-gate`, `xargs *`); as an argument it is ordinary work
+/// (`ls *`, `git add *`, the `*** Begin Patch` lines of a patch Codex applies
+/// through its shell), which the guard used to deny.
+#[test]
+fn a_bare_glob_counts_only_in_program_position() {
+    let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\nEOF";
+    for line in ["ls *", "echo ***", "git add *", "rm -rf *", "ls src/*.rs", "ls ?", patch] {
+        assert!(unrelated(line), "{line:?}");
+    }
+    for line in ["*", "sudo q*-gate status", "env X=1 *", "cat *.txt | xargs *", "nice -n 5 ?a-gate status", &format!("{ROOT}/q*-gate status"), &format!("ls {ROOT}/*")] {
+        assert!(denied(line), "{line:?}");
+    }
+}
