@@ -5,7 +5,8 @@ check.py KIND OUT_DIR ROOT [--side-effect FILE]
 KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenario), adapter (the
 Codex app-server adapter compacted on its own after the agent's `kijito-compact request`),
 consent (the prompts scenario seeded by seed-consent.sh: the model's tool call with the token is
-refused, the user's own message that is exactly the token confirms).
+refused, and the user's message with that token is then refused too: the model had seen it in a
+tool call, issue 22).
 Prints one line per check; exits 1 on the first failed check."""
 import json
 import os
@@ -390,22 +391,21 @@ def check_consent(out, root, s, host, token_file):
     if not any("command_unknown_subcommand" in t for t in tool_results):
         fail("the tool call was not denied for its grammar: %r" % tool_results[:1])
     ok("memory-latch consent confirm with the token, run by the model, was denied (command_unknown_subcommand)")
-    # 2. the user's own message, exactly the token: UserPromptSubmit confirmed it
+    # 2. the user's own message, exactly the token: the token already appeared in a tool call's
+    #    input in the transcript (the model typed it), so it is refused, nothing is confirmed
+    #    (issue 22: consent_token_seen_by_tool; the confirming path runs in policy-consent)
     ups = [e for e in ours(s, root) if e["event"] == "UserPromptSubmit"]
-    said = [t for e in ups for t in contexts(host, e) if "the USER confirmed consent token" in t]
+    said = [t for e in ups for t in contexts(host, e) if "consent_token_seen_by_tool" in t]
     if len(said) != 1:
-        fail("expected one UserPromptSubmit context confirming the token, got %d" % len(said))
-    seen = [r["seq"] for r in reqs for t in strings_in(r.get("body")) if "the USER confirmed consent token" in t]
-    if not seen:
-        fail("the confirmation context never reached the model")
-    ok("the user's message %s confirmed it; the model's request %d says so" % (token, seen[0]))
+        fail("expected one UserPromptSubmit context refusing the leaked token (consent_token_seen_by_tool), got %d" % len(said))
+    if any("the USER confirmed consent token" in t for e in ups for t in contexts(host, e)):
+        fail("a token the model had typed into a tool call was confirmed")
+    ok("the user's message %s was refused: the model had typed it into a tool call (consent_token_seen_by_tool)" % token)
     status = json.load(open(os.path.join(out, "latch-status.json")))
     head = status["head"]
-    if head["consent_state"] != "authorized" or head["event"] != "consent_confirm":
-        fail("the latch head is not an authorized consent_confirm: %s" % json.dumps(head)[:600])
-    if head["seq"] != 3:
-        fail("expected exactly init, consent_request, consent_confirm (head seq 3), got %d" % head["seq"])
-    ok("latch head: entry 3 consent_confirm, authorized")
+    if head["consent_state"] == "authorized" or head["event"] != "consent_request" or head["seq"] != 2:
+        fail("expected the head to stay entry 2, consent_request, not authorized: %s" % json.dumps(head)[:600])
+    ok("latch head: entry 2 consent_request, nothing authorized")
 
 
 def main(argv):
