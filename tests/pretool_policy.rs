@@ -387,3 +387,45 @@ fn a_patch_through_the_shell_and_a_bare_glob_argument_pass() {
         assert_eq!(ask(&e, host, "Bash", json!({"command": "ls *"})), None, "{host}");
     }
 }
+
+/// The wake hold (issue 21 item 3): SessionStart's local checks find a boot
+/// change, so writes wait until the agent has run the emitted absolute
+/// `wake-check --live`; its cautious answer lets writes through and keeps
+/// every irreversible call at high risk, and a token requested at a lower
+/// risk than the hook asked for passes nothing.
+#[test]
+fn after_a_boot_change_writes_wait_for_the_live_wake_check() {
+    let e = latch_env();
+    fs::write(&e.boot, "99999999-8888-7777-6666-555555555555\n").unwrap();
+    let mut p = support::gate::payload("claude", "SessionStart(source=startup)");
+    p["session_id"] = json!("s1");
+    p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    p["cwd"] = json!(e.ws.to_str().unwrap());
+    let ctx = support::gate::context_of(&e.session_hook("claude", "SessionStart", &p).stdout).unwrap();
+    let line = ctx.lines().find(|l| l.starts_with("Until it answers")).unwrap_or_else(|| panic!("{ctx}"));
+    let cmd = line.split('`').nth(1).unwrap().to_owned();
+    let v = kijito_protocol::command::guard_line(&cmd, Some(&kijito_protocol::command::HelperDir::new(&helper_dir()).unwrap()));
+    assert!(matches!(v, kijito_protocol::command::Verdict::Helper(_)), "{cmd}: {v:?}");
+    let src = e.ws.join("src/a.rs");
+    let write = json!({"file_path": src.to_str().unwrap(), "content": "x"});
+    let (code, reason) = ask(&e, "claude", "Write", write.clone()).expect("held");
+    assert_eq!(code, "policy_wake_pending", "{reason}");
+    assert!(reason.contains(&cmd), "{reason}");
+    assert_eq!(ask(&e, "claude", "Bash", json!({"command": "git status"})), None, "reads pass");
+    // The agent runs the live check: it answers (cautious: the boot changed).
+    let words = shell_words::split(&cmd).unwrap();
+    let mut c = e.w.command(&words[0]);
+    c.args(&words[1..]).env("MEMORY_LATCH_BOOT_ID_FILE", &e.boot).stdin(std::process::Stdio::null());
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(10), "cautious: {}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(ask(&e, "claude", "Write", write.clone()), None, "the hold lifted for writes");
+    let (code, reason) = ask(&e, "claude", "Bash", json!({"command": "rm -r build"})).unwrap();
+    assert_eq!(code, "policy_consent_required");
+    assert!(reason.contains("--risk high"), "cautious makes it high risk: {reason}");
+    // A token requested at a lower risk than the hook asked for is not enough.
+    let action = reason.split("--action-file ").nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    let token = token_of(&e.ok(&["consent", "request", "--action-file", &action, "--summary", "clean", "--risk", "low"]));
+    e.user_says_to(&support::bin("prompt-hook"), "claude", &token).unwrap();
+    let (_, reason) = ask(&e, "claude", "Bash", json!({"command": "rm -r build"})).unwrap();
+    assert!(reason.contains("risk_reconfirmation_required") && reason.contains("requested at low"), "{reason}");
+}

@@ -69,7 +69,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
         }
         Err(e) => Some(e),
     };
-    let cls = policy::classify(&call, &cenv);
+    let mut cls = policy::classify(&call, &cenv);
     if !cls.mutates() && cls.tripwires.is_empty() {
         return None;
     }
@@ -107,13 +107,34 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
         (None, true) => LatchMode::Normal,
     };
     let qa_frozen = cls.kijito_write() && pass_recorded(env, data_dir.as_ref(), input);
+    // The wake hold (SessionStart's local wake checks, kijito_wake::hold).
+    let hold = match (enforced, data_dir.as_ref(), cwd.as_deref()) {
+        (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c)),
+        _ => None,
+    };
+    if hold == Some(kijito_wake::hold::Hold::Cautious) {
+        cls.raise_risk(policy::Risk::High);
+    }
     let modes = Modes { latch: mode, qa_frozen, consent_confirmed: false };
-    match policy::decide(&cls, &modes, &target) {
+    let decision = match (policy::decide(&cls, &modes, &target), hold) {
+        // Tripwires and the halting modes come first; the hold before the freeze and consent.
+        (Decision::Deny { code, reason }, _) if code.starts_with("tripwire_") || HALTING.contains(&code) => Decision::Deny { code, reason },
+        (d, Some(kijito_wake::hold::Hold::Pending)) => {
+            let data = data_dir.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default();
+            let cmd = format!("{helper_dir}/wake-check --live --workspace {workspace} --data-dir {data}");
+            policy::decide::wake_hold(&cls, &cmd).unwrap_or(d)
+        }
+        (d, _) => d,
+    };
+    match decision {
         Decision::Allow => None,
         Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => consent(env, latch.as_ref(), &cls, &bytes, &action_file, &workspace, &helper_dir, reason),
         Decision::Deny { reason, .. } => Some(reason),
     }
 }
+
+/// The latch modes that halt every mutating call, ahead of the wake hold.
+const HALTING: &[&str] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
 
 /// Normal mode, an irreversible call: pass once if the user authorized
 /// exactly this call (the authorization is consumed, a `gate_pass` entry
@@ -140,7 +161,7 @@ fn consent(
     if let Err(e) = write_action_file(action_file, bytes) {
         return Some(format!("{reason} (The action file could not be written: {}: {}.)", e.code(), e.message()));
     }
-    let (code, message) = match run_tool_gate(env, &latch.paths().root, action_file) {
+    let (code, message) = match run_tool_gate(env, &latch.paths().root, action_file, cls.risk()) {
         Ok(()) => return None,
         Err(e) => e,
     };
@@ -157,12 +178,12 @@ fn consent(
 /// checks and the write transaction are not linked into this hook: the
 /// 1 MB bound, docs/architecture.md). `Err((code, message))` when it did
 /// not pass; a sibling that is missing, fails or hangs passes nothing.
-fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path) -> Result<(), (String, String)> {
+fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path, risk: policy::Risk) -> Result<(), (String, String)> {
     let failed = |why: String| Err((codes::CONSENT_CHECK_FAILED.to_owned(), why));
     let Some(h) = env.helpers.as_ref() else { return failed("cannot locate the installed memory-latch".into()) };
     let exe = h.helper("memory-latch");
     let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("tool-gate").arg("--workspace").arg(workspace).arg("--action-file").arg(action_file).arg("--json");
+    cmd.arg("tool-gate").arg("--workspace").arg(workspace).arg("--action-file").arg(action_file).arg("--min-risk").arg(risk.as_str()).arg("--json");
     let out = match kijito_files::child::run_bounded(&mut cmd, TOOL_GATE_TIMEOUT, 64 * 1024) {
         Ok(kijito_files::child::Ran::Exited { stdout, .. }) => stdout,
         Ok(kijito_files::child::Ran::TimedOut) => return failed(format!("{exe} tool-gate did not finish in time")),

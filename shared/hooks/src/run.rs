@@ -326,7 +326,28 @@ fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
         kijito_wake::DegradedEntry::Written(_) | kijito_wake::DegradedEntry::Failed(_) => format!("\n{}", entry.describe()),
         _ => String::new(),
     };
-    (report.mode != kijito_wake::Mode::FullTrust || report.long_sleep).then(|| format!("{}{recorded}", report.hook_context()))
+    let held = wake_hold(env, extras, &report).unwrap_or_default();
+    (report.mode != kijito_wake::Mode::FullTrust || report.long_sleep).then(|| format!("{}{recorded}{held}", report.hook_context()))
+}
+
+/// SessionStart's side of the wake hold (docs/protocol.md §8a): where
+/// enforcement is on and the local checks found a long sleep, a boot change
+/// or findings short of degraded, writes and irreversible tool calls wait
+/// for `wake-check --live`; the text names that exact command.
+fn wake_hold(env: &HookEnv, extras: &Extras, report: &kijito_wake::Report) -> Option<String> {
+    let cwd = extras.cwd.as_deref()?;
+    let enforced = env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
+    if !enforced || !kijito_wake::hold::needed(report) {
+        return None;
+    }
+    let (data, qa) = env.qa().ok()?;
+    let codes: Vec<String> = report.findings.iter().map(|f| f.code.to_owned()).collect();
+    kijito_wake::hold::set(&qa, cwd, kijito_wake::hold::Hold::Pending, &codes, report.checked_at_ms).ok()?;
+    let bin = env.helpers.as_ref().map(|h| h.path().display().to_string())?;
+    Some(format!(
+        "\nUntil it answers, writes and irreversible tool calls are held (kijito-qa policy): run `{bin}/wake-check --live --workspace {} --data-dir {data}` now.",
+        cwd.display()
+    ))
 }
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {

@@ -61,7 +61,7 @@ pub const TOOL: Tool = Tool {
                 Flag::value("--result"),
             ],
         },
-        Command { name: "tool-gate", flags: flags![Flag::value("--action-file")] },
+        Command { name: "tool-gate", flags: flags![Flag::value("--action-file"), Flag::value("--min-risk")] },
         Command { name: "recover", flags: flags![] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "review", flags: flags![Flag::value("--message")] },
@@ -97,7 +97,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               approve_needs_tty), signs the action hash, the record's nonce and the expiry with the
               configured Ed25519 key and records the signature in the ledger (consent confirmed)
   gate        --action-file F --checkpoint sha256:HEX --target PATH [--target PATH]... --intended F --result F
-  tool-gate   --action-file F: the PreToolUse hook's consent check for one tool call (the action
+  tool-gate   --action-file F [--min-risk R]: the PreToolUse hook's consent check for one tool call (the action
               file pretool-hook wrote): exit 0 when the head authorizes exactly that action, the
               authorization consumed (a gate_pass entry); else exit 1 with the failing check's code.
               Run by pretool-hook, never by the agent (the command guard denies it)
@@ -596,7 +596,8 @@ pub fn run(args: Args) -> Result<i32> {
             // pretool-hook reads); the exit status is 0 only when passed.
             let outcome = open(&args).and_then(|latch| {
                 let bytes = required_file(&args, "--action-file")?;
-                latch.tool_gate(now(), &bytes, &latch::gate::wallet_ok)
+                let min_risk = args.raw("--min-risk").map(latch::Risk::parse).transpose()?;
+                latch.tool_gate_at_least(now(), &bytes, &latch::gate::wallet_ok, min_risk)
             });
             match (outcome, json) {
                 (Ok(e), true) => json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": true, "entry_seq": e.entry_seq}))?,

@@ -69,6 +69,19 @@ impl Latch {
     /// message; nothing is written then. `wallet_ok` checks a wallet
     /// record's stored signature (see [`consent_check`]).
     pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool) -> Result<crate::entry::Entry> {
+        self.tool_gate_at_least(now_ms, action_bytes, wallet_ok, None)
+    }
+
+    /// [`Latch::tool_gate`] with the call's risk as the hook classified it
+    /// (`min_risk`): a high one needs the user's second message even when
+    /// the agent requested consent at a lower risk.
+    pub fn tool_gate_at_least(
+        &self,
+        now_ms: u64,
+        action_bytes: &[u8],
+        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
+        min_risk: Option<crate::entry::Risk>,
+    ) -> Result<crate::entry::Entry> {
         let hash = crate::action_hash(action_bytes)?;
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
@@ -85,6 +98,18 @@ impl Latch {
         // message), not merely "not authorized".
         if let (Some(h), Some(r)) = (head, rec.as_ref()) {
             let once = r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_none() && r.used_at_ms.is_none();
+            if let Some(min) = min_risk.filter(|m| r.action_hash == hash && *m > r.risk) {
+                return Err(Error::new(
+                    crate::codes::RISK_RECONFIRMATION_REQUIRED,
+                    format!(
+                        "this call is {} risk, but its consent was requested at {}: request consent again with the exact command the hook gave (--risk {}){}",
+                        min.as_str(),
+                        r.risk.as_str(),
+                        min.as_str(),
+                        if min == crate::entry::Risk::High { "; the user confirms a high-risk token twice" } else { "" }
+                    ),
+                ));
+            }
             if h.consent_state == ConsentState::Pending && r.action_hash == hash && r.risk == crate::entry::Risk::High && once {
                 return Err(Error::new(crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user confirmed once; they must send the same token again as a second, separate message"));
             }

@@ -240,6 +240,9 @@ pub struct Classification {
     parsed_bytes: usize,
     /// The user policy's risk for rules that fired (re-risked defaults, added rules).
     user_risks: Vec<(&'static str, Risk)>,
+    /// The lowest risk of an irreversible call, whatever its rules say (a
+    /// cautious wake-check answer: [`Classification::raise_risk`]).
+    risk_floor: Option<Risk>,
 }
 
 /// Shell text one call may make the classifier parse, nested lines
@@ -275,6 +278,12 @@ impl Classification {
             .filter_map(|h| self.user_risks.iter().find(|(r, _)| *r == h.rule).map(|(_, k)| *k).or_else(|| rule(h.rule).map(|(_, k)| k)))
             .max()
             .unwrap_or(Risk::Low)
+            .max(self.risk_floor.unwrap_or(Risk::Low))
+    }
+
+    /// Raise the risk of this call's irreversible rules to at least `floor`.
+    pub fn raise_risk(&mut self, floor: Risk) {
+        self.risk_floor = Some(self.risk_floor.map_or(floor, |f| f.max(floor)));
     }
 
     /// A Kijito graph write (MCP write to a `kijito` server, or pointer-publish).

@@ -116,6 +116,22 @@ fn what(cls: &Classification) -> String {
     parts.join(", ")
 }
 
+/// The wake hold (docs/protocol.md §8a): after a long sleep, a boot change
+/// or findings short of degraded at SessionStart, every mutating call waits
+/// until `wake-check --live` answered (`wake_command`, exact and absolute).
+/// Applied after [`decide`]'s tripwires and halting modes, before consent.
+pub fn wake_hold(cls: &Classification, wake_command: &str) -> Option<Decision> {
+    let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
+    mutates.then(|| Decision::Deny {
+        code: codes::WAKE_PENDING,
+        reason: format!(
+            "kijito-qa policy: denied ({}): this session woke from a long sleep, a boot change or local findings; writes and irreversible calls wait until the live wake check has answered (this one: {}). The one step out: run `{wake_command}`, read its verdict, then retry.",
+            codes::WAKE_PENDING,
+            what(cls)
+        ),
+    })
+}
+
 /// Decide one classified call.
 pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -> Decision {
     let bin = target.helper_dir.trim_end_matches('/');

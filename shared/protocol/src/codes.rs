@@ -637,6 +637,8 @@ pub mod policy {
     pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
     /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
     pub const POINTER_WRITE: &str = "policy_pointer_write";
+    /// The wake hold: SessionStart's local wake checks found a long sleep, a boot change or findings; `wake-check --live` has not answered.
+    pub const WAKE_PENDING: &str = "policy_wake_pending";
     /// The installed `memory-latch tool-gate` could not be run or answered malformed output: nothing passes.
     pub const CONSENT_CHECK_FAILED: &str = "policy_consent_check_failed";
     /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.

@@ -94,6 +94,15 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
     let opts = options(workspace, data_dir, session, long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S), args.has("--live").then_some(live));
     let (report, entry) = crate::run(&opts, true)?;
+    // `--live` answered: the wake hold of this workspace (set by SessionStart's
+    // local checks) lifts, or stays as cautious (docs/protocol.md §8a).
+    if args.has("--live") {
+        if let (Some(qa), Some(ws)) = (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref()) {
+            if let Err(e) = crate::hold::answered(&qa, ws, &report, report.checked_at_ms) {
+                eprintln!("wake-check: the wake hold could not be updated ({}: {})", e.code(), e.message());
+            }
+        }
+    }
     if json {
         cli::print_stdout(&format!("{}\n", report.to_json()))?;
     } else {

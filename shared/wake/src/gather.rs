@@ -232,6 +232,11 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
     for ent in entries.take(MAX_QA_ENTRIES).flatten() {
         let name = ent.file_name();
         let Some(name) = name.to_str() else { continue };
+        // The wake hold is the wake check's own output, not activity: it
+        // must not end the long sleep it reports.
+        if name.starts_with(crate::hold::PREFIX) {
+            continue;
+        }
         let path = ent.path();
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.is_file() && !meta.file_type().is_symlink() {

@@ -18,6 +18,7 @@ pub mod anchor;
 pub mod cli;
 pub mod codes;
 pub mod gather;
+pub mod hold;
 
 use kijito_latch::{self as latch, EntrySummary, LockProbe, ReportMode, TokenState, TokenStatus, VerifyReport};
 use codes::{Severity, Spec};

@@ -1,0 +1,90 @@
+//! The wake hold (issue 21, docs/protocol.md §8a): when SessionStart's local
+//! wake checks find a long sleep, a boot change or any finding short of
+//! degraded, writes and irreversible tool calls are held until the agent
+//! has run `wake-check --live` for the workspace and it answered; a cautious
+//! answer keeps every irreversible call at high risk (the user's second
+//! message). One owner-only file per workspace in the QA dir:
+//! `qa/wake-hold.<first 16 hex of sha256(workspace)>.json`.
+
+use kijito_gate::QaDir;
+use kijito_protocol::error::Result;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+pub const SCHEMA: &str = "kijito-qa.wake-hold/v1";
+/// The hold files' name prefix in the QA dir.
+pub const PREFIX: &str = "wake-hold.";
+/// Largest hold file read.
+const MAX_BYTES: usize = 16 * 1024;
+
+/// What the hold asks of the next tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// `wake-check --live` has not answered yet: writes and irreversible calls wait.
+    Pending,
+    /// It answered cautious: irreversible calls need the user's second message.
+    Cautious,
+}
+
+impl Hold {
+    fn as_str(self) -> &'static str {
+        match self {
+            Hold::Pending => "pending",
+            Hold::Cautious => "cautious",
+        }
+    }
+}
+
+/// The hold file of `workspace` in the QA dir `qa_dir`.
+pub fn path(qa_dir: &Path, workspace: &Path) -> PathBuf {
+    let digest = Sha256::digest(workspace.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    qa_dir.join(format!("{PREFIX}{hex}.json"))
+}
+
+/// Set the hold of `workspace` (owner-only, atomic).
+pub fn set(qa: &QaDir, workspace: &Path, hold: Hold, findings: &[String], now_ms: u64) -> Result<()> {
+    let body = serde_json::json!({
+        "schema": SCHEMA,
+        "workspace": workspace.display().to_string(),
+        "hold": hold.as_str(),
+        "findings": findings,
+        "atMs": now_ms,
+    });
+    qa.write_atomic(&path(qa.path().as_path(), workspace), format!("{body}\n").as_bytes())
+}
+
+/// Lift the hold of `workspace` (nothing to do when there is none).
+pub fn clear(qa: &QaDir, workspace: &Path) -> Result<()> {
+    kijito_files::private::remove_owned(&path(qa.path().as_path(), workspace)).map(|_| ())
+}
+
+/// The hold of `workspace`, if any. A hold file that is not an owner-only
+/// regular file or does not parse counts as [`Hold::Pending`] (fail closed).
+pub fn read(qa_dir: &Path, workspace: &Path) -> Option<Hold> {
+    let p = path(qa_dir, workspace);
+    std::fs::symlink_metadata(&p).ok()?;
+    let rules = kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_BYTES as u64 };
+    let Ok((bytes, _)) = kijito_files::private::read_checked(&p, rules) else { return Some(Hold::Pending) };
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    Some(match (v.get("schema").and_then(|s| s.as_str()), v.get("hold").and_then(|s| s.as_str())) {
+        (Some(SCHEMA), Some("cautious")) => Hold::Cautious,
+        _ => Hold::Pending,
+    })
+}
+
+/// Whether SessionStart's local report sets the hold: a long sleep, a boot
+/// change, or findings short of degraded (degraded locks the latch itself).
+pub fn needed(report: &crate::Report) -> bool {
+    report.mode != crate::Mode::Degraded && (report.long_sleep || report.boot_changed || report.mode == crate::Mode::Cautious)
+}
+
+/// After `wake-check --live` answered: cautious keeps a [`Hold::Cautious`],
+/// anything else lifts the hold (degraded locks the latch itself).
+pub fn answered(qa: &QaDir, workspace: &Path, report: &crate::Report, now_ms: u64) -> Result<()> {
+    if report.mode == crate::Mode::Cautious {
+        set(qa, workspace, Hold::Cautious, &report.findings.iter().map(|f| f.code.to_owned()).collect::<Vec<_>>(), now_ms)
+    } else {
+        clear(qa, workspace)
+    }
+}
