@@ -15,7 +15,7 @@ use kijito_gate::QaDir;
 use kijito_protocol::command::HelperDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
 
@@ -68,7 +68,7 @@ impl W {
         r
     }
 
-    fn record(&self, a: &PathBuf, b: &PathBuf) -> std::process::Output {
+    fn record(&self, a: &Path, b: &Path) -> std::process::Output {
         let (pointer, digest) = (self.c.seeded.pointer_id.to_string(), self.c.seeded.pointer_digest());
         let (t, d) = (self.c.transcript.to_str().unwrap().to_owned(), self.c.data_arg());
         self.c.run(

@@ -151,7 +151,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
     let latch = fs::read_to_string(root.join("skills/memory-latch/SKILL.md")).expect("memory-latch SKILL.md");
     assert!(latch.starts_with("---\nname: memory-latch\n"), "memory-latch frontmatter");
     assert!(!latch.contains("@ROOT@") && latch.contains(&format!("{root_s}/bin/memory-latch ")), "memory-latch skill paths");
-    assert_eq!(fs::read_dir(root.join("skills")).unwrap().count(), 3, "{host}: three skills");
+    assert_eq!(fs::read_dir(root.join("skills")).expect("skills dir").count(), 3, "{host}: three skills");
     // modes: directories 0755, data files 0644, nothing group/other writable
     for (rel, (content, mode)) in tree(&root) {
         assert_eq!(mode & 0o022, 0, "{} is group/other writable", rel.display());

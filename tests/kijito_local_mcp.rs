@@ -3,6 +3,8 @@
 //! official MCP Python SDK as the client (tests/mcp/conformance.py), skipped
 //! with a printed reason when its venv is absent.
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use serde_json::{json, Value};

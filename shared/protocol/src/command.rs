@@ -743,7 +743,7 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
 /// line's own assignments) and, when that is a wrapper (`env`, `sudo`,
 /// `xargs`, `nice`, ...: it runs its arguments), every word after it.
 fn program_words(argv: &[String]) -> Vec<&str> {
-    let Some(first) = argv.iter().position(|w| !(w.contains('=') && !w.starts_with('='))) else { return Vec::new() };
+    let Some(first) = argv.iter().position(|w| !w.contains('=') || w.starts_with('=')) else { return Vec::new() };
     let base = argv[first].rsplit('/').next().unwrap_or(&argv[first]);
     if WRAPPERS.contains(&base) {
         argv[first..].iter().map(String::as_str).collect()

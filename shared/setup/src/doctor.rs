@@ -665,8 +665,8 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
                 Err(e) => return out.red(host, "data dir", format!("{dir}: {} ({})", e.message(), e.code()), "set dataDir in the config to an absolute path"),
             };
             let qa = qa.as_path();
-            if qa.exists() || std::fs::symlink_metadata(&qa).is_ok() {
-                if let Err(e) = private::check_dir(&qa, true) {
+            if qa.exists() || std::fs::symlink_metadata(qa).is_ok() {
+                if let Err(e) = private::check_dir(qa, true) {
                     out.red(host, "data dir", format!("{}: {} ({})", qa.display(), e.message(), e.code()), format!("chmod 700 {}", qa.display()));
                     return;
                 }
