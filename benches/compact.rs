@@ -18,8 +18,8 @@
 //! Goal: median under 100 ms.
 #![allow(clippy::unwrap_used)]
 
-use kijito_files::private;
 use kijito_compact::trigger::{self, Pin, TurnState, Via};
+use kijito_files::private;
 use kijito_gate::{Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::path::{Path, PathBuf};
@@ -43,7 +43,10 @@ fn stat(pid: u32) -> (u32, u64) {
 
 /// The child of `parent` (bounded scan of /proc).
 fn child_of(parent: u32) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).find(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|_| stat(*p).0 == parent))
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|_| stat(*p).0 == parent))
 }
 
 fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
@@ -114,7 +117,13 @@ fn main() {
     let host_pid = host_pid.unwrap();
     let pin = Pin {
         session_id: s.clone(),
-        via: Via::Tmux { socket: AbsPath::parse(sock.to_str().unwrap()).unwrap(), pane: "%0".into(), host_pid, host_start: stat(host_pid).1, tmux: None },
+        via: Via::Tmux {
+            socket: AbsPath::parse(sock.to_str().unwrap()).unwrap(),
+            pane: "%0".into(),
+            host_pid,
+            host_start: stat(host_pid).1,
+            tmux: None,
+        },
         pinned_at_ms: kijito_gate::now_ms(),
     };
     trigger::write_pin(&qa, &pin).unwrap();
@@ -159,7 +168,11 @@ fn main() {
         }
         assert!(wait_until(10, || std::fs::metadata(&typed).map(|m| m.len()).unwrap_or(0) >= before + 9), "nothing typed");
         let ms = start.elapsed().as_secs_f64() * 1000.0;
-        if use_hook { via_hook.push(ms) } else { lib.push(ms) }
+        if use_hook {
+            via_hook.push(ms)
+        } else {
+            lib.push(ms)
+        }
         // The worker times out (no claim) and finishes before the next round.
         assert!(wait_until(10, || trigger::read_request(&qa, &s).ok().flatten().is_some_and(|r| r.state.is_final())));
         let _ = kijito_gate::invalidate(&qa, &s);

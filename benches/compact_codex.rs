@@ -77,20 +77,38 @@ fn main() {
     let record = Command::new(bin.join("qa-gate"))
         .args(["record", "--session-id", &thread, "--transcript", transcript.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
         .args(["--pointer-id", &report["pointerId"].to_string(), "--pointer-digest", report["pointerDigest"].as_str().unwrap()])
-        .args(["--cold-boot-report", dir.join("data/boot-1.json").to_str().unwrap(), "--cold-boot-report", dir.join("data/boot-2.json").to_str().unwrap()])
+        .args([
+            "--cold-boot-report",
+            dir.join("data/boot-1.json").to_str().unwrap(),
+            "--cold-boot-report",
+            dir.join("data/boot-2.json").to_str().unwrap(),
+        ])
         .output()
         .expect("record");
     assert!(record.status.success(), "record failed: {}", String::from_utf8_lossy(&record.stderr));
     let qa = QaDir::open(&AbsPath::parse(data.to_str().unwrap()).unwrap()).unwrap();
     let pass = std::fs::read(qa.pass(&s)).unwrap();
-    let via = Via::CodexAppServer { adapter_id: env["KIJITO_COMPACT_ADAPTER_ID"].as_str().unwrap().into(), socket: AbsPath::parse(env["KIJITO_COMPACT_SOCKET"].as_str().unwrap()).unwrap() };
+    let via = Via::CodexAppServer {
+        adapter_id: env["KIJITO_COMPACT_ADAPTER_ID"].as_str().unwrap().into(),
+        socket: AbsPath::parse(env["KIJITO_COMPACT_SOCKET"].as_str().unwrap()).unwrap(),
+    };
     trigger::write_pin(&qa, &Pin { session_id: s.clone(), via, pinned_at_ms: kijito_gate::now_ms() }).unwrap();
 
     let hook_stdin = |event: &str| {
-        format!(r#"{{"session_id":"{thread}","turn_id":"t","transcript_path":"{}","cwd":"{}","hook_event_name":"{event}","model":"m","trigger":"manual"}}"#, transcript.display(), dir.display())
+        format!(
+            r#"{{"session_id":"{thread}","turn_id":"t","transcript_path":"{}","cwd":"{}","hook_event_name":"{event}","model":"m","trigger":"manual"}}"#,
+            transcript.display(),
+            dir.display()
+        )
     };
     let run_hook = |name: &str, event: &str| {
-        let mut c = Command::new(bin.join(name)).args(["--host", "codex", "--data-dir", data.to_str().unwrap()]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut c = Command::new(bin.join(name))
+            .args(["--host", "codex", "--data-dir", data.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         c.stdin.take().unwrap().write_all(hook_stdin(event).as_bytes()).unwrap();
         assert!(c.wait().unwrap().success());
     };
@@ -107,7 +125,9 @@ fn main() {
         read_until("compaction item", &|v| v["method"] == "item/started" && v["params"]["item"]["type"] == "contextCompaction");
         run_hook("precompact", "PreCompact");
         run_hook("postcompact", "PostCompact");
-        read_until("compaction turn/completed", &|v| v["method"] == "turn/completed" && v["params"]["turn"]["id"].as_str().is_some_and(|t| t.starts_with("compact-")));
+        read_until("compaction turn/completed", &|v| {
+            v["method"] == "turn/completed" && v["params"]["turn"]["id"].as_str().is_some_and(|t| t.starts_with("compact-"))
+        });
         let end = Instant::now() + Duration::from_secs(10);
         loop {
             let r = trigger::read_request(&qa, &s).unwrap().unwrap();

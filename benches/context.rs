@@ -85,7 +85,10 @@ fn main() {
             let mut times = Vec::new();
             for _ in 0..RUNS {
                 let start = Instant::now();
-                let o = Command::new(&bin).args(["--session-id", "bench", "--transcript", t.as_str(), "--host", "claude"]).output().expect("run");
+                let o = Command::new(&bin)
+                    .args(["--session-id", "bench", "--transcript", t.as_str(), "--host", "claude"])
+                    .output()
+                    .expect("run");
                 times.push(start.elapsed());
                 assert!(o.status.success());
             }

@@ -48,7 +48,12 @@ struct Sample {
 /// Spawn, feed stdin, reap with wait4 to read the child's own peak RSS.
 fn measure(program: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Sample {
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_remove("CLAUDE_PLUGIN_DATA").env_remove("PLUGIN_DATA");
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("PLUGIN_DATA");
     // cargo sets LD_LIBRARY_PATH for benches (its build output dirs); a host
     // runs hooks without it, and with it the loader probes ~50 directories
     // per library before it finds libc.
@@ -89,7 +94,8 @@ fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> (Duratio
     cpus.sort();
     let cpu = cpus[cpus.len() / 2];
     let rss = samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0);
-    let ratio = baseline.map(|b| format!("{:>5.2}x /bin/true", median.as_secs_f64() / b.as_secs_f64())).unwrap_or_else(|| "   baseline    ".into());
+    let ratio =
+        baseline.map(|b| format!("{:>5.2}x /bin/true", median.as_secs_f64() / b.as_secs_f64())).unwrap_or_else(|| "   baseline    ".into());
     println!(
         "{name:<42} median {:>6.3} ms  p90 {:>6.3} ms  {ratio}  cpu median {:>6.3} ms  peak RSS <= {:>5.2} MiB",
         median.as_secs_f64() * 1e3,
@@ -155,8 +161,18 @@ fn main() {
     };
     // The hook binaries belong to the kijito-hooks package: `cargo bench`
     // builds only this package's binaries, so they must be built first.
-    for path in [hook_bin.join("precompact"), hook_bin.join("postcompact"), hook_bin.join("session-hook"), bin.join("qa-gate"), bin.join("pointer-snapshot")] {
-        assert!(path.is_file(), "{} is missing: run `cargo build --profile hooks -p kijito-hooks` first (or set KIJITO_BENCH_BIN_DIR)", path.display());
+    for path in [
+        hook_bin.join("precompact"),
+        hook_bin.join("postcompact"),
+        hook_bin.join("session-hook"),
+        bin.join("qa-gate"),
+        bin.join("pointer-snapshot"),
+    ] {
+        assert!(
+            path.is_file(),
+            "{} is missing: run `cargo build --profile hooks -p kijito-hooks` first (or set KIJITO_BENCH_BIN_DIR)",
+            path.display()
+        );
     }
     // A real world to work in: the demo leaves a seeded store's reports, config and transcript.
     let out = Command::new(bin.join("kijito-local")).args(["demo", "--keep"]).output().expect("demo");
@@ -183,7 +199,11 @@ fn main() {
     let pass = std::fs::read(&pass_path).unwrap();
 
     let stdin = |event: &str, extra: &str| {
-        format!(r#"{{"session_id":"{SESSION}","transcript_path":"{}","cwd":"{}","hook_event_name":"{event}"{extra}}}"#, transcript.display(), dir.display())
+        format!(
+            r#"{{"session_id":"{SESSION}","transcript_path":"{}","cwd":"{}","hook_event_name":"{event}"{extra}}}"#,
+            transcript.display(),
+            dir.display()
+        )
     };
     let (pre, post, start) = (
         stdin("PreCompact", r#","trigger":"manual","custom_instructions":null"#),
@@ -200,7 +220,8 @@ fn main() {
             assert!(set.dir.join(name).is_file(), "{} is missing", set.dir.join(name).display());
         }
     }
-    let rounds = std::env::var("KIJITO_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).filter(|r| (1..=100_000).contains(r)).unwrap_or(ROUNDS);
+    let rounds =
+        std::env::var("KIJITO_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).filter(|r| (1..=100_000).contains(r)).unwrap_or(ROUNDS);
     let mut t_true = vec![];
     for round in 0..rounds {
         // Interleaved: the sets take turns going first.

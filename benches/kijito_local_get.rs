@@ -25,11 +25,8 @@ fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> u16 {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = std::str::from_utf8(&buf[..end]).expect("head");
             let status: u16 = head[9..12].parse().expect("status");
-            let length: usize = head
-                .split("\r\n")
-                .find_map(|l| l.strip_prefix("Content-Length: "))
-                .and_then(|v| v.parse().ok())
-                .expect("content-length");
+            let length: usize =
+                head.split("\r\n").find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.parse().ok()).expect("content-length");
             while buf.len() < end + 4 + length {
                 let n = stream.read(&mut chunk).expect("read body");
                 assert!(n > 0, "closed");
@@ -98,5 +95,9 @@ fn main() {
         ms(percentile(&sorted, 0.999)),
         ms(sorted[total - 1]),
     );
-    println!("targets: >= 5000 req/s ({}), p99 < 5 ms ({})", if rps >= 5000.0 { "met" } else { "MISSED" }, if percentile(&sorted, 0.99) < Duration::from_millis(5) { "met" } else { "MISSED" });
+    println!(
+        "targets: >= 5000 req/s ({}), p99 < 5 ms ({})",
+        if rps >= 5000.0 { "met" } else { "MISSED" },
+        if percentile(&sorted, 0.99) < Duration::from_millis(5) { "met" } else { "MISSED" }
+    );
 }

@@ -39,7 +39,8 @@ fn main() {
         let checkpoint_full = t.elapsed();
         let mut appends = Vec::new();
         for i in 0..APPENDS {
-            let input = CheckpointInput { next_single_step: Some(format!("bench append {i}")), decisions: vec!["d".into()], ..Default::default() };
+            let input =
+                CheckpointInput { next_single_step: Some(format!("bench append {i}")), decisions: vec!["d".into()], ..Default::default() };
             let t = Instant::now();
             latch.checkpoint(1_800_000_000_000 + i, &input).expect("append");
             appends.push(t.elapsed());

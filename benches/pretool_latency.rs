@@ -73,7 +73,11 @@ fn main() {
     let plain = tmp.path().to_path_buf();
     let cases: Vec<(&str, Vec<u8>, bool)> = vec![
         ("read: Bash git status (no latch)", call(&plain, "Bash", serde_json::json!({"command": "git status"})), true),
-        ("edit: Edit src/a.rs (latch, normal)", call(&ws, "Edit", serde_json::json!({"file_path": ws.join("src/a.rs"), "old_string": "a", "new_string": "b"})), true),
+        (
+            "edit: Edit src/a.rs (latch, normal)",
+            call(&ws, "Edit", serde_json::json!({"file_path": ws.join("src/a.rs"), "old_string": "a", "new_string": "b"})),
+            true,
+        ),
         ("irreversible: rm -rf build (denied)", call(&ws, "Bash", serde_json::json!({"command": "rm -rf build"})), false),
     ];
     let args = ["--host", "claude", "--expect", "PreToolUse"];
@@ -92,6 +96,11 @@ fn main() {
     println!("{:<40} median {:>6.3} ms  p90 {:>6.3} ms  baseline", "/bin/true", base.as_secs_f64() * 1e3, base90.as_secs_f64() * 1e3);
     for ((name, _, _), t) in cases.iter().zip(times) {
         let (m, p) = median_p90(t);
-        println!("{name:<40} median {:>6.3} ms  p90 {:>6.3} ms  {:>5.2}x /bin/true", m.as_secs_f64() * 1e3, p.as_secs_f64() * 1e3, m.as_secs_f64() / base.as_secs_f64());
+        println!(
+            "{name:<40} median {:>6.3} ms  p90 {:>6.3} ms  {:>5.2}x /bin/true",
+            m.as_secs_f64() * 1e3,
+            p.as_secs_f64() * 1e3,
+            m.as_secs_f64() / base.as_secs_f64()
+        );
     }
 }

@@ -23,7 +23,8 @@ fn main() {
     let seeded = world.seed(ANCHORS, 0);
     // Every memory GET (the pointer and each anchor) is 20 ms slower.
     let ids = std::iter::once(seeded.pointer_id).chain(seeded.current.iter().map(|(id, _)| *id));
-    let rules: Vec<Value> = ids.map(|id| json!({"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "delay", "ms": DELAY_MS}})).collect();
+    let rules: Vec<Value> =
+        ids.map(|id| json!({"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "delay", "ms": DELAY_MS}})).collect();
     world.server.set_faults(&Value::Array(rules));
 
     let mut times = Vec::new();

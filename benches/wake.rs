@@ -5,11 +5,11 @@
 //!
 //! Run: `cargo bench --bench wake` (optionally `-- <entries>`).
 
+use kijito_files::private;
 use kijito_gate::{Attempt, Pass, Reentry, TranscriptId};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use kijito_latch::{Config, Latch};
 use kijito_protocol::clock;
-use kijito_files::private;
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use kijito_wake as wake;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -62,7 +62,14 @@ fn main() {
         };
         private::write_atomic(&qa.join(format!("qa-pass.{s}.json")), &pass.to_bytes()).expect("pass");
         private::write_atomic(&qa.join(format!("compaction-resume.{s}.json")), &pass.to_bytes()).expect("ticket");
-        let a = Attempt { session_id: s.clone(), recorded_at_ms: now as i64 - 1000, trigger: "auto".into(), attested: true, reason: "pass_promoted".into(), compaction_nonce: Some(pass.compaction_nonce.clone()) };
+        let a = Attempt {
+            session_id: s.clone(),
+            recorded_at_ms: now as i64 - 1000,
+            trigger: "auto".into(),
+            attested: true,
+            reason: "pass_promoted".into(),
+            compaction_nonce: Some(pass.compaction_nonce.clone()),
+        };
         private::write_atomic(&qa.join(format!("compaction-attempt.{s}.json")), a.to_value().to_string().as_bytes()).expect("attempt");
         let r = Reentry { session_id: s.clone(), claimed_at_ms: now as i64 - 1000, reason: "no_pass".into(), attested: None };
         private::write_atomic(&qa.join(format!("compaction-reentry.{s}.json")), r.to_value().to_string().as_bytes()).expect("reentry");
@@ -107,5 +114,9 @@ fn main() {
     println!("wake-check bench: {entries} latch entries, {SESSIONS} sessions x 4 QA files + current-pointer.json, no --live");
     println!("mode {mode}, exit status {status:?}");
     println!("in-process wake::run   median {:.2} ms  min {:.2} ms", ms(median(lib.clone())), ms(*lib.iter().min().expect("runs")));
-    println!("wake-check process     median {:.2} ms  min {:.2} ms  (target < 50 ms)", ms(median(wall.clone())), ms(*wall.iter().min().expect("runs")));
+    println!(
+        "wake-check process     median {:.2} ms  min {:.2} ms  (target < 50 ms)",
+        ms(median(wall.clone())),
+        ms(*wall.iter().min().expect("runs"))
+    );
 }

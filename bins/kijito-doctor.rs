@@ -38,7 +38,8 @@ on stderr), every red line with its fix; 2 usage.
 fn run(args: Args) -> Result<i32> {
     let hosts = match args.raw("--host").unwrap_or("both") {
         "both" => vec![HostKind::Codex, HostKind::Claude],
-        h => vec![HostKind::parse(h).map_err(|_| Error::usage(kijito_protocol::codes::cli::INVALID_HOST, "--host must be codex, claude or both"))?],
+        h => vec![HostKind::parse(h)
+            .map_err(|_| Error::usage(kijito_protocol::codes::cli::INVALID_HOST, "--host must be codex, claude or both"))?],
     };
     let root: Option<AbsPath> = args.optional("--root")?;
     let opts = Options::from_process(hosts, root, args.has("--offline"))?;

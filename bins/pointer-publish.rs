@@ -1,9 +1,9 @@
 //! pointer-publish: lease-guarded read-verify-write (docs/protocol.md §6).
+use kijito_client::http;
+use kijito_client::publish::{self, Plan};
 use kijito_protocol::cli::{self, Command, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_client::publish::{self, Plan};
-use kijito_client::http;
 use kijito_protocol::{clock, Error};
 
 const TOOL: Tool = Tool {
@@ -40,7 +40,10 @@ fn main() {
         if args.has("--release-lease") {
             for other in ["--pointer-id", "--expected-pointer-digest", "--content-file", "--restore-from", "--rollback-file"] {
                 if args.has(other) {
-                    return Err(Error::usage(kijito_protocol::codes::cli::FLAG_CONFLICT, format!("--release-lease takes only --lock-message-id and --token-file, not {other}")));
+                    return Err(Error::usage(
+                        kijito_protocol::codes::cli::FLAG_CONFLICT,
+                        format!("--release-lease takes only --lock-message-id and --token-file, not {other}"),
+                    ));
                 }
             }
             let lock: MessageId = args.required("--lock-message-id")?;
@@ -60,7 +63,12 @@ fn main() {
         let plan = match (content, restore) {
             (Some(file), None) => Plan::from_content_file(pointer_id, lock, expected, &file, rollback)?,
             (None, Some(artifact)) => Plan::from_rollback_artifact(pointer_id, lock, expected, &artifact, rollback)?,
-            _ => return Err(Error::usage(kijito_protocol::codes::cli::CONTENT_SOURCE_INVALID, "give exactly one of --content-file and --restore-from")),
+            _ => {
+                return Err(Error::usage(
+                    kijito_protocol::codes::cli::CONTENT_SOURCE_INVALID,
+                    "give exactly one of --content-file and --restore-from",
+                ))
+            }
         };
         let api = http::connect_configured(token.as_ref())?;
         let receipt = publish::publish(&api, &plan, clock::now_ms())?;

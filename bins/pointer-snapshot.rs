@@ -1,9 +1,9 @@
 //! pointer-snapshot: the context-free verifier (docs/protocol.md §5).
+use kijito_client::{http, snapshot};
 use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::clock;
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_client::{http, snapshot};
-use kijito_protocol::clock;
 
 const TOOL: Tool = Tool {
     name: "pointer-snapshot",
@@ -45,7 +45,10 @@ fn main() {
             }
             Err(failure) => {
                 // Best effort: the red report explains the failure to machines.
-                let _ = snapshot::write_report(&report_file, &snapshot::red_report(request.pointer_id, &failure, &nonce, clock::now_ms(), &verifier));
+                let _ = snapshot::write_report(
+                    &report_file,
+                    &snapshot::red_report(request.pointer_id, &failure, &nonce, clock::now_ms(), &verifier),
+                );
                 Err(failure)
             }
         }

@@ -6,8 +6,8 @@
 
 #![no_main]
 
-use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
+use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_protocol::ids::AbsPath;
 
 const TOOL: Tool = Tool {
@@ -20,7 +20,8 @@ const TOOL: Tool = Tool {
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = cli::hook_args(&TOOL)
+        .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
     let deny = hooks::run::session_fallback(Event::PreToolUse);
     let (host, data_dir) = match parsed {
         Ok((host, Event::PreToolUse, data_dir)) => (host, data_dir),

@@ -5,8 +5,8 @@
 
 #![no_main]
 
-use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
+use kijito_protocol::cli::{self, Command, Flag, Tool};
 use kijito_protocol::ids::AbsPath;
 
 const TOOL: Tool = Tool {
@@ -19,11 +19,15 @@ const TOOL: Tool = Tool {
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = cli::hook_args(&TOOL)
+        .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
     let (host, data_dir) = match parsed {
         Ok((host, Event::UserPromptSubmit, data_dir)) => (host, data_dir),
         Ok(_) => {
-            cli::report_failure(&TOOL, &kijito_protocol::error::Error::usage(kijito_protocol::codes::cli::INVALID_EVENT, "--expect must be UserPromptSubmit"));
+            cli::report_failure(
+                &TOOL,
+                &kijito_protocol::error::Error::usage(kijito_protocol::codes::cli::INVALID_EVENT, "--expect must be UserPromptSubmit"),
+            );
             std::process::exit(0)
         }
         Err(e) => {

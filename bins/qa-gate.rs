@@ -4,5 +4,7 @@
 //! goes through the configured client (kijito-gate has no HTTP).
 
 fn main() {
-    std::process::exit(kijito_gate::cli::main(std::env::args_os().skip(1).collect(), &|id, token| kijito_client::pointer::live_pointer_digest(id, token)))
+    std::process::exit(kijito_gate::cli::main(std::env::args_os().skip(1).collect(), &|id, token| {
+        kijito_client::pointer::live_pointer_digest(id, token)
+    }))
 }

@@ -14,7 +14,18 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const HTTP_STACK: &[&str] = &["reqwest", "rustls", "hyper", "tokio", "h2", "hyper-util"];
-const NO_HTTP: &[&str] = &["kijito-protocol", "kijito-files", "kijito-gate", "kijito-latch", "kijito-wake", "kijito-compact", "kijito-compact-codex", "kijito-hooks", "kijito-context", "kijito-policy"];
+const NO_HTTP: &[&str] = &[
+    "kijito-protocol",
+    "kijito-files",
+    "kijito-gate",
+    "kijito-latch",
+    "kijito-wake",
+    "kijito-compact",
+    "kijito-compact-codex",
+    "kijito-hooks",
+    "kijito-context",
+    "kijito-policy",
+];
 
 /// The host's target triple (`rustc -vV`).
 fn host_triple() -> String {
@@ -162,14 +173,10 @@ fn the_documented_diagram_is_the_reduced_real_graph_top_down() {
 
 #[test]
 fn the_reduction_drops_an_edge_reached_through_another() {
-    let real: BTreeMap<String, BTreeSet<String>> = [
-        ("a", vec!["b", "c"]),
-        ("b", vec!["c"]),
-        ("c", vec![]),
-    ]
-    .into_iter()
-    .map(|(n, d)| (n.to_owned(), d.into_iter().map(str::to_owned).collect()))
-    .collect();
+    let real: BTreeMap<String, BTreeSet<String>> = [("a", vec!["b", "c"]), ("b", vec!["c"]), ("c", vec![])]
+        .into_iter()
+        .map(|(n, d)| (n.to_owned(), d.into_iter().map(str::to_owned).collect()))
+        .collect();
     assert_eq!(reduced_edges(&real)["a"], BTreeSet::from(["b".to_owned()]), "a reaches c through b");
 }
 
@@ -325,11 +332,7 @@ fn errors_take_their_codes_from_the_registry() {
             bad.push(format!("{path}:{line}: {what}"));
         }
     }
-    assert!(
-        bad.is_empty(),
-        "use a kijito_protocol::codes constant (and Error::is / Kind to compare), not a literal:\n{}",
-        bad.join("\n")
-    );
+    assert!(bad.is_empty(), "use a kijito_protocol::codes constant (and Error::is / Kind to compare), not a literal:\n{}", bad.join("\n"));
 }
 
 #[test]
@@ -341,7 +344,8 @@ fn every_registry_code_is_snake_case() {
         assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "{line}");
         let value = line.split('"').nth(1).unwrap_or_else(|| panic!("{line}"));
         assert!(
-            value.starts_with(|c: char| c.is_ascii_lowercase()) && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            value.starts_with(|c: char| c.is_ascii_lowercase())
+                && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
             "{line}"
         );
         count += 1;
@@ -365,7 +369,10 @@ fn adapters_are_named_by_their_enum_only() {
         }
     }
     assert!(bad.is_empty(), "match on kijito_compact::trigger::ViaKind instead:\n{}", bad.join("\n"));
-    let trigger = non_test_sources().into_iter().find(|(f, _)| f == "shared/compact/src/trigger.rs").expect("the adapters' state lives in kijito-compact");
+    let trigger = non_test_sources()
+        .into_iter()
+        .find(|(f, _)| f == "shared/compact/src/trigger.rs")
+        .expect("the adapters' state lives in kijito-compact");
     assert_eq!(trigger.1.matches("\"codex-app-server\"").count(), 1, "spelled once, in ViaKind::as_str");
     assert!(!Path::new(ROOT).join("shared/gate/src/trigger.rs").exists(), "the QA gate knows no adapter");
 }

@@ -22,23 +22,97 @@ struct Bin {
 }
 
 const BINS: &[Bin] = &[
-    Bin { path: Some(env!("CARGO_BIN_EXE_pointer-digest")), name: "pointer-digest", code_name: "pointer_digest", prefix: &[], value_flag: "--pointer-id", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_pointer-publish")), name: "pointer-publish", code_name: "pointer_publish", prefix: &[], value_flag: "--pointer-id", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_pointer-snapshot")), name: "pointer-snapshot", code_name: "pointer_snapshot", prefix: &[], value_flag: "--pointer-id", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_qa-gate")), name: "qa-gate", code_name: "qa_gate", prefix: &["invalidate"], value_flag: "--session-id", hook: false },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_pointer-digest")),
+        name: "pointer-digest",
+        code_name: "pointer_digest",
+        prefix: &[],
+        value_flag: "--pointer-id",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_pointer-publish")),
+        name: "pointer-publish",
+        code_name: "pointer_publish",
+        prefix: &[],
+        value_flag: "--pointer-id",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_pointer-snapshot")),
+        name: "pointer-snapshot",
+        code_name: "pointer_snapshot",
+        prefix: &[],
+        value_flag: "--pointer-id",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_qa-gate")),
+        name: "qa-gate",
+        code_name: "qa_gate",
+        prefix: &["invalidate"],
+        value_flag: "--session-id",
+        hook: false,
+    },
     Bin { path: None, name: "precompact", code_name: "precompact", prefix: &[], value_flag: "--host", hook: true },
     Bin { path: None, name: "postcompact", code_name: "postcompact", prefix: &[], value_flag: "--host", hook: true },
     Bin { path: None, name: "session-hook", code_name: "session_hook", prefix: &[], value_flag: "--host", hook: true },
-    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-local")), name: "kijito-local", code_name: "local", prefix: &["serve"], value_flag: "--db", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_memory-latch")), name: "memory-latch", code_name: "memory_latch", prefix: &["status"], value_flag: "--workspace", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_wake-check")), name: "wake-check", code_name: "wake_check", prefix: &[], value_flag: "--workspace", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-compact")), name: "kijito-compact", code_name: "compact", prefix: &["status"], value_flag: "--session-id", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-setup")), name: "kijito-setup", code_name: "setup", prefix: &[], value_flag: "--pointer-id", hook: false },
-    Bin { path: Some(env!("CARGO_BIN_EXE_kijito-doctor")), name: "kijito-doctor", code_name: "doctor", prefix: &[], value_flag: "--root", hook: false },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_kijito-local")),
+        name: "kijito-local",
+        code_name: "local",
+        prefix: &["serve"],
+        value_flag: "--db",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_memory-latch")),
+        name: "memory-latch",
+        code_name: "memory_latch",
+        prefix: &["status"],
+        value_flag: "--workspace",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_wake-check")),
+        name: "wake-check",
+        code_name: "wake_check",
+        prefix: &[],
+        value_flag: "--workspace",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_kijito-compact")),
+        name: "kijito-compact",
+        code_name: "compact",
+        prefix: &["status"],
+        value_flag: "--session-id",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_kijito-setup")),
+        name: "kijito-setup",
+        code_name: "setup",
+        prefix: &[],
+        value_flag: "--pointer-id",
+        hook: false,
+    },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_kijito-doctor")),
+        name: "kijito-doctor",
+        code_name: "doctor",
+        prefix: &[],
+        value_flag: "--root",
+        hook: false,
+    },
 ];
 
 fn run(bin: &Bin, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin.path.map(str::to_owned).unwrap_or_else(|| support::bin(bin.name))).args(args).stdin(Stdio::null()).output().unwrap();
+    let out = Command::new(bin.path.map(str::to_owned).unwrap_or_else(|| support::bin(bin.name)))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

@@ -69,7 +69,8 @@ fn start(turn_ms: u64, compact_ms: u64) -> Run {
         .stdin(Stdio::null())
         .spawn()
         .unwrap();
-    let tui: Value = wait_for("the TUI stand-in to start", 20, || fs::read(fd.join("tui.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()));
+    let tui: Value =
+        wait_for("the TUI stand-in to start", 20, || fs::read(fd.join("tui.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()));
     let argv: Vec<String> = serde_json::from_value(tui["argv"].clone()).unwrap();
     assert_eq!(argv[0], "--remote");
     assert_eq!(&argv[2..], ["--some-tui-flag", "x"], "CODEX_ARGS go to the TUI unchanged");
@@ -148,7 +149,9 @@ fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
     assert_eq!(req.state, RequestState::Pending);
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(trigger::read_request(&qa, &s).unwrap().unwrap().state, RequestState::Pending, "nothing is sent while the turn runs");
-    until(&mut ws, &mut seen, "the user turn's turn/completed", |v| is_method(v, "turn/completed") && v["params"]["turn"]["id"] != Value::Null);
+    until(&mut ws, &mut seen, "the user turn's turn/completed", |v| {
+        is_method(v, "turn/completed") && v["params"]["turn"]["id"] != Value::Null
+    });
 
     // The adapter compacts on its own: the client sees the compaction turn.
     let item = until(&mut ws, &mut seen, "contextCompaction item/started", |v| {
@@ -158,12 +161,22 @@ fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
     // The user types during the compaction: held, not refused by the host.
     send(&mut ws, json!({"id": 7, "method": "turn/start", "params": {"threadId": thread, "input": []}}));
     // The host runs the hooks inside the compaction turn (here: the real hook binaries).
-    let pre = w.run(&PRECOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PreCompact:manual", &thread));
+    let pre = w.run(
+        &PRECOMPACT,
+        &["--host", "codex", "--data-dir", &w.data_arg()],
+        &w.hook_stdin("codex", "app-server:PreCompact:manual", &thread),
+    );
     assert_eq!(pre.status.code(), Some(0));
-    let post = w.run(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PostCompact:manual", &thread));
+    let post = w.run(
+        &POSTCOMPACT,
+        &["--host", "codex", "--data-dir", &w.data_arg()],
+        &w.hook_stdin("codex", "app-server:PostCompact:manual", &thread),
+    );
     assert_eq!(post.status.code(), Some(0));
     let comp_turn = item["params"]["turnId"].clone();
-    until(&mut ws, &mut seen, "the compaction's turn/completed", |v| is_method(v, "turn/completed") && v["params"]["turn"]["id"] == comp_turn);
+    until(&mut ws, &mut seen, "the compaction's turn/completed", |v| {
+        is_method(v, "turn/completed") && v["params"]["turn"]["id"] == comp_turn
+    });
     let answer = until(&mut ws, &mut seen, "the held turn/start's answer", |v| v["id"] == 7);
     assert!(answer.get("result").is_some(), "the held turn/start ran after the compaction: {answer}");
     let state = wait_for("the request to be compacted", 10, || {
@@ -172,7 +185,10 @@ fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
     });
     assert_eq!(state, RequestState::Compacted { attested: true, reason: "pass_promoted".into() }, "claimed with the pass");
 
-    assert!(seen.iter().all(|v| !v["id"].as_str().is_some_and(|i| i.starts_with("kijito-compact-"))), "the adapter's answer never reaches the client");
+    assert!(
+        seen.iter().all(|v| !v["id"].as_str().is_some_and(|i| i.starts_with("kijito-compact-"))),
+        "the adapter's answer never reaches the client"
+    );
 
     // The TUI exits: so does the adapter, with its status, and cleans up.
     fs::write(fd.join("tui-exit"), "3").unwrap();
@@ -219,7 +235,10 @@ fn nothing_is_sent_without_a_pin_to_this_adapter_or_with_the_kill_switch() {
     assert_eq!(trigger::read_request(&qa, &s).unwrap().unwrap().state, RequestState::Pending);
     // pinned to this adapter, but the kill switch is on
     let env: Value = serde_json::from_slice(&fs::read(fd.join("env.json")).unwrap()).unwrap();
-    let mine = Via::CodexAppServer { adapter_id: env["KIJITO_COMPACT_ADAPTER_ID"].as_str().unwrap().into(), socket: AbsPath::parse(sock.to_str().unwrap()).unwrap() };
+    let mine = Via::CodexAppServer {
+        adapter_id: env["KIJITO_COMPACT_ADAPTER_ID"].as_str().unwrap().into(),
+        socket: AbsPath::parse(sock.to_str().unwrap()).unwrap(),
+    };
     fs::write(w.data.join("compact-disabled"), "").unwrap();
     trigger::write_pin(&qa, &Pin { session_id: s.clone(), via: mine, pinned_at_ms: now_ms() }).unwrap();
     std::thread::sleep(Duration::from_millis(800));
@@ -254,7 +273,20 @@ fn headless_stdio_client_and_usage_errors() {
     let link = w.path("link.log");
     std::os::unix::fs::symlink(&existing, &link).unwrap();
     for p in [&existing, &link] {
-        let out = w.run(KIJITO_COMPACT, &["codex", "--stdio-client", "--codex", fake_codex().to_str().unwrap(), "--data-dir", &w.data_arg(), "--message-log", p.to_str().unwrap()], b"");
+        let out = w.run(
+            KIJITO_COMPACT,
+            &[
+                "codex",
+                "--stdio-client",
+                "--codex",
+                fake_codex().to_str().unwrap(),
+                "--data-dir",
+                &w.data_arg(),
+                "--message-log",
+                p.to_str().unwrap(),
+            ],
+            b"",
+        );
         assert_ne!(out.status.code(), Some(0), "{}", p.display());
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("kijito_compact_failed:"));
     }

@@ -79,7 +79,15 @@ fn failure(out: &Output) -> String {
 
 /// `tmux -S SOCK ARGS` (stdout trimmed; panics on failure).
 fn tmux(sock: &Path, args: &[&str]) -> String {
-    let out = Command::new("tmux").arg("-S").arg(sock).args(args).env_remove("TMUX").env_remove("TMUX_PANE").stdin(Stdio::null()).output().unwrap();
+    let out = Command::new("tmux")
+        .arg("-S")
+        .arg(sock)
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
@@ -91,7 +99,12 @@ fn proc_stat(pid: u64) -> (u64, u64) {
 }
 
 fn proc_argv(pid: u64) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline")).unwrap().split(|b| *b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap()
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect()
 }
 
 /// How the stand-in host is started in its pane.
@@ -167,7 +180,12 @@ fn start_host(w: &World, shape: Shape) -> Pane {
         Shape::ShellChild => vec!["sh", "-c", &shell],
     };
     let mut c = w.command("tmux");
-    c.arg("-S").arg(&sock).args(["-f", "/dev/null", "new-session", "-d", "-s", "agent", "-x", "120", "-y", "30", "--"]).args(&cmd).env_remove("TMUX").env_remove("TMUX_PANE");
+    c.arg("-S")
+        .arg(&sock)
+        .args(["-f", "/dev/null", "new-session", "-d", "-s", "agent", "-x", "120", "-y", "30", "--"])
+        .args(&cmd)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
     assert!(c.stdin(Stdio::null()).status().unwrap().success());
     let mut pane = Pane { sock: sock.clone(), typed: typed.clone(), pane_pid: 0, host_pid: 0, hold: w.path("hold") };
     tmux(&sock, &["new-session", "-d", "-s", "keep", "sleep 600"]);
@@ -323,7 +341,10 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     // SAFETY: plain kill(2) of the test's own `cat` child of the pane.
     assert_eq!(unsafe { libc::kill(p.host_pid as i32, libc::SIGTERM) }, 0);
     let pid = p.host_pid;
-    wait_for("the host to exit", 10, || !Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z ")));
+    wait_for("the host to exit", 10, || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+    });
     let r = request(&w, &[]);
     assert_eq!(failure(&r), "kijito_compact_failed:no_safe_trigger", "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(typed(&p.typed), "/compact\r/compact\r");
@@ -582,7 +603,8 @@ fn protocol_section_9_examples_are_byte_exact() {
         } else if v["type"] == "kijito.compaction.status" {
             // the request plus summaryCarried, summaryCheck and type, in that order
             let mut o = v.as_object().unwrap().clone();
-            let tail: Vec<(String, Value)> = ["summaryCarried", "summaryCheck", "type"].iter().map(|k| (k.to_string(), o.shift_remove(*k).unwrap())).collect();
+            let tail: Vec<(String, Value)> =
+                ["summaryCarried", "summaryCheck", "type"].iter().map(|k| (k.to_string(), o.shift_remove(*k).unwrap())).collect();
             let mut again = Request::parse(Value::Object(o).to_string().as_bytes()).unwrap().to_value();
             again.as_object_mut().unwrap().extend(tail);
             again.to_string()
@@ -602,7 +624,9 @@ fn protocol_section_9_examples_are_byte_exact() {
 fn turn_records_follow_the_session_and_ignore_subagents() {
     use std::io::Write;
     let w = World::new();
-    let turn = || -> Option<Value> { std::fs::read(w.qa().join(format!("compact-turn.{S}.json"))).ok().map(|b| serde_json::from_slice(&b).unwrap()) };
+    let turn = || -> Option<Value> {
+        std::fs::read(w.qa().join(format!("compact-turn.{S}.json"))).ok().map(|b| serde_json::from_slice(&b).unwrap())
+    };
     let run = |event: &str, agent: Option<(&str, &str)>| {
         let mut stdin: Value = serde_json::from_slice(&w.hook_stdin("claude", event, S)).unwrap();
         if let Some((k, v)) = agent {

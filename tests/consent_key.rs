@@ -74,7 +74,15 @@ fn key_world() -> K {
     fs::set_permissions(&keys, fs::Permissions::from_mode(0o700)).unwrap();
     let (sk, pk, pass) = (keys.join("user.key"), keys.join("user.pub"), keys.join("pass"));
     private_file(&pass, &format!("{PASSPHRASE}\n"));
-    e.ok(&["keygen", "--secret-key", sk.to_str().unwrap(), "--public-key", pk.to_str().unwrap(), "--passphrase-file", pass.to_str().unwrap()]);
+    e.ok(&[
+        "keygen",
+        "--secret-key",
+        sk.to_str().unwrap(),
+        "--public-key",
+        pk.to_str().unwrap(),
+        "--passphrase-file",
+        pass.to_str().unwrap(),
+    ]);
     fs::remove_file(&pass).unwrap();
     let cfg = keys.join("consent.json");
     private_file(&cfg, &json!({"schema": "memory-latch.consent/v1", "mode": "key", "public_key": pk}).to_string());
@@ -85,7 +93,18 @@ fn key_world() -> K {
 
 impl K {
     fn request(&self, action: &str, risk: &str) -> Value {
-        let v: Value = serde_json::from_str(&self.e.ok(&["consent", "request", "--json", "--action-file", action, "--summary", "deploy", "--risk", risk])).unwrap();
+        let v: Value = serde_json::from_str(&self.e.ok(&[
+            "consent",
+            "request",
+            "--json",
+            "--action-file",
+            action,
+            "--summary",
+            "deploy",
+            "--risk",
+            risk,
+        ]))
+        .unwrap();
         assert!(v["token"].is_null() && v["key"]["approve"].as_str().unwrap().contains("memory-latch approve"), "{v}");
         v
     }
@@ -102,11 +121,27 @@ impl K {
         let intended = self.e.file("intended.txt", "a\n");
         let result = self.e.file("result.txt", "a\n");
         let cp = self.e.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.e.latch(&["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]);
+        let o = self.e.latch(&[
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]);
         (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     fn consent_code(report: &Value) -> String {
-        report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "consent_integrity").unwrap()["code"].as_str().unwrap_or("").to_owned()
+        report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "consent_integrity").unwrap()["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
     }
     fn ledger_path(&self) -> PathBuf {
         self.e.ws.join(".memory-latch/tokens.json")
@@ -163,7 +198,10 @@ fn approve_without_a_terminal_is_refused_and_signs_nothing() {
     // passphrase, which approve never reads
     let mut c = k.e.command("setsid");
     c.arg("-w").arg(support::bin("memory-latch"));
-    c.args(["approve", "--workspace", k.e.ws.to_str().unwrap(), "--secret-key", k.sk.to_str().unwrap()]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.args(["approve", "--workspace", k.e.ws.to_str().unwrap(), "--secret-key", k.sk.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     {
         use std::io::Write;
@@ -187,7 +225,8 @@ fn a_signature_over_another_action_an_expired_one_and_a_replay_are_refused() {
     k.request(&a, "low");
     assert_eq!(k.approve_in_pty(PASSPHRASE, &[]).0, 0);
     let saved = k.e.w.tmp.path().join("saved-latch");
-    let copy = |from: &PathBuf, to: &PathBuf| assert!(std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success());
+    let copy =
+        |from: &PathBuf, to: &PathBuf| assert!(std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success());
     copy(&k.e.ws.join(".memory-latch"), &saved);
     let saved_cp = k.e.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
     assert_eq!(k.gate(&a).0, 0);
@@ -216,11 +255,27 @@ fn a_signature_over_another_action_an_expired_one_and_a_replay_are_refused() {
     copy(&saved, &live);
     // (the head record outside the workspace names a newer entry: untrusted)
     let intended = k.e.file("intended.txt", "a\n");
-    let o = k.e.latch(&["gate", "--json", "--action-file", &a, "--intended", &intended, "--result", &intended, "--checkpoint", &saved_cp, "--target", "src/a.rs"]);
+    let o = k.e.latch(&[
+        "gate",
+        "--json",
+        "--action-file",
+        &a,
+        "--intended",
+        &intended,
+        "--result",
+        &intended,
+        "--checkpoint",
+        &saved_cp,
+        "--target",
+        "src/a.rs",
+    ]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     assert_eq!(o.status.code(), Some(1), "a replayed approval must not pass: {report}");
     assert_eq!(K::consent_code(&report), "latch_untrusted", "{report}");
-    assert!(report["checks"].to_string().contains("latch_rolled_back") || String::from_utf8_lossy(&o.stderr).contains("latch_rolled_back"), "{report}");
+    assert!(
+        report["checks"].to_string().contains("latch_rolled_back") || String::from_utf8_lossy(&o.stderr).contains("latch_rolled_back"),
+        "{report}"
+    );
 }
 
 #[test]

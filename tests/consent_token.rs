@@ -20,10 +20,18 @@ use support::latch::{env, Env};
 fn line(host: &str, kind: &str, id: &str, text: &str) -> Value {
     match (host, kind) {
         ("claude", "user") => json!({"type": "user", "message": {"role": "user", "content": text}}),
-        ("claude", "call") => json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": text}}]}}),
-        ("claude", "result") => json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}}),
-        (_, "user") => json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}),
-        (_, "call") => json!({"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": text}).to_string(), "call_id": id}}),
+        ("claude", "call") => {
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": text}}]}})
+        }
+        ("claude", "result") => {
+            json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}})
+        }
+        (_, "user") => {
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}})
+        }
+        (_, "call") => {
+            json!({"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": text}).to_string(), "call_id": id}})
+        }
         _ => json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": text}}),
     }
 }
@@ -39,7 +47,9 @@ fn world() -> T {
     let e = env();
     e.ok(&["init", "--objective", "ship it"]);
     let action = e.file("action.txt", "git push --force origin main\n");
-    let v: Value = serde_json::from_str(&e.ok(&["consent", "request", "--json", "--action-file", &action, "--summary", "push", "--risk", "low"])).unwrap();
+    let v: Value =
+        serde_json::from_str(&e.ok(&["consent", "request", "--json", "--action-file", &action, "--summary", "push", "--risk", "low"]))
+            .unwrap();
     let token = v["token"].as_str().unwrap().to_owned();
     T { e, action, token }
 }
@@ -52,7 +62,12 @@ impl T {
         let mut items = vec![
             line(host, "user", "", "please push"),
             line(host, "call", "c1", &format!("{ml} consent request --action-file {} --summary push --risk low", self.action)),
-            line(host, "result", "c1", &format!("CONFIRMATION NEEDED (low risk)\nTo authorize, the USER sends only this token: {}\n", self.token)),
+            line(
+                host,
+                "result",
+                "c1",
+                &format!("CONFIRMATION NEEDED (low risk)\nTo authorize, the USER sends only this token: {}\n", self.token),
+            ),
         ];
         items.extend(more.iter().map(|(k, id, t)| line(host, k, id, t)));
         let text: String = items.iter().map(|v| format!("{v}\n")).collect();
@@ -116,7 +131,19 @@ fn the_users_own_prompt_after_the_turn_still_confirms() {
         assert_eq!(t.consent(), "authorized", "{host}");
         let intended = t.e.file("i.txt", "a\n");
         let cp = t.e.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        t.e.ok(&["gate", "--action-file", &t.action, "--intended", &intended, "--result", &intended, "--checkpoint", &cp, "--target", "src/a.rs"]);
+        t.e.ok(&[
+            "gate",
+            "--action-file",
+            &t.action,
+            "--intended",
+            &intended,
+            "--result",
+            &intended,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]);
     }
 }
 

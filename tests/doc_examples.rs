@@ -87,16 +87,12 @@ fn sh_blocks(path: &Path) -> Vec<Block> {
         }
         assert!(j < lines.len(), "{name}:{}: unclosed fence", i + 1);
         if info == "sh" {
-            let not_run = i
-                .checked_sub(1)
-                .map(|k| lines[k].trim())
-                .filter(|prev| prev.starts_with(NOT_RUN))
-                .map(|prev| {
-                    assert!(prev.ends_with("-->"), "{name}:{i}: a not-run marker is one line ending in -->");
-                    let reason = prev[NOT_RUN.len()..prev.len() - 3].trim().to_string();
-                    assert!(!reason.is_empty(), "{name}:{i}: a not-run marker must name its reason");
-                    reason
-                });
+            let not_run = i.checked_sub(1).map(|k| lines[k].trim()).filter(|prev| prev.starts_with(NOT_RUN)).map(|prev| {
+                assert!(prev.ends_with("-->"), "{name}:{i}: a not-run marker is one line ending in -->");
+                let reason = prev[NOT_RUN.len()..prev.len() - 3].trim().to_string();
+                assert!(!reason.is_empty(), "{name}:{i}: a not-run marker must name its reason");
+                reason
+            });
             out.push(Block { file: name.clone(), line: i + 1, code: body.join("\n") + "\n", not_run });
         }
         i = j + 1;
@@ -198,7 +194,10 @@ fn run(block: &Block, bins: &Path) -> Option<String> {
     match status {
         Some(s) if s.success() => None,
         Some(s) => Some(format!("{}:{} exited with {s}\n--- block ---\n{}--- output ---\n{output}", block.file, block.line, block.code)),
-        None => Some(format!("{}:{} timed out after {TIMEOUT:?}\n--- block ---\n{}--- output ---\n{output}", block.file, block.line, block.code)),
+        None => Some(format!(
+            "{}:{} timed out after {TIMEOUT:?}\n--- block ---\n{}--- output ---\n{output}",
+            block.file, block.line, block.code
+        )),
     }
 }
 

@@ -26,7 +26,12 @@ impl Drop for DemoRun {
 }
 
 fn demo(host: &str) -> DemoRun {
-    let out = Command::new(KIJITO_LOCAL).args(["demo", "--host", host, "--keep"]).env_remove("CLAUDE_PLUGIN_DATA").env_remove("PLUGIN_DATA").output().unwrap();
+    let out = Command::new(KIJITO_LOCAL)
+        .args(["demo", "--host", host, "--keep"])
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("PLUGIN_DATA")
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let dir = stdout.lines().find_map(|l| l.strip_prefix("kept ")).map(PathBuf::from).expect("demo prints the kept dir");
     DemoRun { status: out.status.code().unwrap_or(-1), stdout, dir }
@@ -73,7 +78,10 @@ fn check(host: &str, sessionstart_runs: usize) {
     let qa = run.dir.join("data/qa");
     let names: Vec<String> = std::fs::read_dir(&qa).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(names.iter().any(|n| n.starts_with("compaction-resume-consumed.")), "{names:?}");
-    assert!(!names.iter().any(|n| n.starts_with("qa-pass.") || n.starts_with("compaction-resume.") || n.starts_with("compaction-reentry.")), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("qa-pass.") || n.starts_with("compaction-resume.") || n.starts_with("compaction-reentry.")),
+        "{names:?}"
+    );
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&qa).unwrap().permissions().mode() & 0o777, 0o700);
 }

@@ -20,8 +20,22 @@ use std::fs;
 
 /// (host, session, PreCompact key, PostCompact key, SessionStart(compact) key, UserPromptSubmit key)
 const HOSTS: [(&str, &str, &str, &str, &str, &str); 2] = [
-    ("codex", "01a2295e-6929-7981-9da7-935145fb97be", "app-server:PreCompact:manual", "app-server:PostCompact:manual", "app-server:SessionStart:compact", "app-server:UserPromptSubmit"),
-    ("claude", "2208dc6c-1602-4db0-9c33-9125ee25dc44", "PreCompact(manual, no args)", "PostCompact(manual)", "SessionStart(source=compact)", "UserPromptSubmit"),
+    (
+        "codex",
+        "01a2295e-6929-7981-9da7-935145fb97be",
+        "app-server:PreCompact:manual",
+        "app-server:PostCompact:manual",
+        "app-server:SessionStart:compact",
+        "app-server:UserPromptSubmit",
+    ),
+    (
+        "claude",
+        "2208dc6c-1602-4db0-9c33-9125ee25dc44",
+        "PreCompact(manual, no args)",
+        "PostCompact(manual)",
+        "SessionStart(source=compact)",
+        "UserPromptSubmit",
+    ),
 ];
 
 fn attempt(c: &Cycle, s: &str) -> Value {
@@ -58,7 +72,8 @@ fn a_consumed_pass_put_back_without_the_spent_record_attests_nothing() {
         assert!(text.starts_with(&format!("kijito-qa re-entry after compaction: ATTESTED (session {s})")), "{host}: {text}");
         // The ledger outside the data dir lists the consumed nonce.
         let heads = c.world.home.join("latch-heads");
-        let ledger: Vec<_> = fs::read_dir(&heads).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains("qa-ledger.")).collect();
+        let ledger: Vec<_> =
+            fs::read_dir(&heads).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains("qa-ledger.")).collect();
         assert_eq!(ledger.len(), 1, "{host}: {ledger:?}");
         let line: Value = serde_json::from_str(fs::read_to_string(&ledger[0]).unwrap().lines().next().unwrap()).unwrap();
         assert_eq!((line["nonce"].clone(), line["why"].clone()), (ready["compactionNonce"].clone(), json!("pass_already_consumed")));
@@ -68,11 +83,18 @@ fn a_consumed_pass_put_back_without_the_spent_record_attests_nothing() {
         fs::remove_file(c.qa().join(format!("qa-spent.{s}.json"))).unwrap();
         // status (like the Stop reminder and kijito-compact request) refuses it already.
         let st = c.status(s);
-        assert_eq!((st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()), (json!(false), json!("pass_replayed")), "{host}: {st}");
+        assert_eq!(
+            (st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()),
+            (json!(false), json!("pass_replayed")),
+            "{host}: {st}"
+        );
         let text = compaction(&c, h);
         let a: Value = serde_json::from_slice(&fs::read(c.qa().join(format!("compaction-attempt-claimed.{s}.json"))).unwrap()).unwrap();
         assert_eq!((a["attested"].clone(), a["reason"].clone()), (json!(false), json!("pass_replayed")), "{host}");
-        assert!(text.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {s}). Reason: pass_replayed.")), "{host}: {text}");
+        assert!(
+            text.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {s}). Reason: pass_replayed.")),
+            "{host}: {text}"
+        );
     }
 }
 
@@ -95,7 +117,10 @@ fn a_hand_written_attested_record_is_unattested_even_with_a_forged_spent_record(
             &json!({"schemaVersion":2,"sessionId":s,"claimedAtMs":now,"attested":true,"reason":"pass_promoted","pointerId":c.seeded.pointer_id,"lockMessageId":c.seeded.lock_id,"pointerDigest":c.seeded.pointer_digest(),"snapshotDigest":c.seeded.expected_snapshot_digest(),"compactionNonce":nonce,"summaryCarried":null,"summaryCheck":"pending"}),
         );
         let text = c.session_hook(host, "UserPromptSubmit", &c.stdin(host, ups, s, Some("hello"), None)).unwrap();
-        assert!(text.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {s}). Reason: reentry_unbacked.")), "{host}: {text}");
+        assert!(
+            text.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {s}). Reason: reentry_unbacked.")),
+            "{host}: {text}"
+        );
     }
 }
 

@@ -49,7 +49,14 @@ fn forging_every_chained_file_and_the_ledger_attests() {
     };
     let bytes = ticket.to_bytes_witnessed(true);
     write_private(&c.qa().join(format!("compaction-resume-consumed.{S}.json")), &bytes);
-    let attempt = Attempt { session_id: sid(), recorded_at_ms: now - 2000, trigger: "manual".into(), attested: true, reason: "pass_promoted".into(), compaction_nonce: Some(nonce.clone()) };
+    let attempt = Attempt {
+        session_id: sid(),
+        recorded_at_ms: now - 2000,
+        trigger: "manual".into(),
+        attested: true,
+        reason: "pass_promoted".into(),
+        compaction_nonce: Some(nonce.clone()),
+    };
     write_private(&c.qa().join(format!("compaction-attempt-claimed.{S}.json")), attempt.to_value().to_string().as_bytes());
     write_private(
         &c.qa().join(format!("qa-spent.{S}.json")),
@@ -104,8 +111,21 @@ fn record(c: &Cycle, a: &std::path::Path, b: &std::path::Path) -> std::process::
     c.run(
         QA_GATE,
         &[
-            "record", "--session-id", S, "--transcript", &t, "--data-dir", &d, "--pointer-id", &pointer, "--pointer-digest", &digest,
-            "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report", b.to_str().unwrap(),
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            &t,
+            "--data-dir",
+            &d,
+            "--pointer-id",
+            &pointer,
+            "--pointer-digest",
+            &digest,
+            "--cold-boot-report",
+            a.to_str().unwrap(),
+            "--cold-boot-report",
+            b.to_str().unwrap(),
         ],
         b"",
     )
@@ -200,8 +220,20 @@ fn a_replaced_verifier_lets_record_accept_reports_no_verifier_wrote() {
     let out = w.run(
         gate.to_str().unwrap(),
         &[
-            "record", "--session-id", S, "--transcript", w.transcript.to_str().unwrap(), "--data-dir", &w.data_arg(), "--pointer-id",
-            &POINTER.to_string(), "--pointer-digest", &spec.pointer_digest, "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report",
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            w.transcript.to_str().unwrap(),
+            "--data-dir",
+            &w.data_arg(),
+            "--pointer-id",
+            &POINTER.to_string(),
+            "--pointer-digest",
+            &spec.pointer_digest,
+            "--cold-boot-report",
+            a.to_str().unwrap(),
+            "--cold-boot-report",
             b.to_str().unwrap(),
         ],
         b"",

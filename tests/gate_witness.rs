@@ -54,7 +54,8 @@ impl W {
     fn boot(&self, agent: Option<&str>, seen: bool, extra: &str) -> (PathBuf, Option<i32>) {
         let (line, report) = self.boot_line(extra);
         if seen {
-            let recorded = kijito_gate::witness::observe(&self.qa, &SessionId::parse(S).unwrap(), agent, &line, &self.helpers, now_ms()).unwrap();
+            let recorded =
+                kijito_gate::witness::observe(&self.qa, &SessionId::parse(S).unwrap(), agent, &line, &self.helpers, now_ms()).unwrap();
             assert!(recorded, "a pointer-snapshot helper command is recorded: {line}");
         }
         let words: Vec<&str> = line.split(' ').collect();
@@ -74,8 +75,21 @@ impl W {
         self.c.run(
             QA_GATE,
             &[
-                "record", "--session-id", S, "--transcript", &t, "--data-dir", &d, "--pointer-id", &pointer, "--pointer-digest", &digest,
-                "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report", b.to_str().unwrap(),
+                "record",
+                "--session-id",
+                S,
+                "--transcript",
+                &t,
+                "--data-dir",
+                &d,
+                "--pointer-id",
+                &pointer,
+                "--pointer-digest",
+                &digest,
+                "--cold-boot-report",
+                a.to_str().unwrap(),
+                "--cold-boot-report",
+                b.to_str().unwrap(),
             ],
             b"",
         )
@@ -177,7 +191,10 @@ fn observe_ignores_every_other_line_without_touching_the_disk() {
         format!("{} --pointer-id 1", w.helpers.helper("pointer-digest")),
         // Names pointer-snapshot but is no helper command of this root (the guard denies it).
         "echo pointer-snapshot".to_owned(),
-        format!("/elsewhere/bin/pointer-snapshot --pointer-id 1 --lock-message-id 2 --report-file {}", w.c.world.report_path("x.json").display()),
+        format!(
+            "/elsewhere/bin/pointer-snapshot --pointer-id 1 --lock-message-id 2 --report-file {}",
+            w.c.world.report_path("x.json").display()
+        ),
     ] {
         assert!(!kijito_gate::witness::observe(&w.qa, &s, Some("a"), &line, &w.helpers, now_ms()).unwrap(), "{line}");
     }

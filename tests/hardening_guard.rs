@@ -59,7 +59,19 @@ fn issue_bypasses(r: &str, marker: &str) -> Vec<String> {
 
 /// Obfuscated forms of a helper invocation followed by an injected command.
 fn generated(r: &str) -> Vec<String> {
-    let names = ["pointer-digest", "pointer-snapshot", "pointer-publish", "qa-gate", "precompact", "postcompact", "session-hook", "memory-latch", "wake-check", "kijito-local", "kijito-compact"];
+    let names = [
+        "pointer-digest",
+        "pointer-snapshot",
+        "pointer-publish",
+        "qa-gate",
+        "precompact",
+        "postcompact",
+        "session-hook",
+        "memory-latch",
+        "wake-check",
+        "kijito-local",
+        "kijito-compact",
+    ];
     let mut out = Vec::new();
     for name in names {
         let tail = " --pointer-id 3; echo INJECTED";
@@ -173,7 +185,12 @@ fn oversized_or_unparsable_tool_calls_are_denied() {
     // Padded past 1 MiB: denied with the reason, never allowed.
     let mut v: Value = serde_json::from_slice(&pre_tool_use_stdin("codex", S, "Bash", json!({"command": injected}))).unwrap();
     v["padding"] = json!("x".repeat(1024 * 1024 + 10));
-    for (host, stdin) in [("codex", v.to_string().into_bytes()), ("claude", v.to_string().into_bytes()), ("codex", b"{\"tool_name\":\"Bash\",".to_vec()), ("codex", b"".to_vec())] {
+    for (host, stdin) in [
+        ("codex", v.to_string().into_bytes()),
+        ("claude", v.to_string().into_bytes()),
+        ("codex", b"{\"tool_name\":\"Bash\",".to_vec()),
+        ("codex", b"".to_vec()),
+    ] {
         let out = w.run(&SESSION_HOOK, &["--host", host, "--expect", "PreToolUse", "--data-dir", &w.data_arg()], &stdin);
         assert_eq!(out.status.code(), Some(0));
         let text = String::from_utf8(out.stdout).unwrap();

@@ -79,5 +79,10 @@ fn no_request_reaches_a_proxy_from_the_environment() {
     // ... and not one connection or byte reached the proxy (a helper that
     // had gone through it would have waited for its answer and failed).
     let seen = seen.lock().unwrap();
-    assert!(seen.is_empty(), "the proxy received {} connection(s): {:?}", seen.len(), seen.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect::<Vec<_>>());
+    assert!(
+        seen.is_empty(),
+        "the proxy received {} connection(s): {:?}",
+        seen.len(),
+        seen.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect::<Vec<_>>()
+    );
 }

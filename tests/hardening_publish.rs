@@ -38,7 +38,13 @@ fn release_lease_frees_our_own_lease_and_refuses_anothers() {
     let again = s.server.claim(s.lock_id, "claude", 300);
     assert_eq!(again.json()["advisory"]["reason"], "self_claimed", "claude's lease is still held: {}", again.body);
     // Usage: only --lock-message-id and --token-file go with it.
-    let out = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string(), "--pointer-id".into(), s.pointer_id.to_string()]);
+    let out = s.run(&[
+        "--release-lease".into(),
+        "--lock-message-id".into(),
+        s.lock_id.to_string(),
+        "--pointer-id".into(),
+        s.pointer_id.to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }
 

@@ -31,7 +31,10 @@ fn watchdogs_answer_before_the_host_kills_the_hook() {
                     assert_eq!(secs, kijito_hooks::HOOK_TIMEOUT_SECS, "{host} {event}");
                     let timeout = std::time::Duration::from_secs(secs);
                     let margin = std::time::Duration::from_secs(1);
-                    assert!(kijito_hooks::WATCHDOG + margin <= timeout && kijito_hooks::WATCHDOG_SESSION + margin <= timeout, "{host} {event}");
+                    assert!(
+                        kijito_hooks::WATCHDOG + margin <= timeout && kijito_hooks::WATCHDOG_SESSION + margin <= timeout,
+                        "{host} {event}"
+                    );
                     seen += 1;
                 }
             }
@@ -59,8 +62,21 @@ fn qa_gate_resolves_the_data_dir_like_the_hooks() {
     // record without --data-dir writes the pass under the config's dataDir.
     let out = w.run(
         QA_GATE,
-        &["record", "--session-id", S, "--transcript", w.transcript.to_str().unwrap(), "--pointer-id", &POINTER.to_string(), "--pointer-digest", &digest,
-          "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report", b.to_str().unwrap()],
+        &[
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            w.transcript.to_str().unwrap(),
+            "--pointer-id",
+            &POINTER.to_string(),
+            "--pointer-digest",
+            &digest,
+            "--cold-boot-report",
+            a.to_str().unwrap(),
+            "--cold-boot-report",
+            b.to_str().unwrap(),
+        ],
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -136,16 +152,22 @@ fn the_docs_table_and_the_hooks_print_the_same_messages_whole() {
     // The real hooks print them whole (no clipping at 80 characters).
     let w = World::new();
     w.record_ok(S);
-    let stop = w.run(&SESSION_HOOK, &["--host", "codex", "--expect", "Stop", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:Stop", S));
+    let stop = w.run(
+        &SESSION_HOOK,
+        &["--host", "codex", "--expect", "Stop", "--data-dir", &w.data_arg()],
+        &w.hook_stdin("codex", "app-server:Stop", S),
+    );
     let v: Value = serde_json::from_slice(&stop.stdout).unwrap();
     let msg = v["systemMessage"].as_str().unwrap();
     let advice = "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested";
     let whole = |n: &str| messages::fill(messages::STOP_WAITING, n).replacen("<advice>", advice, 1);
     assert!(msg == whole("29") || msg == whole("30"), "{msg}");
     assert!(msg.ends_with("so re-entry is attested"), "printed whole: {msg}");
-    let pre = w.run(&PRECOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PreCompact:manual", S));
+    let pre =
+        w.run(&PRECOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PreCompact:manual", S));
     assert_eq!(serde_json::from_slice::<Value>(&pre.stdout).unwrap()["systemMessage"], messages::PRECOMPACT_ATTESTED);
-    let post = w.run(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PostCompact:manual", S));
+    let post =
+        w.run(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PostCompact:manual", S));
     assert_eq!(serde_json::from_slice::<Value>(&post.stdout).unwrap()["systemMessage"], messages::POSTCOMPACT_ATTESTED);
 }
 
@@ -166,8 +188,13 @@ fn concurrent_precompacts_never_promise_an_attestation_that_is_not_delivered() {
             .collect();
         let attested_msgs = said.iter().filter(|m| m.as_str() == messages::PRECOMPACT_ATTESTED).count();
         assert!(attested_msgs <= 1, "one pass, at most one attested PreCompact: {said:?}");
-        let attempt: Value = serde_json::from_slice(&std::fs::read(w.qa().join(format!("compaction-attempt.{session}.json"))).unwrap()).unwrap();
-        let post = w.run(&POSTCOMPACT, &["--host", "codex", "--data-dir", &w.data_arg()], &w.hook_stdin("codex", "app-server:PostCompact:manual", &session));
+        let attempt: Value =
+            serde_json::from_slice(&std::fs::read(w.qa().join(format!("compaction-attempt.{session}.json"))).unwrap()).unwrap();
+        let post = w.run(
+            &POSTCOMPACT,
+            &["--host", "codex", "--data-dir", &w.data_arg()],
+            &w.hook_stdin("codex", "app-server:PostCompact:manual", &session),
+        );
         let claimed = serde_json::from_slice::<Value>(&post.stdout).unwrap()["systemMessage"].as_str().unwrap().to_owned();
         // What the last PreCompact left on disk is what is delivered.
         assert_eq!(attempt["attested"] == true, claimed == messages::POSTCOMPACT_ATTESTED, "{attempt} / {claimed} / {said:?}");
@@ -201,7 +228,11 @@ fn an_unsafe_ancestor_of_a_private_path_is_refused() {
     write_private_unchecked(&b, green_report(&ReportSpec { boot_nonce: nonce(5), ..spec.clone() }).to_string().as_bytes());
     let out = w.record(S, &spec.pointer_digest, &a, &b);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("writable by group or other without the sticky bit"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("writable by group or other without the sticky bit"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A data dir reached through a symlinked ancestor is unusable for the hooks.
     std::fs::create_dir(w.path("real")).unwrap();
     std::os::unix::fs::symlink(w.path("real"), w.path("alias")).unwrap();

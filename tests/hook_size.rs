@@ -39,7 +39,11 @@ fn gate(dir: &Path) -> Output {
 fn the_gate_checks_every_hook_binary_of_kijito_hooks() {
     let script = std::fs::read_to_string(SCRIPT).unwrap();
     let hooks = hooks();
-    assert_eq!(hooks, ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook"], "kijito-hooks' bins changed: update benches/hook_size.sh");
+    assert_eq!(
+        hooks,
+        ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook"],
+        "kijito-hooks' bins changed: update benches/hook_size.sh"
+    );
     assert!(script.contains(&format!("hooks=({})", hooks.join(" "))), "benches/hook_size.sh must list {hooks:?}");
 }
 

@@ -54,7 +54,11 @@ fn session_hook(w: &World, host: &str, expect: &str, stdin: &[u8]) -> Option<Str
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["hookSpecificOutput"]["hookEventName"], expect);
     }
-    if out.stdout.is_empty() { None } else { Some(String::from_utf8(out.stdout).unwrap()) }
+    if out.stdout.is_empty() {
+        None
+    } else {
+        Some(String::from_utf8(out.stdout).unwrap())
+    }
 }
 
 /// The exact pointer-snapshot line of an attested re-entry text.
@@ -64,7 +68,10 @@ fn snapshot_line(text: &str) -> String {
 
 fn assert_attested(text: &str, ready: &Value, w: &World) {
     assert!(text.contains("ATTESTED") && !text.contains("UNATTESTED"), "{text}");
-    let pass: Value = serde_json::from_slice(&fs::read(w.qa().join(format!("compaction-resume-consumed.{}.json", ready["sessionId"].as_str().unwrap()))).unwrap()).unwrap();
+    let pass: Value = serde_json::from_slice(
+        &fs::read(w.qa().join(format!("compaction-resume-consumed.{}.json", ready["sessionId"].as_str().unwrap()))).unwrap(),
+    )
+    .unwrap();
     for k in ["pointerDigest", "snapshotDigest"] {
         assert!(text.contains(pass[k].as_str().unwrap()), "text names the {k}");
     }
@@ -111,7 +118,11 @@ fn claude_order_session_start_then_postcompact_delivers_once() {
     // value, so PostCompact records summaryCarried false and tells the user (tests/summary_carried.rs).
     let post = postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S));
     assert_eq!(post["systemMessage"], "kijito-qa: the compaction summary lost at least one of the pointer id, lock id and both digests (summaryCarried: false); the re-entry text has them");
-    assert_eq!(postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S)), json!({"continue": true}), "decided once");
+    assert_eq!(
+        postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S)),
+        json!({"continue": true}),
+        "decided once"
+    );
     assert_eq!(session_hook(&w, "claude", "SessionStart", &ss), None);
     assert_eq!(session_hook(&w, "claude", "UserPromptSubmit", &w.hook_stdin("claude", "UserPromptSubmit", CLAUDE_S)), None);
 }
@@ -133,12 +144,31 @@ fn unattested_compaction_says_so() {
     let w = World::new();
     precompact(&w, "codex", &w.hook_stdin("codex", "app-server:PreCompact:auto", CODEX_S));
     let attempt: Value = serde_json::from_slice(&fs::read(w.qa().join(format!("compaction-attempt.{CODEX_S}.json"))).unwrap()).unwrap();
-    assert_eq!(attempt, json!({"schemaVersion":1,"sessionId":CODEX_S,"recordedAtMs":attempt["recordedAtMs"],"trigger":"auto","attested":false,"reason":"pass_missing","compactionNonce":null}));
+    assert_eq!(
+        attempt,
+        json!({"schemaVersion":1,"sessionId":CODEX_S,"recordedAtMs":attempt["recordedAtMs"],"trigger":"auto","attested":false,"reason":"pass_missing","compactionNonce":null})
+    );
     let post = postcompact(&w, "codex", &w.hook_stdin("codex", "app-server:PostCompact:auto", CODEX_S));
     assert!(post["systemMessage"].as_str().unwrap().contains("UNATTESTED"));
     let reentry: Value = serde_json::from_slice(&fs::read(w.qa().join(format!("compaction-reentry.{CODEX_S}.json"))).unwrap()).unwrap();
     let keys: Vec<&str> = reentry.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["schemaVersion", "sessionId", "claimedAtMs", "attested", "reason", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "compactionNonce", "summaryCarried", "summaryCheck"]);
+    assert_eq!(
+        keys,
+        [
+            "schemaVersion",
+            "sessionId",
+            "claimedAtMs",
+            "attested",
+            "reason",
+            "pointerId",
+            "lockMessageId",
+            "pointerDigest",
+            "snapshotDigest",
+            "compactionNonce",
+            "summaryCarried",
+            "summaryCheck"
+        ]
+    );
     assert_eq!(reentry["schemaVersion"], 2);
     assert_eq!((&reentry["summaryCarried"], &reentry["summaryCheck"]), (&Value::Null, &json!("unattested")));
     assert_eq!(reentry["attested"], false);
@@ -169,8 +199,9 @@ fn replay_eight_postcompact_then_eight_session_start() {
     }
     assert_eq!(claims, 1, "exactly one claim");
     let ss = w.hook_stdin("codex", "app-server:SessionStart:compact", CODEX_S);
-    let children: Vec<_> =
-        (0..8).map(|_| w.spawn(&SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
+    let children: Vec<_> = (0..8)
+        .map(|_| w.spawn(&SESSION_HOOK, &["--host", "codex", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss))
+        .collect();
     let outs: Vec<_> = children.into_iter().map(|c| wait_bounded(c, 30)).collect();
     let delivered: Vec<_> = outs.iter().filter(|o| !o.stdout.is_empty()).collect();
     assert_eq!(delivered.len(), 1, "exactly one delivery");
@@ -185,8 +216,9 @@ fn eight_concurrent_session_starts_claim_and_deliver_once() {
     w.record_ok(CLAUDE_S);
     precompact(&w, "claude", &w.hook_stdin("claude", "PreCompact(manual, no args)", CLAUDE_S));
     let ss = w.hook_stdin("claude", "SessionStart(source=compact)", CLAUDE_S);
-    let children: Vec<_> =
-        (0..8).map(|_| w.spawn(&SESSION_HOOK, &["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss)).collect();
+    let children: Vec<_> = (0..8)
+        .map(|_| w.spawn(&SESSION_HOOK, &["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()], &ss))
+        .collect();
     let outs: Vec<_> = children.into_iter().map(|c| wait_bounded(c, 30)).collect();
     let delivered: Vec<_> = outs.iter().filter(|o| !o.stdout.is_empty()).collect();
     assert_eq!(delivered.len(), 1);
@@ -331,11 +363,16 @@ fn session_start_emits_the_exact_commands() {
         assert!(text.contains(&format!("Pointer id {POINTER}, lock message id {LOCK}")));
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with(dir.to_str().unwrap())).collect();
         let helpers: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap().rsplit('/').next().unwrap()).collect();
-        assert_eq!(helpers, ["pointer-digest", "pointer-publish", "pointer-snapshot", "pointer-snapshot", "qa-gate", "qa-gate", "kijito-compact"]);
+        assert_eq!(
+            helpers,
+            ["pointer-digest", "pointer-publish", "pointer-snapshot", "pointer-snapshot", "qa-gate", "qa-gate", "kijito-compact"]
+        );
         assert!(text.contains("kijito_compact_failed:no_safe_trigger, ask the user to run /compact"), "{text}");
         let content = w.path("manifest.json");
         for line in &lines {
-            assert!(line.contains(&format!("--pointer-id {POINTER}")) || line.contains("invalidate") || line.contains("kijito-compact request"));
+            assert!(
+                line.contains(&format!("--pointer-id {POINTER}")) || line.contains("invalidate") || line.contains("kijito-compact request")
+            );
             if line.contains(" record ") || line.contains(" invalidate ") || line.contains(" request ") {
                 assert!(line.contains(&format!("--session-id {s}")) && line.contains(&format!("--data-dir {}", w.data.display())));
             }
@@ -354,8 +391,10 @@ fn session_start_emits_the_exact_commands() {
         assert!(text.contains("evidence, never instructions"));
     }
     // Fresh report paths each time.
-    let a = context_of(session_hook(&w, "codex", "SessionStart", &w.hook_stdin("codex", "exec:SessionStart", CODEX_S)).unwrap().as_bytes()).unwrap();
-    let b = context_of(session_hook(&w, "codex", "SessionStart", &w.hook_stdin("codex", "exec:SessionStart", CODEX_S)).unwrap().as_bytes()).unwrap();
+    let a = context_of(session_hook(&w, "codex", "SessionStart", &w.hook_stdin("codex", "exec:SessionStart", CODEX_S)).unwrap().as_bytes())
+        .unwrap();
+    let b = context_of(session_hook(&w, "codex", "SessionStart", &w.hook_stdin("codex", "exec:SessionStart", CODEX_S)).unwrap().as_bytes())
+        .unwrap();
     assert_ne!(snapshot_line(&a), snapshot_line(&b));
 }
 
@@ -405,7 +444,11 @@ fn pre_tool_use_guard_per_host() {
         ("Bash", json!({"command": "grep qa-gate README.md"}), false),
         ("Bash", json!({"command": ["bash", "-lc", good.clone()]}), false),
         ("Bash", json!({"command": ["bash", "-lc", format!("{good} | tee x")]}), true),
-        ("shell", json!({"command": [format!("{}/qa-gate", dir.display()), "status", "--session-id", CODEX_S, "--data-dir", w.data.to_str().unwrap()]}), false),
+        (
+            "shell",
+            json!({"command": [format!("{}/qa-gate", dir.display()), "status", "--session-id", CODEX_S, "--data-dir", w.data.to_str().unwrap()]}),
+            false,
+        ),
         ("shell", json!({"command": [format!("{}/qa-gate", dir.display()), "status --session-id x"]}), true),
         ("Read", json!({"file_path": "/x/bin/qa-gate"}), false),
         ("Write", json!({"file_path": "/tmp/x", "content": "qa-gate record"}), false),
@@ -443,7 +486,10 @@ fn every_reply_builder_is_schema_valid() {
     }
     // And the schemas do reject what the hosts reject.
     let bad = r#"{"continue":true,"hookSpecificOutput":{"hookEventName":"PostCompact"}}"#;
-    let s: Value = serde_json::from_slice(&fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hosts/codex-schemas/post-compact.command.output.schema.json")).unwrap()).unwrap();
+    let s: Value = serde_json::from_slice(
+        &fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hosts/codex-schemas/post-compact.command.output.schema.json")).unwrap(),
+    )
+    .unwrap();
     assert!(!jsonschema::is_valid(&s, &serde_json::from_str(bad).unwrap()));
 }
 

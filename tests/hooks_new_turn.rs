@@ -108,7 +108,10 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
         let text = ups(&c, k, "fix the bu/compact", None).expect("the model is told");
         assert!(text.starts_with("kijito-qa: a new turn began after `qa-gate record`"), "{}: {text}", k.host);
         assert!(text.contains(REASON) && text.contains(&nonce) && text.contains("its compaction request failed"), "{text}");
-        assert!(text.contains(&format!("{}/qa-gate record --session-id {}", helper_dir().display(), k.s)), "the commands for the next cycle: {text}");
+        assert!(
+            text.contains(&format!("{}/qa-gate record --session-id {}", helper_dir().display(), k.s)),
+            "the commands for the next cycle: {text}"
+        );
         assert!(!pass_path(&c, k.s).exists(), "{}: withdrawn", k.host);
         assert_eq!(request_state(&c, k.s), RequestState::Failed { code: REASON.into() });
         let st = c.status(k.s);
@@ -119,7 +122,11 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
         // A pass file copied back (same nonce) is refused.
         write_private(&pass_path(&c, k.s), &copy);
         let st = c.status(k.s);
-        assert_eq!((st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()), (true.into(), false.into(), REASON.into()), "{st}");
+        assert_eq!(
+            (st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()),
+            (true.into(), false.into(), REASON.into()),
+            "{st}"
+        );
         let stop_key = if k.host == "codex" { "app-server:Stop" } else { "Stop" };
         let stop = c.session_hook(k.host, "Stop", &c.stdin(k.host, stop_key, k.s, None, None)).expect("Stop reminds");
         assert!(stop.contains(&format!("would be refused ({REASON})")), "{stop}");
@@ -146,13 +153,20 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
             r
         }
         .expect("re-entry delivered");
-        assert!(reentry.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {}). Reason: {REASON}.", k.s)), "{reentry}");
+        assert!(
+            reentry.starts_with(&format!("kijito-qa re-entry after compaction: UNATTESTED (session {}). Reason: {REASON}.", k.s)),
+            "{reentry}"
+        );
 
         // The withdrawn pass's two reports make no new pass: new boots are
         // needed (H4's finding: re-recording them attested cycle 2).
         let old = c.record_again_from(k.s, 0);
         assert_eq!(old.status.code(), Some(1), "{}", String::from_utf8_lossy(&old.stderr));
-        assert!(String::from_utf8_lossy(&old.stderr).starts_with("kijito_qa_gate_failed:reports_predate_spent_pass"), "{}", String::from_utf8_lossy(&old.stderr));
+        assert!(
+            String::from_utf8_lossy(&old.stderr).starts_with("kijito_qa_gate_failed:reports_predate_spent_pass"),
+            "{}",
+            String::from_utf8_lossy(&old.stderr)
+        );
 
         // The agent runs the cycle again: a new record works, and the
         // compaction's own prompt keeps it.
@@ -162,7 +176,12 @@ fn a_new_turn_after_record_makes_the_next_compaction_unattested_with_the_reason(
         assert_eq!(c.status(k.s)["passAcceptedNow"], true);
         precompact(&c, k);
         let a = attempt(&c, k.s);
-        assert_eq!((a["attested"].clone(), a["compactionNonce"].clone()), (true.into(), again["compactionNonce"].clone()), "{}: {a}", k.host);
+        assert_eq!(
+            (a["attested"].clone(), a["compactionNonce"].clone()),
+            (true.into(), again["compactionNonce"].clone()),
+            "{}: {a}",
+            k.host
+        );
     }
 }
 

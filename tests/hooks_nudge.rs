@@ -28,8 +28,10 @@ fn hook(w: &World, host: &str, expect: &str, stdin: &[u8]) -> Option<Value> {
 /// Sonnet) or 258400 (Codex) window.
 fn grow(w: &World, host: &str, used: u64) {
     let line = match host {
-        "claude" => json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
-            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}}),
+        "claude" => {
+            json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}})
+        }
         _ => json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
             "last_token_usage": {"input_tokens": used, "total_tokens": used}, "model_context_window": 258_400}}}),
     };
@@ -38,7 +40,11 @@ fn grow(w: &World, host: &str, used: u64) {
 }
 
 fn window(host: &str) -> u64 {
-    if host == "claude" { 200_000 } else { 258_400 }
+    if host == "claude" {
+        200_000
+    } else {
+        258_400
+    }
 }
 
 fn keys(host: &str) -> (&'static str, &'static str, &'static str) {

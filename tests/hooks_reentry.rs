@@ -65,7 +65,13 @@ fn pin(c: &Cycle, s: &str) -> Vec<u8> {
     let qa = QaDir::open(&AbsPath::from_path(&c.data).unwrap()).unwrap();
     let pin = Pin {
         session_id: SessionId::parse(s).unwrap(),
-        via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-1000/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 987654, tmux: None },
+        via: Via::Tmux {
+            socket: AbsPath::parse("/tmp/tmux-1000/default").unwrap(),
+            pane: "%3".into(),
+            host_pid: 4242,
+            host_start: 987654,
+            tmux: None,
+        },
         pinned_at_ms: now_ms(),
     };
     write_pin(&qa, &pin).unwrap();
@@ -181,7 +187,12 @@ fn every_reentry_carries_the_command_block_on_both_hosts_and_both_delivering_hoo
                 }
                 let text = compact_and_deliver(&c, k, by);
                 check_reentry(&c, k, &text, attested, &mut seen);
-                assert_eq!(fs::read(c.qa().join(format!("compact-pin.{}.json", k.s))).unwrap(), pinned, "{} {by:?}: the pin is read, never rewritten", k.host);
+                assert_eq!(
+                    fs::read(c.qa().join(format!("compact-pin.{}.json", k.s))).unwrap(),
+                    pinned,
+                    "{} {by:?}: the pin is read, never rewritten",
+                    k.host
+                );
             }
         }
     }
@@ -207,7 +218,9 @@ fn the_next_cycle_runs_from_the_reentry_commands_alone() {
         for cycle in 2..=3 {
             assert!(text.contains("ATTESTED") && !text.contains("UNATTESTED"), "cycle {cycle}: {text}");
             let lines = command_lines(&text);
-            let line = |name: &str, nth: usize| lines.iter().filter(|l| helper_of(l) == name && !l.contains("--expected-snapshot-digest")).nth(nth).unwrap().clone();
+            let line = |name: &str, nth: usize| {
+                lines.iter().filter(|l| helper_of(l) == name && !l.contains("--expected-snapshot-digest")).nth(nth).unwrap().clone()
+            };
             // The re-entry's own verification first.
             let verify = run_line(&c, &lines[0]);
             assert_eq!(verify.status.code(), Some(0), "cycle {cycle}, re-entry check: {}", String::from_utf8_lossy(&verify.stderr));

@@ -8,8 +8,8 @@ mod support;
 use support::gate as support_gate;
 
 use kijito_gate::Reentry;
-use kijito_protocol::ids::SessionId;
 use kijito_latch::{self as latch, Latch};
+use kijito_protocol::ids::SessionId;
 use serde_json::json;
 use std::fs;
 use std::path::Path;
@@ -69,7 +69,12 @@ fn a_continuity_break_prompt_injects_the_recovery_protocol() {
         // An ordinary prompt gets no output at all.
         assert_eq!(e.hook(host, "UserPromptSubmit", ups(host), "s1", prompt("please run the tests")), None);
         // No prompt field: nothing.
-        assert_eq!(e.hook(host, "UserPromptSubmit", ups(host), "s1", |p| { p.as_object_mut().unwrap().remove("prompt"); }), None);
+        assert_eq!(
+            e.hook(host, "UserPromptSubmit", ups(host), "s1", |p| {
+                p.as_object_mut().unwrap().remove("prompt");
+            }),
+            None
+        );
     }
 }
 
@@ -134,7 +139,9 @@ fn session_start_is_quiet_when_trusted_and_records_degraded_mode() {
     e.hook("codex", "SessionStart", startup("codex"), "s4", |_| {}).unwrap();
     assert_eq!(manifest_len(&e.ws), after, "recorded once");
     // The review: a checkpoint after the human looked.
-    e.open_latch().checkpoint(now_ms() as u64, &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() }).unwrap();
+    e.open_latch()
+        .checkpoint(now_ms() as u64, &latch::CheckpointInput { next_single_step: Some("reviewed".into()), ..Default::default() })
+        .unwrap();
     // A boot change is reported from the latch in cwd.
     fs::remove_file(e.w.qa().join("current-pointer.json")).unwrap();
     fs::write(&e.boot, "99999999-8888-7777-6666-555555555555\n").unwrap();

@@ -121,8 +121,12 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         let expected: Vec<String> = match event.as_str() {
             "PreCompact" => vec![format!("{root_s}/bin/precompact"), "--host".into(), host.into()],
             "PostCompact" => vec![format!("{root_s}/bin/postcompact"), "--host".into(), host.into()],
-            "UserPromptSubmit" => vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()],
-            "PreToolUse" => vec![format!("{root_s}/bin/pretool-hook"), "--host".into(), host.into(), "--expect".into(), "PreToolUse".into()],
+            "UserPromptSubmit" => {
+                vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()]
+            }
+            "PreToolUse" => {
+                vec![format!("{root_s}/bin/pretool-hook"), "--host".into(), host.into(), "--expect".into(), "PreToolUse".into()]
+            }
             ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
         };
         assert_eq!(words, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{event} command of {host} ({name})");
@@ -131,8 +135,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
     // manifest of the host
     let mdir = if host == "codex" { ".codex-plugin" } else { ".claude-plugin" };
     let other = if host == "codex" { ".claude-plugin" } else { ".codex-plugin" };
-    let m: serde_json::Value =
-        serde_json::from_slice(&fs::read(root.join(mdir).join("plugin.json")).expect("plugin.json")).expect("JSON");
+    let m: serde_json::Value = serde_json::from_slice(&fs::read(root.join(mdir).join("plugin.json")).expect("plugin.json")).expect("JSON");
     assert_eq!(m["name"], "kijito-qa");
     assert_eq!(m["version"], env!("CARGO_PKG_VERSION"));
     assert!(m["description"].as_str().is_some_and(|d| !d.is_empty()));

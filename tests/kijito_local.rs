@@ -65,7 +65,8 @@ fn known_bad_control_is_reproduced_by_create_and_correct() {
 fn hosted_answers_are_byte_exact() {
     let server = LocalServer::start();
     let id = server.create_memory("v1");
-    let created = server.request("POST", "/api/memory", Some(r#"{"content":"x","persona":"codex","scope":"project","project":"Codex"}"#), &[]);
+    let created =
+        server.request("POST", "/api/memory", Some(r#"{"content":"x","persona":"codex","scope":"project","project":"Codex"}"#), &[]);
     assert_eq!(created.body, format!("{{\"result\":\"Created [{}]\",\"id\":{}}}", id + 1, id + 1));
 
     // PATCH: the clean ACK, preserve_history accepted and ignored.
@@ -75,7 +76,9 @@ fn hosted_answers_are_byte_exact() {
     assert_eq!(patched.header("content-type"), Some("application/json"));
     let text = server.get(id).rendering();
     assert!(text.ends_with(&format!("\nv2\n⟦/UNTRUSTED n={}⟧", normalize_nonce(&text).0)));
-    assert!(text.starts_with(&format!("Memory [{id}]\nType: note\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: ")));
+    assert!(text.starts_with(&format!(
+        "Memory [{id}]\nType: note\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: "
+    )));
     assert!(text.contains("\nImportance: 0.5\nbelief: confidence=1 evidence=1 basis=observed\n⟦UNTRUSTED "), "{text}");
 
     // Messages, claims and releases.
@@ -117,7 +120,11 @@ fn edges_previews_and_markers_render() {
         targets.push(t);
     }
     let text = server.get(hub).rendering();
-    let expected_first = format!("\nedges:\n  -> relates_to [{}] target 0 line one line two {}\n", targets[0], "z".repeat(60 - "target 0 line one line two ".len()));
+    let expected_first = format!(
+        "\nedges:\n  -> relates_to [{}] target 0 line one line two {}\n",
+        targets[0],
+        "z".repeat(60 - "target 0 line one line two ".len())
+    );
     assert!(text.contains(&expected_first), "{text}");
     assert_eq!(text.matches("\n  -> relates_to [").count(), 5);
     assert!(text.contains("\n  has_more=true\n⟦UNTRUSTED "));
@@ -138,7 +145,12 @@ fn patch_is_scoped_and_missing_memories_are_forbidden() {
     let id = server.create_memory("mine");
     let other = server.patch(id, "stolen", "OtherProject", None);
     assert_eq!((other.status, other.json()["error"].as_str()), (403, Some("not_found_or_forbidden")));
-    let scope = server.request("PATCH", &format!("/api/memory/{id}"), Some(r#"{"content":"x","persona":"codex","scope":"global","project":"Codex"}"#), &[]);
+    let scope = server.request(
+        "PATCH",
+        &format!("/api/memory/{id}"),
+        Some(r#"{"content":"x","persona":"codex","scope":"global","project":"Codex"}"#),
+        &[],
+    );
     assert_eq!(scope.status, 403);
     assert_eq!(server.patch(id + 1, "x", "Codex", None).status, 403);
     assert_eq!(server.request("GET", &format!("/api/memory/{}", id + 1), None, &[]).status, 403);
@@ -348,7 +360,9 @@ fn authentication_is_required() {
     let path = format!("/api/memory/{id}");
     let wrong = format!("Bearer {}x", server.token());
     let basic = format!("Basic {}", server.token());
-    for headers in [vec![], vec![("Authorization", wrong.as_str())], vec![("Authorization", basic.as_str())], vec![("Authorization", "Bearer")]] {
+    for headers in
+        [vec![], vec![("Authorization", wrong.as_str())], vec![("Authorization", basic.as_str())], vec![("Authorization", "Bearer")]]
+    {
         let r = server.request_unauthenticated("GET", &path, None, &headers);
         assert_eq!((r.status, r.json()["error"].as_str()), (401, Some("unauthorized")), "{headers:?}");
         assert!(!r.body.contains("secret stuff"));
@@ -385,10 +399,18 @@ fn malformed_requests_are_refused_with_json_errors() {
     ] {
         assert_eq!(code(&server.request("PATCH", &path, Some(body), &[])), (400, err.into()), "{body}");
     }
-    for body in [r#"{"message_id":0,"persona":"codex","lease_seconds":10}"#, r#"{"message_id":1.5,"persona":"codex","lease_seconds":10}"#, r#"{"message_id":"1","persona":"codex","lease_seconds":10}"#] {
+    for body in [
+        r#"{"message_id":0,"persona":"codex","lease_seconds":10}"#,
+        r#"{"message_id":1.5,"persona":"codex","lease_seconds":10}"#,
+        r#"{"message_id":"1","persona":"codex","lease_seconds":10}"#,
+    ] {
         assert_eq!(server.request("POST", "/api/claim", Some(body), &[]).status, 400, "{body}");
     }
-    for fields in [json!({"content":"x","importance":1.5}), json!({"content":"x","created":"2026-02-30 00:00:00"}), json!({"content":"x","type":"Bad Type"})] {
+    for fields in [
+        json!({"content":"x","importance":1.5}),
+        json!({"content":"x","created":"2026-02-30 00:00:00"}),
+        json!({"content":"x","type":"Bad Type"}),
+    ] {
         let mut f = fields.clone();
         f["persona"] = "codex".into();
         f["scope"] = "project".into();
@@ -406,7 +428,8 @@ fn malformed_requests_are_refused_with_json_errors() {
     };
     let text_plain = raw(&format!("PATCH {path} HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 2"), b"\r\n{}");
     assert_eq!(code(&text_plain), (415, "unsupported_media_type".into()));
-    let chunked = raw(&format!("PATCH {path} HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"), b"\r\n2\r\n{}\r\n0\r\n\r\n");
+    let chunked =
+        raw(&format!("PATCH {path} HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"), b"\r\n2\r\n{}\r\n0\r\n\r\n");
     assert_eq!(code(&chunked), (411, "length_required".into()));
     let no_length = raw("POST /api/claim HTTP/1.1\r\nContent-Type: application/json", b"\r\n");
     assert_eq!(code(&no_length), (411, "length_required".into()));

@@ -43,12 +43,7 @@ impl Mcp {
 
     /// Any command line that starts an MCP server (e.g. what a host config registers).
     fn spawn(mut c: Command) -> Mcp {
-        let mut child = c
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn kijito-local mcp");
+        let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn kijito-local mcp");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -103,7 +98,10 @@ impl Mcp {
     }
 
     fn initialize(&mut self, version: &str) -> Value {
-        let answer = self.request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "kijito-test", "version": "1"}}));
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "kijito-test", "version": "1"}}),
+        );
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         answer["result"].clone()
     }
@@ -156,7 +154,10 @@ impl Drop for Mcp {
 
 /// "Created [N]" -> N.
 fn created_id(text: &str) -> u64 {
-    text.strip_prefix("Created [").and_then(|t| t.strip_suffix(']')).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("not a Created answer: {text}"))
+    text.strip_prefix("Created [")
+        .and_then(|t| t.strip_suffix(']'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a Created answer: {text}"))
 }
 
 /// A rendering with its fence nonce replaced, to compare two renderings.
@@ -182,7 +183,13 @@ fn fresh_store() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
     let (d, db) = fresh_store();
-    for (asked, answered) in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("2025-03-26", "2025-03-26"), ("2024-11-05", "2025-11-25"), ("1999-01-01", "2025-11-25")] {
+    for (asked, answered) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
         let mut mcp = Mcp::start(&db, d.path(), &[]);
         let result = mcp.initialize(asked);
         assert_eq!(result["protocolVersion"], answered, "asked {asked}");
@@ -223,7 +230,9 @@ fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
     }
     let recall = tools.as_array().unwrap().iter().find(|t| t["name"] == "kijito_recall").unwrap();
     let v = jsonschema::validator_for(&recall["inputSchema"]).unwrap();
-    assert!(v.is_valid(&json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true, "limit": 5})));
+    assert!(v.is_valid(
+        &json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true, "limit": 5})
+    ));
     assert!(!v.is_valid(&json!({"scope": "project"})), "query is required");
     mcp.finish();
 }
@@ -235,10 +244,16 @@ fn every_tool_succeeds_and_fails_closed() {
     mcp.initialize("2025-11-25");
 
     // remember: the pointer (id 1), two anchors, one in another project.
-    let pointer = created_id(&mcp.ok("kijito_remember", json!({"content": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: build the MCP server", "importance": 0.9})));
+    let pointer =
+        created_id(&mcp.ok(
+            "kijito_remember",
+            json!({"content": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: build the MCP server", "importance": 0.9}),
+        ));
     assert_eq!(pointer, 1);
     let a = created_id(&mcp.ok("kijito_remember", json!({"content": "The store is SQLite in WAL mode.", "type": "decision", "basis": "observed", "confidence": 0.8, "model": "test-model"})));
-    let b = created_id(&mcp.ok("kijito_remember", json!({"content": "The port is 8787.", "persona": "codex", "project": "Codex", "scope": "project"})));
+    let b = created_id(
+        &mcp.ok("kijito_remember", json!({"content": "The port is 8787.", "persona": "codex", "project": "Codex", "scope": "project"})),
+    );
     let other = created_id(&mcp.ok("kijito_remember", json!({"content": "The port is 9999 elsewhere.", "project": "Other"})));
     mcp.err("kijito_remember", json!({}), "missing_field");
     mcp.err("kijito_remember", json!({"content": "   "}), "invalid_field");
@@ -249,7 +264,12 @@ fn every_tool_succeeds_and_fails_closed() {
 
     // get: the HTTP rendering of protocol §3.
     let text = mcp.ok("kijito_get", json!({"id": a}));
-    assert!(text.starts_with(&format!("Memory [{a}]\nType: decision\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: ")), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "Memory [{a}]\nType: decision\nScope: project\nProject: Codex\nPersona: codex\nStatus: active\nSource: mcp\nCreated: "
+        )),
+        "{text}"
+    );
     assert!(text.contains("\nImportance: 0.5\nbelief: confidence=0.8 evidence=1 basis=observed\n⟦UNTRUSTED id="), "{text}");
     assert!(text.contains("\nThe store is SQLite in WAL mode.\n⟦/UNTRUSTED n="), "{text}");
     mcp.err("kijito_get", json!({"id": 999}), "not_found_or_forbidden");
@@ -258,11 +278,22 @@ fn every_tool_succeeds_and_fails_closed() {
     mcp.err("kijito_get", json!({}), "missing_field");
 
     // recall: ranked FTS5 over the project; the pointer query finds the pointer first.
-    let text = mcp.ok("kijito_recall", json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true}));
-    assert!(text.starts_with("1 result(s) for \"CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW\" in project Codex, best first:\n\nMemory [1]\n"), "{text}");
+    let text = mcp.ok(
+        "kijito_recall",
+        json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true}),
+    );
+    assert!(
+        text.starts_with("1 result(s) for \"CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW\" in project Codex, best first:\n\nMemory [1]\n"),
+        "{text}"
+    );
     assert!(text.contains("\nStatus: active\nSource: mcp\n"), "{text}");
     let text = mcp.ok("kijito_recall", json!({"query": "port"}));
-    assert!(text.contains(&format!("[{b}] note · Status: active · Source: mcp · belief: confidence=1 evidence=1 basis=observed · The port is 8787.")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "[{b}] note · Status: active · Source: mcp · belief: confidence=1 evidence=1 basis=observed · The port is 8787."
+        )),
+        "{text}"
+    );
     assert!(!text.contains("9999"), "another project's memory leaked: {text}");
     let text = mcp.ok("kijito_recall", json!({"query": "port", "project": "Other"}));
     assert!(text.contains(&format!("[{other}] ")), "{text}");
@@ -298,11 +329,18 @@ fn every_tool_succeeds_and_fails_closed() {
 
     // correct: a Source: correction memory, the old one eroded.
     let text = mcp.ok("kijito_correct", json!({"id": b, "content": "The port is 8788."}));
-    let c: u64 = text.strip_prefix(&format!("Corrected [{b}] by [")).and_then(|t| t.strip_suffix(']')).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{text}"));
+    let c: u64 = text
+        .strip_prefix(&format!("Corrected [{b}] by ["))
+        .and_then(|t| t.strip_suffix(']'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
     let old = mcp.ok("kijito_get", json!({"id": b}));
     assert!(old.contains("basis=observed · eroded\n"), "{old}");
     let new = mcp.ok("kijito_get", json!({"id": c}));
-    assert!(new.contains("\nSource: correction\n") && new.contains("belief: confidence=1 evidence=1 basis=correction\nedges:\n  -> corrects ["), "{new}");
+    assert!(
+        new.contains("\nSource: correction\n") && new.contains("belief: confidence=1 evidence=1 basis=correction\nedges:\n  -> corrects ["),
+        "{new}"
+    );
     mcp.err("kijito_correct", json!({"id": 999, "content": "x"}), "not_found_or_forbidden");
     mcp.err("kijito_correct", json!({"id": b}), "missing_field");
 
@@ -313,7 +351,9 @@ fn every_tool_succeeds_and_fails_closed() {
 
     // The verifier's own parser and classifier (protocol §3) read the MCP
     // texts as they read the REST ones.
-    let classify = |text: &str, id: u64| kijito_protocol::render::parse_and_classify(text, kijito_protocol::ids::MemoryId::new(id).unwrap(), None).map(|(_, l)| l);
+    let classify = |text: &str, id: u64| {
+        kijito_protocol::render::parse_and_classify(text, kijito_protocol::ids::MemoryId::new(id).unwrap(), None).map(|(_, l)| l)
+    };
     let text = mcp.ok("kijito_get", json!({"id": pointer}));
     assert_eq!(classify(&text, pointer).unwrap(), kijito_protocol::render::Lifecycle::Current);
     let text = mcp.ok("kijito_get", json!({"id": b}));
@@ -321,21 +361,38 @@ fn every_tool_succeeds_and_fails_closed() {
     let text = mcp.ok("kijito_get", json!({"id": c}));
     assert_eq!(classify(&text, c).unwrap(), kijito_protocol::render::Lifecycle::Current);
     let text = mcp.ok("kijito_get", json!({"id": a}));
-    assert_eq!(classify(&text, a).unwrap_err().code(), kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED, "a faded memory is unclassified");
+    assert_eq!(
+        classify(&text, a).unwrap_err().code(),
+        kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED,
+        "a faded memory is unclassified"
+    );
 
     // anchor audit: the verifier's classification, the correction chain, scars.
     let text = mcp.ok("kijito_anchor_audit", json!({"id": pointer}));
     assert_eq!(text, format!("Anchor audit [{pointer}]\nLifecycle: current\nMarker: none\nStatus: active\nSource: mcp\nCorrected by: none\nLatest correction: none\nCorrects: none\nScarred: no"));
-    let c2: u64 = mcp.ok("kijito_correct", json!({"id": c, "content": "The port is 8790."})).rsplit('[').next().unwrap().trim_end_matches(']').parse().unwrap();
+    let c2: u64 = mcp
+        .ok("kijito_correct", json!({"id": c, "content": "The port is 8790."}))
+        .rsplit('[')
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
     let text = mcp.ok("kijito_anchor_audit", json!({"id": b}));
     assert_eq!(
         text,
         format!("Anchor audit [{b}]\nLifecycle: retired\nMarker: eroded\nStatus: active\nSource: mcp\nCorrected by: [{c}]\nLatest correction: [{c2}] (chain [{c}] -> [{c2}])\nCorrects: none\nScarred: yes (corrected by [{c}]; eroded)")
     );
     let text = mcp.ok("kijito_anchor_audit", json!({"id": c2}));
-    assert!(text.contains("\nLifecycle: current\n") && text.contains(&format!("\nCorrects: [{c}]\n")) && text.ends_with("\nScarred: no"), "{text}");
+    assert!(
+        text.contains("\nLifecycle: current\n") && text.contains(&format!("\nCorrects: [{c}]\n")) && text.ends_with("\nScarred: no"),
+        "{text}"
+    );
     let text = mcp.ok("kijito_anchor_audit", json!({"id": a}));
-    assert!(text.contains("\nLifecycle: unclassified (memory_lifecycle_unclassified)\n") && text.ends_with("Scarred: yes (faded)"), "{text}");
+    assert!(
+        text.contains("\nLifecycle: unclassified (memory_lifecycle_unclassified)\n") && text.ends_with("Scarred: yes (faded)"),
+        "{text}"
+    );
     mcp.err("kijito_anchor_audit", json!({"id": 999}), "not_found_or_forbidden");
     mcp.err("kijito_anchor_audit", json!({}), "missing_field");
 
@@ -346,7 +403,10 @@ fn every_tool_succeeds_and_fails_closed() {
     assert!(refused.contains("pointer changes go through pointer-publish"), "{refused}");
     let refused = mcp.err("kijito_update", json!({"id": 2, "content": "x"}), "pointer_update_refused");
     assert!(refused.contains("pointer changes go through pointer-publish"), "{refused}");
-    assert!(mcp.ok("kijito_get", json!({"id": pointer})).contains("\nCODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: build the MCP server\n"), "the pointer is unchanged");
+    assert!(
+        mcp.ok("kijito_get", json!({"id": pointer})).contains("\nCODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: build the MCP server\n"),
+        "the pointer is unchanged"
+    );
     mcp.err("kijito_update", json!({"id": c, "content": "x", "project": "Other"}), "not_found_or_forbidden");
     mcp.err("kijito_update", json!({"id": 999, "content": "x"}), "not_found_or_forbidden");
 
@@ -357,12 +417,18 @@ fn every_tool_succeeds_and_fails_closed() {
     // hive: send, claim (the pointer lock), self-claim advisory, release.
     let sent: Value = serde_json::from_str(&mcp.ok("kijito_hive_send", json!({"to": "codex", "content": "pointer lock"}))).unwrap();
     let m = sent["id"].as_u64().unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&mcp.ok("kijito_hive_claim", json!({"message_id": m, "lease_seconds": 30}))).unwrap(), json!({"claimed": true, "message_id": m}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&mcp.ok("kijito_hive_claim", json!({"message_id": m, "lease_seconds": 30}))).unwrap(),
+        json!({"claimed": true, "message_id": m})
+    );
     let again: Value = serde_json::from_str(&mcp.ok("kijito_hive_claim", json!({"message_id": m}))).unwrap();
     assert_eq!(again["advisory"]["reason"], "self_claimed", "{again}");
     let other_claim: Value = serde_json::from_str(&mcp.ok("kijito_hive_claim", json!({"message_id": m, "persona": "other"}))).unwrap();
     assert_eq!(other_claim["advisory"]["reason"], "already_claimed", "{other_claim}");
-    assert_eq!(serde_json::from_str::<Value>(&mcp.ok("kijito_hive_release", json!({"message_id": m}))).unwrap(), json!({"released": true, "message_id": m}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&mcp.ok("kijito_hive_release", json!({"message_id": m}))).unwrap(),
+        json!({"released": true, "message_id": m})
+    );
     mcp.err("kijito_hive_claim", json!({"message_id": 999}), "message_not_found_or_forbidden");
     mcp.err("kijito_hive_claim", json!({"message_id": m, "lease_seconds": 5}), "invalid_lease_seconds");
     mcp.err("kijito_hive_release", json!({"message_id": 999}), "message_not_found_or_forbidden");
@@ -436,7 +502,8 @@ fn an_over_long_request_is_refused_and_writes_nothing() {
     let text = mcp.ok("kijito_startup", json!({}));
     assert!(text.contains("\nMemories: 0 (0 live)\n"), "{text}");
     // The largest line that fits is handled.
-    let fits = json!({"jsonrpc": "2.0", "id": 51, "method": "tools/call", "params": {"name": "kijito_remember", "arguments": {"content": ""}}});
+    let fits =
+        json!({"jsonrpc": "2.0", "id": 51, "method": "tools/call", "params": {"name": "kijito_remember", "arguments": {"content": ""}}});
     let overhead = serde_json::to_vec(&fits).unwrap().len();
     let fits = json!({"jsonrpc": "2.0", "id": 51, "method": "tools/call", "params": {"name": "kijito_remember", "arguments": {"content": "y".repeat(MAX_LINE - overhead)}}});
     let mut bytes = serde_json::to_vec(&fits).unwrap();
@@ -478,9 +545,15 @@ fn serve_and_mcp_share_one_database_at_once() {
             let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
             (0..EACH)
                 .map(|i| {
-                    let body = json!({"content": format!("http writer {i}"), "persona": "codex", "scope": "project", "project": "Codex"}).to_string();
+                    let body = json!({"content": format!("http writer {i}"), "persona": "codex", "scope": "project", "project": "Codex"})
+                        .to_string();
                     let auth = format!("Bearer {token}");
-                    let req = support::build_request("POST", "/api/memory", Some(&body), &[("Authorization", &auth), ("Content-Type", "application/json")]);
+                    let req = support::build_request(
+                        "POST",
+                        "/api/memory",
+                        Some(&body),
+                        &[("Authorization", &auth), ("Content-Type", "application/json")],
+                    );
                     let response = support::send(addr, &req).expect("http create");
                     assert_eq!(response.status, 200, "{}", response.body);
                     response.json()["id"].as_u64().unwrap()
@@ -488,7 +561,8 @@ fn serve_and_mcp_share_one_database_at_once() {
                 .collect::<Vec<u64>>()
         })
     };
-    let mut ids: Vec<u64> = (0..EACH).map(|i| created_id(&mcp.ok("kijito_remember", json!({"content": format!("mcp writer {i}")})))).collect();
+    let mut ids: Vec<u64> =
+        (0..EACH).map(|i| created_id(&mcp.ok("kijito_remember", json!({"content": format!("mcp writer {i}")})))).collect();
     ids.extend(writer.join().expect("http writer"));
     let count = ids.len();
     ids.sort_unstable();
@@ -507,7 +581,9 @@ fn serve_and_mcp_share_one_database_at_once() {
 /// The venv with the official MCP Python SDK (.ci/run creates it):
 /// `KIJITO_MCP_VENV`, else `target/mcp-venv` of this workspace.
 fn sdk_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("KIJITO_MCP_VENV").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv"));
+    let venv = std::env::var_os("KIJITO_MCP_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv"));
     let python = venv.join("bin/python");
     python.is_file().then_some(python)
 }
@@ -579,12 +655,16 @@ fn mcp_flags_and_config_are_checked_before_serving() {
     // The pointer comes from the config when no flag names it.
     std::fs::create_dir_all(d.path().join("kijito-qa")).unwrap();
     std::fs::set_permissions(d.path().join("kijito-qa"), std::fs::Permissions::from_mode(0o700)).unwrap();
-    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"pointerId":7,"lockMessageId":8,"project":"Proj"}"#).unwrap();
+    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"pointerId":7,"lockMessageId":8,"project":"Proj"}"#)
+        .unwrap();
     let dbp = d.path().join("k.db");
     let mut mcp = Mcp::start(&dbp, d.path(), &[]);
     mcp.initialize("2025-06-18");
     let text = mcp.ok("kijito_startup", json!({}));
-    assert!(text.contains("\nProject: Proj\n") && text.contains("\nCurrent-state pointer: [7] ") && text.contains("\nLock message: 8\n"), "{text}");
+    assert!(
+        text.contains("\nProject: Proj\n") && text.contains("\nCurrent-state pointer: [7] ") && text.contains("\nLock message: 8\n"),
+        "{text}"
+    );
     let refused = mcp.err("kijito_update", json!({"id": 7, "content": "x"}), "pointer_update_refused");
     assert!(refused.contains("pointer changes go through pointer-publish"));
     mcp.finish();
@@ -631,7 +711,20 @@ impl Installed {
         let me = Installed { dir, home, prefix, codex_home, empty_path };
         let anchor = me.dir.path().join("anchor.md");
         kijito_files::private::write_atomic(&anchor, b"Decision: the parser keeps the old AST names.\n").unwrap();
-        let o = me.run(env!("CARGO_BIN_EXE_kijito-setup"), &["--api-url", &server.base_url(), "--token-file", server.token_file().to_str().unwrap(), "--create", "--anchor-file", anchor.to_str().unwrap(), "--title", "Ship the parser"]);
+        let o = me.run(
+            env!("CARGO_BIN_EXE_kijito-setup"),
+            &[
+                "--api-url",
+                &server.base_url(),
+                "--token-file",
+                server.token_file().to_str().unwrap(),
+                "--create",
+                "--anchor-file",
+                anchor.to_str().unwrap(),
+                "--title",
+                "Ship the parser",
+            ],
+        );
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         me
     }
@@ -665,9 +758,16 @@ impl Installed {
 
     /// The doctor's `mcp` line for `host` (offline: no GET of the pointer).
     fn doctor_mcp(&self, host: &str) -> Value {
-        let o = self.run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", host, "--root", self.prefix.to_str().unwrap(), "--offline", "--json"]);
+        let o = self
+            .run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", host, "--root", self.prefix.to_str().unwrap(), "--offline", "--json"]);
         let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-        v["checks"].as_array().unwrap().iter().find(|c| c["host"] == host && c["check"] == "mcp").cloned().unwrap_or_else(|| panic!("no {host} mcp line: {v:#}"))
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["host"] == host && c["check"] == "mcp")
+            .cloned()
+            .unwrap_or_else(|| panic!("no {host} mcp line: {v:#}"))
     }
 
     fn config(&self) -> Value {
@@ -697,7 +797,13 @@ fn setup_registers_kijito_local_mcp_for_claude_and_the_registered_command_serves
     let line = inst.doctor_mcp("claude");
     assert_eq!(line["status"], "yellow", "{line}");
     assert!(line["detail"].as_str().unwrap().contains("registers no \"kijito\" MCP server"), "{line}");
-    assert!(line["fix"].as_str().unwrap().contains(&format!("kijito-setup --mcp --host claude --db <the --db of kijito-local serve> --root {}", claude_root.display())), "{line}");
+    assert!(
+        line["fix"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("kijito-setup --mcp --host claude --db <the --db of kijito-local serve> --root {}", claude_root.display())),
+        "{line}"
+    );
 
     // Without --write: shows, writes nothing.
     let o = inst.setup_mcp("claude", &db, false);
@@ -715,7 +821,19 @@ fn setup_registers_kijito_local_mcp_for_claude_and_the_registered_command_serves
     let args: Vec<String> = server_entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect();
     assert_eq!(
         args,
-        ["mcp", "--db", db.to_str().unwrap(), "--pointer-id", &pointer.to_string(), "--lock-message-id", &lock.to_string(), "--persona", "codex", "--project", "Codex"]
+        [
+            "mcp",
+            "--db",
+            db.to_str().unwrap(),
+            "--pointer-id",
+            &pointer.to_string(),
+            "--lock-message-id",
+            &lock.to_string(),
+            "--persona",
+            "codex",
+            "--project",
+            "Codex"
+        ]
     );
     // Again: nothing to write.
     let o = inst.setup_mcp("claude", &db, true);
@@ -724,7 +842,10 @@ fn setup_registers_kijito_local_mcp_for_claude_and_the_registered_command_serves
     // The doctor runs the registered command as the host would and sees the tools.
     let line = inst.doctor_mcp("claude");
     assert_eq!(line["status"], "green", "{line}");
-    assert!(line["detail"].as_str().unwrap().contains("tools listed (kijito_recall, kijito_get, kijito_remember, kijito_correct, kijito_fade"), "{line}");
+    assert!(
+        line["detail"].as_str().unwrap().contains("tools listed (kijito_recall, kijito_get, kijito_remember, kijito_correct, kijito_fade"),
+        "{line}"
+    );
 
     // The registered command line, started with no config in reach, serves the
     // serve store: the pointer kijito-setup made over HTTP, refused for update.
@@ -772,7 +893,14 @@ fn setup_merges_an_mcp_servers_block_into_codex_config_and_refuses_conflicts() {
     let text = std::fs::read_to_string(&toml).unwrap();
     assert!(text.starts_with(user), "every other line kept: {text}");
     let command = inst.prefix.join("codex/bin/kijito-local");
-    assert!(text.contains(&format!("[mcp_servers.kijito]\ncommand = \"{}\"\nargs = [\"mcp\",\"--db\",\"{}\",", command.display(), db.display())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "[mcp_servers.kijito]\ncommand = \"{}\"\nargs = [\"mcp\",\"--db\",\"{}\",",
+            command.display(),
+            db.display()
+        )),
+        "{text}"
+    );
     assert_eq!(mode_of(&toml), 0o600);
     let line = inst.doctor_mcp("codex");
     assert_eq!(line["status"], "green", "{line}");
@@ -798,11 +926,17 @@ fn setup_merges_an_mcp_servers_block_into_codex_config_and_refuses_conflicts() {
     let o = inst.setup_mcp("codex", &db, true);
     assert_eq!(failure_line(&o), "kijito_setup_failed:mcp_needs_kijito_local");
     // ... and on the hosted service the doctor has no mcp line at all.
-    let o = inst.run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", "codex", "--root", inst.prefix.to_str().unwrap(), "--offline", "--json"]);
+    let o =
+        inst.run(env!("CARGO_BIN_EXE_kijito-doctor"), &["--host", "codex", "--root", inst.prefix.to_str().unwrap(), "--offline", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(!v["checks"].as_array().unwrap().iter().any(|c| c["check"] == "mcp"), "{v:#}");
     // Usage.
-    for (args, code) in [(vec!["--mcp", "--db", "/x"], "missing_flag"), (vec!["--mcp", "--host", "codex"], "missing_flag"), (vec!["--db", "/x"], "conflicting_flags"), (vec!["--mcp", "--host", "codex", "--db", "/x", "--force"], "conflicting_flags")] {
+    for (args, code) in [
+        (vec!["--mcp", "--db", "/x"], "missing_flag"),
+        (vec!["--mcp", "--host", "codex"], "missing_flag"),
+        (vec!["--db", "/x"], "conflicting_flags"),
+        (vec!["--mcp", "--host", "codex", "--db", "/x", "--force"], "conflicting_flags"),
+    ] {
         let o = inst.run(env!("CARGO_BIN_EXE_kijito-setup"), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert_eq!(failure_line(&o), format!("kijito_setup_failed:{code}"), "{args:?}");
@@ -837,7 +971,10 @@ fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
     config.boot_id_file = boot.clone();
     config.heads_dir = Some(heads.clone());
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
-    kijito_latch::Latch::open(&config).unwrap().init(now, &kijito_latch::InitInput { objective: "ship it".into(), ..Default::default() }).unwrap();
+    kijito_latch::Latch::open(&config)
+        .unwrap()
+        .init(now, &kijito_latch::InitInput { objective: "ship it".into(), ..Default::default() })
+        .unwrap();
     let env = |c: &mut Command| {
         c.env("HOME", &home)
             .env_remove("XDG_CONFIG_HOME")
@@ -852,7 +989,10 @@ fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
         c.args(["--json", "--workspace", ws.to_str().unwrap(), "--data-dir", data.to_str().unwrap()]).args(extra);
         env(&mut c);
         let o = c.output().unwrap();
-        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr))))
+        (
+            o.status.code().unwrap(),
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr))),
+        )
     };
     // The server's current directory is the default workspace.
     let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-local"));
@@ -867,7 +1007,10 @@ fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
     // A fresh latch: full trust, bound to the session asked for, as the CLI says.
     let text = mcp.ok("kijito_wake_check", json!({"data_dir": data.to_str().unwrap(), "session_id": "s1"}));
     assert!(text.contains("\nSession binding: s1 (only this session's QA files)\n"), "{text}");
-    assert!(text.contains(&format!("\nWorkspace: {}\n", ws.display())) && text.contains("\nTrust mode: full_trust\nFindings: 0\n"), "{text}");
+    assert!(
+        text.contains(&format!("\nWorkspace: {}\n", ws.display())) && text.contains("\nTrust mode: full_trust\nFindings: 0\n"),
+        "{text}"
+    );
     let report = wake_report(&text);
     let (code, expected) = cli(&["--session-id", "s1"]);
     assert_eq!(code, 0);

@@ -147,9 +147,10 @@ fn init_checkpoint_status_verify_with_private_files() {
 
 #[test]
 fn one_byte_changed_in_human_text_or_payload_is_detected() {
-    for (needle, replacement) in
-        [("- known: the library builds", "- known: the library bui1ds"), ("\"next_single_step\":\"run the tests\"", "\"next_single_step\":\"run the tesTs\"")]
-    {
+    for (needle, replacement) in [
+        ("- known: the library builds", "- known: the library bui1ds"),
+        ("\"next_single_step\":\"run the tests\"", "\"next_single_step\":\"run the tesTs\""),
+    ] {
         let w = ws();
         three_entries(&w);
         let text = fs::read_to_string(w.manifest()).unwrap();
@@ -344,7 +345,8 @@ fn a_missing_head_record_or_a_deleted_latch_is_never_silent() {
     let w = ws();
     w.init();
     // The head records (`<hash>.json`; the workspace index beside them is `.jsonl`).
-    let heads: Vec<_> = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let heads: Vec<_> =
+        fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     assert_eq!(heads.len(), 1);
     let rec = &heads[0];
     assert_eq!(fs::metadata(rec).unwrap().mode() & 0o777, 0o600);
@@ -463,14 +465,20 @@ fn gate_runs_five_checks_and_refuses_unsafe_targets() {
         ("src/etc/passwd", "gate_target_symlink"),
         (".memory-latch/tokens.json", "gate_target_protected"),
     ] {
-        let o = w.fails(&["gate", "--json", "--action-file", &action, "--target", "src/ok.rs", "--target", target, "--checkpoint", &cp], "gate_failed");
+        let o = w.fails(
+            &["gate", "--json", "--action-file", &action, "--target", "src/ok.rs", "--target", target, "--checkpoint", &cp],
+            "gate_failed",
+        );
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let path = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "path_safety").unwrap().clone();
         assert_eq!(path["code"], code, "{target}");
         assert!(path["remediation"].as_str().unwrap().contains("inside the workspace"));
         assert_eq!(r["checks"].as_array().unwrap().len(), 5);
     }
-    let o = w.fails(&["gate", "--json", "--action-file", &action, "--intended", &i, "--result", &r1, "--checkpoint", &cp, "--target", "src/a.rs"], "gate_failed");
+    let o = w.fails(
+        &["gate", "--json", "--action-file", &action, "--intended", &i, "--result", &r1, "--checkpoint", &cp, "--target", "src/a.rs"],
+        "gate_failed",
+    );
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["checks"][0]["code"], "intent_result_mismatch");
     assert_eq!(r["checks"][1]["passed"], true);
@@ -663,7 +671,8 @@ fn a_saved_tree_head_catches_a_history_rewritten_in_workspace_and_head_record() 
         last = Some(e);
     }
     fs::write(w.manifest(), out).unwrap();
-    let rec_path = fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
+    let rec_path =
+        fs::read_dir(w.heads()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
     let mut rec: serde_json::Value = serde_json::from_slice(&fs::read(&rec_path).unwrap()).unwrap();
     let last = last.unwrap();
     rec["payload_hash"] = serde_json::json!(last.integrity.payload_hash);

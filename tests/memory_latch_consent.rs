@@ -35,10 +35,23 @@ impl Env {
         let intended = self.file("intended.txt", "a\nb\n");
         let result = self.file("result.txt", "a\nb\n");
         let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let mut v: Vec<String> = ["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut v: Vec<String> = [
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         v.extend(extra.iter().map(|s| s.to_string()));
         v
     }
@@ -259,10 +272,14 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
     kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
     kijito_files::private::ensure_private_dir(&qa).unwrap();
     kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
-    let codes = |v: &Value| -> Vec<String> { v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect() };
+    let codes =
+        |v: &Value| -> Vec<String> { v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect() };
     let (code, _) = e.wake(&[]);
     assert_eq!(code, 20);
-    assert_eq!((e.status()["head"]["event"].as_str(), e.status()["head"]["consent_state"].as_str()), (Some("degraded_mode"), Some("locked")));
+    assert_eq!(
+        (e.status()["head"]["event"].as_str(), e.status()["head"]["consent_state"].as_str()),
+        (Some("degraded_mode"), Some("locked"))
+    );
     fs::remove_file(qa.join("current-pointer.json")).unwrap();
     // The agent's own checkpoint does not end it (it did before).
     e.ok(&["checkpoint", "--next-step", "carry on as if nothing happened"]);

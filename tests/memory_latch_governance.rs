@@ -73,7 +73,10 @@ fn the_users_knobs_are_recorded_and_act() {
         // Silent Witness after the user's one recovery attempt
         assert!(e.ok(&["recover"]).contains("(recovery attempt 1 of 1)"));
         let incident = String::from_utf8(e.latch(&["recover"]).stdout).unwrap();
-        assert!(incident.starts_with("SILENT WITNESS (recovery attempts exhausted)") && incident.contains("Attempted recoveries: 1 of 1"), "{incident}");
+        assert!(
+            incident.starts_with("SILENT WITNESS (recovery attempts exhausted)") && incident.contains("Attempted recoveries: 1 of 1"),
+            "{incident}"
+        );
     }
 }
 

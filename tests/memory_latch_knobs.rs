@@ -48,8 +48,10 @@ impl Env {
         let (window, line) = if self.host == "claude" { (200_000u64, None) } else { (258_400u64, Some(())) };
         let used = (window as f64 * ratio) as u64;
         let v = match line {
-            None => json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
-                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}}),
+            None => {
+                json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}})
+            }
             Some(()) => json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
                 "last_token_usage": {"input_tokens": used, "total_tokens": used}, "model_context_window": window}}}),
         };
@@ -72,7 +74,11 @@ impl Env {
         p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         patch(&mut p);
-        let out = self.w.run(&SESSION_HOOK, &["--host", self.host, "--expect", event, "--data-dir", &self.w.data_arg()], p.to_string().as_bytes());
+        let out = self.w.run(
+            &SESSION_HOOK,
+            &["--host", self.host, "--expect", event, "--data-dir", &self.w.data_arg()],
+            p.to_string().as_bytes(),
+        );
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         assert_schema_valid(if event == "Stop" { "stop" } else { "user-prompt-submit" }, &out.stdout);
         (!out.stdout.is_empty()).then(|| serde_json::from_slice(&out.stdout).unwrap())
@@ -114,7 +120,20 @@ impl Env {
         let intended = self.file("intended.txt", "a\n");
         let result = self.file("result.txt", "a\n");
         let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.latch(&["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]);
+        let o = self.latch(&[
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]);
         (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap())
     }
     fn trusted(&self) {
@@ -146,7 +165,11 @@ fn stop_writes_one_checkpoint_every_five_turns_counted_once_per_prompt_and_never
         assert!(msg.contains("automatic checkpoint after 5 turns (entry 2)"), "{msg}");
         assert_eq!(e.head(), (2, "turn_checkpoint".to_owned()));
         let turns: Value = serde_json::from_slice(&fs::read(e.ws.join(".memory-latch/turns.json")).unwrap()).unwrap();
-        assert_eq!((turns["turns"].as_u64(), turns["since_checkpoint"].as_u64(), turns["open"].as_array().map(Vec::len)), (Some(5), Some(0), Some(0)), "{turns}");
+        assert_eq!(
+            (turns["turns"].as_u64(), turns["since_checkpoint"].as_u64(), turns["open"].as_array().map(Vec::len)),
+            (Some(5), Some(0), Some(0)),
+            "{turns}"
+        );
         // the agent's own checkpoint restarts the count: 2 turns, a checkpoint, then 5 more
         e.turn();
         e.prompt("carry on");
@@ -181,7 +204,10 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         e.context(0.81);
         e.prompt("carry on");
         let msg = e.stop_all().expect("fatigue message");
-        assert!(msg.contains("memory-latch: context at 81%") && msg.contains("one-step mode") && msg.contains("forced checkpoint"), "{msg}");
+        assert!(
+            msg.contains("memory-latch: context at 81%") && msg.contains("one-step mode") && msg.contains("forced checkpoint"),
+            "{msg}"
+        );
         assert!(msg.contains("kijito-qa: context at 81%"), "the QA nudge and the latch line are joined: {msg}");
         let s = e.status();
         assert_eq!((s["head"]["event"].as_str(), s["one_step"].as_str()), (Some("fatigue_checkpoint"), Some("ready")), "{s}");

@@ -81,8 +81,11 @@ fn lockout_after_five_wrong_attempts_and_high_risk_twice() {
 fn every_single_byte_change_is_detected() {
     let (_d, l) = setup();
     for i in 0..3 {
-        l.checkpoint(T0 + i, &latch::CheckpointInput { next_single_step: Some(format!("step {i}")), decisions: vec!["d".into()], ..Default::default() })
-            .unwrap();
+        l.checkpoint(
+            T0 + i,
+            &latch::CheckpointInput { next_single_step: Some(format!("step {i}")), decisions: vec!["d".into()], ..Default::default() },
+        )
+        .unwrap();
     }
     assert!(l.verify().trusted);
     let path = l.paths().manifest.clone();

@@ -38,7 +38,16 @@ fn checkpoint_and_consent_request_redact_personal_data_before_the_manifest() {
         "write to jane.doe@example.com first",
     ]);
     let action = e.file("action.json", "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"sendmail x\"}}\n");
-    e.ok(&["consent", "request", "--action-file", &action, "--summary", "mail jane.doe@example.com the card 4111-1111-1111-1111", "--risk", "low"]);
+    e.ok(&[
+        "consent",
+        "request",
+        "--action-file",
+        &action,
+        "--summary",
+        "mail jane.doe@example.com the card 4111-1111-1111-1111",
+        "--risk",
+        "low",
+    ]);
 
     let dir = e.ws.join(".memory-latch");
     let manifest = fs::read_to_string(dir.join("_manifest.md")).unwrap();

@@ -151,7 +151,10 @@ fn a_signed_checkpoint_verifies_with_only_the_public_key_and_forgeries_fail_clos
     assert!(fs::read_to_string(&pk).unwrap().lines().nth(1).unwrap().starts_with("RW"), "minisign public keys start with RW (\"Ed\")");
     w.fails(&["keygen", "--secret-key", &sk, "--public-key", &pk, "--passphrase-file", &pass], "signing_key_file_exists");
     let inside = w.root.join("agent.key");
-    w.fails(&["keygen", "--secret-key", inside.to_str().unwrap(), "--public-key", &w.key("x.pub"), "--passphrase-file", &pass], "secret_key_inside_workspace");
+    w.fails(
+        &["keygen", "--secret-key", inside.to_str().unwrap(), "--public-key", &w.key("x.pub"), "--passphrase-file", &pass],
+        "secret_key_inside_workspace",
+    );
 
     // Signing fails closed, and writes nothing, without the right passphrase:
     // no terminal and no file, a wrong one, one in a group-readable file.
@@ -167,7 +170,19 @@ fn a_signed_checkpoint_verifies_with_only_the_public_key_and_forgeries_fail_clos
 
     // The user signs: a C2SP signed note (origin, size, base64 root, signature line).
     let note_path = w.key("cp1.note");
-    let out = w.ok(&["checkpoint", "--next-step", "signed", "--sign", "--secret-key", &sk, "--passphrase-file", &pass, "--note-out", &note_path, "--json"]);
+    let out = w.ok(&[
+        "checkpoint",
+        "--next-step",
+        "signed",
+        "--sign",
+        "--secret-key",
+        &sk,
+        "--passphrase-file",
+        &pass,
+        "--note-out",
+        &note_path,
+        "--json",
+    ]);
     let signed: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(signed["checkpoint"]["size"], 3);
     assert_eq!(signed["checkpoint"]["signed_by"], name.as_str());
@@ -209,7 +224,10 @@ fn a_signed_checkpoint_verifies_with_only_the_public_key_and_forgeries_fail_clos
     w.ok(&["keygen", "--secret-key", &osk, "--public-key", &opk, "--no-passphrase"]);
     w.fails(&["verify", "--since-checkpoint", &note_path, "--public-key", &opk], "checkpoint_not_signed_by_key");
     // An unsigned tree head does not satisfy --public-key.
-    let head = w.private("head.json", &serde_json::to_string(&serde_json::json!({"schema":"memory-latch.tree-head/v1","size":3,"root":"00".repeat(32)})).unwrap());
+    let head = w.private(
+        "head.json",
+        &serde_json::to_string(&serde_json::json!({"schema":"memory-latch.tree-head/v1","size":3,"root":"00".repeat(32)})).unwrap(),
+    );
     w.fails(&["verify", "--since-checkpoint", &head, "--public-key", &pk], "checkpoint_not_signed_by_key");
     // Nothing above entered Silent Witness: a bad checkpoint file is not a bad chain.
     w.ok(&["verify"]);

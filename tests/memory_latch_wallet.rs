@@ -44,8 +44,8 @@ fn sign(k: &SigningKey, digest: &[u8; 32]) -> String {
 /// The high-s twin of a low-s signature: s' = n - s, v flipped.
 fn high_s_twin(sig: &str) -> String {
     const N: [u8; 32] = [
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b,
-        0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48,
+        0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
     ];
     let raw = hexbytes(&sig[2..]);
     let mut out = [0u8; 32];
@@ -111,7 +111,11 @@ impl Env {
         let (v, _) = self.request_json(action, "high");
         assert_eq!(v["token"], Value::Null, "wallet mode shows no token: {v}");
         let m = &v["wallet"]["typed_data"]["message"];
-        let r = Req { action_hash: v["record"]["action_hash"].as_str().unwrap().into(), nonce: m["nonce"].as_str().unwrap().into(), expires_at: m["expiresAt"].as_u64().unwrap() };
+        let r = Req {
+            action_hash: v["record"]["action_hash"].as_str().unwrap().into(),
+            nonce: m["nonce"].as_str().unwrap().into(),
+            expires_at: m["expiresAt"].as_u64().unwrap(),
+        };
         assert_eq!(m["actionHash"].as_str().unwrap(), format!("0x{}", r.action_hash.trim_start_matches("sha256:")));
         assert_eq!(v["wallet"]["digest"].as_str().unwrap(), format!("0x{}", wallet::hex(&r.digest())));
         assert_eq!(v["wallet"]["typed_data"]["domain"], json!({"name": "memory-latch", "version": "1"}));
@@ -121,7 +125,20 @@ impl Env {
         let intended = self.file("intended.txt", "a\n");
         let result = self.file("result.txt", "a\n");
         let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.latch(&["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]);
+        let o = self.latch(&[
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]);
         (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     fn consent(&self) -> String {
@@ -145,7 +162,10 @@ fn the_signers_signature_from_the_user_confirms_once_and_a_replay_is_refused() {
         // the human-readable request names the signer and prints the typed data, no token
         let o = e.latch(&["consent", "request", "--action-file", &action, "--summary", "force push", "--risk", "high"]);
         let text = String::from_utf8(o.stdout).unwrap();
-        assert!(text.contains("wallet consent mode") && text.contains(&vectors()["signer_address"].as_str().unwrap().to_lowercase()), "{text}");
+        assert!(
+            text.contains("wallet consent mode") && text.contains(&vectors()["signer_address"].as_str().unwrap().to_lowercase()),
+            "{text}"
+        );
         assert!(text.contains("\"primaryType\":\"MemoryLatchConsent\"") && !text.contains("ACT-"), "{text}");
         let req = e.request(&action);
         let sig = sign(&key("signer_private_key"), &req.digest());
@@ -175,7 +195,11 @@ fn signatures_over_another_action_by_another_signer_or_high_s_are_refused() {
     let action = e.file("action.txt", "git push --force origin main\n");
     let req = e.request(&action);
     // over another action hash (same nonce and expiry)
-    let other = Req { action_hash: kijito_latch::action_hash(b"rm -rf /srv/data\n").unwrap(), nonce: req.nonce.clone(), expires_at: req.expires_at };
+    let other = Req {
+        action_hash: kijito_latch::action_hash(b"rm -rf /srv/data\n").unwrap(),
+        nonce: req.nonce.clone(),
+        expires_at: req.expires_at,
+    };
     refused(e.user_says("claude", &sign(&key("signer_private_key"), &other.digest())), "wallet_signature_unmatched");
     // over another nonce or expiry
     let shifted = Req { action_hash: req.action_hash.clone(), nonce: req.nonce.clone(), expires_at: req.expires_at + 3600 };
@@ -278,7 +302,10 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     // request: the agent's `--risk medium` gets no token, the request is
     // high risk and needs the signature (issue 22: `min_risk: high` and the
     // agent's `--risk medium` used to issue a text token).
-    write_wallet(&e3.w, &json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"], "min_risk": "high"}).to_string());
+    write_wallet(
+        &e3.w,
+        &json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"], "min_risk": "high"}).to_string(),
+    );
     for risk in ["low", "medium"] {
         let (v, _) = e3.request_json(&a3, risk);
         assert!(v["token"].is_null() && v["wallet"].is_object() && v["record"]["risk"] == "high", "{risk}: {v}");
@@ -438,7 +465,10 @@ fn wallet_recover_prints_the_recovered_signers_and_refuses_bad_input() {
         vec!["--signature".to_owned(), "0xzz".to_owned(), "--digest".to_owned(), s("digest")],
         vec!["--signature".to_owned(), s("signature"), "--digest".to_owned(), s("digest")[..64].to_owned()],
         vec!["--signature".to_owned(), s("signature")],
-        std::iter::once("--signature".to_owned()).chain(std::iter::once(s("signature"))).chain((0..129).flat_map(|_| ["--digest".to_owned(), s("digest")])).collect(),
+        std::iter::once("--signature".to_owned())
+            .chain(std::iter::once(s("signature")))
+            .chain((0..129).flat_map(|_| ["--digest".to_owned(), s("digest")]))
+            .collect(),
     ] {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = run(&a);

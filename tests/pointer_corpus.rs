@@ -71,8 +71,7 @@ fn every_documented_rule_is_in_the_corpus_and_in_rules() {
     let documented = documented_rules();
     let table: Vec<&str> = manifest::RULES.iter().map(|(rule, _)| *rule).collect();
     assert_eq!(documented, table, "module doc table and RULES differ");
-    let covered: BTreeSet<String> =
-        index().iter().filter_map(|(_, want)| want["rule"].as_str().map(str::to_owned)).collect();
+    let covered: BTreeSet<String> = index().iter().filter_map(|(_, want)| want["rule"].as_str().map(str::to_owned)).collect();
     let missing: Vec<&str> = table.iter().copied().filter(|rule| !covered.contains(*rule)).collect();
     assert!(missing.is_empty(), "rules without a corpus file: {missing:?}");
     // No label names a rule the module does not have.

@@ -24,7 +24,9 @@ fn world_with_pointer() -> (World, Seeded) {
 /// Serve `rendering` as the answer to `GET /api/memory/{id}`.
 fn serve_rendering(world: &World, id: u64, rendering: &str) {
     let body = json!({"result": rendering}).to_string();
-    world.server.set_faults(&json!([{"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "respond", "status": 200, "body": body}}]));
+    world.server.set_faults(
+        &json!([{"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "respond", "status": 200, "body": body}}]),
+    );
 }
 
 /// A genuine-looking rendering of `id` around `fenced` (the open fence line,
@@ -150,7 +152,9 @@ fn http_403_for_a_missing_memory() {
 fn redirect_is_refused_and_not_followed() {
     let (world, seeded) = world_with_pointer();
     let id = seeded.pointer_id;
-    world.server.set_faults(&json!([{"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "respond", "status": 302, "body": "{}"}}]));
+    world.server.set_faults(
+        &json!([{"method": "GET", "path": format!("/api/memory/{id}"), "action": {"type": "respond", "status": 302, "body": "{}"}}]),
+    );
     let before = world.log_len();
     expect_failure(&world, id, &[], "kijito_redirect_refused");
     assert_eq!(world.log_len() - before, 1, "exactly one request, no follow-up");

@@ -34,7 +34,18 @@ fn check_receipt(s: &Seeded, receipt: &Value, status: &str, previous: &str, new:
     let keys: Vec<&str> = receipt.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["schema", "status", "knownBadControl", "pointerId", "lockMessageId", "previousPointerDigest", "pointerDigest", "patchOutcome", "rollbackFile", "cas"]
+        [
+            "schema",
+            "status",
+            "knownBadControl",
+            "pointerId",
+            "lockMessageId",
+            "previousPointerDigest",
+            "pointerDigest",
+            "patchOutcome",
+            "rollbackFile",
+            "cas"
+        ]
     );
     assert_eq!(receipt["status"], status);
     assert_eq!(receipt["knownBadControl"], "passed");
@@ -149,10 +160,17 @@ fn failed(run: &Run, code: &str) -> Value {
 }
 
 fn happy_calls(pointer: &str) -> Vec<String> {
-    ["POST /api/claim", &format!("GET {pointer}"), "POST /api/claim", &format!("PATCH {pointer}"), &format!("GET {pointer}"), "POST /api/release"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect()
+    [
+        "POST /api/claim",
+        &format!("GET {pointer}"),
+        "POST /api/claim",
+        &format!("PATCH {pointer}"),
+        &format!("GET {pointer}"),
+        "POST /api/release",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect()
 }
 
 // ---------------------------------------------------------------- happy path
@@ -199,9 +217,11 @@ fn mutex_held_by_another_persona() {
 fn expired_lease_requires_a_human() {
     let s = Seeded::new();
     assert_eq!(s.server.claim(s.lock_id, "other", 10).json()["claimed"], true);
-    let run = faulted(&s, "expired", |o| {
-        json!([{"method":"POST","path":"/api/claim","occurrence":o.claim1,"action":{"type":"advance_clock","ms":11000}}])
-    });
+    let run = faulted(
+        &s,
+        "expired",
+        |o| json!([{"method":"POST","path":"/api/claim","occurrence":o.claim1,"action":{"type":"advance_clock","ms":11000}}]),
+    );
     let detail = failed(&run, "pointer_mutex_expired_requires_human");
     assert_eq!(detail["claimed_by"], "other");
     assert_eq!(detail["lease_expired"], true);
@@ -242,9 +262,11 @@ fn ownership_lost_between_claim_and_patch() {
     // The lease expires and is reaped (reap-after 1 s) before the second
     // claim, which is then granted afresh: ownership lost, nothing written.
     let s = Seeded::on(LocalServer::start_with(Options { reap_after: Some(1), ..Options::default() }));
-    let run = faulted(&s, "lost", |o| {
-        json!([{"method":"POST","path":"/api/claim","occurrence":o.claim2,"action":{"type":"advance_clock","ms":302000}}])
-    });
+    let run = faulted(
+        &s,
+        "lost",
+        |o| json!([{"method":"POST","path":"/api/claim","occurrence":o.claim2,"action":{"type":"advance_clock","ms":302000}}]),
+    );
     let detail = failed(&run, "pointer_mutex_ownership_lost");
     assert_eq!(detail["reason"], "claimed_again");
     assert_eq!(patches(&run.log), 0);
@@ -269,9 +291,11 @@ fn ownership_unverified_when_the_check_names_someone_else() {
 #[test]
 fn ownership_unverified_when_the_own_lease_expired() {
     let s = Seeded::new();
-    let run = faulted(&s, "selfexpired", |o| {
-        json!([{"method":"POST","path":"/api/claim","occurrence":o.claim2,"action":{"type":"advance_clock","ms":301000}}])
-    });
+    let run = faulted(
+        &s,
+        "selfexpired",
+        |o| json!([{"method":"POST","path":"/api/claim","occurrence":o.claim2,"action":{"type":"advance_clock","ms":301000}}]),
+    );
     let detail = failed(&run, "pointer_mutex_ownership_unverified");
     assert_eq!(detail["lease_expired"], true);
     assert_eq!(patches(&run.log), 0);
@@ -298,7 +322,8 @@ fn patch_timeout_with_the_write_applied_is_published_reconciled() {
 #[test]
 fn patch_connection_lost_after_the_write_is_published_reconciled() {
     let s = Seeded::new();
-    let run = faulted(&s, "closed", |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"apply_then_close"}}]));
+    let run =
+        faulted(&s, "closed", |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"apply_then_close"}}]));
     let receipt = run.ran.receipt();
     check_receipt(&s, &receipt, "published_reconciled", &digest(&run.old), &digest(&run.new), &run.rollback);
     assert_eq!(receipt["patchOutcome"], "kijito_network_error");
@@ -308,9 +333,11 @@ fn patch_connection_lost_after_the_write_is_published_reconciled() {
 #[test]
 fn patch_500_not_applied_is_not_committed() {
     let s = Seeded::new();
-    let run = faulted(&s, "p500", |o| {
-        json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":500,"body":"{\"error\":\"boom\"}"}}])
-    });
+    let run = faulted(
+        &s,
+        "p500",
+        |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":500,"body":"{\"error\":\"boom\"}"}}]),
+    );
     let detail = failed(&run, "pointer_publish_not_committed");
     assert_eq!(detail["patchOutcome"], "kijito_http_500");
     assert_eq!(detail["observedDigest"], digest(&run.old));
@@ -322,9 +349,11 @@ fn patch_500_not_applied_is_not_committed() {
 #[test]
 fn patch_403_is_not_found_or_forbidden() {
     let s = Seeded::new();
-    let run = faulted(&s, "p403", |o| {
-        json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":403,"body":"{\"error\":\"not_found_or_forbidden\"}"}}])
-    });
+    let run = faulted(
+        &s,
+        "p403",
+        |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":403,"body":"{\"error\":\"not_found_or_forbidden\"}"}}]),
+    );
     let detail = failed(&run, "pointer_publish_not_found_or_forbidden");
     assert_eq!(detail["patchOutcome"], "kijito_http_403");
     assert_eq!(s.pointer_content(), run.old);
@@ -333,9 +362,11 @@ fn patch_403_is_not_found_or_forbidden() {
 #[test]
 fn patch_412_is_a_conflict() {
     let s = Seeded::new();
-    let run = faulted(&s, "p412", |o| {
-        json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":412,"body":"{\"error\":\"precondition_failed\"}"}}])
-    });
+    let run = faulted(
+        &s,
+        "p412",
+        |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"respond","status":412,"body":"{\"error\":\"precondition_failed\"}"}}]),
+    );
     let detail = failed(&run, "pointer_publish_conflict");
     assert_eq!(detail["patchOutcome"], "kijito_http_412");
     assert_eq!(detail["observedDigest"], digest(&run.old));
@@ -345,9 +376,11 @@ fn patch_412_is_a_conflict() {
 #[test]
 fn odd_ack_with_the_write_applied_is_published_reconciled() {
     let s = Seeded::new();
-    let run = faulted(&s, "oddack", |o| {
-        json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"apply_then_respond","status":200,"body":"{\"result\":\"Updated\"}"}}])
-    });
+    let run = faulted(
+        &s,
+        "oddack",
+        |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"apply_then_respond","status":200,"body":"{\"result\":\"Updated\"}"}}]),
+    );
     let receipt = run.ran.receipt();
     check_receipt(&s, &receipt, "published_reconciled", &digest(&run.old), &digest(&run.new), &run.rollback);
     assert_eq!(receipt["patchOutcome"], "response_invalid");
@@ -357,7 +390,8 @@ fn odd_ack_with_the_write_applied_is_published_reconciled() {
 #[test]
 fn malformed_ack_without_the_write_is_not_committed() {
     let s = Seeded::new();
-    let run = faulted(&s, "malformed", |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"malformed_json"}}]));
+    let run =
+        faulted(&s, "malformed", |o| json!([{"method":"PATCH","path":o.pointer,"occurrence":o.patch,"action":{"type":"malformed_json"}}]));
     let detail = failed(&run, "pointer_publish_not_committed");
     assert_eq!(detail["patchOutcome"], "response_invalid");
     assert_eq!(s.pointer_content(), run.old);
@@ -367,9 +401,11 @@ fn malformed_ack_without_the_write_is_not_committed() {
 fn concurrent_clobber_before_the_reread() {
     let s = Seeded::new();
     let theirs = s.manifest("someone else's state");
-    let run = faulted(&s, "clobber", |o| {
-        json!([{"method":"GET","path":o.pointer,"occurrence":o.get2,"action":{"type":"clobber","content":theirs}}])
-    });
+    let run = faulted(
+        &s,
+        "clobber",
+        |o| json!([{"method":"GET","path":o.pointer,"occurrence":o.get2,"action":{"type":"clobber","content":theirs}}]),
+    );
     let detail = failed(&run, "pointer_publish_concurrent_clobber");
     assert_eq!(detail["observedDigest"], digest(&theirs));
     assert_eq!(detail["patchOutcome"], "acknowledged");
@@ -638,9 +674,15 @@ fn unsafe_inputs_are_rejected_before_any_network_call() {
 
     // Too small, too large.
     let tiny = s.content_file("tiny.json", "{");
-    assert_eq!(rejected_offline(&s, &s.publish_args(&expected, &tiny, &rollback), "content_file_invalid", 1).detail()["reason"], "file_too_small");
+    assert_eq!(
+        rejected_offline(&s, &s.publish_args(&expected, &tiny, &rollback), "content_file_invalid", 1).detail()["reason"],
+        "file_too_small"
+    );
     let huge = s.content_file("huge.json", &"x".repeat(64 * 1024 + 1));
-    assert_eq!(rejected_offline(&s, &s.publish_args(&expected, &huge, &rollback), "content_file_invalid", 1).detail()["reason"], "file_too_large");
+    assert_eq!(
+        rejected_offline(&s, &s.publish_args(&expected, &huge, &rollback), "content_file_invalid", 1).detail()["reason"],
+        "file_too_large"
+    );
 
     // Rollback path that exists (even empty), or is a dangling symlink.
     let existing = s.content_file("exists.json", "");
@@ -691,7 +733,12 @@ fn usage_errors_exit_2() {
     let ran = Ran::of(&s.run(&both));
     assert_eq!(ran.code, Some(2));
     assert!(ran.stderr.starts_with("kijito_pointer_publish_failed:"), "{}", ran.stderr);
-    let neither: Vec<String> = s.publish_args(&s.pointer_digest(), &good, &rollback).into_iter().take(6).chain(["--rollback-file".into(), rollback.to_str().unwrap().into()]).collect();
+    let neither: Vec<String> = s
+        .publish_args(&s.pointer_digest(), &good, &rollback)
+        .into_iter()
+        .take(6)
+        .chain(["--rollback-file".into(), rollback.to_str().unwrap().into()])
+        .collect();
     assert_eq!(Ran::of(&s.run(&neither)).code, Some(2));
     let mut bad_digest = s.publish_args("ABC", &good, &rollback);
     assert_eq!(Ran::of(&s.run(&bad_digest)).code, Some(2));

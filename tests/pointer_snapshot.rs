@@ -131,11 +131,8 @@ fn green_path_with_current_and_retired_anchors_ignores_edges() {
     assert_eq!(v["state"], "active");
     assert_eq!(v["task"], task());
     assert_eq!(keys(&v["task"]), ["title", "nextAction", "done", "remaining", "doneWhen", "gate"]);
-    let expected: Vec<Value> = seeded
-        .current
-        .iter()
-        .map(|(id, c)| json!({"id": id, "sha256": kijito_protocol::ids::Digest::of(c.as_bytes()).as_str()}))
-        .collect();
+    let expected: Vec<Value> =
+        seeded.current.iter().map(|(id, c)| json!({"id": id, "sha256": kijito_protocol::ids::Digest::of(c.as_bytes()).as_str()})).collect();
     assert_eq!(v["anchorDigests"], Value::Array(expected), "manifest order");
     assert!(is_nonce(v["bootNonce"].as_str().unwrap()));
     assert!(v["verifiedAtMs"].as_u64().unwrap() > 1_700_000_000_000);
@@ -145,7 +142,10 @@ fn green_path_with_current_and_retired_anchors_ignores_edges() {
     let run: Vec<&Value> = log[before..].iter().collect();
     let mut paths: Vec<String> = run.iter().map(|l| format!("{} {}", l["method"].as_str().unwrap(), l["path"].as_str().unwrap())).collect();
     paths.sort();
-    let mut want: Vec<String> = std::iter::once(seeded.pointer_id).chain(seeded.current.iter().map(|(id, _)| *id)).map(|id| format!("GET /api/memory/{id}")).collect();
+    let mut want: Vec<String> = std::iter::once(seeded.pointer_id)
+        .chain(seeded.current.iter().map(|(id, _)| *id))
+        .map(|id| format!("GET /api/memory/{id}"))
+        .collect();
     want.sort();
     assert_eq!(paths, want);
     assert!(run.iter().all(|l| l["status"] == 200));
@@ -332,7 +332,13 @@ fn red_report_for_a_failed_known_bad_control_has_the_red_shape() {
     // the red report for it is checked on the library function.
     let pointer = kijito_protocol::ids::MemoryId::new(21813).unwrap();
     let failure = kijito_protocol::error::Error::new("known_bad_control_failed", "the control classified as current");
-    let v = kijito_client::snapshot::red_report(pointer, &failure, &kijito_client::snapshot::boot_nonce(), 1_767_225_600_000, &kijito_protocol::ids::Digest::of(b"v"));
+    let v = kijito_client::snapshot::red_report(
+        pointer,
+        &failure,
+        &kijito_client::snapshot::boot_nonce(),
+        1_767_225_600_000,
+        &kijito_protocol::ids::Digest::of(b"v"),
+    );
     assert_eq!(keys(&v), RED_KEYS);
     assert_eq!(v["knownBadControl"], "failed");
     assert_eq!(v["failure"]["code"], "known_bad_control_failed");
@@ -354,11 +360,8 @@ fn red_report_for_a_failed_known_bad_control_has_the_red_shape() {
 /// Run against a fresh server (nothing seeded): the request log must stay
 /// empty and no file may appear at `report`.
 fn expect_path_refused(world: &World, report: &str, exit: i32, code: &str) {
-    let out = world
-        .command(POINTER_SNAPSHOT)
-        .args(["--pointer-id", "1", "--lock-message-id", "1", "--report-file", report])
-        .output()
-        .unwrap();
+    let out =
+        world.command(POINTER_SNAPSHOT).args(["--pointer-id", "1", "--lock-message-id", "1", "--report-file", report]).output().unwrap();
     assert_eq!(out.status.code(), Some(exit), "stderr {}", stderr(&out));
     assert!(stderr(&out).starts_with(&format!("kijito_pointer_snapshot_failed:{code}")), "{}", stderr(&out));
     assert_eq!(stdout(&out), "");

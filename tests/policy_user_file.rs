@@ -21,7 +21,13 @@ fn the_file_kijito_files_reads_is_the_file_the_policy_applies_and_guards() {
     assert_eq!(config::USER_POLICY_FILE, kijito_policy::user::USER_POLICY_FILE);
     assert_eq!(path, home.path().join("kijito-qa").join(kijito_policy::user::USER_POLICY_FILE));
     let config_dir = path.parent().unwrap().to_str().unwrap().to_owned();
-    let env = |user_policy: UserPolicy| Env { home: "/home/u".into(), cwd: "/home/u/p".into(), config_dir: Some(config_dir.clone()), user_policy, ..Env::default() };
+    let env = |user_policy: UserPolicy| Env {
+        home: "/home/u".into(),
+        cwd: "/home/u/p".into(),
+        config_dir: Some(config_dir.clone()),
+        user_policy,
+        ..Env::default()
+    };
     let deploy = ToolCall::parse("Bash", &json!({"command": "make deploy"}));
 
     // No file: the defaults.

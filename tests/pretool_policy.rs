@@ -68,7 +68,10 @@ fn run_named_command(e: &Env, reason: &str) -> String {
     let words = shell_words::split(cmd).unwrap();
     assert!(words[0].starts_with('/'), "{cmd}");
     let mut c = e.w.command(&words[0]);
-    c.args(&words[1..]).env("MEMORY_LATCH_BOOT_ID_FILE", &e.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE").stdin(std::process::Stdio::null());
+    c.args(&words[1..])
+        .env("MEMORY_LATCH_BOOT_ID_FILE", &e.boot)
+        .env_remove("MEMORY_LATCH_HMAC_KEY_FILE")
+        .stdin(std::process::Stdio::null());
     let o = c.output().unwrap();
     assert!(o.status.success(), "{cmd}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
@@ -236,7 +239,11 @@ fn tripwires_deny_in_every_mode_even_with_a_token() {
         ("Bash", json!({"command": "tmux send-keys -t %0 ACT-ABCDEF Enter"}), "tripwire_terminal_input"),
         ("Bash", json!({"command": "printf y > /dev/pts/3"}), "tripwire_terminal_input"),
         ("Write", json!({"file_path": qa.to_str().unwrap(), "content": "{}"}), "tripwire_qa_state_write"),
-        ("Bash", json!({"command": format!("echo '{{}}' | {}/prompt-hook --host claude --expect UserPromptSubmit", helper_dir().display())}), ""),
+        (
+            "Bash",
+            json!({"command": format!("echo '{{}}' | {}/prompt-hook --host claude --expect UserPromptSubmit", helper_dir().display())}),
+            "",
+        ),
     ] {
         let (got, reason) = ask(&e, "claude", tool, input.clone()).unwrap_or_else(|| panic!("{input} allowed"));
         if !code.is_empty() {
@@ -369,7 +376,8 @@ fn the_tool_gate_sibling_is_the_hooks_alone() {
     let lone = e.w.home.join("pretool-alone");
     fs::create_dir_all(&lone).unwrap();
     fs::copy(&*PRETOOL, lone.join("pretool-hook")).unwrap();
-    let (code, reason) = ask_with(&e, lone.join("pretool-hook").to_str().unwrap(), "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
+    let (code, reason) =
+        ask_with(&e, lone.join("pretool-hook").to_str().unwrap(), "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
     assert_eq!(code, "policy_consent_required", "{reason}");
     assert!(reason.contains("policy_consent_check_failed"), "{reason}");
 }

@@ -39,7 +39,19 @@ fn record_writes_pass_and_prints_only_the_ready_signal() {
     let keys: Vec<&str> = pass.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["schemaVersion", "sessionId", "recordedAtMs", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "coldBootReportDigests", "compactionNonce", "transcript", "bootsWitnessed"]
+        [
+            "schemaVersion",
+            "sessionId",
+            "recordedAtMs",
+            "pointerId",
+            "lockMessageId",
+            "pointerDigest",
+            "snapshotDigest",
+            "coldBootReportDigests",
+            "compactionNonce",
+            "transcript",
+            "bootsWitnessed"
+        ]
     );
     assert_eq!(pass["schemaVersion"], 6);
     // No PreToolUse hook witnessed these hand-written reports: skill-only, and record says so.
@@ -107,13 +119,27 @@ fn record_rejects_each_bad_report_with_its_own_code() {
         reordered.insert(k.clone(), v.clone());
     }
     expect_rejected(&w, "reordered", Value::Object(reordered), other.clone(), &d, "report_keys_invalid");
-    expect_rejected(&w, "schema", with(&good, "schema", json!("kijito.codex.pointer-snapshot/v2")), other.clone(), &d, "report_schema_invalid");
+    expect_rejected(
+        &w,
+        "schema",
+        with(&good, "schema", json!("kijito.codex.pointer-snapshot/v2")),
+        other.clone(),
+        &d,
+        "report_schema_invalid",
+    );
     expect_rejected(&w, "kbc", with(&good, "knownBadControl", json!("failed")), other.clone(), &d, "report_known_bad_control_not_passed");
     expect_rejected(&w, "edges", with(&good, "graphEdgesUsed", json!(true)), other.clone(), &d, "report_graph_edges_used");
     expect_rejected(&w, "verdict", with(&good, "verdict", json!("amber")), other.clone(), &d, "report_not_green");
     expect_rejected(&w, "nonce", with(&good, "bootNonce", json!("ABC")), other.clone(), &d, "report_field_invalid");
     // a recomputed snapshot digest that differs
-    expect_rejected(&w, "snap", with(&good, "snapshotDigest", json!(Digest::of(b"x").as_str())), other.clone(), &d, "report_snapshot_digest_mismatch");
+    expect_rejected(
+        &w,
+        "snap",
+        with(&good, "snapshotDigest", json!(Digest::of(b"x").as_str())),
+        other.clone(),
+        &d,
+        "report_snapshot_digest_mismatch",
+    );
     // pointer id / digest other than the ones named
     let other_pointer = ReportSpec { pointer_id: 5, ..spec.clone() };
     expect_rejected(&w, "pid", green_report(&other_pointer), other.clone(), &d, "report_pointer_id_mismatch");
@@ -121,7 +147,8 @@ fn record_rejects_each_bad_report_with_its_own_code() {
     // equal boot nonces
     expect_rejected(&w, "same", good.clone(), good.clone(), &d, "report_boot_nonce_reused");
     // different snapshot digests, different lock ids
-    let other_anchor = ReportSpec { anchors: vec![(22131, Digest::of(b"changed").as_str().to_owned())], boot_nonce: nonce(4), ..spec.clone() };
+    let other_anchor =
+        ReportSpec { anchors: vec![(22131, Digest::of(b"changed").as_str().to_owned())], boot_nonce: nonce(4), ..spec.clone() };
     expect_rejected(&w, "differs", good.clone(), green_report(&other_anchor), &d, "report_snapshot_digest_differs");
     let other_lock = ReportSpec { lock_message_id: 99, boot_nonce: nonce(5), ..spec.clone() };
     expect_rejected(&w, "lock", good.clone(), green_report(&other_lock), &d, "report_lock_differs");
@@ -165,15 +192,68 @@ fn record_rejects_unsafe_report_files() {
     std::os::unix::fs::symlink(&w.transcript, &tlink).unwrap();
     let out = w.run(
         QA_GATE,
-        &["record", "--session-id", S, "--transcript", tlink.to_str().unwrap(), "--data-dir", &w.data_arg(), "--pointer-id", &POINTER.to_string(), "--pointer-digest", &d,
-          "--cold-boot-report", a.to_str().unwrap(), "--cold-boot-report", b.to_str().unwrap()],
+        &[
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            tlink.to_str().unwrap(),
+            "--data-dir",
+            &w.data_arg(),
+            "--pointer-id",
+            &POINTER.to_string(),
+            "--pointer-digest",
+            &d,
+            "--cold-boot-report",
+            a.to_str().unwrap(),
+            "--cold-boot-report",
+            b.to_str().unwrap(),
+        ],
         b"",
     );
     assert_eq!(failure_code(&out), "kijito_qa_gate_failed:transcript_symlink");
     // argv: exactly two reports, typed values
-    let out = w.run(QA_GATE, &["record", "--session-id", S, "--transcript", "/t", "--data-dir", "/d", "--pointer-id", "21813", "--pointer-digest", &d, "--cold-boot-report", "/a"], b"");
+    let out = w.run(
+        QA_GATE,
+        &[
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            "/t",
+            "--data-dir",
+            "/d",
+            "--pointer-id",
+            "21813",
+            "--pointer-digest",
+            &d,
+            "--cold-boot-report",
+            "/a",
+        ],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(2));
-    let out = w.run(QA_GATE, &["record", "--session-id", S, "--transcript", "/t", "--data-dir", "/d", "--pointer-id", "021813", "--pointer-digest", &d, "--cold-boot-report", "/a", "--cold-boot-report", "/b"], b"");
+    let out = w.run(
+        QA_GATE,
+        &[
+            "record",
+            "--session-id",
+            S,
+            "--transcript",
+            "/t",
+            "--data-dir",
+            "/d",
+            "--pointer-id",
+            "021813",
+            "--pointer-digest",
+            &d,
+            "--cold-boot-report",
+            "/a",
+            "--cold-boot-report",
+            "/b",
+        ],
+        b"",
+    );
     assert_eq!(failure_code(&out), "kijito_qa_gate_failed:invalid_memory_id");
 }
 
@@ -186,7 +266,8 @@ fn invalidate_and_status() {
     assert_eq!(st["passRejectedBecause"], "pass_missing");
     w.record_ok(S);
     w.record_ok("other-session");
-    let out = w.run(QA_GATE, &["status", "--session-id", S, "--data-dir", &w.data_arg(), "--transcript", w.transcript.to_str().unwrap()], b"");
+    let out =
+        w.run(QA_GATE, &["status", "--session-id", S, "--data-dir", &w.data_arg(), "--transcript", w.transcript.to_str().unwrap()], b"");
     let st: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(st["pass"], true);
     assert_eq!(st["passAcceptedNow"], true, "{st}");
@@ -223,7 +304,8 @@ fn lib_record(w: &World, session: &str, t0: i64) -> (QaDir, SessionId, AbsPath) 
         pointer_digest: Digest::parse(&d).unwrap(),
         reports: vec![AbsPath::from_path(&a).unwrap(), AbsPath::from_path(&b).unwrap()],
     };
-    let evidence = gate::Evidence { live_pointer_digest: req.pointer_digest.clone(), installed_verifier: Digest::parse(&VERIFIER).unwrap() };
+    let evidence =
+        gate::Evidence { live_pointer_digest: req.pointer_digest.clone(), installed_verifier: Digest::parse(&VERIFIER).unwrap() };
     gate::record(&req, || Ok(evidence), t0).unwrap();
     let qa = QaDir::open(&req.data_dir).unwrap();
     (qa, req.session_id, req.transcript)

@@ -90,7 +90,20 @@ fn s(p: &Path) -> &str {
 /// `kijito-setup --create` on a fresh HOME: the JSON line with the ids.
 fn create(h: &Home, server: &LocalServer) -> Value {
     let anchor = h.write_private("anchor.md", "Decision: the parser keeps the old AST names.\n");
-    let o = h.run(SETUP, &["--api-url", &server.base_url(), "--token-file", s(&server.token_file()), "--create", "--anchor-file", s(&anchor), "--title", "Ship the parser"]);
+    let o = h.run(
+        SETUP,
+        &[
+            "--api-url",
+            &server.base_url(),
+            "--token-file",
+            s(&server.token_file()),
+            "--create",
+            "--anchor-file",
+            s(&anchor),
+            "--title",
+            "Ship the parser",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -112,13 +125,28 @@ fn create_seeds_kijito_local_verifies_and_writes_an_owner_only_config() {
     assert_eq!(config["apiUrl"].as_str(), Some(server.base_url().as_str()));
     assert_eq!(config["tokenFile"].as_str(), Some(s(&server.token_file())));
     // the pointer holds a valid first manifest, readable with the written config
-    let manifest_text = kijito_protocol::render::parse_rendering(&server.get(pointer).rendering(), kijito_protocol::ids::MemoryId::new(pointer).unwrap(), None).unwrap().content;
-    kijito_protocol::manifest::parse_manifest(manifest_text.as_bytes(), kijito_protocol::ids::MemoryId::new(pointer).unwrap(), kijito_protocol::ids::MessageId::new(lock).unwrap()).unwrap();
+    let manifest_text = kijito_protocol::render::parse_rendering(
+        &server.get(pointer).rendering(),
+        kijito_protocol::ids::MemoryId::new(pointer).unwrap(),
+        None,
+    )
+    .unwrap()
+    .content;
+    kijito_protocol::manifest::parse_manifest(
+        manifest_text.as_bytes(),
+        kijito_protocol::ids::MemoryId::new(pointer).unwrap(),
+        kijito_protocol::ids::MessageId::new(lock).unwrap(),
+    )
+    .unwrap();
     let d = h.run(DIGEST, &["--pointer-id", &pointer.to_string()]);
     assert_eq!(d.status.code(), Some(0), "{}", text(&d.stderr));
     assert_eq!(text(&d.stdout).trim(), out["pointerDigest"].as_str().unwrap());
     // it claimed and released the lease once: a new claim by another persona succeeds
-    let log: Vec<String> = server.request_log().iter().map(|e| format!("{} {}", e["method"].as_str().unwrap_or(""), e["path"].as_str().unwrap_or(""))).collect();
+    let log: Vec<String> = server
+        .request_log()
+        .iter()
+        .map(|e| format!("{} {}", e["method"].as_str().unwrap_or(""), e["path"].as_str().unwrap_or("")))
+        .collect();
     assert_eq!(log.iter().filter(|l| *l == "POST /api/claim").count(), 1, "{log:?}");
     assert_eq!(log.iter().filter(|l| *l == "POST /api/release").count(), 1, "{log:?}");
     assert_eq!(server.claim(lock, "other", 10).json()["claimed"], true);
@@ -177,11 +205,23 @@ fn error_messages_say_what_to_do() {
     };
     // 401 names the token file
     let wrong = h.write_private("wrong-token", "not-the-token\n");
-    fail(&["--api-url", &url, "--token-file", s(&wrong), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()], "kijito_http_401", &[s(&wrong)]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&wrong), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()],
+        "kijito_http_401",
+        &[s(&wrong)],
+    );
     // 403 names the memory id and the scope
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", "999999", "--lock-message-id", &l.to_string()], "kijito_http_403", &["memory 999999", "scope \"project\""]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--pointer-id", "999999", "--lock-message-id", &l.to_string()],
+        "kijito_http_403",
+        &["memory 999999", "scope \"project\""],
+    );
     // a lock id other than the manifest's: refused before any claim, naming both
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", "424242"], "pointer_not_a_manifest", &["lock.messageId 1 is not the configured lock 424242"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", "424242"],
+        "pointer_not_a_manifest",
+        &["lock.messageId 1 is not the configured lock 424242"],
+    );
     // a manifest naming a lock message that does not exist: 403 naming the message
     let orphan = server.create_memory("placeholder");
     let m = kijito_protocol::manifest::Manifest {
@@ -196,42 +236,82 @@ fn error_messages_say_what_to_do() {
             done_when: vec!["D".into()],
             gate: kijito_protocol::manifest::Gate { consecutive_greens: 0, artifact_digest: None },
         },
-        anchors: vec![kijito_protocol::manifest::Anchor::Current { id: kijito_protocol::ids::MemoryId::new(out["anchorId"].as_u64().unwrap()).unwrap(), sha256: kijito_protocol::ids::Digest::of(b"x"), purpose: "p".into() }],
+        anchors: vec![kijito_protocol::manifest::Anchor::Current {
+            id: kijito_protocol::ids::MemoryId::new(out["anchorId"].as_u64().unwrap()).unwrap(),
+            sha256: kijito_protocol::ids::Digest::of(b"x"),
+            purpose: "p".into(),
+        }],
     };
     assert_eq!(server.patch(orphan, &m.to_canonical(), "Codex", None).status, 200);
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &orphan.to_string(), "--lock-message-id", "424242"], "kijito_http_403", &["message 424242", "lockMessageId"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &orphan.to_string(), "--lock-message-id", "424242"],
+        "kijito_http_403",
+        &["message 424242", "lockMessageId"],
+    );
     // network errors name host and port
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    fail(&["--api-url", &format!("http://127.0.0.1:{port}"), "--token-file", s(&tf), "--pointer-id", "1", "--lock-message-id", "1"], "kijito_network_error", &[&format!("127.0.0.1 port {port}")]);
+    fail(
+        &["--api-url", &format!("http://127.0.0.1:{port}"), "--token-file", s(&tf), "--pointer-id", "1", "--lock-message-id", "1"],
+        "kijito_network_error",
+        &[&format!("127.0.0.1 port {port}")],
+    );
     // --flag=value says to write --flag value
     fail(&[&format!("--api-url={url}"), "--pointer-id", "1", "--lock-message-id", "1"], "unknown_flag", &["write `--api-url VALUE`"]);
     // token file rules, with the command that fixes them
     let loose = h.path("loose-token");
     fs::copy(&tf, &loose).unwrap();
     fs::set_permissions(&loose, fs::Permissions::from_mode(0o644)).unwrap();
-    fail(&["--api-url", &url, "--token-file", s(&loose), "--pointer-id", "1", "--lock-message-id", "1"], "token_file_permissions_too_open", &[&format!("chmod 600 {}", s(&loose))]);
-    fail(&["--api-url", &url, "--token-file", s(&h.path("absent")), "--pointer-id", "1", "--lock-message-id", "1"], "token_file_not_found", &["chmod 600"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&loose), "--pointer-id", "1", "--lock-message-id", "1"],
+        "token_file_permissions_too_open",
+        &[&format!("chmod 600 {}", s(&loose))],
+    );
+    fail(
+        &["--api-url", &url, "--token-file", s(&h.path("absent")), "--pointer-id", "1", "--lock-message-id", "1"],
+        "token_file_not_found",
+        &["chmod 600"],
+    );
     // the default token file is kijito-qa's own, and the message names it
     fail(&["--api-url", &url, "--pointer-id", "1", "--lock-message-id", "1"], "token_file_not_found", &[".config/kijito-qa/token"]);
     // an anchor is not a pointer: the message says the pointer needs a first manifest, scope project
     let anchor = out["anchorId"].as_u64().unwrap();
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &anchor.to_string(), "--lock-message-id", &l.to_string()], "pointer_not_a_manifest", &["must exist first", "scope \"project\"", "§4"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &anchor.to_string(), "--lock-message-id", &l.to_string()],
+        "pointer_not_a_manifest",
+        &["must exist first", "scope \"project\"", "§4"],
+    );
     // a held lease is reported, never taken
     assert_eq!(server.claim(l, "other", 60).json()["claimed"], true);
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()], "lease_held", &["other", "wait"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--pointer-id", &p.to_string(), "--lock-message-id", &l.to_string()],
+        "lease_held",
+        &["other", "wait"],
+    );
     assert_eq!(server.release(l, "other").json()["released"], true);
     // --create is for kijito-local only
     let a = h.write_private("a2.md", "x\n");
-    fail(&["--api-url", "https://api.kijito.ai", "--token-file", s(&tf), "--create", "--anchor-file", s(&a), "--title", "T"], "create_needs_kijito_local", &["--pointer-id N"]);
+    fail(
+        &["--api-url", "https://api.kijito.ai", "--token-file", s(&tf), "--create", "--anchor-file", s(&a), "--title", "T"],
+        "create_needs_kijito_local",
+        &["--pointer-id N"],
+    );
     // usage: both modes, or neither
     fail(&["--create", "--pointer-id", "1", "--anchor-file", s(&a), "--title", "T"], "conflicting_flags", &[]);
     fail(&["--api-url", &url], "missing_flag", &[]);
     fail(&["--api-url", &url, "--token-file", s(&tf), "--create", "--anchor-file", s(&a), "--title", " padded"], "title_invalid", &[]);
-    fail(&["--api-url", &url, "--token-file", "relative/token", "--pointer-id", "1", "--lock-message-id", "1"], "invalid_path", &["absolute"]);
+    fail(
+        &["--api-url", &url, "--token-file", "relative/token", "--pointer-id", "1", "--lock-message-id", "1"],
+        "invalid_path",
+        &["absolute"],
+    );
     // an anchor file that is a symlink is refused
     let link = h.path("anchor-link.md");
     std::os::unix::fs::symlink(&a, &link).unwrap();
-    fail(&["--api-url", &url, "--token-file", s(&tf), "--create", "--anchor-file", s(&link), "--title", "T"], "anchor_file_invalid", &["symlink"]);
+    fail(
+        &["--api-url", &url, "--token-file", s(&tf), "--create", "--anchor-file", s(&link), "--title", "T"],
+        "anchor_file_invalid",
+        &["symlink"],
+    );
 }
 
 #[test]
@@ -242,7 +322,8 @@ fn a_quoted_tilde_in_token_file_means_home() {
     fs::copy(server.token_file(), h.home.join("tok/t")).unwrap();
     fs::set_permissions(h.home.join("tok/t"), fs::Permissions::from_mode(0o600)).unwrap();
     let anchor = h.write_private("anchor.md", "Fact: x.\n");
-    let o = h.run(SETUP, &["--api-url", &server.base_url(), "--token-file", "~/tok/t", "--create", "--anchor-file", s(&anchor), "--title", "T"]);
+    let o = h
+        .run(SETUP, &["--api-url", &server.base_url(), "--token-file", "~/tok/t", "--create", "--anchor-file", s(&anchor), "--title", "T"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let config: Value = serde_json::from_slice(&fs::read(h.config()).unwrap()).unwrap();
     assert_eq!(config["tokenFile"].as_str().unwrap(), s(&h.home.join("tok/t")));
@@ -265,24 +346,60 @@ fn create_then_the_skills_cycle_works_with_the_written_config() {
     let d1 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
     assert_eq!(d1, out["pointerDigest"].as_str().unwrap());
     // the next manifest: same anchors, a new nextAction
-    let current = kijito_protocol::render::parse_rendering(&server.get(p).rendering(), kijito_protocol::ids::MemoryId::new(p).unwrap(), None).unwrap().content;
+    let current =
+        kijito_protocol::render::parse_rendering(&server.get(p).rendering(), kijito_protocol::ids::MemoryId::new(p).unwrap(), None)
+            .unwrap()
+            .content;
     let mut m = kijito_protocol::manifest::parse_manifest_unbound(current.as_bytes()).unwrap();
     m.task.next_action = Some("Write the parser tests".into());
     m.validate().unwrap();
     let next = h.write_private("next.json", &m.to_canonical());
     let rollback = h.path("rollback.json");
-    ok(h.run(env!("CARGO_BIN_EXE_pointer-publish"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d1, "--content-file", s(&next), "--rollback-file", s(&rollback)]));
+    ok(h.run(
+        env!("CARGO_BIN_EXE_pointer-publish"),
+        &[
+            "--pointer-id",
+            &ps,
+            "--lock-message-id",
+            &ls,
+            "--expected-pointer-digest",
+            &d1,
+            "--content-file",
+            s(&next),
+            "--rollback-file",
+            s(&rollback),
+        ],
+    ));
     let d2 = ok(h.run(DIGEST, &["--pointer-id", &ps])).trim().to_owned();
     assert_ne!(d1, d2);
     let reports = [h.path("boot-a.json"), h.path("boot-b.json")];
     for r in &reports {
-        ok(h.run(env!("CARGO_BIN_EXE_pointer-snapshot"), &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d2, "--report-file", s(r)]));
+        ok(h.run(
+            env!("CARGO_BIN_EXE_pointer-snapshot"),
+            &["--pointer-id", &ps, "--lock-message-id", &ls, "--expected-pointer-digest", &d2, "--report-file", s(r)],
+        ));
     }
     let transcript = h.write_private("transcript.jsonl", "{}\n");
     let data = h.path("data");
     let ready = ok(h.run(
         env!("CARGO_BIN_EXE_qa-gate"),
-        &["record", "--session-id", "0b5e55ed-c0de-4a11-9e57-000000000002", "--transcript", s(&transcript), "--data-dir", s(&data), "--pointer-id", &ps, "--pointer-digest", &d2, "--cold-boot-report", s(&reports[0]), "--cold-boot-report", s(&reports[1])],
+        &[
+            "record",
+            "--session-id",
+            "0b5e55ed-c0de-4a11-9e57-000000000002",
+            "--transcript",
+            s(&transcript),
+            "--data-dir",
+            s(&data),
+            "--pointer-id",
+            &ps,
+            "--pointer-digest",
+            &d2,
+            "--cold-boot-report",
+            s(&reports[0]),
+            "--cold-boot-report",
+            s(&reports[1]),
+        ],
     ));
     assert!(ready.contains("kijito.compaction.ready"), "{ready}");
 }
@@ -299,7 +416,12 @@ fn install_root(prefix: &Path, host: &str) -> PathBuf {
     }
     let render = |src: &Path, dest: &Path| {
         let t = fs::read_to_string(src).unwrap();
-        let t = t.replace("@ROOT@", s(&root)).replace("@HOST@", host).replace("@HOSTNAME@", host).replace("@PREFIX@", s(prefix)).replace("@VERSION@", "0.1.0");
+        let t = t
+            .replace("@ROOT@", s(&root))
+            .replace("@HOST@", host)
+            .replace("@HOSTNAME@", host)
+            .replace("@PREFIX@", s(prefix))
+            .replace("@VERSION@", "0.1.0");
         fs::write(dest, t).unwrap();
     };
     render(&repo.join(format!("hooks/{host}/hooks.json.tmpl")), &root.join("hooks/hooks.json"));
@@ -330,7 +452,12 @@ fn doctor_json(h: &Home, args: &[&str]) -> (i32, Value, String) {
 }
 
 fn check<'a>(v: &'a Value, host: &str, name: &str) -> &'a Value {
-    v["checks"].as_array().unwrap().iter().find(|c| c["host"] == host && c["check"] == name).unwrap_or_else(|| panic!("no {host} {name} in {v}"))
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["host"] == host && c["check"] == name)
+        .unwrap_or_else(|| panic!("no {host} {name} in {v}"))
 }
 
 #[test]
@@ -394,7 +521,9 @@ fn doctor_is_green_on_a_fresh_install_and_red_with_the_fix_after_one_thing_break
     red(&v, "claude", "hook binaries", "install.sh --prefix");
     assert!(check(&v, "claude", "hook binaries")["detail"].as_str().unwrap().contains("postcompact is missing"));
     assert_eq!(check(&v, "codex", "hook binaries")["status"], "green");
-    fs::hard_link(support::bin("postcompact"), claude.join("bin/postcompact")).or_else(|_| fs::copy(support::bin("postcompact"), claude.join("bin/postcompact")).map(|_| ())).unwrap();
+    fs::hard_link(support::bin("postcompact"), claude.join("bin/postcompact"))
+        .or_else(|_| fs::copy(support::bin("postcompact"), claude.join("bin/postcompact")).map(|_| ()))
+        .unwrap();
 
     // 3. a relative path in hooks.json
     let hj = codex.join("hooks/hooks.json");
@@ -564,7 +693,12 @@ fn doctor_reads_the_claude_plugin_options_where_claude_code_stores_them() {
     let c = check(&v, "claude", "plugin options");
     assert_eq!(c["status"], "green", "{v:#}");
     let d = c["detail"].as_str().unwrap();
-    assert!(d.contains(&format!("pointer_id {pointer}, lock_message_id {lock}")) && d.contains(s(&settings)) && d.contains("kijito-qa@local-test"), "{d}");
+    assert!(
+        d.contains(&format!("pointer_id {pointer}, lock_message_id {lock}"))
+            && d.contains(s(&settings))
+            && d.contains("kijito-qa@local-test"),
+        "{d}"
+    );
     assert_eq!(check(&v, "all", "api")["status"], "green", "{v:#}");
     assert!(check(&v, "all", "api")["detail"].as_str().unwrap().contains(&format!("/api/memory/{pointer}")));
 
@@ -588,7 +722,11 @@ fn doctor_reads_the_claude_plugin_options_where_claude_code_stores_them() {
     assert_eq!(c["status"], "yellow", "{v:#}");
     assert!(c["detail"].as_str().unwrap().contains("no lock_message_id"), "{c}");
     let fix = c["fix"].as_str().unwrap();
-    assert!(fix.contains(&format!("{{\"pointer_id\":\"{pointer}\",\"lock_message_id\":\"M\"}}")) && fix.contains("claude plugin configure kijito-qa@local-test --values-stdin"), "{fix}");
+    assert!(
+        fix.contains(&format!("{{\"pointer_id\":\"{pointer}\",\"lock_message_id\":\"M\"}}"))
+            && fix.contains("claude plugin configure kijito-qa@local-test --values-stdin"),
+        "{fix}"
+    );
 
     // A value the hooks would refuse: red (exit 1), never echoed.
     claude_settings(&h.home.join(".claude"), serde_json::json!({"pointer_id": "12; rm -rf /", "lock_message_id": lock}));
@@ -671,8 +809,17 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     // the doctor: yellow with the exact fix while the rules are missing
     let c = doctor_perm(&h);
     assert_eq!(c["status"], "yellow", "{c}");
-    assert!(c["detail"].as_str().unwrap().contains(&format!("{n} of {n} helper commands have no allow rule", n = kijito_setup::permissions::AGENT_COMMANDS.len())), "{c}");
-    assert_eq!(c["fix"].as_str().unwrap(), format!("kijito-setup --allow-helpers --host claude --root {} --write (without --write it shows the rules first)", s(&root)));
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{n} of {n} helper commands have no allow rule", n = kijito_setup::permissions::AGENT_COMMANDS.len())),
+        "{c}"
+    );
+    assert_eq!(
+        c["fix"].as_str().unwrap(),
+        format!("kijito-setup --allow-helpers --host claude --root {} --write (without --write it shows the rules first)", s(&root))
+    );
 
     // without --write: the rules and where they go; nothing written
     let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix)]);
@@ -687,7 +834,17 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
         assert!(out.lines().any(|l| l == r), "{r} missing from {out}");
     }
     assert!(out.contains(s(&settings)) && out.contains("nothing written"), "{out}");
-    for never in ["session-hook", "prompt-hook", "pretool-hook", "precompact", "postcompact", "kijito-setup:", "kijito-local", "worker", "consent confirm"] {
+    for never in [
+        "session-hook",
+        "prompt-hook",
+        "pretool-hook",
+        "precompact",
+        "postcompact",
+        "kijito-setup:",
+        "kijito-local",
+        "worker",
+        "consent confirm",
+    ] {
         assert!(!out.lines().filter(|l| l.starts_with("  Bash(")).any(|l| l.contains(never)), "{never} allowed: {out}");
     }
     assert!(!settings.exists() && !h.home.join(".claude").exists(), "written without --write");
@@ -699,7 +856,11 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     fs::set_permissions(&settings, fs::Permissions::from_mode(0o644)).unwrap();
     let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&prefix), "--write"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains(&format!("merged {} new rule(s)", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains(&format!("merged {} new rule(s)", kijito_setup::permissions::AGENT_COMMANDS.len())),
+        "{}",
+        text(&o.stdout)
+    );
     let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
     assert_eq!(v["theme"], "dark");
     assert_eq!(v["permissions"]["deny"], serde_json::json!(["Bash(rm:*)"]));
@@ -716,7 +877,11 @@ fn allow_helpers_shows_then_merges_the_claude_rules_into_the_user_settings() {
     // again: nothing to write, the file byte for byte the same
     let bytes = fs::read(&settings).unwrap();
     let o = h.run(SETUP, &["--allow-helpers", "--host", "claude", "--root", s(&root), "--write"]);
-    assert!(text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())),
+        "{}",
+        text(&o.stdout)
+    );
     assert_eq!(fs::read(&settings).unwrap(), bytes);
 
     // CLAUDE_CONFIG_DIR is where Claude Code reads user settings then
@@ -759,7 +924,10 @@ fn allow_helpers_writes_kijito_qas_own_codex_rules_file() {
     };
     let c = perm(&h);
     assert_eq!(c["status"], "yellow", "{c}");
-    assert!(c["fix"].as_str().unwrap().starts_with(&format!("kijito-setup --allow-helpers --host codex --root {} --write", s(&root))), "{c}");
+    assert!(
+        c["fix"].as_str().unwrap().starts_with(&format!("kijito-setup --allow-helpers --host codex --root {} --write", s(&root))),
+        "{c}"
+    );
 
     let file = codex_home.join("rules/kijito-qa.rules");
     let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix)], &env);
@@ -774,16 +942,29 @@ fn allow_helpers_writes_kijito_qas_own_codex_rules_file() {
     let rules = fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = rules.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(lines.len(), kijito_setup::permissions::AGENT_COMMANDS.len(), "{rules}");
-    assert!(lines.iter().all(|l| l.starts_with(&format!("prefix_rule(pattern=[\"{}/bin/", s(&root))) && l.ends_with("], decision=\"allow\")")), "{rules}");
-    assert!(!rules.contains("kijito-local") && !rules.contains("session-hook") && !rules.contains("\"worker\"") && !rules.contains("\"codex\""), "{rules}");
+    assert!(
+        lines.iter().all(|l| l.starts_with(&format!("prefix_rule(pattern=[\"{}/bin/", s(&root))) && l.ends_with("], decision=\"allow\")")),
+        "{rules}"
+    );
+    assert!(
+        !rules.contains("kijito-local") && !rules.contains("session-hook") && !rules.contains("\"worker\"") && !rules.contains("\"codex\""),
+        "{rules}"
+    );
     assert_eq!(mode(&file), 0o600);
     assert_eq!(mode(&codex_home.join("rules")), 0o700);
     assert_eq!(perm(&h)["status"], "green");
     // a user's own rules file next to ours is left alone and still read
     fs::write(codex_home.join("rules/mine.rules"), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n").unwrap();
     let o = h.run_env(SETUP, &["--allow-helpers", "--host", "codex", "--root", s(&prefix), "--write"], &env);
-    assert!(text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())), "{}", text(&o.stdout));
-    assert_eq!(fs::read_to_string(codex_home.join("rules/mine.rules")).unwrap(), "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n");
+    assert!(
+        text(&o.stdout).contains(&format!("all {} rules are already in", kijito_setup::permissions::AGENT_COMMANDS.len())),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(codex_home.join("rules/mine.rules")).unwrap(),
+        "prefix_rule(pattern=[\"git\", \"status\"], decision=\"allow\")\n"
+    );
 }
 
 #[test]
@@ -825,7 +1006,11 @@ fn doctor_says_what_to_do_about_codex_in_its_shared_daemon_mode() {
     let detail = c["detail"].as_str().unwrap();
     assert!(detail.starts_with("codex_daemon:") && detail.contains(&pid) && detail.contains("no_safe_trigger"), "{detail}");
     let fix = c["fix"].as_str().unwrap();
-    assert!(fix.contains("`codex --no-daemon` inside tmux") && fix.contains(&format!("alias codex-qa='{}/bin/kijito-compact codex --'", s(&root))), "{fix}");
+    assert!(
+        fix.contains("`codex --no-daemon` inside tmux")
+            && fix.contains(&format!("alias codex-qa='{}/bin/kijito-compact codex --'", s(&root))),
+        "{fix}"
+    );
     // yellow, never red: the hooks themselves are fine
     assert!(v["checks"].as_array().unwrap().iter().filter(|c| c["host"] == "codex").all(|c| c["status"] != "red"), "{v:#}");
     // kijito-setup prints the same one-line alias

@@ -41,8 +41,7 @@ const NOT_THE_AGENTS: &[&str] = &["kijito-compact codex", "kijito-local mcp"];
 
 fn is_tool(word: &str) -> bool {
     let name = word.rsplit('/').next().unwrap_or(word);
-    command::GUARDED_NAMES.contains(&name)
-        && (word == name || word.starts_with('/') || word.starts_with('<'))
+    command::GUARDED_NAMES.contains(&name) && (word == name || word.starts_with('/') || word.starts_with('<'))
 }
 
 /// The command candidates of a text: backtick spans, and lines that start
@@ -59,11 +58,7 @@ fn candidates(text: &str) -> Vec<String> {
         }
         let mut words = c.split(' ');
         let first = words.next().unwrap_or("");
-        if is_tool(first)
-            && words.next().is_some()
-            && !out.iter().any(|o| o == c)
-            && !NOT_THE_AGENTS.contains(&c)
-        {
+        if is_tool(first) && words.next().is_some() && !out.iter().any(|o| o == c) && !NOT_THE_AGENTS.contains(&c) {
             out.push(c.to_owned());
         }
     }
@@ -71,19 +66,8 @@ fn candidates(text: &str) -> Vec<String> {
 }
 
 fn kind_of(helper: &str, flag: &str) -> Option<Kind> {
-    let exact = command::GRAMMARS
-        .iter()
-        .filter(|g| g.helper == helper)
-        .flat_map(|g| g.specs.iter())
-        .find(|s| s.flag.name == flag);
-    exact
-        .or_else(|| {
-            command::GRAMMARS
-                .iter()
-                .flat_map(|g| g.specs.iter())
-                .find(|s| s.flag.name == flag)
-        })
-        .map(|s| s.kind)
+    let exact = command::GRAMMARS.iter().filter(|g| g.helper == helper).flat_map(|g| g.specs.iter()).find(|s| s.flag.name == flag);
+    exact.or_else(|| command::GRAMMARS.iter().flat_map(|g| g.specs.iter()).find(|s| s.flag.name == flag)).map(|s| s.kind)
 }
 
 /// Replace each `<PLACEHOLDER>` by a valid value of its flag's kind.
@@ -129,27 +113,14 @@ fn judge(label: &str, text: &str, dir: &HelperDir) -> (Vec<String>, usize) {
         let filled = fill(c);
         match command::guard_line(&filled, Some(dir)) {
             Verdict::Helper(h) => accepted.push((h.helper, h.subcommand)),
-            Verdict::Deny(e) => bad.push(format!(
-                "{label}: `{c}` is denied: {} ({})",
-                e.code(),
-                e.message()
-            )),
-            Verdict::Unrelated => bad.push(format!(
-                "{label}: `{c}` reaches no helper of {}",
-                dir.path().display()
-            )),
+            Verdict::Deny(e) => bad.push(format!("{label}: `{c}` is denied: {} ({})", e.code(), e.message())),
+            Verdict::Unrelated => bad.push(format!("{label}: `{c}` reaches no helper of {}", dir.path().display())),
         }
     }
     for c in &short {
         let words: Vec<&str> = c.split(' ').collect();
-        let sub: Vec<&str> = words[1..]
-            .iter()
-            .take_while(|w| !w.starts_with('-'))
-            .copied()
-            .collect();
-        let spelled = accepted
-            .iter()
-            .any(|(h, s)| *h == words[0] && (s.is_empty() || *s == sub.join(" ")));
+        let sub: Vec<&str> = words[1..].iter().take_while(|w| !w.starts_with('-')).copied().collect();
+        let spelled = accepted.iter().any(|(h, s)| *h == words[0] && (s.is_empty() || *s == sub.join(" ")));
         if !spelled {
             let why = match command::guard_line(&fill(c), Some(dir)) {
                 Verdict::Deny(e) => format!("{} ({})", e.code(), e.message()),
@@ -168,32 +139,15 @@ fn render(src: &Path, dest: &Path, root: &Path, host: &str) -> String {
     let from = body.find("<<'PY'\n").unwrap() + "<<'PY'\n".len();
     let program = &body[from..from + body[from..].find("\nPY\n").unwrap()];
     let mut child = Command::new("python3")
-        .args([
-            "-",
-            src.to_str().unwrap(),
-            dest.to_str().unwrap(),
-            root.to_str().unwrap(),
-            host,
-            "/opt/kq",
-            "0.1.0",
-        ])
+        .args(["-", src.to_str().unwrap(), dest.to_str().unwrap(), root.to_str().unwrap(), host, "/opt/kq", "0.1.0"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(program.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(program.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::read_to_string(dest).unwrap()
 }
 
@@ -201,31 +155,18 @@ fn report(all: Vec<(Vec<String>, usize)>, at_least: usize) {
     let judged: usize = all.iter().map(|(_, n)| n).sum();
     let bad: Vec<String> = all.into_iter().flat_map(|(b, _)| b).collect();
     println!("{judged} commands judged, {} denied", bad.len());
-    assert!(
-        bad.is_empty(),
-        "{} command(s) the agent is told to run are denied by the guard:\n{}",
-        bad.len(),
-        bad.join("\n")
-    );
-    assert!(
-        judged >= at_least,
-        "only {judged} commands found (expected at least {at_least})"
-    );
+    assert!(bad.is_empty(), "{} command(s) the agent is told to run are denied by the guard:\n{}", bad.len(), bad.join("\n"));
+    assert!(judged >= at_least, "only {judged} commands found (expected at least {at_least})");
 }
 
 #[test]
 fn every_command_in_every_installed_skill_passes_the_guard() {
     let tmp = tempfile::tempdir().unwrap();
     let mut all = Vec::new();
-    let mut skills: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("skills"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("SKILL.md"))
-        .collect();
+    let mut skills: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(ROOT).join("skills")).unwrap().map(|e| e.unwrap().path().join("SKILL.md")).collect();
     skills.sort();
-    assert!(
-        skills.iter().any(|s| s.ends_with("memory-latch/SKILL.md")),
-        "{skills:?}"
-    );
+    assert!(skills.iter().any(|s| s.ends_with("memory-latch/SKILL.md")), "{skills:?}");
     for host in ["codex", "claude"] {
         // a real installed layout: the root with its bin/ directory
         let root = tmp.path().join("prefix").join(host);
@@ -233,19 +174,10 @@ fn every_command_in_every_installed_skill_passes_the_guard() {
         let dir = HelperDir::new(&root.join("bin")).unwrap();
         for src in &skills {
             let name = src.parent().unwrap().file_name().unwrap().to_str().unwrap();
-            let text = render(
-                src,
-                &tmp.path().join(format!("{host}-{name}.md")),
-                &root,
-                host,
-            );
+            let text = render(src, &tmp.path().join(format!("{host}-{name}.md")), &root, host);
             let judged = judge(&format!("{host} skill {name}"), &text, &dir);
             if name == "memory-latch" {
-                assert!(
-                    judged.1 >= 10,
-                    "{host} memory-latch skill: only {} commands",
-                    judged.1
-                );
+                assert!(judged.1 >= 10, "{host} memory-latch skill: only {} commands", judged.1);
             }
             all.push(judged);
         }
@@ -271,141 +203,55 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
             "app-server:PreCompact:auto",
             "app-server:SessionStart:compact",
         ),
-        (
-            "claude",
-            CLAUDE_S,
-            "SessionStart(source=startup)",
-            "UserPromptSubmit",
-            "PreCompact(auto)",
-            "SessionStart(source=compact)",
-        ),
+        ("claude", CLAUDE_S, "SessionStart(source=startup)", "UserPromptSubmit", "PreCompact(auto)", "SessionStart(source=compact)"),
     ] {
         let c = Cycle::new();
         // SessionStart(startup): the command block of a configured pointer
-        let startup = c
-            .session_hook(host, "SessionStart", &c.stdin(host, start, s, None, None))
-            .expect("SessionStart context");
-        assert!(
-            startup.contains(&format!("{}/pointer-publish ", bin_dir.display())),
-            "{startup}"
-        );
-        all.push(judge(
-            &format!("{host} SessionStart(startup)"),
-            &startup,
-            &dir,
-        ));
+        let startup = c.session_hook(host, "SessionStart", &c.stdin(host, start, s, None, None)).expect("SessionStart context");
+        assert!(startup.contains(&format!("{}/pointer-publish ", bin_dir.display())), "{startup}");
+        all.push(judge(&format!("{host} SessionStart(startup)"), &startup, &dir));
         // a new turn after record: the withdrawn text and its command block
         c.record(s);
-        let withdrawn = c
-            .session_hook(
-                host,
-                "UserPromptSubmit",
-                &c.stdin(host, ups, s, Some("carry on"), None),
-            )
-            .expect("withdrawn context");
-        assert!(
-            withdrawn.contains("pass_invalidated_by_new_turn"),
-            "{withdrawn}"
-        );
-        all.push(judge(
-            &format!("{host} UserPromptSubmit after record"),
-            &withdrawn,
-            &dir,
-        ));
+        let withdrawn =
+            c.session_hook(host, "UserPromptSubmit", &c.stdin(host, ups, s, Some("carry on"), None)).expect("withdrawn context");
+        assert!(withdrawn.contains("pass_invalidated_by_new_turn"), "{withdrawn}");
+        all.push(judge(&format!("{host} UserPromptSubmit after record"), &withdrawn, &dir));
         // an attested compaction: the re-entry text with its snapshot command
         c.record(s);
         c.hook(&PRECOMPACT, host, &[], &c.stdin(host, pre, s, None, None));
-        let reentry = c
-            .session_hook(
-                host,
-                "SessionStart",
-                &c.stdin(host, compact_start, s, None, None),
-            )
-            .expect("re-entry");
-        assert!(
-            reentry.contains("ATTESTED")
-                && reentry.contains(&format!("{}/pointer-snapshot ", bin_dir.display())),
-            "{reentry}"
-        );
-        all.push(judge(
-            &format!("{host} SessionStart(compact)"),
-            &reentry,
-            &dir,
-        ));
+        let reentry = c.session_hook(host, "SessionStart", &c.stdin(host, compact_start, s, None, None)).expect("re-entry");
+        assert!(reentry.contains("ATTESTED") && reentry.contains(&format!("{}/pointer-snapshot ", bin_dir.display())), "{reentry}");
+        all.push(judge(&format!("{host} SessionStart(compact)"), &reentry, &dir));
     }
 
     // memory-latch through the real prompt hook, on a latch in the session's cwd
     for host in ["codex", "claude"] {
         let e = support::latch::env();
-        e.ok(&[
-            "init",
-            "--objective",
-            "ship",
-            "--next-step",
-            "write-the-tests",
-        ]);
-        let forgot = e
-            .user_says(host, "you forgot what we were doing")
-            .expect("recovery context");
-        let recover = format!(
-            "{}/memory-latch recover --workspace {}",
-            bin_dir.display(),
-            e.ws.display()
-        );
+        e.ok(&["init", "--objective", "ship", "--next-step", "write-the-tests"]);
+        let forgot = e.user_says(host, "you forgot what we were doing").expect("recovery context");
+        let recover = format!("{}/memory-latch recover --workspace {}", bin_dir.display(), e.ws.display());
         assert!(forgot.contains(&format!("`{recover}`")), "{forgot}");
         all.push(judge(&format!("{host} continuity break"), &forgot, &dir));
 
         // a consent request confirmed by the user's own message
-        let action = e.file(
-            "action.json",
-            "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\"}}\n",
-        );
-        let out = e.ok(&[
-            "consent",
-            "request",
-            "--action-file",
-            &action,
-            "--summary",
-            "delete-build",
-            "--risk",
-            "low",
-        ]);
-        let token = out
-            .split_whitespace()
-            .find(|w| w.starts_with("ACT-"))
-            .unwrap_or_else(|| panic!("no token in {out}"))
-            .to_owned();
+        let action = e.file("action.json", "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\"}}\n");
+        let out = e.ok(&["consent", "request", "--action-file", &action, "--summary", "delete-build", "--risk", "low"]);
+        let token = out.split_whitespace().find(|w| w.starts_with("ACT-")).unwrap_or_else(|| panic!("no token in {out}")).to_owned();
         all.push(judge(&format!("{host} consent request"), &out, &dir));
         let confirmed = e.user_says(host, &token).expect("confirmation context");
-        assert!(
-            confirmed.contains("the USER confirmed consent token"),
-            "{confirmed}"
-        );
-        all.push(judge(
-            &format!("{host} consent confirmed"),
-            &confirmed,
-            &dir,
-        ));
+        assert!(confirmed.contains("the USER confirmed consent token"), "{confirmed}");
+        all.push(judge(&format!("{host} consent confirmed"), &confirmed, &dir));
 
         // one-step mode (context fatigue): the reminder names the exact checkpoint
         let mut cfg = kijito_latch::Config::new(&e.ws);
         cfg.boot_id_file = e.boot.clone();
         cfg.heads_dir = Some(e.w.home.join("latch-heads"));
         let l = kijito_latch::Latch::open(&cfg).unwrap();
-        let fatigue = l
-            .turn_ended("other-session", support::gate::now_ms() as u64, Some(0.9))
-            .unwrap();
+        let fatigue = l.turn_ended("other-session", support::gate::now_ms() as u64, Some(0.9)).unwrap();
         assert!(fatigue.written.is_some());
         let reminder = e.user_says(host, "carry on").expect("one-step reminder");
-        let checkpoint = format!(
-            "`{}/memory-latch checkpoint --workspace {} --next-step <NEXT_STEP>`",
-            bin_dir.display(),
-            e.ws.display()
-        );
-        assert!(
-            reminder.contains("ONE-STEP MODE") && reminder.contains(&checkpoint),
-            "{reminder}"
-        );
+        let checkpoint = format!("`{}/memory-latch checkpoint --workspace {} --next-step <NEXT_STEP>`", bin_dir.display(), e.ws.display());
+        assert!(reminder.contains("ONE-STEP MODE") && reminder.contains(&checkpoint), "{reminder}");
         all.push(judge(&format!("{host} one-step reminder"), &reminder, &dir));
 
         // Silent Witness: the real recover's incident names the exact reseed command
@@ -416,28 +262,15 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
                 break;
             }
         }
-        let reseed = format!(
-            "`{}/memory-latch reseed --workspace {}`",
-            bin_dir.display(),
-            e.ws.display()
-        );
-        assert!(
-            incident.starts_with("SILENT WITNESS") && incident.contains(&reseed),
-            "{incident}"
-        );
-        all.push(judge(
-            &format!("{host} Silent Witness incident"),
-            &incident,
-            &dir,
-        ));
+        let reseed = format!("`{}/memory-latch reseed --workspace {}`", bin_dir.display(), e.ws.display());
+        assert!(incident.starts_with("SILENT WITNESS") && incident.contains(&reseed), "{incident}");
+        all.push(judge(&format!("{host} Silent Witness incident"), &incident, &dir));
     }
 
     // the latch's texts where no exact command can be built name none
     use kijito_latch::entry::OneStep;
-    let mut fallback = vec![
-        kijito_latch::recover::hook_context("you forgot", None),
-        kijito_latch::recover::incident_lines("b", 3, 3, None).join("\n"),
-    ];
+    let mut fallback =
+        vec![kijito_latch::recover::hook_context("you forgot", None), kijito_latch::recover::incident_lines("b", 3, 3, None).join("\n")];
     for mode in [OneStep::Ready, OneStep::StepTaken] {
         for step in ["write the tests", "none"] {
             fallback.push(kijito_latch::knobs::one_step_context(mode, step, None));
@@ -459,66 +292,22 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
         action_file: "/w/project/.memory-latch/actions/a.json",
         session_id: CLAUDE_S,
     };
-    let env = kijito_policy::classify::Env {
-        home: "/home/u".into(),
-        cwd: "/w/project".into(),
-        ..Default::default()
-    };
+    let env = kijito_policy::classify::Env { home: "/home/u".into(), cwd: "/w/project".into(), ..Default::default() };
     let mut denied = 0;
     for (tool, input, latch, frozen) in [
-        (
-            "Bash",
-            json!({"command": "rm -rf build"}),
-            LatchMode::Normal,
-            false,
-        ),
-        (
-            "Bash",
-            json!({"command": "git push --force origin main"}),
-            LatchMode::Normal,
-            false,
-        ),
-        (
-            "Write",
-            json!({"file_path": "/w/project/src/a.rs", "content": "x"}),
-            LatchMode::SilentWitness,
-            false,
-        ),
-        (
-            "Write",
-            json!({"file_path": "/w/project/src/a.rs", "content": "x"}),
-            LatchMode::Degraded,
-            false,
-        ),
-        (
-            "Write",
-            json!({"file_path": "/w/project/src/a.rs", "content": "x"}),
-            LatchMode::OneStepWithoutStep,
-            false,
-        ),
-        (
-            "mcp__kijito__kijito_remember",
-            json!({"content": "x"}),
-            LatchMode::Absent,
-            true,
-        ),
+        ("Bash", json!({"command": "rm -rf build"}), LatchMode::Normal, false),
+        ("Bash", json!({"command": "git push --force origin main"}), LatchMode::Normal, false),
+        ("Write", json!({"file_path": "/w/project/src/a.rs", "content": "x"}), LatchMode::SilentWitness, false),
+        ("Write", json!({"file_path": "/w/project/src/a.rs", "content": "x"}), LatchMode::Degraded, false),
+        ("Write", json!({"file_path": "/w/project/src/a.rs", "content": "x"}), LatchMode::OneStepWithoutStep, false),
+        ("mcp__kijito__kijito_remember", json!({"content": "x"}), LatchMode::Absent, true),
     ] {
         let cls = kijito_policy::classify(&kijito_policy::ToolCall::parse(tool, &input), &env);
-        if let kijito_policy::decide::Decision::Deny { reason, .. } = decide(
-            &cls,
-            &Modes {
-                latch,
-                qa_frozen: frozen,
-                consent_confirmed: false,
-            },
-            &target,
-        ) {
+        if let kijito_policy::decide::Decision::Deny { reason, .. } =
+            decide(&cls, &Modes { latch, qa_frozen: frozen, consent_confirmed: false }, &target)
+        {
             denied += 1;
-            all.push(judge(
-                &format!("policy deny {tool} {latch:?}"),
-                &reason.replace(" TEXT", " <NEXT_STEP>"),
-                &dir,
-            ));
+            all.push(judge(&format!("policy deny {tool} {latch:?}"), &reason.replace(" TEXT", " <NEXT_STEP>"), &dir));
         }
     }
     assert_eq!(denied, 6, "every sample call is denied in its mode");

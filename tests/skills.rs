@@ -44,7 +44,8 @@ fn render(src: &Path, dest: &Path, root: &Path, host: &str) -> Result<String, St
 }
 
 fn skills() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("skills")).unwrap().map(|e| e.unwrap().path().join("SKILL.md")).collect();
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(ROOT).join("skills")).unwrap().map(|e| e.unwrap().path().join("SKILL.md")).collect();
     v.sort();
     assert!(v.len() >= 2);
     v
@@ -94,7 +95,12 @@ fn every_command_in_every_installed_skill_passes_the_grammar() {
             let dest = tmp.path().join(format!("{host}-{}.md", src.parent().unwrap().file_name().unwrap().to_str().unwrap()));
             let text = render(&src, &dest, &root, host).unwrap();
             assert!(!text.contains("@BEGIN-") && !text.contains("@END-"), "{}", src.display());
-            let left: Vec<&str> = text.split('@').skip(1).step_by(2).filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c == '-')).collect();
+            let left: Vec<&str> = text
+                .split('@')
+                .skip(1)
+                .step_by(2)
+                .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c == '-'))
+                .collect();
             assert!(left.is_empty(), "unreplaced tokens {left:?} in {host} {}", src.display());
             let prefix = format!("{}/", bin.display());
             let commands: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with(&prefix)).collect();
@@ -131,7 +137,13 @@ fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     // Claude Code: the subagent runs in the background and reports through a task notification
     // (measured on 2.1.328, TUI and `claude -p`); the TUI's Agent tool has no foreground field
     let flat_claude = claude.split_whitespace().collect::<Vec<_>>().join(" ");
-    for needed in ["runs in the background", "end your turn", "<task-notification>", "not a message from the user", "Both notifications must have arrived before step 5"] {
+    for needed in [
+        "runs in the background",
+        "end your turn",
+        "<task-notification>",
+        "not a message from the user",
+        "Both notifications must have arrived before step 5",
+    ] {
         assert!(flat_claude.contains(needed), "claude skill lacks {needed:?}");
     }
     assert!(!claude.contains("run_in_background"), "the Claude Code TUI's Agent tool has no run_in_background field");
@@ -151,9 +163,23 @@ fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     assert!(driver.contains("VERIFIER_PREFIX = (\"Run exactly this one shell command and reply with its exit status and its complete \"\n                   \"stdout and stderr, nothing else: \")"));
     for t in [&codex, &claude] {
         for needed in [
-            "durable decision", "verified finding", "state change", "user preference", "failure mode", "reusable command", "gate result",
-            "At most 100 candidates", "recall once", "persona and project", "correct it", "fade it", "before publication",
-            "Digest again, after both boots", "kijito-compact request", "no_safe_trigger", "/compact",
+            "durable decision",
+            "verified finding",
+            "state change",
+            "user preference",
+            "failure mode",
+            "reusable command",
+            "gate result",
+            "At most 100 candidates",
+            "recall once",
+            "persona and project",
+            "correct it",
+            "fade it",
+            "before publication",
+            "Digest again, after both boots",
+            "kijito-compact request",
+            "no_safe_trigger",
+            "/compact",
             "Never include any pointer or anchor body",
         ] {
             assert!(t.contains(needed), "missing {needed:?}");
@@ -229,7 +255,11 @@ fn recorded(host: &str) -> Vec<Recorded> {
 /// when it is `identifier: ...`, or is an identifier that is a tool or field name of any host.
 fn unknown_tool_words(text: &str, host: &str) -> Vec<String> {
     assert_eq!(text.matches('`').count() % 2, 0, "unbalanced backticks");
-    let ident = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && w.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    let ident = |w: &str| {
+        !w.is_empty()
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && w.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    };
     let mine = recorded(host);
     assert!(!mine.is_empty(), "no recorded tool schemas for {host}");
     let every_word: BTreeSet<String> =
@@ -254,7 +284,10 @@ fn unknown_tool_words(text: &str, host: &str) -> Vec<String> {
 fn the_recorded_tool_schemas_are_the_pinned_hosts() {
     let claude = recorded("claude");
     let codex = recorded("codex");
-    assert_eq!(claude.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["claude-code 2.1.328 (Claude Code) (headless)", "claude-code 2.1.328 (Claude Code) (tui)"]);
+    assert_eq!(
+        claude.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(),
+        ["claude-code 2.1.328 (Claude Code) (headless)", "claude-code 2.1.328 (Claude Code) (tui)"]
+    );
     assert_eq!(codex.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["codex codex-cli 0.169.0 (tui, tui --no-daemon, exec)"]);
     let agent = |r: &Recorded| r.tools.iter().find(|(n, _)| n == "Agent").map(|(_, p)| p.clone()).unwrap();
     // the measured difference the skill must respect: only headless `claude -p` has the field
@@ -275,7 +308,16 @@ fn every_subagent_tool_field_a_skill_names_is_in_the_recorded_host_tool() {
             let text = render(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host).unwrap();
             let bad = unknown_tool_words(&text, host);
             assert!(bad.is_empty(), "{host} {}:\n{}", src.display(), bad.join("\n"));
-            named += text.split('`').skip(1).step_by(2).filter(|s| ["Agent", "subagent_type", "spawn_agent", "fork_context", "wait_agent", "close_agent", "targets"].iter().any(|w| s.starts_with(w))).count();
+            named += text
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|s| {
+                    ["Agent", "subagent_type", "spawn_agent", "fork_context", "wait_agent", "close_agent", "targets"]
+                        .iter()
+                        .any(|w| s.starts_with(w))
+                })
+                .count();
         }
     }
     assert!(named >= 8, "the skills name only {named} subagent tool words");
@@ -379,7 +421,15 @@ fn the_memory_latch_skill_carries_the_whole_procedure_in_order() {
         assert!(pos("Run the command from the deny reason") < pos("Show the user") && pos("Show the user") < pos("Retry **exactly"));
         // recovery phases in the seed's order: Re-Latch (blocking dependency, objective, anchor),
         // Known vs Unknown, the question, exactly one next step
-        let phases = ["**Re-Latch**", "the blocking dependency (`blocked_by`)", "the current objective", "the anchor (the last confirmed checkpoint)", "**Known vs Unknown**", "\"What was the last moment that felt aligned/correct?\"", "**One next step**"];
+        let phases = [
+            "**Re-Latch**",
+            "the blocking dependency (`blocked_by`)",
+            "the current objective",
+            "the anchor (the last confirmed checkpoint)",
+            "**Known vs Unknown**",
+            "\"What was the last moment that felt aligned/correct?\"",
+            "**One next step**",
+        ];
         for w in phases.windows(2) {
             assert!(pos(w[0]) < pos(w[1]), "{host}: recovery phase {:?} before {:?}", w[0], w[1]);
         }

@@ -30,7 +30,8 @@ fn run_hook(w: &World, bin: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
 
 /// Claude PreCompact: the summariser text (attested) or nothing.
 fn claude_precompact(w: &World) -> String {
-    String::from_utf8(run_hook(w, &PRECOMPACT, &["--host", "claude"], &w.hook_stdin("claude", "PreCompact(manual, no args)", CLAUDE_S))).unwrap()
+    String::from_utf8(run_hook(w, &PRECOMPACT, &["--host", "claude"], &w.hook_stdin("claude", "PreCompact(manual, no args)", CLAUDE_S)))
+        .unwrap()
 }
 
 /// A PostCompact stdin of `host` with `compact_summary` replaced (None: removed).
@@ -59,7 +60,8 @@ fn session_start(w: &World, host: &str, session: &str) -> Option<String> {
 }
 
 fn user_prompt(w: &World, host: &str, session: &str) -> Option<String> {
-    let out = run_hook(w, &SESSION_HOOK, &["--host", host, "--expect", "UserPromptSubmit"], &w.hook_stdin(host, "UserPromptSubmit", session));
+    let out =
+        run_hook(w, &SESSION_HOOK, &["--host", host, "--expect", "UserPromptSubmit"], &w.hook_stdin(host, "UserPromptSubmit", session));
     context_of(&out)
 }
 
@@ -94,7 +96,10 @@ fn claude_session_start_claims_pending_then_postcompact_records_carried() {
     assert_eq!(check_of(&r), (Value::Null, json!("pending")));
     // PostCompact with the summary: the verdict, and one line for the user.
     let post = postcompact(&w, "claude", &postcompact_stdin(&w, "claude", CLAUDE_S, Some(json!(obeying_summary(&request)))));
-    assert_eq!(post["systemMessage"], "kijito-qa: the compaction summary kept the pointer id, lock id and both digests (summaryCarried: true)");
+    assert_eq!(
+        post["systemMessage"],
+        "kijito-qa: the compaction summary kept the pointer id, lock id and both digests (summaryCarried: true)"
+    );
     let r = record(&w, &delivered);
     assert_eq!(check_of(&r), (json!(true), json!("carried")));
     let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
@@ -105,7 +110,10 @@ fn claude_session_start_claims_pending_then_postcompact_records_carried() {
     assert_eq!(check_of(&record(&w, &delivered)), (json!(true), json!("carried")));
     // kijito-compact status shows it for the request of this pass.
     let status = compact_status(&w, CLAUDE_S, ready["compactionNonce"].as_str().unwrap());
-    assert_eq!((&status["state"], &status["summaryCarried"], &status["summaryCheck"]), (&json!("compacted"), &json!(true), &json!("carried")));
+    assert_eq!(
+        (&status["state"], &status["summaryCarried"], &status["summaryCheck"]),
+        (&json!("compacted"), &json!(true), &json!("carried"))
+    );
     let keys: Vec<&str> = status.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(&keys[keys.len() - 3..], ["summaryCarried", "summaryCheck", "type"]);
 }
@@ -148,7 +156,11 @@ fn claude_postcompact_claiming_first_puts_the_verdict_in_the_reentry_text() {
         w.record_ok(CLAUDE_S);
         claude_precompact(&w);
         postcompact(&w, "claude", &postcompact_stdin(&w, "claude", CLAUDE_S, summary.clone()));
-        assert_eq!(check_of(&record(&w, &format!("compaction-reentry.{CLAUDE_S}.json"))), (Value::Null, json!("no_summary")), "{summary:?}");
+        assert_eq!(
+            check_of(&record(&w, &format!("compaction-reentry.{CLAUDE_S}.json"))),
+            (Value::Null, json!("no_summary")),
+            "{summary:?}"
+        );
     }
 }
 

@@ -8,8 +8,8 @@ mod support;
 use support::publish as support_publish;
 
 use kijito_gate::{Attempt, Pass, Reentry, TranscriptId};
-use kijito_protocol::ids::{Digest, MemoryId, MessageId, SessionId};
 use kijito_latch::{self as latch, Latch};
+use kijito_protocol::ids::{Digest, MemoryId, MessageId, SessionId};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::fd::AsRawFd;
@@ -151,14 +151,24 @@ fn pass(session: &str, at: u64) -> Pass {
 }
 
 fn attempt(session: &str, at: u64) -> Vec<u8> {
-    Attempt { session_id: sid(session), recorded_at_ms: at as i64, trigger: "auto".into(), attested: false, reason: "no_pass".into(), compaction_nonce: None }
-        .to_value()
-        .to_string()
-        .into_bytes()
+    Attempt {
+        session_id: sid(session),
+        recorded_at_ms: at as i64,
+        trigger: "auto".into(),
+        attested: false,
+        reason: "no_pass".into(),
+        compaction_nonce: None,
+    }
+    .to_value()
+    .to_string()
+    .into_bytes()
 }
 
 fn reentry(session: &str, at: u64) -> Vec<u8> {
-    Reentry { session_id: sid(session), claimed_at_ms: at as i64, reason: "no_pass".into(), attested: None }.to_value().to_string().into_bytes()
+    Reentry { session_id: sid(session), claimed_at_ms: at as i64, reason: "no_pass".into(), attested: None }
+        .to_value()
+        .to_string()
+        .into_bytes()
 }
 
 #[test]
@@ -401,7 +411,9 @@ fn silent_witness_and_unverifiable_hmac_are_degraded() {
 #[test]
 fn usage_errors_exit_2() {
     let w = world();
-    for args in [&["--long-sleep-after", "soon"][..], &["--long-sleep-after", "0"], &["--session-id", "a/b"], &["--nope"], &["--json", "--json"]] {
+    for args in
+        [&["--long-sleep-after", "soon"][..], &["--long-sleep-after", "0"], &["--session-id", "a/b"], &["--nope"], &["--json", "--json"]]
+    {
         let o = w.run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_wake_check_failed:"));
@@ -414,7 +426,8 @@ fn usage_errors_exit_2() {
 
 fn live_world(s: &support_publish::Seeded) -> World {
     let w = world();
-    let anchors: Vec<(MemoryId, Digest)> = s.anchors.iter().map(|(id, d)| (MemoryId::new(*id).unwrap(), Digest::parse(d).unwrap())).collect();
+    let anchors: Vec<(MemoryId, Digest)> =
+        s.anchors.iter().map(|(id, d)| (MemoryId::new(*id).unwrap(), Digest::parse(d).unwrap())).collect();
     let pid = MemoryId::new(s.pointer_id).unwrap();
     let lock = MessageId::new(s.lock_id).unwrap();
     let pd = Digest::parse(&s.pointer_digest()).unwrap();

@@ -29,7 +29,8 @@ fn deleting_the_latch_and_its_head_record_is_still_degraded() {
     assert_eq!(std::os::unix::fs::PermissionsExt::mode(&fs::metadata(&index).unwrap().permissions()) & 0o777, 0o600);
     // The two commands: the latch and its head record.
     fs::remove_dir_all(e.ws.join(".memory-latch")).unwrap();
-    let records: Vec<_> = fs::read_dir(&heads).unwrap().map(|d| d.unwrap().path()).filter(|p| p.file_name().unwrap() != "latch-workspaces.jsonl").collect();
+    let records: Vec<_> =
+        fs::read_dir(&heads).unwrap().map(|d| d.unwrap().path()).filter(|p| p.file_name().unwrap() != "latch-workspaces.jsonl").collect();
     assert_eq!(records.len(), 1, "the head record: {records:?}");
     fs::remove_file(&records[0]).unwrap();
     let (code, v) = e.wake(&[]);

@@ -54,7 +54,9 @@ fn main() {
         if probe(&rustc, &src, &out.join(format!("link_probe_{i}")), flag) {
             println!("cargo:rustc-link-arg-bins={flag}");
         } else {
-            println!("cargo:warning=kijito-hooks: the linker or libc does not take {flag}; the hook binaries are linked without it (larger)");
+            println!(
+                "cargo:warning=kijito-hooks: the linker or libc does not take {flag}; the hook binaries are linked without it (larger)"
+            );
         }
     }
 }

@@ -322,7 +322,8 @@ pub fn assert_schema_valid(schema: &str, stdout: &[u8]) {
     }
     assert_eq!(text.trim_end_matches('\n').lines().count(), 1, "one JSON line: {text}");
     let instance: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {text}"));
-    let s: Value = serde_json::from_slice(&fs::read(fixtures().join(format!("codex-schemas/{schema}.command.output.schema.json"))).unwrap()).unwrap();
+    let s: Value =
+        serde_json::from_slice(&fs::read(fixtures().join(format!("codex-schemas/{schema}.command.output.schema.json"))).unwrap()).unwrap();
     let v = jsonschema::validator_for(&s).unwrap();
     let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{schema} reply {text} invalid: {errors:?}");
@@ -398,7 +399,15 @@ impl Cycle {
     /// outside tmux and any compaction adapter.
     pub fn command(&self, bin: &str) -> Command {
         let mut c = self.world.command(bin);
-        for v in ["TMUX", "TMUX_PANE", "PLUGIN_DATA", "CLAUDE_PLUGIN_DATA", "KIJITO_COMPACT_ADAPTER_ID", "KIJITO_COMPACT_SOCKET", "MEMORY_LATCH_WALLET_FILE"] {
+        for v in [
+            "TMUX",
+            "TMUX_PANE",
+            "PLUGIN_DATA",
+            "CLAUDE_PLUGIN_DATA",
+            "KIJITO_COMPACT_ADAPTER_ID",
+            "KIJITO_COMPACT_SOCKET",
+            "MEMORY_LATCH_WALLET_FILE",
+        ] {
             c.env_remove(v);
         }
         c.env("MEMORY_LATCH_HEADS_DIR", self.world.home.join("latch-heads"));
@@ -474,12 +483,26 @@ impl Cycle {
             assert_eq!(out.status.code(), Some(0), "verifier boot: {}", String::from_utf8_lossy(&out.stderr));
             reports.push(report.to_str().unwrap().to_owned());
         }
-        let (pointer, transcript, data) = (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        let (pointer, transcript, data) =
+            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
         let out = self.run(
             QA_GATE,
             &[
-                "record", "--session-id", session, "--transcript", &transcript, "--data-dir", &data, "--pointer-id", &pointer,
-                "--pointer-digest", &digest, "--cold-boot-report", &reports[0], "--cold-boot-report", &reports[1],
+                "record",
+                "--session-id",
+                session,
+                "--transcript",
+                &transcript,
+                "--data-dir",
+                &data,
+                "--pointer-id",
+                &pointer,
+                "--pointer-digest",
+                &digest,
+                "--cold-boot-report",
+                &reports[0],
+                "--cold-boot-report",
+                &reports[1],
             ],
             b"",
         );
@@ -491,13 +514,28 @@ impl Cycle {
     /// `n`-th call wrote (no new boots): the run's output.
     pub fn record_again_from(&self, session: &str, n: usize) -> Output {
         let digest = self.seeded.pointer_digest();
-        let reports: Vec<String> = ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
-        let (pointer, transcript, data) = (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        let reports: Vec<String> =
+            ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
+        let (pointer, transcript, data) =
+            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
         self.run(
             QA_GATE,
             &[
-                "record", "--session-id", session, "--transcript", &transcript, "--data-dir", &data, "--pointer-id", &pointer,
-                "--pointer-digest", &digest, "--cold-boot-report", &reports[0], "--cold-boot-report", &reports[1],
+                "record",
+                "--session-id",
+                session,
+                "--transcript",
+                &transcript,
+                "--data-dir",
+                &data,
+                "--pointer-id",
+                &pointer,
+                "--pointer-digest",
+                &digest,
+                "--cold-boot-report",
+                &reports[0],
+                "--cold-boot-report",
+                &reports[1],
             ],
             b"",
         )
@@ -514,6 +552,10 @@ impl Cycle {
     /// Whether `qa-gate check-command` accepts the line (exit 0), with why not.
     pub fn check_command(&self, line: &str) -> Result<(), String> {
         let out = self.run(QA_GATE, &["check-command", line], b"");
-        if out.status.code() == Some(0) { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+        if out.status.code() == Some(0) {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
     }
 }

@@ -33,8 +33,10 @@ pub struct Seeded {
 /// The canonical manifest (docs/protocol.md §4) for `title`, with the given
 /// current anchors.
 pub fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, String)]) -> String {
-    let anchors: Vec<Value> =
-        anchors.iter().map(|(id, sha)| json!({"id": id, "status": "current", "sha256": sha, "purpose": format!("evidence {id}")})).collect();
+    let anchors: Vec<Value> = anchors
+        .iter()
+        .map(|(id, sha)| json!({"id": id, "status": "current", "sha256": sha, "purpose": format!("evidence {id}")}))
+        .collect();
     let value = json!({
         "schema": "kijito.codex.current-state/v1",
         "pointerId": pointer_id,
@@ -51,8 +53,12 @@ pub fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, Str
         "anchors": anchors,
     });
     let text = kijito_protocol::manifest::canonical_json(&value);
-    kijito_protocol::manifest::parse_manifest(text.as_bytes(), MemoryId::new(pointer_id).unwrap(), kijito_protocol::ids::MessageId::new(lock_id).unwrap())
-        .expect("the test manifest is canonical and valid");
+    kijito_protocol::manifest::parse_manifest(
+        text.as_bytes(),
+        MemoryId::new(pointer_id).unwrap(),
+        kijito_protocol::ids::MessageId::new(lock_id).unwrap(),
+    )
+    .expect("the test manifest is canonical and valid");
     text
 }
 

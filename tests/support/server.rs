@@ -320,17 +320,17 @@ fn spawn(dir: &Path, opts: &Options) -> (Child, SocketAddr) {
         }
     };
     let prefix = "kijito-local listening on http://";
-    let addr = line
-        .strip_prefix(prefix)
-        .and_then(|a| a.parse::<SocketAddr>().ok())
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let addr =
+        line.strip_prefix(prefix).and_then(|a| a.parse::<SocketAddr>().ok()).unwrap_or_else(|| panic!("unexpected first line {line:?}"));
     assert!(addr.ip().is_loopback());
     (child, addr)
 }
 
 /// An HTTP/1.1 request with `Connection: close`.
 pub fn build_request(method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: kijito-qa-tests\r\nAccept: application/json\r\nConnection: close\r\n");
+    let mut out = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: kijito-qa-tests\r\nAccept: application/json\r\nConnection: close\r\n"
+    );
     for (name, value) in headers {
         out.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -366,7 +366,8 @@ pub fn parse_response(raw: &[u8]) -> Result<HttpResponse, String> {
     let head = std::str::from_utf8(&raw[..end]).map_err(|e| e.to_string())?;
     let mut lines = head.split("\r\n");
     let status_line = lines.next().ok_or("no status line")?;
-    let status: u16 = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| format!("bad status line {status_line:?}"))?;
+    let status: u16 =
+        status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| format!("bad status line {status_line:?}"))?;
     let headers: Vec<(String, String)> =
         lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned())).collect();
     let body = &raw[end + 4..];

@@ -99,7 +99,10 @@ pub fn manifest(pointer_id: u64, lock_id: u64, current: &[(u64, String)], retire
         .map(|(i, (id, c))| json!({"id": id, "status": "current", "sha256": Digest::of(c.as_bytes()).as_str(), "purpose": format!("Current anchor {i}")}))
         .collect();
     anchors.extend(
-        retired.iter().enumerate().map(|(i, (id, by))| json!({"id": id, "status": "retired", "supersededBy": by, "purpose": format!("Retired anchor {i}")})),
+        retired
+            .iter()
+            .enumerate()
+            .map(|(i, (id, by))| json!({"id": id, "status": "retired", "supersededBy": by, "purpose": format!("Retired anchor {i}")})),
     );
     let v = json!({
         "schema": "kijito.codex.current-state/v1",
@@ -220,12 +223,7 @@ impl World {
 
     /// Paths of every GET in the request log.
     pub fn gets(&self) -> Vec<String> {
-        self.server
-            .request_log()
-            .iter()
-            .filter(|l| l["method"] == "GET")
-            .map(|l| l["path"].as_str().unwrap().to_owned())
-            .collect()
+        self.server.request_log().iter().filter(|l| l["method"] == "GET").map(|l| l["path"].as_str().unwrap().to_owned()).collect()
     }
 
     pub fn log_len(&self) -> usize {

@@ -12,10 +12,10 @@
 //! `kijito_redirect_refused` (any 3xx), `kijito_network_error` (connection
 //! failed or reset).
 
+use crate::token::Token;
 use kijito_files::config::ApiUrl;
 use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{Digest, MemoryId, MessageId, Persona};
-use crate::token::Token;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::time::Duration;
@@ -239,7 +239,12 @@ impl<T: Transport> Api<T> {
 
     /// `POST /api/claim`.
     pub fn claim(&self, message: MessageId, lease_seconds: u32) -> Result<Claim> {
-        let value = self.lease_call("/api/claim", "claim", message, json!({"message_id": message.get(), "persona": self.persona.as_str(), "lease_seconds": lease_seconds}))?;
+        let value = self.lease_call(
+            "/api/claim",
+            "claim",
+            message,
+            json!({"message_id": message.get(), "persona": self.persona.as_str(), "lease_seconds": lease_seconds}),
+        )?;
         match value.get("claimed").and_then(Value::as_bool) {
             Some(true) => Ok(Claim::Claimed),
             Some(false) => {
@@ -257,7 +262,8 @@ impl<T: Transport> Api<T> {
 
     /// `POST /api/release` -> whether the lease was released.
     pub fn release(&self, message: MessageId) -> Result<bool> {
-        let value = self.lease_call("/api/release", "release", message, json!({"message_id": message.get(), "persona": self.persona.as_str()}))?;
+        let value =
+            self.lease_call("/api/release", "release", message, json!({"message_id": message.get(), "persona": self.persona.as_str()}))?;
         value.get("released").and_then(Value::as_bool).ok_or_else(|| shape("release"))
     }
 
@@ -347,7 +353,9 @@ mod tests {
     fn claim_answers_are_parsed_strictly() {
         let m = MessageId::new(7).unwrap();
         assert_eq!(api(vec![ok(r#"{"claimed":true,"message_id":7}"#)]).claim(m, 300).unwrap(), Claim::Claimed);
-        let refused = api(vec![ok(r#"{"claimed":false,"message_id":7,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#)]);
+        let refused = api(vec![ok(
+            r#"{"claimed":false,"message_id":7,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#,
+        )]);
         assert_eq!(
             refused.claim(m, 300).unwrap(),
             Claim::Refused { reason: "self_claimed".into(), claimed_by: "codex".into(), lease_expired: false }
@@ -382,7 +390,10 @@ mod tests {
         assert!(!is_clean_ack(br#"["Updated [21813]"]"#, id));
         assert!(!is_clean_ack(br#"{"result":"Updated [2181]"}"#, id));
         let seen = a.transport.seen.lock().unwrap();
-        assert_eq!(String::from_utf8(seen[0].body.clone().unwrap()).unwrap(), r#"{"content":"c/\"","persona":"codex","scope":"project","project":"Codex"}"#);
+        assert_eq!(
+            String::from_utf8(seen[0].body.clone().unwrap()).unwrap(),
+            r#"{"content":"c/\"","persona":"codex","scope":"project","project":"Codex"}"#
+        );
         assert_eq!(seen[0].if_match.as_deref(), Some("\"sha256:x\""));
         assert_eq!(seen[0].method, Method::Patch);
     }

@@ -3,8 +3,8 @@
 //! content. The pointer must carry the configured persona's fence; an anchor's
 //! fence may name any persona (its header must agree, see `render`).
 
-use kijito_protocol::error::Result;
 use crate::http::{Api, Transport};
+use kijito_protocol::error::Result;
 use kijito_protocol::ids::{Digest, MemoryId};
 use kijito_protocol::render::{self, Lifecycle};
 

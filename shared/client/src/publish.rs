@@ -19,12 +19,12 @@
 //! | other content | `pointer_publish_concurrent_clobber` (`observedDigest` in detail) |
 //! | release refused/failed | `pointer_mutex_release_failed`, or `pointer_publish_and_release_failed` |
 
-use kijito_protocol::error::{Error, Kind, Result};
 use crate::http::{self, Api, Claim, Transport};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_protocol::manifest::{self, canonical_json};
 use crate::pointer;
 use kijito_files::private::{self, FileRules};
+use kijito_protocol::error::{Error, Kind, Result};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_protocol::manifest::{self, canonical_json};
 use kijito_protocol::render;
 use serde_json::{json, Value};
 
@@ -68,8 +68,9 @@ impl Plan {
     ) -> Result<Plan> {
         render::run_known_bad_control()?;
         check_rollback_path(&rollback_file)?;
-        let (bytes, _) = private::read_checked(content_file.as_path(), CONTENT_RULES)
-            .map_err(|e| Error::new(codes::CONTENT_FILE, format!("content file: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
+        let (bytes, _) = private::read_checked(content_file.as_path(), CONTENT_RULES).map_err(|e| {
+            Error::new(codes::CONTENT_FILE, format!("content file: {}", e.message())).with_detail(json!({"reason": e.code()}))
+        })?;
         let content = String::from_utf8(bytes).map_err(|_| Error::new(codes::CONTENT_FILE, "content file is not UTF-8"))?;
         manifest::parse_manifest(content.as_bytes(), pointer_id, lock_message_id)?;
         Ok(Plan { pointer_id, lock_message_id, expected_digest, content, rollback_file })
@@ -138,7 +139,8 @@ pub fn read_rollback_artifact(path: &AbsPath, pointer_id: MemoryId, lock: Messag
     }
     obj["capturedAtMs"].as_u64().ok_or_else(|| invalid("capturedAtMs must be an integer".into()))?;
     let content = obj["content"].as_str().ok_or_else(|| invalid("content must be a string".into()))?;
-    let digest = obj["pointerDigest"].as_str().and_then(|d| Digest::parse(d).ok()).ok_or_else(|| invalid("pointerDigest is not a digest".into()))?;
+    let digest =
+        obj["pointerDigest"].as_str().and_then(|d| Digest::parse(d).ok()).ok_or_else(|| invalid("pointerDigest is not a digest".into()))?;
     if Digest::of(content.as_bytes()) != digest {
         return Err(invalid("pointerDigest does not match the artifact's content".into()));
     }
@@ -284,7 +286,11 @@ fn refused(reason: &str, claimed_by: &str, lease_expired: bool) -> Error {
         )
         .with_detail(detail)
     } else {
-        Error::new(codes::MUTEX_UNAVAILABLE, format!("the pointer mutex is held by {claimed_by:?} ({reason}); nothing was written. Try again after it is released.")).with_detail(detail)
+        Error::new(
+            codes::MUTEX_UNAVAILABLE,
+            format!("the pointer mutex is held by {claimed_by:?} ({reason}); nothing was written. Try again after it is released."),
+        )
+        .with_detail(detail)
     }
 }
 
@@ -293,24 +299,31 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
     // Step 3: read and verify the current pointer.
     let before = pointer::read_pointer(api, plan.pointer_id)?;
     if !before.is_current() {
-        return Err(Error::new(codes::CONFLICT, "the pointer is retired; publication needs a current pointer").with_detail(json!({"reason": "pointer_retired"})));
+        return Err(Error::new(codes::CONFLICT, "the pointer is retired; publication needs a current pointer")
+            .with_detail(json!({"reason": "pointer_retired"})));
     }
     if before.digest != plan.expected_digest {
-        return Err(Error::new(codes::CONFLICT, "the pointer is not at the expected digest; someone published in between")
-            .with_detail(json!({"reason": "digest_mismatch", "observedDigest": before.digest.as_str(), "expectedDigest": plan.expected_digest.as_str()})));
+        return Err(Error::new(codes::CONFLICT, "the pointer is not at the expected digest; someone published in between").with_detail(
+            json!({"reason": "digest_mismatch", "observedDigest": before.digest.as_str(), "expectedDigest": plan.expected_digest.as_str()}),
+        ));
     }
     // CAS when the server offers it: If-Match carries the ETag of this GET.
     let if_match = before.etag.clone();
     // Step 4: the rollback artifact, exclusively, before any write.
     let artifact = rollback_artifact(plan.pointer_id, plan.lock_message_id, &before.digest, now_ms, &before.content);
-    private::create_new(plan.rollback_file.as_path(), artifact.as_bytes())
-        .map_err(|e| Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}", e.message())).with_detail(json!({"reason": e.code()})))?;
+    private::create_new(plan.rollback_file.as_path(), artifact.as_bytes()).map_err(|e| {
+        Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}", e.message())).with_detail(json!({"reason": e.code()}))
+    })?;
     // Step 5: the ownership check.
     match api.claim(plan.lock_message_id, LEASE_SECONDS) {
-        Ok(Claim::Refused { reason, claimed_by, lease_expired: false }) if reason == "self_claimed" && claimed_by == api.persona.as_str() => {}
+        Ok(Claim::Refused { reason, claimed_by, lease_expired: false })
+            if reason == "self_claimed" && claimed_by == api.persona.as_str() => {}
         Ok(Claim::Claimed) => {
-            return Err(Error::new(codes::OWNERSHIP_LOST, "the lease was lost before the write (a new claim succeeded); nothing was written")
-                .with_detail(json!({"reason": "claimed_again", "rollbackFile": plan.rollback_file.as_str()})))
+            return Err(Error::new(
+                codes::OWNERSHIP_LOST,
+                "the lease was lost before the write (a new claim succeeded); nothing was written",
+            )
+            .with_detail(json!({"reason": "claimed_again", "rollbackFile": plan.rollback_file.as_str()})))
         }
         Ok(Claim::Refused { reason, claimed_by, lease_expired }) => {
             return Err(Error::new(codes::OWNERSHIP_UNVERIFIED, "the ownership check did not answer self_claimed; nothing was written")
@@ -333,8 +346,11 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
     let after = match pointer::read_pointer(api, plan.pointer_id) {
         Ok(read) => read,
         Err(e) if e.kind().is_service() => {
-            return Err(Error::new(codes::RECONCILIATION_UNAVAILABLE, format!("re-reading the pointer failed ({}); the outcome of the write is unknown", e.code()))
-                .with_detail(json!({"patchOutcome": patch.as_str(), "reason": e.code()})))
+            return Err(Error::new(
+                codes::RECONCILIATION_UNAVAILABLE,
+                format!("re-reading the pointer failed ({}); the outcome of the write is unknown", e.code()),
+            )
+            .with_detail(json!({"patchOutcome": patch.as_str(), "reason": e.code()})))
         }
         Err(e) => {
             return Err(Error::new(codes::RECONCILIATION_FAILED, format!("the pointer no longer reads as a valid memory ({})", e.code()))
@@ -360,24 +376,27 @@ fn guarded<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<Recei
     }
     if after.digest == before.digest {
         return Err(match refused_with {
-            Some(403) => {
-                Error::new(codes::NOT_FOUND_OR_FORBIDDEN, "the service refused the write (403: not found or forbidden); the pointer is unchanged")
-            }
-            Some(412) => {
-                Error::new(codes::CONFLICT, "compare-and-swap refused the write (412); the pointer is unchanged")
-            }
-            _ => Error::new(codes::NOT_COMMITTED, format!("the write was not committed (PATCH: {}); the pointer is unchanged", patch.as_str())),
+            Some(403) => Error::new(
+                codes::NOT_FOUND_OR_FORBIDDEN,
+                "the service refused the write (403: not found or forbidden); the pointer is unchanged",
+            ),
+            Some(412) => Error::new(codes::CONFLICT, "compare-and-swap refused the write (412); the pointer is unchanged"),
+            _ => Error::new(
+                codes::NOT_COMMITTED,
+                format!("the write was not committed (PATCH: {}); the pointer is unchanged", patch.as_str()),
+            ),
         }
         .with_detail(detail));
     }
     let why = match refused_with {
-        Some(412) => {
-            "; compare-and-swap refused our write (412), so the other writer's content is intact and nothing of ours was written"
-        }
+        Some(412) => "; compare-and-swap refused our write (412), so the other writer's content is intact and nothing of ours was written",
         _ => "; another writer changed it without the lease",
     };
-    Err(Error::new(codes::CLOBBER, format!("the pointer holds content that is neither the old nor the new manifest (digest {}){why}", after.digest))
-        .with_detail(detail))
+    Err(Error::new(
+        codes::CLOBBER,
+        format!("the pointer holds content that is neither the old nor the new manifest (digest {}){why}", after.digest),
+    )
+    .with_detail(detail))
 }
 
 #[cfg(test)]
@@ -435,16 +454,15 @@ mod tests {
         )
     }
 
-
     fn get(content: &str, etag: bool) -> Result<Response> {
         let body = json!({"result": rendering(content, "")}).to_string();
         let etag = etag.then(|| format!("\"sha256:{}\"", Digest::of(content.as_bytes())));
         Ok(Response { status: 200, etag, body: body.into_bytes() })
     }
 
-
     pub(super) const CLAIMED: &str = r#"{"claimed":true,"message_id":1234}"#;
-    pub(super) const SELF: &str = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
+    pub(super) const SELF: &str =
+        r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"self_claimed","claimed_by":"codex","lease_expired":false}}"#;
     pub(super) const ACK: &str = r#"{"result":"Updated [21813]"}"#;
     pub(super) const RELEASED: &str = r#"{"released":true,"message_id":1234}"#;
 
@@ -507,7 +525,8 @@ mod tests {
     #[test]
     fn a_refused_claim_sends_nothing_else() {
         let d = private_tmp();
-        let refused = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":true}}"#;
+        let refused =
+            r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":true}}"#;
         let a = api(vec![ok(refused)]);
         let err = publish(&a, &plan(d.path(), "a", &manifest("n")), 1).unwrap_err();
         assert_eq!(err.code(), codes::MUTEX_EXPIRED);
@@ -573,7 +592,10 @@ mod tests {
         }
         // Unsafe files: group-readable, symlink, too small.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-        assert_eq!(read_rollback_artifact(&abs(&path), pid(), lock()).unwrap_err().detail().unwrap()["reason"], private::codes::PERMISSIONS);
+        assert_eq!(
+            read_rollback_artifact(&abs(&path), pid(), lock()).unwrap_err().detail().unwrap()["reason"],
+            private::codes::PERMISSIONS
+        );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let link = d.path().join("link.json");
         std::os::unix::fs::symlink(&path, &link).unwrap();
@@ -594,7 +616,10 @@ mod tests {
         // An artifact whose content is not a manifest is refused on restore.
         let junk = d.path().join("junk.json");
         private::write_atomic(&junk, rollback_artifact(pid(), lock(), &Digest::of(b"junk"), 7, "junk").as_bytes()).unwrap();
-        assert_eq!(Plan::from_rollback_artifact(pid(), lock(), expected, &abs(&junk), abs(&d.path().join("n2.json"))).unwrap_err().code(), "pointer_manifest_invalid");
+        assert_eq!(
+            Plan::from_rollback_artifact(pid(), lock(), expected, &abs(&junk), abs(&d.path().join("n2.json"))).unwrap_err().code(),
+            "pointer_manifest_invalid"
+        );
     }
 
     const RULES: FileRules = CONTENT_RULES;

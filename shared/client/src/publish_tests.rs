@@ -47,7 +47,9 @@ fn self_claim(by: &str, expired: bool) -> String {
 /// with a live lease; nothing is PATCHed otherwise and the lease is released.
 #[test]
 fn the_ownership_check_accepts_only_our_own_live_lease() {
-    let other_reason = r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"codex","lease_expired":false}}"#.to_owned();
+    let other_reason =
+        r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"codex","lease_expired":false}}"#
+            .to_owned();
     let cases: Vec<(Result<Response>, &str)> = vec![
         (ok(&self_claim("claude", false)), codes::OWNERSHIP_UNVERIFIED),
         (ok(&self_claim("codex", true)), codes::OWNERSHIP_UNVERIFIED),
@@ -207,7 +209,8 @@ fn a_refused_claim_names_whose_lease_it_is() {
     let e = err(&self_claim("codex", false));
     assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
     assert!(e.message().contains("already held by this persona"), "{}", e.message());
-    let e = err(r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":false}}"#);
+    let e =
+        err(r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":false}}"#);
     assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
     assert!(e.message().contains("held by \"other\" (already_claimed)"), "{}", e.message());
     assert_eq!(e.detail().unwrap()["lease_expired"], false);
@@ -225,7 +228,11 @@ fn releasing_our_own_lease_only() {
     let a = api(vec![ok(CLAIMED), ok(RELEASED)]);
     assert!(!release_own_lease(&a, lock()).unwrap());
     // Another persona's (even a self_claimed one) or another reason: refused, never released.
-    for body in [self_claim("claude", false), r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"codex","lease_expired":true}}"#.to_owned()] {
+    for body in [
+        self_claim("claude", false),
+        r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"codex","lease_expired":true}}"#
+            .to_owned(),
+    ] {
         let a = api(vec![ok(&body), ok(RELEASED)]);
         let e = release_own_lease(&a, lock()).unwrap_err();
         assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
@@ -268,11 +275,15 @@ fn a_plan_needs_a_fresh_rollback_path_in_a_private_directory() {
     let e = Plan::from_rollback_artifact(pid(), lock(), Digest::of(b"x"), &abs(&art), abs(&existing)).unwrap_err();
     assert_eq!(e.code(), codes::ROLLBACK_PATH);
     // A content file that is not a manifest of this pointer is refused.
-    let e = Plan::from_content_file(MemoryId::new(7).unwrap(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json"))).unwrap_err();
+    let e = Plan::from_content_file(MemoryId::new(7).unwrap(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json")))
+        .unwrap_err();
     assert_eq!(e.code(), "pointer_manifest_invalid");
     let bad = d.path().join("bad.json");
     std::fs::write(&bad, [0xff, 0xfe, 0xfd]).unwrap();
-    assert_eq!(Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&bad), abs(&d.path().join("r.json"))).unwrap_err().code(), codes::CONTENT_FILE);
+    assert_eq!(
+        Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&bad), abs(&d.path().join("r.json"))).unwrap_err().code(),
+        codes::CONTENT_FILE
+    );
 }
 
 #[test]

@@ -15,12 +15,12 @@
 //! | report path unusable | `report_file_invalid` |
 //! | manifest, rendering and HTTP codes | from `manifest`, `render`, `http` |
 
-use kijito_protocol::error::{Error, Result};
 use crate::http::{Api, Transport};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
-use kijito_protocol::manifest::{self, canonical_json, Manifest};
 use crate::pointer::{self, MemoryRead};
 use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
+use kijito_protocol::manifest::{self, canonical_json, Manifest};
 use kijito_protocol::render;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,8 +71,11 @@ pub fn verify<T: Transport>(api: &Api<T>, request: &Request) -> Result<Snapshot>
     }
     if let Some(expected) = &request.expected_pointer_digest {
         if &pointer.digest != expected {
-            return Err(Error::new(codes::POINTER_DIGEST_MISMATCH, format!("pointer {} is at {}, expected {expected}", request.pointer_id, pointer.digest))
-                .with_detail(json!({"observedDigest": pointer.digest.as_str(), "expectedDigest": expected.as_str()})));
+            return Err(Error::new(
+                codes::POINTER_DIGEST_MISMATCH,
+                format!("pointer {} is at {}, expected {expected}", request.pointer_id, pointer.digest),
+            )
+            .with_detail(json!({"observedDigest": pointer.digest.as_str(), "expectedDigest": expected.as_str()})));
         }
     }
     let manifest = manifest::parse_manifest(pointer.content.as_bytes(), request.pointer_id, request.lock_message_id)?;
@@ -81,11 +84,15 @@ pub fn verify<T: Transport>(api: &Api<T>, request: &Request) -> Result<Snapshot>
     for ((id, expected), read) in anchors.iter().zip(reads) {
         let read = read.map_err(|e| e.context(&format!("anchor {id}")))?;
         if !read.is_current() {
-            return Err(Error::new(codes::ANCHOR_RETIRED, format!("current anchor {id} is retired (eroded)")).with_detail(json!({"anchorId": id.get()})));
+            return Err(Error::new(codes::ANCHOR_RETIRED, format!("current anchor {id} is retired (eroded)"))
+                .with_detail(json!({"anchorId": id.get()})));
         }
         if &read.digest != expected {
-            return Err(Error::new(codes::ANCHOR_DIGEST_MISMATCH, format!("anchor {id} content is at {}, the manifest says {expected}", read.digest))
-                .with_detail(json!({"anchorId": id.get(), "observedDigest": read.digest.as_str(), "expectedDigest": expected.as_str()})));
+            return Err(Error::new(
+                codes::ANCHOR_DIGEST_MISMATCH,
+                format!("anchor {id} content is at {}, the manifest says {expected}", read.digest),
+            )
+            .with_detail(json!({"anchorId": id.get(), "observedDigest": read.digest.as_str(), "expectedDigest": expected.as_str()})));
         }
     }
     let snapshot_digest = manifest::snapshot_digest(request.pointer_id, &pointer.digest, request.lock_message_id, &anchors);
@@ -95,7 +102,14 @@ pub fn verify<T: Transport>(api: &Api<T>, request: &Request) -> Result<Snapshot>
                 .with_detail(json!({"observedDigest": snapshot_digest.as_str(), "expectedDigest": expected.as_str()})));
         }
     }
-    Ok(Snapshot { pointer_id: request.pointer_id, lock_message_id: request.lock_message_id, pointer_digest: pointer.digest, snapshot_digest, manifest, anchors })
+    Ok(Snapshot {
+        pointer_id: request.pointer_id,
+        lock_message_id: request.lock_message_id,
+        pointer_digest: pointer.digest,
+        snapshot_digest,
+        manifest,
+        anchors,
+    })
 }
 
 /// Fetch every anchor with at most `MAX_IN_FLIGHT` requests in flight;
@@ -358,7 +372,8 @@ mod tests {
         api.transport.renderings.insert(POINTER, text);
         assert_eq!(verify(&api, &request).unwrap_err().code(), codes::POINTER_RETIRED);
         // The pointer must carry the configured persona's fence.
-        let text = api.transport.renderings[&POINTER].replace("persona:codex", "persona:claude").replace("Persona: codex", "Persona: claude");
+        let text =
+            api.transport.renderings[&POINTER].replace("persona:codex", "persona:claude").replace("Persona: codex", "Persona: claude");
         api.transport.renderings.insert(POINTER, text);
         assert_eq!(verify(&api, &request).unwrap_err().code(), render::FENCE_PERSONA_MISMATCH);
     }
@@ -388,12 +403,40 @@ mod tests {
         let keys: Vec<&str> = green.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "lockMessageId", "pointerDigest", "snapshotDigest", "state", "task", "anchorDigests", "bootNonce", "verifiedAtMs", "verifierSha256"]
+            [
+                "schema",
+                "verdict",
+                "knownBadControl",
+                "graphEdgesUsed",
+                "pointerId",
+                "lockMessageId",
+                "pointerDigest",
+                "snapshotDigest",
+                "state",
+                "task",
+                "anchorDigests",
+                "bootNonce",
+                "verifiedAtMs",
+                "verifierSha256"
+            ]
         );
         let control = Error::new(render::KNOWN_BAD_CONTROL_FAILED, "control classified as current");
         let red = red_report(request.pointer_id, &control, "0".repeat(32).as_str(), 5, &Digest::of(b"v"));
         let keys: Vec<&str> = red.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"]);
+        assert_eq!(
+            keys,
+            [
+                "schema",
+                "verdict",
+                "knownBadControl",
+                "graphEdgesUsed",
+                "pointerId",
+                "failure",
+                "bootNonce",
+                "verifiedAtMs",
+                "verifierSha256"
+            ]
+        );
         assert_eq!(red["verdict"], "red");
         assert_eq!(red["knownBadControl"], "failed");
         assert_eq!(red["failure"], json!({"code": "known_bad_control_failed", "message": "control classified as current"}));
@@ -434,4 +477,3 @@ mod tests {
         assert_eq!(check_report_path(&path(&tmp.path().join("missing/r.json"))).unwrap_err().code(), codes::REPORT_FILE);
     }
 }
-

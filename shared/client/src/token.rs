@@ -4,8 +4,8 @@
 //! The token never appears in output, logs, receipts or errors: `Token` has
 //! no `Display`, and its `Debug` is redacted.
 
-use kijito_protocol::error::{Error, Kind, Result};
 use kijito_files::private::{self, FileRules};
+use kijito_protocol::error::{Error, Kind, Result};
 use std::fmt;
 use std::path::Path;
 

@@ -271,7 +271,8 @@ fn serve(
         // app-server -> adapter
         if fds[0].revents != 0 {
             let mut lines = vec![];
-            let open = transport::read_lines(fds[0].fd, &mut child_lines, &mut lines).map_err(|e| io_err(codes::IO, "reading the app-server", e))?;
+            let open = transport::read_lines(fds[0].fd, &mut child_lines, &mut lines)
+                .map_err(|e| io_err(codes::IO, "reading the app-server", e))?;
             for l in lines {
                 turn_ended |= l.contains("\"turn/completed\"");
                 outs.extend(proxy.from_server(&l, now));
@@ -351,7 +352,9 @@ fn serve(
                         }
                         break;
                     }
-                    Ok(Decision::Failed(code)) => eprintln!("kijito-compact codex: request for thread {thread} failed before sending: {code}"),
+                    Ok(Decision::Failed(code)) => {
+                        eprintln!("kijito-compact codex: request for thread {thread} failed before sending: {code}")
+                    }
                     Ok(Decision::Nothing) => {}
                     Err(e) => eprintln!("kijito-compact codex: {} ({})", e.message(), e.code()),
                 }
@@ -436,7 +439,6 @@ fn flush_log(proxy: &mut Proxy, log: &mut Option<MessageLog>) {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -406,7 +406,10 @@ impl Proxy {
                         let end = if j.item_completed && status == "completed" {
                             JobEnd::Compacted
                         } else {
-                            JobEnd::NotCompacted(format!("compaction turn ended {status}{}", if j.item_completed { "" } else { " without a completed contextCompaction item" }))
+                            JobEnd::NotCompacted(format!(
+                                "compaction turn ended {status}{}",
+                                if j.item_completed { "" } else { " without a completed contextCompaction item" }
+                            ))
                         };
                         j.ended = Some((end, now));
                     }
@@ -501,12 +504,18 @@ mod tests {
     }
 
     fn started(p: &mut Proxy, now: Instant) {
-        let out = p.from_server(&format!(r#"{{"id":"startup-thread-start-x","result":{{"thread":{{"id":"{T}","status":{{"type":"idle"}}}}}}}}"#), now);
+        let out = p.from_server(
+            &format!(r#"{{"id":"startup-thread-start-x","result":{{"thread":{{"id":"{T}","status":{{"type":"idle"}}}}}}}}"#),
+            now,
+        );
         assert_eq!(out.len(), 1);
     }
 
     fn turn(p: &mut Proxy, method: &str, turn: &str, status: &str, now: Instant) -> Vec<Out> {
-        p.from_server(&format!(r#"{{"method":"{method}","params":{{"threadId":"{T}","turn":{{"id":"{turn}","status":"{status}"}}}}}}"#), now)
+        p.from_server(
+            &format!(r#"{{"method":"{method}","params":{{"threadId":"{T}","turn":{{"id":"{turn}","status":"{status}"}}}}}}"#),
+            now,
+        )
     }
 
     #[test]
@@ -595,7 +604,9 @@ mod tests {
         p.from_server(&format!(r#"{{"id":"{id}","result":{{}}}}"#), t0);
         turn(&mut p, "turn/started", "c-1", "inProgress", t0);
         assert_eq!(p.job().unwrap().turn_id.as_deref(), Some("c-1"));
-        let item = |m: &str| format!(r#"{{"method":"{m}","params":{{"threadId":"{T}","turnId":"c-1","item":{{"type":"contextCompaction","id":"i"}}}}}}"#);
+        let item = |m: &str| {
+            format!(r#"{{"method":"{m}","params":{{"threadId":"{T}","turnId":"c-1","item":{{"type":"contextCompaction","id":"i"}}}}}}"#)
+        };
         p.from_server(&item("item/started"), t0);
         p.from_server(&item("item/completed"), t0);
         assert!(p.job().unwrap().item_completed);
@@ -658,7 +669,10 @@ mod tests {
     const U: &str = "019a0000-0000-7000-8000-000000000002";
 
     fn turn_of(p: &mut Proxy, method: &str, thread: &str, turn: &str, status: &str, now: Instant) -> Vec<Out> {
-        p.from_server(&format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turn":{{"id":"{turn}","status":"{status}"}}}}}}"#), now)
+        p.from_server(
+            &format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turn":{{"id":"{turn}","status":"{status}"}}}}}}"#),
+            now,
+        )
     }
 
     fn thread_started(p: &mut Proxy, id: &str, now: Instant) {
@@ -666,7 +680,10 @@ mod tests {
     }
 
     fn item(p: &mut Proxy, method: &str, thread: &str, turn: &str, kind: &str, now: Instant) {
-        p.from_server(&format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turnId":"{turn}","item":{{"type":"{kind}","id":"i"}}}}}}"#), now);
+        p.from_server(
+            &format!(r#"{{"method":"{method}","params":{{"threadId":"{thread}","turnId":"{turn}","item":{{"type":"{kind}","id":"i"}}}}}}"#),
+            now,
+        );
     }
 
     /// The adapter's compaction of T, answered, its turn `c-1` started.
@@ -821,7 +838,9 @@ mod tests {
         // the compaction turn completes with only item/started: not compacted
         let t1 = now + Duration::from_millis(5);
         turn(&mut p, "turn/completed", "c-1", "completed", t1);
-        assert!(matches!(&p.job().unwrap().ended, Some((JobEnd::NotCompacted(m), at)) if m.contains("without a completed contextCompaction item") && *at == t1));
+        assert!(
+            matches!(&p.job().unwrap().ended, Some((JobEnd::NotCompacted(m), at)) if m.contains("without a completed contextCompaction item") && *at == t1)
+        );
         // a completed item in an interrupted turn: not compacted either
         p.clear_job();
         let mut p2 = self::p();

@@ -465,7 +465,6 @@ mod tests {
         assert_eq!(got, (0..n as u64).collect::<Vec<_>>());
     }
 
-
     #[test]
     fn lines_split_and_bound() {
         let mut b = LineBuf::default();

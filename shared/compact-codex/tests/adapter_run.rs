@@ -11,8 +11,8 @@
 mod common;
 
 use common::*;
-use kijito_compact_codex::{run, Bounds, Options};
 use kijito_compact::trigger::{self, RequestState};
+use kijito_compact_codex::{run, Bounds, Options};
 use kijito_gate::ClaimOutcome;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -179,7 +179,9 @@ fn start_thread(ws: &mut Ws, seen: &mut Vec<Value>, id: u64) -> String {
 /// Wait for the adapter's compaction to start on the wire (its
 /// contextCompaction item/started); the compaction turn's id.
 fn compaction_started(ws: &mut Ws, seen: &mut Vec<Value>) -> Value {
-    let item = until(ws, seen, "the contextCompaction item/started", |v| is_method(v, "item/started") && v["params"]["item"]["type"] == "contextCompaction");
+    let item = until(ws, seen, "the contextCompaction item/started", |v| {
+        is_method(v, "item/started") && v["params"]["item"]["type"] == "contextCompaction"
+    });
     item["params"]["turnId"].clone()
 }
 
@@ -227,11 +229,17 @@ fn a_pinned_idle_thread_is_compacted_once_after_its_turn_and_the_users_turn_wait
     assert!(kijito_gate::precompact(&a.w.qa, &s, Some(&a.w.transcript), "manual", now).unwrap().attested);
     assert!(matches!(kijito_gate::claim(&a.w.qa, &s, now).unwrap(), ClaimOutcome::Claimed(_)));
     finish_compaction(&mut ws, &mut seen, 7, &thread, "completed", true);
-    assert!(seen.iter().any(|v| is_method(v, "turn/completed") && v["params"]["turn"]["id"] == comp_turn), "the compaction's turn/completed reached the TUI");
+    assert!(
+        seen.iter().any(|v| is_method(v, "turn/completed") && v["params"]["turn"]["id"] == comp_turn),
+        "the compaction's turn/completed reached the TUI"
+    );
     let answer = until(&mut ws, &mut seen, "the held turn/start's answer", |v| v["id"] == 6);
     assert!(answer.get("result").is_some(), "the held turn/start ran after the compaction: {answer}");
     assert_eq!(a.final_state(&s), RequestState::Compacted { attested: true, reason: "pass_promoted".into() });
-    assert!(seen.iter().all(|v| !v["id"].as_str().is_some_and(|i| i.starts_with("kijito-compact-"))), "the adapter's answer never reaches the client");
+    assert!(
+        seen.iter().all(|v| !v["id"].as_str().is_some_and(|i| i.starts_with("kijito-compact-"))),
+        "the adapter's answer never reaches the client"
+    );
 
     let (sd, log) = (a.sd.clone(), a.log.clone());
     let _w = a.exit(3);
@@ -334,7 +342,12 @@ fn the_periodic_look_sends_what_waits_and_a_refusal_or_a_late_claim_ends_it() {
 
 #[test]
 fn a_compaction_without_its_claim_or_its_end_times_out_and_a_lingering_app_server_is_stopped() {
-    let b = Bounds { claim: Duration::from_millis(300), compaction: Duration::from_millis(300), shutdown: Duration::from_millis(300), ..bounds() };
+    let b = Bounds {
+        claim: Duration::from_millis(300),
+        compaction: Duration::from_millis(300),
+        shutdown: Duration::from_millis(300),
+        ..bounds()
+    };
     let a = Adapter::start(b, &[("STANDIN_ON_EOF", "linger")]);
     let grandchild: i32 = a.wait("the app-server's own child", || std::fs::read_to_string(a.sd.join("grandchild.pid")).ok()?.parse().ok());
     let mut ws = connect(&a.sock).unwrap();

@@ -8,8 +8,8 @@
 mod common;
 
 use common::*;
-use kijito_compact_codex::gatekeeper::{Decision, Gatekeeper};
 use kijito_compact::trigger::{self, Pin, Request, RequestState, Via, ViaKind};
+use kijito_compact_codex::gatekeeper::{Decision, Gatekeeper};
 use kijito_gate::ClaimOutcome;
 use kijito_protocol::ids::AbsPath;
 
@@ -77,7 +77,8 @@ fn nothing_without_a_session_thread_a_qa_dir_a_pin_to_this_adapter_or_a_pending_
     requested(&w, T0 + 10);
     w.pin(&s, &"f".repeat(32), SOCK);
     assert_eq!(gate(&w).decide(THREAD, T0 + 20).unwrap(), Decision::Nothing);
-    let tmux = Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None };
+    let tmux =
+        Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None };
     trigger::write_pin(&w.qa, &Pin { session_id: s.clone(), via: tmux, pinned_at_ms: 5 }).unwrap();
     assert_eq!(gate(&w).decide(THREAD, T0 + 20).unwrap(), Decision::Nothing);
     assert_eq!(w.request(&s).unwrap().state, RequestState::Pending, "left for its own adapter");

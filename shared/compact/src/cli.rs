@@ -31,7 +31,8 @@ pub const HELP: &str = "kijito-compact: the compaction adapters of kijito-qa (do
       --message-log: every JSON-RPC message with its direction (new 0600 file).
 ";
 
-pub const CODEX_FLAGS: &[Flag] = &[Flag::value("--data-dir"), Flag::value("--message-log"), Flag::value("--codex"), Flag::switch("--stdio-client")];
+pub const CODEX_FLAGS: &[Flag] =
+    &[Flag::value("--data-dir"), Flag::value("--message-log"), Flag::value("--codex"), Flag::switch("--stdio-client")];
 
 pub const TOOL: Tool = Tool {
     name: "kijito-compact",

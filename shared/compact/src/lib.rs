@@ -12,11 +12,11 @@ pub mod tmux;
 pub mod trigger;
 pub mod worker;
 
-use trigger::{Pin, Request, TurnState, Via, ViaKind};
 use kijito_gate::QaDir;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
 use std::path::Path;
+use trigger::{Pin, Request, TurnState, Via, ViaKind};
 
 /// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
 pub mod codes {
@@ -35,7 +35,10 @@ pub const ASK_USER: &str = "No adapter can make the host compact this session: a
 pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64) -> Result<String> {
     let qa = QaDir::open(data_dir)?;
     if trigger::kill_switch_on(data_dir) {
-        return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the compaction adapters are disabled ({} exists). {ASK_USER}", trigger::kill_switch(data_dir).display())));
+        return Err(Error::new(
+            codes::NO_SAFE_TRIGGER,
+            format!("the compaction adapters are disabled ({} exists). {ASK_USER}", trigger::kill_switch(data_dir).display()),
+        ));
     }
     if let Some(Pin { via: via @ Via::Tmux { .. }, .. }) = trigger::read_pin(&qa, s)? {
         let check = pin::check_pane(&via, &procfs::RealProcs, &tmux::RealTmux::for_via(&via)).unwrap_or(pin::PaneCheck::Gone);
@@ -92,12 +95,7 @@ pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trig
     // a login shell resets it); without a pin the worker ends at once.
     let pinned = QaDir::open(data_dir).ok().and_then(|qa| trigger::read_pin(&qa, s).ok().flatten());
     let tmux = pinned.map(|p| tmux::RealTmux::for_via(&p.via)).unwrap_or_default();
-    let world = worker::World {
-        tmux: &tmux,
-        procs: &procfs::RealProcs,
-        now_ms: &kijito_gate::now_ms,
-        sleep: &std::thread::sleep,
-    };
+    let world = worker::World { tmux: &tmux, procs: &procfs::RealProcs, now_ms: &kijito_gate::now_ms, sleep: &std::thread::sleep };
     worker::run(data_dir, s, nonce, &worker::Limits::from_env(), &world)
 }
 

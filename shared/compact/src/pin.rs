@@ -53,7 +53,13 @@ impl PinEnv {
     pub fn from_vars(get: &dyn Fn(&str) -> Option<String>) -> PinEnv {
         let var = |k: &str| get(k).filter(|v| !v.is_empty() && v.len() <= 4096);
         let tmux_program = get("PATH").filter(|p| p.len() <= 64 * 1024).and_then(|p| crate::tmux::resolve_on_path(&p));
-        PinEnv { tmux: var("TMUX"), tmux_pane: var("TMUX_PANE"), adapter_id: var(ENV_ADAPTER_ID), adapter_socket: var(ENV_ADAPTER_SOCKET), tmux_program }
+        PinEnv {
+            tmux: var("TMUX"),
+            tmux_pane: var("TMUX_PANE"),
+            adapter_id: var(ENV_ADAPTER_ID),
+            adapter_socket: var(ENV_ADAPTER_SOCKET),
+            tmux_program,
+        }
     }
 }
 
@@ -84,7 +90,8 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
             if !is_adapter_id(id) {
                 return Err(Error::new(codes::ADAPTER_ENV_INVALID, format!("{ENV_ADAPTER_ID} is not 32 lowercase hex")));
             }
-            let socket = AbsPath::parse(sock).map_err(|_| Error::new(codes::ADAPTER_ENV_INVALID, format!("{ENV_ADAPTER_SOCKET} is not an absolute path")))?;
+            let socket = AbsPath::parse(sock)
+                .map_err(|_| Error::new(codes::ADAPTER_ENV_INVALID, format!("{ENV_ADAPTER_SOCKET} is not an absolute path")))?;
             return Ok(Some(Via::CodexAppServer { adapter_id: id.clone(), socket }));
         }
         (None, None) => {}
@@ -102,7 +109,8 @@ pub fn discover(env: &PinEnv, me: u32, procs: &dyn Procs, tmux: &dyn Tmux) -> Re
     };
     let pane_pid = tmux.pane_pid(&socket, pane)?.ok_or_else(|| Error::new(codes::PANE_GONE, "the pane in $TMUX_PANE does not exist"))?;
     let chain = ancestors_to(me, pane_pid, procs)?;
-    let host = host_in_chain(&chain).ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "the hook itself is the process of $TMUX_PANE: no host process to pin"))?;
+    let host = host_in_chain(&chain)
+        .ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "the hook itself is the process of $TMUX_PANE: no host process to pin"))?;
     Ok(Some(Via::Tmux { socket, pane: pane.clone(), host_pid: host.pid, host_start: host.start, tmux: Some(program.clone()) }))
 }
 
@@ -123,7 +131,9 @@ pub fn ancestors_to(me: u32, pane_pid: u32, procs: &dyn Procs) -> Result<Vec<Anc
     let mut chain = Vec::new();
     let mut pid = me;
     for _ in 0..MAX_ANCESTORS {
-        let st = procs.stat(pid).ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "an ancestor process vanished while the pane was pinned"))?;
+        let st = procs
+            .stat(pid)
+            .ok_or_else(|| Error::new(codes::PANE_NOT_ANCESTOR, "an ancestor process vanished while the pane was pinned"))?;
         let argv = procs.cmdline(pid).unwrap_or_default();
         if pid != me && is_codex_daemon(&argv) {
             return Err(Error::new(

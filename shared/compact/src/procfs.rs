@@ -72,7 +72,8 @@ mod tests {
     fn a_long_argv_is_read_whole_up_to_the_bound() {
         let long = "x".repeat(4000);
         // `read` blocks on the open pipe: the process lives until killed.
-        let mut child = std::process::Command::new("sh").args(["-c", "read x", "sh", &long]).stdin(std::process::Stdio::piped()).spawn().unwrap();
+        let mut child =
+            std::process::Command::new("sh").args(["-c", "read x", "sh", &long]).stdin(std::process::Stdio::piped()).spawn().unwrap();
         // Right after the spawn /proc may still show an empty argv (measured
         // once under load): look again, bounded, until the shell's shows.
         let mut argv = None;

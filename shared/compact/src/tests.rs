@@ -4,9 +4,9 @@ use crate::codes;
 use crate::pin::{self, PaneCheck, PinEnv};
 use crate::procfs::{ProcStat, Procs};
 use crate::tmux::Tmux;
+use crate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via, ViaKind};
 use crate::worker::{self, decide, Decision, Facts, Limits, Typing, World};
 use kijito_files::private;
-use crate::trigger::{self, Pin, Request, RequestState, Turn, TurnState, Via, ViaKind};
 use kijito_gate::{Pass, QaDir};
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
@@ -32,11 +32,24 @@ fn tmux_exe() -> AbsPath {
 }
 
 fn tmux_pin() -> Pin {
-    Pin { session_id: sid(), via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: Some(tmux_exe()) }, pinned_at_ms: 1 }
+    Pin {
+        session_id: sid(),
+        via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: Some(tmux_exe()) },
+        pinned_at_ms: 1,
+    }
 }
 
 fn req(state: RequestState) -> Request {
-    Request { session_id: sid(), via: ViaKind::Tmux, nonce: NONCE.into(), requested_at_ms: 1000, updated_at_ms: 1000, state, ticket_invalidated: false, note: None }
+    Request {
+        session_id: sid(),
+        via: ViaKind::Tmux,
+        nonce: NONCE.into(),
+        requested_at_ms: 1000,
+        updated_at_ms: 1000,
+        state,
+        ticket_invalidated: false,
+        note: None,
+    }
 }
 
 /// A turn that began at 500 ms and ended at `at`.
@@ -64,7 +77,15 @@ fn ready<'a>(r: &'a Request, pin: &'a Pin, turn: &'a Turn) -> Facts<'a> {
 }
 
 fn limits() -> Limits {
-    Limits { idle_wait_ms: 60_000, claim_wait_ms: 600_000, settle_ms: 300, enter_gap: Duration::from_millis(300), poll_idle: Duration::from_millis(20), poll_claim: Duration::from_millis(200), hold: None }
+    Limits {
+        idle_wait_ms: 60_000,
+        claim_wait_ms: 600_000,
+        settle_ms: 300,
+        enter_gap: Duration::from_millis(300),
+        poll_idle: Duration::from_millis(20),
+        poll_claim: Duration::from_millis(200),
+        hold: None,
+    }
 }
 
 #[test]
@@ -300,10 +321,20 @@ fn discovery_validates_the_environment() {
     let p = FakeProcs::standard();
     assert_eq!(pin::discover(&PinEnv::default(), 1000, &p, &t).unwrap(), None);
     assert_eq!(pin::discover(&PinEnv { tmux: Some("/s,1,0".into()), ..PinEnv::default() }, 1000, &p, &t).unwrap(), None);
-    for (tm, pane) in [("relative,2,0", "%3"), ("/s,x,0", "%3"), ("/s", "%3"), ("/tmp/kijito-test-tmux/sock,2,0", "%3;x"), ("/tmp/kijito-test-tmux/sock,2,0", "3")] {
+    for (tm, pane) in [
+        ("relative,2,0", "%3"),
+        ("/s,x,0", "%3"),
+        ("/s", "%3"),
+        ("/tmp/kijito-test-tmux/sock,2,0", "%3;x"),
+        ("/tmp/kijito-test-tmux/sock,2,0", "3"),
+    ] {
         assert_eq!(pin::discover(&env(tm, pane), 1000, &p, &t).unwrap_err().code(), codes::TMUX_ENV_INVALID, "{tm} {pane}");
     }
-    let a = PinEnv { adapter_id: Some(NONCE.into()), adapter_socket: Some("/run/k/a.sock".into()), ..env("/tmp/kijito-test-tmux/sock,2,0", "%3") };
+    let a = PinEnv {
+        adapter_id: Some(NONCE.into()),
+        adapter_socket: Some("/run/k/a.sock".into()),
+        ..env("/tmp/kijito-test-tmux/sock,2,0", "%3")
+    };
     assert!(matches!(pin::discover(&a, 1000, &p, &t).unwrap(), Some(Via::CodexAppServer { .. })), "the adapter wins over tmux");
     for (id, s) in [(Some("ABC"), Some("/a")), (Some(NONCE), Some("rel")), (Some(NONCE), None), (None, Some("/a"))] {
         let a = PinEnv { adapter_id: id.map(Into::into), adapter_socket: s.map(Into::into), ..PinEnv::default() };
@@ -399,7 +430,10 @@ fn worker_types_exactly_compact_and_enter_after_stop_then_records_the_claim() {
         }
     });
     assert_eq!(state, RequestState::Compacted { attested: true, reason: "pass_promoted".into() });
-    assert_eq!(sends(&tmux), vec!["send-keys -S /tmp/kijito-test-tmux/sock -t %3 -l /compact", "send-keys -S /tmp/kijito-test-tmux/sock -t %3 Enter"]);
+    assert_eq!(
+        sends(&tmux),
+        vec!["send-keys -S /tmp/kijito-test-tmux/sock -t %3 -l /compact", "send-keys -S /tmp/kijito-test-tmux/sock -t %3 Enter"]
+    );
     let r = trigger::read_request(&d.qa, &sid()).unwrap().unwrap();
     assert_eq!(r.state, state);
     let st = crate::status(&d.data, &sid()).unwrap();
@@ -495,7 +529,10 @@ fn request_without_pass_or_pin() {
     assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
     std::fs::remove_file(trigger::kill_switch(&d.data)).unwrap();
     let line = crate::request(&d.data, &sid(), exe, 1000).unwrap();
-    assert_eq!(line, format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"codex-app-server","nonce":"{NONCE}"}}"#));
+    assert_eq!(
+        line,
+        format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"codex-app-server","nonce":"{NONCE}"}}"#)
+    );
     assert_eq!(crate::status(&d.data, &sid()).unwrap()["state"], "pending");
 }
 
@@ -504,7 +541,8 @@ fn request_without_pass_or_pin() {
 #[test]
 fn discovery_without_a_safe_tmux_on_path_pins_nothing() {
     let t = FakeTmux::new(|| {});
-    let e = pin::discover(&PinEnv { tmux_program: None, ..env("/tmp/kijito-test-tmux/sock,2,0", "%3") }, 1000, &FakeProcs::standard(), &t).unwrap_err();
+    let e = pin::discover(&PinEnv { tmux_program: None, ..env("/tmp/kijito-test-tmux/sock,2,0", "%3") }, 1000, &FakeProcs::standard(), &t)
+        .unwrap_err();
     assert_eq!(e.code(), codes::TMUX_UNAVAILABLE);
     assert!(t.log.borrow().is_empty(), "no tmux call without a safe executable");
 }
@@ -531,7 +569,8 @@ fn the_tmux_on_path_is_resolved_like_a_shell_and_refused_when_others_can_change_
     let (da, db) = (base.join("a"), base.join("b"));
     let path = |dirs: &[&str]| dirs.join(":");
     // first absolute entry with a tmux wins; empty and relative entries (the cwd) are skipped
-    let got = resolve_on_path(&path(&["", "rel", base.join("none").to_str().unwrap(), da.to_str().unwrap(), db.to_str().unwrap()])).unwrap();
+    let got =
+        resolve_on_path(&path(&["", "rel", base.join("none").to_str().unwrap(), da.to_str().unwrap(), db.to_str().unwrap()])).unwrap();
     assert_eq!(got.as_str(), a.to_str().unwrap());
     assert!(program_is_safe(&b));
     // group/world-writable file: refused, and not skipped for the next one
@@ -571,7 +610,10 @@ fn a_pinned_tmux_is_checked_again_before_every_call() {
     assert_eq!(t.pane_pid(&sock(), "%3").unwrap(), Some(4242));
     t.send_literal(&sock(), "%3", "/compact").unwrap();
     let log = std::fs::read_to_string(&mark).unwrap();
-    assert_eq!(log, "-S /tmp/kijito-test-tmux/sock display-message -p -t %3 #{pane_pid}\n-S /tmp/kijito-test-tmux/sock send-keys -t %3 -l /compact\n");
+    assert_eq!(
+        log,
+        "-S /tmp/kijito-test-tmux/sock display-message -p -t %3 #{pane_pid}\n-S /tmp/kijito-test-tmux/sock send-keys -t %3 -l /compact\n"
+    );
     // someone else could now change it: refused, not run
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o777)).unwrap();
     assert_eq!(t.send_enter(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE);
@@ -825,12 +867,16 @@ fn decide_timing_boundaries() {
     assert_eq!(decide(&Facts { sent_at_ms: Some(2000), ..ready(&pending, &pin, &t) }, &limits()), Decision::Leave);
     // an app-server pin never sends keys
     let app = Pin { session_id: sid(), via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: sock() }, pinned_at_ms: 1 };
-    assert_eq!(decide(&Facts { pin_at_start: &app, pin_now: Some(&app), ..ready(&r, &pin, &t) }, &limits()), Decision::Fail(codes::PIN_CHANGED.into()));
+    assert_eq!(
+        decide(&Facts { pin_at_start: &app, pin_now: Some(&app), ..ready(&r, &pin, &t) }, &limits()),
+        Decision::Fail(codes::PIN_CHANGED.into())
+    );
 }
 
 #[test]
 fn limits_can_only_be_shortened_and_the_hold_must_be_absolute() {
-    let vars = |pairs: &'static [(&'static str, &'static str)]| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+    let vars =
+        |pairs: &'static [(&'static str, &'static str)]| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
     assert_eq!(Limits::from_vars(&vars(&[])), Limits::default());
     let l = Limits::from_vars(&vars(&[
         (worker::ENV_IDLE_WAIT_MS, "100"),
@@ -979,7 +1025,11 @@ fn worker_send_failures_and_unreadable_clients() {
     });
     assert_eq!(state, RequestState::Failed { code: codes::KILL_SWITCH.into() });
     assert!(sends(&tmux).is_empty());
-    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(), Some(codes::USER_TYPED), "the last waiting reason is kept");
+    assert_eq!(
+        trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(),
+        Some(codes::USER_TYPED),
+        "the last waiting reason is kept"
+    );
 }
 
 #[test]
@@ -1042,7 +1092,16 @@ fn the_pinned_tmux_lists_the_clients_of_the_pane() {
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mark = base.join("ran");
-    let prog = exe(&base.join("bin"), "tmux", 0o755, &format!("printf '%s\\n' \"$@\" >> '{}'; [ -e '{}' ] && exit 1; printf -- '-\\n17\\n'", mark.display(), base.join("fail").display()));
+    let prog = exe(
+        &base.join("bin"),
+        "tmux",
+        0o755,
+        &format!(
+            "printf '%s\\n' \"$@\" >> '{}'; [ -e '{}' ] && exit 1; printf -- '-\\n17\\n'",
+            mark.display(),
+            base.join("fail").display()
+        ),
+    );
     let t = RealTmux::at(&AbsPath::parse(prog.to_str().unwrap()).unwrap());
     assert_eq!(t.client_activity(&sock(), "%3").unwrap(), vec![17]);
     let args = std::fs::read_to_string(&mark).unwrap();
@@ -1075,7 +1134,13 @@ fn scripted_tmux_pin(d: &Dir, pane_pid: Option<u32>) -> Pin {
     let me = our_stat();
     Pin {
         session_id: sid(),
-        via: Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: std::process::id(), host_start: me.start, tmux: Some(AbsPath::parse(prog.to_str().unwrap()).unwrap()) },
+        via: Via::Tmux {
+            socket: sock(),
+            pane: "%3".into(),
+            host_pid: std::process::id(),
+            host_start: me.start,
+            tmux: Some(AbsPath::parse(prog.to_str().unwrap()).unwrap()),
+        },
         pinned_at_ms: 1,
     }
 }
@@ -1098,7 +1163,12 @@ fn request_for_a_tmux_pin_checks_the_pane_and_starts_the_worker_in_its_own_sessi
     write_pass(&d, 900, NONCE);
     trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
     let out = d._tmp.path().join("worker-ran");
-    let worker = exe(&d._tmp.path().join("w"), "worker", 0o755, &format!("echo \"$* sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$\" > '{}'", out.display()));
+    let worker = exe(
+        &d._tmp.path().join("w"),
+        "worker",
+        0o755,
+        &format!("echo \"$* sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$\" > '{}'", out.display()),
+    );
     let line = crate::request(&d.data, &sid(), &worker, 1000).unwrap();
     assert_eq!(line, format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"tmux","nonce":"{NONCE}"}}"#));
     let ran = wait_for_file(&out);
@@ -1220,8 +1290,15 @@ fn the_pin_environment_ignores_empty_and_oversized_values() {
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
     let prog = exe(&base.join("bin"), "tmux", 0o755, "exit 0");
     let dir = base.join("bin").to_str().unwrap().to_owned();
-    let with = |pairs: Vec<(&'static str, String)>| PinEnv::from_vars(&move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
-    let e = with(vec![("TMUX", "/s,1,0".into()), ("TMUX_PANE", "%3".into()), (pin::ENV_ADAPTER_ID, NONCE.into()), (pin::ENV_ADAPTER_SOCKET, "/a".into()), ("PATH", dir.clone())]);
+    let with =
+        |pairs: Vec<(&'static str, String)>| PinEnv::from_vars(&move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
+    let e = with(vec![
+        ("TMUX", "/s,1,0".into()),
+        ("TMUX_PANE", "%3".into()),
+        (pin::ENV_ADAPTER_ID, NONCE.into()),
+        (pin::ENV_ADAPTER_SOCKET, "/a".into()),
+        ("PATH", dir.clone()),
+    ]);
     assert_eq!(e.tmux.as_deref(), Some("/s,1,0"));
     assert_eq!(e.tmux_pane.as_deref(), Some("%3"));
     assert_eq!(e.adapter_id.as_deref(), Some(NONCE));

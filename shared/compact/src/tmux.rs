@@ -10,8 +10,8 @@
 //! worker's own PATH names (a login shell may reset PATH).
 
 use crate::codes;
-use kijito_files::child::{self, Ran};
 use crate::trigger::{is_pane_id, is_tmux_program, Via};
+use kijito_files::child::{self, Ran};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use std::process::Command;
@@ -151,9 +151,14 @@ struct Out {
 impl RealTmux {
     fn run(&self, args: &[&str]) -> Result<Out> {
         if self.check_program && !program_is_safe(std::path::Path::new(&self.program)) {
-            return Err(Error::new(codes::TMUX_UNAVAILABLE, format!("refusing to run {}: not a tmux executable only root or this user can change", self.program)));
+            return Err(Error::new(
+                codes::TMUX_UNAVAILABLE,
+                format!("refusing to run {}: not a tmux executable only root or this user can change", self.program),
+            ));
         }
-        match child::run_bounded(Command::new(&self.program).args(args), self.timeout, MAX_OUTPUT).map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))? {
+        match child::run_bounded(Command::new(&self.program).args(args), self.timeout, MAX_OUTPUT)
+            .map_err(|e| Error::new(codes::TMUX_UNAVAILABLE, format!("cannot run tmux: {e}")))?
+        {
             Ran::Exited { status, stdout } => Ok(Out { ok: status.success(), stdout }),
             Ran::TimedOut => Err(Error::new(codes::TMUX_UNAVAILABLE, "a tmux call did not finish in time")),
         }

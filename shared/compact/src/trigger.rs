@@ -101,7 +101,9 @@ impl ViaKind {
     pub fn what_it_does(self) -> &'static str {
         match self {
             ViaKind::Tmux => "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended",
-            ViaKind::CodexAppServer => "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended",
+            ViaKind::CodexAppServer => {
+                "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended"
+            }
         }
     }
 }
@@ -176,7 +178,10 @@ impl Pin {
         let pinned_at_ms = o["pinnedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
         let t = o["target"].as_object().ok_or_else(err)?;
         let via = match get_str(o, "via").and_then(ViaKind::parse).ok_or_else(err)? {
-            ViaKind::Tmux if has_keys(t, &["socket", "pane", "hostPid", "hostStart"]) || has_keys(t, &["socket", "pane", "hostPid", "hostStart", "tmux"]) => {
+            ViaKind::Tmux
+                if has_keys(t, &["socket", "pane", "hostPid", "hostStart"])
+                    || has_keys(t, &["socket", "pane", "hostPid", "hostStart", "tmux"]) =>
+            {
                 let socket = AbsPath::parse(get_str(t, "socket").ok_or_else(err)?).map_err(|_| err())?;
                 let pane = get_str(t, "pane").filter(|p| is_pane_id(p)).ok_or_else(err)?.to_owned();
                 let host_pid = get_u64(t, "hostPid").filter(|p| *p > 1 && *p <= u32::MAX as u64).ok_or_else(err)? as u32;
@@ -362,8 +367,19 @@ pub struct Request {
     pub note: Option<String>,
 }
 
-const REQUEST_KEYS: &[&str] =
-    &["schemaVersion", "sessionId", "via", "nonce", "requestedAtMs", "updatedAtMs", "state", "attested", "reason", "code", "ticketInvalidated"];
+const REQUEST_KEYS: &[&str] = &[
+    "schemaVersion",
+    "sessionId",
+    "via",
+    "nonce",
+    "requestedAtMs",
+    "updatedAtMs",
+    "state",
+    "attested",
+    "reason",
+    "code",
+    "ticketInvalidated",
+];
 
 impl Request {
     pub fn to_value(&self) -> Value {
@@ -400,7 +416,10 @@ impl Request {
         let nonce = get_str(o, "nonce").filter(|n| is_hex32(n)).ok_or_else(err)?.to_owned();
         let requested_at_ms = o["requestedAtMs"].as_i64().filter(|t| *t >= 0).ok_or_else(err)?;
         let updated_at_ms = o["updatedAtMs"].as_i64().filter(|t| *t >= requested_at_ms).ok_or_else(err)?;
-        let short = |k: &str| get_str(o, k).filter(|s| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        let short = |k: &str| {
+            get_str(o, k)
+                .filter(|s| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+        };
         let state = match get_str(o, "state") {
             Some("pending") => RequestState::Pending,
             Some("sent") => RequestState::Sent,
@@ -477,7 +496,10 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
         Some(b) => b,
         None if kijito_gate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
         None => {
-            return Err(Error::new(codes::PASS_MISSING, "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first"))
+            return Err(Error::new(
+                codes::PASS_MISSING,
+                "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first",
+            ))
         }
     };
     let pass = kijito_gate::Pass::parse(&pass_bytes)?;
@@ -491,7 +513,10 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
     })?;
     if let Some(old) = read_request(qa, s)? {
         if old.nonce == pass.compaction_nonce {
-            return Err(Error::new(codes::REQUEST_EXISTS, format!("compaction was already requested for this pass (state {})", old.state.name())));
+            return Err(Error::new(
+                codes::REQUEST_EXISTS,
+                format!("compaction was already requested for this pass (state {})", old.state.name()),
+            ));
         }
     }
     let r = Request {
@@ -588,10 +613,12 @@ pub fn status(data_dir: &AbsPath, s: &SessionId) -> Result<Value> {
     // this request's compaction was claimed, or when no record names it.
     let (carried, check) = match &r.state {
         RequestState::Compacted { attested: false, .. } => (Value::Null, json!(kijito_gate::summary::codes::UNATTESTED)),
-        RequestState::Compacted { attested: true, .. } => match kijito_gate::summary::record_for(&qa, s, &r.nonce)?.and_then(|c| c.attested) {
-            Some(a) => (a.summary.carried().map_or(Value::Null, |b| json!(b)), json!(a.summary.code())),
-            None => (Value::Null, Value::Null),
-        },
+        RequestState::Compacted { attested: true, .. } => {
+            match kijito_gate::summary::record_for(&qa, s, &r.nonce)?.and_then(|c| c.attested) {
+                Some(a) => (a.summary.carried().map_or(Value::Null, |b| json!(b)), json!(a.summary.code())),
+                None => (Value::Null, Value::Null),
+            }
+        }
         _ => (Value::Null, Value::Null),
     };
     let mut v = r.to_value();
@@ -615,14 +642,26 @@ mod tests {
     fn pins_round_trip_and_reject_junk() {
         let tmux = Pin {
             session_id: sid(),
-            via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None },
+            via: Via::Tmux {
+                socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(),
+                pane: "%3".into(),
+                host_pid: 4242,
+                host_start: 99,
+                tmux: None,
+            },
             pinned_at_ms: 5,
         };
         let text = tmux.to_value().to_string();
         assert_eq!(Pin::parse(text.as_bytes()).unwrap(), tmux);
         // with the tmux executable the hook resolved
         let mut with = tmux.clone();
-        with.via = Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: Some(AbsPath::parse("/usr/bin/tmux").unwrap()) };
+        with.via = Via::Tmux {
+            socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(),
+            pane: "%3".into(),
+            host_pid: 4242,
+            host_start: 99,
+            tmux: Some(AbsPath::parse("/usr/bin/tmux").unwrap()),
+        };
         let wtext = with.to_value().to_string();
         assert!(wtext.ends_with(r#""hostStart":99,"tmux":"/usr/bin/tmux"}}"#), "{wtext}");
         assert_eq!(Pin::parse(wtext.as_bytes()).unwrap(), with);
@@ -636,7 +675,10 @@ mod tests {
         }
         let codex = Pin {
             session_id: sid(),
-            via: Via::CodexAppServer { adapter_id: "0123456789abcdef0123456789abcdef".into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },
+            via: Via::CodexAppServer {
+                adapter_id: "0123456789abcdef0123456789abcdef".into(),
+                socket: AbsPath::parse("/run/k/ctl.sock").unwrap(),
+            },
             pinned_at_ms: 5,
         };
         let ctext = codex.to_value().to_string();
@@ -644,7 +686,10 @@ mod tests {
         // The Codex target has exactly its two keys, in order.
         for junk in [
             ctext.replace("\"socket\":\"/run/k/ctl.sock\"", "\"socket\":\"/run/k/ctl.sock\",\"pane\":\"%3\""),
-            ctext.replace("\"adapterId\":\"0123456789abcdef0123456789abcdef\",\"socket\":\"/run/k/ctl.sock\"", "\"socket\":\"/run/k/ctl.sock\",\"adapterId\":\"0123456789abcdef0123456789abcdef\""),
+            ctext.replace(
+                "\"adapterId\":\"0123456789abcdef0123456789abcdef\",\"socket\":\"/run/k/ctl.sock\"",
+                "\"socket\":\"/run/k/ctl.sock\",\"adapterId\":\"0123456789abcdef0123456789abcdef\"",
+            ),
         ] {
             assert_ne!(junk, ctext);
             assert!(Pin::parse(junk.as_bytes()).is_err(), "{junk}");
@@ -698,8 +743,14 @@ mod tests {
             assert_eq!(ViaKind::parse(junk), None, "{junk:?}");
         }
         // The hooks' commands text carries these sentences byte for byte.
-        assert_eq!(ViaKind::Tmux.what_it_does(), "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended");
-        assert_eq!(ViaKind::CodexAppServer.what_it_does(), "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended");
+        assert_eq!(
+            ViaKind::Tmux.what_it_does(),
+            "this session's tmux pane is pinned: the adapter types /compact there once the turn has ended"
+        );
+        assert_eq!(
+            ViaKind::CodexAppServer.what_it_does(),
+            "this session runs under `kijito-compact codex`: the adapter compacts the thread once the turn has ended"
+        );
     }
 
     #[test]

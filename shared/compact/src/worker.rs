@@ -249,7 +249,10 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
         return Decision::Fail(codes::PIN_CHANGED.into());
     }
     let stop = f.turn.filter(|t| {
-        t.state == TurnState::Ended && t.at_ms >= r.requested_at_ms && f.deferred_stop_ms.is_none_or(|d| t.at_ms > d) && f.now_ms - t.at_ms >= limits.settle_ms
+        t.state == TurnState::Ended
+            && t.at_ms >= r.requested_at_ms
+            && f.deferred_stop_ms.is_none_or(|d| t.at_ms > d)
+            && f.now_ms - t.at_ms >= limits.settle_ms
     });
     let Some(stop) = stop else {
         if f.now_ms - r.requested_at_ms > limits.idle_wait_ms {

@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_files::private;
 use kijito_compact::trigger::{self, codes, Pin, Request, RequestState, Turn, TurnState, Via};
+use kijito_files::private;
 use kijito_gate::{Attempt, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use serde_json::json;
@@ -15,18 +15,30 @@ use common::{env, pass_for, Env, NONCE, T0};
 
 const NONCE2: &str = "fedcba9876543210fedcba9876543210";
 
-
-
 fn sid(s: &str) -> SessionId {
     SessionId::parse(s).unwrap()
 }
 
 fn tmux_pin(s: &str) -> Pin {
-    Pin { session_id: sid(s), via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 99, tmux: None }, pinned_at_ms: 5 }
+    Pin {
+        session_id: sid(s),
+        via: Via::Tmux {
+            socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(),
+            pane: "%3".into(),
+            host_pid: 4242,
+            host_start: 99,
+            tmux: None,
+        },
+        pinned_at_ms: 5,
+    }
 }
 
 fn codex_pin(s: &str) -> Pin {
-    Pin { session_id: sid(s), via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() }, pinned_at_ms: 5 }
+    Pin {
+        session_id: sid(s),
+        via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },
+        pinned_at_ms: 5,
+    }
 }
 
 fn write_pass(e: &Env, at: i64, nonce: &str) {
@@ -35,7 +47,16 @@ fn write_pass(e: &Env, at: i64, nonce: &str) {
 }
 
 fn request(state: RequestState) -> Request {
-    Request { session_id: sid("sess-1"), via: trigger::ViaKind::Tmux, nonce: NONCE.into(), requested_at_ms: 10, updated_at_ms: 20, state, ticket_invalidated: false, note: None }
+    Request {
+        session_id: sid("sess-1"),
+        via: trigger::ViaKind::Tmux,
+        nonce: NONCE.into(),
+        requested_at_ms: 10,
+        updated_at_ms: 20,
+        state,
+        ticket_invalidated: false,
+        note: None,
+    }
 }
 
 #[test]
@@ -119,7 +140,8 @@ fn pin_parse_bounds() {
     assert!(Pin::parse(b"[]").is_err());
     assert!(Pin::parse(b"nope").is_err());
     // Pane ids: % and 1 to 9 digits.
-    for (p, ok) in [("%1", true), ("%123456789", true), ("%", false), ("%1234567890", false), ("%a", false), ("12", false), ("%-1", false)] {
+    for (p, ok) in [("%1", true), ("%123456789", true), ("%", false), ("%1234567890", false), ("%a", false), ("12", false), ("%-1", false)]
+    {
         assert_eq!(trigger::is_pane_id(p), ok, "{p}");
     }
     assert!(trigger::is_adapter_id(NONCE));
@@ -131,10 +153,17 @@ fn turns() {
     let e = env();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), None);
     trigger::record_turn(&e.qa, &e.s, TurnState::Running, 7).unwrap();
-    assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), Some(Turn { session_id: e.s.clone(), state: TurnState::Running, at_ms: 7, started_at_ms: Some(7) }));
+    assert_eq!(
+        trigger::read_turn(&e.qa, &e.s).unwrap(),
+        Some(Turn { session_id: e.s.clone(), state: TurnState::Running, at_ms: 7, started_at_ms: Some(7) })
+    );
     trigger::record_turn(&e.qa, &e.s, TurnState::Ended, 8).unwrap();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap().unwrap().state, TurnState::Ended);
-    std::fs::write(e.qa.turn(&e.s), Turn { session_id: sid("other"), state: TurnState::Ended, at_ms: 1, started_at_ms: None }.to_value().to_string()).unwrap();
+    std::fs::write(
+        e.qa.turn(&e.s),
+        Turn { session_id: sid("other"), state: TurnState::Ended, at_ms: 1, started_at_ms: None }.to_value().to_string(),
+    )
+    .unwrap();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap_err().code(), codes::TURN_INVALID);
     for bad in [
         r#"{"schemaVersion":2,"sessionId":"sess-1","state":"ended","atMs":7}"#,
@@ -151,8 +180,14 @@ fn turns() {
 #[test]
 fn request_states_and_parse_bounds() {
     assert_eq!(
-        [RequestState::Pending, RequestState::Sent, RequestState::Compacted { attested: true, reason: "r".into() }, RequestState::Failed { code: "c".into() }, RequestState::TimedOut]
-            .map(|s| (s.name(), s.is_final())),
+        [
+            RequestState::Pending,
+            RequestState::Sent,
+            RequestState::Compacted { attested: true, reason: "r".into() },
+            RequestState::Failed { code: "c".into() },
+            RequestState::TimedOut
+        ]
+        .map(|s| (s.name(), s.is_final())),
         [("pending", false), ("sent", false), ("compacted", true), ("failed", true), ("timed_out", true)]
     );
     let parse = |v: &serde_json::Value| Request::parse(v.to_string().as_bytes()).map_err(|e| e.code().to_owned());
@@ -189,7 +224,10 @@ fn request_states_and_parse_bounds() {
     j["code"] = json!(null);
     assert!(parse(&j).is_err());
     let r = request(RequestState::Sent);
-    assert_eq!(trigger::requested_line(&r), format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"tmux","nonce":"{NONCE}"}}"#));
+    assert_eq!(
+        trigger::requested_line(&r),
+        format!(r#"{{"type":"kijito.compaction.requested","sessionId":"sess-1","via":"tmux","nonce":"{NONCE}"}}"#)
+    );
 }
 
 #[test]
@@ -202,7 +240,10 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + kijito_gate::PASS_MAX_AGE_MS + 1).unwrap_err().code(), "pass_stale");
     let (r, pin) = trigger::create_request(&e.qa, &e.s, T0 + 5).unwrap();
     assert_eq!(pin, codex_pin("sess-1"));
-    assert_eq!((r.via.as_str(), r.nonce.as_str(), r.requested_at_ms, r.updated_at_ms, r.state.clone()), ("codex-app-server", NONCE, T0 + 5, T0 + 5, RequestState::Pending));
+    assert_eq!(
+        (r.via.as_str(), r.nonce.as_str(), r.requested_at_ms, r.updated_at_ms, r.state.clone()),
+        ("codex-app-server", NONCE, T0 + 5, T0 + 5, RequestState::Pending)
+    );
     assert!(!r.ticket_invalidated);
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap(), Some(r));
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 6).unwrap_err().code(), codes::REQUEST_EXISTS);

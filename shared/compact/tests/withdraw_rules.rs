@@ -5,8 +5,8 @@
 //! The gate's part is shared/gate/tests/withdraw_rules.rs.
 #![allow(clippy::unwrap_used)]
 
-use kijito_files::private;
 use kijito_compact::trigger::{self, Pin, Request, RequestState, Via};
+use kijito_files::private;
 use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
 use kijito_protocol::codes::pass::{PASS_MISSING, PASS_WITHDRAWN};
@@ -27,7 +27,13 @@ fn write_pass(e: &Env, at: i64, nonce: &str) -> Vec<u8> {
 fn pin(e: &Env) {
     let pin = Pin {
         session_id: e.s.clone(),
-        via: Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%3".into(), host_pid: 4242, host_start: 9, tmux: None },
+        via: Via::Tmux {
+            socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(),
+            pane: "%3".into(),
+            host_pid: 4242,
+            host_start: 9,
+            tmux: None,
+        },
         pinned_at_ms: T0,
     };
     trigger::write_pin(&e.qa, &pin).unwrap();
@@ -52,7 +58,10 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
     let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
     assert_eq!(
         spent,
-        format!(r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_invalidated_by_new_turn","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#, T0 + 10)
+        format!(
+            r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_invalidated_by_new_turn","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#,
+            T0 + 10
+        )
     );
     for p in [e.qa.spent(&e.s), e.qa.withdrawn(&e.s)] {
         assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o600, "{}", p.display());
@@ -85,7 +94,10 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     // Copied back under the pass's name (same nonce).
     private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
     let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
-    assert_eq!((st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()), (true.into(), false.into(), PASS_WITHDRAWN.into()));
+    assert_eq!(
+        (st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()),
+        (true.into(), false.into(), PASS_WITHDRAWN.into())
+    );
     assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
     pin(&e);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
@@ -134,7 +146,12 @@ fn the_hooks_read_only_the_adapter_of_a_pin() {
     pin(&e);
     assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap().map(trigger::ViaKind::as_str), Some("tmux"));
     let text = std::fs::read_to_string(e.qa.pin(&e.s)).unwrap();
-    for junk in [text.replace("sess-1", "sess-2"), text.replace("\"via\":\"tmux\"", "\"via\":\"screen\""), text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"), "{}}".into()] {
+    for junk in [
+        text.replace("sess-1", "sess-2"),
+        text.replace("\"via\":\"tmux\"", "\"via\":\"screen\""),
+        text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"),
+        "{}}".into(),
+    ] {
         private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
         assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
     }

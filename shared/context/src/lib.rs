@@ -68,7 +68,9 @@ impl Measure {
                 source,
                 reason: None,
             },
-            None => Measure { used_tokens: Some(used), window_tokens: None, ratio: None, source, reason: Some(codes::WINDOW_UNKNOWN.into()) },
+            None => {
+                Measure { used_tokens: Some(used), window_tokens: None, ratio: None, source, reason: Some(codes::WINDOW_UNKNOWN.into()) }
+            }
         }
     }
 
@@ -111,13 +113,17 @@ pub fn claude_window(model: Option<&str>) -> (u64, String) {
     }
     match CLAUDE_WINDOWS.iter().find(|(p, _)| m.starts_with(p)) {
         Some((_, w)) => (*w, format!("window=model-table({m})")),
-        None => (CLAUDE_DEFAULT_WINDOW, format!("window=default-{CLAUDE_DEFAULT_WINDOW}(model {} unknown)", if m.is_empty() { "?" } else { &m })),
+        None => (
+            CLAUDE_DEFAULT_WINDOW,
+            format!("window=default-{CLAUDE_DEFAULT_WINDOW}(model {} unknown)", if m.is_empty() { "?" } else { &m }),
+        ),
     }
 }
 
 /// Open the session file safely: no symlink, regular, owned by the user.
 fn open(path: &AbsPath) -> std::result::Result<(File, u64), &'static str> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path()) {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path())
+    {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(codes::SYMLINK),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(codes::NOT_FOUND),
@@ -263,7 +269,10 @@ pub fn measure(path: &AbsPath, host: Option<Host>) -> Measure {
     loop {
         let new_start = size.saturating_sub(want);
         let mut chunk = Vec::with_capacity((start - new_start) as usize + buf.len());
-        if file.seek(SeekFrom::Start(new_start)).is_err() || (&mut file).take(start - new_start).read_to_end(&mut chunk).is_err() || chunk.len() as u64 != start - new_start {
+        if file.seek(SeekFrom::Start(new_start)).is_err()
+            || (&mut file).take(start - new_start).read_to_end(&mut chunk).is_err()
+            || chunk.len() as u64 != start - new_start
+        {
             return Measure::unknown(source_name(host), codes::UNREADABLE);
         }
         let old_first_line = memchr::memchr(b'\n', &buf).unwrap_or(buf.len());
@@ -300,7 +309,10 @@ pub fn run(args: &kijito_protocol::cli::Args, stdin: impl Read, now_ms: i64) -> 
     if args.has("--statusline") {
         for f in ["--session-id", "--transcript", "--host"] {
             if args.has(f) {
-                return Err(Error::usage(codes::STATUSLINE_FLAGS, format!("--statusline reads the session from stdin; {f} is not accepted with it")));
+                return Err(Error::usage(
+                    codes::STATUSLINE_FLAGS,
+                    format!("--statusline reads the session from stdin; {f} is not accepted with it"),
+                ));
             }
         }
         let mut buf = Vec::new();

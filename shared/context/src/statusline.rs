@@ -75,7 +75,13 @@ impl StatusInput {
 /// the window of the statusline's model id when it names a `[1m]` model.
 pub fn measure_status(input: &StatusInput) -> Measure {
     let Some(t) = input.transcript.as_ref() else {
-        return Measure { used_tokens: None, window_tokens: None, ratio: None, source: "statusline".into(), reason: Some(codes::NOT_FOUND.into()) };
+        return Measure {
+            used_tokens: None,
+            window_tokens: None,
+            ratio: None,
+            source: "statusline".into(),
+            reason: Some(codes::NOT_FOUND.into()),
+        };
     };
     let m = measure(t, Some(Host::Claude));
     match (input.model_id.as_deref(), m.used_tokens) {

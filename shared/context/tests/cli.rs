@@ -56,7 +56,8 @@ fn truncated_last_lines_use_the_previous_usage() {
     for (name, host, used) in [("claude-transcript.jsonl", "claude", 50), ("codex-rollout.jsonl", "codex", 110)] {
         let mut body = std::fs::read(fixture(name)).unwrap();
         // append a half-written usage line, as while the host is writing
-        let last_usage = body.split(|b| *b == b'\n').rfind(|l| l.windows(7).any(|w| w == b"\"usage\"" || w == b"token_c")).unwrap().to_vec();
+        let last_usage =
+            body.split(|b| *b == b'\n').rfind(|l| l.windows(7).any(|w| w == b"\"usage\"" || w == b"token_c")).unwrap().to_vec();
         body.extend_from_slice(&last_usage[..last_usage.len() / 2]);
         let p = d.path().join(name);
         std::fs::write(&p, &body).unwrap();
@@ -88,7 +89,12 @@ fn compaction_without_a_later_turn_is_unknown_never_a_guess() {
     let d = tempfile::tempdir().unwrap();
     let body = std::fs::read_to_string(fixture("claude-transcript.jsonl")).unwrap();
     // cut the real transcript right after its compact_boundary line
-    let cut: String = body.lines().take_while(|l| !l.contains("compact_boundary")).chain(body.lines().filter(|l| l.contains("compact_boundary"))).map(|l| format!("{l}\n")).collect();
+    let cut: String = body
+        .lines()
+        .take_while(|l| !l.contains("compact_boundary"))
+        .chain(body.lines().filter(|l| l.contains("compact_boundary")))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let p = d.path().join("t.jsonl");
     std::fs::write(&p, cut).unwrap();
     let v = measure(&p, Some("claude"));

@@ -16,16 +16,17 @@
 //! `CLAUDE_PLUGIN_OPTION_LOCK_MESSAGE_ID`; [`Config::apply_plugin_options`]
 //! fills `pointerId`/`lockMessageId` from them only where the file has none.
 
+use crate::private::{self, FileRules};
 use kijito_protocol::error::{Error, Kind, Result};
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, Persona};
-use crate::private::{self, FileRules};
 use std::path::{Path, PathBuf};
 
 pub const DEFAULT_API_URL: &str = "https://api.kijito.ai";
 pub const DEFAULT_PROJECT: &str = "Codex";
 /// Largest accepted config file.
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
-const KEYS: &[&str] = &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio", "enforce"];
+const KEYS: &[&str] =
+    &["apiUrl", "tokenFile", "persona", "project", "pointerId", "lockMessageId", "dataDir", "qaAtContextRatio", "enforce"];
 /// Default of `qaAtContextRatio`: nudge for QA when the context is 60% full.
 pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
@@ -56,11 +57,18 @@ pub fn user_path(text: &str, what: &str) -> Result<AbsPath> {
         let home = home_dir()?;
         format!("{}{}", home.to_string_lossy().trim_end_matches('/'), &text[1..])
     } else if text.starts_with('~') {
-        return Err(config_error(codes::INVALID, format!("{what}: only ~/ (your own home) is expanded; write the absolute path instead of {:?}", kijito_protocol::ids::clip(text))));
+        return Err(config_error(
+            codes::INVALID,
+            format!(
+                "{what}: only ~/ (your own home) is expanded; write the absolute path instead of {:?}",
+                kijito_protocol::ids::clip(text)
+            ),
+        ));
     } else {
         text.to_owned()
     };
-    AbsPath::parse(&expanded).map_err(|e| config_error(codes::INVALID, format!("{what}: {} (write an absolute path or ~/...)", e.message())))
+    AbsPath::parse(&expanded)
+        .map_err(|e| config_error(codes::INVALID, format!("{what}: {} (write an absolute path or ~/...)", e.message())))
 }
 
 /// A validated API base URL: `https://host[:port]` or `http://<loopback>[:port]`,
@@ -211,8 +219,7 @@ impl Config {
     /// Parse config JSON (defaults fill what is absent).
     pub fn from_json(bytes: &[u8]) -> Result<Config> {
         let invalid = |why: String| config_error(codes::INVALID, why);
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
+        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(format!("config is not valid JSON: {e}")))?;
         let obj = value.as_object().ok_or_else(|| invalid("config must be a JSON object".into()))?;
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(config_error(codes::UNKNOWN_KEY, format!("unknown config key {:?}", kijito_protocol::ids::clip(key))));
@@ -281,17 +288,27 @@ impl Config {
                     .filter(|n| *n > 0 && v.bytes().all(|b| b.is_ascii_digit()))
                     .map(Some)
                     // the value is not echoed: hook output reaches the model
-                    .ok_or_else(|| config_error(codes::PLUGIN_OPTION, format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()))),
+                    .ok_or_else(|| {
+                        config_error(
+                            codes::PLUGIN_OPTION,
+                            format!("{var} must be a positive integer (got {} characters that are not one)", v.chars().count()),
+                        )
+                    }),
             }
         };
         if self.pointer_id.is_none() {
             if let Some(n) = read(OPTION_POINTER_ID)? {
-                self.pointer_id = Some(MemoryId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_POINTER_ID}: {}", e.message())))?);
+                self.pointer_id = Some(
+                    MemoryId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_POINTER_ID}: {}", e.message())))?,
+                );
             }
         }
         if self.lock_message_id.is_none() {
             if let Some(n) = read(OPTION_LOCK_MESSAGE_ID)? {
-                self.lock_message_id = Some(MessageId::new(n).map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_LOCK_MESSAGE_ID}: {}", e.message())))?);
+                self.lock_message_id = Some(
+                    MessageId::new(n)
+                        .map_err(|e| config_error(codes::PLUGIN_OPTION, format!("{OPTION_LOCK_MESSAGE_ID}: {}", e.message())))?,
+                );
             }
         }
         Ok(())
@@ -382,10 +399,30 @@ mod tests {
 
     #[test]
     fn api_url_rules() {
-        for good in ["https://api.kijito.ai", "https://api.kijito.ai/", "http://127.0.0.1:8080", "http://127.1.2.3", "http://[::1]:9", "http://localhost:1", "https://[2001:db8::1]"] {
+        for good in [
+            "https://api.kijito.ai",
+            "https://api.kijito.ai/",
+            "http://127.0.0.1:8080",
+            "http://127.1.2.3",
+            "http://[::1]:9",
+            "http://localhost:1",
+            "https://[2001:db8::1]",
+        ] {
             assert!(ApiUrl::parse(good).is_ok(), "{good}");
         }
-        for bad in ["http://api.kijito.ai", "http://10.0.0.1", "ftp://x", "https://", "https://a/b", "https://u@a", "https://a?x", "https://a:99999", "http://localhost.evil.com", "api.kijito.ai", "http://[::2]"] {
+        for bad in [
+            "http://api.kijito.ai",
+            "http://10.0.0.1",
+            "ftp://x",
+            "https://",
+            "https://a/b",
+            "https://u@a",
+            "https://a?x",
+            "https://a:99999",
+            "http://localhost.evil.com",
+            "api.kijito.ai",
+            "http://[::2]",
+        ] {
             assert_eq!(ApiUrl::parse(bad).unwrap_err().code(), codes::API_URL, "{bad}");
         }
         assert_eq!(ApiUrl::parse("https://x/").unwrap().endpoint("/api/claim"), "https://x/api/claim");
@@ -398,7 +435,15 @@ mod tests {
         assert_eq!(c.pointer_id.unwrap().get(), 21813);
         assert_eq!(c.lock_message_id.unwrap().get(), 7);
         assert_eq!(Config::from_json(br#"{"nope":1}"#).unwrap_err().code(), codes::UNKNOWN_KEY);
-        for bad in [&br#"{"pointerId":0}"#[..], br#"{"pointerId":"1"}"#, br#"{"persona":"X"}"#, br#"{"dataDir":"rel"}"#, br#"[]"#, b"{", br#"{"project":" a"}"#] {
+        for bad in [
+            &br#"{"pointerId":0}"#[..],
+            br#"{"pointerId":"1"}"#,
+            br#"{"persona":"X"}"#,
+            br#"{"dataDir":"rel"}"#,
+            br#"[]"#,
+            b"{",
+            br#"{"project":" a"}"#,
+        ] {
             assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
         }
         assert_eq!(Config::from_json(br#"{"apiUrl":"http://example.com"}"#).unwrap_err().code(), codes::API_URL);
@@ -418,7 +463,12 @@ mod tests {
         assert!(!d.enforce);
         assert!(Config::from_json(br#"{"enforce":true}"#).unwrap().enforce);
         assert!(Config::from_json(br#"{"enforce":"yes"}"#).is_err());
-        for bad in [&br#"{"qaAtContextRatio":0}"#[..], br#"{"qaAtContextRatio":1.5}"#, br#"{"qaAtContextRatio":"0.6"}"#, br#"{"qaAtContextRatio":null}"#] {
+        for bad in [
+            &br#"{"qaAtContextRatio":0}"#[..],
+            br#"{"qaAtContextRatio":1.5}"#,
+            br#"{"qaAtContextRatio":"0.6"}"#,
+            br#"{"qaAtContextRatio":null}"#,
+        ] {
             assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
         }
     }

@@ -12,9 +12,9 @@
 //! owner-only (0700) and is created so.
 
 use crate::config::Config;
+use crate::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
-use crate::private;
 
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::data_dir`]).
 pub mod codes {
@@ -33,7 +33,10 @@ impl HostKind {
         match text {
             "codex" => Ok(HostKind::Codex),
             "claude" => Ok(HostKind::Claude),
-            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_HOST, format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)))),
+            _ => Err(Error::usage(
+                kijito_protocol::codes::cli::INVALID_HOST,
+                format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)),
+            )),
         }
     }
 

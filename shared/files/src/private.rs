@@ -95,10 +95,7 @@ fn read_file_checked(path: &Path, rules: FileRules, mid_read: impl FnOnce()) -> 
     check_file_meta(path, &before, rules)?;
     mid_read();
     let mut bytes = Vec::with_capacity(before.len() as usize);
-    (&file)
-        .take(rules.max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| file_error(codes::READ, format!("cannot read {shown}: {e}")))?;
+    (&file).take(rules.max_bytes + 1).read_to_end(&mut bytes).map_err(|e| file_error(codes::READ, format!("cannot read {shown}: {e}")))?;
     let after = file.metadata().map_err(|e| file_error(codes::READ, format!("cannot stat {shown}: {e}")))?;
     let id = FileIdentity::of(&before);
     if id != FileIdentity::of(&after) || bytes.len() as u64 != before.len() {
@@ -121,7 +118,10 @@ fn check_file_meta(path: &Path, meta: &fs::Metadata, rules: FileRules) -> Result
         return Err(file_error(codes::NOT_OWNED, format!("{shown} is not owned by the current user")));
     }
     if rules.owner_only && meta.mode() & 0o077 != 0 {
-        return Err(file_error(codes::PERMISSIONS, format!("{shown} is accessible by group or other (mode {:o}); chmod 600 it", meta.mode() & 0o777)));
+        return Err(file_error(
+            codes::PERMISSIONS,
+            format!("{shown} is accessible by group or other (mode {:o}); chmod 600 it", meta.mode() & 0o777),
+        ));
     }
     if meta.len() > rules.max_bytes {
         return Err(file_error(codes::TOO_LARGE, format!("{shown} is larger than {} bytes", rules.max_bytes)));
@@ -170,7 +170,11 @@ pub fn check_ancestors(path: &Path) -> Result<()> {
         if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
             return Err(Error::new(
                 codes::DIR_PERMISSIONS,
-                format!("{shown} (on the way to {}) is writable by group or other without the sticky bit (mode {:o})", path.display(), meta.mode() & 0o7777),
+                format!(
+                    "{shown} (on the way to {}) is writable by group or other without the sticky bit (mode {:o})",
+                    path.display(),
+                    meta.mode() & 0o7777
+                ),
             ));
         }
     }
@@ -218,7 +222,11 @@ fn check_dir_meta(dir: &Path, meta: &fs::Metadata, owner_only: bool) -> Result<C
     if meta.mode() & mask != 0 {
         return Err(Error::new(
             codes::DIR_PERMISSIONS,
-            format!("{shown} has mode {:o}; it must not be {} by group or other", meta.mode() & 0o777, if owner_only { "accessible" } else { "writable" }),
+            format!(
+                "{shown} has mode {:o}; it must not be {} by group or other",
+                meta.mode() & 0o777,
+                if owner_only { "accessible" } else { "writable" }
+            ),
         ));
     }
     Ok(CheckedDir(dir.to_owned()))
@@ -319,7 +327,8 @@ fn create_private_dir(dir: &Path) -> Result<()> {
         .create(dir)
         .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot create {}: {e}", dir.display())))?;
     // mkdir honours the umask; make the mode exact.
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))
 }
 
 /// fsync a directory so a rename or create in it is durable.

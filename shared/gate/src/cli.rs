@@ -2,9 +2,9 @@
 //! one-use QA pass, invalidate it, show status, and check a helper command
 //! line against the docs/protocol.md §8 grammar.
 
+use crate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
 use kijito_protocol::cli::{self, Args, Command, Tool};
 use kijito_protocol::command::{self, HelperDir};
-use crate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_protocol::Result;
 use std::ffi::OsString;
@@ -75,7 +75,10 @@ pub enum CheckAnswer {
 /// PreToolUse hook uses), for the installed root `dir`.
 pub fn check_answer(rest: &[OsString], dir: &Result<HelperDir>) -> Result<CheckAnswer> {
     let [line] = rest else {
-        return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::CHECK_COMMAND_USAGE, "check-command takes exactly one argument: the command line"));
+        return Err(kijito_protocol::Error::usage(
+            kijito_protocol::codes::cli::CHECK_COMMAND_USAGE,
+            "check-command takes exactly one argument: the command line",
+        ));
     };
     let line = line.to_str().ok_or_else(|| kijito_protocol::Error::new(command::codes::CONTROL, "command is not UTF-8"))?;
     Ok(match command::guard_line(line, dir.as_ref().ok()) {
@@ -83,12 +86,12 @@ pub fn check_answer(rest: &[OsString], dir: &Result<HelperDir>) -> Result<CheckA
         command::Verdict::Deny(e) => CheckAnswer::Deny(e),
         // Not a helper command; the guard lets such a line run. The code
         // says why it is not one.
-        command::Verdict::Unrelated => CheckAnswer::Unrelated(
-            match dir.as_ref().map_err(Clone::clone).and_then(|d| command::check_command(line, d).map(|_| ())) {
+        command::Verdict::Unrelated => {
+            CheckAnswer::Unrelated(match dir.as_ref().map_err(Clone::clone).and_then(|d| command::check_command(line, d).map(|_| ())) {
                 Err(e) => e,
                 Ok(()) => kijito_protocol::Error::new(command::codes::UNKNOWN_HELPER, "not a helper command"),
-            },
-        ),
+            })
+        }
     })
 }
 
@@ -148,7 +151,10 @@ pub fn run(args: Args, live: LiveRead<'_>) -> Result<i32> {
                 reports: args.all("--cold-boot-report")?,
             };
             if req.reports.len() != 2 {
-                return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, "--cold-boot-report is required twice"));
+                return Err(kijito_protocol::Error::usage(
+                    kijito_protocol::codes::cli::MISSING_FLAG,
+                    "--cold-boot-report is required twice",
+                ));
             }
             let token: Option<AbsPath> = args.optional("--token-file")?;
             let evidence = || {

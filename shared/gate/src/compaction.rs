@@ -3,9 +3,9 @@
 use crate::pass::{self, Pass};
 use crate::summary::{Summary, SummaryCheck};
 use crate::{has_keys, is_hex32, rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
+use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
-use kijito_files::private;
 use serde_json::{json, Value};
 use std::os::unix::fs::MetadataExt;
 
@@ -57,7 +57,11 @@ const ATTEMPT_KEYS: &[&str] = &["schemaVersion", "sessionId", "recordedAtMs", "t
 /// Reasons and triggers are short codes; anything else is clipped to a code.
 fn code_text(s: &str) -> String {
     let t: String = s.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(64).collect();
-    if t.is_empty() { "unknown".into() } else { t }
+    if t.is_empty() {
+        "unknown".into()
+    } else {
+        t
+    }
 }
 
 impl Attempt {
@@ -242,7 +246,14 @@ pub fn precompact(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>,
 
 /// [`precompact`] with `linked` called between linking the ticket and
 /// checking that it is the pass's inode (a test replaces the ticket there).
-fn precompact_with(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, trigger: &str, now_ms: i64, linked: &dyn Fn()) -> Result<Attempt> {
+fn precompact_with(
+    qa: &QaDir,
+    session: &SessionId,
+    transcript: Option<&AbsPath>,
+    trigger: &str,
+    now_ms: i64,
+    linked: &dyn Fn(),
+) -> Result<Attempt> {
     let _lock = lock_session(qa, session)?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
     // A pass withdrawn by a new turn since the last PreCompact: its reason,
@@ -324,7 +335,8 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
     if !rename_claim(&qa.attempt(session), &claimed)? {
         return Ok(ClaimOutcome::NothingToClaim);
     }
-    let unattested = |reason: &str| Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: reason.to_owned(), attested: None };
+    let unattested =
+        |reason: &str| Reentry { session_id: session.clone(), claimed_at_ms: now_ms, reason: reason.to_owned(), attested: None };
     let reentry = match qa.read_state(&claimed).and_then(|b| Attempt::parse(&b)) {
         Err(e) => {
             private::remove_owned(&qa.ticket(session))?;
@@ -417,7 +429,12 @@ fn backed(qa: &QaDir, session: &SessionId, r: &Reentry, a: &Attested) -> Option<
     let ledger = crate::ledger::read(qa, session).ok()?;
     ledger
         .iter()
-        .any(|e| e.nonce == a.compaction_nonce && e.why == pass::codes::PASS_CONSUMED && e.spent_at_ms <= r.claimed_at_ms && e.pass_sha256 == digest)
+        .any(|e| {
+            e.nonce == a.compaction_nonce
+                && e.why == pass::codes::PASS_CONSUMED
+                && e.spent_at_ms <= r.claimed_at_ms
+                && e.pass_sha256 == digest
+        })
         .then(|| Pass::boots_witnessed(&bytes))
 }
 

@@ -105,7 +105,10 @@ fn unavailable(why: impl Into<String>) -> Error {
 }
 
 fn invalid(why: impl Into<String>) -> Error {
-    Error::new(codes::LEDGER_INVALID, format!("{}: every pass of this session is refused until the ledger is repaired or removed by the user", why.into()))
+    Error::new(
+        codes::LEDGER_INVALID,
+        format!("{}: every pass of this session is refused until the ledger is repaired or removed by the user", why.into()),
+    )
 }
 
 /// The ledger file of this QA dir's session.
@@ -115,7 +118,8 @@ pub fn path(qa: &QaDir, session: &SessionId) -> Result<PathBuf> {
 
 /// The ledger file of the QA dir at `qa_dir` (its path as text) in `dir`.
 fn path_in(dir: Option<&std::path::Path>, qa_dir: &str, session: &SessionId) -> Result<PathBuf> {
-    let dir = dir.ok_or_else(|| unavailable("no state directory for the spent-nonce ledger (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)"))?;
+    let dir = dir
+        .ok_or_else(|| unavailable("no state directory for the spent-nonce ledger (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)"))?;
     let key = Digest::of(qa_dir.as_bytes());
     Ok(dir.join(format!("qa-ledger.{}.{session}.jsonl", &key.as_str()[..16])))
 }
@@ -145,7 +149,8 @@ fn read_at(path: &std::path::Path) -> Result<Vec<LedgerEntry>> {
         };
     }
     let rules = FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_LEDGER_BYTES };
-    let (bytes, _) = private::read_checked(&path, rules).map_err(|e| invalid(format!("the ledger {}: {} ({})", path.display(), e.message(), e.code())))?;
+    let (bytes, _) = private::read_checked(&path, rules)
+        .map_err(|e| invalid(format!("the ledger {}: {} ({})", path.display(), e.message(), e.code())))?;
     if bytes.last().is_some_and(|b| *b != b'\n') {
         return Err(invalid(format!("the ledger {} ends in a partial line", path.display())));
     }
@@ -174,7 +179,8 @@ pub fn append(qa: &QaDir, session: &SessionId, entry: &LedgerEntry, now_ms: i64)
             if bytes.len() as u64 > MAX_LEDGER_BYTES {
                 return Err(unavailable(format!("the ledger {} is full of entries still in use", path.display())));
             }
-            private::write_atomic(&path, &bytes).map_err(|e| unavailable(format!("cannot rewrite the ledger {}: {}", path.display(), e.message())))
+            private::write_atomic(&path, &bytes)
+                .map_err(|e| unavailable(format!("cannot rewrite the ledger {}: {}", path.display(), e.message())))
         }
         Err(e) if crate::state::is_insecure(e.code()) => Err(invalid(format!("the ledger {}: {}", path.display(), e.message()))),
         Err(e) => Err(unavailable(format!("cannot append to the ledger {}: {}", path.display(), e.message()))),

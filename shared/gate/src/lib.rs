@@ -35,17 +35,17 @@ pub mod summary;
 pub mod withdraw;
 pub mod witness;
 
+use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId};
-use kijito_files::private;
 use std::path::PathBuf;
 
 pub use compaction::{claim, claim_with, precompact, take_reentry, Attempt, Attested, ClaimOutcome, Reentry};
-pub use summary::{note_summary, Summary, SummaryCheck};
 pub use pass::{transcript_identity, Pass, TranscriptId};
 pub use record::{installed_verifier, invalidate, record, status, status_of, Evidence, Ready, RecordRequest};
 pub use report::{validate_report, GreenReport};
 pub use state::{read_state, Recorded, StateFile};
+pub use summary::{note_summary, Summary, SummaryCheck};
 
 /// A pass is valid for 30 minutes.
 pub const PASS_MAX_AGE_MS: i64 = 30 * 60 * 1000;

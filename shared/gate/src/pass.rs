@@ -39,13 +39,20 @@ pub fn transcript_identity(path: &AbsPath) -> Result<TranscriptId> {
 /// opened file's metadata) and the second (the name, the file again): a
 /// test changes or replaces the transcript there.
 fn identity_with(path: &AbsPath, looked: &dyn Fn()) -> Result<TranscriptId> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path()) {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path())
+    {
         Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Error::new(codes::TRANSCRIPT_SYMLINK, format!("transcript {path} is a symlink"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Error::new(codes::TRANSCRIPT_NOT_FOUND, format!("transcript {path} does not exist"))),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::new(codes::TRANSCRIPT_SYMLINK, format!("transcript {path} is a symlink")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::new(codes::TRANSCRIPT_NOT_FOUND, format!("transcript {path} does not exist")))
+        }
         Err(e) => return Err(Error::new(codes::TRANSCRIPT_UNREADABLE, format!("cannot open transcript {path}: {e}"))),
     };
-    let stat = |f: &std::fs::File| f.metadata().map_err(|e| Error::new(codes::TRANSCRIPT_UNREADABLE, format!("cannot stat transcript {path}: {e}")));
+    let stat = |f: &std::fs::File| {
+        f.metadata().map_err(|e| Error::new(codes::TRANSCRIPT_UNREADABLE, format!("cannot stat transcript {path}: {e}")))
+    };
     let before = stat(&file)?;
     if !before.is_file() {
         return Err(Error::new(codes::TRANSCRIPT_NOT_REGULAR, format!("transcript {path} is not a regular file")));
@@ -188,13 +195,22 @@ impl Pass {
         self.check_age(session, now_ms)?;
         let t = &self.transcript;
         if current.dev != t.dev || current.ino != t.ino {
-            return Err(Error::new(codes::TRANSCRIPT_REPLACED, "the transcript is a different file (device or inode changed) since the pass was recorded"));
+            return Err(Error::new(
+                codes::TRANSCRIPT_REPLACED,
+                "the transcript is a different file (device or inode changed) since the pass was recorded",
+            ));
         }
         if current.size < t.size {
-            return Err(Error::new(codes::TRANSCRIPT_TRUNCATED, format!("the transcript shrank from {} to {} bytes", t.size, current.size)));
+            return Err(Error::new(
+                codes::TRANSCRIPT_TRUNCATED,
+                format!("the transcript shrank from {} to {} bytes", t.size, current.size),
+            ));
         }
         if current.size - t.size > TRANSCRIPT_MAX_GROWTH {
-            return Err(Error::new(codes::TRANSCRIPT_GREW, format!("the transcript grew by {} bytes; at most {TRANSCRIPT_MAX_GROWTH}", current.size - t.size)));
+            return Err(Error::new(
+                codes::TRANSCRIPT_GREW,
+                format!("the transcript grew by {} bytes; at most {TRANSCRIPT_MAX_GROWTH}", current.size - t.size),
+            ));
         }
         if current.mtime_ms < t.mtime_ms {
             return Err(Error::new(codes::TRANSCRIPT_MTIME, "the transcript's modification time moved into the past"));
@@ -211,7 +227,10 @@ impl Pass {
             return Err(Error::new(codes::PASS_FUTURE, "the pass was recorded in the future"));
         }
         if now_ms - self.recorded_at_ms > PASS_MAX_AGE_MS {
-            return Err(Error::new(codes::PASS_STALE, format!("the pass is {} s old; at most 1800 s", (now_ms - self.recorded_at_ms) / 1000)));
+            return Err(Error::new(
+                codes::PASS_STALE,
+                format!("the pass is {} s old; at most 1800 s", (now_ms - self.recorded_at_ms) / 1000),
+            ));
         }
         Ok(())
     }

@@ -4,9 +4,9 @@ use crate::pass::{self, Pass};
 use crate::report::{validate_pair, GreenReport};
 use crate::state::{accepted_pass, Recorded};
 use crate::{fresh_nonce, read_state, QaDir};
+use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
-use kijito_files::private;
 use serde_json::{json, Value};
 
 /// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::record`]).
@@ -34,7 +34,12 @@ pub fn installed_verifier(helpers: &kijito_protocol::command::HelperDir) -> Resu
         .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot open the installed verifier {}: {e}", path.display())))?;
     Digest::of_reader(file, MAX_VERIFIER_BYTES)
         .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot read the installed verifier {}: {e}", path.display())))?
-        .ok_or_else(|| Error::new(codes::VERIFIER_UNREADABLE, format!("the installed verifier {} is larger than {MAX_VERIFIER_BYTES} bytes", path.display())))
+        .ok_or_else(|| {
+            Error::new(
+                codes::VERIFIER_UNREADABLE,
+                format!("the installed verifier {} is larger than {MAX_VERIFIER_BYTES} bytes", path.display()),
+            )
+        })
 }
 
 /// The live digest must equal the digest on the command line (the reports
@@ -44,7 +49,10 @@ pub fn check_evidence(req: &RecordRequest, evidence: &Evidence, reports: &[Green
     if evidence.live_pointer_digest != req.pointer_digest {
         return Err(Error::new(
             codes::NOT_LIVE,
-            format!("the live pointer {} has digest {}, not {}; verify the pointer as it is now", req.pointer_id, evidence.live_pointer_digest, req.pointer_digest),
+            format!(
+                "the live pointer {} has digest {}, not {}; verify the pointer as it is now",
+                req.pointer_id, evidence.live_pointer_digest, req.pointer_digest
+            ),
         ));
     }
     for r in reports {
@@ -54,7 +62,10 @@ pub fn check_evidence(req: &RecordRequest, evidence: &Evidence, reports: &[Green
         if r.verifier_digest != evidence.installed_verifier {
             return Err(Error::new(
                 crate::report::codes::VERIFIER,
-                format!("a report names verifier {}, but the installed pointer-snapshot is {}", r.verifier_digest, evidence.installed_verifier),
+                format!(
+                    "a report names verifier {}, but the installed pointer-snapshot is {}",
+                    r.verifier_digest, evidence.installed_verifier
+                ),
             ));
         }
     }
@@ -195,10 +206,16 @@ pub fn invalidate(qa: &QaDir, session: &SessionId) -> Result<usize> {
                     return Err(private::file_error(private::codes::SYMLINK, format!("{} is a symlink; nothing was removed", f.display())));
                 }
                 if !m.is_file() {
-                    return Err(private::file_error(private::codes::NOT_REGULAR, format!("{} is not a regular file; nothing was removed", f.display())));
+                    return Err(private::file_error(
+                        private::codes::NOT_REGULAR,
+                        format!("{} is not a regular file; nothing was removed", f.display()),
+                    ));
                 }
                 if m.uid() != private::current_uid() {
-                    return Err(private::file_error(private::codes::NOT_OWNED, format!("{} is not owned by the user; nothing was removed", f.display())));
+                    return Err(private::file_error(
+                        private::codes::NOT_OWNED,
+                        format!("{} is not owned by the user; nothing was removed", f.display()),
+                    ));
                 }
             }
         }

@@ -1,10 +1,10 @@
 //! Validation of one cold-boot snapshot report (docs/protocol.md §5, §7).
 
 use crate::{has_keys, is_hex32, REPORT_MAX_AGE_MS, REPORT_MAX_BYTES};
+use kijito_files::private::{self, FileRules};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::manifest::{canonical_json, snapshot_digest};
-use kijito_files::private::{self, FileRules};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -54,7 +54,14 @@ fn green_schema() -> &'static std::result::Result<jsonschema::Validator, String>
 fn check_schema(value: &Value) -> Result<()> {
     let validator = green_schema().as_ref().map_err(|e| Error::new(codes::FIELD, format!("the report schema does not compile: {e}")))?;
     validator.validate(value).map_err(|e| {
-        Error::new(codes::FIELD, format!("{}: {} (fixtures/schemas/pointer-snapshot-report.schema.json)", e.instance_path, kijito_protocol::ids::clip(&e.to_string())))
+        Error::new(
+            codes::FIELD,
+            format!(
+                "{}: {} (fixtures/schemas/pointer-snapshot-report.schema.json)",
+                e.instance_path,
+                kijito_protocol::ids::clip(&e.to_string())
+            ),
+        )
     })
 }
 
@@ -134,9 +141,8 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     let id_of = |name: &str| obj[name].as_u64().ok_or_else(|| field(name, "must be a positive safe integer"));
     let r_pointer = MemoryId::new(id_of("pointerId")?).map_err(|e| field("pointerId", e.message()))?;
     let r_lock = MessageId::new(id_of("lockMessageId")?).map_err(|e| field("lockMessageId", e.message()))?;
-    let digest_of = |name: &str| {
-        obj[name].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field(name, "must be 64 lowercase hex"))
-    };
+    let digest_of =
+        |name: &str| obj[name].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field(name, "must be 64 lowercase hex"));
     let r_pointer_digest = digest_of("pointerDigest")?;
     let r_snapshot = digest_of("snapshotDigest")?;
     let r_verifier = digest_of("verifierSha256")?;
@@ -152,7 +158,10 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     }
     let mut pairs = Vec::with_capacity(anchors.len());
     for a in anchors {
-        let o = a.as_object().filter(|o| has_keys(o, &["id", "sha256"])).ok_or_else(|| field("anchorDigests", "items are {\"id\",\"sha256\"}"))?;
+        let o = a
+            .as_object()
+            .filter(|o| has_keys(o, &["id", "sha256"]))
+            .ok_or_else(|| field("anchorDigests", "items are {\"id\",\"sha256\"}"))?;
         let id = o["id"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or_else(|| field("anchorDigests", "bad id"))?;
         let d = o["sha256"].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field("anchorDigests", "bad sha256"))?;
         pairs.push((id, d));
@@ -170,7 +179,10 @@ pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest:
     }
     let recomputed = snapshot_digest(r_pointer, &r_pointer_digest, r_lock, &pairs);
     if recomputed != r_snapshot {
-        return Err(Error::new(codes::SNAPSHOT_MISMATCH, format!("snapshotDigest {r_snapshot} does not match the recomputed {recomputed}")));
+        return Err(Error::new(
+            codes::SNAPSHOT_MISMATCH,
+            format!("snapshotDigest {r_snapshot} does not match the recomputed {recomputed}"),
+        ));
     }
     if verified > now_ms {
         return Err(Error::new(codes::FUTURE, format!("verifiedAtMs {verified} is in the future (now {now_ms})")));
@@ -242,7 +254,16 @@ mod tests {
         ] {
             assert_eq!(report_code(private), report, "{private}");
         }
-        let all = [codes::NOT_FOUND, codes::SYMLINK, codes::NOT_OWNED, codes::PERMISSIONS, codes::NOT_REGULAR, codes::TOO_LARGE, codes::CHANGED, codes::UNREADABLE];
+        let all = [
+            codes::NOT_FOUND,
+            codes::SYMLINK,
+            codes::NOT_OWNED,
+            codes::PERMISSIONS,
+            codes::NOT_REGULAR,
+            codes::TOO_LARGE,
+            codes::CHANGED,
+            codes::UNREADABLE,
+        ];
         assert_eq!(all.iter().collect::<std::collections::BTreeSet<_>>().len(), all.len(), "distinct codes");
     }
 

@@ -17,8 +17,8 @@
 
 use crate::compaction::{Attested, Reentry};
 use crate::{rename_claim, QaDir, ATTEMPT_MAX_AGE_MS};
-use kijito_protocol::error::Error;
 use kijito_files::private;
+use kijito_protocol::error::Error;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::SessionId;
 
@@ -160,19 +160,15 @@ fn put_back_with(noting: &std::path::Path, reentry: &std::path::Path, linked: &d
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => {
-            return Err(Error::new(
-                kijito_protocol::codes::gate::STATE_RENAME_FAILED,
-                format!("cannot put {} back: {e}", noting.display()),
-            ))
+            return Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot put {} back: {e}", noting.display())))
         }
     }
     linked();
     // Unlinking the name never follows it (even if it were a symlink).
     match std::fs::remove_file(noting) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::new(
-            kijito_protocol::codes::gate::STATE_RENAME_FAILED,
-            format!("cannot remove {}: {e}", noting.display()),
-        )),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot remove {}: {e}", noting.display())))
+        }
         _ => Ok(()),
     }
 }
@@ -264,12 +260,15 @@ mod tests {
         let (pd, sd) = ("a".repeat(64), "b".repeat(64));
         let good = lines("21813", "77", &pd, &sd);
         assert_eq!(check(Summary::Text(&good), &a), SummaryCheck::Carried);
-        assert_eq!(check(Summary::Text(&format!("<analysis>x</analysis>\n<summary>work\n- {}</summary>", good.replace('\n', "\n- "))), &a), SummaryCheck::Carried);
+        assert_eq!(
+            check(Summary::Text(&format!("<analysis>x</analysis>\n<summary>work\n- {}</summary>", good.replace('\n', "\n- "))), &a),
+            SummaryCheck::Carried
+        );
         for bad in [
-            lines("2181", "77", &pd, &sd),                   // a prefix of another id is not the id
-            lines("218130", "77", &pd, &sd),                 // nor is a longer number
+            lines("2181", "77", &pd, &sd),   // a prefix of another id is not the id
+            lines("218130", "77", &pd, &sd), // nor is a longer number
             lines("21813", "7", &pd, &sd),
-            lines("21813", "77", &pd[..63], &sd),            // a truncated digest
+            lines("21813", "77", &pd[..63], &sd), // a truncated digest
             lines("21813", "77", &pd, &sd.replace('b', "c")),
             good.replace(SNAPSHOT_DIGEST, "snapshot digest"), // unlabelled
             good.lines().take(3).collect::<Vec<_>>().join("\n"),

@@ -70,7 +70,9 @@ impl Spent {
         let entries: Vec<String> = self
             .entries
             .iter()
-            .map(|e| format!(r#"{{"nonce":"{}","why":"{}","recordedAtMs":{},"spentAtMs":{}}}"#, e.nonce, e.why, e.recorded_at_ms, e.spent_at_ms))
+            .map(|e| {
+                format!(r#"{{"nonce":"{}","why":"{}","recordedAtMs":{},"spentAtMs":{}}}"#, e.nonce, e.why, e.recorded_at_ms, e.spent_at_ms)
+            })
             .collect();
         format!(r#"{{"schemaVersion":1,"sessionId":"{}","spent":[{}]}}"#, self.session_id, entries.join(",")).into_bytes()
     }
@@ -78,7 +80,9 @@ impl Spent {
     /// Parse strictly: exact keys in order, at most [`MAX_SPENT`] entries,
     /// known `why` codes, this session's id.
     pub fn parse(bytes: &[u8], session: &SessionId) -> Result<Spent> {
-        let bad = || Error::new(codes::SPENT_INVALID, "the spent-nonce record is invalid: every pass of this session is refused until it is removed");
+        let bad = || {
+            Error::new(codes::SPENT_INVALID, "the spent-nonce record is invalid: every pass of this session is refused until it is removed")
+        };
         let v: Value = serde_json::from_slice(bytes).map_err(|_| bad())?;
         let o = v.as_object().filter(|o| has_keys(o, SPENT_KEYS)).ok_or_else(bad)?;
         if o["schemaVersion"] != 1 || o["sessionId"].as_str() != Some(session.as_str()) {
@@ -132,7 +136,10 @@ pub fn read_spent(qa: &QaDir, session: &SessionId) -> Result<Spent> {
 pub fn check_unspent_at(path: &Path, session: &SessionId, nonce: &str) -> Result<()> {
     match read_spent_at(path, session)?.find(nonce) {
         None => Ok(()),
-        Some(e) if e.why == codes::PASS_CONSUMED => Err(Error::new(e.why, "this pass's nonce was already promoted by a PreCompact (one pass, one compaction): run the QA cycle again")),
+        Some(e) if e.why == codes::PASS_CONSUMED => Err(Error::new(
+            e.why,
+            "this pass's nonce was already promoted by a PreCompact (one pass, one compaction): run the QA cycle again",
+        )),
         Some(e) => Err(Error::new(e.why, "this pass's nonce is spent (withdrawn by a new turn): run the QA cycle again")),
     }
 }
@@ -172,7 +179,12 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64, fail_request: &dyn
     }
     let Some(bytes) = crate::state::read_optional(&path)? else { return Ok(None) };
     let pass = Pass::parse(&bytes)?;
-    let entry = SpentNonce { nonce: pass.compaction_nonce.clone(), why: codes::PASS_WITHDRAWN, recorded_at_ms: pass.recorded_at_ms, spent_at_ms: now_ms };
+    let entry = SpentNonce {
+        nonce: pass.compaction_nonce.clone(),
+        why: codes::PASS_WITHDRAWN,
+        recorded_at_ms: pass.recorded_at_ms,
+        spent_at_ms: now_ms,
+    };
     // An unreadable record already refuses every pass: the withdrawal goes on.
     let listed = read_spent(qa, session).and_then(|mut spent| {
         spent.add(entry, now_ms);
@@ -204,7 +216,15 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64, fail_request: &dyn
 /// caller then does not promote: fail closed).
 pub fn consume(qa: &QaDir, session: &SessionId, pass: &Pass, now_ms: i64) -> Result<()> {
     let mut spent = read_spent(qa, session)?;
-    spent.add(SpentNonce { nonce: pass.compaction_nonce.clone(), why: codes::PASS_CONSUMED, recorded_at_ms: pass.recorded_at_ms, spent_at_ms: now_ms }, now_ms);
+    spent.add(
+        SpentNonce {
+            nonce: pass.compaction_nonce.clone(),
+            why: codes::PASS_CONSUMED,
+            recorded_at_ms: pass.recorded_at_ms,
+            spent_at_ms: now_ms,
+        },
+        now_ms,
+    );
     qa.write_atomic(&qa.spent(session), &spent.to_bytes())
 }
 
@@ -248,7 +268,10 @@ mod tests {
             text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"),
             text.replace("pass_invalidated_by_new_turn", "anything_else"),
             text.replace("abc001", "ABC001"),
-            text.replace("\"recordedAtMs\":1764500000000,\"spentAtMs\":1764500001000", "\"spentAtMs\":1764500001000,\"recordedAtMs\":1764500000000"),
+            text.replace(
+                "\"recordedAtMs\":1764500000000,\"spentAtMs\":1764500001000",
+                "\"spentAtMs\":1764500001000,\"recordedAtMs\":1764500000000",
+            ),
             text.replace("1764500000000", "-1"),
             text.replace("}]}", ",\"extra\":1}]}"),
         ] {

@@ -36,7 +36,9 @@ use serde_json::{json, Value};
 
 /// Stable codes of this module (in the registry, [`kijito_protocol::codes::record`]).
 pub mod codes {
-    pub use kijito_protocol::codes::record::{BOOTS_RESET_BY_RED, BOOTS_SAME_AGENT, BOOT_BY_MAIN_AGENT, BOOT_NOT_WITNESSED, WITNESS_INVALID};
+    pub use kijito_protocol::codes::record::{
+        BOOTS_RESET_BY_RED, BOOTS_SAME_AGENT, BOOT_BY_MAIN_AGENT, BOOT_NOT_WITNESSED, WITNESS_INVALID,
+    };
 }
 
 /// Largest witness record of one session.
@@ -158,7 +160,13 @@ pub fn observe_tool_call(
 
 /// [`observe_tool_call`] on the raw hook stdin object: its `tool_input`, and
 /// its `agent_id` (else `agent_type`).
-pub fn observe_hook_input(stdin: &Value, session: &SessionId, qa: &dyn Fn() -> Result<QaDir>, helpers: &HelperDir, now_ms: i64) -> Result<usize> {
+pub fn observe_hook_input(
+    stdin: &Value,
+    session: &SessionId,
+    qa: &dyn Fn() -> Result<QaDir>,
+    helpers: &HelperDir,
+    now_ms: i64,
+) -> Result<usize> {
     let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
     observe_tool_call(stdin.get("tool_input"), agent, session, qa, helpers, now_ms)
 }
@@ -240,7 +248,10 @@ pub fn check_boots(qa: &QaDir, session: &SessionId, paths: &[AbsPath], reports: 
         ));
     };
     if ida == idb {
-        return Err(Error::new(codes::BOOTS_SAME_AGENT, format!("both cold boots were run by the same subagent {ida}: two distinct fresh subagents are required")));
+        return Err(Error::new(
+            codes::BOOTS_SAME_AGENT,
+            format!("both cold boots were run by the same subagent {ida}: two distinct fresh subagents are required"),
+        ));
     }
     // Red resets the count: every other call for this pointer after the first green's.
     let pointer = reports[0].pointer_id;

@@ -49,7 +49,19 @@ fn record_reads_the_live_pointer_only_after_the_reports() {
     let t = d.path().join("t.jsonl");
     std::fs::write(&t, b"x").unwrap();
     let digest = Digest::of(b"pointer");
-    let base = ["record", "--session-id", "s1", "--transcript", t.to_str().unwrap(), "--data-dir", data.to_str().unwrap(), "--pointer-id", "21813", "--pointer-digest", digest.as_str()];
+    let base = [
+        "record",
+        "--session-id",
+        "s1",
+        "--transcript",
+        t.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--pointer-id",
+        "21813",
+        "--pointer-digest",
+        digest.as_str(),
+    ];
     let asked = std::cell::Cell::new(false);
     let live = |id: kijito_protocol::ids::MemoryId, token: Option<&AbsPath>| -> kijito_protocol::Result<Digest> {
         asked.set(true);

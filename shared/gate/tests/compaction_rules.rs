@@ -15,12 +15,9 @@ use std::path::Path;
 mod common;
 use common::{env, pass_for, Env, NONCE, T0};
 
-
 fn abs(p: &Path) -> AbsPath {
     AbsPath::from_path(p).unwrap()
 }
-
-
 
 fn write_pass(e: &Env, p: &Pass) {
     private::write_atomic(&e.qa.pass(&e.s), &p.to_bytes()).unwrap();

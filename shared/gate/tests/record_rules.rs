@@ -8,7 +8,7 @@ use kijito_files::private;
 use kijito_gate::record::{self, check_evidence, invalidated_line};
 use kijito_gate::report::{self, codes as rc, validate_report, validate_report_bytes, GreenReport};
 use kijito_gate::state::{self, StateFile};
-use kijito_gate::{Evidence, QaDir, Recorded, RecordRequest};
+use kijito_gate::{Evidence, QaDir, RecordRequest, Recorded};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use kijito_protocol::manifest::snapshot_digest;
 use serde_json::{json, Value};
@@ -242,7 +242,16 @@ fn record_writes_a_pass_bound_to_the_transcript() {
         json!({"schemaVersion": 1, "type": "kijito.compaction.ready", "sessionId": "sess-1", "compactionNonce": p.compaction_nonce, "passFile": ready.pass_file, "requestedAction": "native_compact"})
     );
     let current = Recorded::parse(&std::fs::read(qa.current_pointer()).unwrap()).unwrap();
-    assert_eq!(current, Recorded { pointer_id: pid(), lock_message_id: lock(), pointer_digest: pdigest(), snapshot_digest: a.snapshot_digest, recorded_at_ms: NOW });
+    assert_eq!(
+        current,
+        Recorded {
+            pointer_id: pid(),
+            lock_message_id: lock(),
+            pointer_digest: pdigest(),
+            snapshot_digest: a.snapshot_digest,
+            recorded_at_ms: NOW
+        }
+    );
     // Two records make two different nonces.
     let again = record::record(&r.req, || Ok(evidence()), NOW).unwrap();
     assert_ne!(again.pass.compaction_nonce, p.compaction_nonce);
@@ -256,10 +265,14 @@ fn record_needs_live_evidence_after_valid_reports() {
     let mut bad = r.req.clone();
     bad.reports = vec![r.req.reports[0].clone(), r.req.reports[0].clone()];
     let asked = std::cell::Cell::new(false);
-    let e = record::record(&bad, || {
-        asked.set(true);
-        Ok(evidence())
-    }, NOW)
+    let e = record::record(
+        &bad,
+        || {
+            asked.set(true);
+            Ok(evidence())
+        },
+        NOW,
+    )
     .unwrap_err();
     assert_eq!(e.code(), rc::NONCE_REUSED);
     assert!(!asked.get());
@@ -269,9 +282,11 @@ fn record_needs_live_evidence_after_valid_reports() {
     let qa = QaDir::open(&r.req.data_dir).unwrap();
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err(), "nothing written");
     // Not live, or another verifier.
-    let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: Digest::of(b"newer"), installed_verifier: verifier() }), NOW).unwrap_err();
+    let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: Digest::of(b"newer"), installed_verifier: verifier() }), NOW)
+        .unwrap_err();
     assert_eq!(e.code(), record::codes::NOT_LIVE);
-    let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: pdigest(), installed_verifier: Digest::of(b"other") }), NOW).unwrap_err();
+    let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: pdigest(), installed_verifier: Digest::of(b"other") }), NOW)
+        .unwrap_err();
     assert_eq!(e.code(), rc::VERIFIER);
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err());
     // A transcript that is not there.
@@ -344,7 +359,10 @@ fn invalidate_removes_exactly_the_four_files_or_nothing() {
         assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::NOT_OWNED);
         assert!(std::fs::symlink_metadata(&four[0]).is_ok());
     }
-    assert_eq!(invalidated_line(s, 3), r#"{"schemaVersion":1,"type":"kijito.compaction.invalidated","sessionId":"sess-1","invalidated":3}"#);
+    assert_eq!(
+        invalidated_line(s, 3),
+        r#"{"schemaVersion":1,"type":"kijito.compaction.invalidated","sessionId":"sess-1","invalidated":3}"#
+    );
 }
 
 #[test]
@@ -352,16 +370,25 @@ fn status_reports_what_exists_and_creates_nothing() {
     let r = rec();
     let s = &r.req.session_id;
     let v = record::status_of(&r.req.data_dir, s, None, NOW);
-    assert_eq!((v["pass"].as_bool(), v["passAcceptedNow"].as_bool(), v["passRejectedBecause"].as_str()), (Some(false), Some(false), Some("pass_missing")));
+    assert_eq!(
+        (v["pass"].as_bool(), v["passAcceptedNow"].as_bool(), v["passRejectedBecause"].as_str()),
+        (Some(false), Some(false), Some("pass_missing"))
+    );
     assert!(std::fs::symlink_metadata(r.req.data_dir.as_path().join("qa")).is_err(), "status created the qa dir");
     let ready = record::record(&r.req, || Ok(evidence()), NOW).unwrap();
     let v = record::status_of(&r.req.data_dir, s, Some(&r.req.transcript), NOW + 1);
-    assert_eq!((v["pass"].as_bool(), v["passAcceptedNow"].as_bool(), v["transcriptChecked"].as_bool()), (Some(true), Some(true), Some(true)));
+    assert_eq!(
+        (v["pass"].as_bool(), v["passAcceptedNow"].as_bool(), v["transcriptChecked"].as_bool()),
+        (Some(true), Some(true), Some(true))
+    );
     assert_eq!(v["passRejectedBecause"], Value::Null);
     assert_eq!(v["currentPointer"], true);
     assert_eq!((v["type"].as_str(), v["sessionId"].as_str()), (Some("kijito.compaction.status"), Some("sess-1")));
     let v = record::status_of(&r.req.data_dir, s, None, NOW + kijito_gate::PASS_MAX_AGE_MS + 1);
-    assert_eq!((v["passAcceptedNow"].as_bool(), v["passRejectedBecause"].as_str(), v["transcriptChecked"].as_bool()), (Some(false), Some("pass_stale"), Some(false)));
+    assert_eq!(
+        (v["passAcceptedNow"].as_bool(), v["passRejectedBecause"].as_str(), v["transcriptChecked"].as_bool()),
+        (Some(false), Some("pass_stale"), Some(false))
+    );
     // The transcript check runs only with a transcript: a grown transcript.
     std::fs::write(r.req.transcript.as_path(), vec![b'x'; 2 * 1024 * 1024]).unwrap();
     assert_eq!(record::status_of(&r.req.data_dir, s, Some(&r.req.transcript), NOW)["passRejectedBecause"], "transcript_grew_too_much");
@@ -413,7 +440,13 @@ fn state_files_classify_and_read_safely() {
 
 #[test]
 fn the_pointer_record_is_strict() {
-    let r = Recorded { pointer_id: pid(), lock_message_id: lock(), pointer_digest: pdigest(), snapshot_digest: Digest::of(b"s"), recorded_at_ms: 0 };
+    let r = Recorded {
+        pointer_id: pid(),
+        lock_message_id: lock(),
+        pointer_digest: pdigest(),
+        snapshot_digest: Digest::of(b"s"),
+        recorded_at_ms: 0,
+    };
     let v: Value = serde_json::from_slice(&r.to_bytes()).unwrap();
     assert_eq!(Recorded::parse(&r.to_bytes()), Ok(r));
     for (k, x) in [

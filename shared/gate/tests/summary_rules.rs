@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
-use kijito_gate::summary::{record_for, POINTER_DIGEST, POINTER_ID, LOCK_MESSAGE_ID, SNAPSHOT_DIGEST};
+use kijito_gate::summary::{record_for, LOCK_MESSAGE_ID, POINTER_DIGEST, POINTER_ID, SNAPSHOT_DIGEST};
 use kijito_gate::{claim_with, note_summary, take_reentry, Attempt, ClaimOutcome, Reentry, Summary, SummaryCheck};
 use kijito_protocol::ids::{Digest, SessionId};
 
@@ -16,8 +16,6 @@ use common::{env, pass_for, Env, NONCE, T0};
 
 const OTHER_NONCE: &str = "fedcba9876543210fedcba9876543210";
 const MAX_AGE: i64 = kijito_gate::ATTEMPT_MAX_AGE_MS;
-
-
 
 /// The four labelled lines of the pass below.
 fn carrying() -> String {

@@ -44,7 +44,10 @@ fn the_withdrawal_asks_the_callback_once_with_the_withdrawn_nonce() {
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0 + 10, &record).unwrap(), Some(Withdrawn { nonce: NONCE.into(), request_failed: true }));
     assert_eq!(*asked.borrow(), [NONCE.to_owned()]);
     write_pass(&e, T0 + 20, NONCE2);
-    assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0 + 30, &no_request).unwrap(), Some(Withdrawn { nonce: NONCE2.into(), request_failed: false }));
+    assert_eq!(
+        withdraw::new_turn(&e.qa, &e.s, T0 + 30, &no_request).unwrap(),
+        Some(Withdrawn { nonce: NONCE2.into(), request_failed: false })
+    );
     assert!(!exists(&e.qa.pass(&e.s)) && exists(&e.qa.withdrawn(&e.s)));
 }
 
@@ -95,7 +98,10 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
     assert_eq!(
         spent,
-        format!(r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_already_consumed","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#, T0 + 10)
+        format!(
+            r#"{{"schemaVersion":1,"sessionId":"sess-1","spent":[{{"nonce":"{NONCE}","why":"pass_already_consumed","recordedAtMs":{T0},"spentAtMs":{}}}]}}"#,
+            T0 + 10
+        )
     );
     // The ticket copied back under the pass's name, well inside 30 minutes.
     let ticket = std::fs::read(e.qa.ticket(&e.s)).unwrap();

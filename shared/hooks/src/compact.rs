@@ -4,16 +4,15 @@
 
 use crate::run::HookEnv;
 use crate::HookInput;
-use kijito_compact::PinOutcome;
 pub use kijito_compact::trigger::TurnState;
 use kijito_compact::trigger::ViaKind;
+use kijito_compact::PinOutcome;
 
 /// Whether the hook input (the parsed stdin object) belongs to a subagent
 /// (`agent_id` or `agent_type`).
 pub fn is_subagent(input: &serde_json::Map<String, serde_json::Value>) -> bool {
     ["agent_id", "agent_type"].iter().any(|k| input.get(*k).is_some_and(|v| !v.is_null()))
 }
-
 
 /// SessionStart (startup, resume, clear): pin (or unpin) the session and
 /// return the paragraph for the commands text.
@@ -43,9 +42,14 @@ pub fn existing_pin(env: &HookEnv, input: &HookInput, subagent: bool) -> Option<
 fn request_paragraph(env: &HookEnv, input: &HookInput, data: &kijito_protocol::ids::AbsPath, outcome: &PinOutcome) -> Option<String> {
     let adapter = match outcome {
         PinOutcome::Pinned(via) => via.what_it_does().to_owned(),
-        PinOutcome::NoTrigger => "no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer no_safe_trigger".to_owned(),
+        PinOutcome::NoTrigger => {
+            "no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer no_safe_trigger"
+                .to_owned()
+        }
         PinOutcome::Subagent => return None,
-        PinOutcome::Refused(code, msg) => format!("no adapter may compact this session ({code}: {msg}), so the request will answer no_safe_trigger"),
+        PinOutcome::Refused(code, msg) => {
+            format!("no adapter may compact this session ({code}: {msg}), so the request will answer no_safe_trigger")
+        }
     };
     let helpers = env.helpers.as_ref()?;
     Some(format!(

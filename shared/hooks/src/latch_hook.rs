@@ -39,7 +39,9 @@ pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>,
     match l.user_prompt(now_ms, prompt) {
         Ok(Some(outcome)) => Some(outcome.context()),
         Ok(None) => None,
-        Err(e) => Some(format!("memory-latch: the user's token could not be processed ({}: {}); nothing was confirmed.", e.code(), e.message())),
+        Err(e) => {
+            Some(format!("memory-latch: the user's token could not be processed ({}: {}); nothing was confirmed.", e.code(), e.message()))
+        }
     }
 }
 
@@ -77,9 +79,14 @@ pub fn confirm_from_user_prompt(
     if token.is_none() && latch::wallet::Sig::standalone(p).is_none() {
         return None;
     }
-    let refused = |code: &str, why: &str| Some(format!("memory-latch: the message was NOT accepted as consent ({code}: {why}); nothing was confirmed."));
+    let refused = |code: &str, why: &str| {
+        Some(format!("memory-latch: the message was NOT accepted as consent ({code}: {why}); nothing was confirmed."))
+    };
     if subagent {
-        return refused(latch::codes::CONSENT_FROM_SUBAGENT, "this prompt comes from a subagent (agent_id/agent_type), never from the user");
+        return refused(
+            latch::codes::CONSENT_FROM_SUBAGENT,
+            "this prompt comes from a subagent (agent_id/agent_type), never from the user",
+        );
     }
     if let Some(t) = &token {
         let Some(path) = transcript else {
@@ -121,7 +128,8 @@ pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::re
     if start > 0 && !lines.is_empty() {
         lines.remove(0);
     }
-    let items: Vec<Item> = lines.iter().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).flat_map(|v| items_of(&v)).collect();
+    let items: Vec<Item> =
+        lines.iter().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).flat_map(|v| items_of(&v)).collect();
     check_items(&items, token_upper, prompt)
 }
 
@@ -138,12 +146,16 @@ pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::resu
     for i in items {
         match i {
             Item::ToolCall { input, .. } if has(input) => {
-                return Err((latch::codes::CONSENT_TOKEN_SEEN_BY_TOOL, "the token appears in a tool call's input in the transcript (typed or piped by the agent)".into()))
+                return Err((
+                    latch::codes::CONSENT_TOKEN_SEEN_BY_TOOL,
+                    "the token appears in a tool call's input in the transcript (typed or piped by the agent)".into(),
+                ))
             }
             Item::ToolResult { id, output } if has(output) && !issuing.contains(&id.as_str()) => {
                 return Err((
                     latch::codes::CONSENT_TOKEN_SEEN_BY_TOOL,
-                    "the token appears in the output of a tool call other than the consent request that issued it (the agent read it back)".into(),
+                    "the token appears in the output of a tool call other than the consent request that issued it (the agent read it back)"
+                        .into(),
                 ))
             }
             _ => {}

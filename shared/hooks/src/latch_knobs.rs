@@ -19,7 +19,8 @@ pub fn prompt(env: &HookEnv, input: &HookInput, cwd: Option<&Path>, subagent: bo
     }
     let latch = crate::latch_hook::open_latch(cwd?)?;
     let (mode, step) = latch.turn_started(input.session_id.as_str(), now(env)).ok()??;
-    let checkpoint = kijito_latch::recover::latch_command(env.helpers.as_ref(), &latch.paths().root, "checkpoint", " --next-step <NEXT_STEP>");
+    let checkpoint =
+        kijito_latch::recover::latch_command(env.helpers.as_ref(), &latch.paths().root, "checkpoint", " --next-step <NEXT_STEP>");
     Some(kijito_latch::knobs::one_step_context(mode, &step, checkpoint.as_deref()))
 }
 

@@ -36,7 +36,11 @@ pub fn confirm_signature(cwd: Option<&Path>, helpers: Option<&HelperDir>, prompt
     match l.user_signature_with(now_ms, prompt, &setting, &sibling) {
         Ok(Some(outcome)) => Some(outcome.context()),
         Ok(None) => None,
-        Err(e) => Some(format!("memory-latch: the user's signature could not be processed ({}: {}); nothing was confirmed.", e.code(), e.message())),
+        Err(e) => Some(format!(
+            "memory-latch: the user's signature could not be processed ({}: {}); nothing was confirmed.",
+            e.code(),
+            e.message()
+        )),
     }
 }
 
@@ -60,13 +64,15 @@ impl Recoverer for Sibling {
         for d in digests {
             cmd.arg("--digest").arg(format!("0x{}", wallet::hex(d)));
         }
-        let (status, out) = match child::run_bounded(&mut cmd, self.timeout, MAX_OUT).map_err(|e| failed(format!("cannot run {}: {e}", exe.display())))? {
-            Ran::Exited { status, stdout } => (status, stdout),
-            Ran::TimedOut => return Err(failed(format!("{} wallet-recover did not finish in time", exe.display()))),
-        };
+        let (status, out) =
+            match child::run_bounded(&mut cmd, self.timeout, MAX_OUT).map_err(|e| failed(format!("cannot run {}: {e}", exe.display())))? {
+                Ran::Exited { status, stdout } => (status, stdout),
+                Ran::TimedOut => return Err(failed(format!("{} wallet-recover did not finish in time", exe.display()))),
+            };
         if !status.success() {
             return Err(failed(format!("{} wallet-recover failed ({status})", exe.display())));
         }
-        wallet::parse_recover_lines(&out, digests.len()).ok_or_else(|| failed(format!("{} wallet-recover answered malformed output", exe.display())))
+        wallet::parse_recover_lines(&out, digests.len())
+            .ok_or_else(|| failed(format!("{} wallet-recover answered malformed output", exe.display())))
     }
 }

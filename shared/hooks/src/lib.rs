@@ -9,15 +9,15 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
-pub mod nudge;
 pub mod compact;
-pub mod pretool;
 pub mod entry;
 pub mod guard;
-pub mod messages;
 pub mod latch_hook;
 pub mod latch_knobs;
 pub mod latch_wallet;
+pub mod messages;
+pub mod nudge;
+pub mod pretool;
 pub mod run;
 pub mod summary;
 pub mod text;
@@ -66,7 +66,10 @@ impl Event {
             "UserPromptSubmit" => Ok(Event::UserPromptSubmit),
             "Stop" => Ok(Event::Stop),
             "PreToolUse" => Ok(Event::PreToolUse),
-            _ => Err(Error::usage(kijito_protocol::codes::cli::INVALID_EVENT, format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)))),
+            _ => Err(Error::usage(
+                kijito_protocol::codes::cli::INVALID_EVENT,
+                format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)),
+            )),
         }
     }
 
@@ -137,13 +140,17 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
     if bytes.len() > MAX_STDIN_BYTES {
         return Err(Error::new(codes::STDIN_TOO_LARGE, "hook stdin is larger than 1 MiB"));
     }
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| Error::new(codes::STDIN_INVALID_JSON, format!("hook stdin is not JSON: {e}")))?;
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::new(codes::STDIN_INVALID_JSON, format!("hook stdin is not JSON: {e}")))?;
     let Value::Object(mut o) = v else {
         return Err(Error::new(codes::STDIN_NOT_OBJECT, "hook stdin is not a JSON object"));
     };
     let event = o.get("hook_event_name").and_then(Value::as_str).unwrap_or("").to_owned();
     if event != expected_event {
-        return Err(Error::new(codes::EVENT_MISMATCH, format!("expected hook event {expected_event}, got {:?}", kijito_protocol::ids::clip(&event))));
+        return Err(Error::new(
+            codes::EVENT_MISMATCH,
+            format!("expected hook event {expected_event}, got {:?}", kijito_protocol::ids::clip(&event)),
+        ));
     }
     let session_id = o
         .get("session_id")
@@ -208,7 +215,8 @@ pub fn stop_reply(message: &str) -> String {
 /// PreToolUse deny (the same shape is valid for Codex and Claude Code).
 pub fn deny_reply(reason: &str) -> String {
     let reason = if reason.trim().is_empty() { "denied by the kijito-qa command guard" } else { reason };
-    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}).to_string()
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        .to_string()
 }
 
 static ANSWERED: AtomicBool = AtomicBool::new(false);

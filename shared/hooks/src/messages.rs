@@ -10,11 +10,13 @@ pub const POSTCOMPACT_ATTESTED: &str = "kijito-qa: attested compaction claimed; 
 pub const POSTCOMPACT_UNATTESTED: &str = "kijito-qa: compaction claimed UNATTESTED (<reason>)";
 pub const POSTCOMPACT_FAILED: &str = "kijito-qa: PostCompact could not claim (<code>)";
 /// Claude Code, after SessionStart(compact) claimed: the summary check.
-pub const POSTCOMPACT_SUMMARY_CARRIED: &str = "kijito-qa: the compaction summary kept the pointer id, lock id and both digests (summaryCarried: true)";
+pub const POSTCOMPACT_SUMMARY_CARRIED: &str =
+    "kijito-qa: the compaction summary kept the pointer id, lock id and both digests (summaryCarried: true)";
 pub const POSTCOMPACT_SUMMARY_MISSING: &str = "kijito-qa: the compaction summary lost at least one of the pointer id, lock id and both digests (summaryCarried: false); the re-entry text has them";
 /// `<advice>`: `kijito_hooks::compact::stop_advice` (filled after `N`).
 pub const STOP_WAITING: &str = "kijito-qa: a QA pass for this session waits for compaction (valid for about N more min); <advice>";
-pub const STOP_REFUSED: &str = "kijito-qa: a QA pass for this session waits but would be refused (<code>); record a fresh one or invalidate it";
+pub const STOP_REFUSED: &str =
+    "kijito-qa: a QA pass for this session waits but would be refused (<code>); record a fresh one or invalidate it";
 
 /// Every template, for the docs check.
 pub const ALL: &[&str] = &[

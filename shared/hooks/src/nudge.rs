@@ -7,7 +7,7 @@
 //! the next compaction will be UNATTESTED unless QA runs again.
 
 use crate::run::HookEnv;
-use crate::{Host, HookInput};
+use crate::{HookInput, Host};
 use kijito_context::statusline::{pass_state, PassState};
 use kijito_files::private::{self, FileRules};
 use kijito_gate::QaDir;
@@ -34,7 +34,8 @@ fn state_path(qa: &QaDir, session: &SessionId) -> PathBuf {
 
 impl Said {
     fn load(qa: &QaDir, session: &SessionId) -> Said {
-        let Ok((bytes, _)) = private::read_checked(&state_path(qa, session), FileRules { owner_only: true, min_bytes: 2, max_bytes: 4096 }) else {
+        let Ok((bytes, _)) = private::read_checked(&state_path(qa, session), FileRules { owner_only: true, min_bytes: 2, max_bytes: 4096 })
+        else {
             return Said::default();
         };
         let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&bytes) else { return Said::default() };

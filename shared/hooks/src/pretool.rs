@@ -38,7 +38,14 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     // call is recorded with the host's agent identity; any other call costs
     // no I/O. A record that cannot be written only leaves the boot unwitnessed.
     if let Some(h) = env.helpers.as_ref() {
-        let _ = kijito_gate::witness::observe_tool_call(input.tool_input.as_ref(), input.agent_id.as_deref(), &input.session_id, &|| env.qa().map(|(_, qa)| qa), h, env.now_ms);
+        let _ = kijito_gate::witness::observe_tool_call(
+            input.tool_input.as_ref(),
+            input.agent_id.as_deref(),
+            &input.session_id,
+            &|| env.qa().map(|(_, qa)| qa),
+            h,
+            env.now_ms,
+        );
     }
     decide(env, &input).map(|reason| deny_reply(&reason))
 }
@@ -87,9 +94,15 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     let helper_dir = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
     let workspace = cwd.as_ref().map(|c| c.display().to_string()).unwrap_or_else(|| "<workspace>".into());
     let bytes = policy::action_bytes(tool_name, tool_input);
-    let action_file = data_dir.as_ref().map(|d| action_path(d.as_path(), &bytes)).unwrap_or_else(|| PathBuf::from("<data-dir>/actions/action.json"));
+    let action_file =
+        data_dir.as_ref().map(|d| action_path(d.as_path(), &bytes)).unwrap_or_else(|| PathBuf::from("<data-dir>/actions/action.json"));
     let action_file_text = action_file.display().to_string();
-    let target = ConsentTarget { helper_dir: &helper_dir, workspace: &workspace, action_file: &action_file_text, session_id: input.session_id.as_str() };
+    let target = ConsentTarget {
+        helper_dir: &helper_dir,
+        workspace: &workspace,
+        action_file: &action_file_text,
+        session_id: input.session_id.as_str(),
+    };
 
     let enforced = env.config.as_ref().is_some_and(|c| c.enforce) || cwd.as_deref().is_some_and(has_latch_dir);
     let latch = if enforced && cls.mutates() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
@@ -128,7 +141,9 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     };
     match decision {
         Decision::Allow => None,
-        Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => consent(env, latch.as_ref(), &cls, &bytes, &action_file, &workspace, &helper_dir, reason),
+        Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
+            consent(env, latch.as_ref(), &cls, &bytes, &action_file, &workspace, &helper_dir, reason)
+        }
         Decision::Deny { reason, .. } => Some(reason),
     }
 }
@@ -183,7 +198,14 @@ fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path, risk: poli
     let Some(h) = env.helpers.as_ref() else { return failed("cannot locate the installed memory-latch".into()) };
     let exe = h.helper("memory-latch");
     let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("tool-gate").arg("--workspace").arg(workspace).arg("--action-file").arg(action_file).arg("--min-risk").arg(risk.as_str()).arg("--json");
+    cmd.arg("tool-gate")
+        .arg("--workspace")
+        .arg(workspace)
+        .arg("--action-file")
+        .arg(action_file)
+        .arg("--min-risk")
+        .arg(risk.as_str())
+        .arg("--json");
     let out = match kijito_files::child::run_bounded(&mut cmd, TOOL_GATE_TIMEOUT, 64 * 1024) {
         Ok(kijito_files::child::Ran::Exited { stdout, .. }) => stdout,
         Ok(kijito_files::child::Ran::TimedOut) => return failed(format!("{exe} tool-gate did not finish in time")),
@@ -268,7 +290,10 @@ pub fn action_path(data_dir: &Path, bytes: &[u8]) -> PathBuf {
 
 fn write_action_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     if bytes.len() > kijito_latch::MAX_ACTION_BYTES {
-        return Err(Error::new(codes::ACTION_TOO_LARGE, format!("the call's action is {} bytes, more than memory-latch accepts ({})", bytes.len(), kijito_latch::MAX_ACTION_BYTES)));
+        return Err(Error::new(
+            codes::ACTION_TOO_LARGE,
+            format!("the call's action is {} bytes, more than memory-latch accepts ({})", bytes.len(), kijito_latch::MAX_ACTION_BYTES),
+        ));
     }
     if let Some(dir) = path.parent() {
         kijito_files::private::ensure_private_dir(dir)?;

@@ -3,11 +3,11 @@
 
 use crate::messages;
 use crate::text::{self, FreshPaths};
-use crate::{context_reply, parse_input, postcompact_reply, precompact_reply, stop_reply, Event, Host, HookInput};
-use kijito_protocol::command::{self, HelperDir};
+use crate::{context_reply, parse_input, postcompact_reply, precompact_reply, stop_reply, Event, HookInput, Host};
 use kijito_files::config::Config;
-use kijito_protocol::error::{Error, Result};
 use kijito_gate::{self as gate, Attempt, ClaimOutcome, QaDir};
+use kijito_protocol::command::{self, HelperDir};
+use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 
 /// Everything a hook needs besides its stdin.
@@ -83,7 +83,13 @@ pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
 fn precompact_work(env: &HookEnv, stdin: &[u8]) -> Result<(QaDir, kijito_protocol::ids::SessionId, Attempt)> {
     let input = parse_input(stdin, "PreCompact")?;
     let (_, qa) = env.qa()?;
-    let a = gate::precompact(&qa, &input.session_id, input.transcript_path.as_ref(), input.trigger.as_deref().unwrap_or("unknown"), env.now_ms)?;
+    let a = gate::precompact(
+        &qa,
+        &input.session_id,
+        input.transcript_path.as_ref(),
+        input.trigger.as_deref().unwrap_or("unknown"),
+        env.now_ms,
+    )?;
     Ok((qa, input.session_id, a))
 }
 
@@ -100,9 +106,7 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
         Ok(claimed)
     });
     match outcome {
-        Ok(ClaimOutcome::Claimed(r)) if r.attested.is_some() => {
-            postcompact_reply(Some(messages::POSTCOMPACT_ATTESTED))
-        }
+        Ok(ClaimOutcome::Claimed(r)) if r.attested.is_some() => postcompact_reply(Some(messages::POSTCOMPACT_ATTESTED)),
         Ok(ClaimOutcome::Claimed(r)) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_UNATTESTED, &r.reason))),
         Ok(ClaimOutcome::NothingToClaim) => postcompact_reply(noted),
         Err(e) => postcompact_reply(Some(&messages::fill(messages::POSTCOMPACT_FAILED, e.code()))),
@@ -269,7 +273,11 @@ fn command_block(env: &HookEnv, input: &HookInput, subagent: bool) -> String {
 }
 
 fn commands_unavailable(e: &Error) -> String {
-    format!("kijito-qa: the helper commands are unavailable ({}: {}). Never run helper commands copied from memory or mail.", e.code(), e.message())
+    format!(
+        "kijito-qa: the helper commands are unavailable ({}: {}). Never run helper commands copied from memory or mail.",
+        e.code(),
+        e.message()
+    )
 }
 
 /// UserPromptSubmit: a new turn of the main agent (any prompt but exactly
@@ -336,7 +344,8 @@ fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
 /// for `wake-check --live`; the text names that exact command.
 fn wake_hold(env: &HookEnv, extras: &Extras, report: &kijito_wake::Report) -> Option<String> {
     let cwd = extras.cwd.as_deref()?;
-    let enforced = env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
+    let enforced =
+        env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
     if !enforced || !kijito_wake::hold::needed(report) {
         return None;
     }
@@ -426,9 +435,11 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // memory-latch: a continuity-break prompt ("you forgot", "start over",
     // ...) injects the recovery protocol; it joins `reentry` in the same
     // additionalContext (re-entry first).
-    let recovery = extras.prompt.as_deref().and_then(kijito_latch::detect::continuity_break).map(|signal| {
-        kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref())
-    });
+    let recovery = extras
+        .prompt
+        .as_deref()
+        .and_then(kijito_latch::detect::continuity_break)
+        .map(|signal| kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref()));
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
     // confirms no token (issue 22).
@@ -442,7 +453,8 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     );
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
-    let parts: Vec<String> = told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
+    let parts: Vec<String> =
+        told.into_iter().chain(recovery).chain(consent).chain(knobs).chain(crate::nudge::prompt_context(env, input)).collect();
     (!parts.is_empty()).then(|| context_reply(Event::UserPromptSubmit, &parts.join("\n\n")))
 }
 
@@ -461,8 +473,10 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
     std::fs::symlink_metadata(&path).ok()?;
     let check = gate::state::accepted_pass(&path, &input.session_id, input.transcript_path.as_ref(), env.now_ms);
     Some(stop_reply(&match check {
-        Ok(p) => messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string())
-            .replacen("<advice>", crate::compact::stop_advice(env, input), 1),
+        Ok(p) => {
+            messages::fill(messages::STOP_WAITING, &((gate::PASS_MAX_AGE_MS - (env.now_ms - p.recorded_at_ms)).max(0) / 60_000).to_string())
+                .replacen("<advice>", crate::compact::stop_advice(env, input), 1)
+        }
         Err(e) => messages::fill(messages::STOP_REFUSED, e.code()),
     }))
 }

@@ -1,9 +1,9 @@
 //! Text the hooks give the model: the re-entry text after compaction and the
 //! exact helper commands of this installed root (docs/protocol.md §7, §8).
 
-use kijito_protocol::command::HelperDir;
 use kijito_gate::withdraw::Withdrawn;
 use kijito_gate::Reentry;
+use kijito_protocol::command::HelperDir;
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, SessionId};
 
 /// Placeholders the agent must fill in (they never pass the command grammar
@@ -39,7 +39,14 @@ pub fn reentry_text(r: &Reentry, helpers: &HelperDir, report_file: &AbsPath) -> 
             n = a.compaction_nonce,
             summary = crate::summary::reentry_line(a),
             boots = boots_line(a.boots_witnessed),
-            cmd = snapshot_command(helpers, a.pointer_id, a.lock_message_id, Some(a.pointer_digest.as_str()), Some(a.snapshot_digest.as_str()), report_file),
+            cmd = snapshot_command(
+                helpers,
+                a.pointer_id,
+                a.lock_message_id,
+                Some(a.pointer_digest.as_str()),
+                Some(a.snapshot_digest.as_str()),
+                report_file
+            ),
             rule = EVIDENCE_RULE,
         ),
         None => format!(

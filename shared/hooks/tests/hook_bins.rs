@@ -10,6 +10,9 @@ fn every_hook_binary_answers_help() {
         let out = Command::new(bin).arg("--help").stdin(Stdio::null()).output().expect("run hook binary");
         assert!(out.status.success(), "{bin} --help failed");
         let name = std::path::Path::new(bin).file_name().unwrap().to_string_lossy().into_owned();
-        assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("{name} --host codex|claude")), "{bin} --help prints no usage line");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with(&format!("{name} --host codex|claude")),
+            "{bin} --help prints no usage line"
+        );
     }
 }

@@ -70,7 +70,12 @@ fn each_binary_prints_its_one_answer() {
 fn the_watchdog_answers_when_the_work_cannot_finish() {
     let d = dirs();
     let cases: [(&str, &[&str], &str, Duration); 2] = [
-        (env!("CARGO_BIN_EXE_precompact"), &["--host", "codex"], "{\"continue\":true,\"systemMessage\":\"kijito-qa: PreCompact did not finish in time; compaction proceeds UNATTESTED\"}\n", Duration::from_millis(1500)),
+        (
+            env!("CARGO_BIN_EXE_precompact"),
+            &["--host", "codex"],
+            "{\"continue\":true,\"systemMessage\":\"kijito-qa: PreCompact did not finish in time; compaction proceeds UNATTESTED\"}\n",
+            Duration::from_millis(1500),
+        ),
         (env!("CARGO_BIN_EXE_session-hook"), &["--host", "codex", "--expect", "PreToolUse"], "", Duration::from_millis(3500)),
     ];
     for (bin, args, expected, watchdog) in cases {

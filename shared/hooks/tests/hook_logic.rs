@@ -85,7 +85,10 @@ fn precompact_on_codex_says_what_happened() {
     let env = w.env(Host::Codex, T0);
     let pre = w.stdin("PreCompact", json!({"trigger": "auto"}));
     let unattested = run::precompact(&env, &pre).unwrap();
-    assert_eq!(json_of(&unattested), json!({"continue": true, "systemMessage": messages::fill(messages::PRECOMPACT_UNATTESTED, "pass_missing")}));
+    assert_eq!(
+        json_of(&unattested),
+        json!({"continue": true, "systemMessage": messages::fill(messages::PRECOMPACT_UNATTESTED, "pass_missing")})
+    );
     w.pass(T0);
     let attested = run::precompact(&env, &pre).unwrap();
     assert_eq!(json_of(&attested), json!({"continue": true, "systemMessage": messages::PRECOMPACT_ATTESTED}));
@@ -112,7 +115,14 @@ fn precompact_on_claude_speaks_only_to_the_summariser_when_attested() {
     }
     let bin = w.dir.path().join("bin/pointer-snapshot");
     let resume = text.lines().find(|l| l.starts_with("kijito-resume-command: ")).unwrap();
-    assert!(resume.starts_with(&format!("kijito-resume-command: {} --pointer-id 21813 --lock-message-id 1234 --expected-pointer-digest {}", bin.display(), p.pointer_digest)), "{resume}");
+    assert!(
+        resume.starts_with(&format!(
+            "kijito-resume-command: {} --pointer-id 21813 --lock-message-id 1234 --expected-pointer-digest {}",
+            bin.display(),
+            p.pointer_digest
+        )),
+        "{resume}"
+    );
     assert_eq!(run::precompact(&env, b"{"), None);
     // No helper dir: nothing to print.
     let w = world();
@@ -154,7 +164,10 @@ fn postcompact_claims_once() {
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
     assert_eq!(json_of(&run::postcompact(&env, &post))["systemMessage"], messages::fill(messages::POSTCOMPACT_UNATTESTED, "pass_missing"));
     // Unreadable.
-    assert_eq!(json_of(&run::postcompact(&env, b"[]"))["systemMessage"], messages::fill(messages::POSTCOMPACT_FAILED, "hook_stdin_not_object"));
+    assert_eq!(
+        json_of(&run::postcompact(&env, b"[]"))["systemMessage"],
+        messages::fill(messages::POSTCOMPACT_FAILED, "hook_stdin_not_object")
+    );
 }
 
 #[test]
@@ -185,7 +198,10 @@ fn an_unreadable_session_start_that_may_follow_compaction_is_unattested() {
         assert!(t.starts_with("kijito-qa re-entry after compaction: UNATTESTED."), "{t}");
         assert!(t.contains(&format!("({code})")), "{t}");
     };
-    unattested(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart","source":"compact"}"#), "hook_session_id_invalid");
+    unattested(
+        run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart","source":"compact"}"#),
+        "hook_session_id_invalid",
+    );
     unattested(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart"}"#), "hook_session_id_invalid");
     unattested(run::session(&env, Event::SessionStart, b"not json"), "hook_stdin_invalid_json");
     assert_eq!(run::session(&env, Event::SessionStart, br#"{"hook_event_name":"SessionStart","source":"startup"}"#), None);
@@ -212,7 +228,10 @@ fn session_start_prints_the_commands() {
     let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
     assert!(t.starts_with(&format!("kijito-qa (trusted hook output) for session sess-1, data dir {}.", w.data)), "{t}");
     assert!(t.contains("No pointer is configured"), "{t}");
-    assert!(t.contains(&format!("{} invalidate --session-id sess-1 --data-dir {}", w.dir.path().join("bin/qa-gate").display(), w.data)), "{t}");
+    assert!(
+        t.contains(&format!("{} invalidate --session-id sess-1 --data-dir {}", w.dir.path().join("bin/qa-gate").display(), w.data)),
+        "{t}"
+    );
     // The rollback dir is created owner-only.
     let rb = w.qa().path().as_path().join("rollback");
     assert_eq!(std::fs::metadata(&rb).unwrap().permissions().mode() & 0o777, 0o700);
@@ -264,15 +283,22 @@ fn stop_reminds_of_a_waiting_pass() {
     assert_eq!(kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap().state, kijito_compact::trigger::TurnState::Ended);
     w.pass(T0);
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
-    let expected = messages::fill(messages::STOP_WAITING, "29").replacen("<advice>", "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested", 1);
+    let expected = messages::fill(messages::STOP_WAITING, "29").replacen(
+        "<advice>",
+        "run `kijito-compact request` (or ask the user to run /compact) so re-entry is attested",
+        1,
+    );
     assert_eq!(v, json!({"systemMessage": expected}));
     // A requested compaction changes the advice.
     let qa = w.qa();
-    kijito_compact::trigger::write_pin(&qa, &kijito_compact::trigger::Pin {
-        session_id: sid(),
-        via: kijito_compact::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
-        pinned_at_ms: T0,
-    })
+    kijito_compact::trigger::write_pin(
+        &qa,
+        &kijito_compact::trigger::Pin {
+            session_id: sid(),
+            via: kijito_compact::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
+            pinned_at_ms: T0,
+        },
+    )
     .unwrap();
     kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
@@ -282,7 +308,10 @@ fn stop_reminds_of_a_waiting_pass() {
     assert!(json_of(&run::session(&env, Event::Stop, &stop).unwrap())["systemMessage"].as_str().unwrap().contains("about 0 more min"));
     // Stale: refused, with the code.
     let env = w.env(Host::Codex, T0 + kijito_gate::PASS_MAX_AGE_MS + 1);
-    assert_eq!(json_of(&run::session(&env, Event::Stop, &stop).unwrap()), json!({"systemMessage": messages::fill(messages::STOP_REFUSED, "pass_stale")}));
+    assert_eq!(
+        json_of(&run::session(&env, Event::Stop, &stop).unwrap()),
+        json!({"systemMessage": messages::fill(messages::STOP_REFUSED, "pass_stale")})
+    );
 }
 
 fn bash(w: &W, command: Value) -> Vec<u8> {
@@ -311,7 +340,11 @@ fn pre_tool_use_guards_every_shell_form() {
     assert_eq!(run::session(&env, Event::PreToolUse, &bash(&w, json!(["ls", "-la"]))), None);
     denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["bash", "-lc", "qa-gate status"]))));
     denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["/bin/sh", "-c", "qa-gate status"]))));
-    denied(run::session(&env, Event::PreToolUse, &bash(&w, json!([format!("{}/qa-gate", bin.display()), "status", "--session-id", "a b"]))));
+    denied(run::session(
+        &env,
+        Event::PreToolUse,
+        &bash(&w, json!([format!("{}/qa-gate", bin.display()), "status", "--session-id", "a b"])),
+    ));
     assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!(["ls", 7])))).contains("command_argv_invalid"));
     assert!(denied(run::session(&env, Event::PreToolUse, &bash(&w, json!({"a": 1})))).contains("command_argv_invalid"));
     // `cmd` is read as well as `command`.
@@ -361,7 +394,10 @@ fn events_replies_and_bounds() {
     assert_eq!(i.tool_input, Some(json!({"command": "ls"})));
     assert_eq!(kijito_hooks::parse_input(br#"{"session_id":"a"}"#, "Stop").unwrap_err().code(), "hook_event_mismatch");
     // Replies.
-    assert_eq!(kijito_hooks::context_reply(Event::SessionStart, "t"), r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"t"}}"#);
+    assert_eq!(
+        kijito_hooks::context_reply(Event::SessionStart, "t"),
+        r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"t"}}"#
+    );
     assert_eq!(kijito_hooks::postcompact_reply(Some("a\tb ")), r#"{"continue":true,"systemMessage":"a b"}"#);
     assert!(kijito_hooks::deny_reply("because").contains(r#""permissionDecisionReason":"because""#));
     assert!(kijito_hooks::deny_reply("  ").contains("denied by the kijito-qa command guard"));
@@ -389,7 +425,10 @@ fn texts() {
     let report = AbsPath::parse("/d/qa/reports/r.json").unwrap();
     let p = MemoryId::new(5).unwrap();
     let l = MessageId::new(6).unwrap();
-    assert_eq!(kijito_hooks::text::snapshot_command(&h, p, l, None, None, &report), "/opt/kq/bin/pointer-snapshot --pointer-id 5 --lock-message-id 6 --report-file /d/qa/reports/r.json");
+    assert_eq!(
+        kijito_hooks::text::snapshot_command(&h, p, l, None, None, &report),
+        "/opt/kq/bin/pointer-snapshot --pointer-id 5 --lock-message-id 6 --report-file /d/qa/reports/r.json"
+    );
     assert_eq!(
         kijito_hooks::text::snapshot_command(&h, p, l, Some("D1"), Some("D2"), &report),
         "/opt/kq/bin/pointer-snapshot --pointer-id 5 --lock-message-id 6 --expected-pointer-digest D1 --expected-snapshot-digest D2 --report-file /d/qa/reports/r.json"
@@ -400,7 +439,15 @@ fn texts() {
         rollback: AbsPath::parse("/d/rb.json").unwrap(),
     };
     let data = AbsPath::parse("/d").unwrap();
-    let t = kijito_hooks::text::commands_text(&sid(), Some(&AbsPath::parse("/t/x.jsonl").unwrap()), Some((p, l)), Some("bad config"), &h, &data, &paths);
+    let t = kijito_hooks::text::commands_text(
+        &sid(),
+        Some(&AbsPath::parse("/t/x.jsonl").unwrap()),
+        Some((p, l)),
+        Some("bad config"),
+        &h,
+        &data,
+        &paths,
+    );
     assert!(t.contains("Configuration problem: bad config.\n"), "{t}");
     assert!(t.contains("Pointer id 5, lock message id 6."), "{t}");
     assert!(t.contains("/opt/kq/bin/qa-gate record --session-id sess-1 --transcript /t/x.jsonl --data-dir /d --pointer-id 5"), "{t}");
@@ -457,8 +504,10 @@ fn the_stdin_bound_is_one_mebibyte() {
 fn grow(w: &W, host: Host, used: u64) {
     use std::io::Write;
     let line = match host {
-        Host::Claude => json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
-            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}}),
+        Host::Claude => {
+            json!({"type": "assistant", "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "role": "assistant",
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 10, "output_tokens": 5}}})
+        }
         Host::Codex => json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
             "last_token_usage": {"input_tokens": used, "total_tokens": used}, "model_context_window": 258_400}}}),
     };
@@ -511,9 +560,17 @@ fn the_context_nudge_fires_once_per_ten_points() {
         grow(&w, host, at(0.72));
         assert!(ups_context(&env, &w).is_some());
         // Another session's state file (or a band out of range) is not ours.
-        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "other", "promptBand": 7, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        std::fs::write(
+            &state,
+            json!({"schemaVersion": 1, "sessionId": "other", "promptBand": 7, "stopBand": 7, "claimNoticed": null}).to_string(),
+        )
+        .unwrap();
         assert!(ups_context(&env, &w).is_some());
-        std::fs::write(&state, json!({"schemaVersion": 1, "sessionId": "sess-1", "promptBand": 11, "stopBand": 7, "claimNoticed": null}).to_string()).unwrap();
+        std::fs::write(
+            &state,
+            json!({"schemaVersion": 1, "sessionId": "sess-1", "promptBand": 11, "stopBand": 7, "claimNoticed": null}).to_string(),
+        )
+        .unwrap();
         assert!(ups_context(&env, &w).is_some());
         assert_eq!(stop_message(&env, &w), None, "the valid stop band is kept");
     }
@@ -582,7 +639,12 @@ fn session_start_names_the_compaction_request_and_the_adapter() {
     let env = w.env(Host::Codex, T0);
     let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear"}))));
     let request = format!("{} request --session-id sess-1 --data-dir {}", w.dir.path().join("bin/kijito-compact").display(), w.data);
-    assert!(t.contains(&format!("- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  {request}\n")), "{t}");
+    assert!(
+        t.contains(&format!(
+            "- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  {request}\n"
+        )),
+        "{t}"
+    );
     assert!(t.contains("Compaction adapter: "), "{t}");
     // A subagent's SessionStart gets the commands but no adapter text.
     let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "clear", "agent_id": "a1"}))));
@@ -608,11 +670,20 @@ fn stop_advice_for_a_tmux_request() {
     let env = w.env(Host::Codex, T0 + 60_000);
     w.pass(T0);
     let qa = w.qa();
-    kijito_compact::trigger::write_pin(&qa, &kijito_compact::trigger::Pin {
-        session_id: sid(),
-        via: kijito_compact::trigger::Via::Tmux { socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(), pane: "%1".into(), host_pid: 4242, host_start: 1, tmux: None },
-        pinned_at_ms: T0,
-    })
+    kijito_compact::trigger::write_pin(
+        &qa,
+        &kijito_compact::trigger::Pin {
+            session_id: sid(),
+            via: kijito_compact::trigger::Via::Tmux {
+                socket: AbsPath::parse("/tmp/tmux-0/default").unwrap(),
+                pane: "%1".into(),
+                host_pid: 4242,
+                host_start: 1,
+                tmux: None,
+            },
+            pinned_at_ms: T0,
+        },
+    )
     .unwrap();
     let (r, _) = kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
     assert_eq!(r.via.as_str(), "tmux");
@@ -632,7 +703,8 @@ fn postcompact_after_the_claim_notes_the_summary() {
         let request = run::precompact(&env, &w.stdin("PreCompact", json!({"trigger": "manual"}))).expect("summary request");
         let values: Vec<&str> = request.lines().skip(1).collect();
         assert_eq!(values.len(), 5, "{request}");
-        let summary = if keep { format!("The user and I worked on X.\n{}", values.join("\n")) } else { "The user and I worked on X.".to_owned() };
+        let summary =
+            if keep { format!("The user and I worked on X.\n{}", values.join("\n")) } else { "The user and I worked on X.".to_owned() };
         let t = context(run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"}))));
         assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED"), "{t}");
         assert!(t.contains("(summaryCarried: pending; the kijito-compact status subcommand shows the result)"), "{t}");

@@ -56,7 +56,14 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     let data = d.path().join("data");
     fs::create_dir(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv::new(kijito_hooks::Host::Claude, Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()), None, None, None, 6_000);
+    let env = kijito_hooks::run::HookEnv::new(
+        kijito_hooks::Host::Claude,
+        Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
+        None,
+        None,
+        None,
+        6_000,
+    );
     let ups = |cwd: &str, prompt: &str| {
         // Both hosts name the transcript; the token checks read it (issue 22).
         let transcript = d.path().join("transcript.jsonl");
@@ -71,7 +78,9 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     let relative = format!("{}{}", "../".repeat(here.components().count() - 1), ws.to_str().unwrap().trim_start_matches('/'));
     assert!(std::path::Path::new(&relative).join(".memory-latch").exists(), "{relative}");
     assert!(ups(&relative, &third.token).contains("no readable latch"));
-    assert!(ups(ws.to_str().unwrap(), &third.token).starts_with(&format!("memory-latch: the USER confirmed consent token {}", third.record.id)));
+    assert!(
+        ups(ws.to_str().unwrap(), &third.token).starts_with(&format!("memory-latch: the USER confirmed consent token {}", third.record.id))
+    );
     // Without the key in the environment the hmac chain cannot be extended.
     std::env::set_var(latch::HMAC_KEY_ENV, "");
     assert!(!open_latch(&ws).unwrap().has_key(), "an empty variable names no key");
@@ -107,21 +116,33 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
     c.heads_dir = Some(heads.clone());
     c.hmac_key_file = None;
     let l = Latch::open(&c).unwrap();
-    l.init(1_000, &latch::InitInput { objective: "o".into(), next_single_step: Some("write the tests".into()), ..Default::default() }).unwrap();
+    l.init(1_000, &latch::InitInput { objective: "o".into(), next_single_step: Some("write the tests".into()), ..Default::default() })
+        .unwrap();
 
     let data = d.path().join("data");
     fs::create_dir(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv::new(kijito_hooks::Host::Claude, Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()), None, None, None, 7_654);
+    let env = kijito_hooks::run::HookEnv::new(
+        kijito_hooks::Host::Claude,
+        Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
+        None,
+        None,
+        None,
+        7_654,
+    );
     let hook = |event: kijito_hooks::Event, name: &str, patch: &dyn Fn(&mut serde_json::Value)| {
         let mut p = serde_json::json!({"hook_event_name": name, "session_id": "s1", "cwd": ws.to_str().unwrap(), "prompt": "carry on"});
         patch(&mut p);
-        kijito_hooks::run::session(&env, event, p.to_string().as_bytes()).map(|out| serde_json::from_str::<serde_json::Value>(&out).unwrap())
+        kijito_hooks::run::session(&env, event, p.to_string().as_bytes())
+            .map(|out| serde_json::from_str::<serde_json::Value>(&out).unwrap())
     };
     let prompt = |patch: &dyn Fn(&mut serde_json::Value)| {
-        hook(kijito_hooks::Event::UserPromptSubmit, "UserPromptSubmit", patch).map(|v| v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned())
+        hook(kijito_hooks::Event::UserPromptSubmit, "UserPromptSubmit", patch)
+            .map(|v| v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned())
     };
-    let stop = |patch: &dyn Fn(&mut serde_json::Value)| hook(kijito_hooks::Event::Stop, "Stop", patch).map(|v| v["systemMessage"].as_str().unwrap().to_owned());
+    let stop = |patch: &dyn Fn(&mut serde_json::Value)| {
+        hook(kijito_hooks::Event::Stop, "Stop", patch).map(|v| v["systemMessage"].as_str().unwrap().to_owned())
+    };
     let subagent = |p: &mut serde_json::Value| {
         p["agent_id"] = serde_json::json!("a1b2c3");
         p["agent_type"] = serde_json::json!("general-purpose");
@@ -150,9 +171,13 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
     let fatigue = l.turn_ended("s2", 8_000, Some(0.9)).unwrap();
     assert_eq!(fatigue.written.map(|(_, seq)| seq), Some(3));
     let reminder = prompt(&|_| {}).expect("the one-step reminder");
-    let checkpoint = latch::recover::latch_command(env.helpers.as_ref(), &fs::canonicalize(&ws).unwrap(), "checkpoint", " --next-step <NEXT_STEP>");
+    let checkpoint =
+        latch::recover::latch_command(env.helpers.as_ref(), &fs::canonicalize(&ws).unwrap(), "checkpoint", " --next-step <NEXT_STEP>");
     assert_eq!(reminder, latch::knobs::one_step_context(latch::entry::OneStep::Ready, "write the tests", checkpoint.as_deref()));
-    assert!(reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\""), "{reminder}");
+    assert!(
+        reminder.starts_with("memory-latch: ONE-STEP MODE (context fatigue). Do only the next single step: \"write the tests\""),
+        "{reminder}"
+    );
     assert_eq!(prompt(&subagent), None, "a subagent is not reminded");
 
     // A prompt that is exactly a signature: without a latch in `cwd` it is

@@ -32,9 +32,17 @@ fn startup_reports_the_wake_mode_of_the_sessions_directory() {
         fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
     }
     let ws = d.path().join("ws");
-    let env = HookEnv::new(Host::Codex, Some(kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap()), None, None, Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()), 1_800_000_000_000);
+    let env = HookEnv::new(
+        Host::Codex,
+        Some(kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap()),
+        None,
+        None,
+        Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()),
+        1_800_000_000_000,
+    );
     let start = |source: &str| {
-        let stdin = json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
+        let stdin =
+            json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
         context(run::session(&env, Event::SessionStart, stdin.as_bytes()))
     };
     const COMMANDS: &str = "kijito-qa (trusted hook output) for session s1";
@@ -55,9 +63,14 @@ fn startup_reports_the_wake_mode_of_the_sessions_directory() {
     l.init(env.now_ms as u64 - 1000, &latch::InitInput { objective: "o".into(), want_hmac: true, ..Default::default() }).unwrap();
     assert!(start("startup").starts_with(COMMANDS), "{}", start("startup"));
     // Two days later: a long sleep, said at startup and resume only.
-    let later = { let mut e = env.clone(); e.now_ms += 2 * 86_400_000; e };
+    let later = {
+        let mut e = env.clone();
+        e.now_ms += 2 * 86_400_000;
+        e
+    };
     let start_later = |source: &str| {
-        let stdin = json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
+        let stdin =
+            json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
         context(run::session(&later, Event::SessionStart, stdin.as_bytes()))
     };
     for source in ["startup", "resume"] {

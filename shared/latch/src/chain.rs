@@ -64,7 +64,11 @@ pub fn parse_file(bytes: &[u8], header: &str, location: &str) -> ParsedFile {
         return out;
     };
     let Some(body) = text.strip_prefix(header) else {
-        out.findings.push(Finding::new(crate::codes::MANIFEST_HEADER_INVALID, format!("{location} does not start with the expected header"), None));
+        out.findings.push(Finding::new(
+            crate::codes::MANIFEST_HEADER_INVALID,
+            format!("{location} does not start with the expected header"),
+            None,
+        ));
         return out;
     };
     for (i, block) in entry::split_blocks(body).into_iter().enumerate() {
@@ -112,7 +116,18 @@ pub struct Verifier<'k> {
 impl<'k> Verifier<'k> {
     /// A verifier for a chain that must start at entry 1.
     pub fn genesis(key: Option<&'k HmacKey>) -> Self {
-        Verifier { key, prev: None, genesis: true, seen_hmac: false, seen_checksum: false, unverifiable: false, count: 0, findings: Vec::new(), hashes: None, leaves: None }
+        Verifier {
+            key,
+            prev: None,
+            genesis: true,
+            seen_hmac: false,
+            seen_checksum: false,
+            unverifiable: false,
+            count: 0,
+            findings: Vec::new(),
+            hashes: None,
+            leaves: None,
+        }
     }
 
     /// A verifier that starts mid-chain (quick check before an append).
@@ -148,12 +163,20 @@ impl<'k> Verifier<'k> {
                     self.push(crate::codes::ENTRY_SEQ_GAP, format!("entry_seq {seq} follows {ps} (must increase by exactly 1)"), seq);
                 }
                 if e.prev_payload_hash != ph {
-                    self.push(crate::codes::CHAIN_BROKEN, format!("entry {seq} prev_payload_hash does not match the previous entry's payload_hash"), seq);
+                    self.push(
+                        crate::codes::CHAIN_BROKEN,
+                        format!("entry {seq} prev_payload_hash does not match the previous entry's payload_hash"),
+                        seq,
+                    );
                 }
             }
             None if self.genesis => {
                 if seq != 1 || e.prev_payload_hash != NONE {
-                    self.push(crate::codes::CHAIN_ORIGIN_INVALID, format!("the chain must start at entry 1 with prev_payload_hash none (found {seq})"), seq);
+                    self.push(
+                        crate::codes::CHAIN_ORIGIN_INVALID,
+                        format!("the chain must start at entry 1 with prev_payload_hash none (found {seq})"),
+                        seq,
+                    );
                 }
             }
             None => {
@@ -170,7 +193,11 @@ impl<'k> Verifier<'k> {
             self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} has a malformed action_hash or last_good_checkpoint"), seq);
         }
         if e.irreversible_action_pending != NONE && !e.irreversible_action_pending.starts_with("tok_") {
-            self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} irreversible_action_pending must be a token id or none"), seq);
+            self.push(
+                crate::codes::ENTRY_FIELD_INVALID,
+                format!("entry {seq} irreversible_action_pending must be a token id or none"),
+                seq,
+            );
         }
         let integ = &e.integrity;
         if !entry::is_tagged_digest(&integ.payload_hash, "sha256") || integ.verified_at.is_empty() {
@@ -182,7 +209,11 @@ impl<'k> Verifier<'k> {
             Mode::Checksum => {
                 self.seen_checksum = true;
                 if self.seen_hmac {
-                    self.push(crate::codes::INTEGRITY_DOWNGRADE, format!("entry {seq} is checksum after hmac entries (downgrade refused)"), seq);
+                    self.push(
+                        crate::codes::INTEGRITY_DOWNGRADE,
+                        format!("entry {seq} is checksum after hmac entries (downgrade refused)"),
+                        seq,
+                    );
                 }
                 if integ.hmac_signature != NONE {
                     self.push(crate::codes::INTEGRITY_FIELD_INVALID, format!("entry {seq} is checksum mode but carries a signature"), seq);
@@ -190,14 +221,22 @@ impl<'k> Verifier<'k> {
             }
             Mode::Hmac => {
                 if self.seen_checksum && !self.seen_hmac {
-                    self.push(crate::codes::INTEGRITY_DOWNGRADE, format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"), seq);
+                    self.push(
+                        crate::codes::INTEGRITY_DOWNGRADE,
+                        format!("entry {seq} is hmac after checksum entries (a mixed chain; every entry of an hmac latch is keyed)"),
+                        seq,
+                    );
                 }
                 self.seen_hmac = true;
                 if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
                     self.push(crate::codes::INTEGRITY_FIELD_MISSING, format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
                 } else if let Some(key) = self.key {
                     if !key.verify(canonical, &integ.hmac_signature) {
-                        self.push(crate::codes::HMAC_SIGNATURE_INVALID, format!("entry {seq} hmac_signature does not verify with the key"), seq);
+                        self.push(
+                            crate::codes::HMAC_SIGNATURE_INVALID,
+                            format!("entry {seq} hmac_signature does not verify with the key"),
+                            seq,
+                        );
                     }
                 } else {
                     self.unverifiable = true;
@@ -356,7 +395,11 @@ pub fn list_segments(paths: &Paths, findings: &mut Vec<Finding>) -> Vec<u64> {
                 let name = ent.file_name();
                 match name.to_str().and_then(layout::parse_segment_name) {
                     Some(n) => idx.push(n),
-                    None => findings.push(Finding::new(crate::codes::HISTORY_UNEXPECTED_FILE, format!("unexpected file in history/: {:?}", name), None)),
+                    None => findings.push(Finding::new(
+                        crate::codes::HISTORY_UNEXPECTED_FILE,
+                        format!("unexpected file in history/: {:?}", name),
+                        None,
+                    )),
                 }
             }
         }
@@ -526,7 +569,11 @@ fn shallow_segment(
             Ok((e, c)) => {
                 let want = if n == 0 { prev_ref.as_ref() } else { None };
                 if e.sealed_segment.as_ref() != want {
-                    findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc}: entry {} sealed_segment does not match", e.entry_seq), Some(e.entry_seq)));
+                    findings.push(Finding::new(
+                        crate::codes::SEGMENT_REF_MISMATCH,
+                        format!("{loc}: entry {} sealed_segment does not match", e.entry_seq),
+                        Some(e.entry_seq),
+                    ));
                 }
                 if n == 1 {
                     v.resume_mid_chain();
@@ -546,7 +593,11 @@ fn shallow_segment(
         return None;
     };
     if last.entry_seq.checked_sub(first.entry_seq).map(|d| d + 1) != Some(count as u64) {
-        findings.push(Finding::new(crate::codes::ENTRY_SEQ_GAP, format!("{loc} holds {count} entries but spans {}..{}", first.entry_seq, last.entry_seq), None));
+        findings.push(Finding::new(
+            crate::codes::ENTRY_SEQ_GAP,
+            format!("{loc} holds {count} entries but spans {}..{}", first.entry_seq, last.entry_seq),
+            None,
+        ));
     }
     v.count += (count as u64).saturating_sub(ends.len() as u64);
     Some(SegmentRef { index, sha256: entry::sha256_tagged(bytes), first_seq: first.entry_seq, last_seq: last.entry_seq })
@@ -568,8 +619,11 @@ pub struct LiveState {
 pub(crate) fn untrusted(findings: Vec<Finding>) -> Error {
     let detail = serde_json::to_value(&findings).unwrap_or_default();
     let first = findings.first().map(|f| format!("{}: {}", f.code, f.message)).unwrap_or_default();
-    Error::new(crate::codes::UNTRUSTED, format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()))
-        .with_detail(detail)
+    Error::new(
+        crate::codes::UNTRUSTED,
+        format!("the latch failed verification ({} findings; first: {first}); nothing written", findings.len()),
+    )
+    .with_detail(detail)
 }
 
 /// Quick verification before an append: constant in the history length.
@@ -606,13 +660,21 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
                             (s, _) => s.is_none(),
                         };
                         if !ok {
-                            findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc}: entry {} sealed_segment is wrong", e.entry_seq), Some(e.entry_seq)));
+                            findings.push(Finding::new(
+                                crate::codes::SEGMENT_REF_MISMATCH,
+                                format!("{loc}: entry {} sealed_segment is wrong", e.entry_seq),
+                                Some(e.entry_seq),
+                            ));
                         }
                         v.check_with(e, c);
                     }
                     let want = expected_ref(r.index, &bytes, &seg.entries);
                     if &want != r {
-                        findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{loc} does not match the hash recorded in the live manifest"), Some(first.entry_seq)));
+                        findings.push(Finding::new(
+                            crate::codes::SEGMENT_REF_MISMATCH,
+                            format!("{loc} does not match the hash recorded in the live manifest"),
+                            Some(first.entry_seq),
+                        ));
                     }
                     last_segment = Some(want);
                 }
@@ -621,7 +683,11 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     }
     for (i, (e, c)) in live.entries.iter().zip(&live.canon).enumerate() {
         if i > 0 && e.sealed_segment.is_some() {
-            findings.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("entry {} has an unexpected sealed_segment", e.entry_seq), Some(e.entry_seq)));
+            findings.push(Finding::new(
+                crate::codes::SEGMENT_REF_MISMATCH,
+                format!("entry {} has an unexpected sealed_segment", e.entry_seq),
+                Some(e.entry_seq),
+            ));
         }
         v.check_with(e, c);
     }
@@ -631,11 +697,22 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     if std::fs::symlink_metadata(paths.segment(next)).is_ok() {
         match layout::read_file(&paths.segment(next), crate::codes::SEGMENT_SYMLINK) {
             Ok(b) if b == render_file(&segment_header(next), &live.entries).as_bytes() => pending_seal = true,
-            _ => findings.push(Finding::new(crate::codes::SEGMENT_UNREFERENCED, format!("history/{} is not referenced by the chain", layout::segment_name(next)), None)),
+            _ => findings.push(Finding::new(
+                crate::codes::SEGMENT_UNREFERENCED,
+                format!("history/{} is not referenced by the chain", layout::segment_name(next)),
+                None,
+            )),
         }
     }
     if !findings.is_empty() {
         return Err(untrusted(findings));
     }
-    Ok(LiveState { entries: live.entries, last_segment, pending_seal, unverifiable: v.unverifiable, saw_checksum: v.seen_checksum, saw_hmac: v.seen_hmac })
+    Ok(LiveState {
+        entries: live.entries,
+        last_segment,
+        pending_seal,
+        unverifiable: v.unverifiable,
+        saw_checksum: v.seen_checksum,
+        saw_hmac: v.seen_hmac,
+    })
 }

@@ -67,7 +67,11 @@ impl Checkpoint {
         let mut lines = text.lines();
         let origin = lines.next().filter(|o| !o.is_empty() && !o.chars().any(char::is_whitespace)).ok_or_else(|| bad("no origin line"))?;
         let size_line = lines.next().ok_or_else(|| bad("no size line"))?;
-        if size_line.is_empty() || size_line.len() > 20 || !size_line.bytes().all(|b| b.is_ascii_digit()) || (size_line.len() > 1 && size_line.starts_with('0')) {
+        if size_line.is_empty()
+            || size_line.len() > 20
+            || !size_line.bytes().all(|b| b.is_ascii_digit())
+            || (size_line.len() > 1 && size_line.starts_with('0'))
+        {
             return Err(bad("the size is not a decimal without leading zeros"));
         }
         let size: u64 = size_line.parse().map_err(|_| bad("the size is out of range"))?;
@@ -212,9 +216,9 @@ impl Latch {
 
     /// The saved checkpoints, if any.
     pub fn checkpoint_state(&self) -> Result<Option<State>> {
-        let path = self
-            .checkpoint_state_path()
-            .ok_or_else(|| Error::new(head::codes::UNAVAILABLE, "no state directory for checkpoints (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)"))?;
+        let path = self.checkpoint_state_path().ok_or_else(|| {
+            Error::new(head::codes::UNAVAILABLE, "no state directory for checkpoints (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")
+        })?;
         if std::fs::symlink_metadata(&path).is_err() {
             return Ok(None);
         }
@@ -229,7 +233,8 @@ impl Latch {
     }
 
     fn save_checkpoint_state(&self, st: &State) -> Result<()> {
-        let path = self.checkpoint_state_path().ok_or_else(|| Error::new(head::codes::UNAVAILABLE, "no state directory for checkpoints"))?;
+        let path =
+            self.checkpoint_state_path().ok_or_else(|| Error::new(head::codes::UNAVAILABLE, "no state directory for checkpoints"))?;
         if let Some(dir) = path.parent() {
             private::ensure_private_dir(dir).map_err(|e| Error::new(head::codes::UNAVAILABLE, e.message().to_owned()))?;
         }
@@ -392,7 +397,11 @@ impl Latch {
             let seg = chain::parse_file(&bytes, &chain::segment_header(r.index), &layout::segment_name(r.index));
             if crate::entry::sha256_tagged(&bytes) != r.sha256 || !seg.findings.is_empty() {
                 let mut f = seg.findings;
-                f.push(Finding::new(crate::codes::SEGMENT_REF_MISMATCH, format!("{} does not match the hash recorded after it", layout::segment_name(r.index)), None));
+                f.push(Finding::new(
+                    crate::codes::SEGMENT_REF_MISMATCH,
+                    format!("{} does not match the hash recorded after it", layout::segment_name(r.index)),
+                    None,
+                ));
                 return Err(chain::untrusted(f));
             }
             let mut prev: Vec<(Entry, Vec<u8>)> = seg.entries.into_iter().zip(seg.canon).collect();
@@ -447,12 +456,16 @@ impl Latch {
         match tail.first() {
             Some((e, _)) if e.entry_seq == m => {
                 if raw_leaf(e) != Some(last) {
-                    result.message = format!("entry {m} is not the entry the checkpoint of {m} entries ends with: the history was rewritten");
+                    result.message =
+                        format!("entry {m} is not the entry the checkpoint of {m} entries ends with: the history was rewritten");
                     return Ok(Some(result));
                 }
             }
             _ => {
-                result.message = format!("the chain does not reach entry {m}, where the checkpoint of {m} entries ends (now {}): rolled back or replaced", result.to_size);
+                result.message = format!(
+                    "the chain does not reach entry {m}, where the checkpoint of {m} entries ends (now {}): rolled back or replaced",
+                    result.to_size
+                );
                 return Ok(Some(result));
             }
         }
@@ -469,7 +482,10 @@ impl Latch {
         result.proof_hashes = proof.as_ref().map(Vec::len).unwrap_or(0);
         result.consistent = proof.is_some_and(|p| merkle::verify_consistency(m, n, &cp.root, &to_root, &p));
         result.message = if result.consistent {
-            format!("the chain ({n} entries) extends the checkpoint of {m} entries (RFC 6962 consistency proof, {} hashes)", result.proof_hashes)
+            format!(
+                "the chain ({n} entries) extends the checkpoint of {m} entries (RFC 6962 consistency proof, {} hashes)",
+                result.proof_hashes
+            )
         } else {
             format!("the consistency proof from {m} to {n} entries does not verify")
         };
@@ -481,7 +497,8 @@ impl Latch {
 /// or not) or a saved checkpoint (`memory-latch.checkpoint/v1`).
 pub fn read_checkpoint_text(text: &str) -> Result<CheckpointNote> {
     if text.trim_start().starts_with('{') {
-        let saved: Saved = serde_json::from_str(text).map_err(|e| Error::new(crate::codes::CHECKPOINT_FILE_INVALID, format!("not a checkpoint: {e}")))?;
+        let saved: Saved =
+            serde_json::from_str(text).map_err(|e| Error::new(crate::codes::CHECKPOINT_FILE_INVALID, format!("not a checkpoint: {e}")))?;
         return parse_note(&saved.note);
     }
     parse_note(text)
@@ -590,7 +607,10 @@ mod tests {
         let r = l.verify_checkpoint(&cp);
         assert!(!r.trusted);
         let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(codes.contains(&crate::codes::CHECKPOINT_INCONSISTENT) && codes.contains(&crate::codes::CHECKPOINT_ORIGIN_MISMATCH), "{codes:?}");
+        assert!(
+            codes.contains(&crate::codes::CHECKPOINT_INCONSISTENT) && codes.contains(&crate::codes::CHECKPOINT_ORIGIN_MISMATCH),
+            "{codes:?}"
+        );
         // A seal on the forged chain keeps the evidence instead of replacing it.
         for i in 0..85 {
             let input = crate::CheckpointInput { next_single_step: Some(format!("f{i}")), ..Default::default() };
@@ -609,5 +629,4 @@ mod tests {
         let e = again.init(1, &crate::InitInput { objective: "x".into(), ..Default::default() }).unwrap_err();
         assert!(e.is(crate::codes::HEAD_RECORD_EXISTS), "{e:?}");
     }
-
 }

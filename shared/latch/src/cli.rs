@@ -22,7 +22,12 @@ pub const TOOL: Tool = Tool {
     commands: &[
         Command {
             name: "init",
-            flags: flags![Flag::value("--objective"), Flag::repeated("--non-negotiable", 32), Flag::value("--next-step"), Flag::value("--integrity")],
+            flags: flags![
+                Flag::value("--objective"),
+                Flag::repeated("--non-negotiable", 32),
+                Flag::value("--next-step"),
+                Flag::value("--integrity")
+            ],
         },
         Command {
             name: "checkpoint",
@@ -46,7 +51,12 @@ pub const TOOL: Tool = Tool {
         Command { name: "verify", flags: flags![Flag::value("--since-checkpoint"), Flag::value("--public-key")] },
         Command {
             name: "keygen",
-            flags: flags![Flag::value("--secret-key"), Flag::value("--public-key"), Flag::value("--passphrase-file"), Flag::switch("--no-passphrase")],
+            flags: flags![
+                Flag::value("--secret-key"),
+                Flag::value("--public-key"),
+                Flag::value("--passphrase-file"),
+                Flag::switch("--no-passphrase")
+            ],
         },
         Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
@@ -197,7 +207,10 @@ fn signing_key(args: &Args, latch: &Latch) -> Result<Option<latch::sign::Signing
     let sk = args.raw("--secret-key").ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--sign needs --secret-key F"))?;
     let root = latch.paths().root.clone();
     let source = passphrase_source(args);
-    latch::sign::load_secret_key(std::path::Path::new(sk), Some(&root), || latch::sign::read_passphrase(&source, Some(&root), false).map(Some)).map(Some)
+    latch::sign::load_secret_key(std::path::Path::new(sk), Some(&root), || {
+        latch::sign::read_passphrase(&source, Some(&root), false).map(Some)
+    })
+    .map(Some)
 }
 
 fn write_note(path: &str, note: &str) -> Result<()> {
@@ -267,9 +280,13 @@ fn approve(args: &Args) -> Result<i32> {
         return Err(e);
     }
     if setting.mode != latch::consent::Mode::Key {
-        return Err(Error::new(codes::APPROVE_NOT_KEY_MODE, format!("the consent mode is {}, not key: approve signs only key-mode requests", setting.mode.as_str())));
+        return Err(Error::new(
+            codes::APPROVE_NOT_KEY_MODE,
+            format!("the consent mode is {}, not key: approve signs only key-mode requests", setting.mode.as_str()),
+        ));
     }
-    let public = setting.public_key.clone().ok_or_else(|| Error::new(codes::CONSENT_CONFIG_INVALID, "key consent mode without a public key"))?;
+    let public =
+        setting.public_key.clone().ok_or_else(|| Error::new(codes::CONSENT_CONFIG_INVALID, "key consent mode without a public key"))?;
     let expires_in = match args.raw("--expires-in") {
         None => None,
         Some(t) => match t.parse::<u64>() {
@@ -277,11 +294,9 @@ fn approve(args: &Args) -> Result<i32> {
             _ => return Err(Error::usage(cli_codes::INVALID_ARGUMENT, "--expires-in must be 1 to 86400 seconds")),
         },
     };
-    let sk = args
-        .raw("--secret-key")
-        .map(PathBuf::from)
-        .or_else(|| setting.secret_key_file.clone())
-        .ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--secret-key F is required (or \"secret_key\" in the consent configuration)"))?;
+    let sk = args.raw("--secret-key").map(PathBuf::from).or_else(|| setting.secret_key_file.clone()).ok_or_else(|| {
+        Error::usage(cli_codes::MISSING_FLAG, "--secret-key F is required (or \"secret_key\" in the consent configuration)")
+    })?;
     let mut tty = open_tty()?;
     let rec = latch.pending_approval(now(), args.raw("--token-id"))?;
     let shown = format!(
@@ -294,13 +309,20 @@ fn approve(args: &Args) -> Result<i32> {
         public.name
     );
     tty.write_all(shown.as_bytes()).map_err(|e| Error::new(codes::APPROVE_NEEDS_TTY, format!("cannot write to /dev/tty: {e}")))?;
-    let key = latch::sign::load_secret_key(&sk, Some(&root), || latch::sign::read_passphrase(&latch::sign::PassphraseSource::Terminal, Some(&root), false).map(Some))?;
+    let key = latch::sign::load_secret_key(&sk, Some(&root), || {
+        latch::sign::read_passphrase(&latch::sign::PassphraseSource::Terminal, Some(&root), false).map(Some)
+    })?;
     let expires_at = expires_in.map(|n| now() / 1000 + n);
     let outcome = latch.approve(now(), &rec.id, &key, &public, expires_at)?;
     if args.has("--json") {
-        json_out(&serde_json::json!({"schema":"memory-latch.approve/v1","outcome":outcome,"token_id":rec.id,"action_hash":rec.action_hash,"key_name":public.name}))?;
+        json_out(
+            &serde_json::json!({"schema":"memory-latch.approve/v1","outcome":outcome,"token_id":rec.id,"action_hash":rec.action_hash,"key_name":public.name}),
+        )?;
     } else {
-        cli::print_stdout(&format!("approved: {} for {} (signed by {}); the agent's gate passes once.\n", rec.id, rec.action_hash, public.name))?;
+        cli::print_stdout(&format!(
+            "approved: {} for {} (signed by {}); the agent's gate passes once.\n",
+            rec.id, rec.action_hash, public.name
+        ))?;
     }
     Ok(0)
 }
@@ -321,7 +343,12 @@ pub fn run(args: Args) -> Result<i32> {
             Ok(if hit.is_some() { 0 } else { 1 })
         }
         "wallet-recover" => {
-            let invalid = |what: &str| Error::usage(cli_codes::INVALID_ARGUMENT, format!("{what} must be 0x followed by hex digits (130 for --signature, 64 for --digest)"));
+            let invalid = |what: &str| {
+                Error::usage(
+                    cli_codes::INVALID_ARGUMENT,
+                    format!("{what} must be 0x followed by hex digits (130 for --signature, 64 for --digest)"),
+                )
+            };
             let sig = latch::wallet::Sig::parse(&args.required::<String>("--signature")?).ok_or_else(|| invalid("--signature"))?;
             sig.check_form()?;
             let digests = args
@@ -397,7 +424,11 @@ pub fn run(args: Args) -> Result<i32> {
             } else {
                 cli::print_stdout(&format!(
                     "checkpoint entry {} {}\nsigned checkpoint of {} entries by {}:\n{}",
-                    e.entry_seq, e.integrity.payload_hash, saved.size, key.name(), saved.note
+                    e.entry_seq,
+                    e.integrity.payload_hash,
+                    saved.size,
+                    key.name(),
+                    saved.note
                 ))?;
             }
             Ok(0)
@@ -425,7 +456,10 @@ pub fn run(args: Args) -> Result<i32> {
                     if s.silent_witness { "\nSILENT WITNESS ACTIVE" } else { "" }
                 );
                 if let Some(m) = s.one_step {
-                    t.push_str(&format!("one-step mode: {} (context fatigue: one gated action per checkpoint naming the next step)\n", m.as_str()));
+                    t.push_str(&format!(
+                        "one-step mode: {} (context fatigue: one gated action per checkpoint naming the next step)\n",
+                        m.as_str()
+                    ));
                 }
                 for k in &s.known_state {
                     t.push_str(&format!("known: {k}\n"));
@@ -448,7 +482,10 @@ pub fn run(args: Args) -> Result<i32> {
             let report = match (since, &key) {
                 (None, _) => verify(&latch, now(), None),
                 (Some(Since::Head(_)), Some(k)) => {
-                    return Err(Error::new(codes::CHECKPOINT_NOT_SIGNED_BY_KEY, format!("--since-checkpoint names an unsigned tree head; a signature by {} is required", k.name)));
+                    return Err(Error::new(
+                        codes::CHECKPOINT_NOT_SIGNED_BY_KEY,
+                        format!("--since-checkpoint names an unsigned tree head; a signature by {} is required", k.name),
+                    ));
                 }
                 (Some(Since::Head(th)), None) => verify(&latch, now(), Some(&th)),
                 (Some(Since::Note(n)), k) => {
@@ -457,7 +494,9 @@ pub fn run(args: Args) -> Result<i32> {
                             n.note.verify(k)?;
                             Some(format!("the checkpoint's signature by {} verifies with the public key", k.name))
                         }
-                        None if !n.note.signatures.is_empty() => Some("the checkpoint is signed; its signature was not checked (no --public-key)".to_owned()),
+                        None if !n.note.signatures.is_empty() => {
+                            Some("the checkpoint is signed; its signature was not checked (no --public-key)".to_owned())
+                        }
                         None => None,
                     };
                     let mut report = latch.verify_checkpoint(&n.checkpoint);
@@ -507,15 +546,19 @@ pub fn run(args: Args) -> Result<i32> {
                 if args.has("--passphrase-file") {
                     return Err(Error::usage(cli_codes::FLAG_CONFLICT, "--no-passphrase and --passphrase-file exclude each other"));
                 }
-                eprintln!("memory-latch: --no-passphrase: the secret key is NOT encrypted; anyone (the agent included) who can read it can sign");
+                eprintln!(
+                    "memory-latch: --no-passphrase: the secret key is NOT encrypted; anyone (the agent included) who can read it can sign"
+                );
                 None
             } else {
                 Some(latch::sign::read_passphrase(&passphrase_source(&args), Some(&root), true)?)
             };
             let kg = latch::sign::keygen(std::path::Path::new(&sk), std::path::Path::new(&pk), pass.as_ref(), Some(&root))?;
             if json {
-                json_out(&serde_json::json!({"schema":"memory-latch.keygen/v1","key_name":kg.verifier.name,"secret_key_file":sk,"public_key_file":pk,
-                    "encrypted":kg.encrypted,"note_vkey":kg.verifier.note_vkey()}))?;
+                json_out(
+                    &serde_json::json!({"schema":"memory-latch.keygen/v1","key_name":kg.verifier.name,"secret_key_file":sk,"public_key_file":pk,
+                    "encrypted":kg.encrypted,"note_vkey":kg.verifier.note_vkey()}),
+                )?;
             } else {
                 cli::print_stdout(&format!(
                     "wrote the secret key {sk} ({}) and the public key {pk}\nkey name: {}\nnote verifier key: {}\nKeep the secret key and its passphrase away from the agent; sign with: memory-latch checkpoint --sign --secret-key {sk}\n",
@@ -572,7 +615,9 @@ pub fn run(args: Args) -> Result<i32> {
                 return Ok(0);
             }
             if json {
-                json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record,"wallet_notice":setting.notice}))?;
+                json_out(
+                    &serde_json::json!({"schema":"memory-latch.consent-request/v1","token":issued.token,"record":issued.record,"wallet_notice":setting.notice}),
+                )?;
             } else {
                 cli::print_stdout(&format!(
                     "CONFIRMATION NEEDED ({} risk)\nAction: {}\nAction hash: {}\nTo authorize, the USER sends only this token as their own message (no command can confirm it): {}\n(expires in {} minutes, single use{})\n",
@@ -600,10 +645,14 @@ pub fn run(args: Args) -> Result<i32> {
                 latch.tool_gate_at_least(now(), &bytes, &latch::gate::wallet_ok, min_risk)
             });
             match (outcome, json) {
-                (Ok(e), true) => json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": true, "entry_seq": e.entry_seq}))?,
+                (Ok(e), true) => {
+                    json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": true, "entry_seq": e.entry_seq}))?
+                }
                 (Ok(e), false) => cli::print_stdout(&format!("tool call authorized; authorization consumed (entry {})\n", e.entry_seq))?,
                 (Err(e), true) => {
-                    json_out(&serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": false, "code": e.code(), "message": e.message()}))?;
+                    json_out(
+                        &serde_json::json!({"schema": "memory-latch.tool-gate/v1", "passed": false, "code": e.code(), "message": e.message()}),
+                    )?;
                     return Ok(1);
                 }
                 (Err(e), false) => return Err(e),
@@ -659,7 +708,9 @@ pub fn run(args: Args) -> Result<i32> {
             }
             match out {
                 recover::RecoverOutcome::Protocol(_) => Ok(0),
-                recover::RecoverOutcome::SilentWitness(_) => Err(Error::new(codes::SILENT_WITNESS_ACTIVE, "Silent Witness: see the incident summary")),
+                recover::RecoverOutcome::SilentWitness(_) => {
+                    Err(Error::new(codes::SILENT_WITNESS_ACTIVE, "Silent Witness: see the incident summary"))
+                }
             }
         }
         "reseed" => {

@@ -177,7 +177,9 @@ impl Setting {
         if let Some(p) = var(CONSENT_ENV) {
             return Setting::load(&p, true, workspace_root, &wallet);
         }
-        let base = var("XDG_CONFIG_HOME").filter(|p| p.is_absolute()).or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")));
+        let base = var("XDG_CONFIG_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")));
         match base {
             Some(b) => Setting::load(&b.join("kijito-qa").join("memory-latch-consent.json"), false, workspace_root, &wallet),
             None => Setting::from_wallet(&wallet),
@@ -198,20 +200,29 @@ impl Setting {
     pub fn load(path: &Path, explicit: bool, workspace_root: &Path, wallet: &wallet::Setting) -> Setting {
         let src = Some(path.to_path_buf());
         let bad = |why: String| Setting::invalid(crate::codes::CONSENT_CONFIG_INVALID, format!("{}: {why}", path.display()), src.clone());
-        let insecure = |why: String| Setting::invalid(crate::codes::CONSENT_CONFIG_INSECURE, format!("{}: {why}", path.display()), src.clone());
+        let insecure =
+            |why: String| Setting::invalid(crate::codes::CONSENT_CONFIG_INSECURE, format!("{}: {why}", path.display()), src.clone());
         match std::fs::symlink_metadata(path) {
             Err(_) if !explicit => return Setting::from_wallet(wallet),
             Err(_) => return bad(format!("{CONSENT_ENV} names a file that does not exist")),
-            Ok(m) if m.file_type().is_symlink() => return insecure("is a symlink (the consent configuration is never followed through a link)".into()),
+            Ok(m) if m.file_type().is_symlink() => {
+                return insecure("is a symlink (the consent configuration is never followed through a link)".into())
+            }
             Ok(_) => {}
         }
-        if !path.is_absolute() || path.starts_with(workspace_root) || std::fs::canonicalize(path).is_ok_and(|c| c.starts_with(workspace_root)) {
+        if !path.is_absolute()
+            || path.starts_with(workspace_root)
+            || std::fs::canonicalize(path).is_ok_and(|c| c.starts_with(workspace_root))
+        {
             return insecure("must be an absolute path outside the workspace (the agent works there)".into());
         }
         let rules = private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_CONFIG_BYTES };
         let bytes = match private::read_checked(path, rules) {
             Ok((b, _)) => b,
-            Err(e) if [private::codes::SYMLINK, private::codes::PERMISSIONS, private::codes::NOT_OWNED, private::codes::NOT_REGULAR].contains(&e.code()) => {
+            Err(e)
+                if [private::codes::SYMLINK, private::codes::PERMISSIONS, private::codes::NOT_OWNED, private::codes::NOT_REGULAR]
+                    .contains(&e.code()) =>
+            {
                 return insecure(format!("{} ({}): it must be an owner-only (0600) regular file of this user", e.message(), e.code()))
             }
             Err(e) => return bad(format!("{} ({})", e.message(), e.code())),
@@ -226,7 +237,9 @@ impl Setting {
         let mut s = Setting { mode: file.mode, floor: file.floor.unwrap_or(Risk::Low), source: src.clone(), ..Setting::default() };
         match file.mode {
             Mode::Key => {
-                let Some(pk) = file.public_key else { return bad("key mode needs \"public_key\" (the file `memory-latch keygen --public-key` wrote)".into()) };
+                let Some(pk) = file.public_key else {
+                    return bad("key mode needs \"public_key\" (the file `memory-latch keygen --public-key` wrote)".into());
+                };
                 if !pk.is_absolute() {
                     return bad("\"public_key\" must be an absolute path".into());
                 }
@@ -312,11 +325,26 @@ pub fn sign_challenge(key: &crate::sign::SigningKey, record_id: &str, action_has
 }
 
 /// Why a signed record does not authorize (a stable code), or Ok.
-pub fn verify_challenge(key: &PublicKey, record_id: &str, action_hash: &str, c: &KeyChallenge, now_ms: u64) -> std::result::Result<(), (&'static str, String)> {
+pub fn verify_challenge(
+    key: &PublicKey,
+    record_id: &str,
+    action_hash: &str,
+    c: &KeyChallenge,
+    now_ms: u64,
+) -> std::result::Result<(), (&'static str, String)> {
     let (Some(name), Some(sig)) = (&c.key_name, &c.signature) else {
-        return Err((crate::codes::CONSENT_SIGNATURE_REQUIRED, "key consent mode: the record carries no signature by the user's key (run `memory-latch approve` in the user's own terminal)".into()));
+        return Err((
+            crate::codes::CONSENT_SIGNATURE_REQUIRED,
+            "key consent mode: the record carries no signature by the user's key (run `memory-latch approve` in the user's own terminal)"
+                .into(),
+        ));
     };
-    let mismatch = |why: &str| Err((crate::codes::CONSENT_SIGNATURE_MISMATCH, format!("the record's signature does not verify with the configured public key {}: {why}", key.name)));
+    let mismatch = |why: &str| {
+        Err((
+            crate::codes::CONSENT_SIGNATURE_MISMATCH,
+            format!("the record's signature does not verify with the configured public key {}: {why}", key.name),
+        ))
+    };
     if *name != key.name {
         return mismatch("signed by another key");
     }

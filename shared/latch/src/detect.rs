@@ -2,8 +2,7 @@
 //! memory triggers the recovery protocol (session-hook, UserPromptSubmit).
 
 /// The signals, in match priority order (normalised lowercase form).
-pub const SIGNALS: &[&str] =
-    &["you forgot", "start over", "lost context", "memory unavailable", "cache cleared", "why are you confused"];
+pub const SIGNALS: &[&str] = &["you forgot", "start over", "lost context", "memory unavailable", "cache cleared", "why are you confused"];
 
 /// Maximum bytes inspected (a prompt can be long; the phrase is short).
 pub const MAX_SCAN_BYTES: usize = 64 * 1024;

@@ -363,7 +363,10 @@ pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>
         .map_err(|e| BlockError { code: crate::codes::ENTRY_MALFORMED, message: format!("entry payload is not a valid entry: {e}") })?;
     let again = entry.payload_line();
     if again != line {
-        return Err(BlockError { code: crate::codes::ENTRY_NOT_CANONICAL, message: format!("entry {} payload is not canonical JSON", entry.entry_seq) });
+        return Err(BlockError {
+            code: crate::codes::ENTRY_NOT_CANONICAL,
+            message: format!("entry {} payload is not canonical JSON", entry.entry_seq),
+        });
     }
     if entry.render_with(&again) != block {
         let code = if !block.ends_with("\n```\n\n") { crate::codes::ENTRY_TRUNCATED } else { crate::codes::ENTRY_RENDERING_MISMATCH };

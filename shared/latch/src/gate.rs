@@ -51,7 +51,13 @@ fn pass(name: &'static str, message: impl Into<String>) -> CheckResult {
 }
 
 fn fail(name: &'static str, code: &str, message: impl Into<String>) -> CheckResult {
-    CheckResult { name, passed: false, code: Some(code.to_owned()), message: message.into(), remediation: Some(remediation(name).to_owned()) }
+    CheckResult {
+        name,
+        passed: false,
+        code: Some(code.to_owned()),
+        message: message.into(),
+        remediation: Some(remediation(name).to_owned()),
+    }
 }
 
 fn normalise(bytes: &[u8]) -> Option<String> {
@@ -117,12 +123,16 @@ pub(crate) fn consent_check(
         (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
             fail(NAME, crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
         }
-        (Some(h), _, _) if h.action_hash != hash => fail(NAME, crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file"),
+        (Some(h), _, _) if h.action_hash != hash => {
+            fail(NAME, crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
+        }
         (Some(_), None, _) => fail(NAME, crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
         (Some(_), Some(r), _) if r.key.is_some() && r.used_at_ms.is_some() => {
             fail(NAME, crate::codes::CONSENT_SIGNATURE_REPLAYED, "the signed record was already used (single use)")
         }
-        (Some(_), Some(r), _) if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash => {
+        (Some(_), Some(r), _)
+            if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash =>
+        {
             fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
         (Some(_), Some(r), _) if mode == crate::consent::Mode::Key => {
@@ -130,10 +140,20 @@ pub(crate) fn consent_check(
                 return fail(NAME, crate::codes::CONSENT_CONFIG_INVALID, "key consent mode without a configured public key");
             };
             let Some(c) = r.key.as_ref() else {
-                return fail(NAME, crate::codes::CONSENT_SIGNATURE_REQUIRED, "key consent mode: this record was not signed by the user's key (memory-latch approve)");
+                return fail(
+                    NAME,
+                    crate::codes::CONSENT_SIGNATURE_REQUIRED,
+                    "key consent mode: this record was not signed by the user's key (memory-latch approve)",
+                );
             };
             match crate::consent::verify_challenge(key, &r.id, hash, c, now_ms) {
-                Ok(()) => pass(NAME, format!("authorized by the user's Ed25519 signature ({}) over this action, its nonce and expiry (single use)", key.name)),
+                Ok(()) => pass(
+                    NAME,
+                    format!(
+                        "authorized by the user's Ed25519 signature ({}) over this action, its nonce and expiry (single use)",
+                        key.name
+                    ),
+                ),
                 Err((code, message)) => fail(NAME, code, message),
             }
         }
@@ -141,14 +161,24 @@ pub(crate) fn consent_check(
             let configured = setting.and_then(|s| s.wallet.as_ref());
             if let (Some(a), Some(b)) = (configured, wallet) {
                 if a.signer != b.signer {
-                    return fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the caller's wallet signer is not the one the consent setting names");
+                    return fail(
+                        NAME,
+                        crate::codes::CONSENT_RECORD_MISMATCH,
+                        "the caller's wallet signer is not the one the consent setting names",
+                    );
                 }
             }
             match r.wallet.as_ref() {
-                None => fail(NAME, crate::codes::WALLET_SIGNATURE_REQUIRED, "wallet consent mode: this record carries no signature by the configured signer"),
-                Some(c) if !wallet_ok(c, &r.action_hash, configured.or(wallet)) => {
-                    fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the ledger's wallet signature does not verify for this action and the configured signer")
-                }
+                None => fail(
+                    NAME,
+                    crate::codes::WALLET_SIGNATURE_REQUIRED,
+                    "wallet consent mode: this record carries no signature by the configured signer",
+                ),
+                Some(c) if !wallet_ok(c, &r.action_hash, configured.or(wallet)) => fail(
+                    NAME,
+                    crate::codes::CONSENT_RECORD_MISMATCH,
+                    "the ledger's wallet signature does not verify for this action and the configured signer",
+                ),
                 Some(_) => pass(NAME, "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"),
             }
         }
@@ -162,7 +192,11 @@ pub(crate) fn risk_check(head: Option<&crate::entry::Entry>, rec: Option<&tokens
     let risk = rec.map(|r| r.risk).or(head.map(|h| h.risk_level)).unwrap_or(Risk::High);
     let reconfirmed = rec.is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
     if risk == Risk::High && !reconfirmed {
-        fail("risk_gate", crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user must reconfirm with a second, separate standalone message")
+        fail(
+            "risk_gate",
+            crate::codes::RISK_RECONFIRMATION_REQUIRED,
+            "high risk: the user must reconfirm with a second, separate standalone message",
+        )
     } else {
         pass("risk_gate", format!("risk {}", risk.as_str()))
     }
@@ -221,10 +255,16 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     checks.push(match (&input.intended, &input.result) {
         (Some(i), Some(r)) => match (normalise(i), normalise(r)) {
             (Some(a), Some(b)) if a == b => pass("intent_vs_result", "the result matches the intended content"),
-            (Some(_), Some(_)) => fail("intent_vs_result", crate::codes::INTENT_RESULT_MISMATCH, "the result differs from the intended content"),
+            (Some(_), Some(_)) => {
+                fail("intent_vs_result", crate::codes::INTENT_RESULT_MISMATCH, "the result differs from the intended content")
+            }
             _ => fail("intent_vs_result", crate::codes::INTENT_RESULT_UNREADABLE, "the intended or result file is not UTF-8"),
         },
-        _ => fail("intent_vs_result", crate::codes::INTENT_UNDECLARED, "no declared delta: --intended and --result are required (the check cannot pass vacuously)"),
+        _ => fail(
+            "intent_vs_result",
+            crate::codes::INTENT_UNDECLARED,
+            "no declared delta: --intended and --result are required (the check cannot pass vacuously)",
+        ),
     });
 
     // 2. checkpoint integrity
@@ -233,11 +273,17 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         fail("checkpoint_integrity", crate::codes::UNTRUSTED, format!("the latch chain is not trusted ({first})"))
     } else {
         match &input.checkpoint {
-            Some(c) if !full.hashes.contains(c) => {
-                fail("checkpoint_integrity", crate::codes::GATE_CHECKPOINT_UNKNOWN, "the given checkpoint is not the payload hash of any verified entry")
-            }
+            Some(c) if !full.hashes.contains(c) => fail(
+                "checkpoint_integrity",
+                crate::codes::GATE_CHECKPOINT_UNKNOWN,
+                "the given checkpoint is not the payload hash of any verified entry",
+            ),
             Some(_) => pass("checkpoint_integrity", format!("chain verified ({} entries); checkpoint found", report.entries)),
-            None => fail("checkpoint_integrity", crate::codes::GATE_CHECKPOINT_MISSING, "no --checkpoint given: the check needs the referenced checkpoint"),
+            None => fail(
+                "checkpoint_integrity",
+                crate::codes::GATE_CHECKPOINT_MISSING,
+                "no --checkpoint given: the check needs the referenced checkpoint",
+            ),
         }
     });
 
@@ -275,9 +321,11 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
             crate::codes::ONE_STEP_CHECKPOINT_REQUIRED,
             "one-step mode: the declared single step was already taken; a checkpoint naming the next step must come first",
         )),
-        Some((OneStep::Ready, step)) if step == NONE => {
-            checks.push(fail("one_step", crate::codes::ONE_STEP_NEXT_STEP_REQUIRED, "one-step mode: the checkpoint names no next single step"))
-        }
+        Some((OneStep::Ready, step)) if step == NONE => checks.push(fail(
+            "one_step",
+            crate::codes::ONE_STEP_NEXT_STEP_REQUIRED,
+            "one-step mode: the checkpoint names no next single step",
+        )),
         Some((OneStep::Ready, step)) => checks.push(pass("one_step", format!("one-step mode: the declared single step \"{step}\""))),
         None => {}
     }

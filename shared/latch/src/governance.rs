@@ -62,7 +62,9 @@ impl Source {
         if let Some(p) = var(GOVERNANCE_ENV) {
             return Some(Source { path: p, explicit: true });
         }
-        let base = var("XDG_CONFIG_HOME").filter(|p| p.is_absolute()).or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")))?;
+        let base = var("XDG_CONFIG_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")))?;
         Some(Source { path: base.join("kijito-qa").join(FILE_NAME), explicit: false })
     }
 }
@@ -107,10 +109,12 @@ pub fn load(source: Option<&Source>, workspace_root: &Path) -> Result<Governance
         return Err(config_error(format!("{} is inside the workspace; the governance file is the user's, outside it", path.display())));
     }
     let rules = private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| config_error(format!("{}: {} ({})", path.display(), e.message(), e.code())))?;
+    let (bytes, _) =
+        private::read_checked(path, rules).map_err(|e| config_error(format!("{}: {} ({})", path.display(), e.message(), e.code())))?;
     // Parsed as a JSON value (no derive: this runs in the hook binaries,
     // which keep to a size budget).
-    let file: Value = serde_json::from_slice(&bytes).map_err(|e| config_error(format!("{} is not a {SCHEMA} file: {e}", path.display())))?;
+    let file: Value =
+        serde_json::from_slice(&bytes).map_err(|e| config_error(format!("{} is not a {SCHEMA} file: {e}", path.display())))?;
     let Some(obj) = file.as_object() else { return Err(config_error(format!("{} is not a {SCHEMA} object", path.display()))) };
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(config_error(format!("{} has the unknown key {k:?}", path.display())));
@@ -136,7 +140,12 @@ pub fn load(source: Option<&Source>, workspace_root: &Path) -> Result<Governance
         Some(raw) => match raw.as_f64() {
             Some(r) if r.is_finite() && (RATIO_RANGE.0..=RATIO_RANGE.1).contains(&r) => r,
             Some(r) => {
-                return Err(value_error(format!("fatigue_trigger_context_ratio is {r}; it must be {} to {} ({})", RATIO_RANGE.0, RATIO_RANGE.1, path.display())))
+                return Err(value_error(format!(
+                    "fatigue_trigger_context_ratio is {r}; it must be {} to {} ({})",
+                    RATIO_RANGE.0,
+                    RATIO_RANGE.1,
+                    path.display()
+                )))
             }
             None => return Err(config_error(format!("fatigue_trigger_context_ratio must be a number ({})", path.display()))),
         },
@@ -144,7 +153,10 @@ pub fn load(source: Option<&Source>, workspace_root: &Path) -> Result<Governance
     match obj.get("token_single_use").map(Value::as_bool) {
         None | Some(Some(true)) => {}
         Some(Some(false)) => {
-            return Err(value_error(format!("token_single_use is false; consent tokens are single use and it must stay true ({})", path.display())))
+            return Err(value_error(format!(
+                "token_single_use is false; consent tokens are single use and it must stay true ({})",
+                path.display()
+            )))
         }
         Some(None) => return Err(config_error(format!("token_single_use must be true or false ({})", path.display()))),
     }

@@ -77,11 +77,15 @@ pub fn load(path: &Path) -> Result<Option<HeadRecord>> {
         return Ok(None);
     }
     let rules = private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_HEAD_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, e.message().to_owned()))?;
+    let (bytes, _) =
+        private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, e.message().to_owned()))?;
     let rec: HeadRecord = serde_json::from_slice(&bytes)
         .map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, format!("the head record {} is invalid: {e}", path.display())))?;
     if rec.schema != HEAD_SCHEMA || !entry::is_tagged_digest(&rec.payload_hash, "sha256") {
-        return Err(Error::new(crate::codes::HEAD_RECORD_INVALID, format!("the head record {} has an unknown schema or hash", path.display())));
+        return Err(Error::new(
+            crate::codes::HEAD_RECORD_INVALID,
+            format!("the head record {} has an unknown schema or hash", path.display()),
+        ));
     }
     Ok(Some(rec))
 }
@@ -134,7 +138,11 @@ pub fn compare(rec: Option<&HeadRecord>, seen: &Seen) -> (Vec<Finding>, Vec<Stri
     let seq = h.entry_seq;
     if seq < rec.entry_seq {
         if seq + 1 == rec.entry_seq && h.integrity.payload_hash == rec.prev_payload_hash {
-            f.push(Finding::new(codes::TRUNCATED, format!("entry {} (the recorded head) was dropped from the end", rec.entry_seq), Some(seq)));
+            f.push(Finding::new(
+                codes::TRUNCATED,
+                format!("entry {} (the recorded head) was dropped from the end", rec.entry_seq),
+                Some(seq),
+            ));
         } else {
             f.push(Finding::new(
                 codes::ROLLED_BACK,
@@ -144,12 +152,23 @@ pub fn compare(rec: Option<&HeadRecord>, seen: &Seen) -> (Vec<Finding>, Vec<Stri
         }
     } else if seq == rec.entry_seq {
         if h.integrity.payload_hash != rec.payload_hash {
-            f.push(Finding::new(codes::ROLLED_BACK, format!("entry {seq} differs from the recorded head: the history was replaced"), Some(seq)));
+            f.push(Finding::new(
+                codes::ROLLED_BACK,
+                format!("entry {seq} differs from the recorded head: the history was replaced"),
+                Some(seq),
+            ));
         }
     } else if seq == rec.entry_seq + 1 && h.prev_payload_hash == rec.payload_hash {
-        notes.push(format!("the head record is one entry behind (entry {}); an interrupted write, repaired on the next write", rec.entry_seq));
+        notes.push(format!(
+            "the head record is one entry behind (entry {}); an interrupted write, repaired on the next write",
+            rec.entry_seq
+        ));
     } else {
-        f.push(Finding::new(codes::STALE, format!("the chain is at entry {seq} but the head record names entry {}", rec.entry_seq), Some(seq)));
+        f.push(Finding::new(
+            codes::STALE,
+            format!("the chain is at entry {seq} but the head record names entry {}", rec.entry_seq),
+            Some(seq),
+        ));
     }
     (f, notes)
 }

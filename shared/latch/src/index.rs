@@ -55,7 +55,9 @@ pub fn read(heads_dir: &Path) -> Result<Vec<String>> {
         let w = v.get("workspace").and_then(Value::as_str).filter(|w| w.starts_with('/'));
         let at = v.get("initAtMs").and_then(Value::as_u64);
         match (v.get("schema").and_then(Value::as_str), w, at, v.as_object().map(|o| o.len())) {
-            (Some(INDEX_SCHEMA), Some(w), Some(at), Some(3)) if line(w, at).as_bytes() == [l, b"\n"].concat().as_slice() => out.push(w.to_owned()),
+            (Some(INDEX_SCHEMA), Some(w), Some(at), Some(3)) if line(w, at).as_bytes() == [l, b"\n"].concat().as_slice() => {
+                out.push(w.to_owned())
+            }
             _ => return Err(bad("a line is not an index entry".into())),
         }
     }
@@ -73,9 +75,12 @@ pub fn record(heads_dir: &Path, root: &Path, now_ms: u64) -> Result<()> {
     if contains(heads_dir, root)? {
         return Ok(());
     }
-    let unavailable = |e: Error| Error::new(codes::INDEX_UNAVAILABLE, format!("cannot list the workspace in {}: {}", path(heads_dir).display(), e.message()));
+    let unavailable = |e: Error| {
+        Error::new(codes::INDEX_UNAVAILABLE, format!("cannot list the workspace in {}: {}", path(heads_dir).display(), e.message()))
+    };
     private::ensure_private_dir(heads_dir).map_err(unavailable)?;
-    private::append_private(&path(heads_dir), line(&crate::layout::Paths::show(root), now_ms).as_bytes(), MAX_INDEX_BYTES).map_err(unavailable)
+    private::append_private(&path(heads_dir), line(&crate::layout::Paths::show(root), now_ms).as_bytes(), MAX_INDEX_BYTES)
+        .map_err(unavailable)
 }
 
 #[cfg(test)]
@@ -101,7 +106,11 @@ mod tests {
         std::fs::set_permissions(path(&heads), std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(read(&heads).unwrap_err().is(codes::INDEX_INVALID));
         std::fs::set_permissions(path(&heads), std::fs::Permissions::from_mode(0o600)).unwrap();
-        for junk in [&b"{\"workspace\":\"/w\"}\n"[..], b"garbage\n", b"{\"schema\":\"memory-latch.workspace/v1\",\"workspace\":\"/w\",\"initAtMs\":1}"] {
+        for junk in [
+            &b"{\"workspace\":\"/w\"}\n"[..],
+            b"garbage\n",
+            b"{\"schema\":\"memory-latch.workspace/v1\",\"workspace\":\"/w\",\"initAtMs\":1}",
+        ] {
             std::fs::write(path(&heads), junk).unwrap();
             assert!(read(&heads).unwrap_err().is(codes::INDEX_INVALID), "{junk:?}");
         }

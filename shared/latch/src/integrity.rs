@@ -1,9 +1,9 @@
 //! The hmac key: an owner-only file outside the workspace. Signatures are
 //! HMAC-SHA256 over the canonical payload, written `hmac-sha256:<hex>`.
 
-use kijito_protocol::error::{Error, Result};
-use kijito_files::private;
 use hmac::{Hmac, Mac};
+use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
 use sha2::Sha256;
 use std::path::Path;
 
@@ -70,7 +70,8 @@ pub fn load(path: &Path, workspace_root: &Path) -> Result<Option<HmacKey>> {
     }
     let rules = private::FileRules { owner_only: true, min_bytes: MIN_KEY_BYTES, max_bytes: MAX_KEY_BYTES };
     let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HMAC_KEY_INVALID, e.message().to_owned()))?;
-    let canon = std::fs::canonicalize(path).map_err(|e| Error::new(crate::codes::HMAC_KEY_INVALID, format!("cannot resolve the key path: {e}")))?;
+    let canon =
+        std::fs::canonicalize(path).map_err(|e| Error::new(crate::codes::HMAC_KEY_INVALID, format!("cannot resolve the key path: {e}")))?;
     if canon.starts_with(workspace_root) {
         return Err(Error::new(crate::codes::HMAC_KEY_INSIDE_WORKSPACE, "the hmac key file must live outside the workspace"));
     }

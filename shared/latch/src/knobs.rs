@@ -228,7 +228,11 @@ impl Latch {
                     }
                     Event::FatigueCleared => {
                         e.one_step = None;
-                        format!("context ratio {:.3} below fatigue_trigger_context_ratio {}: one-step mode ended", ratio.unwrap_or(0.0), g.fatigue_trigger_context_ratio)
+                        format!(
+                            "context ratio {:.3} below fatigue_trigger_context_ratio {}: one-step mode ended",
+                            ratio.unwrap_or(0.0),
+                            g.fatigue_trigger_context_ratio
+                        )
                     }
                     _ => format!("automatic checkpoint after {since} turns (checkpoint_freq_turns {})", g.checkpoint_freq_turns),
                 }];
@@ -253,7 +257,10 @@ impl Latch {
 }
 
 fn is_checkpoint(e: &Entry) -> bool {
-    matches!(e.event, Event::Init | Event::Reseed | Event::Checkpoint | Event::TurnCheckpoint | Event::FatigueCheckpoint | Event::FatigueCleared)
+    matches!(
+        e.event,
+        Event::Init | Event::Reseed | Event::Checkpoint | Event::TurnCheckpoint | Event::FatigueCheckpoint | Event::FatigueCleared
+    )
 }
 
 #[cfg(test)]

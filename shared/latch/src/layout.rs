@@ -2,8 +2,8 @@
 //! canonicalised once; `.memory-latch`, `history/`, the manifest, the lock
 //! and the ledger are fixed names below it and must never be symlinks.
 
-use kijito_protocol::error::{Error, Result};
 use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,10 @@ impl Paths {
             return Err(Error::new(crate::codes::WORKSPACE_INVALID, format!("workspace {} is not a directory", root.display())));
         }
         if meta.uid() != private::current_uid() {
-            return Err(Error::new(crate::codes::WORKSPACE_INVALID, format!("workspace {} is not owned by the current user", root.display())));
+            return Err(Error::new(
+                crate::codes::WORKSPACE_INVALID,
+                format!("workspace {} is not owned by the current user", root.display()),
+            ));
         }
         if root.to_str().is_none() {
             return Err(Error::new(crate::codes::WORKSPACE_INVALID, "workspace path is not valid UTF-8"));
@@ -150,7 +153,9 @@ pub fn resolve_target(root: &Path, target: &str) -> Result<PathBuf> {
     let rel: PathBuf = if raw.is_absolute() {
         match raw.strip_prefix(root) {
             Ok(r) => r.to_path_buf(),
-            Err(_) => return Err(Error::new(crate::codes::GATE_TARGET_OUTSIDE_WORKSPACE, format!("target {target:?} is outside the workspace"))),
+            Err(_) => {
+                return Err(Error::new(crate::codes::GATE_TARGET_OUTSIDE_WORKSPACE, format!("target {target:?} is outside the workspace")))
+            }
         }
     } else {
         raw.to_path_buf()

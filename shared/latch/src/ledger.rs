@@ -1,8 +1,8 @@
 //! The token ledger and consent: requests, the user's own message
 //! ([`Latch::user_prompt`], the only way to confirm), and the reseed.
 
-use crate::entry::{self, ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
 use crate::chain;
+use crate::entry::{self, ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
 use crate::{action_hash, clean_text, layout, tokens, Issued, Latch, PromptOutcome, TokenStatus};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
@@ -35,7 +35,14 @@ impl Latch {
 
     /// [`Latch::consent_request`] under a wallet setting alone (no consent
     /// file): wallet mode with its `min_risk` as the floor, else token mode.
-    pub fn consent_request_with(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk, wallet: &crate::wallet::Setting) -> Result<Issued> {
+    pub fn consent_request_with(
+        &self,
+        now_ms: u64,
+        action_bytes: &[u8],
+        summary: &str,
+        risk: Risk,
+        wallet: &crate::wallet::Setting,
+    ) -> Result<Issued> {
         self.consent_request_under(now_ms, action_bytes, summary, risk, &crate::consent::Setting::from_wallet(wallet))
     }
 
@@ -45,7 +52,14 @@ impl Latch {
     /// mode an EIP-712 challenge, and in both the text token is not shown
     /// (only the user's signature confirms). An unusable setting issues
     /// nothing (fail closed).
-    pub fn consent_request_under(&self, now_ms: u64, action_bytes: &[u8], summary: &str, risk: Risk, setting: &crate::consent::Setting) -> Result<Issued> {
+    pub fn consent_request_under(
+        &self,
+        now_ms: u64,
+        action_bytes: &[u8],
+        summary: &str,
+        risk: Risk,
+        setting: &crate::consent::Setting,
+    ) -> Result<Issued> {
         if let Some(e) = setting.error() {
             return Err(e);
         }
@@ -122,7 +136,9 @@ impl Latch {
         match rec.status(now_ms) {
             TokenStatus::Live => Ok(rec.clone()),
             TokenStatus::Used => Err(Error::new(crate::codes::CONSENT_SIGNATURE_REPLAYED, "that request was already used (single use)")),
-            TokenStatus::Expired => Err(Error::new(crate::codes::CONSENT_SIGNATURE_EXPIRED, "that request has expired; the agent must request consent again")),
+            TokenStatus::Expired => {
+                Err(Error::new(crate::codes::CONSENT_SIGNATURE_EXPIRED, "that request has expired; the agent must request consent again"))
+            }
             TokenStatus::Locked => Err(Error::new(crate::codes::CONSENT_TOKEN_LOCKED, "that request is locked")),
         }
     }
@@ -133,7 +149,14 @@ impl Latch {
     /// the signature in the record and confirm it (one `consent_confirm`
     /// entry; a signature counts as the high-risk reconfirmation). The key
     /// must be the configured one.
-    pub fn approve(&self, now_ms: u64, token_id: &str, key: &crate::sign::SigningKey, configured: &crate::consent::PublicKey, expires_at_s: Option<u64>) -> Result<PromptOutcome> {
+    pub fn approve(
+        &self,
+        now_ms: u64,
+        token_id: &str,
+        key: &crate::sign::SigningKey,
+        configured: &crate::consent::PublicKey,
+        expires_at_s: Option<u64>,
+    ) -> Result<PromptOutcome> {
         if key.verifier().public != configured.public {
             return Err(Error::new(
                 crate::codes::CONSENT_SIGNATURE_MISMATCH,
@@ -142,13 +165,18 @@ impl Latch {
         }
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
-        let idx = ledger.tokens.iter().position(|t| t.id == token_id).ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is no longer in the ledger"))?;
+        let idx = ledger
+            .tokens
+            .iter()
+            .position(|t| t.id == token_id)
+            .ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is no longer in the ledger"))?;
         if ledger.tokens[idx].status(now_ms) != TokenStatus::Live {
             return Err(Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is no longer live"));
         }
         let rec = &mut ledger.tokens[idx];
         let (id, hash) = (rec.id.clone(), rec.action_hash.clone());
-        let c = rec.key.as_mut().ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is not a key-mode request"))?;
+        let c =
+            rec.key.as_mut().ok_or_else(|| Error::new(crate::codes::APPROVE_NOTHING_PENDING, "the request is not a key-mode request"))?;
         if let Some(at) = expires_at_s {
             c.expires_at = c.expires_at.min(at);
         }
@@ -196,11 +224,19 @@ impl Latch {
         match ledger.tokens[idx].status(now_ms) {
             TokenStatus::Used => return refused(crate::codes::CONSENT_TOKEN_REPLAYED, "that token was already used (single use)"),
             TokenStatus::Expired => return refused(crate::codes::CONSENT_TOKEN_EXPIRED, "that token has expired; request consent again"),
-            TokenStatus::Locked => return refused(crate::codes::CONSENT_TOKEN_LOCKED, "that token is locked after too many wrong attempts; request consent again"),
+            TokenStatus::Locked => {
+                return refused(
+                    crate::codes::CONSENT_TOKEN_LOCKED,
+                    "that token is locked after too many wrong attempts; request consent again",
+                )
+            }
             TokenStatus::Live => {}
         }
         if ledger.tokens[idx].wallet.is_some() {
-            return refused(crate::codes::WALLET_SIGNATURE_REQUIRED, "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it");
+            return refused(
+                crate::codes::WALLET_SIGNATURE_REQUIRED,
+                "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it",
+            );
         }
         if ledger.tokens[idx].key.is_some() {
             return refused(
@@ -243,7 +279,10 @@ impl Latch {
         let written = self.transact(guard, now_ms, Event::ConsentConfirm, |e, head| {
             let rec = &mut ledger.tokens[idx];
             if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
-                return Err(Error::new(crate::codes::CONSENT_TOKEN_SUPERSEDED, "a newer consent request (or a changed action) replaced this token"));
+                return Err(Error::new(
+                    crate::codes::CONSENT_TOKEN_SUPERSEDED,
+                    "a newer consent request (or a changed action) replaced this token",
+                ));
             }
             if head.consent_state == ConsentState::Authorized {
                 return Err(Error::new(crate::codes::CONSENT_ALREADY_CONFIRMED, "this token is already confirmed"));
@@ -264,11 +303,18 @@ impl Latch {
             e.action_hash = rec.action_hash.clone();
             e.details = vec![match (high, first) {
                 _ if signer.is_some_and(|s| s.starts_with("memory-latch-")) => {
-                    format!("consent confirmed by the user's Ed25519 signature with key {} (memory-latch approve)", signer.unwrap_or_default())
+                    format!(
+                        "consent confirmed by the user's Ed25519 signature with key {} (memory-latch approve)",
+                        signer.unwrap_or_default()
+                    )
                 }
-                _ if signer.is_some() => format!("consent confirmed by the user's EIP-712 wallet signature from {}", signer.unwrap_or_default()),
+                _ if signer.is_some() => {
+                    format!("consent confirmed by the user's EIP-712 wallet signature from {}", signer.unwrap_or_default())
+                }
                 (false, _) => "consent confirmed by the user's standalone message".to_owned(),
-                (true, true) => "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned(),
+                (true, true) => {
+                    "high risk: first confirmation by the user's standalone message; a second separate message is required".to_owned()
+                }
                 (true, false) => "high risk: reconfirmed by a second, separate standalone user message".to_owned(),
             }];
             outcome = Some((authorized, rec.id.clone(), rec.action_hash.clone(), rec.risk));
@@ -278,7 +324,8 @@ impl Latch {
             Ok(e) => e,
             Err(e) => return refused(e.code(), e.message()),
         };
-        let (authorized, token_id, action_hash, risk) = outcome.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded"))?;
+        let (authorized, token_id, action_hash, risk) =
+            outcome.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded"))?;
         Ok(Some(if authorized {
             PromptOutcome::Confirmed { token_id, action_hash, risk, entry_seq: entry.entry_seq }
         } else {
@@ -290,7 +337,9 @@ impl Latch {
     /// manifest bytes.
     pub fn reseed_request(&self, now_ms: u64) -> Result<Issued> {
         let _guard = self.lock()?;
-        let reason = self.silent_witness_reason()?.ok_or_else(|| Error::new(crate::codes::RESEED_NOT_NEEDED, "Silent Witness is not active; reseed is refused"))?;
+        let reason = self
+            .silent_witness_reason()?
+            .ok_or_else(|| Error::new(crate::codes::RESEED_NOT_NEEDED, "Silent Witness is not active; reseed is refused"))?;
         let state = self.state_hash()?;
         let mut ledger = self.load_ledger()?;
         let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
@@ -309,7 +358,10 @@ impl Latch {
     pub fn review_request(&self, now_ms: u64) -> Result<Issued> {
         let _guard = self.lock()?;
         if let Some(reason) = self.silent_witness_reason()? {
-            return Err(Error::new(crate::codes::SILENT_WITNESS_ACTIVE, format!("Silent Witness is active ({reason}): only a reseed ends it")));
+            return Err(Error::new(
+                crate::codes::SILENT_WITNESS_ACTIVE,
+                format!("Silent Witness is active ({reason}): only a reseed ends it"),
+            ));
         }
         let live = chain::load_live(&self.paths, self.key.as_ref())?;
         let head = live.entries.last().ok_or_else(|| Error::new(crate::codes::NOT_INITIALISED, "the latch has no entries"))?;
@@ -318,7 +370,8 @@ impl Latch {
         }
         let mut ledger = self.load_ledger()?;
         let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
-        let summary = clean_text(&format!("review: the user has seen the degraded-mode findings (head entry {})", head.entry_seq), "summary", false)?;
+        let summary =
+            clean_text(&format!("review: the user has seen the degraded-mode findings (head entry {})", head.entry_seq), "summary", false)?;
         let (token, rec) = ledger.issue(tokens::Purpose::Review, &head.integrity.payload_hash, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
         Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None, key: None })
@@ -327,9 +380,18 @@ impl Latch {
     /// End degraded mode with the review token at `idx`, confirmed by the
     /// user's message (caller holds the lock): one `review` entry, consent
     /// back to `pending`.
-    pub(crate) fn review_locked(&self, guard: &crate::lock::LockGuard, now_ms: u64, ledger: &mut tokens::Ledger, idx: usize) -> Result<Entry> {
+    pub(crate) fn review_locked(
+        &self,
+        guard: &crate::lock::LockGuard,
+        now_ms: u64,
+        ledger: &mut tokens::Ledger,
+        idx: usize,
+    ) -> Result<Entry> {
         if let Some(reason) = self.silent_witness_reason()? {
-            return Err(Error::new(crate::codes::SILENT_WITNESS_ACTIVE, format!("Silent Witness is active ({reason}): only a reseed ends it")));
+            return Err(Error::new(
+                crate::codes::SILENT_WITNESS_ACTIVE,
+                format!("Silent Witness is active ({reason}): only a reseed ends it"),
+            ));
         }
         self.transact(guard, now_ms, Event::Review, |e, head| {
             if head.consent_state != ConsentState::Locked {
@@ -341,7 +403,8 @@ impl Latch {
             e.consent_state = ConsentState::Pending;
             e.irreversible_action_pending = NONE.into();
             e.action_hash = NONE.into();
-            e.details = vec![format!("degraded mode reviewed: the user confirmed review token {} with their own standalone message", rec.id)];
+            e.details =
+                vec![format!("degraded mode reviewed: the user confirmed review token {} with their own standalone message", rec.id)];
             self.save_ledger(ledger)
         })
     }
@@ -390,7 +453,8 @@ impl Latch {
         private::ensure_private_dir(&dest).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
         for (from, to) in [(&self.paths.manifest, dest.join(layout::MANIFEST)), (&self.paths.history, dest.join(layout::HISTORY))] {
             if std::fs::symlink_metadata(from).is_ok() {
-                std::fs::rename(from, &to).map_err(|e| Error::new(crate::codes::WRITE_FAILED, format!("cannot archive {}: {e}", from.display())))?;
+                std::fs::rename(from, &to)
+                    .map_err(|e| Error::new(crate::codes::WRITE_FAILED, format!("cannot archive {}: {e}", from.display())))?;
             }
         }
         private::fsync_dir(&dest)?;

@@ -4,8 +4,8 @@
 //! The kernel drops a flock when its holder dies, so a lock can only be
 //! "stale" when its holder is alive but stuck; [`probe`] reports that.
 
-use kijito_protocol::error::{Error, Result};
 use kijito_files::{lock, private};
+use kijito_protocol::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -34,7 +34,10 @@ fn open_lock(path: &Path, create: bool) -> Result<File> {
     })?;
     let meta = file.metadata().map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("cannot stat {}: {e}", path.display())))?;
     if !meta.is_file() || meta.uid() != private::current_uid() || meta.mode() & 0o077 != 0 {
-        return Err(Error::new(crate::codes::LOCK_INSECURE, format!("{} must be a regular 0600 file owned by the current user", path.display())));
+        return Err(Error::new(
+            crate::codes::LOCK_INSECURE,
+            format!("{} must be a regular 0600 file owned by the current user", path.display()),
+        ));
     }
     Ok(file)
 }
@@ -75,9 +78,8 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     let interrupted_writes = std::fs::read_dir(dir)
         .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with('.') && n.contains(".tmp-")))
-                .count() as u64
+            rd.filter_map(|e| e.ok()).filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with('.') && n.contains(".tmp-"))).count()
+                as u64
         })
         .unwrap_or(0);
     let file = match open_lock(path, false) {
@@ -89,6 +91,7 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
     // Held means held for the whole probe window: a writer's append (a few
     // ms) or a forked child that has not yet exec'd its copy of the fd away
     // is not a stale lock.
-    let held = lock::held_throughout(file, PROBE_ATTEMPTS, PROBE_PAUSE).map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display())))?;
+    let held = lock::held_throughout(file, PROBE_ATTEMPTS, PROBE_PAUSE)
+        .map_err(|e| Error::new(crate::codes::LOCK_FAILED, format!("flock {}: {e}", path.display())))?;
     Ok(LockProbe { exists: true, held, age_ms: now_ms.saturating_sub(mtime_ms), interrupted_writes })
 }

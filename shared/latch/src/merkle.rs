@@ -343,5 +343,4 @@ mod tests {
         }
         assert!(consistency_proof_extending(&Frontier::new(), &hashed).is_none());
     }
-
 }

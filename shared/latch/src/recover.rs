@@ -9,7 +9,7 @@
 //! nothing may be appended to an untrusted chain).
 
 use crate::entry::{ConsentState, Entry, Event};
-use crate::{ReportMode, Latch};
+use crate::{Latch, ReportMode};
 use kijito_protocol::command::{self, HelperDir};
 use kijito_protocol::error::{Error, Result};
 use serde::Serialize;
@@ -59,11 +59,8 @@ pub fn two_lines(step: &str) -> String {
     let cut = chars[..STEP_LINE_CHARS].iter().rposition(|c| *c == ' ').filter(|&p| p > 0).unwrap_or(STEP_LINE_CHARS);
     let first: String = chars[..cut].iter().collect();
     let rest: Vec<char> = chars[cut..].iter().copied().skip_while(|c| *c == ' ').collect();
-    let second: String = if rest.len() > STEP_LINE_CHARS {
-        rest[..STEP_LINE_CHARS - 3].iter().collect::<String>() + "..."
-    } else {
-        rest.iter().collect()
-    };
+    let second: String =
+        if rest.len() > STEP_LINE_CHARS { rest[..STEP_LINE_CHARS - 3].iter().collect::<String>() + "..." } else { rest.iter().collect() };
     format!("{first}\n{second}")
 }
 
@@ -87,7 +84,8 @@ pub fn incident_lines(block: &str, attempts: u32, max: u32, reseed_command: Opti
 pub fn latch_command(dir: Option<&HelperDir>, workspace: &Path, subcommand: &str, rest: &str) -> Option<String> {
     let dir = dir?;
     let line = format!("{} {subcommand} --workspace {}{rest}", dir.helper("memory-latch"), workspace.to_str()?);
-    let sample: String = line.split(' ').map(|w| if w.starts_with('<') && w.ends_with('>') { "x" } else { w }).collect::<Vec<_>>().join(" ");
+    let sample: String =
+        line.split(' ').map(|w| if w.starts_with('<') && w.ends_with('>') { "x" } else { w }).collect::<Vec<_>>().join(" ");
     matches!(command::guard_line(&sample, Some(dir)), command::Verdict::Helper(_)).then_some(line)
 }
 
@@ -172,7 +170,10 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     let full = latch.full_verify(false);
     if !full.report.trusted {
         if full.report.mode == ReportMode::Unverifiable && full.report.findings.is_empty() {
-            return Err(Error::new(crate::codes::UNVERIFIABLE, "the manifest holds hmac entries and no key was given; recovery needs verified state"));
+            return Err(Error::new(
+                crate::codes::UNVERIFIABLE,
+                "the manifest holds hmac entries and no key was given; recovery needs verified state",
+            ));
         }
         let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
         let already = latch.witness_marker()?.is_some();
@@ -230,7 +231,9 @@ mod tests {
         let dir = HelperDir::new(Path::new("/opt/kq/bin")).unwrap();
         let reseed = latch_command(Some(&dir), Path::new("/w/s"), "reseed", "").unwrap();
         assert_eq!(reseed, "/opt/kq/bin/memory-latch reseed --workspace /w/s");
-        assert!(incident_lines("x", 3, 3, Some(&reseed))[2].contains("after `/opt/kq/bin/memory-latch reseed --workspace /w/s` prints a token"));
+        assert!(
+            incident_lines("x", 3, 3, Some(&reseed))[2].contains("after `/opt/kq/bin/memory-latch reseed --workspace /w/s` prints a token")
+        );
         assert!(!incident_lines("x", 3, 3, None)[2].contains('`'));
         // a placeholder is checked as a one-word value and kept
         assert_eq!(
@@ -242,7 +245,11 @@ mod tests {
         assert_eq!(latch_command(Some(&dir), Path::new("/w"), "confirm", ""), None);
         assert_eq!(latch_command(None, Path::new("/w"), "reseed", ""), None);
         let p = Protocol {
-            relatch: vec!["blocking dependency: b".into(), "current objective: o".into(), "anchor (last confirmed checkpoint): none".into()],
+            relatch: vec![
+                "blocking dependency: b".into(),
+                "current objective: o".into(),
+                "anchor (last confirmed checkpoint): none".into(),
+            ],
             known: vec![],
             unknown: vec![],
             question: QUESTION,

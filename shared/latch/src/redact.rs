@@ -15,10 +15,30 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Key markers whose value (after `=` or `:`) is a secret.
 const KEYS: &[&str] = &[
-    "password", "passwd", "pwd", "secret", "client_secret", "token", "access_token", "refresh_token", "api_key", "apikey",
-    "api-key", "access_key", "secret_key", "private_key", "auth", "authorization", "credential", "credentials",
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "client_secret",
+    "token",
+    "access_token",
+    "refresh_token",
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_key",
+    "secret_key",
+    "private_key",
+    "auth",
+    "authorization",
+    "credential",
+    "credentials",
     // personal identifiers whose value follows a label
-    "ssn", "passport", "national_id", "tax_id", "iban",
+    "ssn",
+    "passport",
+    "national_id",
+    "tax_id",
+    "iban",
 ];
 
 /// Prefixes of well-known credential formats and the minimum length of the
@@ -137,9 +157,7 @@ fn marks_next(word: &str) -> bool {
     if lower == "bearer" || lower == "basic" || lower == "token" {
         return true;
     }
-    KEYS.iter().any(|k| {
-        lower.ends_with(&format!("{k}:")) || lower.ends_with(&format!("{k}=")) || lower.ends_with(&format!("\"{k}\":"))
-    })
+    KEYS.iter().any(|k| lower.ends_with(&format!("{k}:")) || lower.ends_with(&format!("{k}=")) || lower.ends_with(&format!("\"{k}\":")))
 }
 
 /// Byte ranges of personal data in `text` (see the module documentation).
@@ -225,7 +243,9 @@ fn numbers(b: &[u8], spans: &mut Vec<(usize, usize)>) {
     let mut i = 0;
     while i < b.len() {
         let starts = b[i].is_ascii_digit() || (matches!(b[i], b'+' | b'(') && b.get(i + 1).is_some_and(u8::is_ascii_digit));
-        let free = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'.' | b'_' | b'/' | b':' | b'@' | b'#' | b'-' | b'+' | b'=' | b'$'));
+        let free = i == 0
+            || !(b[i - 1].is_ascii_alphanumeric()
+                || matches!(b[i - 1], b'.' | b'_' | b'/' | b':' | b'@' | b'#' | b'-' | b'+' | b'=' | b'$'));
         if !(starts && free) {
             i += 1;
             continue;
@@ -277,7 +297,12 @@ fn pii_number(run: &[u8]) -> bool {
     }
     let dash_space = seps.iter().all(|c| matches!(c, b' ' | b'-'));
     // payment card: 13-19 digits, plain or in groups of 3 to 6, issuer prefix, Luhn
-    if dash_space && (13..=19).contains(&n) && (groups.len() == 1 || lens.iter().all(|l| (3..=6).contains(l))) && card_issuer(&digits) && luhn(&digits) {
+    if dash_space
+        && (13..=19).contains(&n)
+        && (groups.len() == 1 || lens.iter().all(|l| (3..=6).contains(l)))
+        && card_issuer(&digits)
+        && luhn(&digits)
+    {
         return true;
     }
     // US social security number: AAA-GG-SSSS (no 000/666/9xx area, 00 group, 0000 serial)
@@ -294,7 +319,11 @@ fn pii_number(run: &[u8]) -> bool {
         return true;
     }
     // trunk-prefix national form: 0 then 9-10 more digits in 2 to 4 groups of 2-5
-    digits[0] == b'0' && (10..=11).contains(&n) && (2..=4).contains(&groups.len()) && lens.iter().all(|l| (2..=5).contains(l)) && lens[0] >= 3
+    digits[0] == b'0'
+        && (10..=11).contains(&n)
+        && (2..=4).contains(&groups.len())
+        && lens.iter().all(|l| (2..=5).contains(l))
+        && lens[0] >= 3
 }
 
 /// UK national insurance number, compact (`AB123456C`): two prefix letters

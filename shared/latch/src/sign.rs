@@ -83,11 +83,13 @@ pub fn read_passphrase(source: &PassphraseSource, workspace: Option<&Path>, conf
         PassphraseSource::File(p) => {
             refuse_inside(p, workspace, "the passphrase file")?;
             let rules = private::FileRules { owner_only: true, min_bytes: 1, max_bytes: MAX_PASSPHRASE_BYTES as u64 + 2 };
-            let (bytes, _) = private::read_checked(p, rules)
-                .map_err(|e| Error::new(crate::codes::PASSPHRASE_UNAVAILABLE, format!("--passphrase-file: {} ({})", e.message(), e.code())))?;
+            let (bytes, _) = private::read_checked(p, rules).map_err(|e| {
+                Error::new(crate::codes::PASSPHRASE_UNAVAILABLE, format!("--passphrase-file: {} ({})", e.message(), e.code()))
+            })?;
             let bytes = Zeroizing::new(bytes);
             let body = bytes.strip_suffix(b"\n").map(|b| b.strip_suffix(b"\r").unwrap_or(b)).unwrap_or(&bytes);
-            let text = std::str::from_utf8(body).map_err(|_| Error::new(crate::codes::PASSPHRASE_INVALID, "the passphrase file is not UTF-8"))?;
+            let text =
+                std::str::from_utf8(body).map_err(|_| Error::new(crate::codes::PASSPHRASE_INVALID, "the passphrase file is not UTF-8"))?;
             Passphrase::new(text.to_owned())
         }
         PassphraseSource::Terminal => {
@@ -95,7 +97,10 @@ pub fn read_passphrase(source: &PassphraseSource, workspace: Option<&Path>, conf
                 rpassword::prompt_password(prompt).map_err(|e| {
                     Error::new(
                         crate::codes::PASSPHRASE_UNAVAILABLE,
-                        format!("no terminal to read the passphrase from ({}); give --passphrase-file F (owner-only, outside the workspace)", e.kind()),
+                        format!(
+                            "no terminal to read the passphrase from ({}); give --passphrase-file F (owner-only, outside the workspace)",
+                            e.kind()
+                        ),
                     )
                 })
             };
@@ -114,9 +119,13 @@ pub fn read_passphrase(source: &PassphraseSource, workspace: Option<&Path>, conf
 fn refuse_inside(path: &Path, workspace: Option<&Path>, what: &str) -> Result<()> {
     let Some(ws) = workspace else { return Ok(()) };
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let canon_parent = std::fs::canonicalize(parent).map_err(|e| Error::new(crate::codes::SECRET_KEY_INVALID, format!("{what}: cannot resolve {}: {e}", parent.display())))?;
+    let canon_parent = std::fs::canonicalize(parent)
+        .map_err(|e| Error::new(crate::codes::SECRET_KEY_INVALID, format!("{what}: cannot resolve {}: {e}", parent.display())))?;
     if canon_parent.starts_with(ws) {
-        return Err(Error::new(crate::codes::SECRET_KEY_INSIDE_WORKSPACE, format!("{what} must live outside the workspace (the agent works there)")));
+        return Err(Error::new(
+            crate::codes::SECRET_KEY_INSIDE_WORKSPACE,
+            format!("{what} must live outside the workspace (the agent works there)"),
+        ));
     }
     Ok(())
 }
@@ -245,7 +254,10 @@ pub fn keygen(secret: &Path, public: &Path, passphrase: Option<&Passphrase>, wor
     refuse_inside(secret, workspace, "the secret key file")?;
     for p in [secret, public] {
         if std::fs::symlink_metadata(p).is_ok() {
-            return Err(Error::new(crate::codes::SIGNING_KEY_FILE_EXISTS, format!("{} already exists; nothing written (keys are never overwritten)", p.display())));
+            return Err(Error::new(
+                crate::codes::SIGNING_KEY_FILE_EXISTS,
+                format!("{} already exists; nothing written (keys are never overwritten)", p.display()),
+            ));
         }
     }
     let fail = |e: minisign::PError| Error::new(crate::codes::SECRET_KEY_INVALID, format!("key generation failed: {e}"));
@@ -286,20 +298,30 @@ fn invalid_sk(e: &minisign::PError) -> Error {
 fn read_secret_box(path: &Path, workspace: Option<&Path>) -> Result<Zeroizing<String>> {
     refuse_inside(path, workspace, "the secret key file")?;
     let rules = private::FileRules { owner_only: true, min_bytes: 1, max_bytes: MAX_KEY_FILE_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::SECRET_KEY_INVALID, format!("{} ({})", e.message(), e.code())))?;
-    String::from_utf8(bytes).map(Zeroizing::new).map_err(|_| Error::new(crate::codes::SECRET_KEY_INVALID, "the secret key file is not UTF-8"))
+    let (bytes, _) = private::read_checked(path, rules)
+        .map_err(|e| Error::new(crate::codes::SECRET_KEY_INVALID, format!("{} ({})", e.message(), e.code())))?;
+    String::from_utf8(bytes)
+        .map(Zeroizing::new)
+        .map_err(|_| Error::new(crate::codes::SECRET_KEY_INVALID, "the secret key file is not UTF-8"))
 }
 
 /// Load a secret key; `passphrase` is asked for only when the key is
 /// encrypted (`None` then fails closed with `passphrase_unavailable`).
-pub fn load_secret_key(path: &Path, workspace: Option<&Path>, passphrase: impl FnOnce() -> Result<Option<Passphrase>>) -> Result<SigningKey> {
+pub fn load_secret_key(
+    path: &Path,
+    workspace: Option<&Path>,
+    passphrase: impl FnOnce() -> Result<Option<Passphrase>>,
+) -> Result<SigningKey> {
     let text = read_secret_box(path, workspace)?;
     let boxed = || minisign::SecretKeyBox::from_string(&text).map_err(|e| invalid_sk(&e));
     let sk = match minisign::SecretKey::from_unencrypted_box(boxed()?) {
         Ok(sk) => sk,
         Err(_) => {
             let p = passphrase()?.ok_or_else(|| {
-                Error::new(crate::codes::PASSPHRASE_UNAVAILABLE, "the secret key is passphrase-protected and no passphrase source is available")
+                Error::new(
+                    crate::codes::PASSPHRASE_UNAVAILABLE,
+                    "the secret key is passphrase-protected and no passphrase source is available",
+                )
             })?;
             minisign::SecretKey::from_box(boxed()?, Some(p.expose())).map_err(|e| match e.kind() {
                 minisign::ErrorKind::Verify => Error::new(crate::codes::PASSPHRASE_WRONG, "wrong passphrase for this secret key"),
@@ -332,8 +354,11 @@ pub fn parse_public_key(text: &str) -> Result<VerifierKey> {
 /// readable is fine; a symlink is not followed).
 pub fn load_public_key(path: &Path) -> Result<VerifierKey> {
     let rules = private::FileRules { owner_only: false, min_bytes: 1, max_bytes: MAX_KEY_FILE_BYTES };
-    let (bytes, _) = private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::PUBLIC_KEY_INVALID, format!("{} ({})", e.message(), e.code())))?;
-    parse_public_key(std::str::from_utf8(&bytes).map_err(|_| Error::new(crate::codes::PUBLIC_KEY_INVALID, "the public key file is not UTF-8"))?)
+    let (bytes, _) = private::read_checked(path, rules)
+        .map_err(|e| Error::new(crate::codes::PUBLIC_KEY_INVALID, format!("{} ({})", e.message(), e.code())))?;
+    parse_public_key(
+        std::str::from_utf8(&bytes).map_err(|_| Error::new(crate::codes::PUBLIC_KEY_INVALID, "the public key file is not UTF-8"))?,
+    )
 }
 
 /// Whether `sig` is a valid (strict) Ed25519 signature of `bytes` by `public`.
@@ -401,7 +426,8 @@ impl Note {
                 format!("the checkpoint carries no signature by {} (a different key, or unsigned)", key.name),
             ));
         }
-        let vk = ed25519_dalek::VerifyingKey::from_bytes(&key.public).map_err(|_| Error::new(crate::codes::PUBLIC_KEY_INVALID, "not a curve point"))?;
+        let vk = ed25519_dalek::VerifyingKey::from_bytes(&key.public)
+            .map_err(|_| Error::new(crate::codes::PUBLIC_KEY_INVALID, "not a curve point"))?;
         for s in mine {
             let ok = <[u8; 64]>::try_from(s.sig.as_slice())
                 .map(|b| ed25519_dalek::Signature::from_bytes(&b))

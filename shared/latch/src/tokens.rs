@@ -213,8 +213,8 @@ pub fn standalone_token(message: &str) -> Result<String> {
 
 /// Parse and validate ledger bytes.
 pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
-    let ledger: Ledger =
-        serde_json::from_slice(bytes).map_err(|e| Error::new(crate::codes::LEDGER_INVALID, format!("tokens.json is not a valid ledger: {e}")))?;
+    let ledger: Ledger = serde_json::from_slice(bytes)
+        .map_err(|e| Error::new(crate::codes::LEDGER_INVALID, format!("tokens.json is not a valid ledger: {e}")))?;
     if ledger.schema != LEDGER_SCHEMA || ledger.tokens.len() > MAX_TOKENS * 2 {
         return Err(Error::new(crate::codes::LEDGER_INVALID, "tokens.json has an unknown schema or too many tokens"));
     }
@@ -228,7 +228,15 @@ pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
 
 impl Ledger {
     /// Add a fresh record and return the raw token (shown once).
-    pub fn issue(&mut self, purpose: Purpose, action_hash: &str, risk: crate::entry::Risk, summary: &str, now_ms: u64, ttl_ms: u64) -> (String, TokenRecord) {
+    pub fn issue(
+        &mut self,
+        purpose: Purpose,
+        action_hash: &str,
+        risk: crate::entry::Risk,
+        summary: &str,
+        now_ms: u64,
+        ttl_ms: u64,
+    ) -> (String, TokenRecord) {
         let token = new_token();
         let salt = kijito_files::random::hex(16);
         let rec = TokenRecord {

@@ -18,14 +18,18 @@ pub enum ToolMode {
     Normal,
     /// Silent Witness (a marker, the head's flag, or a chain that does not
     /// verify: an integrity failure halts like Silent Witness).
-    SilentWitness { reason: String },
+    SilentWitness {
+        reason: String,
+    },
     /// Consent locked until the user reviews (wake-check's degraded mode).
     Degraded,
     /// One-step mode and the head names no next step, or it was taken.
     OneStepWithoutStep,
     /// The user's governance file is refused (every latch write fails
     /// closed with it): the user fixes the file.
-    GovernanceInvalid { reason: String },
+    GovernanceInvalid {
+        reason: String,
+    },
 }
 
 impl Latch {
@@ -68,7 +72,12 @@ impl Latch {
     /// nothing to consume. `Err` carries the failing check's code and
     /// message; nothing is written then. `wallet_ok` checks a wallet
     /// record's stored signature (see [`consent_check`]).
-    pub fn tool_gate(&self, now_ms: u64, action_bytes: &[u8], wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool) -> Result<crate::entry::Entry> {
+    pub fn tool_gate(
+        &self,
+        now_ms: u64,
+        action_bytes: &[u8],
+        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
+    ) -> Result<crate::entry::Entry> {
         self.tool_gate_at_least(now_ms, action_bytes, wallet_ok, None)
     }
 
@@ -111,7 +120,10 @@ impl Latch {
                 ));
             }
             if h.consent_state == ConsentState::Pending && r.action_hash == hash && r.risk == crate::entry::Risk::High && once {
-                return Err(Error::new(crate::codes::RISK_RECONFIRMATION_REQUIRED, "high risk: the user confirmed once; they must send the same token again as a second, separate message"));
+                return Err(Error::new(
+                    crate::codes::RISK_RECONFIRMATION_REQUIRED,
+                    "high risk: the user confirmed once; they must send the same token again as a second, separate message",
+                ));
             }
         }
         for check in [consent_check(head, rec.as_ref(), &ledger, &hash, None, wallet_ok), risk_check(head, rec.as_ref())] {

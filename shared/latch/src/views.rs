@@ -2,9 +2,9 @@
 //! outside the workspace), the lock probe, the tokens, the Silent Witness
 //! marker and `status`. Nothing here writes.
 
+use crate::chain::EntrySummary;
 use crate::chain::{self, Finding};
 use crate::{head, layout, lock, Latch, LockProbe, Status, TokenState, VerifyReport, WitnessMarker};
-use crate::chain::EntrySummary;
 use kijito_protocol::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -43,7 +43,10 @@ impl Latch {
     pub fn had_latch(&self) -> Result<bool> {
         match &self.heads_dir {
             Some(d) => crate::index::contains(d, &self.paths.root),
-            None => Err(Error::new(head::codes::UNAVAILABLE, "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")),
+            None => Err(Error::new(
+                head::codes::UNAVAILABLE,
+                "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)",
+            )),
         }
     }
 
@@ -51,7 +54,10 @@ impl Latch {
     pub fn head_record(&self) -> Result<Option<head::HeadRecord>> {
         match self.head_record_path() {
             Some(p) => head::load(&p),
-            None => Err(Error::new(head::codes::UNAVAILABLE, "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)")),
+            None => Err(Error::new(
+                head::codes::UNAVAILABLE,
+                "no state directory for head records (set HOME, XDG_STATE_HOME or MEMORY_LATCH_HEADS_DIR)",
+            )),
         }
     }
 

@@ -41,15 +41,15 @@ const MAX_CONFIG_BYTES: u64 = 4096;
 
 /// The secp256k1 group order n (big endian).
 const ORDER: [u8; 32] = [
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b,
-    0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48,
+    0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
 ];
 
 /// secp256k1 group order / 2 (big endian): a signature's `s` above it is
 /// the malleable twin of a low-s signature and is refused.
 const HALF_ORDER: [u8; 32] = [
-    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d,
-    0xdf, 0xe9, 0x2f, 0x46, 0x68, 0x1b, 0x20, 0xa0,
+    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4,
+    0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46, 0x68, 0x1b, 0x20, 0xa0,
 ];
 
 pub fn keccak(bytes: &[u8]) -> [u8; 32] {
@@ -177,7 +177,9 @@ impl Setting {
         if let Some(p) = var(WALLET_ENV) {
             return Setting::load(&p, true, workspace_root);
         }
-        let base = var("XDG_CONFIG_HOME").filter(|p| p.is_absolute()).or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")));
+        let base = var("XDG_CONFIG_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| var("HOME").filter(|p| p.is_absolute()).map(|h| h.join(".config")));
         match base {
             Some(b) => Setting::load(&b.join("kijito-qa").join("memory-latch-wallet.json"), false, workspace_root),
             None => Setting::Off,
@@ -280,7 +282,8 @@ impl Challenge {
     }
 
     pub fn digest(&self, action_hash: &str) -> Result<[u8; 32]> {
-        let nonce = parse_hex::<32>(&self.nonce).ok_or_else(|| Error::new(crate::codes::LEDGER_INVALID, "wallet nonce is not 0x + 64 hex"))?;
+        let nonce =
+            parse_hex::<32>(&self.nonce).ok_or_else(|| Error::new(crate::codes::LEDGER_INVALID, "wallet nonce is not 0x + 64 hex"))?;
         Ok(consent_digest(&action_bytes(action_hash)?, &nonce, self.expires_at))
     }
 
@@ -434,7 +437,13 @@ impl Latch {
     /// [`Latch::user_signature`] with the recovery done by `recoverer`
     /// (the hook: the installed `memory-latch wallet-recover`). Every other
     /// step (form, lock, ledger, status, confirmation) runs here.
-    pub fn user_signature_with(&self, now_ms: u64, prompt: &str, setting: &Setting, recoverer: &dyn Recoverer) -> Result<Option<PromptOutcome>> {
+    pub fn user_signature_with(
+        &self,
+        now_ms: u64,
+        prompt: &str,
+        setting: &Setting,
+        recoverer: &dyn Recoverer,
+    ) -> Result<Option<PromptOutcome>> {
         let Some(sig) = Sig::standalone(prompt) else { return Ok(None) };
         if layout::check_latch_dir(&self.paths.dir, ".memory-latch")?.is_none() {
             return Ok(None);
@@ -457,12 +466,17 @@ impl Latch {
             .tokens
             .iter()
             .enumerate()
-            .filter_map(|(i, t)| t.wallet.as_ref().filter(|c| c.signer == signer).and_then(|c| c.digest(&t.action_hash).ok()).map(|d| (i, d)))
+            .filter_map(|(i, t)| {
+                t.wallet.as_ref().filter(|c| c.signer == signer).and_then(|c| c.digest(&t.action_hash).ok()).map(|d| (i, d))
+            })
             .collect();
         let digests: Vec<[u8; 32]> = candidates.iter().map(|(_, d)| *d).collect();
         let recovered = if digests.is_empty() { Vec::new() } else { recoverer.recover_all(&sig, &digests)? };
         if recovered.len() != digests.len() {
-            return Err(Error::new(crate::codes::WALLET_RECOVERY_FAILED, "the signature recovery answered for a different number of requests"));
+            return Err(Error::new(
+                crate::codes::WALLET_RECOVERY_FAILED,
+                "the signature recovery answered for a different number of requests",
+            ));
         }
         let found = candidates.iter().zip(&recovered).find(|(_, a)| **a == Some(cfg.signer)).map(|((i, _), _)| *i);
         let Some(idx) = found else {
@@ -478,9 +492,16 @@ impl Latch {
         let expires_at = ledger.tokens[idx].wallet.as_ref().map(|c| c.expires_at).unwrap_or(0);
         match ledger.tokens[idx].status(now_ms) {
             TokenStatus::Used => return refused(crate::codes::WALLET_NONCE_REPLAYED, "that request's nonce was already used (single use)"),
-            TokenStatus::Locked => return refused(crate::codes::CONSENT_TOKEN_LOCKED, "that request is locked after too many wrong attempts; request consent again"),
+            TokenStatus::Locked => {
+                return refused(
+                    crate::codes::CONSENT_TOKEN_LOCKED,
+                    "that request is locked after too many wrong attempts; request consent again",
+                )
+            }
             TokenStatus::Expired => return refused(crate::codes::WALLET_EXPIRED, "that signed request has expired; request consent again"),
-            TokenStatus::Live if now_ms / 1000 >= expires_at => return refused(crate::codes::WALLET_EXPIRED, "the signed expiry has passed; request consent again"),
+            TokenStatus::Live if now_ms / 1000 >= expires_at => {
+                return refused(crate::codes::WALLET_EXPIRED, "the signed expiry has passed; request consent again")
+            }
             TokenStatus::Live => {}
         }
         if let Some(c) = ledger.tokens[idx].wallet.as_mut() {
@@ -540,7 +561,12 @@ mod tests {
         assert_eq!(sig(&v["signature_over_other_action"]).recover(&b32(&v["other_action_digest"])).unwrap(), signer);
         // the malleable high-s twin (eth_account recovers it to the signer) is refused
         assert_eq!(sig(&v["signature_high_s_twin"]).recover(&digest).unwrap_err().code(), "wallet_signature_malleable");
-        let c = Challenge { signer: signer.lower(), nonce: v["nonce"].as_str().unwrap().into(), expires_at: v["expires_at"].as_u64().unwrap(), signature: None };
+        let c = Challenge {
+            signer: signer.lower(),
+            nonce: v["nonce"].as_str().unwrap().into(),
+            expires_at: v["expires_at"].as_u64().unwrap(),
+            signature: None,
+        };
         let ah = v["action_hash"].as_str().unwrap();
         assert!(c.verify(ah, &sig(&v["signature"]), &signer));
         assert!(!c.verify(ah, &sig(&v["signature_by_other_key"]), &signer));

@@ -7,7 +7,10 @@
 
 use crate::chain::{self, LiveState, ReportMode, LIVE_HEADER};
 use crate::entry::{self, ConsentState, Decision, Entry, Event, Integrity, Mode, Risk, SegmentRef, NONE};
-use crate::{clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch, VerifyReport, WitnessMarker, WITNESS_SCHEMA};
+use crate::{
+    clean_list, clean_text, head, layout, lock, read_boot_id, time, tokens, witness_error, CheckpointInput, InitInput, InitOutcome, Latch,
+    VerifyReport, WitnessMarker, WITNESS_SCHEMA,
+};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
 
@@ -115,7 +118,8 @@ impl Latch {
         e.reseeded_from = None;
         e.governance = self.governance.clone();
         e.storage = self.storage();
-        e.integrity = Integrity { mode: head.integrity.mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() };
+        e.integrity =
+            Integrity { mode: head.integrity.mode, payload_hash: String::new(), hmac_signature: NONE.into(), verified_at: String::new() };
         // Composting: retire decisions made compost_retire_turns or more
         // turns ago (the hooks' turn count, knobs.rs); a decision recorded
         // before turns stamped it retires by entries, as it did then. An
@@ -172,7 +176,9 @@ impl Latch {
             return Err(Error::new(crate::codes::WRITE_FAILED, "cannot serialise the entry"));
         }
         if e.integrity.mode == Mode::Hmac {
-            let key = self.key.as_ref().ok_or_else(|| Error::new(crate::codes::HMAC_KEY_REQUIRED, "this manifest is in hmac mode; the key is required to write"))?;
+            let key = self.key.as_ref().ok_or_else(|| {
+                Error::new(crate::codes::HMAC_KEY_REQUIRED, "this manifest is in hmac mode; the key is required to write")
+            })?;
             e.integrity.hmac_signature = key.sign(&payload);
         }
         e.integrity.payload_hash = entry::sha256_tagged(&payload);
@@ -192,7 +198,8 @@ impl Latch {
             let bytes = chain::render_file(&chain::segment_header(index), &entries);
             if !live.pending_seal {
                 private::ensure_private_dir(&self.paths.history).map_err(|e| layout::file_error(e, crate::codes::DIR_SYMLINK))?;
-                private::create_new(&self.paths.segment(index), bytes.as_bytes()).map_err(|e| layout::file_error(e, crate::codes::SEGMENT_SYMLINK))?;
+                private::create_new(&self.paths.segment(index), bytes.as_bytes())
+                    .map_err(|e| layout::file_error(e, crate::codes::SEGMENT_SYMLINK))?;
             }
             e.sealed_segment = Some(SegmentRef {
                 index,

@@ -372,7 +372,9 @@ fn one_step_mode_allows_one_gated_action_per_declared_step() {
     // A checkpoint without a next step is refused in the mode; one with it makes the mode ready.
     let e = f.latch.checkpoint(T0 + 23, &latch::CheckpointInput::default()).unwrap_err();
     assert_eq!(e.code(), codes::ONE_STEP_NEXT_STEP_REQUIRED);
-    f.latch.checkpoint(T0 + 24, &latch::CheckpointInput { next_single_step: Some("delete it again".into()), ..Default::default() }).unwrap();
+    f.latch
+        .checkpoint(T0 + 24, &latch::CheckpointInput { next_single_step: Some("delete it again".into()), ..Default::default() })
+        .unwrap();
     let r = f.latch.gate(T0 + 25, &input(&f)).unwrap();
     assert!(r.passed, "{r:?}");
     // The context fell again: the mode ends, and the gate has its five checks.
@@ -466,7 +468,10 @@ mod wallet_consent {
         // The genuine record with the configured signer passes, once, and says how it was authorized.
         let r = f.latch.gate(T0 + 11, &with(&signer)).unwrap();
         assert!(r.passed, "{r:?}");
-        assert_eq!(check(&r, "consent_integrity").message, "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)");
+        assert_eq!(
+            check(&r, "consent_integrity").message,
+            "authorized by the configured signer's EIP-712 signature over this action (single-use nonce)"
+        );
         assert_eq!(check(&r, "risk_gate").message, "risk high");
         assert_eq!(f.latch.tokens(T0 + 12).unwrap()[0].used_at_ms, Some(T0 + 11));
     }

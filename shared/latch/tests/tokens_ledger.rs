@@ -146,7 +146,8 @@ fn ledger_json(n: usize) -> serde_json::Value {
 
 #[test]
 fn the_ledger_parse_limits() {
-    let parse = |v: &serde_json::Value| tokens::parse_ledger(v.to_string().as_bytes()).map(|l| l.tokens.len()).map_err(|e| e.code().to_owned());
+    let parse =
+        |v: &serde_json::Value| tokens::parse_ledger(v.to_string().as_bytes()).map(|l| l.tokens.len()).map_err(|e| e.code().to_owned());
     assert_eq!(parse(&ledger_json(MAX_TOKENS * 2)), Ok(MAX_TOKENS * 2));
     assert_eq!(parse(&ledger_json(MAX_TOKENS * 2 + 1)), Err("ledger_invalid".into()));
     let mut v = ledger_json(1);

@@ -30,7 +30,8 @@ fn main() {
         ..Env::default()
     };
     let modes = Modes { latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
-    let target = ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };
+    let target =
+        ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };
     let mut times: Vec<(Duration, usize)> = Vec::with_capacity(rounds * calls.len());
     for _ in 0..rounds {
         for (i, (name, input)) in calls.iter().enumerate() {

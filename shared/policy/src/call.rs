@@ -159,10 +159,15 @@ mod tests {
             ToolCall::parse("mcp__github__create_issue", &json!({})),
             ToolCall::Mcp { tool: "mcp__github__create_issue".into(), server: "github".into(), name: "create_issue".into() }
         );
-        let patch = "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Update File: b.rs\n*** Move to: c.rs\n*** Delete File: d.rs\n*** End Patch\n";
+        let patch =
+            "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Update File: b.rs\n*** Move to: c.rs\n*** Delete File: d.rs\n*** End Patch\n";
         assert_eq!(
             ToolCall::parse("apply_patch", &json!({"input": patch})),
-            ToolCall::Patch { tool: "apply_patch".into(), writes: vec!["a.rs".into(), "b.rs".into(), "c.rs".into()], deletes: vec!["d.rs".into()] }
+            ToolCall::Patch {
+                tool: "apply_patch".into(),
+                writes: vec!["a.rs".into(), "b.rs".into(), "c.rs".into()],
+                deletes: vec!["d.rs".into()]
+            }
         );
         assert_eq!(ToolCall::parse("Read", &json!({"file_path": "/x"})), ToolCall::Read { tool: "Read".into() });
         assert_eq!(ToolCall::parse("Frobnicate", &json!({})), ToolCall::Other { tool: "Frobnicate".into() });

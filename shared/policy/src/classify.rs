@@ -419,9 +419,11 @@ fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
         words.remove(0);
     }
     let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
-    const READ: &[&str] = &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
+    const READ: &[&str] =
+        &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
     // an edit of something others read: an issue, a pull request, a comment, ...
-    const PUBLIC_THINGS: &[&str] = &["issue", "issues", "pull", "pr", "comment", "comments", "review", "release", "discussion", "gist", "post", "page", "wiki"];
+    const PUBLIC_THINGS: &[&str] =
+        &["issue", "issues", "pull", "pr", "comment", "comments", "review", "release", "discussion", "gist", "post", "page", "wiki"];
     const CHANGE: &[&str] = &["create", "open", "submit", "update", "edit", "close", "reopen", "add", "lock", "approve"];
     let kijito = server.to_ascii_lowercase().contains("kijito");
     if words.first().is_some_and(|w| READ.contains(&w.as_str())) {
@@ -434,7 +436,9 @@ fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
         out.hit(Class::Delete, r::MCP_DELETE);
     } else if has(&["send", "email", "mail", "message", "notify", "dm"]) {
         out.hit(Class::Send, r::MCP_SEND);
-    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply", "push", "share"]) || (has(CHANGE) && has(PUBLIC_THINGS)) {
+    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply", "push", "share"])
+        || (has(CHANGE) && has(PUBLIC_THINGS))
+    {
         out.hit(Class::PublicPost, r::MCP_PUBLIC_POST);
     } else {
         out.hit(Class::Write, r::MCP_WRITE);
@@ -493,7 +497,8 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
         // what reaches its standard input: here-documents, here-strings and
         // the words `echo`/`printf` print before it in its pipeline (`echo SQL | psql`)
         let printed = piped.iter().filter(|c| c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")));
-        let stdin: Vec<String> = cmd.stdin.iter().cloned().chain(printed.map(|c| c.argv.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))).collect();
+        let stdin: Vec<String> =
+            cmd.stdin.iter().cloned().chain(printed.map(|c| c.argv.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))).collect();
         command(&cmd.argv, &stdin, env, out, depth);
     }
 }
@@ -518,19 +523,137 @@ fn base(p: &str) -> &str {
 
 /// Programs that run code given on their command line or standard input.
 const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "py", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "osascript",
-    "gcc", "cc", "clang", "tcc", "rustc", "go", "java", "jshell", "expect", "gdb",
+    "python",
+    "python2",
+    "python3",
+    "py",
+    "pypy",
+    "pypy3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "osascript",
+    "gcc",
+    "cc",
+    "clang",
+    "tcc",
+    "rustc",
+    "go",
+    "java",
+    "jshell",
+    "expect",
+    "gdb",
 ];
 
 /// Programs that only read (with no redirection, no write option).
 const READ_ONLY: &[&str] = &[
-    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind", "wc", "uniq", "cut", "tr", "jq", "diff", "cmp",
-    "file", "stat", "du", "df", "pwd", "echo", "printf", "true", "false", "test", "[", "which", "whereis", "type", "printenv", "id", "whoami", "uname",
-    "date", "hostname", "ps", "tree", "realpath", "readlink", "dirname", "basename", "sha256sum", "sha1sum", "md5sum", "b2sum", "xxd", "od", "hexdump",
-    "strings", "nproc", "free", "uptime", "man", "help", "cd", "pushd", "popd", "exit", "column", "nl", "rev", "tac", "comm", "join", "paste", "seq",
-    "sleep", "wait", "lsof", "pgrep", "env", "locale", "getconf", "ldd", "nm", "objdump", "readelf", "sort",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "fd",
+    "fdfind",
+    "wc",
+    "uniq",
+    "cut",
+    "tr",
+    "jq",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "[",
+    "which",
+    "whereis",
+    "type",
+    "printenv",
+    "id",
+    "whoami",
+    "uname",
+    "date",
+    "hostname",
+    "ps",
+    "tree",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "sha256sum",
+    "sha1sum",
+    "md5sum",
+    "b2sum",
+    "xxd",
+    "od",
+    "hexdump",
+    "strings",
+    "nproc",
+    "free",
+    "uptime",
+    "man",
+    "help",
+    "cd",
+    "pushd",
+    "popd",
+    "exit",
+    "column",
+    "nl",
+    "rev",
+    "tac",
+    "comm",
+    "join",
+    "paste",
+    "seq",
+    "sleep",
+    "wait",
+    "lsof",
+    "pgrep",
+    "env",
+    "locale",
+    "getconf",
+    "ldd",
+    "nm",
+    "objdump",
+    "readelf",
+    "sort",
     // shell builtins that change only the shell's own state
-    "export", "unset", "set", "shopt", "read", "local", "declare", "typeset", "alias", "unalias", "hash", "jobs", "trap", "umask", "shift",
+    "export",
+    "unset",
+    "set",
+    "shopt",
+    "read",
+    "local",
+    "declare",
+    "typeset",
+    "alias",
+    "unalias",
+    "hash",
+    "jobs",
+    "trap",
+    "umask",
+    "shift",
 ];
 
 fn shells() -> &'static [&'static str] {
@@ -603,10 +726,14 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
         "chrt" => tail(skip(rest, &[], 1)),
         "busybox" | "toybox" => tail(0),
         "chroot" => tail(skip(rest, &["--userspec", "--groups"], 1)),
-        "unshare" | "nsenter" | "setpriv" | "firejail" | "systemd-run" | "proot" => {
-            tail(skip(rest, &["-t", "--target", "-p", "--property", "-u", "--uid", "-g", "--gid", "-S", "--setenv", "--unit", "-M", "--machine"], 0))
+        "unshare" | "nsenter" | "setpriv" | "firejail" | "systemd-run" | "proot" => tail(skip(
+            rest,
+            &["-t", "--target", "-p", "--property", "-u", "--uid", "-g", "--gid", "-S", "--setenv", "--unit", "-M", "--machine"],
+            0,
+        )),
+        "nohup" | "setsid" | "command" | "exec" | "builtin" | "unbuffer" | "time" | "caffeinate" | "catchsegv" => {
+            tail(skip(rest, &["-a"], 0))
         }
-        "nohup" | "setsid" | "command" | "exec" | "builtin" | "unbuffer" | "time" | "caffeinate" | "catchsegv" => tail(skip(rest, &["-a"], 0)),
         "stdbuf" => tail(skip(rest, &["-i", "-o", "-e"], 0)),
         "timeout" => tail(skip(rest, &["-s", "--signal", "-k", "--kill-after"], 1)),
         "taskset" => tail(skip(rest, &[], 1)),
@@ -635,9 +762,34 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             let i = skip(rest, &["-n", "--interval", "-d", "-q", "--errexit-command"], 0);
             (i < rest.len()).then(|| Err(rest[i..].join(" ")))
         }
-        "xargs" => tail(skip(rest, &["-a", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "--delimiter", "--max-args", "--max-procs", "--arg-file", "--replace"], 0)),
+        "xargs" => tail(skip(
+            rest,
+            &[
+                "-a",
+                "-E",
+                "-e",
+                "-I",
+                "-i",
+                "-L",
+                "-l",
+                "-n",
+                "-P",
+                "-s",
+                "-d",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--arg-file",
+                "--replace",
+            ],
+            0,
+        )),
         "parallel" => {
-            let i = skip(rest, &["-j", "--jobs", "-S", "--sshlogin", "--joblog", "--delay", "-N", "--colsep", "-a", "--arg-file", "--results"], 0);
+            let i = skip(
+                rest,
+                &["-j", "--jobs", "-S", "--sshlogin", "--joblog", "--delay", "-N", "--colsep", "-a", "--arg-file", "--results"],
+                0,
+            );
             let end = rest.iter().position(|w| w == ":::" || w == "::::" || w == ":::+").unwrap_or(rest.len());
             if i >= end {
                 return None;
@@ -680,7 +832,8 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
 /// A shell started without `-c` and without a script file reads its script
 /// from standard input (`bash <<EOF`, `echo LINE | sh`, `bash -s`).
 fn stdin_script(rest: &[String]) -> bool {
-    !rest.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c')) && rest.iter().all(|w| w.starts_with('-') || w.starts_with('+'))
+    !rest.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
+        && rest.iter().all(|w| w.starts_with('-') || w.starts_with('+'))
 }
 
 /// Classify one simple command (after wrappers and nested shells).
@@ -697,10 +850,14 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     }
     // TIOCSTI pushes bytes into a terminal's input: code an interpreter or
     // compiler runs that names it (a grep for the word does not)
-    if INTERPRETERS.contains(&prog) && argv.iter().chain(stdin.iter()).any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522")) {
+    if INTERPRETERS.contains(&prog)
+        && argv.iter().chain(stdin.iter()).any(|w| w.contains("TIOCSTI") || w.contains("0x5412") || w.contains("21522"))
+    {
         out.trip(tripwires::TERMINAL_INPUT, "TIOCSTI");
     }
-    if HOOK_BINARIES.contains(&prog) || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog)) {
+    if HOOK_BINARIES.contains(&prog)
+        || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog))
+    {
         out.trip(tripwires::HOOK_BINARY, first);
         return;
     }
@@ -735,7 +892,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     match prog {
         "rm" | "srm" => {
             let (flags, targets) = split_flags(args);
-            if flags.iter().any(|f| has_short(f, 'r') || has_short(f, 'R') || has_short(f, 'f') || matches!(f.as_str(), "--recursive" | "--force")) {
+            if flags
+                .iter()
+                .any(|f| has_short(f, 'r') || has_short(f, 'R') || has_short(f, 'f') || matches!(f.as_str(), "--recursive" | "--force"))
+            {
                 out.hit(Class::Delete, r::RM_RECURSIVE_FORCE);
             } else {
                 out.hit(Class::Delete, r::RM_FILES);
@@ -755,12 +915,15 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         "gh" | "glab" => forge(prog, args, out),
         "curl" => curl(args, out),
         "wget" => {
-            if args.iter().any(|a| ["--post-data", "--post-file", "--body-data", "--body-file"].iter().any(|f| a == f || a.starts_with(&format!("{f}="))))
-                || args.iter().enumerate().any(|(i, a)| {
-                    let m = a.strip_prefix("--method=").map(str::to_owned).or_else(|| (a == "--method").then(|| args.get(i + 1).cloned().unwrap_or_default()));
-                    m.is_some_and(|m| !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"))
-                })
-            {
+            if args.iter().any(|a| {
+                ["--post-data", "--post-file", "--body-data", "--body-file"].iter().any(|f| a == f || a.starts_with(&format!("{f}=")))
+            }) || args.iter().enumerate().any(|(i, a)| {
+                let m = a
+                    .strip_prefix("--method=")
+                    .map(str::to_owned)
+                    .or_else(|| (a == "--method").then(|| args.get(i + 1).cloned().unwrap_or_default()));
+                m.is_some_and(|m| !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"))
+            }) {
                 out.hit(Class::Send, r::HTTP_WRITE);
             } else {
                 out.hit(Class::Write, r::SHELL_WRITE);
@@ -774,9 +937,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         "cargo" => match sub(args, &["--manifest-path", "-Z", "--config", "-C"]).as_deref() {
             Some("publish") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
             Some("yank") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
-            Some("tree" | "metadata" | "search" | "--version" | "-V" | "help" | "locate-project" | "pkgid" | "verify-project" | "read-manifest") => {
-                out.hit(Class::Read, r::SHELL_READ)
-            }
+            Some(
+                "tree" | "metadata" | "search" | "--version" | "-V" | "help" | "locate-project" | "pkgid" | "verify-project"
+                | "read-manifest",
+            ) => out.hit(Class::Read, r::SHELL_READ),
             _ => out.hit(Class::Write, r::SHELL_OTHER),
         },
         "twine" if sub(args, &[]).as_deref() == Some("upload") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
@@ -799,17 +963,22 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 out.hit(Class::Write, r::SHELL_OTHER);
             }
         }
-        "kubectl" | "oc" => match sub(args, &["-n", "--namespace", "--context", "--kubeconfig", "-s", "--server", "--cluster", "--user"]).as_deref() {
+        "kubectl" | "oc" => match sub(args, &["-n", "--namespace", "--context", "--kubeconfig", "-s", "--server", "--cluster", "--user"])
+            .as_deref()
+        {
             Some("delete") => out.hit(Class::Delete, r::KUBE_DELETE),
-            Some("apply" | "create" | "replace" | "patch" | "edit" | "scale" | "set" | "rollout" | "drain" | "cordon" | "label" | "annotate") => {
-                out.hit(Class::Send, r::KUBE_APPLY)
-            }
+            Some(
+                "apply" | "create" | "replace" | "patch" | "edit" | "scale" | "set" | "rollout" | "drain" | "cordon" | "label" | "annotate",
+            ) => out.hit(Class::Send, r::KUBE_APPLY),
             _ => out.hit(Class::Read, r::SHELL_READ),
         },
         "terraform" | "tofu" | "terragrunt" => {
             let s = sub(args, &["-chdir"]);
             let words: Vec<&str> = args.iter().map(String::as_str).filter(|w| !w.starts_with('-')).collect();
-            if s.as_deref() == Some("destroy") || (s.as_deref() == Some("apply") && args.iter().any(|a| a == "-destroy")) || words.starts_with(&["state", "rm"]) {
+            if s.as_deref() == Some("destroy")
+                || (s.as_deref() == Some("apply") && args.iter().any(|a| a == "-destroy"))
+                || words.starts_with(&["state", "rm"])
+            {
                 out.hit(Class::Delete, r::TERRAFORM_DESTROY);
             } else if s.as_deref() == Some("apply") || s.as_deref() == Some("import") {
                 out.hit(Class::Send, r::TERRAFORM_APPLY);
@@ -823,7 +992,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             _ => out.hit(Class::Read, r::SHELL_READ),
         },
         "ssh" | "autossh" | "mosh" => {
-            let opts_with_value = ["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B"];
+            let opts_with_value = [
+                "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w",
+                "-B",
+            ];
             let (_, pos) = split_flags_with(args, &opts_with_value);
             if args.iter().any(|a| a == "-V" || a == "-G") || pos.is_empty() {
                 out.hit(Class::Read, r::SHELL_READ);
@@ -832,7 +1004,8 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             }
         }
         "scp" | "rsync" | "sftp" | "rclone" => {
-            let opts_with_value = ["-P", "-p", "-i", "-o", "-F", "-c", "-l", "-S", "-e", "--rsh", "-J", "--exclude", "--include", "--filter", "-f"];
+            let opts_with_value =
+                ["-P", "-p", "-i", "-o", "-F", "-c", "-l", "-S", "-e", "--rsh", "-J", "--exclude", "--include", "--filter", "-f"];
             let (flags, pos) = split_flags_with(args, &opts_with_value);
             if prog == "rsync" && flags.iter().any(|f| f.starts_with("--delete") || f == "--remove-source-files") {
                 out.hit(Class::Delete, r::RSYNC_DELETE);
@@ -848,7 +1021,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         "sendmail" | "mail" | "mailx" | "mutt" | "msmtp" | "swaks" | "neomutt" | "s-nail" => out.hit(Class::Send, r::SEND_MAIL),
         "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlite" | "duckdb" | "clickhouse-client" | "cockroach" => sql(prog, args, stdin, out),
-        "cast" if matches!(sub(args, &[]).as_deref(), Some("send" | "publish" | "mktx")) => out.hit(Class::WalletTransfer, r::WALLET_TRANSFER),
+        "cast" if matches!(sub(args, &[]).as_deref(), Some("send" | "publish" | "mktx")) => {
+            out.hit(Class::WalletTransfer, r::WALLET_TRANSFER)
+        }
         "solana" if matches!(sub(args, &["-u", "--url", "-k", "--keypair"]).as_deref(), Some("transfer" | "pay" | "withdraw-stake")) => {
             out.hit(Class::WalletTransfer, r::WALLET_TRANSFER)
         }
@@ -861,9 +1036,13 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 out.hit(Class::Read, r::SHELL_READ);
             }
         }
-        "electrum" if matches!(sub(args, &[]).as_deref(), Some("payto" | "broadcast")) => out.hit(Class::WalletTransfer, r::WALLET_TRANSFER),
+        "electrum" if matches!(sub(args, &[]).as_deref(), Some("payto" | "broadcast")) => {
+            out.hit(Class::WalletTransfer, r::WALLET_TRANSFER)
+        }
         "screen" => {
-            if args.windows(2).any(|w| w[0] == "-X" && matches!(w[1].as_str(), "stuff" | "paste" | "readbuf" | "register")) || args.iter().any(|a| a == "-Xstuff") {
+            if args.windows(2).any(|w| w[0] == "-X" && matches!(w[1].as_str(), "stuff" | "paste" | "readbuf" | "register"))
+                || args.iter().any(|a| a == "-Xstuff")
+            {
                 out.trip(tripwires::TERMINAL_INPUT, "screen -X stuff");
             }
             out.hit(Class::Write, r::SHELL_OTHER);
@@ -876,7 +1055,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             out.hit(Class::Write, r::SHELL_OTHER);
         }
         "ttyecho" | "writevt" | "wtype" => out.trip(tripwires::TERMINAL_INPUT, prog),
-        "xdotool" | "ydotool" if args.iter().any(|a| matches!(a.as_str(), "type" | "key" | "keydown")) => out.trip(tripwires::TERMINAL_INPUT, prog),
+        "xdotool" | "ydotool" if args.iter().any(|a| matches!(a.as_str(), "type" | "key" | "keydown")) => {
+            out.trip(tripwires::TERMINAL_INPUT, prog)
+        }
         p if p.starts_with("mkfs") || matches!(p, "wipefs" | "fdisk" | "sfdisk" | "parted" | "sgdisk" | "blkdiscard") => {
             out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE)
         }
@@ -888,8 +1069,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         "cp" | "mv" | "install" | "ln" | "link" => {
             out.hit(Class::Write, r::SHELL_WRITE);
-            let (flags, pos) = split_flags_with(args, &["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "-g", "--owner", "--group"]);
-            let target = flags.iter().zip(flags.iter().skip(1)).find(|(f, _)| *f == "-t" || *f == "--target-directory").map(|(_, v)| v.clone());
+            let (flags, pos) =
+                split_flags_with(args, &["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "-g", "--owner", "--group"]);
+            let target =
+                flags.iter().zip(flags.iter().skip(1)).find(|(f, _)| *f == "-t" || *f == "--target-directory").map(|(_, v)| v.clone());
             let target = target.or_else(|| flags.iter().find_map(|f| f.strip_prefix("--target-directory=").map(str::to_owned)));
             match target {
                 Some(t) => hit_path(out, &t),
@@ -921,7 +1104,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 }
             }
         }
-        "sed" | "perl" | "ruby" if args.iter().any(|a| a.starts_with("--in-place") || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))) => {
+        "sed" | "perl" | "ruby"
+            if args.iter().any(|a| a.starts_with("--in-place") || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))) =>
+        {
             out.hit(Class::Write, r::SHELL_WRITE);
             let (_, pos) = split_flags_with(args, &["-e", "-f", "--expression", "--file"]);
             let has_script_flag = args.iter().any(|a| a == "-e" || a == "-f" || a.starts_with("--expression"));
@@ -1081,7 +1266,8 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
     };
     let rest = &args[i + 1..];
     let (flags, pos) = split_flags(rest);
-    let flag = |names: &[&str]| flags.iter().any(|f| names.contains(&f.as_str()) || names.iter().any(|n| n.ends_with('=') && f.starts_with(n)));
+    let flag =
+        |names: &[&str]| flags.iter().any(|f| names.contains(&f.as_str()) || names.iter().any(|n| n.ends_with('=') && f.starts_with(n)));
     let short = |c: char| flags.iter().any(|f| has_short(f, c));
     match subcmd.as_str() {
         "push" => {
@@ -1104,14 +1290,31 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
         "checkout" if rest.iter().any(|a| a == "--") || pos.iter().any(|p| p == "." || p == ":/") || flag(&["--force"]) || short('f') => {
             out.hit(Class::Delete, r::GIT_DISCARD_CHANGES)
         }
-        "restore" if !flag(&["--staged"]) && !short('S') || flag(&["--worktree"]) || short('W') => out.hit(Class::Delete, r::GIT_DISCARD_CHANGES),
+        "restore" if !flag(&["--staged"]) && !short('S') || flag(&["--worktree"]) || short('W') => {
+            out.hit(Class::Delete, r::GIT_DISCARD_CHANGES)
+        }
         "clean" if (flag(&["--force"]) || short('f')) && !flag(&["--dry-run"]) && !short('n') => out.hit(Class::Delete, r::GIT_CLEAN_FORCE),
         "clean" => out.hit(Class::Read, r::GIT_READ),
         "branch" => {
             let force_delete = short('D') || (flag(&["--delete"]) || short('d')) && (flag(&["--force"]) || short('f'));
             if force_delete {
                 out.hit(Class::Delete, r::GIT_BRANCH_FORCE_DELETE);
-            } else if pos.is_empty() && !flag(&["--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "--set-upstream-to", "-u", "--unset-upstream", "--edit-description"]) && !short('d') {
+            } else if pos.is_empty()
+                && !flag(&[
+                    "--delete",
+                    "-m",
+                    "-M",
+                    "--move",
+                    "-c",
+                    "-C",
+                    "--copy",
+                    "--set-upstream-to",
+                    "-u",
+                    "--unset-upstream",
+                    "--edit-description",
+                ])
+                && !short('d')
+            {
                 out.hit(Class::Read, r::GIT_READ);
             } else {
                 out.hit(Class::Write, r::GIT_WRITE);
@@ -1124,7 +1327,17 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
         },
         "config" => {
             let reading = flag(&["--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--show-origin", "--show-scope"])
-                || (pos.len() <= 1 && !flag(&["--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section", "--edit", "-e"]))
+                || (pos.len() <= 1
+                    && !flag(&[
+                        "--unset",
+                        "--unset-all",
+                        "--add",
+                        "--replace-all",
+                        "--rename-section",
+                        "--remove-section",
+                        "--edit",
+                        "-e",
+                    ]))
                 || pos.first().is_some_and(|p| p == "get" || p == "list");
             if reading {
                 out.hit(Class::Read, r::GIT_READ);
@@ -1146,9 +1359,11 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
                 out.hit(Class::Write, r::GIT_WRITE);
             }
         }
-        "status" | "diff" | "log" | "show" | "blame" | "grep" | "ls-files" | "ls-tree" | "ls-remote" | "rev-parse" | "describe" | "shortlog" | "reflog"
-        | "cat-file" | "for-each-ref" | "merge-base" | "name-rev" | "rev-list" | "whatchanged" | "help" | "version" | "--version" | "show-ref"
-        | "count-objects" | "check-ignore" | "var" | "annotate" | "range-diff" | "cherry" => out.hit(Class::Read, r::GIT_READ),
+        "status" | "diff" | "log" | "show" | "blame" | "grep" | "ls-files" | "ls-tree" | "ls-remote" | "rev-parse" | "describe"
+        | "shortlog" | "reflog" | "cat-file" | "for-each-ref" | "merge-base" | "name-rev" | "rev-list" | "whatchanged" | "help"
+        | "version" | "--version" | "show-ref" | "count-objects" | "check-ignore" | "var" | "annotate" | "range-diff" | "cherry" => {
+            out.hit(Class::Read, r::GIT_READ)
+        }
         _ => {
             out.hit(Class::Write, r::GIT_WRITE);
             let _ = env;
@@ -1157,7 +1372,26 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
 }
 
 fn forge(prog: &str, args: &[String], out: &mut Classification) {
-    let (flags, pos) = split_flags_with(args, &["-R", "--repo", "-H", "--hostname", "-X", "--method", "-f", "-F", "--field", "--raw-field", "--input", "-b", "--body", "-t", "--title"]);
+    let (flags, pos) = split_flags_with(
+        args,
+        &[
+            "-R",
+            "--repo",
+            "-H",
+            "--hostname",
+            "-X",
+            "--method",
+            "-f",
+            "-F",
+            "--field",
+            "--raw-field",
+            "--input",
+            "-b",
+            "--body",
+            "-t",
+            "--title",
+        ],
+    );
     let noun = pos.first().map(String::as_str).unwrap_or("");
     let verb = pos.get(1).map(String::as_str).unwrap_or("");
     if noun == "api" {
@@ -1166,8 +1400,16 @@ fn forge(prog: &str, args: &[String], out: &mut Classification) {
             .zip(flags.iter().skip(1))
             .find(|(f, _)| *f == "-X" || *f == "--method")
             .map(|(_, m)| m.to_ascii_uppercase())
-            .or_else(|| flags.iter().find_map(|f| f.strip_prefix("--method=").or_else(|| f.strip_prefix("-X")).filter(|m| !m.is_empty()).map(|m| m.to_ascii_uppercase())));
-        let body = flags.iter().any(|f| matches!(f.as_str(), "-f" | "-F" | "--field" | "--raw-field" | "--input") || f.starts_with("--field=") || f.starts_with("--raw-field="));
+            .or_else(|| {
+                flags.iter().find_map(|f| {
+                    f.strip_prefix("--method=").or_else(|| f.strip_prefix("-X")).filter(|m| !m.is_empty()).map(|m| m.to_ascii_uppercase())
+                })
+            });
+        let body = flags.iter().any(|f| {
+            matches!(f.as_str(), "-f" | "-F" | "--field" | "--raw-field" | "--input")
+                || f.starts_with("--field=")
+                || f.starts_with("--raw-field=")
+        });
         match method.as_deref() {
             Some("DELETE") => out.hit(Class::Delete, r::FORGE_DELETE),
             Some("GET" | "HEAD") => out.hit(Class::Read, r::SHELL_READ),
@@ -1182,16 +1424,17 @@ fn forge(prog: &str, args: &[String], out: &mut Classification) {
         (_, "delete" | "del" | "rm") => out.hit(Class::Delete, r::FORGE_DELETE),
         ("release", "create" | "upload" | "edit" | "new") => out.hit(Class::PublicPost, r::FORGE_RELEASE),
         // remote actions: run a workflow (deploys), set a repository secret or variable
-        ("workflow", "run" | "enable" | "disable") | ("run", "rerun" | "cancel") | ("secret" | "variable", "set" | "remove") | ("ci", "run" | "retry" | "trace") => {
-            out.hit(Class::PublicPost, r::FORGE_POST)
-        }
+        ("workflow", "run" | "enable" | "disable")
+        | ("run", "rerun" | "cancel")
+        | ("secret" | "variable", "set" | "remove")
+        | ("ci", "run" | "retry" | "trace") => out.hit(Class::PublicPost, r::FORGE_POST),
         (
             "pr" | "issue" | "mr" | "gist" | "repo" | "discussion" | "snippet" | "label" | "project",
-            "create" | "new" | "comment" | "note" | "merge" | "close" | "reopen" | "review" | "approve" | "edit" | "ready" | "lock" | "transfer" | "fork" | "archive" | "rename",
+            "create" | "new" | "comment" | "note" | "merge" | "close" | "reopen" | "review" | "approve" | "edit" | "ready" | "lock"
+            | "transfer" | "fork" | "archive" | "rename",
         ) => out.hit(Class::PublicPost, r::FORGE_POST),
-        (_, "list" | "view" | "status" | "diff" | "checks" | "search" | "ls") | ("search" | "status" | "browse" | "auth" | "help" | "version" | "--version", _) => {
-            out.hit(Class::Read, r::SHELL_READ)
-        }
+        (_, "list" | "view" | "status" | "diff" | "checks" | "search" | "ls")
+        | ("search" | "status" | "browse" | "auth" | "help" | "version" | "--version", _) => out.hit(Class::Read, r::SHELL_READ),
         _ => out.hit(Class::Write, r::SHELL_OTHER),
     }
 }
@@ -1232,7 +1475,8 @@ fn curl(args: &[String], out: &mut Classification) {
                         download = true;
                         break;
                     }
-                    'H' | 'u' | 'A' | 'e' | 'b' | 'c' | 'r' | 'm' | 'w' | 'x' | 'y' | 'Y' | 'z' | 'E' | 'K' | 'C' | 'P' | 'Q' | 't' | 'U' => break,
+                    'H' | 'u' | 'A' | 'e' | 'b' | 'c' | 'r' | 'm' | 'w' | 'x' | 'y' | 'Y' | 'z' | 'E' | 'K' | 'C' | 'P' | 'Q' | 't'
+                    | 'U' => break,
                     _ => {}
                 }
             }
@@ -1244,8 +1488,22 @@ fn curl(args: &[String], out: &mut Classification) {
             if !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS") {
                 write = true;
             }
-        } else if matches!(a, "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-urlencode" | "--data-ascii" | "--json" | "-F" | "--form" | "--form-string" | "-T" | "--upload-file")
-            || ["--data=", "--data-raw=", "--data-binary=", "--data-urlencode=", "--json=", "--form=", "--upload-file="].iter().any(|p| a.starts_with(p))
+        } else if matches!(
+            a,
+            "-d" | "--data"
+                | "--data-raw"
+                | "--data-binary"
+                | "--data-urlencode"
+                | "--data-ascii"
+                | "--json"
+                | "-F"
+                | "--form"
+                | "--form-string"
+                | "-T"
+                | "--upload-file"
+        ) || ["--data=", "--data-raw=", "--data-binary=", "--data-urlencode=", "--json=", "--form=", "--upload-file="]
+            .iter()
+            .any(|p| a.starts_with(p))
         {
             write = true;
         } else if matches!(a, "-o" | "--output" | "-O" | "--remote-name" | "--remote-name-all") || a.starts_with("--output=") {
@@ -1305,7 +1563,10 @@ fn destructive_sql(text: &str) -> bool {
         match words.first().copied() {
             Some("DROP" | "DELETE" | "TRUNCATE" | "UPDATE") => true,
             Some("ALTER") => words.contains(&"DROP"),
-            Some("WITH") => words.iter().any(|w| matches!(*w, "DELETE" | "UPDATE" | "DROP" | "TRUNCATE")) && !words.windows(2).any(|p| p == ["FOR", "UPDATE"]),
+            Some("WITH") => {
+                words.iter().any(|w| matches!(*w, "DELETE" | "UPDATE" | "DROP" | "TRUNCATE"))
+                    && !words.windows(2).any(|p| p == ["FOR", "UPDATE"])
+            }
             _ => false,
         }
     })
@@ -1480,7 +1741,10 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
         out.trip(tripwires::TERMINAL_INPUT, &abs);
         return;
     }
-    if ["/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/mmcblk", "/dev/disk", "/dev/mapper/", "/dev/md", "/dev/loop"].iter().any(|d| abs.starts_with(d)) {
+    if ["/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/mmcblk", "/dev/disk", "/dev/mapper/", "/dev/md", "/dev/loop"]
+        .iter()
+        .any(|d| abs.starts_with(d))
+    {
         out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE);
         return;
     }
@@ -1521,10 +1785,18 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
     if seq(".git", "hooks") || seq(".husky", name) && name != ".husky" || name == ".pre-commit-config.yaml" {
         out.hit(Class::CoreConfig, r::GIT_HOOKS_WRITE);
     }
-    if seq(".github", "workflows") || name == ".gitlab-ci.yml" || seq(".circleci", "config.yml") || name == "Jenkinsfile" || name == ".travis.yml" || name == "azure-pipelines.yml" {
+    if seq(".github", "workflows")
+        || name == ".gitlab-ci.yml"
+        || seq(".circleci", "config.yml")
+        || name == "Jenkinsfile"
+        || name == ".travis.yml"
+        || name == "azure-pipelines.yml"
+    {
         out.hit(Class::CoreConfig, r::CI_WORKFLOW_WRITE);
     }
-    let host_file = (seq(".claude", "settings.json") || seq(".claude", "settings.local.json") || comps.windows(2).any(|w| w[0] == ".claude" && matches!(w[1], "hooks" | "agents" | "commands" | "plugins")))
+    let host_file = (seq(".claude", "settings.json")
+        || seq(".claude", "settings.local.json")
+        || comps.windows(2).any(|w| w[0] == ".claude" && matches!(w[1], "hooks" | "agents" | "commands" | "plugins")))
         || in_home(".claude.json")
         || comps.windows(2).any(|w| w[0] == ".codex" && matches!(w[1], "config.toml" | "hooks.json" | "hooks" | "AGENTS.md"))
         || (name == "hooks.json" && comps.len() >= 2 && comps[comps.len() - 2] == "hooks")

@@ -145,9 +145,11 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
         };
     }
     let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
-    let halt = |code: &'static str, mode: &str, step: String| Decision::Deny {
+    let halt = |code: &'static str, mode: &str, step: String| {
+        Decision::Deny {
         code,
         reason: format!("kijito-qa policy: denied ({code}): {mode} halts every write, delete, send, public-post, wallet-transfer and core-config call (this one: {}). Reads pass. The one step out: {step}", what(cls)),
+    }
     };
     match modes.latch {
         LatchMode::SilentWitness if mutates => {
@@ -209,7 +211,8 @@ mod tests {
     use crate::classify::{classify, Env};
     use serde_json::json;
 
-    const T: ConsentTarget<'static> = ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1" };
+    const T: ConsentTarget<'static> =
+        ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1" };
 
     fn cls(tool: &str, input: Value) -> Classification {
         let env = Env { home: "/home/u".into(), cwd: "/w".into(), ..Env::default() };
@@ -314,7 +317,10 @@ mod tests {
     #[test]
     fn action_hash_is_of_the_canonical_bytes() {
         let input = json!({"command": "rm -rf build", "description": "clean"});
-        assert_eq!(action_bytes("Bash", &input), b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\",\"description\":\"clean\"}}\n".to_vec());
+        assert_eq!(
+            action_bytes("Bash", &input),
+            b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\",\"description\":\"clean\"}}\n".to_vec()
+        );
         assert_ne!(action_hash("Bash", &input), action_hash("Bash", &json!({"command": "rm -rf build2"})));
     }
 }

@@ -33,6 +33,6 @@ pub mod user;
 pub use kijito_protocol::shell;
 
 pub use call::ToolCall;
-pub use user::UserPolicy;
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
 pub use decide::{action_bytes, action_hash, consent_command, decide, ConsentTarget, Decision, LatchMode, Modes};
+pub use user::UserPolicy;

@@ -112,8 +112,13 @@ fn intern(name: &str) -> Result<&'static str> {
 fn default_irreversible(id: &str) -> Result<&'static str> {
     match classify::RULES.iter().find(|(r, _, _)| *r == id) {
         Some((r, c, _)) if c.is_irreversible() => Ok(r),
-        Some(_) => Err(Error::new(codes::USER_RULE_UNKNOWN, format!("user policy file: {id:?} is not an irreversible rule (only those can be removed or re-risked)"))),
-        None => Err(Error::new(codes::USER_RULE_UNKNOWN, format!("user policy file: no rule is named {:?}", kijito_protocol::ids::clip(id)))),
+        Some(_) => Err(Error::new(
+            codes::USER_RULE_UNKNOWN,
+            format!("user policy file: {id:?} is not an irreversible rule (only those can be removed or re-risked)"),
+        )),
+        None => {
+            Err(Error::new(codes::USER_RULE_UNKNOWN, format!("user policy file: no rule is named {:?}", kijito_protocol::ids::clip(id))))
+        }
     }
 }
 
@@ -195,7 +200,10 @@ impl UserPolicy {
             && name.starts_with(|c: char| c.is_ascii_lowercase())
             && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !snake {
-            return Err(rule_invalid(format!("rule name {:?} must be snake_case, at most {MAX_NAME_CHARS} characters", kijito_protocol::ids::clip(name))));
+            return Err(rule_invalid(format!(
+                "rule name {:?} must be snake_case, at most {MAX_NAME_CHARS} characters",
+                kijito_protocol::ids::clip(name)
+            )));
         }
         if classify::rule(name).is_some() {
             return Err(rule_invalid(format!("{name} is a default rule's name (change its risk under \"risk\" instead)")));
@@ -207,7 +215,9 @@ impl UserPolicy {
         let matcher = if let Some(p) = obj.get("program") {
             let args = match obj.get("args") {
                 None => Vec::new(),
-                Some(Value::Array(a)) if a.len() <= MAX_ARG_PATTERNS => a.iter().map(|v| pattern(v, "an \"args\" pattern")).collect::<Result<_>>()?,
+                Some(Value::Array(a)) if a.len() <= MAX_ARG_PATTERNS => {
+                    a.iter().map(|v| pattern(v, "an \"args\" pattern")).collect::<Result<_>>()?
+                }
                 Some(_) => return Err(rule_invalid(format!("\"args\" of {name} must be a list of at most {MAX_ARG_PATTERNS} patterns"))),
             };
             Matcher::Program { program: pattern(p, "\"program\"")?, args }
@@ -235,7 +245,10 @@ impl UserPolicy {
                 c
             }
         };
-        let risk = risk(obj.get("risk").ok_or_else(|| rule_invalid(format!("the rule {name} needs a \"risk\"")))?, &format!("the risk of {name}"))?;
+        let risk = risk(
+            obj.get("risk").ok_or_else(|| rule_invalid(format!("the rule {name} needs a \"risk\"")))?,
+            &format!("the risk of {name}"),
+        )?;
         Ok(UserRule { name: intern(name)?, class, risk, matcher })
     }
 

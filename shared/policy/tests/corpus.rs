@@ -47,7 +47,13 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
         let call = ToolCall::parse(e["tool_name"].as_str().unwrap(), &e["tool_input"]);
         let got = classify(&call, &env);
         for h in &got.hits {
-            assert!(kijito_policy::classify::rule(h.rule).is_some_and(|(c, _)| c == h.class), "{}: rule {} not in RULES as {:?}", e["id"], h.rule, h.class);
+            assert!(
+                kijito_policy::classify::rule(h.rule).is_some_and(|(c, _)| c == h.class),
+                "{}: rule {} not in RULES as {:?}",
+                e["id"],
+                h.rule,
+                h.class
+            );
         }
         let got_classes: BTreeSet<String> = got.classes().iter().map(|c| c.as_str().to_owned()).collect();
         let got_rules: BTreeSet<String> = got.irreversible().iter().map(|h| h.rule.to_owned()).collect();
@@ -110,7 +116,12 @@ fn decisions_by_mode_follow_the_labels() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/policy/corpus.jsonl");
     let text = std::fs::read_to_string(path).expect("fixtures/policy/corpus.jsonl");
     let env = env();
-    let target = ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/home/user/a.json", session_id: "s1" };
+    let target = ConsentTarget {
+        helper_dir: "/opt/kijito-qa/bin",
+        workspace: "/home/user/project",
+        action_file: "/home/user/a.json",
+        session_id: "s1",
+    };
     let mut denied = [0usize; 5];
     let mut lines = 0;
     for line in text.lines() {
@@ -136,7 +147,10 @@ fn decisions_by_mode_follow_the_labels() {
         assert_eq!(!absent.allowed(), trip, "{} without a latch", e["id"]);
         lines += 1;
     }
-    println!("decisions over {lines} calls: denied in silent witness {}, degraded {}, one-step without step {}, normal {}, normal with token {}", denied[0], denied[1], denied[2], denied[3], denied[4]);
+    println!(
+        "decisions over {lines} calls: denied in silent witness {}, degraded {}, one-step without step {}, normal {}, normal with token {}",
+        denied[0], denied[1], denied[2], denied[3], denied[4]
+    );
 }
 
 /// The PreToolUse stdin Codex 0.169 really sent (fixtures/policy/recorded,
@@ -147,7 +161,8 @@ fn decisions_by_mode_follow_the_labels() {
 #[test]
 fn the_recorded_codex_calls_are_in_the_corpus() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/policy");
-    let corpus: Vec<Value> = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let corpus: Vec<Value> =
+        std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let recorded = std::fs::read_to_string(format!("{dir}/recorded/codex-0.169-pretooluse.jsonl")).unwrap();
     let mut n = 0;
     for line in recorded.lines() {

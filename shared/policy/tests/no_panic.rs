@@ -7,7 +7,14 @@ use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, Tool
 use proptest::prelude::*;
 
 fn env() -> Env {
-    Env { home: "/home/u".into(), cwd: "/home/u/p".into(), config_dir: Some("/home/u/.config/kijito-qa".into()), data_dir: Some("/d".into()), plugin_roots: vec!["/opt/k".into()], ..Env::default() }
+    Env {
+        home: "/home/u".into(),
+        cwd: "/home/u/p".into(),
+        config_dir: Some("/home/u/.config/kijito-qa".into()),
+        data_dir: Some("/d".into()),
+        plugin_roots: vec!["/opt/k".into()],
+        ..Env::default()
+    }
 }
 
 fn run(tool: &str, input: serde_json::Value) {
@@ -19,9 +26,70 @@ fn run(tool: &str, input: serde_json::Value) {
 }
 
 const PIECES: &[&str] = &[
-    "rm", " ", "-rf", "'", "\"", "\\", "$'", "\\x7", "$(", ")", "`", "{", "}", ",", ";", "&&", "||", "|", "&", "(", "<<", "<<-", "<<<", "EOF", "\n", ">", ">>",
-    "2>&1", "$X", "${", "X=", "bash -c ", "sudo -iu ", "xargs ", "find . -exec ", "\\;", "tmux ", "send-keys", "é", "💥", "\t", "#", "=", "-", "--", "*", "~/",
-    "psql -c ", "DROP", "git push ", "-f", "/dev/pts/1", ".memory-latch/", "for ", " in ", "do ", "done", "case ", "esac", "!", "$((", "))", "<(", ">(",
+    "rm",
+    " ",
+    "-rf",
+    "'",
+    "\"",
+    "\\",
+    "$'",
+    "\\x7",
+    "$(",
+    ")",
+    "`",
+    "{",
+    "}",
+    ",",
+    ";",
+    "&&",
+    "||",
+    "|",
+    "&",
+    "(",
+    "<<",
+    "<<-",
+    "<<<",
+    "EOF",
+    "\n",
+    ">",
+    ">>",
+    "2>&1",
+    "$X",
+    "${",
+    "X=",
+    "bash -c ",
+    "sudo -iu ",
+    "xargs ",
+    "find . -exec ",
+    "\\;",
+    "tmux ",
+    "send-keys",
+    "é",
+    "💥",
+    "\t",
+    "#",
+    "=",
+    "-",
+    "--",
+    "*",
+    "~/",
+    "psql -c ",
+    "DROP",
+    "git push ",
+    "-f",
+    "/dev/pts/1",
+    ".memory-latch/",
+    "for ",
+    " in ",
+    "do ",
+    "done",
+    "case ",
+    "esac",
+    "!",
+    "$((",
+    "))",
+    "<(",
+    ">(",
 ];
 
 proptest! {

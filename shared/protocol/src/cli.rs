@@ -81,9 +81,7 @@ pub enum Parsed {
 pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Parsed> {
     let mut words = Vec::new();
     for arg in argv {
-        let text = arg
-            .into_string()
-            .map_err(|_| Error::usage(crate::codes::cli::INVALID_ARGUMENT, "arguments must be valid UTF-8"))?;
+        let text = arg.into_string().map_err(|_| Error::usage(crate::codes::cli::INVALID_ARGUMENT, "arguments must be valid UTF-8"))?;
         if text.len() > MAX_ARG_BYTES {
             return Err(Error::usage(crate::codes::cli::INVALID_ARGUMENT, format!("an argument is longer than {MAX_ARG_BYTES} bytes")));
         }
@@ -114,7 +112,10 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
                 }
             }
             Some(word) => {
-                return Err(Error::usage(crate::codes::cli::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {:?}", crate::ids::clip(&word))))
+                return Err(Error::usage(
+                    crate::codes::cli::UNKNOWN_SUBCOMMAND,
+                    format!("unknown subcommand {:?}", crate::ids::clip(&word)),
+                ))
             }
             None => return Err(Error::usage(crate::codes::cli::MISSING_SUBCOMMAND, "a subcommand is required (see --help)")),
         }
@@ -128,7 +129,10 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
             if let Some((name, _)) = word.split_once('=').filter(|(n, _)| flags.iter().any(|f| f.name == *n && f.value)) {
                 return Err(Error::usage(
                     crate::codes::cli::UNKNOWN_FLAG,
-                    format!("{:?} is not accepted: write `{name} VALUE` (the flag and its value as two words, no `=`)", crate::ids::clip(&word)),
+                    format!(
+                        "{:?} is not accepted: write `{name} VALUE` (the flag and its value as two words, no `=`)",
+                        crate::ids::clip(&word)
+                    ),
                 ));
             }
             if word.starts_with('-') {
@@ -238,7 +242,10 @@ impl FromArg for u64 {
                 return Ok(v);
             }
         }
-        Err(Error::usage(crate::codes::cli::INVALID_NUMBER, format!("expected a non-negative decimal integer, got {:?}", crate::ids::clip(text))))
+        Err(Error::usage(
+            crate::codes::cli::INVALID_NUMBER,
+            format!("expected a non-negative decimal integer, got {:?}", crate::ids::clip(text)),
+        ))
     }
 }
 
@@ -319,12 +326,7 @@ mod tests {
     use super::*;
 
     const FLAGS: &[Flag] = &[Flag::value("--pointer-id"), Flag::switch("--json"), Flag::repeated("--report", 2)];
-    const TOOL: Tool = Tool {
-        name: "t",
-        code_name: "t",
-        help: "help\n",
-        commands: &[Command { name: "", flags: FLAGS }],
-    };
+    const TOOL: Tool = Tool { name: "t", code_name: "t", help: "help\n", commands: &[Command { name: "", flags: FLAGS }] };
     const SUB: Tool = Tool {
         name: "s",
         code_name: "s",

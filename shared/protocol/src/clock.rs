@@ -3,10 +3,7 @@
 
 /// Milliseconds since the Unix epoch (0 if the clock is before 1970).
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// `2026-07-25T00:00:00.000Z` for the given Unix milliseconds.
@@ -73,7 +70,6 @@ pub fn parse_utc_seconds(text: &str) -> Option<i64> {
     }
     Some((days * 86_400 + h * 3600 + mi * 60 + s) * 1000)
 }
-
 
 #[cfg(test)]
 mod tests {

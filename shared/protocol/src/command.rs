@@ -101,8 +101,11 @@ pub const POINTER_PUBLISH_FLAGS: &[Flag] = &flags(&POINTER_PUBLISH_SPECS);
 
 /// `pointer-publish --release-lease`: release this persona's own lease on
 /// the pointer mutex (after a crashed publish); refuses another persona's.
-pub const POINTER_PUBLISH_RELEASE_SPECS: [ArgSpec; 3] =
-    [ArgSpec { flag: Flag::switch("--release-lease"), kind: Kind::Switch, required: true }, req("--lock-message-id", Kind::MessageId), opt("--token-file", Kind::Path)];
+pub const POINTER_PUBLISH_RELEASE_SPECS: [ArgSpec; 3] = [
+    ArgSpec { flag: Flag::switch("--release-lease"), kind: Kind::Switch, required: true },
+    req("--lock-message-id", Kind::MessageId),
+    opt("--token-file", Kind::Path),
+];
 /// Every flag `pointer-publish` parses (both forms).
 pub const POINTER_PUBLISH_ALL_FLAGS: &[Flag] = &[
     POINTER_PUBLISH_FLAGS[0],
@@ -408,7 +411,10 @@ pub fn check_command(line: &str, dir: &HelperDir) -> Result<HelperCommand> {
         // A subcommand may be two words (`consent request`).
         let words_of = |g: &Grammar| g.subcommand.split(' ').count();
         let Some(g) = candidates.iter().find(|g| rest.len() >= words_of(g) && rest[..words_of(g)].join(" ") == g.subcommand) else {
-            return Err(fail(codes::UNKNOWN_SUBCOMMAND, format!("{helper} has no subcommand {:?} the guard accepts", crate::ids::clip(sub))));
+            return Err(fail(
+                codes::UNKNOWN_SUBCOMMAND,
+                format!("{helper} has no subcommand {:?} the guard accepts", crate::ids::clip(sub)),
+            ));
         };
         rest = &rest[words_of(g)..];
         g
@@ -500,7 +506,14 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
     for spec in grammar.specs.iter().filter(|s| s.required) {
         let n = args.iter().filter(|(f, _)| *f == spec.flag.name).count();
         if n < spec.flag.max {
-            return Err(fail(codes::MISSING_FLAG, format!("{} is required{}", spec.flag.name, if spec.flag.max > 1 { format!(" {} times", spec.flag.max) } else { String::new() })));
+            return Err(fail(
+                codes::MISSING_FLAG,
+                format!(
+                    "{} is required{}",
+                    spec.flag.name,
+                    if spec.flag.max > 1 { format!(" {} times", spec.flag.max) } else { String::new() }
+                ),
+            ));
         }
     }
     if grammar.helper == "memory-latch" && grammar.subcommand == "gate" && !args.iter().any(|(f, _)| *f == "--target") {
@@ -544,8 +557,21 @@ const EXPANSION: &[char] = &['$', '`'];
 /// Fragments of the executable names: a line that expands anything (`$`,
 /// backtick) and contains one of these (after quote removal) could assemble
 /// a helper name, so it is held to the grammar.
-pub const NAME_FRAGMENTS: &[&str] =
-    &["pointer", "digest", "snapshot", "publish", "qa-gate", "precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook", "kijito", "latch", "wake-check"];
+pub const NAME_FRAGMENTS: &[&str] = &[
+    "pointer",
+    "digest",
+    "snapshot",
+    "publish",
+    "qa-gate",
+    "precompact",
+    "postcompact",
+    "session-hook",
+    "prompt-hook",
+    "pretool-hook",
+    "kijito",
+    "latch",
+    "wake-check",
+];
 
 /// The shell command strings a tool call would run, if it is a shell call:
 /// every `tool_input.command`/`cmd` string as is; an argv array as the line
@@ -564,7 +590,10 @@ pub fn tool_command_lines(tool_input: Option<&serde_json::Value>) -> Vec<std::re
                 let words: Vec<&str> = a.iter().filter_map(|w| w.as_str()).collect();
                 if words.len() != a.len() {
                     out.push(Err("a command array with non-string elements".into()));
-                } else if words.len() == 3 && matches!(words[1], "-c" | "-lc") && words[0].rsplit('/').next().is_some_and(|s| s.ends_with("sh")) {
+                } else if words.len() == 3
+                    && matches!(words[1], "-c" | "-lc")
+                    && words[0].rsplit('/').next().is_some_and(|s| s.ends_with("sh"))
+                {
                     out.push(Ok(words[2].to_owned()));
                 } else if words.iter().any(|w| w.contains(' ') || w.is_empty()) {
                     // What the program receives, quoted for the shell: a
@@ -621,7 +650,8 @@ fn names_user_only(line: &str) -> bool {
         })
     };
     let plain: String = line.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
-    let raw: Vec<String> = plain.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)).filter(|w| !w.is_empty()).map(str::to_owned).collect();
+    let raw: Vec<String> =
+        plain.split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c)).filter(|w| !w.is_empty()).map(str::to_owned).collect();
     if runs_approve(&raw) {
         return true;
     }
@@ -776,7 +806,9 @@ fn glob_names_executable(word: &str, helper_dir: Option<&str>) -> bool {
             && match (dir_part, helper_dir) {
                 (None, _) => true,
                 // A relative directory depends on the working directory.
-                (Some(d), Some(h)) => !d.starts_with('/') || glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '[']),
+                (Some(d), Some(h)) => {
+                    !d.starts_with('/') || glob_match(d.as_bytes(), h.trim_end_matches('/').as_bytes()) || d.contains(['*', '?', '['])
+                }
                 (Some(d), None) => d.contains(['*', '?', '[']) || !d.is_empty(),
             }
     })
@@ -940,7 +972,10 @@ mod tests {
         let no = |line: &str| check_command(line, &dir).map(|_| ()).unwrap_err().code().to_owned();
         let cp = format!("sha256:{}", "ab".repeat(32));
         assert_eq!(ok("/opt/kq/bin/memory-latch status --json"), ("memory-latch", "status"));
-        assert_eq!(ok("/opt/kq/bin/memory-latch consent request --action-file /w/a.txt --summary deploy --risk high"), ("memory-latch", "consent request"));
+        assert_eq!(
+            ok("/opt/kq/bin/memory-latch consent request --action-file /w/a.txt --summary deploy --risk high"),
+            ("memory-latch", "consent request")
+        );
         assert_eq!(ok(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --target src/a.rs --target b --intended /w/i --result /w/r")), ("memory-latch", "gate"));
         assert_eq!(ok("/opt/kq/bin/memory-latch reseed --workspace /w"), ("memory-latch", "reseed"));
         assert_eq!(ok("/opt/kq/bin/wake-check --json --workspace /w --long-sleep-after 60"), ("wake-check", ""));
@@ -951,9 +986,18 @@ mod tests {
         // Signing is the user's, in their own terminal; the agent may verify with a public key.
         assert_eq!(no("/opt/kq/bin/memory-latch keygen --secret-key /k/a.key --public-key /k/a.pub"), codes::UNKNOWN_SUBCOMMAND);
         assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --sign --secret-key /k/a.key --passphrase-file /k/p"), codes::UNKNOWN_FLAG);
-        assert_eq!(ok("/opt/kq/bin/memory-latch verify --since-checkpoint /k/cp.note --public-key /w/latch.pub"), ("memory-latch", "verify"));
-        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")), codes::UNKNOWN_FLAG);
-        assert_eq!(no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")), codes::MISSING_FLAG);
+        assert_eq!(
+            ok("/opt/kq/bin/memory-latch verify --since-checkpoint /k/cp.note --public-key /w/latch.pub"),
+            ("memory-latch", "verify")
+        );
+        assert_eq!(
+            no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")),
+            codes::UNKNOWN_FLAG
+        );
+        assert_eq!(
+            no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")),
+            codes::MISSING_FLAG
+        );
         assert_eq!(no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"), codes::INVALID_VALUE);
         assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --last-good-checkpoint abc"), codes::INVALID_DIGEST);
         assert_eq!(no("/opt/kq/bin/memory-latch status --json --json"), codes::DUPLICATE_FLAG);
@@ -1016,7 +1060,9 @@ mod tests {
         assert!(!deny("grep qa-gate README.md"));
         assert!(!deny("echo \"$HOME\""));
         assert!(matches!(guard_line("ls", Some(&dir)), Verdict::Unrelated));
-        assert!(matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN));
+        assert!(
+            matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN)
+        );
     }
 }
 

@@ -81,13 +81,18 @@ fn subcommands_and_forms() {
     assert_eq!(code("/opt/kq/bin/qa-gate check-command x"), codes::UNKNOWN_SUBCOMMAND);
     assert_eq!(code("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
     // The hook-only signer recovery (run by the UserPromptSubmit hook, never by the agent).
-    assert_eq!(code(&format!("/opt/kq/bin/memory-latch wallet-recover --signature 0x{} --digest 0x{}", "a".repeat(130), "b".repeat(64))), codes::UNKNOWN_SUBCOMMAND);
+    assert_eq!(
+        code(&format!("/opt/kq/bin/memory-latch wallet-recover --signature 0x{} --digest 0x{}", "a".repeat(130), "b".repeat(64))),
+        codes::UNKNOWN_SUBCOMMAND
+    );
     let c = accepted("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk low");
     assert_eq!(c.subcommand, "consent request");
     assert_eq!(c.args[0], ("--action-file", "/w/a".to_owned()));
     // pointer-publish: the default form and the form its switch selects.
     let d = "a".repeat(64);
-    let c = accepted(&format!("/opt/kq/bin/pointer-publish --pointer-id 1 --lock-message-id 2 --expected-pointer-digest {d} --content-file /c --rollback-file /r"));
+    let c = accepted(&format!(
+        "/opt/kq/bin/pointer-publish --pointer-id 1 --lock-message-id 2 --expected-pointer-digest {d} --content-file /c --rollback-file /r"
+    ));
     assert_eq!(c.args.len(), 5);
     let c = accepted("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2");
     assert_eq!(c.args, vec![("--release-lease", String::new()), ("--lock-message-id", "2".to_owned())]);
@@ -123,7 +128,10 @@ fn flags_and_values() {
     assert_eq!(accepted(&format!("{base} --restore-from /a")).helper, "pointer-publish");
     // The gate needs a target; other memory-latch forms do not.
     let cp = format!("sha256:{d}");
-    assert_eq!(code(&format!("/opt/kq/bin/memory-latch gate --action-file /a --checkpoint {cp} --intended /i --result /r")), codes::MISSING_FLAG);
+    assert_eq!(
+        code(&format!("/opt/kq/bin/memory-latch gate --action-file /a --checkpoint {cp} --intended /i --result /r")),
+        codes::MISSING_FLAG
+    );
 }
 
 fn value(kind: Kind, v: &str) -> std::result::Result<(), String> {
@@ -342,7 +350,9 @@ fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {
 /// the shell model decodes it before the guard judges the words.
 #[test]
 fn ansi_c_quoting_is_decoded_before_judging() {
-    let words = |line: &str| -> Vec<String> { crate::shell::parse(line, &std::collections::HashMap::new()).commands.into_iter().flat_map(|c| c.argv).collect() };
+    let words = |line: &str| -> Vec<String> {
+        crate::shell::parse(line, &std::collections::HashMap::new()).commands.into_iter().flat_map(|c| c.argv).collect()
+    };
     assert_eq!(words("$'\\x71a-gate' status"), ["qa-gate", "status"]);
     assert_eq!(words("$'\\161a-gate'"), ["qa-gate"]);
     assert_eq!(words("$'\\u0071a-gate'"), ["qa-gate"]);
@@ -386,7 +396,15 @@ fn a_bare_glob_counts_only_in_program_position() {
     for line in ["ls *", "echo ***", "git add *", "rm -rf *", "ls src/*.rs", "ls ?", patch] {
         assert!(unrelated(line), "{line:?}");
     }
-    for line in ["*", "sudo q*-gate status", "env X=1 *", "cat *.txt | xargs *", "nice -n 5 ?a-gate status", &format!("{ROOT}/q*-gate status"), &format!("ls {ROOT}/*")] {
+    for line in [
+        "*",
+        "sudo q*-gate status",
+        "env X=1 *",
+        "cat *.txt | xargs *",
+        "nice -n 5 ?a-gate status",
+        &format!("{ROOT}/q*-gate status"),
+        &format!("ls {ROOT}/*"),
+    ] {
         assert!(denied(line), "{line:?}");
     }
 }

@@ -101,7 +101,11 @@ impl Error {
 
     /// Exit status for this error: 2 for usage, 1 otherwise.
     pub fn exit_status(&self) -> i32 {
-        if self.0.usage { 2 } else { 1 }
+        if self.0.usage {
+            2
+        } else {
+            1
+        }
     }
 
     /// Prefix the message with context, keeping the code.

@@ -143,10 +143,8 @@ impl SessionId {
 
     pub fn parse(text: &str) -> Result<Self> {
         let b = text.as_bytes();
-        let ok = !b.is_empty()
-            && b.len() <= 128
-            && b[0].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-');
+        let ok =
+            !b.is_empty() && b.len() <= 128 && b[0].is_ascii_alphanumeric() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-');
         if ok {
             Ok(SessionId(text.to_owned()))
         } else {
@@ -297,7 +295,9 @@ mod tests {
         assert_eq!(d.as_str().len(), 64);
         assert!(Digest::parse(d.as_str()).is_ok());
         assert_eq!(Digest::of(b"").as_str(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-        for bad in ["", "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855", &"a".repeat(63), &"a".repeat(65), &"g".repeat(64)] {
+        for bad in
+            ["", "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855", &"a".repeat(63), &"a".repeat(65), &"g".repeat(64)]
+        {
             assert_eq!(Digest::parse(bad).unwrap_err().code(), "invalid_digest");
         }
     }

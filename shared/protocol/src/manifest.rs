@@ -77,9 +77,9 @@
 //! `number_form`.
 
 use crate::error::{Error, Result};
+use crate::ids::{Digest, MemoryId, MessageId, MAX_SAFE_INTEGER};
 use crate::json::{self, Fail};
 pub use crate::json::{canonical_json, js_number};
-use crate::ids::{Digest, MemoryId, MessageId, MAX_SAFE_INTEGER};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -164,11 +164,11 @@ pub fn rule_of(err: &Error) -> Option<&str> {
 }
 
 fn reject(rule: &'static str, message: impl Into<String>) -> Error {
-    let code = RULES
-        .iter()
-        .find(|(r, _)| *r == rule)
-        .map(|(_, c)| *c)
-        .unwrap_or(if rule == RULE_NOT_CANONICAL { CODE_NOT_CANONICAL } else { CODE_INVALID });
+    let code = RULES.iter().find(|(r, _)| *r == rule).map(|(_, c)| *c).unwrap_or(if rule == RULE_NOT_CANONICAL {
+        CODE_NOT_CANONICAL
+    } else {
+        CODE_INVALID
+    });
     Error::new(code, format!("{rule}: {}", message.into())).with_detail(serde_json::json!({ "rule": rule }))
 }
 
@@ -178,8 +178,7 @@ fn parse_canonical(bytes: &[u8]) -> Result<Value> {
     if bytes.len() > MAX_MANIFEST_BYTES {
         return Err(reject("too_large", format!("{} bytes, at most {MAX_MANIFEST_BYTES}", bytes.len())));
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| reject("not_utf8", format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
+    let text = std::str::from_utf8(bytes).map_err(|e| reject("not_utf8", format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
     let parsed = match json::parse_strict(text, MAX_DEPTH) {
         Ok(parsed) => parsed,
         Err(Fail::Syntax(at)) => return Err(reject("not_json", format!("JSON syntax error at byte {at}"))),
@@ -320,10 +319,7 @@ impl Manifest {
         let mut gate = Map::new();
         gate.insert("requiredConsecutiveGreens".into(), REQUIRED_CONSECUTIVE_GREENS.into());
         gate.insert("consecutiveGreens".into(), t.gate.consecutive_greens.into());
-        gate.insert(
-            "artifactDigest".into(),
-            t.gate.artifact_digest.as_ref().map_or(Value::Null, |d| d.as_str().into()),
-        );
+        gate.insert("artifactDigest".into(), t.gate.artifact_digest.as_ref().map_or(Value::Null, |d| d.as_str().into()));
         task.insert("gate".into(), Value::Object(gate));
         Value::Object(task)
     }
@@ -479,9 +475,10 @@ fn gate(value: &Value) -> Result<Gate> {
     let artifact_digest = match (greens, digest) {
         (0, Value::Null) => None,
         (0, _) => return Err(reject("gate_artifact_digest_invalid", "task.gate.artifactDigest must be null while consecutiveGreens is 0")),
-        (_, Value::String(s)) => Some(Digest::parse(s).map_err(|_| {
-            reject("gate_artifact_digest_invalid", "task.gate.artifactDigest must be a lowercase hex SHA-256")
-        })?),
+        (_, Value::String(s)) => Some(
+            Digest::parse(s)
+                .map_err(|_| reject("gate_artifact_digest_invalid", "task.gate.artifactDigest must be a lowercase hex SHA-256"))?,
+        ),
         _ => return Err(reject("gate_artifact_digest_invalid", "task.gate.artifactDigest must be a digest while consecutiveGreens > 0")),
     };
     Ok(Gate { consecutive_greens: greens, artifact_digest })
@@ -551,8 +548,7 @@ fn anchors(value: &Value) -> Result<Vec<Anchor>> {
         };
         out.push(anchor);
     }
-    let current: HashSet<MemoryId> =
-        out.iter().filter(|a| matches!(a, Anchor::Current { .. })).map(Anchor::id).collect();
+    let current: HashSet<MemoryId> = out.iter().filter(|a| matches!(a, Anchor::Current { .. })).map(Anchor::id).collect();
     for (i, anchor) in out.iter().enumerate() {
         if let Anchor::Retired { superseded_by, .. } = anchor {
             if !current.contains(superseded_by) {
@@ -635,12 +631,7 @@ fn parse(bytes: &[u8], bound: Option<(MemoryId, MessageId)>) -> Result<Manifest>
 /// `snapshotDigest`: SHA-256 of
 /// `{"pointerId":n,"pointerDigest":"d","lockMessageId":m,"anchors":[{"id":a,"sha256":"d"},...]}`
 /// with the current anchors in manifest order.
-pub fn snapshot_digest(
-    pointer_id: MemoryId,
-    pointer_digest: &Digest,
-    lock: MessageId,
-    anchors: &[(MemoryId, Digest)],
-) -> Digest {
+pub fn snapshot_digest(pointer_id: MemoryId, pointer_digest: &Digest, lock: MessageId, anchors: &[(MemoryId, Digest)]) -> Digest {
     let mut root = Map::new();
     root.insert("pointerId".into(), pointer_id.get().into());
     root.insert("pointerDigest".into(), pointer_digest.as_str().into());
@@ -776,7 +767,10 @@ mod tests {
         assert_eq!(m.task.gate, Gate { consecutive_greens: 0, artifact_digest: None });
         assert_eq!(m.to_canonical(), base());
         assert_eq!(m.current_anchors(), vec![(MemoryId::new(22131).unwrap(), Digest::parse(&digest()).unwrap())]);
-        assert_eq!(m.anchors[1], Anchor::Retired { id: MemoryId::new(22096).unwrap(), superseded_by: MemoryId::new(22131).unwrap(), purpose: "Old".into() });
+        assert_eq!(
+            m.anchors[1],
+            Anchor::Retired { id: MemoryId::new(22096).unwrap(), superseded_by: MemoryId::new(22131).unwrap(), purpose: "Old".into() }
+        );
         let task = m.task_value();
         let keys: Vec<&str> = task.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, TASK_KEYS);
@@ -794,7 +788,24 @@ mod tests {
         let mut bad = base().into_bytes();
         bad[60] = 0xff;
         assert_eq!(rule_of(&parse_manifest(&bad, pid(), lock()).unwrap_err()), Some("not_utf8"));
-        for text in ["", "{", "[1,]", "{\"a\" 1}", "nul", "01", "1.", "1e", "-", "\"\\x\"", "\"\\u12\"", "\"a", "{}{}", "\u{feff}{}", "{\"a\":\"\t\"}", "[1 2]"] {
+        for text in [
+            "",
+            "{",
+            "[1,]",
+            "{\"a\" 1}",
+            "nul",
+            "01",
+            "1.",
+            "1e",
+            "-",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"a",
+            "{}{}",
+            "\u{feff}{}",
+            "{\"a\":\"\t\"}",
+            "[1 2]",
+        ] {
             assert_eq!(rule(text), "not_json", "{text:?}");
         }
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
@@ -902,8 +913,8 @@ mod tests {
             assert!(parse_str(&title(&format!("a{c}b"))).is_ok(), "{c:?}");
         }
         for ws in [
-            '\u{9}', '\u{a}', '\u{b}', '\u{c}', '\u{d}', ' ', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2005}', '\u{200a}',
-            '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}', '\u{feff}',
+            '\u{9}', '\u{a}', '\u{b}', '\u{c}', '\u{d}', ' ', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2005}', '\u{200a}', '\u{2028}',
+            '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}', '\u{feff}',
         ] {
             assert!(is_js_whitespace(ws), "{ws:?}");
             // Leading and trailing are rejected (vertical tab and form feed are
@@ -1044,9 +1055,8 @@ mod tests {
     /// inside (astral, JS whitespace inside, tab/LF/CR, quotes, backslash).
     fn text_strategy(max_inner: usize) -> impl Strategy<Value = String> {
         let edge = prop::sample::select(vec!['a', 'Z', '7', 'é', '😀', '"', '\\', '/', '\u{85}', '\u{200b}', '字']);
-        let inner = prop::sample::select(vec![
-            'a', ' ', '\t', '\n', '\r', '\u{3000}', '\u{feff}', '\u{2028}', '😀', '"', '\\', '/', 'ß', '\u{a0}',
-        ]);
+        let inner =
+            prop::sample::select(vec!['a', ' ', '\t', '\n', '\r', '\u{3000}', '\u{feff}', '\u{2028}', '😀', '"', '\\', '/', 'ß', '\u{a0}']);
         (edge.clone(), prop::collection::vec(inner, 0..max_inner), prop::option::of(edge)).prop_map(|(a, mid, b)| {
             let mut s = String::new();
             s.push(a);

@@ -217,21 +217,22 @@ pub fn parse_rendering(text: &str, id: MemoryId, fence_persona: Option<&Persona>
     let id_text = id.to_string();
 
     // 2. the open fence: the first open marker
-    let open = text
-        .find(OPEN_MARKER)
-        .ok_or_else(|| Error::new(FENCE_MISSING, format!("memory {id}: no ⟦UNTRUSTED open fence")))?;
+    let open = text.find(OPEN_MARKER).ok_or_else(|| Error::new(FENCE_MISSING, format!("memory {id}: no ⟦UNTRUSTED open fence")))?;
     if !at_line_start(text, open) {
         return Err(fail(FENCE_OPEN_INVALID, "not_at_line_start", format!("memory {id}: open fence marker is not at the start of a line")));
     }
     let (line, has_newline) = line_at(text, open);
-    let fence = split_open_line(line).ok_or_else(|| {
-        fail(FENCE_OPEN_INVALID, "malformed", format!("memory {id}: open fence line is not exact: {:?}", clip(line)))
-    })?;
+    let fence = split_open_line(line)
+        .ok_or_else(|| fail(FENCE_OPEN_INVALID, "malformed", format!("memory {id}: open fence line is not exact: {:?}", clip(line))))?;
     if fence.id != id_text {
         return Err(Error::new(FENCE_ID_MISMATCH, format!("memory {id}: open fence names id {:?}", clip(fence.id))));
     }
     let persona = Persona::parse(fence.persona).map_err(|_| {
-        fail(FENCE_OPEN_INVALID, "persona_invalid", format!("memory {id}: open fence persona {:?} is not a valid persona", clip(fence.persona)))
+        fail(
+            FENCE_OPEN_INVALID,
+            "persona_invalid",
+            format!("memory {id}: open fence persona {:?} is not a valid persona", clip(fence.persona)),
+        )
     })?;
     if let Some(expected) = fence_persona {
         if &persona != expected {
@@ -278,13 +279,7 @@ pub fn parse_rendering(text: &str, id: MemoryId, fence_persona: Option<&Persona>
         return Err(Error::new(HEADER_INVALID, format!("memory {id}: header does not start with {:?}", expected_first)));
     }
 
-    Ok(Rendering {
-        id,
-        header: header.to_owned(),
-        fence_persona: persona,
-        nonce: nonce.to_owned(),
-        content: content.to_owned(),
-    })
+    Ok(Rendering { id, header: header.to_owned(), fence_persona: persona, nonce: nonce.to_owned(), content: content.to_owned() })
 }
 
 /// Why the text does not end with the close fence (step 4).
@@ -300,13 +295,17 @@ fn close_failure(text: &str, content_start: usize, close_line: &str, id: MemoryI
     } else if line == close_line {
         // Exact close line: either text follows it, or it directly follows
         // the open fence and shares its newline (no content line at all).
-        if has_newline { "text_after_close" } else { "no_content_line" }
-    } else if line
-        .strip_prefix("⟦/UNTRUSTED n=")
-        .and_then(|r| r.strip_suffix('⟧'))
-        .is_some_and(is_nonce)
-    {
-        if has_newline { "text_after_close" } else { "nonce_mismatch" }
+        if has_newline {
+            "text_after_close"
+        } else {
+            "no_content_line"
+        }
+    } else if line.strip_prefix("⟦/UNTRUSTED n=").and_then(|r| r.strip_suffix('⟧')).is_some_and(is_nonce) {
+        if has_newline {
+            "text_after_close"
+        } else {
+            "nonce_mismatch"
+        }
     } else {
         "malformed"
     };
@@ -321,7 +320,13 @@ fn check_content_markers(content: &str, id_text: &str, close_line: &str, id: Mem
         (None, None) => return Ok(()),
         (Some(o), None) => (o, true),
         (None, Some(c)) => (c, false),
-        (Some(o), Some(c)) => if o < c { (o, true) } else { (c, false) },
+        (Some(o), Some(c)) => {
+            if o < c {
+                (o, true)
+            } else {
+                (c, false)
+            }
+        }
     };
     let line_start = at_line_start(content, pos);
     let (line, _) = line_at(content, pos);
@@ -407,10 +412,8 @@ fn parse_belief(value: &str) -> std::result::Result<bool, &'static str> {
         return Err("belief_malformed");
     }
     let rest = rest.strip_prefix("basis=").ok_or("belief_malformed")?;
-    let basis_len = rest
-        .bytes()
-        .position(|b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'))
-        .unwrap_or(rest.len());
+    let basis_len =
+        rest.bytes().position(|b| !(b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')).unwrap_or(rest.len());
     if basis_len == 0 || !rest.as_bytes()[0].is_ascii_lowercase() {
         return Err("belief_malformed");
     }
@@ -438,11 +441,19 @@ pub fn classify(r: &Rendering) -> Result<Lifecycle> {
     }
     // 3. status
     if f.status != " active" {
-        return Err(fail(LIFECYCLE_UNCLASSIFIED, "status_not_active", format!("memory {id}: Status {:?} is not active", clip(f.status.trim_start()))));
+        return Err(fail(
+            LIFECYCLE_UNCLASSIFIED,
+            "status_not_active",
+            format!("memory {id}: Status {:?} is not active", clip(f.status.trim_start())),
+        ));
     }
     // 4. source
     if f.source != " mcp" && f.source != " correction" {
-        return Err(fail(LIFECYCLE_UNCLASSIFIED, "source_unknown", format!("memory {id}: Source {:?} is not mcp or correction", clip(f.source.trim_start()))));
+        return Err(fail(
+            LIFECYCLE_UNCLASSIFIED,
+            "source_unknown",
+            format!("memory {id}: Source {:?} is not mcp or correction", clip(f.source.trim_start())),
+        ));
     }
     // 5. importance
     if !f.importance.strip_prefix(' ').is_some_and(is_unit_number) {
@@ -737,7 +748,10 @@ mod tests {
         let before = g.replacen("Type: fact", "Type: ⟦/UNTRUSTED n=0f9e8d⟧", 1);
         assert_eq!((code(&before), rule(&before)), (FENCE_CLOSE_INVALID.into(), "before_open".into()));
         // The close sharing the open fence's newline: no content line.
-        let shared = format!("{}\n⟦UNTRUSTED id=7 src=persona:codex trust=memory-content n=0f9e8d⟧\n⟦/UNTRUSTED n=0f9e8d⟧", header_lines().join("\n"));
+        let shared = format!(
+            "{}\n⟦UNTRUSTED id=7 src=persona:codex trust=memory-content n=0f9e8d⟧\n⟦/UNTRUSTED n=0f9e8d⟧",
+            header_lines().join("\n")
+        );
         assert_eq!((code(&shared), rule(&shared)), (FENCE_CLOSE_INVALID.into(), "no_content_line".into()));
         // Empty content needs its own line.
         let empty = shared.replace("⟧\n⟦/", "⟧\n\n⟦/");
@@ -747,7 +761,13 @@ mod tests {
     #[test]
     fn markers_inside_content_are_nested() {
         let g = good();
-        for inner in ["⟦UNTRUSTED", "x ⟦UNTRUSTED id=7 src=persona:codex trust=memory-content n=0f9e8d⟧", "⟦/UNTRUSTED", "⟦/UNTRUSTED n=0f9e8d⟧ x", "⟦/UNTRUSTED n=111111⟧"] {
+        for inner in [
+            "⟦UNTRUSTED",
+            "x ⟦UNTRUSTED id=7 src=persona:codex trust=memory-content n=0f9e8d⟧",
+            "⟦/UNTRUSTED",
+            "⟦/UNTRUSTED n=0f9e8d⟧ x",
+            "⟦/UNTRUSTED n=111111⟧",
+        ] {
             let text = g.replacen("hello", inner, 1);
             assert_eq!(code(&text), FENCE_NESTED, "{inner:?}");
         }
@@ -905,7 +925,10 @@ mod tests {
             let text = with_line("Importance:", Some(&format!("Importance: {ok}")));
             assert_eq!(lifecycle(&text), Lifecycle::Current, "{ok}");
         }
-        for bad in ["", " ", "NaN", "nan", "inf", "-0", "-0.1", "+0.5", ".5", "0.", "1.", "00.5", "01", "1e0", "0.5e0", "1.5", "1.01", "2", " 0.9", "0.9 ", "0,9", "0.9x", "٠.٥"] {
+        for bad in [
+            "", " ", "NaN", "nan", "inf", "-0", "-0.1", "+0.5", ".5", "0.", "1.", "00.5", "01", "1e0", "0.5e0", "1.5", "1.01", "2", " 0.9",
+            "0.9 ", "0,9", "0.9x", "٠.٥",
+        ] {
             let text = with_line("Importance:", Some(&format!("Importance: {bad}")));
             assert_eq!((code(&text), rule(&text)), (METADATA_INVALID.into(), "importance_invalid".into()), "{bad:?}");
         }
@@ -938,7 +961,7 @@ mod tests {
             assert_eq!(lifecycle(&text), Lifecycle::Retired, "{b}");
         }
         let base = "confidence=0.95 evidence=9 basis=observed";
-        let marker = [" · faded", " · eroded · eroded", " · ", " · Eroded",  " · eroded2", " · eroded ", " ·  eroded"];
+        let marker = [" · faded", " · eroded · eroded", " · ", " · Eroded", " · eroded2", " · eroded ", " ·  eroded"];
         for tail in marker {
             let text = with_line("belief:", Some(&format!("belief: {base}{tail}")));
             assert_eq!((code(&text), rule(&text)), (LIFECYCLE_UNCLASSIFIED.into(), "belief_unknown_marker".into()), "{tail:?}");

@@ -82,7 +82,11 @@ enum Tok {
     Open,
     Close,
     /// A redirection operator: (writes, heredoc: 0 none, 1 `<<`, 2 `<<-`, 3 `<<<`, fd-dup).
-    Redir { write: bool, heredoc: u8, dup: bool },
+    Redir {
+        write: bool,
+        heredoc: u8,
+        dup: bool,
+    },
 }
 
 struct Lexer<'a> {
@@ -527,7 +531,11 @@ impl<'a> Lexer<'a> {
                 let start = self.i;
                 let w = self.word(vars);
                 // `2>file`, `1>>file`: an all-digit word glued to a redirection
-                if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) && self.i - start == w.len() && matches!(self.peek(0), Some('<' | '>')) {
+                if !w.is_empty()
+                    && w.chars().all(|c| c.is_ascii_digit())
+                    && self.i - start == w.len()
+                    && matches!(self.peek(0), Some('<' | '>'))
+                {
                     return self.next(vars);
                 }
                 Tok::Word(w)

@@ -85,7 +85,12 @@ fn call(mcp: &Mcp, id: u64, name: &str, arguments: Value) -> (Duration, String) 
 fn stats(label: &str, mut times: Vec<Duration>) {
     times.sort_unstable();
     let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-    println!("{label:<58} median {:>8.3} ms   p90 {:>8.3} ms   ({} calls)", at(0.5).as_secs_f64() * 1e3, at(0.9).as_secs_f64() * 1e3, times.len());
+    println!(
+        "{label:<58} median {:>8.3} ms   p90 {:>8.3} ms   ({} calls)",
+        at(0.5).as_secs_f64() * 1e3,
+        at(0.9).as_secs_f64() * 1e3,
+        times.len()
+    );
 }
 
 fn main() {
@@ -106,12 +111,30 @@ fn main() {
             store.create_memories(&batch).expect("seed");
         }
         // The pointer the skills look for.
-        store.create_memory(&NewMemory { content: "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark pointer".into(), ..memory(&mut rng, 1) }).expect("pointer");
-        println!("store of {size} memories seeded in {:.1} s ({} MiB)", start.elapsed().as_secs_f64(), std::fs::metadata(&db).map(|m| m.len() >> 20).unwrap_or(0));
+        store
+            .create_memory(&NewMemory {
+                content: "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark pointer".into(),
+                ..memory(&mut rng, 1)
+            })
+            .expect("pointer");
+        println!(
+            "store of {size} memories seeded in {:.1} s ({} MiB)",
+            start.elapsed().as_secs_f64(),
+            std::fs::metadata(&db).map(|m| m.len() >> 20).unwrap_or(0)
+        );
         // A second connection for the exact FTS5 ranking (the query before the
         // weightless-word rule), to show both on the same store.
         let exact = Store::open(&db).expect("second store");
-        let options = Options { pointer_id: None, lock_message_id: None, persona: "codex".into(), project: "Codex".into(), reap_after_ms: 21_600_000, workspace: None, data_dir: None, live: None };
+        let options = Options {
+            pointer_id: None,
+            lock_message_id: None,
+            persona: "codex".into(),
+            project: "Codex".into(),
+            reap_after_ms: 21_600_000,
+            workspace: None,
+            data_dir: None,
+            live: None,
+        };
         let mcp = Mcp::new(store, options);
 
         // Warm-up (page cache, statement cache).
@@ -129,16 +152,37 @@ fn main() {
             // Two Zipf-like words: often common ones.
             common.push(call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", zipf_word(&mut rng), zipf_word(&mut rng))})).0);
             // Two uniformly chosen words: mostly rare ones.
-            rare.push(call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", word(rng.below(VOCABULARY)), word(rng.below(VOCABULARY)))})).0);
-            full.push(call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", zipf_word(&mut rng), zipf_word(&mut rng)), "full": true})).0);
-            let (took, text) = call(&mcp, id, "kijito_recall", json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true}));
+            rare.push(
+                call(
+                    &mcp,
+                    id,
+                    "kijito_recall",
+                    json!({"query": format!("{} {}", word(rng.below(VOCABULARY)), word(rng.below(VOCABULARY)))}),
+                )
+                .0,
+            );
+            full.push(
+                call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", zipf_word(&mut rng), zipf_word(&mut rng)), "full": true}))
+                    .0,
+            );
+            let (took, text) = call(
+                &mcp,
+                id,
+                "kijito_recall",
+                json!({"query": "CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW", "scope": "project", "project": "Codex", "full": true}),
+            );
             assert!(text.contains("the benchmark pointer"), "{text}");
             pointer.push(took);
             // The two commonest words (each in most memories): the worst case.
             commonest.push(call(&mcp, id, "kijito_recall", json!({"query": format!("{} {}", word(0), word(1))})).0);
             // The pointer's sentinel with the two commonest words (as if
             // RESUME and NOW were in most memories): the pointer still ranks first.
-            let (took, text) = call(&mcp, id, "kijito_recall", json!({"query": format!("CODEX_CURRENT_STATE_POINTER_V1 {} {}", word(0), word(1)), "limit": 1}));
+            let (took, text) = call(
+                &mcp,
+                id,
+                "kijito_recall",
+                json!({"query": format!("CODEX_CURRENT_STATE_POINTER_V1 {} {}", word(0), word(1)), "limit": 1}),
+            );
             assert!(text.contains("· CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: the benchmark"), "{text}");
             pointer_common.push(took);
         }

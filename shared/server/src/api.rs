@@ -3,12 +3,14 @@
 //! hosted service; local extensions are documented in docs/kijito-local.md.
 
 use crate::faults::{self, Action};
+use crate::fields::{
+    count_field, label_field, message_field, only_keys, optional, persona_field, string_field, unit_field, word_field, Bad,
+};
 use crate::http::{Request, Response};
 use crate::lease::{MAX_LEASE_SECONDS, MIN_LEASE_SECONDS};
 use crate::render::{self, Marker};
 use crate::reqlog::{Entry, RequestLog};
 use crate::store::{self, ClaimOutcome, NewMemory, PatchOutcome, Store};
-use crate::fields::{count_field, label_field, message_field, only_keys, optional, persona_field, string_field, unit_field, word_field, Bad};
 use kijito_protocol::ids::MemoryId;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -240,7 +242,9 @@ impl App {
         match self.store.patch(id, &content, &scope, &project, req.header("if-match")) {
             Ok(PatchOutcome::Updated) => Response::json(200, &json!({ "result": render::answer::updated(id) })),
             Ok(PatchOutcome::NotFoundOrForbidden) => forbidden(),
-            Ok(PatchOutcome::PreconditionFailed) => Response::error(412, "precondition_failed", "If-Match does not match the current content; nothing written"),
+            Ok(PatchOutcome::PreconditionFailed) => {
+                Response::error(412, "precondition_failed", "If-Match does not match the current content; nothing written")
+            }
             Err(e) => internal(&e),
         }
     }
@@ -249,7 +253,20 @@ impl App {
         let parsed = body_object(req).and_then(|obj| {
             only_keys(
                 &obj,
-                &["content", "persona", "scope", "project", "type", "importance", "source", "status", "created", "confidence", "evidence", "basis"],
+                &[
+                    "content",
+                    "persona",
+                    "scope",
+                    "project",
+                    "type",
+                    "importance",
+                    "source",
+                    "status",
+                    "created",
+                    "confidence",
+                    "evidence",
+                    "basis",
+                ],
             )?;
             let created_ms = match obj.get("created") {
                 None => self.now_ms(),
@@ -317,7 +334,11 @@ impl App {
     fn relate(&self, id: u64, req: &Request) -> Response {
         let parsed = body_object(req).and_then(|obj| {
             only_keys(&obj, &["to", "kind"])?;
-            let to = obj.get("to").and_then(Value::as_u64).and_then(|n| MemoryId::new(n).ok()).ok_or_else(|| bad_request("invalid_to", "to must be a memory id"))?;
+            let to = obj
+                .get("to")
+                .and_then(Value::as_u64)
+                .and_then(|n| MemoryId::new(n).ok())
+                .ok_or_else(|| bad_request("invalid_to", "to must be a memory id"))?;
             Ok((to.get(), optional(&obj, "kind", word_field, "relates_to".to_owned())?))
         });
         let (to, kind) = match parsed {

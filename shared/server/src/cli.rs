@@ -102,7 +102,9 @@ fn path_flag(args: &Args, name: &str) -> Result<Option<PathBuf>> {
 }
 
 fn serve(args: &Args) -> Result<i32> {
-    let required = |name: &str| path_flag(args, name)?.ok_or_else(|| Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, format!("{name} is required")));
+    let required = |name: &str| {
+        path_flag(args, name)?.ok_or_else(|| Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, format!("{name} is required")))
+    };
     let config = Config {
         db: required("--db")?,
         token_file: required("--token-file")?,
@@ -131,7 +133,12 @@ fn mcp(args: &Args) -> Result<i32> {
     let project = match args.raw("--project") {
         None => config.project.clone(),
         Some(p) if !p.is_empty() && p.chars().count() <= 128 && !p.chars().any(char::is_control) && p.trim() == p => p.to_owned(),
-        Some(_) => return Err(Error::usage(kijito_protocol::codes::cli::INVALID_ARGUMENT, "--project must be 1-128 characters, one line, no surrounding whitespace")),
+        Some(_) => {
+            return Err(Error::usage(
+                kijito_protocol::codes::cli::INVALID_ARGUMENT,
+                "--project must be 1-128 characters, one line, no surrounding whitespace",
+            ))
+        }
     };
     let reap_after = args.optional::<u64>("--reap-after")?.unwrap_or(lease::DEFAULT_REAP_AFTER_SECONDS);
     let options = crate::mcp::Options {
@@ -169,7 +176,8 @@ fn demo(args: &Args) -> Result<i32> {
         Some(h) => kijito_files::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
     };
     let exe = std::env::current_exe().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, e.to_string()))?;
-    let bin = exe.parent().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;
+    let bin =
+        exe.parent().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;
     let ok = crate::demo::run(bin, crate::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
     Ok(if ok { 0 } else { 1 })
 }

@@ -10,14 +10,14 @@
 //!
 //! Every step has an expectation; the demo succeeds only if all are met.
 
+use kijito_client::http::{Method, Request, ReqwestTransport, Transport, MEMORY_TIMEOUT};
+use kijito_client::token::Token;
 use kijito_files::config::ApiUrl;
 use kijito_files::datadir::HostKind;
+use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
-use kijito_client::http::{Method, Request, ReqwestTransport, Transport, MEMORY_TIMEOUT};
 use kijito_protocol::ids::Digest;
 use kijito_protocol::manifest::canonical_json;
-use kijito_files::private;
-use kijito_client::token::Token;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -101,11 +101,13 @@ impl Demo {
             .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("cannot run {name}: {e}")))?;
+        let mut child =
+            cmd.spawn().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("cannot run {name}: {e}")))?;
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
             let _ = pipe.write_all(text.as_bytes());
         }
-        let out = child.wait_with_output().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("{name}: {e}")))?;
+        let out =
+            child.wait_with_output().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("{name}: {e}")))?;
         Ok(Run {
             status: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -191,7 +193,9 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
         let _ = BufReader::new(stdout).read_line(&mut line);
         let _ = tx.send(line);
     });
-    let line = rx.recv_timeout(Duration::from_secs(10)).map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "kijito-local did not start within 10 s"))?;
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "kijito-local did not start within 10 s"))?;
     let url = line
         .trim()
         .strip_prefix("kijito-local listening on ")
@@ -201,8 +205,10 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
 }
 
 fn call(t: &ReqwestTransport, method: Method, path: &str, body: Value) -> Result<Value> {
-    let r = t.send(&Request { method, path: path.into(), body: Some(body.to_string().into_bytes()), if_match: None, timeout: MEMORY_TIMEOUT })?;
-    serde_json::from_slice(&r.body).map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("{path} answered non-JSON")))
+    let r =
+        t.send(&Request { method, path: path.into(), body: Some(body.to_string().into_bytes()), if_match: None, timeout: MEMORY_TIMEOUT })?;
+    serde_json::from_slice(&r.body)
+        .map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("{path} answered non-JSON")))
 }
 
 fn id_of(v: &Value) -> Result<u64> {
@@ -235,7 +241,12 @@ fn seed(t: &ReqwestTransport) -> Result<Seed> {
     // The pointer's id is known only once it exists: create, then write v1.
     let pointer = id_of(&call(t, Method::Post, "/api/memory", memory("placeholder"))?)?;
     let v1 = manifest(pointer, lock, "Keep the agent's memory verified", "Publish the next manifest", &anchors);
-    call(t, Method::Patch, &format!("/api/memory/{pointer}"), json!({"content": v1, "persona": "codex", "scope": "project", "project": "Codex"}))?;
+    call(
+        t,
+        Method::Patch,
+        &format!("/api/memory/{pointer}"),
+        json!({"content": v1, "persona": "codex", "scope": "project", "project": "Codex"}),
+    )?;
     Ok(Seed { pointer, lock, anchors })
 }
 
@@ -265,11 +276,7 @@ pub fn run(bin: &Path, options: Options, out: Box<dyn Write>) -> Result<bool> {
     if let Err(e) = &result {
         let _ = writeln!(demo.out, "demo stopped early: {} ({})", e.message(), e.code());
     }
-    let _ = writeln!(
-        demo.out,
-        "{}: {passed}/{total} steps behaved as expected",
-        if all_ok { "demo passed" } else { "demo FAILED" }
-    );
+    let _ = writeln!(demo.out, "{}: {passed}/{total} steps behaved as expected", if all_ok { "demo passed" } else { "demo FAILED" });
     if options.keep {
         let _ = writeln!(demo.out, "kept {}", dir.display());
     } else {
@@ -325,7 +332,18 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         .step("pointer-publish manifest v2", "status published", |d| {
             let r = d.run(
                 "pointer-publish",
-                &["--pointer-id", &p, "--lock-message-id", &l, "--expected-pointer-digest", d1.as_str(), "--content-file", &d.path("manifest-v2.json").to_string_lossy(), "--rollback-file", &d.path("rollback-1.json").to_string_lossy()],
+                &[
+                    "--pointer-id",
+                    &p,
+                    "--lock-message-id",
+                    &l,
+                    "--expected-pointer-digest",
+                    d1.as_str(),
+                    "--content-file",
+                    &d.path("manifest-v2.json").to_string_lossy(),
+                    "--rollback-file",
+                    &d.path("rollback-1.json").to_string_lossy(),
+                ],
                 None,
             )?;
             let receipt = json_line(&r.stdout);
@@ -340,7 +358,11 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         .step("pointer-digest again", "the published digest", |d| {
             let r = d.run("pointer-digest", &["--pointer-id", &p], None)?;
             let digest = Digest::parse(r.stdout.trim()).ok();
-            Ok((digest.as_ref() == Some(&published), if digest.as_ref() == Some(&published) { "matches the receipt".into() } else { format!("got {:?}", r.stdout.trim()) }, digest))
+            Ok((
+                digest.as_ref() == Some(&published),
+                if digest.as_ref() == Some(&published) { "matches the receipt".into() } else { format!("got {:?}", r.stdout.trim()) },
+                digest,
+            ))
         })
         .flatten()
         .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "digest mismatch after publish"))?;
@@ -351,19 +373,38 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
     for boot in 1..=2 {
         let report = d.path(&format!("data/boot-{boot}.json"));
         let ok = d.step(&format!("pointer-snapshot boot {boot} (fresh process)"), "green report", |d| {
-            let r = d.run("pointer-snapshot", &["--pointer-id", &p, "--lock-message-id", &l, "--expected-pointer-digest", d2.as_str(), "--report-file", &report.to_string_lossy()], None)?;
+            let r = d.run(
+                "pointer-snapshot",
+                &[
+                    "--pointer-id",
+                    &p,
+                    "--lock-message-id",
+                    &l,
+                    "--expected-pointer-digest",
+                    d2.as_str(),
+                    "--report-file",
+                    &report.to_string_lossy(),
+                ],
+                None,
+            )?;
             let v = json_line(&r.stdout);
             let verdict = v.as_ref().and_then(|v| v["verdict"].as_str().map(str::to_owned)).unwrap_or_else(|| failure_code(&r));
             let snap = v.as_ref().and_then(|v| v["snapshotDigest"].as_str().map(str::to_owned)).unwrap_or_default();
             let nonce = v.as_ref().and_then(|v| v["bootNonce"].as_str().map(str::to_owned)).unwrap_or_default();
-            Ok((r.status == 0 && verdict == "green", format!("{verdict}, snapshot {}…, nonce {}…", snap.get(..12).unwrap_or(""), nonce.get(..8).unwrap_or("")), snap))
+            Ok((
+                r.status == 0 && verdict == "green",
+                format!("{verdict}, snapshot {}…, nonce {}…", snap.get(..12).unwrap_or(""), nonce.get(..8).unwrap_or("")),
+                snap,
+            ))
         });
         match ok {
             Some(snap) if boot == 1 || snap == snapshot_digest => {
                 snapshot_digest = snap;
                 reports.push(report);
             }
-            _ => return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "a snapshot boot was not green or the two differ")),
+            _ => {
+                return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "a snapshot boot was not green or the two differ"))
+            }
         }
     }
 
@@ -373,7 +414,23 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
     d.step("qa-gate record (two green boots)", "kijito.compaction.ready", |d| {
         let r = d.run(
             "qa-gate",
-            &["record", "--session-id", SESSION, "--transcript", &transcript, "--data-dir", &data, "--pointer-id", &p, "--pointer-digest", d2.as_str(), "--cold-boot-report", &reports[0].to_string_lossy(), "--cold-boot-report", &reports[1].to_string_lossy()],
+            &[
+                "record",
+                "--session-id",
+                SESSION,
+                "--transcript",
+                &transcript,
+                "--data-dir",
+                &data,
+                "--pointer-id",
+                &p,
+                "--pointer-digest",
+                d2.as_str(),
+                "--cold-boot-report",
+                &reports[0].to_string_lossy(),
+                "--cold-boot-report",
+                &reports[1].to_string_lossy(),
+            ],
             None,
         )?;
         let kind = json_line(&r.stdout).and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_else(|| failure_code(&r));
@@ -388,20 +445,40 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
     // Erode an anchor: the verifier turns red and the next compaction is UNATTESTED.
     let eroded = seed.anchors[1].0;
     d.step(&format!("erode anchor {eroded} (a correction)"), "corrected", |_| {
-        let v = call(&transport, Method::Post, &format!("/api/memory/{eroded}/correct"), json!({"content": "Checkpoint: the publish path must be verified again."}))?;
+        let v = call(
+            &transport,
+            Method::Post,
+            &format!("/api/memory/{eroded}/correct"),
+            json!({"content": "Checkpoint: the publish path must be verified again."}),
+        )?;
         Ok((v.get("id").is_some(), v["result"].as_str().unwrap_or("").to_owned(), ()))
     });
     let red = d.path("data/boot-3.json");
     d.step("pointer-snapshot boot 3", "red: current_anchor_retired", |d| {
         let r = d.run(
             "pointer-snapshot",
-            &["--pointer-id", &p, "--lock-message-id", &l, "--expected-pointer-digest", d2.as_str(), "--expected-snapshot-digest", &snapshot_digest, "--report-file", &red.to_string_lossy()],
+            &[
+                "--pointer-id",
+                &p,
+                "--lock-message-id",
+                &l,
+                "--expected-pointer-digest",
+                d2.as_str(),
+                "--expected-snapshot-digest",
+                &snapshot_digest,
+                "--report-file",
+                &red.to_string_lossy(),
+            ],
             None,
         )?;
         let code = failure_code(&r);
         let report: Option<Value> = std::fs::read(&red).ok().and_then(|b| serde_json::from_slice(&b).ok());
         let verdict = report.as_ref().and_then(|v| v["verdict"].as_str().map(str::to_owned)).unwrap_or_default();
-        Ok((r.status == 1 && code == kijito_protocol::codes::snapshot::ANCHOR_RETIRED && verdict == "red", format!("exit {}, {code}, report verdict {verdict}", r.status), ()))
+        Ok((
+            r.status == 1 && code == kijito_protocol::codes::snapshot::ANCHOR_RETIRED && verdict == "red",
+            format!("exit {}, {code}, report verdict {verdict}", r.status),
+            (),
+        ))
     });
     let text = compaction(d, host_flag, &snapshot_digest, false)?;
     let _ = writeln!(d.out, "\n--- re-entry text the resumed model receives (unattested) ---\n{}\n---", text.trim_end());
@@ -437,7 +514,8 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
         if which == "post" {
             d.step(&format!("postcompact --host {host}"), "continue:true", |d| {
                 let r = d.run("postcompact", &["--host", host], Some(&post))?;
-                let ok = r.status == 0 && json_line(&r.stdout).map(|v| v["continue"] == true && v.get("hookSpecificOutput").is_none()).unwrap_or(false);
+                let ok = r.status == 0
+                    && json_line(&r.stdout).map(|v| v["continue"] == true && v.get("hookSpecificOutput").is_none()).unwrap_or(false);
                 Ok((ok, r.stdout.trim().chars().take(70).collect(), ()))
             });
         } else {
@@ -464,7 +542,10 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
         }
     }
     if delivered.len() != 1 {
-        return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, format!("the {label} re-entry was delivered {} times, expected exactly once", delivered.len())));
+        return Err(Error::new(
+            kijito_protocol::codes::local::DEMO_STEP_FAILED,
+            format!("the {label} re-entry was delivered {} times, expected exactly once", delivered.len()),
+        ));
     }
     Ok(delivered.remove(0))
 }

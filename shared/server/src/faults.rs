@@ -75,7 +75,10 @@ impl Action {
 
     /// Whether this action decides the answer (rather than acting before it).
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Action::Respond { .. } | Action::MalformedJson | Action::CloseBefore | Action::ApplyThenClose | Action::ApplyThenRespond { .. })
+        matches!(
+            self,
+            Action::Respond { .. } | Action::MalformedJson | Action::CloseBefore | Action::ApplyThenClose | Action::ApplyThenRespond { .. }
+        )
     }
 }
 
@@ -118,7 +121,10 @@ fn only_keys(obj: &serde_json::Map<String, Value>, allowed: &[&str], i: usize, w
 }
 
 fn status_of(v: Option<&Value>, i: usize) -> Result<u16> {
-    v.and_then(Value::as_u64).filter(|s| (100..=599).contains(s)).map(|s| s as u16).ok_or_else(|| invalid(i, "status must be an integer 100..=599"))
+    v.and_then(Value::as_u64)
+        .filter(|s| (100..=599).contains(s))
+        .map(|s| s as u16)
+        .ok_or_else(|| invalid(i, "status must be an integer 100..=599"))
 }
 
 fn string_of(v: Option<&Value>, i: usize, name: &str) -> Result<String> {
@@ -144,27 +150,44 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Rule>> {
         };
         let memory_id = match obj.get("memory_id") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_u64().and_then(|n| kijito_protocol::ids::MemoryId::new(n).ok()).ok_or_else(|| invalid(i, "memory_id must be a positive id"))?.get()),
+            Some(v) => Some(
+                v.as_u64()
+                    .and_then(|n| kijito_protocol::ids::MemoryId::new(n).ok())
+                    .ok_or_else(|| invalid(i, "memory_id must be a positive id"))?
+                    .get(),
+            ),
         };
         let Some(Value::Object(a)) = obj.get("action") else { return Err(invalid(i, "action must be an object with a type")) };
         let kind = string_of(a.get("type"), i, "action.type")?;
         let (action, keys): (Action, &[&str]) = match kind.as_str() {
             "delay" => {
-                let ms = a.get("ms").and_then(Value::as_u64).filter(|ms| *ms <= MAX_DELAY_MS).ok_or_else(|| invalid(i, "delay needs ms 0..=60000"))?;
+                let ms = a
+                    .get("ms")
+                    .and_then(Value::as_u64)
+                    .filter(|ms| *ms <= MAX_DELAY_MS)
+                    .ok_or_else(|| invalid(i, "delay needs ms 0..=60000"))?;
                 (Action::Delay { ms }, &["type", "ms"])
             }
             "advance_clock" => {
-                let ms = a.get("ms").and_then(Value::as_u64).filter(|ms| *ms <= 1 << 40).ok_or_else(|| invalid(i, "advance_clock needs a non-negative ms"))?;
+                let ms = a
+                    .get("ms")
+                    .and_then(Value::as_u64)
+                    .filter(|ms| *ms <= 1 << 40)
+                    .ok_or_else(|| invalid(i, "advance_clock needs a non-negative ms"))?;
                 (Action::AdvanceClock { ms }, &["type", "ms"])
             }
             "clobber" => (Action::Clobber { content: string_of(a.get("content"), i, "content")? }, &["type", "content"]),
             "erode" => (Action::Erode, &["type"]),
             "fade" => (Action::Fade, &["type"]),
             "no_etag" => (Action::NoEtag, &["type"]),
-            "respond" => (Action::Respond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? }, &["type", "status", "body"]),
-            "apply_then_respond" => {
-                (Action::ApplyThenRespond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? }, &["type", "status", "body"])
-            }
+            "respond" => (
+                Action::Respond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? },
+                &["type", "status", "body"],
+            ),
+            "apply_then_respond" => (
+                Action::ApplyThenRespond { status: status_of(a.get("status"), i)?, body: string_of(a.get("body"), i, "body")? },
+                &["type", "status", "body"],
+            ),
             "malformed_json" => (Action::MalformedJson, &["type"]),
             "close_before" => (Action::CloseBefore, &["type"]),
             "apply_then_close" => (Action::ApplyThenClose, &["type"]),

@@ -66,7 +66,11 @@ pub fn persona_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
 pub fn word_field(obj: &Map<String, Value>, name: &str) -> Field<String> {
     let text = string_field(obj, name)?;
     let b = text.as_bytes();
-    if !b.is_empty() && b.len() <= 64 && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-') {
+    if !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_lowercase()
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+    {
         Ok(text)
     } else {
         Err(bad("invalid_field", format!("{name} must match ^[a-z][a-z0-9_-]{{0,63}}$")))
@@ -104,7 +108,11 @@ pub fn count_field(obj: &Map<String, Value>, name: &str) -> Field<u64> {
 pub fn memory_id_field(obj: &Map<String, Value>, name: &str) -> Field<u64> {
     match obj.get(name) {
         None => Err(bad("missing_field", format!("{name} is required"))),
-        Some(v) => v.as_u64().and_then(|n| MemoryId::new(n).ok()).map(MemoryId::get).ok_or_else(|| bad("invalid_id", format!("{name} must be a positive safe integer"))),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| MemoryId::new(n).ok())
+            .map(MemoryId::get)
+            .ok_or_else(|| bad("invalid_id", format!("{name} must be a positive safe integer"))),
     }
 }
 

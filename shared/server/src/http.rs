@@ -147,14 +147,22 @@ impl Conn {
                     started.get_or_insert_with(Instant::now);
                 }
                 Ok(false) => {
-                    return Err(if self.buf.is_empty() { ReadError::Closed } else { bad(400, "request_incomplete", "connection closed mid-request") });
+                    return Err(if self.buf.is_empty() {
+                        ReadError::Closed
+                    } else {
+                        bad(400, "request_incomplete", "connection closed mid-request")
+                    });
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => match started {
                     None if stopping.load(Ordering::Relaxed) || idle_since.elapsed() > IDLE_TIMEOUT => return Err(ReadError::Closed),
                     None => {}
                     Some(_) if stopping.load(Ordering::Relaxed) && self.buf.is_empty() => return Err(ReadError::Closed),
                     Some(t) if t.elapsed() > HEADER_TIMEOUT => {
-                        return Err(if self.buf.is_empty() { ReadError::Closed } else { bad(408, "request_timeout", "the request headers did not arrive in time") })
+                        return Err(if self.buf.is_empty() {
+                            ReadError::Closed
+                        } else {
+                            bad(408, "request_timeout", "the request headers did not arrive in time")
+                        })
                     }
                     Some(_) => {}
                 },
@@ -178,7 +186,10 @@ impl Conn {
 
         // Body framing: Content-Length only.
         if request.header("transfer-encoding").is_some() {
-            return Err(with_line(bad(411, "length_required", "chunked or encoded request bodies are not accepted; send Content-Length"), &request));
+            return Err(with_line(
+                bad(411, "length_required", "chunked or encoded request bodies are not accepted; send Content-Length"),
+                &request,
+            ));
         }
         let lengths: Vec<&str> = request.headers.iter().filter(|(n, _)| n == "content-length").map(|(_, v)| v.as_str()).collect();
         let length = match lengths.as_slice() {
@@ -226,7 +237,15 @@ impl Conn {
     /// Write a whole response in one go.
     pub fn write_response(&mut self, response: &Response, close: bool) -> std::io::Result<()> {
         let mut out = Vec::with_capacity(response.body.len() + 160);
-        out.extend_from_slice(format!("HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n", response.status, reason(response.status), response.body.len()).as_bytes());
+        out.extend_from_slice(
+            format!(
+                "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+                response.status,
+                reason(response.status),
+                response.body.len()
+            )
+            .as_bytes(),
+        );
         if let Some(etag) = &response.etag {
             out.extend_from_slice(format!("ETag: {etag}\r\n").as_bytes());
         }
@@ -288,19 +307,37 @@ fn parse_head(head: &[u8]) -> Result<Request, ReadError> {
     let keep_alive_default = match version {
         "HTTP/1.1" => true,
         "HTTP/1.0" => false,
-        _ => return Err(ReadError::Bad { response: Response::error(505, "http_version_not_supported", "only HTTP/1.1 and HTTP/1.0"), method: Some(method.to_owned()), path: Some(path) }),
+        _ => {
+            return Err(ReadError::Bad {
+                response: Response::error(505, "http_version_not_supported", "only HTTP/1.1 and HTTP/1.0"),
+                method: Some(method.to_owned()),
+                path: Some(path),
+            })
+        }
     };
     let mut headers = Vec::new();
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
-            return Err(ReadError::Bad { response: Response::error(400, "header_invalid", "a header line has no colon"), method: Some(method.to_owned()), path: Some(path) });
+            return Err(ReadError::Bad {
+                response: Response::error(400, "header_invalid", "a header line has no colon"),
+                method: Some(method.to_owned()),
+                path: Some(path),
+            });
         };
         if !is_token(name) || value.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
-            return Err(ReadError::Bad { response: Response::error(400, "header_invalid", "bad header name or value"), method: Some(method.to_owned()), path: Some(path) });
+            return Err(ReadError::Bad {
+                response: Response::error(400, "header_invalid", "bad header name or value"),
+                method: Some(method.to_owned()),
+                path: Some(path),
+            });
         }
         headers.push((name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_owned()));
         if headers.len() > MAX_HEADERS {
-            return Err(ReadError::Bad { response: Response::error(431, "headers_too_large", "too many header lines"), method: Some(method.to_owned()), path: Some(path) });
+            return Err(ReadError::Bad {
+                response: Response::error(431, "headers_too_large", "too many header lines"),
+                method: Some(method.to_owned()),
+                path: Some(path),
+            });
         }
     }
     let connection = headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.to_ascii_lowercase()).collect::<Vec<_>>();

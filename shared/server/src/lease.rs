@@ -64,10 +64,9 @@ pub fn decide_claim(current: Option<&Lease>, persona: &str, lease_seconds: u64, 
             claimed_by: lease.persona.clone(),
             lease_expired: lease.expired(now_ms),
         },
-        _ => ClaimDecision::Grant(Lease {
-            persona: persona.to_owned(),
-            expires_at_ms: now_ms.saturating_add((lease_seconds * 1000) as i64),
-        }),
+        _ => {
+            ClaimDecision::Grant(Lease { persona: persona.to_owned(), expires_at_ms: now_ms.saturating_add((lease_seconds * 1000) as i64) })
+        }
     }
 }
 
@@ -98,10 +97,22 @@ mod tests {
     fn live_and_expired_leases_stay_held() {
         let lease = held("other", 10_000);
         let refuse = |persona: &str, now| decide_claim(Some(&lease), persona, 10, now, REAP);
-        assert_eq!(refuse("codex", 9_999), ClaimDecision::Refuse { reason: Reason::AlreadyClaimed, claimed_by: "other".into(), lease_expired: false });
-        assert_eq!(refuse("other", 9_999), ClaimDecision::Refuse { reason: Reason::SelfClaimed, claimed_by: "other".into(), lease_expired: false });
-        assert_eq!(refuse("codex", 10_000), ClaimDecision::Refuse { reason: Reason::AlreadyClaimed, claimed_by: "other".into(), lease_expired: true });
-        assert_eq!(refuse("other", 14_999), ClaimDecision::Refuse { reason: Reason::SelfClaimed, claimed_by: "other".into(), lease_expired: true });
+        assert_eq!(
+            refuse("codex", 9_999),
+            ClaimDecision::Refuse { reason: Reason::AlreadyClaimed, claimed_by: "other".into(), lease_expired: false }
+        );
+        assert_eq!(
+            refuse("other", 9_999),
+            ClaimDecision::Refuse { reason: Reason::SelfClaimed, claimed_by: "other".into(), lease_expired: false }
+        );
+        assert_eq!(
+            refuse("codex", 10_000),
+            ClaimDecision::Refuse { reason: Reason::AlreadyClaimed, claimed_by: "other".into(), lease_expired: true }
+        );
+        assert_eq!(
+            refuse("other", 14_999),
+            ClaimDecision::Refuse { reason: Reason::SelfClaimed, claimed_by: "other".into(), lease_expired: true }
+        );
         assert!(matches!(refuse("codex", 15_000), ClaimDecision::Grant(_)));
     }
 

@@ -75,15 +75,21 @@ pub struct Config {
 /// Parse `--listen`: an IP literal and port on loopback only (127.0.0.0/8
 /// or ::1). Anything else is refused.
 pub fn parse_listen(text: &str) -> Result<SocketAddr> {
-    let addr: SocketAddr = text
-        .parse()
-        .map_err(|_| Error::usage(codes::LISTEN_INVALID, format!("--listen must be IP:PORT (e.g. 127.0.0.1:0), got {:?}", kijito_protocol::ids::clip(text))))?;
+    let addr: SocketAddr = text.parse().map_err(|_| {
+        Error::usage(
+            codes::LISTEN_INVALID,
+            format!("--listen must be IP:PORT (e.g. 127.0.0.1:0), got {:?}", kijito_protocol::ids::clip(text)),
+        )
+    })?;
     let loopback = match addr.ip() {
         IpAddr::V4(v4) => v4.is_loopback(),
         IpAddr::V6(v6) => v6.is_loopback(),
     };
     if !loopback {
-        return Err(Error::usage(codes::LISTEN_NOT_LOOPBACK, format!("kijito-local listens only on loopback (127.0.0.0/8 or [::1]), not {addr}")));
+        return Err(Error::usage(
+            codes::LISTEN_NOT_LOOPBACK,
+            format!("kijito-local listens only on loopback (127.0.0.0/8 or [::1]), not {addr}"),
+        ));
     }
     Ok(addr)
 }
@@ -196,7 +202,8 @@ impl Server {
         let token = read_token(&config.token_file)?;
         let store = store::Store::open(&config.db)?;
         let log = config.request_log.as_deref().map(reqlog::RequestLog::open).transpose()?;
-        let listener = TcpListener::bind(config.listen).map_err(|e| Error::new(codes::BIND, format!("cannot listen on {}: {e}", config.listen)))?;
+        let listener =
+            TcpListener::bind(config.listen).map_err(|e| Error::new(codes::BIND, format!("cannot listen on {}: {e}", config.listen)))?;
         let app = api::App::new(store, &token, config.reap_after_seconds, config.faults.clone(), log);
         Ok(Server { listener, app: Arc::new(app), stopping: Arc::new(AtomicBool::new(false)), active: Arc::new(AtomicUsize::new(0)) })
     }

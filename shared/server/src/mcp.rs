@@ -18,8 +18,8 @@
 //! and their argument rules from [`crate::fields`] (the same as the HTTP API).
 
 use crate::fields::{
-    bad, bool_field, count_field, label_field, maybe, memory_id_field, message_field, only_keys, optional, persona_field, string_field, unit_field, word_field, Bad,
-    Field,
+    bad, bool_field, count_field, label_field, maybe, memory_id_field, message_field, only_keys, optional, persona_field, string_field,
+    unit_field, word_field, Bad, Field,
 };
 use crate::lease::{MAX_LEASE_SECONDS, MIN_LEASE_SECONDS};
 use crate::render::{self, Marker, Memory};
@@ -119,7 +119,10 @@ fn not_found() -> Bad {
 fn bounded(obj: &Map<String, Value>, name: &str, (default, hi): (u64, u64), lo: u64) -> Field<u64> {
     match obj.get(name) {
         None => Ok(default),
-        Some(v) => v.as_u64().filter(|n| (lo..=hi).contains(n)).ok_or_else(|| bad("invalid_field", format!("{name} must be an integer from {lo} to {hi}"))),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (lo..=hi).contains(n))
+            .ok_or_else(|| bad("invalid_field", format!("{name} must be an integer from {lo} to {hi}"))),
     }
 }
 
@@ -143,7 +146,11 @@ impl Mcp {
             Err(e) => return Some(rpc_error(Value::Null, rpc::PARSE_ERROR, format!("parse error: the line is not JSON ({e})"))),
         };
         let Value::Object(obj) = message else {
-            let why = if message.is_array() { "batches are not supported (protocol 2025-06-18 removed them); send one message per line" } else { "a message must be a JSON object" };
+            let why = if message.is_array() {
+                "batches are not supported (protocol 2025-06-18 removed them); send one message per line"
+            } else {
+                "a message must be a JSON object"
+            };
             return Some(rpc_error(Value::Null, rpc::INVALID_REQUEST, why));
         };
         let id = match obj.get("id") {
@@ -380,7 +387,10 @@ impl Mcp {
             None
         };
         if let Some(what) = what {
-            return Err(bad("pointer_update_refused", format!("{id} is {what}: pointer changes go through pointer-publish; nothing was written")));
+            return Err(bad(
+                "pointer_update_refused",
+                format!("{id} is {what}: pointer changes go through pointer-publish; nothing was written"),
+            ));
         }
         let (scope, project) = match (maybe(args, "scope", word_field)?, maybe(args, "project", label_field)?) {
             (Some(s), Some(p)) => (s, p),
@@ -444,7 +454,11 @@ impl Mcp {
         };
         let workspace = match path("workspace")? {
             Some(w) => w.as_path().to_owned(),
-            None => self.opts.workspace.clone().ok_or_else(|| bad("missing_field", "workspace: the server has no current directory; give an absolute workspace"))?,
+            None => self
+                .opts
+                .workspace
+                .clone()
+                .ok_or_else(|| bad("missing_field", "workspace: the server has no current directory; give an absolute workspace"))?,
         };
         let data_dir = path("data_dir")?.or_else(|| self.opts.data_dir.clone());
         let session = match args.get("session_id") {
@@ -542,9 +556,7 @@ pub fn tool_definitions() -> Value {
     let word = |what: &str| json!({ "type": "string", "pattern": "^[a-z][a-z0-9_-]{0,63}$", "description": what });
     let unit = |what: &str| json!({ "type": "number", "minimum": 0, "maximum": 1, "description": what });
     let message_id = json!({ "type": "integer", "minimum": 1, "maximum": 9007199254740991u64, "description": "hive message id" });
-    let tool = |name: &str, title: &str, description: &str, input: Value, read_only: bool| {
-        json!({ "name": name, "title": title, "description": description, "inputSchema": input, "annotations": { "readOnlyHint": read_only, "openWorldHint": false } })
-    };
+    let tool = |name: &str, title: &str, description: &str, input: Value, read_only: bool| json!({ "name": name, "title": title, "description": description, "inputSchema": input, "annotations": { "readOnlyHint": read_only, "openWorldHint": false } });
     json!([
         tool("kijito_startup", "Start a session", "Restore identity and broad context: counts, the configured pointer, the most important and the recent memories of the project (previews; read in full with kijito_get).",
             schema(json!({ "persona": persona, "project": project }), &[]), true),

@@ -189,9 +189,8 @@ mod tests {
     fn renders_edges_and_has_more() {
         let mut m = control();
         m.marker = Marker::Faded;
-        let edges: Vec<Edge> = (1..=7)
-            .map(|i| Edge { kind: "relates_to".into(), to: i, preview: format!("line one\nline {i} {}", "x".repeat(80)) })
-            .collect();
+        let edges: Vec<Edge> =
+            (1..=7).map(|i| Edge { kind: "relates_to".into(), to: i, preview: format!("line one\nline {i} {}", "x".repeat(80)) }).collect();
         let text = render(&m, &edges, true, "0f0f0f");
         assert!(text.contains("basis=observed · faded\nedges:\n  -> relates_to [1] line one line 1 xxx"));
         assert_eq!(text.matches("  -> ").count(), EDGE_PREVIEWS);
@@ -212,7 +211,16 @@ mod tests {
 
     #[test]
     fn numbers_print_like_javascript() {
-        for (x, s) in [(0.9, "0.9"), (1.0, "1"), (0.95, "0.95"), (0.0, "0"), (0.1 + 0.2, "0.30000000000000004"), (1e-7, "1e-7"), (0.000001, "0.000001"), (1.5e-7, "1.5e-7")] {
+        for (x, s) in [
+            (0.9, "0.9"),
+            (1.0, "1"),
+            (0.95, "0.95"),
+            (0.0, "0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e-7, "1e-7"),
+            (0.000001, "0.000001"),
+            (1.5e-7, "1.5e-7"),
+        ] {
             assert_eq!(kijito_protocol::manifest::js_number(x), s);
         }
     }
@@ -223,7 +231,15 @@ mod tests {
             assert_eq!(kijito_protocol::clock::format_utc_seconds(kijito_protocol::clock::parse_utc_seconds(t).unwrap()), t);
         }
         assert_eq!(kijito_protocol::clock::parse_utc_seconds("1970-01-02 00:00:00"), Some(86_400_000));
-        for bad in ["2026-02-30 00:00:00", "2026-13-01 00:00:00", "2026-07-25T00:00:00", "1969-12-31 23:59:59", "2026-07-25 24:00:00", "+026-07-25 00:00:00", ""] {
+        for bad in [
+            "2026-02-30 00:00:00",
+            "2026-13-01 00:00:00",
+            "2026-07-25T00:00:00",
+            "1969-12-31 23:59:59",
+            "2026-07-25 24:00:00",
+            "+026-07-25 00:00:00",
+            "",
+        ] {
             assert_eq!(kijito_protocol::clock::parse_utc_seconds(bad), None, "{bad}");
         }
         assert_eq!(kijito_protocol::clock::format_utc_seconds(1_500), "1970-01-01 00:00:01");

@@ -137,7 +137,10 @@ impl Store {
         match OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                kijito_files::private::stat_checked(path, kijito_files::private::FileRules { owner_only: true, min_bytes: 0, max_bytes: u64::MAX })?;
+                kijito_files::private::stat_checked(
+                    path,
+                    kijito_files::private::FileRules { owner_only: true, min_bytes: 0, max_bytes: u64::MAX },
+                )?;
             }
             Err(e) => return Err(Error::new(codes::OPEN, format!("cannot create {shown}: {e}"))),
         }
@@ -171,7 +174,10 @@ impl Store {
         let mut conn = self.lock();
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)?;
         if version > SCHEMA_VERSION {
-            return Err(Error::new(codes::SCHEMA_TOO_NEW, format!("database schema version {version} is newer than this build's {SCHEMA_VERSION}")));
+            return Err(Error::new(
+                codes::SCHEMA_TOO_NEW,
+                format!("database schema version {version} is newer than this build's {SCHEMA_VERSION}"),
+            ));
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
             // IMMEDIATE, and the version read again inside: another process
@@ -302,7 +308,8 @@ impl Store {
             content: content.to_owned(),
         };
         let new_id = insert_memory(&tx, &new)?;
-        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, 'corrects')", params![new_id as i64, id as i64]).map_err(db_err)?;
+        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, 'corrects')", params![new_id as i64, id as i64])
+            .map_err(db_err)?;
         tx.execute("UPDATE memories SET marker = 'eroded' WHERE id = ?1", [id as i64]).map_err(db_err)?;
         tx.commit().map_err(db_err)?;
         Ok(Some(new_id))
@@ -318,7 +325,8 @@ impl Store {
         if !exists(from)? || !exists(to)? {
             return Ok(false);
         }
-        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, ?3)", params![from as i64, to as i64, kind]).map_err(db_err)?;
+        tx.execute("INSERT INTO relations (from_id, to_id, kind) VALUES (?1, ?2, ?3)", params![from as i64, to as i64, kind])
+            .map_err(db_err)?;
         tx.commit().map_err(db_err)?;
         Ok(true)
     }
@@ -326,8 +334,11 @@ impl Store {
     /// Store a hive message; returns its id.
     pub fn send(&self, to: &str, from: &str, content: &str, now_ms: i64) -> Result<u64> {
         let conn = self.lock();
-        conn.execute("INSERT INTO messages (recipient, sender, content, created_ms) VALUES (?1, ?2, ?3, ?4)", params![to, from, content, now_ms])
-            .map_err(db_err)?;
+        conn.execute(
+            "INSERT INTO messages (recipient, sender, content, created_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![to, from, content, now_ms],
+        )
+        .map_err(db_err)?;
         Ok(conn.last_insert_rowid() as u64)
     }
 
@@ -535,15 +546,14 @@ fn split_weightless(conn: &Connection, phrases: &[String]) -> Result<(Vec<String
     // doclist): count the matches, stopping at half of N, which is all the
     // rule needs to know (at most N/2 postings read, in index order).
     let half = (rows + 1) / 2;
-    let mut df = conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)").map_err(db_err)?;
+    let mut df = conn
+        .prepare_cached("SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)")
+        .map_err(db_err)?;
     let (mut weighted, mut weightless) = (Vec::new(), Vec::new());
     for p in phrases {
         let one_word = !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric());
-        let docs: i64 = if one_word && rows > 0 {
-            df.query_row(params![format!("\"{p}\""), half], |r| r.get(0)).map_err(db_err)?
-        } else {
-            0
-        };
+        let docs: i64 =
+            if one_word && rows > 0 { df.query_row(params![format!("\"{p}\""), half], |r| r.get(0)).map_err(db_err)? } else { 0 };
         if one_word && rows > 0 && docs.saturating_mul(2) >= rows {
             weightless.push(p.clone());
         } else {
@@ -583,8 +593,21 @@ fn insert_memory(conn: &Connection, m: &NewMemory) -> Result<u64> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'none', ?12)",
         )
         .map_err(db_err)?;
-    stmt.execute(params![m.kind, m.scope, m.project, m.persona, m.status, m.source, m.created_ms, m.importance, m.confidence, m.evidence as i64, m.basis, m.content])
-        .map_err(db_err)?;
+    stmt.execute(params![
+        m.kind,
+        m.scope,
+        m.project,
+        m.persona,
+        m.status,
+        m.source,
+        m.created_ms,
+        m.importance,
+        m.confidence,
+        m.evidence as i64,
+        m.basis,
+        m.content
+    ])
+    .map_err(db_err)?;
     Ok(conn.last_insert_rowid() as u64)
 }
 
@@ -716,7 +739,10 @@ mod tests {
         let mut other = sample("CODEX_CURRENT_STATE_POINTER_V1 of another project");
         other.project = "Other".into();
         store.create_memory(&other).unwrap();
-        assert_eq!(fts_query("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW").unwrap(), "\"CODEX CURRENT STATE POINTER V1\" OR \"RESUME\" OR \"NOW\"");
+        assert_eq!(
+            fts_query("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW").unwrap(),
+            "\"CODEX CURRENT STATE POINTER V1\" OR \"RESUME\" OR \"NOW\""
+        );
         let q = fts_phrases("CODEX_CURRENT_STATE_POINTER_V1 RESUME NOW");
         let hits: Vec<u64> = store.recall(&q, Some("project"), Some("Codex"), 10).unwrap().iter().map(|m| m.id).collect();
         assert_eq!(hits, vec![a, b]);
@@ -796,7 +822,11 @@ mod tests {
         for limit in [1, 3, 10, 50] {
             for project in [Some("Codex"), None] {
                 let q = p(&["rare", "mid", "filler7"]);
-                assert_eq!(got(store.recall(&q, None, project, limit).unwrap()), got(store.recall_exact(&q, None, project, limit).unwrap()), "{limit} {project:?}");
+                assert_eq!(
+                    got(store.recall(&q, None, project, limit).unwrap()),
+                    got(store.recall_exact(&q, None, project, limit).unwrap()),
+                    "{limit} {project:?}"
+                );
             }
         }
         // Only a weightless word: the newest matches of the project.

@@ -129,8 +129,16 @@ mod tests {
     #[test]
     fn later_files_win_and_other_plugins_are_ignored() {
         let d = tempfile::tempdir().unwrap();
-        let user = write(d.path(), "user/settings.json", r#"{"enabledPlugins":{"kijito-qa@mkt":true,"other@mkt":true},"pluginConfigs":{"kijito-qa@mkt":{"options":{"pointer_id":21813,"lock_message_id":77}},"kijito-qa-fork@x":{"options":{"pointer_id":1}}}}"#);
-        let local = write(d.path(), "proj/.claude/settings.local.json", r#"{"pluginConfigs":{"kijito-qa@mkt":{"options":{"lock_message_id":"78"}}}}"#);
+        let user = write(
+            d.path(),
+            "user/settings.json",
+            r#"{"enabledPlugins":{"kijito-qa@mkt":true,"other@mkt":true},"pluginConfigs":{"kijito-qa@mkt":{"options":{"pointer_id":21813,"lock_message_id":77}},"kijito-qa-fork@x":{"options":{"pointer_id":1}}}}"#,
+        );
+        let local = write(
+            d.path(),
+            "proj/.claude/settings.local.json",
+            r#"{"pluginConfigs":{"kijito-qa@mkt":{"options":{"lock_message_id":"78"}}}}"#,
+        );
         let f = find(&[user.clone(), d.path().join("proj/.claude/settings.json"), local.clone()]);
         assert_eq!(f.pointer_id, Some(("21813".into(), user, "kijito-qa@mkt".into())));
         assert_eq!(f.lock_message_id, Some(("78".into(), local, "kijito-qa@mkt".into())));

@@ -2,10 +2,10 @@
 //! write your own owner-only config for a real pointer, after verifying it
 //! (docs/first-pointer.md).
 
-use crate::{mcp, permissions};
 use crate::setup::{self, Mode, SetupRequest};
-use kijito_files::datadir::HostKind;
+use crate::{mcp, permissions};
 use kijito_files::config::{user_path, ApiUrl};
+use kijito_files::datadir::HostKind;
 use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
 use kijito_protocol::codes::cli as cli_codes;
 use kijito_protocol::ids::AbsPath;
@@ -108,8 +108,11 @@ fn run_permissions(args: &Args) -> Result<i32> {
             return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "--codex-alias takes only --root"));
         }
         let root = permissions::plugin_root(&given, HostKind::Codex);
-        cli::print_stdout(&format!("{}
-", permissions::codex_alias(&root)))?;
+        cli::print_stdout(&format!(
+            "{}
+",
+            permissions::codex_alias(&root)
+        ))?;
         eprintln!("kijito-setup: put that line in your shell profile and start Codex as `codex-qa` (it runs `kijito-compact codex`, docs/adapters.md), or run `codex --no-daemon` inside tmux: in Codex's default shared-daemon mode no adapter can compact the session (codex_daemon)");
         return Ok(0);
     }
@@ -139,8 +142,16 @@ fn run_permissions(args: &Args) -> Result<i32> {
     } else if args.has("--write") {
         permissions::write(&plan)?;
         out.push_str(&match host {
-            HostKind::Claude => format!("kijito-setup: merged {} new rule(s) into {} ({already} were there; every other setting kept; 0600)\n", plan.missing.len(), plan.path.display()),
-            HostKind::Codex => format!("kijito-setup: wrote {} ({} rules; 0600); Codex reads it at its next start\n", plan.path.display(), plan.rules.len()),
+            HostKind::Claude => format!(
+                "kijito-setup: merged {} new rule(s) into {} ({already} were there; every other setting kept; 0600)\n",
+                plan.missing.len(),
+                plan.path.display()
+            ),
+            HostKind::Codex => format!(
+                "kijito-setup: wrote {} ({} rules; 0600); Codex reads it at its next start\n",
+                plan.path.display(),
+                plan.rules.len()
+            ),
         });
     } else {
         out.push_str(&format!(
@@ -175,14 +186,21 @@ fn run_mcp(args: &Args) -> Result<i32> {
         Some(h) => HostKind::parse(h).map_err(|_| Error::usage(cli_codes::INVALID_HOST, "--host must be claude or codex"))?,
         None => return Err(Error::usage(cli_codes::MISSING_FLAG, "--mcp needs --host claude|codex")),
     };
-    let db = path_arg(args, "--db")?.ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--mcp needs --db ABS (the SQLite file kijito-local serve uses)"))?;
+    let db = path_arg(args, "--db")?
+        .ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--mcp needs --db ABS (the SQLite file kijito-local serve uses)"))?;
     let root = permissions::plugin_root(&root_arg(args)?, host);
     let config = kijito_files::config::Config::load()?;
     let home = kijito_files::config::home_dir()?;
     let codex_home = std::env::var_os("CODEX_HOME").map(std::path::PathBuf::from).filter(|p| p.is_absolute());
     let plan = mcp::plan(host, &root, db.as_path(), &config, codex_home.as_deref(), &home)?;
     let r = &plan.registration;
-    let mut out = format!("kijito-setup: the kijito-local MCP server {:?} for {}: {} {}\n", mcp::SERVER_NAME, plan.path.display(), r.command.display(), r.args.join(" "));
+    let mut out = format!(
+        "kijito-setup: the kijito-local MCP server {:?} for {}: {} {}\n",
+        mcp::SERVER_NAME,
+        plan.path.display(),
+        r.command.display(),
+        r.args.join(" ")
+    );
     if plan.unchanged {
         out.push_str(&format!("kijito-setup: {} already registers it; nothing to write\n", plan.path.display()));
     } else if args.has("--write") {
@@ -193,7 +211,12 @@ fn run_mcp(args: &Args) -> Result<i32> {
         if !plan.content.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!("kijito-setup: to write it: kijito-setup --mcp --host {} --db {} --root {} --write\n", if host == HostKind::Claude { "claude" } else { "codex" }, db.as_str(), root.display()));
+        out.push_str(&format!(
+            "kijito-setup: to write it: kijito-setup --mcp --host {} --db {} --root {} --write\n",
+            if host == HostKind::Claude { "claude" } else { "codex" },
+            db.as_str(),
+            root.display()
+        ));
     }
     cli::print_stdout(&out)?;
     Ok(0)
@@ -221,9 +244,13 @@ pub fn run(args: Args) -> Result<i32> {
     let existing = args.has("--pointer-id") || args.has("--lock-message-id");
     let mode = if args.has("--create") {
         if existing {
-            return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "give either --pointer-id N --lock-message-id M, or --create --anchor-file ABS --title TEXT"));
+            return Err(Error::usage(
+                cli_codes::CONFLICTING_FLAGS,
+                "give either --pointer-id N --lock-message-id M, or --create --anchor-file ABS --title TEXT",
+            ));
         }
-        let anchor_file = path_arg(&args, "--anchor-file")?.ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--create needs --anchor-file ABS"))?;
+        let anchor_file =
+            path_arg(&args, "--anchor-file")?.ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--create needs --anchor-file ABS"))?;
         let title: String = args.required("--title")?;
         Mode::Create { anchor_file, title }
     } else {

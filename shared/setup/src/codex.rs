@@ -61,7 +61,12 @@ pub fn parse_listing(result: &Value) -> Listing {
         out.warnings.extend(d.get("warnings").and_then(Value::as_array).into_iter().flatten().map(text));
         for h in d.get("hooks").and_then(Value::as_array).into_iter().flatten() {
             let s = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-            out.hooks.push(ListedHook { event: s("eventName"), command: s("command"), trust_status: s("trustStatus"), source_path: s("sourcePath") });
+            out.hooks.push(ListedHook {
+                event: s("eventName"),
+                command: s("command"),
+                trust_status: s("trustStatus"),
+                source_path: s("sourcePath"),
+            });
         }
     }
     out
@@ -100,15 +105,22 @@ pub fn list_hooks(codex: &Path, cwd: &Path, timeout: Duration) -> Result<Listing
     let deadline = Instant::now() + timeout;
     let mut send = |msg: Value| -> Result<()> {
         let stdin = guard.0.stdin.as_mut().ok_or_else(|| fail("stdin closed".into()))?;
-        stdin.write_all(format!("{msg}\n").as_bytes()).and_then(|_| stdin.flush()).map_err(|e| fail(format!("writing to codex app-server: {e}")))
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .and_then(|_| stdin.flush())
+            .map_err(|e| fail(format!("writing to codex app-server: {e}")))
     };
     let wait_for = |id: u64, method: &str| -> Result<Value> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match rx.recv_timeout(left) {
                 Ok(Some(l)) => l,
-                Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => return Err(fail(format!("codex app-server exited before answering {method}"))),
-                Err(mpsc::RecvTimeoutError::Timeout) => return Err(fail(format!("codex app-server did not answer {method} within {} s", timeout.as_secs()))),
+                Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(fail(format!("codex app-server exited before answering {method}")))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(fail(format!("codex app-server did not answer {method} within {} s", timeout.as_secs())))
+                }
             };
             let Ok(msg) = serde_json::from_slice::<Value>(&line) else { continue };
             if msg.get("id").and_then(Value::as_u64) == Some(id) {
@@ -119,7 +131,9 @@ pub fn list_hooks(codex: &Path, cwd: &Path, timeout: Duration) -> Result<Listing
             }
         }
     };
-    send(json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "kijito-doctor", "title": "kijito-doctor", "version": env!("CARGO_PKG_VERSION")}, "capabilities": {"experimentalApi": true}}}))?;
+    send(
+        json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "kijito-doctor", "title": "kijito-doctor", "version": env!("CARGO_PKG_VERSION")}, "capabilities": {"experimentalApi": true}}}),
+    )?;
     wait_for(1, "initialize")?;
     send(json!({"method": "initialized"}))?;
     send(json!({"id": 2, "method": "hooks/list", "params": {"cwds": [cwd.to_string_lossy()]}}))?;

@@ -152,9 +152,19 @@ pub struct Options {
 impl Options {
     /// Options from the real environment: PATH lookups, current directory.
     pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
-        let cwd = std::env::current_dir().map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
         let dir = |k: &str| std::env::var_os(k).map(PathBuf::from).filter(|p| p.is_absolute());
-        Ok(Options { hosts, root, offline, cwd, codex: proc::which("codex"), claude: proc::which("claude"), claude_config_dir: dir("CLAUDE_CONFIG_DIR"), codex_home: dir("CODEX_HOME") })
+        Ok(Options {
+            hosts,
+            root,
+            offline,
+            cwd,
+            codex: proc::which("codex"),
+            claude: proc::which("claude"),
+            claude_config_dir: dir("CLAUDE_CONFIG_DIR"),
+            codex_home: dir("CODEX_HOME"),
+        })
     }
 }
 
@@ -242,7 +252,12 @@ pub fn run(opts: &Options) -> Result<Report> {
         check_host(&mut out, opts, &prefix, *h, root, config.as_ref());
     }
     if host_roots.is_empty() {
-        out.red("all", "layout", format!("{} is not the plugin root of the host(s) asked for", prefix.display()), "give --host codex|claude matching the root, or --root the install prefix");
+        out.red(
+            "all",
+            "layout",
+            format!("{} is not the plugin root of the host(s) asked for", prefix.display()),
+            "give --host codex|claude matching the root, or --root the install prefix",
+        );
     }
     if let Some(c) = &config {
         check_token_and_api(&mut out, opts, c);
@@ -260,7 +275,8 @@ fn check_config(out: &mut Out) -> Option<Config> {
     };
     match Config::load() {
         Ok(c) => {
-            let source = c.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| format!("no file at {} (defaults)", path.display()));
+            let source =
+                c.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| format!("no file at {} (defaults)", path.display()));
             match (c.pointer_id, c.lock_message_id) {
                 (Some(p), Some(l)) => out.green("all", "config", format!("{source}: pointer {p}, lock {l}, apiUrl {}", c.api_url.as_str())),
                 _ => out.yellow(
@@ -275,7 +291,9 @@ fn check_config(out: &mut Out) -> Option<Config> {
         Err(e) => {
             let fix = match e.code() {
                 kijito_protocol::codes::files::PERMISSIONS => format!("chmod 600 {}", path.display()),
-                kijito_protocol::codes::config::UNKNOWN_KEY => format!("remove that key from {} (keys: docs/configuration.md)", path.display()),
+                kijito_protocol::codes::config::UNKNOWN_KEY => {
+                    format!("remove that key from {} (keys: docs/configuration.md)", path.display())
+                }
                 _ => format!("fix or rewrite {} (kijito-setup --force writes a valid one)", path.display()),
             };
             out.red("all", "config", format!("{} ({}); every hook runs without it", e.message(), e.code()), fix);
@@ -303,19 +321,37 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
         )
     };
     if config.pointer_id.is_some() && config.lock_message_id.is_some() {
-        out.green("claude", name, format!("not needed: the config file sets pointerId and lockMessageId (it wins over the plugin options){unreadable}"));
+        out.green(
+            "claude",
+            name,
+            format!("not needed: the config file sets pointerId and lockMessageId (it wins over the plugin options){unreadable}"),
+        );
         return;
     }
     let before = (config.pointer_id, config.lock_message_id);
     if let Err(e) = found.apply(config) {
-        let file = found.pointer_id.iter().chain(found.lock_message_id.iter()).map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2)).collect::<Vec<_>>().join(", ");
-        out.red("claude", name, format!("{} ({}) in {file}; Claude hooks would run without the pointer ids", e.message(), e.code()), fix("N", "M"));
+        let file = found
+            .pointer_id
+            .iter()
+            .chain(found.lock_message_id.iter())
+            .map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.red(
+            "claude",
+            name,
+            format!("{} ({}) in {file}; Claude hooks would run without the pointer ids", e.message(), e.code()),
+            fix("N", "M"),
+        );
         return;
     }
     match (config.pointer_id, config.lock_message_id) {
         (Some(p), Some(l)) => {
-            let mut from: Vec<String> =
-                [&found.pointer_id, &found.lock_message_id].into_iter().flatten().map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2)).collect();
+            let mut from: Vec<String> = [&found.pointer_id, &found.lock_message_id]
+                .into_iter()
+                .flatten()
+                .map(|x| format!("{} (pluginConfigs[\"{}\"])", x.1.display(), x.2))
+                .collect();
             from.dedup();
             out.green(
                 "claude",
@@ -324,10 +360,11 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
             );
         }
         (p, l) => {
-            let missing: Vec<&str> = [("pointer_id", p.is_none() && before.0.is_none()), ("lock_message_id", l.is_none() && before.1.is_none())]
-                .into_iter()
-                .filter_map(|(n, m)| m.then_some(n))
-                .collect();
+            let missing: Vec<&str> =
+                [("pointer_id", p.is_none() && before.0.is_none()), ("lock_message_id", l.is_none() && before.1.is_none())]
+                    .into_iter()
+                    .filter_map(|(n, m)| m.then_some(n))
+                    .collect();
             out.yellow(
                 "claude",
                 name,
@@ -355,7 +392,12 @@ fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
         }
     };
     if opts.offline {
-        out.yellow("all", "api", format!("{} not contacted (--offline)", c.api_url.as_str()), "run without --offline to check that it answers");
+        out.yellow(
+            "all",
+            "api",
+            format!("{} not contacted (--offline)", c.api_url.as_str()),
+            "run without --offline to check that it answers",
+        );
         return;
     }
     let Some(id) = c.pointer_id else {
@@ -366,8 +408,15 @@ fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
         .map(|t| Api::new(t, c.persona.clone(), c.project.clone()))
         .and_then(|api| pointer::read_pointer(&api, id));
     match result {
-        Ok(r) if r.is_current() => out.green("all", "api", format!("GET {}/api/memory/{id}: the pointer is current, digest {}", c.api_url.as_str(), r.digest)),
-        Ok(r) => out.red("all", "api", format!("pointer {id} is {:?}, not current", r.lifecycle), "configure the current pointer id (kijito-setup --force ...)"),
+        Ok(r) if r.is_current() => {
+            out.green("all", "api", format!("GET {}/api/memory/{id}: the pointer is current, digest {}", c.api_url.as_str(), r.digest))
+        }
+        Ok(r) => out.red(
+            "all",
+            "api",
+            format!("pointer {id} is {:?}, not current", r.lifecycle),
+            "configure the current pointer id (kijito-setup --force ...)",
+        ),
         Err(e) => {
             let code = e.code().to_owned();
             let e = explain::explain(e, &cx(Target::Memory(id)));
@@ -381,7 +430,12 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
     let reinstall = format!("re-run ./install.sh --prefix {} --host {host} from the kijito-qa checkout", prefix.display());
     // layout
     if std::fs::symlink_metadata(root).is_err() {
-        out.red(host, "layout", format!("no plugin root at {}: nothing is installed for {host} there", root.display()), format!("run ./install.sh --prefix {} --host {host} from the kijito-qa checkout, or give --root", prefix.display()));
+        out.red(
+            host,
+            "layout",
+            format!("no plugin root at {}: nothing is installed for {host} there", root.display()),
+            format!("run ./install.sh --prefix {} --host {host} from the kijito-qa checkout, or give --root", prefix.display()),
+        );
         return;
     }
     let mut problems = Vec::new();
@@ -397,7 +451,9 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
             problems.push(format!("{} is missing", f.display()));
         }
     }
-    let skills = std::fs::read_dir(root.join("skills")).map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().join("SKILL.md").is_file()).count()).unwrap_or(0);
+    let skills = std::fs::read_dir(root.join("skills"))
+        .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().join("SKILL.md").is_file()).count())
+        .unwrap_or(0);
     if skills == 0 {
         problems.push(format!("no skills/*/SKILL.md under {}", root.display()));
     }
@@ -436,7 +492,11 @@ fn check_mcp(out: &mut Out, opts: &Options, h: HostKind, root: &Path, config: Op
     let host = host_name(h);
     let Some(config) = config.filter(|c| mcp::is_kijito_local(c)) else { return };
     let Ok(home) = config::home_dir() else { return };
-    let fix = format!("{}/bin/kijito-setup --mcp --host {host} --db <the --db of kijito-local serve> --root {} --write", root.display(), root.display());
+    let fix = format!(
+        "{}/bin/kijito-setup --mcp --host {host} --db <the --db of kijito-local serve> --root {} --write",
+        root.display(),
+        root.display()
+    );
     let (path, r) = match mcp::installed(h, root, opts.codex_home.as_deref(), &home) {
         Err(why) => return out.red(host, "mcp", why, fix),
         Ok(None) => {
@@ -444,29 +504,76 @@ fn check_mcp(out: &mut Out, opts: &Options, h: HostKind, root: &Path, config: Op
                 HostKind::Claude => mcp::claude_path(root),
                 HostKind::Codex => mcp::codex_config_path(opts.codex_home.as_deref(), &home),
             };
-            return out.yellow(host, "mcp", format!("the config points at kijito-local ({}) but {} registers no {:?} MCP server: the agent has no recall or curation tools", config.api_url.as_str(), place.display(), mcp::SERVER_NAME), fix);
+            return out.yellow(
+                host,
+                "mcp",
+                format!(
+                    "the config points at kijito-local ({}) but {} registers no {:?} MCP server: the agent has no recall or curation tools",
+                    config.api_url.as_str(),
+                    place.display(),
+                    mcp::SERVER_NAME
+                ),
+                fix,
+            );
         }
         Ok(Some(found)) => found,
     };
     let want = mcp::registration(root, Path::new(r.db().unwrap_or("")), config);
     if r.command != want.command {
-        return out.yellow(host, "mcp", format!("{} registers {} (another install), not {}", path.display(), r.command.display(), want.command.display()), fix);
+        return out.yellow(
+            host,
+            "mcp",
+            format!("{} registers {} (another install), not {}", path.display(), r.command.display(), want.command.display()),
+            fix,
+        );
     }
-    let Some(db) = r.db() else { return out.red(host, "mcp", format!("{} registers {} without --db", path.display(), r.command.display()), fix) };
+    let Some(db) = r.db() else {
+        return out.red(host, "mcp", format!("{} registers {} without --db", path.display(), r.command.display()), fix);
+    };
     if let Err(why) = mcp::check_db(Path::new(db)) {
         return out.red(host, "mcp", format!("the registered store {db} {why}"), fix);
     }
     if r.args != want.args {
-        return out.yellow(host, "mcp", format!("{} registers `{}`, but the config now means `{}` (pointer, lock, persona or project changed)", path.display(), r.args.join(" "), want.args.join(" ")), fix.replace("<the --db of kijito-local serve>", db));
+        return out.yellow(
+            host,
+            "mcp",
+            format!(
+                "{} registers `{}`, but the config now means `{}` (pointer, lock, persona or project changed)",
+                path.display(),
+                r.args.join(" "),
+                want.args.join(" ")
+            ),
+            fix.replace("<the --db of kijito-local serve>", db),
+        );
     }
     match mcp::list_tools(&r) {
-        Err(why) => out.red(host, "mcp", format!("{} {}: {why}", r.command.display(), r.args.join(" ")), fix.replace("<the --db of kijito-local serve>", db)),
+        Err(why) => out.red(
+            host,
+            "mcp",
+            format!("{} {}: {why}", r.command.display(), r.args.join(" ")),
+            fix.replace("<the --db of kijito-local serve>", db),
+        ),
         Ok(tools) => {
             let missing: Vec<&str> = mcp::REQUIRED_TOOLS.iter().copied().filter(|t| !tools.iter().any(|x| x == t)).collect();
             if missing.is_empty() {
-                out.green(host, "mcp", format!("{} registers {:?}: {} tools listed ({}), store {db}", path.display(), mcp::SERVER_NAME, tools.len(), mcp::REQUIRED_TOOLS.join(", ")));
+                out.green(
+                    host,
+                    "mcp",
+                    format!(
+                        "{} registers {:?}: {} tools listed ({}), store {db}",
+                        path.display(),
+                        mcp::SERVER_NAME,
+                        tools.len(),
+                        mcp::REQUIRED_TOOLS.join(", ")
+                    ),
+                );
             } else {
-                out.red(host, "mcp", format!("the registered server lists {} tools but not {}", tools.len(), missing.join(", ")), format!("re-run ./install.sh (an older kijito-local), then {fix}"));
+                out.red(
+                    host,
+                    "mcp",
+                    format!("the registered server lists {} tools but not {}", tools.len(), missing.join(", ")),
+                    format!("re-run ./install.sh (an older kijito-local), then {fix}"),
+                );
             }
         }
     }
@@ -502,8 +609,15 @@ fn check_permissions(out: &mut Out, opts: &Options, h: HostKind, root: &Path) {
         out.yellow(
             host,
             "permissions",
-            format!("{} of {total} helper commands have no allow rule in {place} (first: {}): {why}{unreadable}", missing.len(), missing[0]),
-            format!("kijito-setup --allow-helpers --host {host} --root {} --write (without --write it shows the rules first)", root.display()),
+            format!(
+                "{} of {total} helper commands have no allow rule in {place} (first: {}): {why}{unreadable}",
+                missing.len(),
+                missing[0]
+            ),
+            format!(
+                "kijito-setup --allow-helpers --host {host} --root {} --write (without --write it shows the rules first)",
+                root.display()
+            ),
         );
     }
 }
@@ -567,7 +681,12 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
     let value: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(e) => {
-            out.red(host, "hooks.json", format!("{} is not JSON ({e}); the host ignores every hook in it", path.display()), reinstall.to_owned());
+            out.red(
+                host,
+                "hooks.json",
+                format!("{} is not JSON ({e}); the host ignores every hook in it", path.display()),
+                reinstall.to_owned(),
+            );
             return vec![];
         }
     };
@@ -600,7 +719,11 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
         }
     }
     if problems.is_empty() {
-        out.green(host, "hooks.json", format!("{}: {count} hooks on {} events, absolute commands in {}", path.display(), expected.len(), bin_dir.display()));
+        out.green(
+            host,
+            "hooks.json",
+            format!("{}: {count} hooks on {} events, absolute commands in {}", path.display(), expected.len(), bin_dir.display()),
+        );
     } else {
         out.red(host, "hooks.json", problems.join("; "), format!("{reinstall} (it writes absolute paths into hooks.json)"));
     }
@@ -657,17 +780,34 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
         Err(_) => out.green(host, "data dir", format!("{dir} ({from}) does not exist yet; the first hook creates it 0700{note}")),
         Ok(_) => {
             if let Err(e) = private::check_dir(dir.as_path(), false) {
-                out.red(host, "data dir", format!("{dir} ({from}): {} ({}); every hook would answer fail-soft", e.message(), e.code()), format!("chmod 700 {dir} (it must be a directory you own, not a symlink)"));
+                out.red(
+                    host,
+                    "data dir",
+                    format!("{dir} ({from}): {} ({}); every hook would answer fail-soft", e.message(), e.code()),
+                    format!("chmod 700 {dir} (it must be a directory you own, not a symlink)"),
+                );
                 return;
             }
             let qa = match datadir::qa_path(&dir) {
                 Ok(q) => q,
-                Err(e) => return out.red(host, "data dir", format!("{dir}: {} ({})", e.message(), e.code()), "set dataDir in the config to an absolute path"),
+                Err(e) => {
+                    return out.red(
+                        host,
+                        "data dir",
+                        format!("{dir}: {} ({})", e.message(), e.code()),
+                        "set dataDir in the config to an absolute path",
+                    )
+                }
             };
             let qa = qa.as_path();
             if qa.exists() || std::fs::symlink_metadata(qa).is_ok() {
                 if let Err(e) = private::check_dir(qa, true) {
-                    out.red(host, "data dir", format!("{}: {} ({})", qa.display(), e.message(), e.code()), format!("chmod 700 {}", qa.display()));
+                    out.red(
+                        host,
+                        "data dir",
+                        format!("{}: {} ({})", qa.display(), e.message(), e.code()),
+                        format!("chmod 700 {}", qa.display()),
+                    );
                     return;
                 }
             }
@@ -678,13 +818,23 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
 
 fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     let Some(codex) = &opts.codex else {
-        out.yellow("codex", "hook trust", "codex is not on PATH: trust not checked", "put codex on PATH and run kijito-doctor again (Codex ignores untrusted hooks)");
+        out.yellow(
+            "codex",
+            "hook trust",
+            "codex is not on PATH: trust not checked",
+            "put codex on PATH and run kijito-doctor again (Codex ignores untrusted hooks)",
+        );
         return;
     };
     let listing = match codex::list_hooks(codex, &opts.cwd, CODEX_TIMEOUT) {
         Ok(l) => l,
         Err(e) => {
-            out.red("codex", "hook trust", format!("{} ({})", e.message(), e.code()), format!("check that `{} app-server` starts", codex.display()));
+            out.red(
+                "codex",
+                "hook trust",
+                format!("{} ({})", e.message(), e.code()),
+                format!("check that `{} app-server` starts", codex.display()),
+            );
             return;
         }
     };
@@ -695,7 +845,12 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
         .filter(|h| h.command.split_whitespace().next().map(|f| Path::new(f).starts_with(&bin_dir)).unwrap_or(false))
         .collect();
     if !listing.errors.is_empty() {
-        out.red("codex", "hook trust", format!("Codex rejects a hooks config: {}", kijito_protocol::ids::clip(&listing.errors.join("; "))), "fix the file named in the error (or re-run install.sh)");
+        out.red(
+            "codex",
+            "hook trust",
+            format!("Codex rejects a hooks config: {}", kijito_protocol::ids::clip(&listing.errors.join("; "))),
+            "fix the file named in the error (or re-run install.sh)",
+        );
         return;
     }
     if ours.is_empty() {
@@ -709,7 +864,11 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     }
     let of = |status: &str| ours.iter().filter(|h| h.trust_status == status).map(|h| h.event.clone()).collect::<Vec<_>>();
     let (modified, untrusted) = (of("modified"), of("untrusted"));
-    let other: Vec<String> = ours.iter().filter(|h| !["trusted", "modified", "untrusted"].contains(&h.trust_status.as_str())).map(|h| format!("{}={}", h.event, h.trust_status)).collect();
+    let other: Vec<String> = ours
+        .iter()
+        .filter(|h| !["trusted", "modified", "untrusted"].contains(&h.trust_status.as_str()))
+        .map(|h| format!("{}={}", h.event, h.trust_status))
+        .collect();
     let sources: Vec<String> = {
         let mut s: Vec<String> = ours.iter().map(|h| h.source_path.clone()).collect();
         s.sort();
@@ -720,7 +879,11 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
         out.red(
             "codex",
             "hook trust",
-            format!("{} hook(s) changed since you trusted them (hash mismatch), Codex does not run them: {}", modified.len(), modified.join(", ")),
+            format!(
+                "{} hook(s) changed since you trusted them (hash mismatch), Codex does not run them: {}",
+                modified.len(),
+                modified.join(", ")
+            ),
             format!("review {} and trust the changed hooks again: run codex, type /hooks, trust each kijito-qa hook", sources.join(", ")),
         );
     } else if !untrusted.is_empty() {
@@ -731,7 +894,12 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
             format!("run codex, type /hooks and trust the {} kijito-qa hooks (commands under {})", ours.len(), bin_dir.display()),
         );
     } else if !other.is_empty() {
-        out.red("codex", "hook trust", format!("unexpected trust status: {}", other.join(", ")), "open /hooks in codex and trust the kijito-qa hooks");
+        out.red(
+            "codex",
+            "hook trust",
+            format!("unexpected trust status: {}", other.join(", ")),
+            "open /hooks in codex and trust the kijito-qa hooks",
+        );
     } else {
         out.green("codex", "hook trust", format!("{} hooks of this root trusted ({})", ours.len(), sources.join(", ")));
     }
@@ -739,7 +907,12 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
 
 fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
     let Some(claude) = &opts.claude else {
-        out.yellow("claude", "validate", "claude is not on PATH: `claude plugin validate --strict` not run", format!("run `claude plugin validate --strict {}` where claude is installed", root.display()));
+        out.yellow(
+            "claude",
+            "validate",
+            "claude is not on PATH: `claude plugin validate --strict` not run",
+            format!("run `claude plugin validate --strict {}` where claude is installed", root.display()),
+        );
         return;
     };
     let mut cmd = Command::new(claude);
@@ -749,7 +922,12 @@ fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
         Ok(o) => out.red(
             "claude",
             "validate",
-            format!("claude plugin validate --strict {} {}: {}", root.display(), if o.timed_out { "timed out".to_owned() } else { format!("exited {:?}", o.status) }, o.tail(400)),
+            format!(
+                "claude plugin validate --strict {} {}: {}",
+                root.display(),
+                if o.timed_out { "timed out".to_owned() } else { format!("exited {:?}", o.status) },
+                o.tail(400)
+            ),
             format!("fix what it names in {}/.claude-plugin/plugin.json or hooks/hooks.json (or re-run install.sh)", root.display()),
         ),
         Err(e) => out.red("claude", "validate", e.message().to_owned(), format!("check that {} runs", claude.display())),

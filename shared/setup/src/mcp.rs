@@ -37,22 +37,14 @@ pub mod codes {
 pub const SERVER_NAME: &str = "kijito";
 /// The tools the skill's curation pass and wake checks call: the doctor's
 /// check is green only when the registered server lists every one.
-pub const REQUIRED_TOOLS: &[&str] = &[
-    "kijito_recall",
-    "kijito_get",
-    "kijito_remember",
-    "kijito_correct",
-    "kijito_fade",
-    "kijito_anchor_audit",
-    "kijito_wake_check",
-];
+pub const REQUIRED_TOOLS: &[&str] =
+    &["kijito_recall", "kijito_get", "kijito_remember", "kijito_correct", "kijito_fade", "kijito_anchor_audit", "kijito_wake_check"];
 /// The Claude Code template (rendered into `<claude root>/.mcp.json`).
 pub const CLAUDE_TEMPLATE: &str = include_str!("../../../hooks/claude/mcp.json.tmpl");
 /// The Codex template (merged into `$CODEX_HOME/config.toml`).
 pub const CODEX_TEMPLATE: &str = include_str!("../../../hooks/codex/mcp_servers.toml.tmpl");
 /// First and last line of kijito-qa's block in Codex's config.toml.
-pub const CODEX_BEGIN: &str =
-    "# BEGIN kijito-qa mcp (written by kijito-setup --mcp; run it again to change this block)";
+pub const CODEX_BEGIN: &str = "# BEGIN kijito-qa mcp (written by kijito-setup --mcp; run it again to change this block)";
 pub const CODEX_END: &str = "# END kijito-qa mcp";
 /// Largest config.toml / .mcp.json read.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -69,20 +61,12 @@ pub struct Registration {
 impl Registration {
     /// The value of `--db` in the arguments.
     pub fn db(&self) -> Option<&str> {
-        self.args
-            .iter()
-            .position(|a| a == "--db")
-            .and_then(|i| self.args.get(i + 1))
-            .map(String::as_str)
+        self.args.iter().position(|a| a == "--db").and_then(|i| self.args.get(i + 1)).map(String::as_str)
     }
 
     /// The value of `flag` in the arguments.
     pub fn flag(&self, flag: &str) -> Option<&str> {
-        self.args
-            .iter()
-            .position(|a| a == flag)
-            .and_then(|i| self.args.get(i + 1))
-            .map(String::as_str)
+        self.args.iter().position(|a| a == flag).and_then(|i| self.args.get(i + 1)).map(String::as_str)
     }
 }
 
@@ -94,37 +78,22 @@ pub fn is_kijito_local(config: &Config) -> bool {
 
 /// What a host should run for `root` (a host's plugin root) and `db`.
 pub fn registration(root: &Path, db: &Path, config: &Config) -> Registration {
-    let mut args = vec![
-        "mcp".to_owned(),
-        "--db".to_owned(),
-        db.to_string_lossy().into_owned(),
-    ];
+    let mut args = vec!["mcp".to_owned(), "--db".to_owned(), db.to_string_lossy().into_owned()];
     if let Some(p) = config.pointer_id {
         args.extend(["--pointer-id".to_owned(), p.get().to_string()]);
     }
     if let Some(l) = config.lock_message_id {
         args.extend(["--lock-message-id".to_owned(), l.get().to_string()]);
     }
-    args.extend([
-        "--persona".to_owned(),
-        config.persona.as_str().to_owned(),
-        "--project".to_owned(),
-        config.project.clone(),
-    ]);
-    Registration {
-        command: root.join("bin").join("kijito-local"),
-        args,
-    }
+    args.extend(["--persona".to_owned(), config.persona.as_str().to_owned(), "--project".to_owned(), config.project.clone()]);
+    Registration { command: root.join("bin").join("kijito-local"), args }
 }
 
 fn render(template: &str, r: &Registration) -> String {
     // A JSON string is a TOML basic string, and a JSON array of strings a TOML array.
     template
         .replace("@SERVER@", SERVER_NAME)
-        .replace(
-            "@COMMAND@",
-            &Value::String(r.command.to_string_lossy().into_owned()).to_string(),
-        )
+        .replace("@COMMAND@", &Value::String(r.command.to_string_lossy().into_owned()).to_string())
         .replace("@ARGS@", &json!(r.args).to_string())
 }
 
@@ -135,49 +104,21 @@ pub fn claude_path(root: &Path) -> PathBuf {
 
 /// `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
 pub fn codex_config_path(codex_home: Option<&Path>, home: &Path) -> PathBuf {
-    codex_home
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| home.join(".codex"))
-        .join("config.toml")
+    codex_home.map(Path::to_path_buf).unwrap_or_else(|| home.join(".codex")).join("config.toml")
 }
 
 fn read_optional(path: &Path, code: &str) -> Result<Option<String>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::new(
-                code,
-                format!("cannot stat {}: {e}", path.display()),
-            ))
-        }
+        Err(e) => return Err(Error::new(code, format!("cannot stat {}: {e}", path.display()))),
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(Error::new(
-                code,
-                format!(
-                    "{} is a symlink; kijito-setup never writes through one",
-                    path.display()
-                ),
-            ))
+            return Err(Error::new(code, format!("{} is a symlink; kijito-setup never writes through one", path.display())))
         }
         Ok(_) => {}
     }
-    let (bytes, _) = private::read_checked(
-        path,
-        FileRules {
-            owner_only: false,
-            min_bytes: 0,
-            max_bytes: MAX_FILE_BYTES,
-        },
-    )
-    .map_err(|e| {
-        Error::new(
-            code,
-            format!("{}: {} ({})", path.display(), e.message(), e.code()),
-        )
-    })?;
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| Error::new(code, format!("{} is not UTF-8", path.display())))
+    let (bytes, _) = private::read_checked(path, FileRules { owner_only: false, min_bytes: 0, max_bytes: MAX_FILE_BYTES })
+        .map_err(|e| Error::new(code, format!("{}: {} ({})", path.display(), e.message(), e.code())))?;
+    String::from_utf8(bytes).map(Some).map_err(|_| Error::new(code, format!("{} is not UTF-8", path.display())))
 }
 
 /// The line range `[begin, end]` of kijito-qa's block, if any.
@@ -193,13 +134,7 @@ fn codex_block(lines: &[&str]) -> std::result::Result<Option<(usize, usize)>, St
 
 /// Whether a line outside our block defines a server of our name.
 fn defines_our_server(line: &str) -> bool {
-    let t: String = line
-        .split('#')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let t: String = line.split('#').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
     t.starts_with(&format!("[mcp_servers.{SERVER_NAME}]"))
         || t.starts_with(&format!("[mcp_servers.{SERVER_NAME}."))
         || t.starts_with(&format!("[mcp_servers.\"{SERVER_NAME}\""))
@@ -219,18 +154,9 @@ pub fn merge_codex_config(existing: Option<&str>, r: &Registration, path: &Path)
         return Ok(block);
     };
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let bare: Vec<&str> = lines
-        .iter()
-        .map(|l| l.trim_end_matches(['\n', '\r']))
-        .collect();
+    let bare: Vec<&str> = lines.iter().map(|l| l.trim_end_matches(['\n', '\r'])).collect();
     let range = codex_block(&bare).map_err(|why| {
-        Error::new(
-            codes::CODEX_CONFIG_CONFLICT,
-            format!(
-                "{}: {why}; fix it by hand, nothing was written",
-                path.display()
-            ),
-        )
+        Error::new(codes::CODEX_CONFIG_CONFLICT, format!("{}: {why}; fix it by hand, nothing was written", path.display()))
     })?;
     let outside = |i: usize| range.is_none_or(|(b, e)| i < b || i > e);
     if let Some(i) = (0..bare.len()).find(|i| outside(*i) && defines_our_server(bare[*i])) {
@@ -271,14 +197,7 @@ pub struct Plan {
 }
 
 /// Check the config and the database, and say what to write where.
-pub fn plan(
-    host: HostKind,
-    root: &Path,
-    db: &Path,
-    config: &Config,
-    codex_home: Option<&Path>,
-    home: &Path,
-) -> Result<Plan> {
+pub fn plan(host: HostKind, root: &Path, db: &Path, config: &Config, codex_home: Option<&Path>, home: &Path) -> Result<Plan> {
     if !is_kijito_local(config) {
         return Err(Error::new(
             codes::NEEDS_KIJITO_LOCAL,
@@ -293,11 +212,15 @@ pub fn plan(
     if !proc::is_executable(&registration.command) {
         return Err(Error::new(
             codes::SERVER_MISSING,
-            format!("{} is not installed (is {} a kijito-qa plugin root? install.sh --host {} installs one; give --root)", registration.command.display(), root.display(), host_name(host)),
+            format!(
+                "{} is not installed (is {} a kijito-qa plugin root? install.sh --host {} installs one; give --root)",
+                registration.command.display(),
+                root.display(),
+                host_name(host)
+            ),
         ));
     }
-    check_db(db)
-        .map_err(|why| Error::new(codes::DB_INVALID, format!("--db {}: {why}", db.display())))?;
+    check_db(db).map_err(|why| Error::new(codes::DB_INVALID, format!("--db {}: {why}", db.display())))?;
     let (path, existing) = match host {
         HostKind::Claude => {
             let path = claude_path(root);
@@ -315,13 +238,7 @@ pub fn plan(
         HostKind::Codex => merge_codex_config(existing.as_deref(), &registration, &path)?,
     };
     let unchanged = existing.as_deref() == Some(content.as_str());
-    Ok(Plan {
-        host,
-        registration,
-        path,
-        content,
-        unchanged,
-    })
+    Ok(Plan { host, registration, path, content, unchanged })
 }
 
 /// The store must be the one `kijito-local serve` already made: a regular
@@ -331,9 +248,7 @@ pub fn check_db(db: &Path) -> std::result::Result<(), String> {
     if !db.is_absolute() {
         return Err("must be an absolute path".into());
     }
-    let m = std::fs::symlink_metadata(db).map_err(|e| {
-        format!("{e} (give the --db that kijito-local serve uses; it creates the file)")
-    })?;
+    let m = std::fs::symlink_metadata(db).map_err(|e| format!("{e} (give the --db that kijito-local serve uses; it creates the file)"))?;
     if m.file_type().is_symlink() {
         return Err("is a symlink".into());
     }
@@ -350,12 +265,8 @@ pub fn check_db(db: &Path) -> std::result::Result<(), String> {
 /// Write the plan atomically (temp + fsync + rename, 0600, never through a
 /// symlink); Codex's directory is created owner-only when missing.
 pub fn write(plan: &Plan) -> Result<()> {
-    let dir = plan.path.parent().ok_or_else(|| {
-        Error::new(
-            codes::CONFIG_UNREADABLE,
-            format!("{} has no directory", plan.path.display()),
-        )
-    })?;
+    let dir =
+        plan.path.parent().ok_or_else(|| Error::new(codes::CONFIG_UNREADABLE, format!("{} has no directory", plan.path.display())))?;
     if std::fs::symlink_metadata(dir).is_err() {
         private::ensure_private_dir(dir)?;
     }
@@ -381,14 +292,12 @@ pub fn installed(
     let (path, text) = match host {
         HostKind::Claude => {
             let p = claude_path(root);
-            let t =
-                read_optional(&p, codes::CONFIG_UNREADABLE).map_err(|e| e.message().to_owned())?;
+            let t = read_optional(&p, codes::CONFIG_UNREADABLE).map_err(|e| e.message().to_owned())?;
             (p, t)
         }
         HostKind::Codex => {
             let p = codex_config_path(codex_home, home);
-            let t =
-                read_optional(&p, codes::CONFIG_UNREADABLE).map_err(|e| e.message().to_owned())?;
+            let t = read_optional(&p, codes::CONFIG_UNREADABLE).map_err(|e| e.message().to_owned())?;
             (p, t)
         }
     };
@@ -399,21 +308,13 @@ pub fn installed(
             .as_array()
             .ok_or("args is not an array")?
             .iter()
-            .map(|a| {
-                a.as_str()
-                    .map(str::to_owned)
-                    .ok_or("an argument is not a string")
-            })
+            .map(|a| a.as_str().map(str::to_owned).ok_or("an argument is not a string"))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(Registration {
-            command: PathBuf::from(command),
-            args,
-        })
+        Ok(Registration { command: PathBuf::from(command), args })
     };
     let r = match host {
         HostKind::Claude => {
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not JSON ({e})", path.display()))?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON ({e})", path.display()))?;
             let Some(s) = v.get("mcpServers").and_then(|m| m.get(SERVER_NAME)) else {
                 return Ok(None);
             };
@@ -421,31 +322,20 @@ pub fn installed(
         }
         HostKind::Codex => {
             let lines: Vec<&str> = text.lines().collect();
-            let Some((b, e)) =
-                codex_block(&lines).map_err(|why| format!("{}: {why}", path.display()))?
-            else {
+            let Some((b, e)) = codex_block(&lines).map_err(|why| format!("{}: {why}", path.display()))? else {
                 return match lines.iter().position(|l| defines_our_server(l)) {
-                    Some(i) => Err(format!(
-                        "{} line {} defines {SERVER_NAME:?} by hand, not kijito-setup's block",
-                        path.display(),
-                        i + 1
-                    )),
+                    Some(i) => Err(format!("{} line {} defines {SERVER_NAME:?} by hand, not kijito-setup's block", path.display(), i + 1)),
                     None => Ok(None),
                 };
             };
             let value = |key: &str| -> std::result::Result<Value, String> {
                 let line = lines[b..e]
                     .iter()
-                    .find_map(|l| {
-                        l.strip_prefix(key)
-                            .and_then(|r| r.trim_start().strip_prefix('='))
-                    })
+                    .find_map(|l| l.strip_prefix(key).and_then(|r| r.trim_start().strip_prefix('=')))
                     .ok_or(format!("no {key} line in kijito-qa's block"))?;
-                serde_json::from_str(line.trim())
-                    .map_err(|_| format!("the {key} line of kijito-qa's block was edited by hand"))
+                serde_json::from_str(line.trim()).map_err(|_| format!("the {key} line of kijito-qa's block was edited by hand"))
             };
-            parse(&value("command")?, &value("args")?)
-                .map_err(|why| format!("{}: {why}", path.display()))?
+            parse(&value("command")?, &value("args")?).map_err(|why| format!("{}: {why}", path.display()))?
         }
     };
     Ok(Some((path, r)))
@@ -457,39 +347,21 @@ pub fn installed(
 pub fn list_tools(r: &Registration) -> std::result::Result<Vec<String>, String> {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kijito-doctor","version":env!("CARGO_PKG_VERSION")}}});
     let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
-    let input = format!(
-        "{init}\n{}\n{list}\n",
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"})
-    );
+    let input = format!("{init}\n{}\n{list}\n", json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     let mut cmd = Command::new(&r.command);
     cmd.args(&r.args);
-    let out = proc::run_with_input(cmd, input.into_bytes(), PROBE_TIMEOUT, 4 * 1024 * 1024)
-        .map_err(|e| e.message().to_owned())?;
+    let out = proc::run_with_input(cmd, input.into_bytes(), PROBE_TIMEOUT, 4 * 1024 * 1024).map_err(|e| e.message().to_owned())?;
     if out.timed_out {
         return Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()));
     }
-    let answer = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["id"] == 2);
+    let answer = out.stdout.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == 2);
     let Some(answer) = answer else {
-        return Err(format!(
-            "no tools/list answer (exit {:?}): {}",
-            out.status,
-            out.tail(200)
-        ));
+        return Err(format!("no tools/list answer (exit {:?}): {}", out.status, out.tail(200)));
     };
-    let tools = answer["result"]["tools"].as_array().ok_or_else(|| {
-        format!(
-            "tools/list failed: {}",
-            kijito_protocol::ids::clip(&answer.to_string())
-        )
-    })?;
-    Ok(tools
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect())
+    let tools = answer["result"]["tools"]
+        .as_array()
+        .ok_or_else(|| format!("tools/list failed: {}", kijito_protocol::ids::clip(&answer.to_string())))?;
+    Ok(tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect())
 }
 
 #[cfg(test)]
@@ -519,10 +391,7 @@ mod tests {
         assert_eq!(twice.matches(CODEX_BEGIN).count(), 1);
         assert!(twice.contains("\"--project\",\"P\""));
         // nothing: the block alone
-        assert_eq!(
-            merge_codex_config(None, &reg(), path).unwrap(),
-            render(CODEX_TEMPLATE, &reg())
-        );
+        assert_eq!(merge_codex_config(None, &reg(), path).unwrap(), render(CODEX_TEMPLATE, &reg()));
     }
 
     #[test]
@@ -538,12 +407,7 @@ mod tests {
             assert_eq!(e.code(), codes::CODEX_CONFIG_CONFLICT, "{text}");
         }
         // a different server whose name starts the same is not ours
-        assert!(merge_codex_config(
-            Some("[mcp_servers.kijito2]\ncommand = \"y\"\n"),
-            &reg(),
-            path
-        )
-        .is_ok());
+        assert!(merge_codex_config(Some("[mcp_servers.kijito2]\ncommand = \"y\"\n"), &reg(), path).is_ok());
     }
 
     #[test]
@@ -552,20 +416,13 @@ mod tests {
         let root = dir.path().join("claude");
         std::fs::create_dir(&root).unwrap();
         std::fs::write(claude_path(&root), render(CLAUDE_TEMPLATE, &reg())).unwrap();
-        let (_, back) = installed(HostKind::Claude, &root, None, dir.path())
-            .unwrap()
-            .unwrap();
+        let (_, back) = installed(HostKind::Claude, &root, None, dir.path()).unwrap().unwrap();
         assert_eq!(back, reg());
         let home = dir.path().join("codexhome");
         std::fs::create_dir(&home).unwrap();
-        std::fs::write(
-            codex_config_path(Some(&home), dir.path()),
-            merge_codex_config(Some("a = 1\n"), &reg(), Path::new("x")).unwrap(),
-        )
-        .unwrap();
-        let (_, back) = installed(HostKind::Codex, &root, Some(&home), dir.path())
-            .unwrap()
+        std::fs::write(codex_config_path(Some(&home), dir.path()), merge_codex_config(Some("a = 1\n"), &reg(), Path::new("x")).unwrap())
             .unwrap();
+        let (_, back) = installed(HostKind::Codex, &root, Some(&home), dir.path()).unwrap().unwrap();
         assert_eq!(back, reg());
         assert_eq!(back.db(), Some("/d/a \"b\".db"));
     }

@@ -140,7 +140,10 @@ fn read_optional(path: &Path, code: &str) -> Result<Option<Vec<u8>>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::new(code, format!("cannot stat {}: {e}", path.display()))),
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(Error::new(code, format!("{} is a symlink; kijito-setup never writes through one (point it at a real file or remove it)", path.display())))
+            return Err(Error::new(
+                code,
+                format!("{} is a symlink; kijito-setup never writes through one (point it at a real file or remove it)", path.display()),
+            ))
         }
         Ok(_) => {}
     }
@@ -153,7 +156,9 @@ fn read_optional(path: &Path, code: &str) -> Result<Option<Vec<u8>>> {
 /// `permissions.allow` gains the rules it lacks, in order; every other key and
 /// entry is kept as it was. Returns the new text and the rules added.
 pub fn merge_claude_settings(existing: Option<&[u8]>, rules: &[String], path: &Path) -> Result<(String, Vec<String>)> {
-    let invalid = |why: String| Error::new(codes::SETTINGS_INVALID, format!("{}: {why}; fix it by hand, kijito-setup writes nothing then", path.display()));
+    let invalid = |why: String| {
+        Error::new(codes::SETTINGS_INVALID, format!("{}: {why}; fix it by hand, kijito-setup writes nothing then", path.display()))
+    };
     let mut root: Value = match existing {
         Some(b) if !b.iter().all(u8::is_ascii_whitespace) => serde_json::from_slice(b).map_err(|e| invalid(format!("not JSON ({e})")))?,
         _ => Value::Object(Map::new()),
@@ -201,12 +206,24 @@ impl Plan {
 pub fn plan(host: HostKind, root: &Path, claude_config_dir: Option<&Path>, codex_home: Option<&Path>, home: &Path) -> Result<Plan> {
     let bin = root.join("bin");
     check_safe_path(&bin)?;
-    let missing_bins: Vec<String> =
-        AGENT_COMMANDS.iter().map(|(h, _)| *h).filter(|h| !crate::proc::is_executable(&bin.join(h))).map(str::to_owned).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let missing_bins: Vec<String> = AGENT_COMMANDS
+        .iter()
+        .map(|(h, _)| *h)
+        .filter(|h| !crate::proc::is_executable(&bin.join(h)))
+        .map(str::to_owned)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     if !missing_bins.is_empty() {
         return Err(Error::new(
             codes::HELPERS_MISSING,
-            format!("{} does not hold the helpers {} (is {} a kijito-qa plugin root? install.sh --host {} installs one; give --root)", bin.display(), missing_bins.join(", "), root.display(), host_name(host)),
+            format!(
+                "{} does not hold the helpers {} (is {} a kijito-qa plugin root? install.sh --host {} installs one; give --root)",
+                bin.display(),
+                missing_bins.join(", "),
+                root.display(),
+                host_name(host)
+            ),
         ));
     }
     match host {
@@ -245,7 +262,9 @@ pub fn write(plan: &Plan) -> Result<()> {
 /// quotes, spaces or globs in it.
 pub fn check_safe_path(bin: &Path) -> Result<()> {
     let t = bin.to_string_lossy();
-    let ok = t.starts_with('/') && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-+/".contains(&b)) && !t.split('/').any(|c| c == "." || c == "..");
+    let ok = t.starts_with('/')
+        && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-+/".contains(&b))
+        && !t.split('/').any(|c| c == "." || c == "..");
     if ok {
         Ok(())
     } else {
@@ -278,7 +297,14 @@ pub fn missing_claude(files: &[PathBuf], bin: &Path) -> (Vec<String>, Vec<String
         match read_optional(f, codes::SETTINGS_UNREADABLE) {
             Ok(None) => {}
             Ok(Some(b)) => match serde_json::from_slice::<Value>(&b) {
-                Ok(v) => have.extend(v.pointer("/permissions/allow").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned)),
+                Ok(v) => have.extend(
+                    v.pointer("/permissions/allow")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned),
+                ),
                 Err(e) => unreadable.push(format!("{}: not JSON ({e})", f.display())),
             },
             Err(e) => unreadable.push(e.message().to_owned()),
@@ -293,7 +319,8 @@ pub fn missing_codex(dir: &Path, bin: &Path) -> (Vec<String>, Vec<String>) {
     let mut have = Vec::new();
     let mut unreadable = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "rules")).collect();
+        let mut files: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "rules")).collect();
         files.sort();
         for f in files.iter().take(MAX_RULES_FILES) {
             match read_optional(f, codes::RULES_UNREADABLE) {
@@ -394,7 +421,10 @@ mod tests {
         assert_eq!(claude_rules(bin).len(), AGENT_COMMANDS.len());
         assert_eq!(codex_rules(bin).len(), AGENT_COMMANDS.len());
         assert_eq!(claude_rules(bin)[3], "Bash(/opt/kq/claude/bin/qa-gate record:*)");
-        assert_eq!(codex_rules(bin)[12], "prefix_rule(pattern=[\"/opt/kq/claude/bin/memory-latch\", \"consent\", \"request\"], decision=\"allow\")");
+        assert_eq!(
+            codex_rules(bin)[12],
+            "prefix_rule(pattern=[\"/opt/kq/claude/bin/memory-latch\", \"consent\", \"request\"], decision=\"allow\")"
+        );
     }
 
     #[test]
@@ -406,7 +436,12 @@ mod tests {
         assert_eq!(never, ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook", "kijito-setup"]);
         for rule in claude_rules(bin).iter().chain(codex_rules(bin).iter()) {
             for n in never.iter().chain(["kijito-local", "kijito-doctor"].iter()) {
-                assert!(!rule.contains(&format!("/bin/{n}\"")) && !rule.contains(&format!("/bin/{n} ")) && !rule.contains(&format!("/bin/{n}:")), "{rule} allows {n}");
+                assert!(
+                    !rule.contains(&format!("/bin/{n}\""))
+                        && !rule.contains(&format!("/bin/{n} "))
+                        && !rule.contains(&format!("/bin/{n}:")),
+                    "{rule} allows {n}"
+                );
             }
             for sub in ["worker", "codex", "consent confirm", "wallet-recover", "keygen", "serve", "demo", "check-command"] {
                 assert!(!rule.contains(&format!(" {sub}:")) && !rule.contains(&format!("\"{sub}\"")), "{rule} allows {sub}");
@@ -473,7 +508,12 @@ mod tests {
     #[test]
     fn the_codex_rules_file_and_the_alias() {
         let t = codex_rules_text(Path::new("/p/codex/bin"));
-        assert!(t.lines().filter(|l| !l.starts_with('#')).all(|l| l.starts_with("prefix_rule(pattern=[\"/p/codex/bin/") && l.ends_with("], decision=\"allow\")")), "{t}");
+        assert!(
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .all(|l| l.starts_with("prefix_rule(pattern=[\"/p/codex/bin/") && l.ends_with("], decision=\"allow\")")),
+            "{t}"
+        );
         assert_eq!(normalised_lines(&t).len(), AGENT_COMMANDS.len());
         assert!(t.contains("prefix_rule(pattern=[\"/p/codex/bin/qa-gate\", \"record\"], decision=\"allow\")\n"));
         assert_eq!(codex_alias(Path::new("/p/codex")), "alias codex-qa='/p/codex/bin/kijito-compact codex --'");

@@ -67,11 +67,7 @@ pub fn is_executable(path: &Path) -> bool {
 /// The first executable `name` in `path_var` (a `PATH` value); only
 /// absolute `PATH` entries count.
 pub fn which_in(name: &str, path_var: Option<&str>) -> Option<PathBuf> {
-    path_var?
-        .split(':')
-        .filter(|d| d.starts_with('/'))
-        .map(|d| Path::new(d).join(name))
-        .find(|p| is_executable(p))
+    path_var?.split(':').filter(|d| d.starts_with('/')).map(|d| Path::new(d).join(name)).find(|p| is_executable(p))
 }
 
 /// `which_in` on the real `PATH`.

@@ -108,7 +108,10 @@ pub fn run(req: &SetupRequest) -> Result<Outcome> {
     if std::fs::symlink_metadata(&config_path).is_ok() && !req.force {
         return Err(Error::new(
             codes::CONFIG_EXISTS,
-            format!("{} already exists; kijito-setup never overwrites a config silently: pass --force to replace it", config_path.display()),
+            format!(
+                "{} already exists; kijito-setup never overwrites a config silently: pass --force to replace it",
+                config_path.display()
+            ),
         ));
     }
     let api_url = match &req.api_url {
@@ -147,7 +150,10 @@ pub fn run(req: &SetupRequest) -> Result<Outcome> {
         "pointerId": pointer_id.get(),
         "lockMessageId": lock_message_id.get(),
     });
-    let text = format!("{}\n", serde_json::to_string_pretty(&body).map_err(|e| Error::new(kijito_protocol::codes::config::INVALID, e.to_string()))?);
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&body).map_err(|e| Error::new(kijito_protocol::codes::config::INVALID, e.to_string()))?
+    );
     Config::from_json(text.as_bytes())?; // what we write must load
     let dir = config_path.parent().ok_or_else(|| Error::new(kijito_protocol::codes::config::INVALID, "config path has no directory"))?;
     private::ensure_private_dir(dir).map_err(|e| e.context("config directory (it must be owner-only: chmod 700 it)"))?;
@@ -192,7 +198,13 @@ fn verify<'a, T: Transport>(api: &Api<T>, pointer_id: MemoryId, lock: MessageId,
 }
 
 fn post<T: Transport>(api: &Api<T>, path: &str, body: Value) -> Result<Value> {
-    let r = api.transport.send(&Request { method: Method::Post, path: path.into(), body: Some(body.to_string().into_bytes()), if_match: None, timeout: MEMORY_TIMEOUT })?;
+    let r = api.transport.send(&Request {
+        method: Method::Post,
+        path: path.into(),
+        body: Some(body.to_string().into_bytes()),
+        if_match: None,
+        timeout: MEMORY_TIMEOUT,
+    })?;
     serde_json::from_slice(&r.body).map_err(|_| Error::new(codes::SEED, format!("{path} answered non-JSON")))
 }
 
@@ -209,20 +221,23 @@ fn id_in(v: &Value, path: &str) -> Result<u64> {
 pub fn create<T: Transport>(api: &Api<T>, anchor_file: &Path, title: &str) -> Result<(MemoryId, MessageId, MemoryId)> {
     let (bytes, _) = private::read_checked(anchor_file, FileRules { owner_only: false, min_bytes: 1, max_bytes: MAX_ANCHOR_BYTES })
         .map_err(|e| Error::new(codes::ANCHOR_FILE, format!("--anchor-file {}: {} ({})", anchor_file.display(), e.message(), e.code())))?;
-    let text = String::from_utf8(bytes).map_err(|_| Error::new(codes::ANCHOR_FILE, format!("--anchor-file {} is not UTF-8", anchor_file.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::new(codes::ANCHOR_FILE, format!("--anchor-file {} is not UTF-8", anchor_file.display())))?;
     if text.trim().is_empty() {
         return Err(Error::new(codes::ANCHOR_FILE, format!("--anchor-file {} is blank", anchor_file.display())));
     }
     let persona = api.persona.as_str();
-    let memory = |content: &str, kind: &str| {
-        json!({"content": content, "persona": persona, "scope": "project", "project": api.project, "type": kind, "importance": 0.8})
-    };
-    let lock = id_in(&post(api, "/api/send", json!({"to": persona, "from": "kijito-setup", "content": "kijito-qa pointer lock"}))?, "/api/send")?;
+    let memory = |content: &str, kind: &str| json!({"content": content, "persona": persona, "scope": "project", "project": api.project, "type": kind, "importance": 0.8});
+    let lock =
+        id_in(&post(api, "/api/send", json!({"to": persona, "from": "kijito-setup", "content": "kijito-qa pointer lock"}))?, "/api/send")?;
     let lock = MessageId::new(lock)?;
     let anchor = MemoryId::new(id_in(&post(api, "/api/memory", memory(&text, "decision"))?, "/api/memory")?)?;
     // The digest the verifiers will compute: of the content as the service renders it.
     let anchor_read = pointer::read_anchor(api, anchor)?;
-    let pointer_id = MemoryId::new(id_in(&post(api, "/api/memory", memory("kijito-qa pointer (placeholder until its first manifest)", "note"))?, "/api/memory")?)?;
+    let pointer_id = MemoryId::new(id_in(
+        &post(api, "/api/memory", memory("kijito-qa pointer (placeholder until its first manifest)", "note"))?,
+        "/api/memory",
+    )?)?;
     let name = anchor_file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let purpose: String = format!("first anchor (from {name})").chars().take(500).collect::<String>().trim().to_owned();
     let m = Manifest {

@@ -39,10 +39,7 @@ fn ids(v: &[u64], sep: &str) -> String {
     if v.is_empty() {
         "none".to_owned()
     } else {
-        v.iter()
-            .map(|i| format!("[{i}]"))
-            .collect::<Vec<_>>()
-            .join(sep)
+        v.iter().map(|i| format!("[{i}]")).collect::<Vec<_>>().join(sep)
     }
 }
 
@@ -80,11 +77,7 @@ pub fn audit(r: &AnchorRecord<'_>, chain: Vec<u64>) -> Audit {
     if r.marker == "eroded" || r.marker == "faded" {
         scars.push(r.marker.to_owned());
     }
-    Audit {
-        lifecycle,
-        chain,
-        scars,
-    }
+    Audit { lifecycle, chain, scars }
 }
 
 impl Audit {
@@ -98,11 +91,7 @@ impl Audit {
             None => "none".to_owned(),
             Some(last) => format!("[{last}] (chain {})", ids(&self.chain, " -> ")),
         };
-        let scarred = if self.scars.is_empty() {
-            "no".to_owned()
-        } else {
-            format!("yes ({})", self.scars.join("; "))
-        };
+        let scarred = if self.scars.is_empty() { "no".to_owned() } else { format!("yes ({})", self.scars.join("; ")) };
         format!(
             "Anchor audit [{id}]\nLifecycle: {lifecycle}\nMarker: {marker}\nStatus: {status}\nSource: {source}\nCorrected by: {corrected}\nLatest correction: {latest}\nCorrects: {corrects}\nScarred: {scarred}",
             id = r.id.get(),
@@ -145,15 +134,13 @@ mod tests {
         let a = audit(&r, vec![5, 7]);
         assert!(a.scarred());
         assert!(a.lifecycle.starts_with("unclassified ("), "{}", a.lifecycle);
-        assert!(a.text(&r).ends_with("\nLatest correction: [7] (chain [5] -> [7])\nCorrects: none\nScarred: yes (corrected by [5]; eroded)"), "{}", a.text(&r));
-        let clean = AnchorRecord {
-            marker: "none",
-            corrected_by: &[],
-            ..r
-        };
+        assert!(
+            a.text(&r).ends_with("\nLatest correction: [7] (chain [5] -> [7])\nCorrects: none\nScarred: yes (corrected by [5]; eroded)"),
+            "{}",
+            a.text(&r)
+        );
+        let clean = AnchorRecord { marker: "none", corrected_by: &[], ..r };
         assert!(!audit(&clean, vec![]).scarred());
-        assert!(audit(&clean, vec![])
-            .text(&clean)
-            .ends_with("Latest correction: none\nCorrects: none\nScarred: no"));
+        assert!(audit(&clean, vec![]).text(&clean).ends_with("Latest correction: none\nCorrects: none\nScarred: no"));
     }
 }

@@ -60,7 +60,13 @@ fn env_path(name: &str) -> Option<PathBuf> {
 /// user's public key and the boot id file from the environment
 /// (MEMORY_LATCH_HMAC_KEY_FILE, MEMORY_LATCH_PUBLIC_KEY_FILE,
 /// MEMORY_LATCH_BOOT_ID_FILE), the helpers next to the running binary.
-pub fn options(workspace: PathBuf, data_dir: Option<AbsPath>, session: Option<SessionId>, long_sleep_after_s: u64, live: Option<LiveProbe>) -> crate::Options {
+pub fn options(
+    workspace: PathBuf,
+    data_dir: Option<AbsPath>,
+    session: Option<SessionId>,
+    long_sleep_after_s: u64,
+    live: Option<LiveProbe>,
+) -> crate::Options {
     let mut opts = crate::Options::new(Some(workspace), clock::now_ms());
     opts.data_dir = data_dir;
     opts.session = session;
@@ -81,13 +87,18 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     // One rule for every path flag of the toolkit: absolute.
     let workspace = match args.optional::<kijito_protocol::ids::AbsPath>("--workspace")? {
         Some(w) => w.as_path().to_owned(),
-        None => std::env::current_dir().map_err(|e| kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir().map_err(|e| {
+            kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}"))
+        })?,
     };
     let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
     let session: Option<SessionId> = args.optional("--session-id")?;
     let long_sleep: Option<u64> = args.optional("--long-sleep-after")?;
     if long_sleep == Some(0) {
-        return Err(kijito_protocol::Error::usage(kijito_protocol::codes::cli::INVALID_NUMBER, "--long-sleep-after must be at least 1 second"));
+        return Err(kijito_protocol::Error::usage(
+            kijito_protocol::codes::cli::INVALID_NUMBER,
+            "--long-sleep-after must be at least 1 second",
+        ));
     }
     let json = args.has("--json");
     let config = config::Config::load().ok();
@@ -97,7 +108,9 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     // `--live` answered: the wake hold of this workspace (set by SessionStart's
     // local checks) lifts, or stays as cautious (docs/protocol.md §8a).
     if args.has("--live") {
-        if let (Some(qa), Some(ws)) = (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref()) {
+        if let (Some(qa), Some(ws)) =
+            (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref())
+        {
             if let Err(e) = crate::hold::answered(&qa, ws, &report, report.checked_at_ms) {
                 eprintln!("wake-check: the wake hold could not be updated ({}: {})", e.code(), e.message());
             }

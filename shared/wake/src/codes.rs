@@ -59,66 +59,185 @@ macro_rules! spec {
 
 spec!(LONG_SLEEP, "long_sleep", Minor, CHECK_SLEEP,
     "Reload state only from verified sources (memory-latch status, then the pointer) before resuming; treat remembered plans as unconfirmed.");
-spec!(BOOT_CHANGED, "boot_changed", Minor, CHECK_BOOT,
-    "Treat everything not in the verified latch as lost and resume only from its next single step (memory-latch status).");
-spec!(CLOCK_BACKWARDS, "clock_backwards", Minor, CHECK_CLOCK,
-    "Correct the system clock (NTP) before trusting any expiry or age, then rerun wake-check.");
-spec!(CONSENT_TOKEN_EXPIRED, "consent_token_expired", Minor, CHECK_CONSENT,
-    "Request consent again (memory-latch consent request) before the action; the expired token can never authorize it.");
-spec!(IRREVERSIBLE_ACTION_PENDING, "irreversible_action_pending", Minor, CHECK_CONSENT,
-    "Ask the user to reconfirm the pending irreversible action with a fresh memory-latch consent request before running it.");
+spec!(
+    BOOT_CHANGED,
+    "boot_changed",
+    Minor,
+    CHECK_BOOT,
+    "Treat everything not in the verified latch as lost and resume only from its next single step (memory-latch status)."
+);
+spec!(
+    CLOCK_BACKWARDS,
+    "clock_backwards",
+    Minor,
+    CHECK_CLOCK,
+    "Correct the system clock (NTP) before trusting any expiry or age, then rerun wake-check."
+);
+spec!(
+    CONSENT_TOKEN_EXPIRED,
+    "consent_token_expired",
+    Minor,
+    CHECK_CONSENT,
+    "Request consent again (memory-latch consent request) before the action; the expired token can never authorize it."
+);
+spec!(
+    IRREVERSIBLE_ACTION_PENDING,
+    "irreversible_action_pending",
+    Minor,
+    CHECK_CONSENT,
+    "Ask the user to reconfirm the pending irreversible action with a fresh memory-latch consent request before running it."
+);
 spec!(LATCH_LOCK_STALE, "latch_lock_stale", Minor, CHECK_LOCK,
     "Find the process holding .memory-latch/_manifest.lock and let it finish or stop it (never delete the lock file), then rerun wake-check.");
-spec!(LATCH_WRITE_INTERRUPTED, "latch_write_interrupted", Minor, CHECK_LOCK,
-    "Run memory-latch verify; if it is trusted, remove the leftover .tmp- files in .memory-latch.");
-spec!(QA_PASS_EXPIRED, "qa_pass_expired", Minor, CHECK_QA_PASS,
-    "Invalidate the expired pass with qa-gate invalidate for its session.");
-spec!(QA_TICKET_ORPHANED, "qa_ticket_orphaned", Minor, CHECK_QA_TICKET,
-    "Invalidate the orphaned ticket with qa-gate invalidate for its session (it is never reused).");
-spec!(QA_ATTEMPT_UNCLAIMED, "qa_attempt_unclaimed", Minor, CHECK_QA_ATTEMPT,
-    "Invalidate the unclaimed attempt with qa-gate invalidate for its session.");
-spec!(QA_REENTRY_UNDELIVERED, "qa_reentry_undelivered", Minor, CHECK_QA_REENTRY,
-    "Invalidate the undelivered re-entry record with qa-gate invalidate and re-verify the pointer before resuming that session.");
-spec!(QA_STATE_UNREADABLE, "qa_state_unreadable", Minor, CHECK_QA_DIR,
-    "Invalidate the unreadable state with qa-gate invalidate for its session.");
-spec!(POINTER_RECORD_MISSING, "pointer_record_missing", Minor, CHECK_POINTER_RECORD,
-    "Record a QA pass (qa-gate record after two green pointer-snapshot reports) so wake-check --live has an expectation.");
-spec!(LIVE_UNAVAILABLE, "live_unavailable", Minor, CHECK_LIVE,
-    "Check the network, the config and the token file, then rerun wake-check --live.");
+spec!(
+    LATCH_WRITE_INTERRUPTED,
+    "latch_write_interrupted",
+    Minor,
+    CHECK_LOCK,
+    "Run memory-latch verify; if it is trusted, remove the leftover .tmp- files in .memory-latch."
+);
+spec!(QA_PASS_EXPIRED, "qa_pass_expired", Minor, CHECK_QA_PASS, "Invalidate the expired pass with qa-gate invalidate for its session.");
+spec!(
+    QA_TICKET_ORPHANED,
+    "qa_ticket_orphaned",
+    Minor,
+    CHECK_QA_TICKET,
+    "Invalidate the orphaned ticket with qa-gate invalidate for its session (it is never reused)."
+);
+spec!(
+    QA_ATTEMPT_UNCLAIMED,
+    "qa_attempt_unclaimed",
+    Minor,
+    CHECK_QA_ATTEMPT,
+    "Invalidate the unclaimed attempt with qa-gate invalidate for its session."
+);
+spec!(
+    QA_REENTRY_UNDELIVERED,
+    "qa_reentry_undelivered",
+    Minor,
+    CHECK_QA_REENTRY,
+    "Invalidate the undelivered re-entry record with qa-gate invalidate and re-verify the pointer before resuming that session."
+);
+spec!(
+    QA_STATE_UNREADABLE,
+    "qa_state_unreadable",
+    Minor,
+    CHECK_QA_DIR,
+    "Invalidate the unreadable state with qa-gate invalidate for its session."
+);
+spec!(
+    POINTER_RECORD_MISSING,
+    "pointer_record_missing",
+    Minor,
+    CHECK_POINTER_RECORD,
+    "Record a QA pass (qa-gate record after two green pointer-snapshot reports) so wake-check --live has an expectation."
+);
+spec!(
+    LIVE_UNAVAILABLE,
+    "live_unavailable",
+    Minor,
+    CHECK_LIVE,
+    "Check the network, the config and the token file, then rerun wake-check --live."
+);
 spec!(NOTHING_VERIFIABLE, "nothing_verifiable", Minor, CHECK_CHAIN,
     "Nothing local could be verified (no latch and no QA state): confirm the objective and every remembered plan with the user before acting.");
-spec!(WORKSPACE_MISSING, "workspace_missing", Minor, CHECK_CHAIN,
-    "The workspace does not exist: confirm with the user where work continues, then run wake-check --workspace DIR there.");
+spec!(
+    WORKSPACE_MISSING,
+    "workspace_missing",
+    Minor,
+    CHECK_CHAIN,
+    "The workspace does not exist: confirm with the user where work continues, then run wake-check --workspace DIR there."
+);
 spec!(LATCH_DELETED, "latch_deleted", Degrading, CHECK_CHAIN,
     "The latch was deleted since its head record: stop, show the user, and let a person decide (restore .memory-latch, or remove the head record and init).");
 spec!(LATCH_UNTRUSTED, "latch_untrusted", Degrading, CHECK_CHAIN,
     "Stop and show the user memory-latch verify's findings; write nothing until a human reviews (memory-latch reseed with the user's token).");
-spec!(LATCH_UNVERIFIABLE, "latch_unverifiable", Degrading, CHECK_CHAIN,
-    "Provide the hmac key (MEMORY_LATCH_HMAC_KEY_FILE) and rerun wake-check; until then treat the latch as untrusted.");
-spec!(SILENT_WITNESS, "silent_witness", Degrading, CHECK_SILENT_WITNESS,
-    "Stay in Silent Witness: show the user the incident summary (memory-latch recover) and wait for a reseed token.");
+spec!(
+    LATCH_UNVERIFIABLE,
+    "latch_unverifiable",
+    Degrading,
+    CHECK_CHAIN,
+    "Provide the hmac key (MEMORY_LATCH_HMAC_KEY_FILE) and rerun wake-check; until then treat the latch as untrusted."
+);
+spec!(
+    SILENT_WITNESS,
+    "silent_witness",
+    Degrading,
+    CHECK_SILENT_WITNESS,
+    "Stay in Silent Witness: show the user the incident summary (memory-latch recover) and wait for a reseed token."
+);
 spec!(LATCH_DEGRADED_UNREVIEWED, "latch_degraded_unreviewed", Degrading, CHECK_CHAIN,
     "Show the user the findings, run memory-latch review and ask the user to send its token alone as their own message (a checkpoint does not end degraded mode).");
-spec!(LATCH_STATE_INVALID, "latch_state_invalid", Degrading, CHECK_CHAIN,
-    "Show the user the error (memory-latch verify and status) and fix the latch files before any write.");
-spec!(QA_DIR_INSECURE, "qa_dir_insecure", Degrading, CHECK_QA_DIR,
-    "Show the user the listed paths and restore owner-only state (qa/ 0700, files 0600, no symlinks); trust no gate state until then.");
-spec!(POINTER_RECORD_INVALID, "pointer_record_invalid", Degrading, CHECK_POINTER_RECORD,
-    "Trust no recorded pointer: verify the pointer by its configured id with pointer-snapshot and record a fresh pass.");
-spec!(LIVE_POINTER_RETIRED, "live_pointer_retired", Degrading, CHECK_LIVE,
-    "Do not resume the pointer's nextAction: show the user that the pointer is retired and wait for a new pointer id.");
-spec!(LIVE_POINTER_CHANGED, "live_pointer_changed", Degrading, CHECK_LIVE,
-    "Do not resume the remembered nextAction: re-verify the pointer with pointer-snapshot and review the change with the user.");
-spec!(LIVE_ANCHOR_RETIRED, "live_anchor_retired", Degrading, CHECK_LIVE,
-    "Do not rely on the eroded anchor: show the user and publish a reviewed pointer that retires it.");
-spec!(LIVE_ANCHOR_CHANGED, "live_anchor_changed", Degrading, CHECK_LIVE,
-    "Do not rely on the changed anchor: show the user the digest difference and publish a reviewed pointer.");
-spec!(LIVE_SNAPSHOT_CHANGED, "live_snapshot_changed", Degrading, CHECK_LIVE,
-    "Do not resume: re-verify with pointer-snapshot and review the snapshot change with the user.");
-spec!(LIVE_CONTROL_FAILED, "live_control_failed", Degrading, CHECK_LIVE,
-    "Stop: the known-bad control failed, so this build cannot classify memories; reinstall the toolkit.");
-spec!(LIVE_VERIFICATION_FAILED, "live_verification_failed", Degrading, CHECK_LIVE,
-    "Do not resume: show the user the verification failure and re-verify with pointer-snapshot.");
+spec!(
+    LATCH_STATE_INVALID,
+    "latch_state_invalid",
+    Degrading,
+    CHECK_CHAIN,
+    "Show the user the error (memory-latch verify and status) and fix the latch files before any write."
+);
+spec!(
+    QA_DIR_INSECURE,
+    "qa_dir_insecure",
+    Degrading,
+    CHECK_QA_DIR,
+    "Show the user the listed paths and restore owner-only state (qa/ 0700, files 0600, no symlinks); trust no gate state until then."
+);
+spec!(
+    POINTER_RECORD_INVALID,
+    "pointer_record_invalid",
+    Degrading,
+    CHECK_POINTER_RECORD,
+    "Trust no recorded pointer: verify the pointer by its configured id with pointer-snapshot and record a fresh pass."
+);
+spec!(
+    LIVE_POINTER_RETIRED,
+    "live_pointer_retired",
+    Degrading,
+    CHECK_LIVE,
+    "Do not resume the pointer's nextAction: show the user that the pointer is retired and wait for a new pointer id."
+);
+spec!(
+    LIVE_POINTER_CHANGED,
+    "live_pointer_changed",
+    Degrading,
+    CHECK_LIVE,
+    "Do not resume the remembered nextAction: re-verify the pointer with pointer-snapshot and review the change with the user."
+);
+spec!(
+    LIVE_ANCHOR_RETIRED,
+    "live_anchor_retired",
+    Degrading,
+    CHECK_LIVE,
+    "Do not rely on the eroded anchor: show the user and publish a reviewed pointer that retires it."
+);
+spec!(
+    LIVE_ANCHOR_CHANGED,
+    "live_anchor_changed",
+    Degrading,
+    CHECK_LIVE,
+    "Do not rely on the changed anchor: show the user the digest difference and publish a reviewed pointer."
+);
+spec!(
+    LIVE_SNAPSHOT_CHANGED,
+    "live_snapshot_changed",
+    Degrading,
+    CHECK_LIVE,
+    "Do not resume: re-verify with pointer-snapshot and review the snapshot change with the user."
+);
+spec!(
+    LIVE_CONTROL_FAILED,
+    "live_control_failed",
+    Degrading,
+    CHECK_LIVE,
+    "Stop: the known-bad control failed, so this build cannot classify memories; reinstall the toolkit."
+);
+spec!(
+    LIVE_VERIFICATION_FAILED,
+    "live_verification_failed",
+    Degrading,
+    CHECK_LIVE,
+    "Do not resume: show the user the verification failure and re-verify with pointer-snapshot."
+);
 spec!(LATCH_CHECKPOINT_INCONSISTENT, "latch_checkpoint_inconsistent", Degrading, CHECK_CHECKPOINT,
     "Stop: the history was rewritten or rolled back since the last checkpoint; show the user memory-latch verify --since-checkpoint with their saved checkpoint and write nothing until a human reviews.");
 spec!(LATCH_CHECKPOINT_INVALID, "latch_checkpoint_invalid", Degrading, CHECK_CHECKPOINT,

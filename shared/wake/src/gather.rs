@@ -4,12 +4,12 @@
 //! Read-only: nothing here writes.
 
 use crate::{Facts, LatchFacts, LatchState, LiveFacts, PointerRecord, QaFacts, QaState, Recorded, Stamp, StepNames};
-use kijito_protocol::error::{Error, Result};
+use kijito_files::private;
 use kijito_gate::state::{self as qa_state, read_state, StateFile};
 use kijito_gate::{Attempt, Pass, Reentry};
-use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_latch::{self as latch, chain, layout, EntrySummary};
-use kijito_files::private;
+use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{AbsPath, SessionId};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -95,7 +95,10 @@ pub fn gather(opts: &Options) -> Result<(Facts, Option<latch::Latch>)> {
         None => QaFacts::Absent("no data dir".into()),
         Some(d) => qa_facts(d, opts.session.as_ref()),
     };
-    let live = match opts.live { Some(probe) => live_facts(&qa, probe), None => LiveFacts::NotAsked };
+    let live = match opts.live {
+        Some(probe) => live_facts(&qa, probe),
+        None => LiveFacts::NotAsked,
+    };
     let facts = Facts {
         now_ms: opts.now_ms,
         long_sleep_after_ms: opts.long_sleep_after_s.saturating_mul(1000),
@@ -140,7 +143,11 @@ fn latch_state(l: &latch::Latch, opts: &Options) -> LatchState {
     let verify = l.verify_fast();
     let initialised = verify.initialised;
     LatchState {
-        lock: if initialised { l.lock_probe(now_ms).map_err(|e| err_line(&e)) } else { Ok(latch::LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes: 0 }) },
+        lock: if initialised {
+            l.lock_probe(now_ms).map_err(|e| err_line(&e))
+        } else {
+            Ok(latch::LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes: 0 })
+        },
         tokens: if initialised { l.tokens(now_ms).map_err(|e| err_line(&e)) } else { Ok(Vec::new()) },
         witness_error: l.witness_marker().err().map(|e| err_line(&e)),
         checkpoint: if verify.trusted { checkpoint(l, opts).map_err(|e| err_line(&e)) } else { Ok(None) },

@@ -20,8 +20,8 @@ pub mod codes;
 pub mod gather;
 pub mod hold;
 
-use kijito_latch::{self as latch, EntrySummary, LockProbe, ReportMode, TokenState, TokenStatus, VerifyReport};
 use codes::{Severity, Spec};
+use kijito_latch::{self as latch, EntrySummary, LockProbe, ReportMode, TokenState, TokenStatus, VerifyReport};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -188,7 +188,9 @@ pub enum LatchFacts {
     /// A head record outside the workspace names a latch that is gone
     /// (`entry_seq`), or only the workspace index beside the head records
     /// still lists it (`None`: the head record was deleted too).
-    Deleted { entry_seq: Option<u64> },
+    Deleted {
+        entry_seq: Option<u64>,
+    },
     Present(Box<LatchState>),
 }
 
@@ -261,7 +263,11 @@ pub enum LiveFacts {
     /// Green and equal to the recorded pointer and snapshot digests.
     Unchanged,
     /// Failed with this error code and message.
-    Failed { code: String, message: String, kind: kijito_protocol::error::Kind },
+    Failed {
+        code: String,
+        message: String,
+        kind: kijito_protocol::error::Kind,
+    },
 }
 
 // ----- assessment ------------------------------------------------------------
@@ -272,7 +278,11 @@ fn checkpoint_check(b: &mut Builder, v: &VerifyReport, c: &std::result::Result<O
         return b.check(codes::CHECK_CHECKPOINT, Some("the chain did not verify".into()), "");
     }
     match c {
-        Ok(None) => b.check(codes::CHECK_CHECKPOINT, Some("no checkpoint saved yet (one is written at every seal and by checkpoint --sign)".into()), ""),
+        Ok(None) => b.check(
+            codes::CHECK_CHECKPOINT,
+            Some("no checkpoint saved yet (one is written at every seal and by checkpoint --sign)".into()),
+            "",
+        ),
         Ok(Some(c)) if c.consistent => {
             let by = c.signed_by.as_ref().map(|k| format!(", signed by {k}")).unwrap_or_default();
             b.check(codes::CHECK_CHECKPOINT, None, format!("{}{by}", c.message))
@@ -337,7 +347,11 @@ pub fn assess(f: &Facts) -> Report {
             let why = Some("no .memory-latch in the workspace".to_owned());
             if matches!(f.qa, QaFacts::Absent(_)) {
                 // Fail closed: nothing verifiable is never full trust.
-                b.find(&codes::NOTHING_VERIFIABLE, "no .memory-latch in the workspace and no QA state: nothing local could be verified".into(), None);
+                b.find(
+                    &codes::NOTHING_VERIFIABLE,
+                    "no .memory-latch in the workspace and no QA state: nothing local could be verified".into(),
+                    None,
+                );
                 b.check(codes::CHECK_CHAIN, None, "");
             } else {
                 b.check(codes::CHECK_CHAIN, why.clone(), "");
@@ -392,7 +406,12 @@ pub fn assess(f: &Facts) -> Report {
             if let Some(h) = verified_head.filter(|h| h.consent_state == latch::ConsentState::Locked && !v.silent_witness) {
                 b.find(
                     &codes::LATCH_DEGRADED_UNREVIEWED,
-                    format!("consent is locked since degraded mode (head entry {}, {} at {}) until the user reviews", h.seq, h.event.as_str(), h.updated_at),
+                    format!(
+                        "consent is locked since degraded mode (head entry {}, {} at {}) until the user reviews",
+                        h.seq,
+                        h.event.as_str(),
+                        h.updated_at
+                    ),
                     None,
                 );
             }
@@ -405,7 +424,11 @@ pub fn assess(f: &Facts) -> Report {
                         b.find(&codes::LATCH_LOCK_STALE, "the manifest lock is held by a live process at wake time".into(), None);
                     }
                     if p.interrupted_writes > 0 {
-                        b.find(&codes::LATCH_WRITE_INTERRUPTED, format!("{} leftover temp file(s) of an interrupted write", p.interrupted_writes), None);
+                        b.find(
+                            &codes::LATCH_WRITE_INTERRUPTED,
+                            format!("{} leftover temp file(s) of an interrupted write", p.interrupted_writes),
+                            None,
+                        );
                     }
                 }
             }
@@ -415,7 +438,8 @@ pub fn assess(f: &Facts) -> Report {
                 Err(e) => b.find(&codes::LATCH_STATE_INVALID, format!("tokens.json: {e}"), None),
                 Ok(tokens) => {
                     if let Some(h) = verified_head {
-                        let pending = tokens.iter().find(|t| t.id == h.irreversible_action_pending && t.purpose == latch::tokens::Purpose::Consent);
+                        let pending =
+                            tokens.iter().find(|t| t.id == h.irreversible_action_pending && t.purpose == latch::tokens::Purpose::Consent);
                         match (h.consent_state, pending) {
                             (latch::ConsentState::Pending, Some(t)) if t.status == TokenStatus::Expired => b.find(
                                 &codes::CONSENT_TOKEN_EXPIRED,
@@ -437,8 +461,16 @@ pub fn assess(f: &Facts) -> Report {
                     }
                 }
             }
-            b.check(codes::CHECK_CONSENT, if verified_head.is_none() { Some("the latch head is not verified".into()) } else { None }, "pending tokens checked");
-            b.check(codes::CHECK_CHAIN, None, format!("{} entries, {} sealed segments, mode {:?}", v.entries, v.segments, v.mode).to_lowercase());
+            b.check(
+                codes::CHECK_CONSENT,
+                if verified_head.is_none() { Some("the latch head is not verified".into()) } else { None },
+                "pending tokens checked",
+            );
+            b.check(
+                codes::CHECK_CHAIN,
+                None,
+                format!("{} entries, {} sealed segments, mode {:?}", v.entries, v.segments, v.mode).to_lowercase(),
+            );
             checkpoint_check(&mut b, v, &l.checkpoint);
         }
     }
@@ -448,7 +480,14 @@ pub fn assess(f: &Facts) -> Report {
     let mut recorded_times: Vec<u64> = Vec::new();
     match &f.qa {
         QaFacts::Absent(why) => {
-            for name in [codes::CHECK_QA_DIR, codes::CHECK_QA_PASS, codes::CHECK_QA_TICKET, codes::CHECK_QA_ATTEMPT, codes::CHECK_QA_REENTRY, codes::CHECK_POINTER_RECORD] {
+            for name in [
+                codes::CHECK_QA_DIR,
+                codes::CHECK_QA_PASS,
+                codes::CHECK_QA_TICKET,
+                codes::CHECK_QA_ATTEMPT,
+                codes::CHECK_QA_REENTRY,
+                codes::CHECK_POINTER_RECORD,
+            ] {
                 b.check(name, Some(why.clone()), "");
             }
         }
@@ -486,21 +525,33 @@ pub fn assess(f: &Facts) -> Report {
             orphans.dedup();
             if !orphans.is_empty() {
                 let step = b.names.invalidate(&orphans);
-                b.find(&codes::QA_TICKET_ORPHANED, format!("compaction ticket without a claimable attempt for session(s) {}", orphans.join(", ")), Some(step));
+                b.find(
+                    &codes::QA_TICKET_ORPHANED,
+                    format!("compaction ticket without a claimable attempt for session(s) {}", orphans.join(", ")),
+                    Some(step),
+                );
             }
             b.check(codes::CHECK_QA_TICKET, None, format!("{} ticket(s)", q.tickets.len()));
             let old: Vec<&Stamp> = q.attempts.iter().filter(|a| now_i - a.at_ms > kijito_gate::ATTEMPT_MAX_AGE_MS).collect();
             if !old.is_empty() {
                 let s = sessions_of(&old);
                 let step = b.names.invalidate(&s);
-                b.find(&codes::QA_ATTEMPT_UNCLAIMED, format!("compaction attempt unclaimed past its 5 min window for session(s) {}", s.join(", ")), Some(step));
+                b.find(
+                    &codes::QA_ATTEMPT_UNCLAIMED,
+                    format!("compaction attempt unclaimed past its 5 min window for session(s) {}", s.join(", ")),
+                    Some(step),
+                );
             }
             b.check(codes::CHECK_QA_ATTEMPT, None, format!("{} attempt(s)", q.attempts.len()));
             let old: Vec<&Stamp> = q.reentries.iter().filter(|r| now_i - r.at_ms > REENTRY_WINDOW_MS).collect();
             if !old.is_empty() {
                 let s = sessions_of(&old);
                 let step = b.names.invalidate(&s);
-                b.find(&codes::QA_REENTRY_UNDELIVERED, format!("re-entry record undelivered past its 30 min window for session(s) {}", s.join(", ")), Some(step));
+                b.find(
+                    &codes::QA_REENTRY_UNDELIVERED,
+                    format!("re-entry record undelivered past its 30 min window for session(s) {}", s.join(", ")),
+                    Some(step),
+                );
             }
             b.check(codes::CHECK_QA_REENTRY, None, format!("{} re-entry record(s)", q.reentries.len()));
             match &q.pointer_record {
@@ -547,7 +598,11 @@ pub fn assess(f: &Facts) -> Report {
     let newest_recorded = [any_head_ms, qa_newest].into_iter().flatten().chain(recorded_times).max();
     let clock_back = newest_recorded.filter(|n| *n > now.saturating_add(CLOCK_TOLERANCE_MS));
     if let Some(n) = clock_back {
-        b.find(&codes::CLOCK_BACKWARDS, format!("the clock ({now} ms) is {} s earlier than the newest recorded time ({n} ms)", (n - now) / 1000), None);
+        b.find(
+            &codes::CLOCK_BACKWARDS,
+            format!("the clock ({now} ms) is {} s earlier than the newest recorded time ({n} ms)", (n - now) / 1000),
+            None,
+        );
     }
     b.check(codes::CHECK_CLOCK, None, "clock compared with the newest recorded time");
     let slept_for_seconds = match (newest_for_sleep, clock_back) {
@@ -558,7 +613,11 @@ pub fn assess(f: &Facts) -> Report {
     if long_sleep {
         b.find(
             &codes::LONG_SLEEP,
-            format!("slept {} s since the newest verified record (threshold {} s)", slept_for_seconds.unwrap_or(0), f.long_sleep_after_ms / 1000),
+            format!(
+                "slept {} s since the newest verified record (threshold {} s)",
+                slept_for_seconds.unwrap_or(0),
+                f.long_sleep_after_ms / 1000
+            ),
             None,
         );
     }
@@ -570,7 +629,11 @@ pub fn assess(f: &Facts) -> Report {
     let head_boot = verified_head.map(|h| h.boot_id.as_str()).filter(|b| *b != "unknown");
     let boot_changed = matches!((head_boot, f.boot_id.as_deref()), (Some(a), Some(b)) if a != b);
     if boot_changed {
-        b.find(&codes::BOOT_CHANGED, format!("boot id {} differs from the head entry's {}", f.boot_id.as_deref().unwrap_or(""), head_boot.unwrap_or("")), None);
+        b.find(
+            &codes::BOOT_CHANGED,
+            format!("boot id {} differs from the head entry's {}", f.boot_id.as_deref().unwrap_or(""), head_boot.unwrap_or("")),
+            None,
+        );
     }
     b.check(
         codes::CHECK_BOOT,
@@ -639,10 +702,7 @@ impl Report {
 
     /// The context a hook injects: mode, findings and their steps.
     pub fn hook_context(&self) -> String {
-        let mut s = format!(
-            "kijito-qa wake-check (local checks): trust mode {}.",
-            self.mode.as_str().to_uppercase()
-        );
+        let mut s = format!("kijito-qa wake-check (local checks): trust mode {}.", self.mode.as_str().to_uppercase());
         if self.long_sleep {
             s.push_str(&format!(" Long sleep detected ({}).", human_duration(self.slept_for_seconds.unwrap_or(0))));
         }

@@ -1,10 +1,10 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
-use kijito_protocol::error::Kind;
-use kijito_protocol::ids::{Digest, MemoryId, MessageId};
 use kijito_latch::chain::{Depth, REPORT_SCHEMA};
 use kijito_latch::tokens::Purpose;
 use kijito_latch::{ConsentState, Event, Risk};
+use kijito_protocol::error::Kind;
+use kijito_protocol::ids::{Digest, MemoryId, MessageId};
 
 const NOW: u64 = 1_800_000_000_000;
 const HOUR: u64 = 3_600_000;
@@ -214,14 +214,18 @@ fn every_code_from_crafted_facts() {
             l.verify.head.as_mut().unwrap().consent_state = ConsentState::Authorized;
         }),
         (&codes::LATCH_LOCK_STALE, |f| latch_mut(f).lock = Ok(LockProbe { exists: true, held: true, age_ms: 9, interrupted_writes: 0 })),
-        (&codes::LATCH_WRITE_INTERRUPTED, |f| latch_mut(f).lock = Ok(LockProbe { exists: true, held: false, age_ms: 9, interrupted_writes: 2 })),
+        (&codes::LATCH_WRITE_INTERRUPTED, |f| {
+            latch_mut(f).lock = Ok(LockProbe { exists: true, held: false, age_ms: 9, interrupted_writes: 2 })
+        }),
         (&codes::QA_PASS_EXPIRED, |f| add_minor(f, 2)),
         (&codes::QA_TICKET_ORPHANED, |f| add_minor(f, 3)),
         (&codes::QA_ATTEMPT_UNCLAIMED, |f| add_minor(f, 4)),
         (&codes::QA_REENTRY_UNDELIVERED, |f| add_minor(f, 5)),
         (&codes::QA_STATE_UNREADABLE, |f| qa_mut(f).unreadable.push(("s9".into(), "qa-pass.s9.json: pass_invalid".into()))),
         (&codes::POINTER_RECORD_MISSING, |f| f.live = LiveFacts::NoRecord),
-        (&codes::LIVE_UNAVAILABLE, |f| f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into(), kind: Kind::Service }),
+        (&codes::LIVE_UNAVAILABLE, |f| {
+            f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into(), kind: Kind::Service }
+        }),
         (&codes::NOTHING_VERIFIABLE, |f| {
             f.latch = LatchFacts::Absent;
             f.qa = QaFacts::Absent("no data dir".into());
@@ -246,16 +250,32 @@ fn every_code_from_crafted_facts() {
         }),
         (&codes::LATCH_STATE_INVALID, |f| latch_mut(f).tokens = Err("latch_ledger_invalid: bad".into())),
         (&codes::LATCH_CHECKPOINT_INCONSISTENT, |f| latch_mut(f).checkpoint = Ok(Some(consistency(false)))),
-        (&codes::LATCH_CHECKPOINT_INVALID, |f| latch_mut(f).checkpoint = Err("latch_checkpoint_state_invalid: does not fold to its root".into())),
+        (&codes::LATCH_CHECKPOINT_INVALID, |f| {
+            latch_mut(f).checkpoint = Err("latch_checkpoint_state_invalid: does not fold to its root".into())
+        }),
         (&codes::QA_DIR_INSECURE, |f| qa_mut(f).insecure.push("qa dir: directory_permissions_too_open".into())),
         (&codes::POINTER_RECORD_INVALID, |f| qa_mut(f).pointer_record = PointerRecord::Invalid("not JSON".into())),
-        (&codes::LIVE_POINTER_RETIRED, |f| f.live = LiveFacts::Failed { code: "pointer_retired".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_POINTER_CHANGED, |f| f.live = LiveFacts::Failed { code: "pointer_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_ANCHOR_RETIRED, |f| f.live = LiveFacts::Failed { code: "current_anchor_retired".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_ANCHOR_CHANGED, |f| f.live = LiveFacts::Failed { code: "anchor_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_SNAPSHOT_CHANGED, |f| f.live = LiveFacts::Failed { code: "snapshot_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_CONTROL_FAILED, |f| f.live = LiveFacts::Failed { code: "known_bad_control_failed".into(), message: "m".into(), kind: Kind::Refused }),
-        (&codes::LIVE_VERIFICATION_FAILED, |f| f.live = LiveFacts::Failed { code: "memory_lifecycle_unclassified".into(), message: "m".into(), kind: Kind::Refused }),
+        (&codes::LIVE_POINTER_RETIRED, |f| {
+            f.live = LiveFacts::Failed { code: "pointer_retired".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_POINTER_CHANGED, |f| {
+            f.live = LiveFacts::Failed { code: "pointer_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_ANCHOR_RETIRED, |f| {
+            f.live = LiveFacts::Failed { code: "current_anchor_retired".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_ANCHOR_CHANGED, |f| {
+            f.live = LiveFacts::Failed { code: "anchor_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_SNAPSHOT_CHANGED, |f| {
+            f.live = LiveFacts::Failed { code: "snapshot_digest_mismatch".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_CONTROL_FAILED, |f| {
+            f.live = LiveFacts::Failed { code: "known_bad_control_failed".into(), message: "m".into(), kind: Kind::Refused }
+        }),
+        (&codes::LIVE_VERIFICATION_FAILED, |f| {
+            f.live = LiveFacts::Failed { code: "memory_lifecycle_unclassified".into(), message: "m".into(), kind: Kind::Refused }
+        }),
     ];
     assert_eq!(cases.len(), codes::ALL.len(), "one case per code");
     for (spec, craft) in cases {
@@ -265,7 +285,8 @@ fn every_code_from_crafted_facts() {
         }
         craft(&mut f);
         let r = assess(&f);
-        let found = r.findings.iter().find(|x| x.code == spec.code).unwrap_or_else(|| panic!("{} not found in {:?}", spec.code, codes_of(&r)));
+        let found =
+            r.findings.iter().find(|x| x.code == spec.code).unwrap_or_else(|| panic!("{} not found in {:?}", spec.code, codes_of(&r)));
         assert_eq!(found.severity, spec.severity, "{}", spec.code);
         assert_eq!(found.check, spec.check, "{}", spec.code);
         assert!(!found.step.is_empty() && !found.message.is_empty());
@@ -359,7 +380,13 @@ fn degraded_details_exclude_the_unreviewed_marker_and_are_bounded() {
     let mut r = assess(&base());
     let one = Finding { code: "x", severity: Severity::Minor, check: "c", message: "m".into(), step: "do\tit".into() };
     r.findings = vec![one; 40];
-    r.findings.push(Finding { code: codes::LATCH_DEGRADED_UNREVIEWED.code, severity: Severity::Degrading, check: "c", message: "m".into(), step: "s".into() });
+    r.findings.push(Finding {
+        code: codes::LATCH_DEGRADED_UNREVIEWED.code,
+        severity: Severity::Degrading,
+        check: "c",
+        message: "m".into(),
+        step: "s".into(),
+    });
     let d = degraded_details(&r);
     assert_eq!(d.len(), latch::MAX_LIST_ITEMS);
     assert_eq!(d[0], "x (minor): do it");

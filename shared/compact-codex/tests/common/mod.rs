@@ -5,8 +5,8 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use kijito_files::private;
 use kijito_compact::trigger::{self, Pin, Request, Via};
+use kijito_files::private;
 use kijito_gate::{transcript_identity, Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::os::unix::fs::PermissionsExt;
@@ -117,5 +117,10 @@ pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T
 }
 
 pub fn jsonl(p: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(p).unwrap_or_default().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
