@@ -74,9 +74,12 @@ pub fn read(qa_dir: &Path, workspace: &Path) -> Option<Hold> {
 }
 
 /// Whether SessionStart's local report sets the hold: a long sleep, a boot
-/// change, or findings short of degraded (degraded locks the latch itself).
+/// change or a clock that went back (issue 21), unless degraded (degraded
+/// locks the latch itself). Other cautious findings (a consent request the
+/// agent itself left pending, say) do not hold writes.
 pub fn needed(report: &crate::Report) -> bool {
-    report.mode != crate::Mode::Degraded && (report.long_sleep || report.boot_changed || report.mode == crate::Mode::Cautious)
+    let clock_back = report.findings.iter().any(|f| f.code == crate::codes::CLOCK_BACKWARDS.code);
+    report.mode != crate::Mode::Degraded && (report.long_sleep || report.boot_changed || clock_back)
 }
 
 /// After `wake-check --live` answered: cautious keeps a [`Hold::Cautious`],
