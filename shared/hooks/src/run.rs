@@ -340,7 +340,7 @@ fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
 
 /// SessionStart's side of the wake hold (docs/protocol.md §8a): where
 /// enforcement is on and the local checks found a long sleep, a boot change
-/// or findings short of degraded, writes and irreversible tool calls wait
+/// or a clock that went back, writes and irreversible tool calls wait
 /// for `wake-check --live`; the text names that exact command.
 fn wake_hold(env: &HookEnv, extras: &Extras, report: &kijito_wake::Report) -> Option<String> {
     let cwd = extras.cwd.as_deref()?;

@@ -117,7 +117,7 @@ fn what(cls: &Classification) -> String {
 }
 
 /// The wake hold (docs/protocol.md §8a): after a long sleep, a boot change
-/// or findings short of degraded at SessionStart, every mutating call waits
+/// or a clock that went back at SessionStart, every mutating call waits
 /// until `wake-check --live` answered (`wake_command`, exact and absolute).
 /// Applied after [`decide`]'s tripwires and halting modes, before consent.
 pub fn wake_hold(cls: &Classification, wake_command: &str) -> Option<Decision> {

@@ -1,6 +1,6 @@
 //! The wake hold (issue 21, docs/protocol.md §8a): when SessionStart's local
-//! wake checks find a long sleep, a boot change or any finding short of
-//! degraded, writes and irreversible tool calls are held until the agent
+//! wake checks find a long sleep, a boot change or a clock that went back,
+//! writes and irreversible tool calls are held until the agent
 //! has run `wake-check --live` for the workspace and it answered; a cautious
 //! answer keeps every irreversible call at high risk (the user's second
 //! message). One owner-only file per workspace in the QA dir:
