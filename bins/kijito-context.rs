@@ -1,6 +1,7 @@
 //! kijito-context: how full a session's context window is (from the host's
 //! transcript or rollout tail), and the Claude Code status line.
-use kijito_protocol::cli::{self, Command, Tool};
+use kijito_cli as cli;
+use kijito_protocol::argv::{Command, Tool};
 
 const TOOL: Tool = Tool {
     name: "kijito-context",

@@ -3,5 +3,5 @@
 //! `kijito_server::cli`); this file runs it.
 
 fn main() {
-    std::process::exit(kijito_protocol::cli::main(&kijito_server::cli::TOOL, kijito_server::cli::run))
+    std::process::exit(kijito_cli::main(&kijito_server::cli::TOOL, kijito_server::cli::run))
 }

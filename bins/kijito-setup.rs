@@ -3,5 +3,5 @@
 //! `kijito_setup::cli`.
 
 fn main() {
-    std::process::exit(kijito_protocol::cli::main(&kijito_setup::cli::TOOL, kijito_setup::cli::run))
+    std::process::exit(kijito_cli::main(&kijito_setup::cli::TOOL, kijito_setup::cli::run))
 }

@@ -4,5 +4,5 @@
 //! 2 usage.
 
 fn main() {
-    std::process::exit(kijito_protocol::cli::main(&kijito_latch::cli::TOOL, kijito_latch::cli::run));
+    std::process::exit(kijito_cli::main(&kijito_latch::cli::TOOL, kijito_latch::cli::run));
 }

@@ -1,6 +1,7 @@
 //! pointer-digest: print the lowercase SHA-256 of the pointer's content.
+use kijito_cli as cli;
 use kijito_client::{http, pointer};
-use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::argv::{Command, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, MemoryId};
 

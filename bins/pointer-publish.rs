@@ -1,7 +1,8 @@
 //! pointer-publish: lease-guarded read-verify-write (docs/protocol.md §6).
+use kijito_cli as cli;
 use kijito_client::http;
 use kijito_client::publish::{self, Plan};
-use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::argv::{Command, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::{clock, Error};

@@ -1,6 +1,7 @@
 //! pointer-snapshot: the context-free verifier (docs/protocol.md §5).
+use kijito_cli as cli;
 use kijito_client::{http, snapshot};
-use kijito_protocol::cli::{self, Command, Tool};
+use kijito_protocol::argv::{Command, Tool};
 use kijito_protocol::clock;
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};

@@ -3,7 +3,7 @@
 //! 1 could not run, 2 usage. The command line lives in `kijito_wake::cli`;
 //! this binary injects the `--live` probe (the HTTP client).
 
-use kijito_protocol::cli;
+use kijito_cli as cli;
 use kijito_wake as wake;
 
 fn main() {

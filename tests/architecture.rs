@@ -25,6 +25,7 @@ const NO_HTTP: &[&str] = &[
     "kijito-hooks",
     "kijito-context",
     "kijito-policy",
+    "kijito-cli",
 ];
 
 /// The host's target triple (`rustc -vV`).

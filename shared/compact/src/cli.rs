@@ -3,7 +3,8 @@
 //! own crate (`kijito-compact-codex`); the binary hands it in as
 //! [`CodexAdapter`], so this crate links none of it.
 
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_cli as cli;
+use kijito_protocol::argv::{self, Args, Command, Flag, Tool};
 use kijito_protocol::command;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
@@ -90,13 +91,13 @@ fn codex(argv: Vec<std::ffi::OsString>, adapter: CodexAdapter) -> i32 {
         Some(i) => (argv[..i].to_vec(), argv[i + 1..].to_vec()),
         None => (argv, vec![]),
     };
-    let args = match cli::parse(&TOOL, head) {
-        Ok(cli::Parsed::Run(a)) => a,
-        Ok(cli::Parsed::Help) => {
+    let args = match argv::parse(&TOOL, head) {
+        Ok(argv::Parsed::Run(a)) => a,
+        Ok(argv::Parsed::Help) => {
             let _ = cli::print_stdout(HELP);
             return 0;
         }
-        Ok(cli::Parsed::Version) => {
+        Ok(argv::Parsed::Version) => {
             let _ = cli::print_stdout(&format!("kijito-compact {}\n", env!("CARGO_PKG_VERSION")));
             return 0;
         }

@@ -293,18 +293,18 @@ pub fn measure(path: &AbsPath, host: Option<Host>) -> Measure {
 }
 
 /// The flags of `kijito-context`.
-pub const FLAGS: &[kijito_protocol::cli::Flag] = &[
-    kijito_protocol::cli::Flag::value("--session-id"),
-    kijito_protocol::cli::Flag::value("--transcript"),
-    kijito_protocol::cli::Flag::value("--host"),
-    kijito_protocol::cli::Flag::switch("--statusline"),
-    kijito_protocol::cli::Flag::value("--data-dir"),
+pub const FLAGS: &[kijito_protocol::argv::Flag] = &[
+    kijito_protocol::argv::Flag::value("--session-id"),
+    kijito_protocol::argv::Flag::value("--transcript"),
+    kijito_protocol::argv::Flag::value("--host"),
+    kijito_protocol::argv::Flag::switch("--statusline"),
+    kijito_protocol::argv::Flag::value("--data-dir"),
 ];
 
 /// The whole run of the binary: `--statusline` reads the statusline JSON
 /// from `stdin` and answers the one line; otherwise `--session-id` and
 /// `--transcript` are required and the answer is the measurement JSON.
-pub fn run(args: &kijito_protocol::cli::Args, stdin: impl Read, now_ms: i64) -> Result<String> {
+pub fn run(args: &kijito_protocol::argv::Args, stdin: impl Read, now_ms: i64) -> Result<String> {
     let data_dir: Option<AbsPath> = args.optional("--data-dir")?;
     if args.has("--statusline") {
         for f in ["--session-id", "--transcript", "--host"] {

@@ -49,7 +49,7 @@ impl HostKind {
     }
 }
 
-impl kijito_protocol::cli::FromArg for HostKind {
+impl kijito_protocol::argv::FromArg for HostKind {
     fn from_arg(text: &str) -> Result<Self> {
         HostKind::parse(text)
     }

@@ -3,7 +3,8 @@
 //! line against the docs/protocol.md §8 grammar.
 
 use crate::{self as gate, record::invalidated_line, QaDir, RecordRequest};
-use kijito_protocol::cli::{self, Args, Command, Tool};
+use kijito_cli as cli;
+use kijito_protocol::argv::{Args, Command, Tool};
 use kijito_protocol::command::{self, HelperDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use kijito_protocol::Result;
@@ -54,7 +55,7 @@ pub type LiveRead<'a> = &'a dyn Fn(MemoryId, Option<&AbsPath>) -> Result<Digest>
 /// the running executable's.
 pub fn main(argv: Vec<OsString>, live: LiveRead<'_>) -> i32 {
     if argv.first().map(|a| a == "check-command").unwrap_or(false) {
-        return check_command(&argv[1..], &HelperDir::current());
+        return check_command(&argv[1..], &cli::helper_dir());
     }
     cli::main_args(&TOOL, argv, |args| run(args, live))
 }
@@ -160,7 +161,7 @@ pub fn run(args: Args, live: LiveRead<'_>) -> Result<i32> {
             let evidence = || {
                 Ok(gate::Evidence {
                     live_pointer_digest: live(req.pointer_id, token.as_ref())?,
-                    installed_verifier: gate::installed_verifier(&HelperDir::current()?)?,
+                    installed_verifier: gate::installed_verifier(&cli::helper_dir()?)?,
                 })
             };
             let ready = gate::record(&req, evidence, now)?;

@@ -7,7 +7,7 @@
 use kijito_files::private;
 use kijito_gate::cli::{run, TOOL};
 use kijito_gate::QaDir;
-use kijito_protocol::cli::{parse, Args, Parsed};
+use kijito_protocol::argv::{parse, Args, Parsed};
 use kijito_protocol::ids::{AbsPath, Digest, SessionId};
 use std::os::unix::fs::PermissionsExt;
 

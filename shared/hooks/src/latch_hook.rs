@@ -22,7 +22,7 @@ pub fn open_latch(cwd: &Path) -> Option<Latch> {
 /// returned text goes to the model as additionalContext. A wallet signature
 /// is checked with the `memory-latch` next to the running executable.
 pub fn confirm_from_prompt(cwd: Option<&Path>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
-    confirm_from_prompt_with(cwd, HelperDir::current().ok().as_ref(), prompt, now_ms)
+    confirm_from_prompt_with(cwd, kijito_cli::helper_dir().ok().as_ref(), prompt, now_ms)
 }
 
 /// [`confirm_from_prompt`] with the installed helpers' directory (where the

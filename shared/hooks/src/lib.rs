@@ -83,7 +83,7 @@ impl Event {
     }
 }
 
-impl kijito_protocol::cli::FromArg for Event {
+impl kijito_protocol::argv::FromArg for Event {
     fn from_arg(text: &str) -> Result<Self> {
         Event::parse(text)
     }
@@ -95,7 +95,7 @@ impl kijito_protocol::cli::FromArg for Event {
 /// not executable), and the caller then answers as that event's fallback.
 pub fn exec_sibling(name: &str) {
     use std::os::unix::process::CommandExt;
-    let Ok(dir) = kijito_protocol::command::HelperDir::current() else { return };
+    let Ok(dir) = kijito_cli::helper_dir() else { return };
     let _ = std::process::Command::new(dir.path().join(name)).args(std::env::args_os().skip(1)).exec();
 }
 

@@ -33,7 +33,7 @@ impl HookEnv {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
         };
-        HookEnv::new(host, data_dir_flag, config, config_error, HelperDir::current().ok(), gate::now_ms())
+        HookEnv::new(host, data_dir_flag, config, config_error, kijito_cli::helper_dir().ok(), gate::now_ms())
     }
 
     /// From explicit parts (tests, embedders); [`HookEnv::qa`] is resolved on first use.

@@ -3,8 +3,9 @@
 //! exit policy (0 ok, 1 failure or untrusted, 2 usage).
 
 use crate::{self as latch, gate::GateInput, recover, Config, Latch, Risk};
+use kijito_cli as cli;
 use kijito_files::private;
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::argv::{Args, Command, Flag, Tool};
 use kijito_protocol::codes::{cli as cli_codes, latch as codes};
 use kijito_protocol::{Error, Result};
 use std::path::PathBuf;

@@ -165,7 +165,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
     let max = latch.governance().max_recovery_attempts;
     // The binary running this (memory-latch, a hook, wake-check) lives in
     // this installed root's bin/: the reseed command names that root.
-    let reseed = latch_command(HelperDir::current().ok().as_ref(), &latch.paths().root, "reseed", "");
+    let reseed = latch_command(kijito_cli::helper_dir().ok().as_ref(), &latch.paths().root, "reseed", "");
     let incident_lines = |block: &str, attempts: u32, max: u32| incident_lines(block, attempts, max, reseed.as_deref());
     let full = latch.full_verify(false);
     if !full.report.trusted {

@@ -1,6 +1,6 @@
 //! The error-code registry: every stable code a library error carries, one
 //! submodule per area, snake_case values (what binaries print as
-//! `kijito_<tool>_failed:<code>`, see [`crate::cli::report_failure`]).
+//! `kijito_<tool>_failed:<code>`, see `kijito_cli::report_failure`).
 //! Constant names are the code in SCREAMING_SNAKE_CASE, shortened within
 //! their area. Crates re-export their area as `<module>::codes`. Control flow
 //! never matches a code's spelling: it uses [`crate::error::Kind`] or compares
@@ -315,7 +315,7 @@ pub mod manifest {
     pub const INVALID: &str = "pointer_manifest_invalid";
 }
 
-/// The shared argv parser ([`crate::cli`]): usage errors, exit status 2.
+/// The shared argv parser ([`crate::argv`]): usage errors, exit status 2.
 pub mod cli {
     pub const INVALID_ARGUMENT: &str = "invalid_argument";
     pub const UNKNOWN_SUBCOMMAND: &str = "unknown_subcommand";

@@ -12,7 +12,7 @@
 //! session ids as in section 7, paths absolute without `.`/`..` and without
 //! shell metacharacters; nothing else is on the line.
 
-use crate::cli::Flag;
+use crate::argv::Flag;
 use crate::error::{Error, Result};
 use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::path::{Path, PathBuf};
@@ -309,22 +309,13 @@ pub mod codes {
     pub use crate::codes::command::*;
 }
 
-/// Where this installed plugin root keeps its executables: the directory of
-/// the running executable, canonicalised (`<root>/bin`, or `target/debug` in
-/// tests).
+/// Where this installed plugin root keeps its executables (`<root>/bin`, or
+/// `target/debug` in tests); `kijito_cli::helper_dir` finds it from the
+/// running executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HelperDir(PathBuf);
 
 impl HelperDir {
-    /// The directory of the current executable.
-    pub fn current() -> Result<HelperDir> {
-        let exe = std::env::current_exe()
-            .and_then(|p| p.canonicalize())
-            .map_err(|e| Error::new(codes::ROOT_UNKNOWN, format!("cannot locate the running executable: {e}")))?;
-        let dir = exe.parent().ok_or_else(|| Error::new(codes::ROOT_UNKNOWN, "the running executable has no directory"))?;
-        HelperDir::new(dir)
-    }
-
     /// A given directory (must be absolute, clean and free of characters the
     /// grammar refuses, or no command of it could ever pass).
     pub fn new(dir: &Path) -> Result<HelperDir> {

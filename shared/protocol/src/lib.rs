@@ -9,11 +9,11 @@
 //! | §8 helper command grammar and guard | [`command`] |
 //! | §8 the shell model the guard and the policy read | [`shell`] |
 //! | consent risk (latch, policy, wallet) | [`risk`] |
-//! | argv of every binary | [`cli`] |
+//! | argv grammar of every binary (the process side: kijito-cli) | [`argv`] |
 //! | errors and codes | [`error`] |
 //! | the UTC calendar | [`clock`] |
 
-pub mod cli;
+pub mod argv;
 pub mod clock;
 pub mod codes;
 pub mod command;

@@ -2,7 +2,8 @@
 //! `serve`, `mcp` and `demo`.
 
 use crate::{self as server, lease, Config};
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_cli as cli;
+use kijito_protocol::argv::{Args, Command, Flag, Tool};
 use kijito_protocol::{Error, Result};
 use std::path::PathBuf;
 

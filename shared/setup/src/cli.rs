@@ -4,9 +4,10 @@
 
 use crate::setup::{self, Mode, SetupRequest};
 use crate::{mcp, permissions};
+use kijito_cli as cli;
 use kijito_files::config::{user_path, ApiUrl};
 use kijito_files::datadir::HostKind;
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::argv::{Args, Command, Flag, Tool};
 use kijito_protocol::codes::cli as cli_codes;
 use kijito_protocol::ids::AbsPath;
 use kijito_protocol::{Error, Result};

@@ -3,9 +3,10 @@
 //! the run and what it prints.
 
 use crate::LiveProbe;
+use kijito_cli as cli;
 use kijito_files::{config, datadir};
 use kijito_latch as latch;
-use kijito_protocol::cli::{self, Args, Command, Flag, Tool};
+use kijito_protocol::argv::{Args, Command, Flag, Tool};
 use kijito_protocol::clock;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
