@@ -163,7 +163,7 @@ def main(out, root, host):
        "%d hook runs of the installed root, all %s (%s)" % (len(mine), good, " ".join(summary.get("event_sequence", []))))
     guard_runs = [e for e in mine if e.get("event") == "PreToolUse"]
     ok(len(guard_runs) >= 5, "PreToolUse ran for the 3 main and 2 verifier shell calls at least (%d runs)" % len(guard_runs))
-    if host == "codex" and not EXPECT_FORK:
+    if host == "codex" and not EXPECT_FORK and not EXPECT_MAIN:
         subs = [r["stdin"] for r in jsonl(os.path.join(out, "hook-inputs.jsonl"))
                 if (r.get("stdin") or {}).get("hook_event_name") == "UserPromptSubmit" and r["stdin"].get("agent_id")]
         ok(len({x["agent_id"] for x in subs}) == 2, "Codex: the two verifier turns' hooks carry two distinct agent_id values")
@@ -231,6 +231,8 @@ def main(out, root, host):
             ta, tb = {tid(r) for r in a}, {tid(r) for r in b}
             ok(len(main_t) == 1 and len(ta) == 1 and len(tb) == 1 and len(main_t | ta | tb) == 3,
                "three distinct Codex threads: main %s, verifiers %s %s" % (main_t, ta, tb))
+            for n, t in enumerate((ta, tb)):
+                sub_agent[reports[n]] = next(iter(t)) if len(t) == 1 else None
         else:
             subs = sorted(os.listdir(os.path.join(out, "subagents"))) if os.path.isdir(os.path.join(out, "subagents")) else []
             ok(len(subs) == 2, "two subagent transcripts: %s" % subs)
@@ -300,19 +302,25 @@ def main(out, root, host):
     agents = {x.get("reportFile"): x.get("agentId") for x in seen}
     ok(len(agents) == 2 and None not in agents.values() and len(set(agents.values())) == 2,
        "witness record: two distinct subagent identities, neither the main agent: %s" % sorted(map(str, agents.values())))
-    if host == "claude":
-        ok(agents and all(agents.get(p) == sub_agent.get(p) for p in reports),
-           "witness record: each identity is the agent id of the subagent transcript that ran that boot (%s)" % sub_agent)
-    else:
+    ok(agents and all(agents.get(p) == sub_agent.get(p) for p in reports),
+       "witness record: each identity is the host's id of the verifier that ran that boot (%s: %s)"
+       % ("Claude Code subagent transcript agent-<id>.jsonl" if host == "claude" else "Codex child thread-id", sub_agent))
+    if host == "codex":
+        # Codex 0.169.0's PreToolUse input of a spawn_agent child's shell call (the probe's copy of
+        # the hook's stdin): the parent's session_id, agent_id = the child's thread id, agent_type
+        # "default"; the main agent's shell calls carry neither (fixtures/hosts/codex/pretool-spawn-child.json)
+        shell = [x for r in jsonl(os.path.join(out, "hook-inputs.jsonl")) for x in [r.get("stdin") or {}]
+                 if x.get("hook_event_name") == "PreToolUse" and x.get("tool_name") == "Bash"]
         child = {}
-        for r in jsonl(os.path.join(out, "hook-inputs.jsonl")):
-            x = r.get("stdin") or {}
-            if x.get("hook_event_name") == "PreToolUse" and "pointer-snapshot" in json.dumps(x.get("tool_input")):
-                m = re.search(r"--report-file (\S+)", json.dumps(x.get("tool_input")))
-                if m:
-                    child[m.group(1).rstrip('"\\')] = x.get("agent_id") or x.get("agent_type")
-        ok(agents and all(agents.get(p) == child.get(p) for p in reports),
-           "witness record: each identity is the agent_id of that child's PreToolUse input (%s)" % child)
+        for x in shell:
+            m = re.search(r"--report-file (\S+)", (x.get("tool_input") or {}).get("command") or "")
+            if m and "pointer-snapshot" in m.string:
+                child[m.group(1)] = (x.get("agent_id"), x.get("agent_type"), x.get("session_id"))
+        ok(all(child.get(p) == (sub_agent.get(p), "default", main_session) for p in reports),
+           "Codex: each child's PreToolUse input carries the parent's session_id, agent_id = its thread id, agent_type default (%s)" % child)
+        mains = [x for x in shell if "pointer-snapshot" not in json.dumps(x.get("tool_input"))]
+        ok(mains and all("agent_id" not in x and "agent_type" not in x for x in mains),
+           "Codex: the main agent's %d shell calls' PreToolUse inputs carry no agent_id/agent_type" % len(mains))
     try:
         with open(os.path.join(out, "qa-pass.json")) as f:
             passed = json.load(f)
