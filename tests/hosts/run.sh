@@ -308,21 +308,26 @@ run_tui() {
 # run_boots HOST: the QA skill's two cold boots by fresh verifier agents of the real host (Claude
 # Code: Agent tool subagents; Codex: spawn_agent), then digest again and record; then the negative
 # control (the fake main agent forks its conversation into the verifiers; the check must see it).
+# `boots` also checks the PreToolUse hook's witness record (issue 22: two distinct subagents, the
+# pass bootsWitnessed true). `boots-main-refused` (its own --only name): the main agent runs the two
+# boots itself; `qa-gate record` must refuse them (boot_by_main_agent), no pass.
 # See scenarios/seed-boots.sh, lib/he2e/qa_driver.py and scenarios/check_boots.py.
 run_boots() {
-  local host="$1" root="$prefix/$1" v out rc t0 dt miss
-  wanted boots || return 0
-  miss=$(missing "$root" $hook_bins $pass_bins)
+  local host="$1" root="$prefix/$1" v out rc t0 dt miss variants=()
+  wanted boots && variants+=(boots boots-fork)
+  wanted boots-main-refused && variants+=(boots-main-refused)
+  [ "${#variants[@]}" -gt 0 ] || return 0
+  miss=$(missing "$root" $hook_bins $pass_bins pretool-hook)
   if [ -n "$miss" ]; then say "FAIL $host boots: not installed: $miss"; failures=$((failures + 1)); report+=("$host boots: FAIL"); return 0; fi
   mkdir -p "$work/out"
-  for v in boots boots-fork; do
+  for v in "${variants[@]}"; do
     out="$work/out/$host-$v" rc=0 t0=$(now)
     "$he2e" "$host" $([ "$host" = codex ] && echo --hooks "$root/hooks/hooks.json" || echo --plugin-dir "$root" --host-arg=--allowedTools=Bash) \
       --scenario prompts --prompt-file "$out.prompt" --out "$out" --timeout 240 \
       --before-first "$(printf '%q %q %q %q' "$here/scenarios/seed-boots.sh" "$root" "$out.prompt" "${v#boots}")" \
       --after "$(printf '%q %q' "$here/scenarios/after-boots.sh" "$root")" > "$out.log" 2>&1 || rc=$?
     dt=$(took "$t0"); say "$host $v ($dt, host-e2e exit $rc):"
-    if [ -f "$out/summary.json" ] && python3 "$here/scenarios/check_boots.py" "$out" "$root" "$host" $([ "$v" = boots-fork ] && echo --expect-fork); then
+    if [ -f "$out/summary.json" ] && python3 "$here/scenarios/check_boots.py" "$out" "$root" "$host" $(case "$v" in boots-fork) echo --expect-fork ;; boots-main-refused) echo --expect-main ;; esac); then
       passed=$((passed + 1)); report+=("$host $v: ok ($dt)")
     else
       tail -n 20 "$out.log"; say "FAIL $host $v (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $v: FAIL ($dt)")
@@ -427,25 +432,28 @@ case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
 # Issue 24: kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
 # the fake model curates through them.
+# mcp-cycle (issue 24 "Done when"): the same registration, then the whole cycle through the MCP tools:
+# recall, create two, correct one, fade one, publish, two witnessed verifier boots, record,
+# compaction, ATTESTED re-entry (scenarios/mcp-cycle.sh, check_mcp_cycle.py).
 run_mcp_tools() {
-  local host="$1" name=mcp-tools out="$work/out/$1-mcp-tools"
+  local host="$1" name="${2:-mcp-tools}" out="$work/out/$1-${2:-mcp-tools}"
   wanted "$name" || return 0
   local miss
-  miss=$(missing "$prefix/$host" kijito-local kijito-setup kijito-doctor)
+  miss=$(missing "$prefix/$host" kijito-local kijito-setup kijito-doctor $([ "$name" = mcp-cycle ] && echo "$hook_bins $pass_bins pretool-hook"))
   if [ -n "$miss" ]; then
     say "SKIP $host $name: missing $miss"; skipped=$((skipped + 1)); report+=("$host $name: skipped"); return 0
   fi
   mkdir -p "$work/out"
   local t0 dt
   t0=$(now)
-  if "$here/scenarios/mcp-tools.sh" "$he2e" "$prefix" "$host" "$out" > "$out.log" 2>&1; then
+  if "$here/scenarios/$name.sh" "$he2e" "$prefix" "$host" "$out" > "$out.log" 2>&1; then
     dt=$(took "$t0"); say "$host $name ($dt):"; grep '^  ' "$out.log" || true
     passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
   else
     dt=$(took "$t0"); tail -n 30 "$out.log"; say "FAIL $host $name ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
   fi
 }
-for h in $hosts; do run_mcp_tools "$h"; done
+for h in $hosts; do run_mcp_tools "$h"; run_mcp_tools "$h" mcp-cycle; done
 
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done

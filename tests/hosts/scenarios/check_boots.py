@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks of the `boots` scenarios (tests/hosts/run.sh): the two cold boots of the kijito-memory-qa
 skill run by two fresh, context-free verifier agents of the real host, then the main agent takes the
-digest again and records the pass. Usage: check_boots.py OUT ROOT HOST [--expect-fork]
-(--expect-fork: the negative control run, seed-boots.sh ... fork: the verifiers were forked from the
+digest again and records the pass. Usage: check_boots.py OUT ROOT HOST [--expect-fork|--expect-main]
+(--expect-main: seed-boots.sh ... -main-refused, the main agent ran both boots itself: the
+PreToolUse hook witnessed both calls with no agent identity and `qa-gate record` refused them with
+boot_by_main_agent, no pass; --expect-fork: the negative control run, seed-boots.sh ... fork: the verifiers were forked from the
 main conversation, and the no-fork check must find the main prompt's nonce and the hook text in
 both verifier contexts.)
 
@@ -21,7 +23,11 @@ Asserted:
   distinct thread ids, none the main thread, spawned with fork_context false;
 - both reports are green with the same snapshot digest for the published pointer digest;
 - the main agent ran pointer-digest after both boots and qa-gate record with both report paths;
-  record printed the ready signal and `qa-gate status` shows the pass valid for that digest.
+  record printed the ready signal and `qa-gate status` shows the pass valid for that digest;
+- issue 22, witnessed boots: the PreToolUse hook's witness record (qa-witness.<s>.jsonl) holds
+  exactly the two boots, one line per report path, each with a subagent identity, two distinct
+  ones (Claude Code: each is the agent id of the subagent transcript that ran that command; Codex:
+  the agent_id the child's PreToolUse input carried), and the pass says "bootsWitnessed":true.
 """
 import json
 import os
@@ -35,6 +41,7 @@ from he2e.common import strings_in  # noqa: E402
 
 fails = []
 EXPECT_FORK = "--expect-fork" in sys.argv[4:]
+EXPECT_MAIN = "--expect-main" in sys.argv[4:]
 
 
 def ok(cond, what):
@@ -156,10 +163,13 @@ def main(out, root, host):
        "%d hook runs of the installed root, all %s (%s)" % (len(mine), good, " ".join(summary.get("event_sequence", []))))
     guard_runs = [e for e in mine if e.get("event") == "PreToolUse"]
     ok(len(guard_runs) >= 5, "PreToolUse ran for the 3 main and 2 verifier shell calls at least (%d runs)" % len(guard_runs))
-    if host == "codex" and not EXPECT_FORK:
+    if host == "codex" and not EXPECT_FORK and not EXPECT_MAIN:
         subs = [r["stdin"] for r in jsonl(os.path.join(out, "hook-inputs.jsonl"))
                 if (r.get("stdin") or {}).get("hook_event_name") == "UserPromptSubmit" and r["stdin"].get("agent_id")]
         ok(len({x["agent_id"] for x in subs}) == 2, "Codex: the two verifier turns' hooks carry two distinct agent_id values")
+
+    if EXPECT_MAIN:
+        return main_refused(out, root, host, expected, main_calls, main_outs, verifier, summary)
 
     # ---- the verifier contexts
     cmds = list(verifier)
@@ -209,6 +219,7 @@ def main(out, root, host):
         ok(ran == [c], "verifier %d: its own shell tool call ran exactly the command (%s)" % (n + 1, ran))
     if EXPECT_FORK:
         return
+    sub_agent = {}  # report path -> the agent id the host gave the verifier that wrote it
     if len(cmds) == 2:
         a, b = verifier[cmds[0]], verifier[cmds[1]]
         ok(max(r["seq"] for r in a) < min(r["seq"] for r in b),
@@ -220,12 +231,15 @@ def main(out, root, host):
             ta, tb = {tid(r) for r in a}, {tid(r) for r in b}
             ok(len(main_t) == 1 and len(ta) == 1 and len(tb) == 1 and len(main_t | ta | tb) == 3,
                "three distinct Codex threads: main %s, verifiers %s %s" % (main_t, ta, tb))
+            for n, t in enumerate((ta, tb)):
+                sub_agent[reports[n]] = next(iter(t)) if len(t) == 1 else None
         else:
             subs = sorted(os.listdir(os.path.join(out, "subagents"))) if os.path.isdir(os.path.join(out, "subagents")) else []
             ok(len(subs) == 2, "two subagent transcripts: %s" % subs)
             for n, c in enumerate(cmds):
                 hits = [s for s in subs if c in open(os.path.join(out, "subagents", s), encoding="utf-8").read()]
                 ok(len(hits) == 1, "verifier %d: exactly one subagent transcript holds its command (%s)" % (n + 1, hits))
+                sub_agent[reports[n]] = hits[0][len("agent-"):-len(".jsonl")] if len(hits) == 1 else None
 
     # ---- the main agent: agent calls, digest again, record
     names = [nm for _, nm, _ in main_calls]
@@ -277,6 +291,82 @@ def main(out, root, host):
     ok(status.get("pass") is True and status.get("passAcceptedNow") is True and status.get("sessionId") == main_session,
        "qa-gate status after the turn: the main session's pass is recorded and accepted (%s)"
        % {k: status.get(k) for k in ("pass", "passAcceptedNow", "passRejectedBecause", "error")})
+
+    # ---- issue 22: the boots were witnessed by the PreToolUse hook, as two distinct subagents
+    seen = jsonl(os.path.join(out, "qa-witness.jsonl"))
+    ok(sorted(x.get("reportFile") for x in seen) == sorted(reports),
+       "witness record: exactly the two boots, one line per report path (%s)" % [x.get("reportFile") for x in seen])
+    ok(all(list(x) == ["reportFile", "pointerId", "expectedPointerDigest", "agentId", "seenAtMs"]
+           and x.get("pointerId") == expected["pointerId"] and x.get("expectedPointerDigest") == d for x in seen),
+       "witness record: every line names the pointer %d and digest %s" % (expected["pointerId"], d[:12]))
+    agents = {x.get("reportFile"): x.get("agentId") for x in seen}
+    ok(len(agents) == 2 and None not in agents.values() and len(set(agents.values())) == 2,
+       "witness record: two distinct subagent identities, neither the main agent: %s" % sorted(map(str, agents.values())))
+    ok(agents and all(agents.get(p) == sub_agent.get(p) for p in reports),
+       "witness record: each identity is the host's id of the verifier that ran that boot (%s: %s)"
+       % ("Claude Code subagent transcript agent-<id>.jsonl" if host == "claude" else "Codex child thread-id", sub_agent))
+    if host == "codex":
+        # Codex 0.169.0's PreToolUse input of a spawn_agent child's shell call (the probe's copy of
+        # the hook's stdin): the parent's session_id, agent_id = the child's thread id, agent_type
+        # "default"; the main agent's shell calls carry neither (fixtures/hosts/codex/pretool-spawn-child.json)
+        shell = [x for r in jsonl(os.path.join(out, "hook-inputs.jsonl")) for x in [r.get("stdin") or {}]
+                 if x.get("hook_event_name") == "PreToolUse" and x.get("tool_name") == "Bash"]
+        child = {}
+        for x in shell:
+            m = re.search(r"--report-file (\S+)", (x.get("tool_input") or {}).get("command") or "")
+            if m and "pointer-snapshot" in m.string:
+                child[m.group(1)] = (x.get("agent_id"), x.get("agent_type"), x.get("session_id"))
+        ok(all(child.get(p) == (sub_agent.get(p), "default", main_session) for p in reports),
+           "Codex: each child's PreToolUse input carries the parent's session_id, agent_id = its thread id, agent_type default (%s)" % child)
+        mains = [x for x in shell if "pointer-snapshot" not in json.dumps(x.get("tool_input"))]
+        ok(mains and all("agent_id" not in x and "agent_type" not in x for x in mains),
+           "Codex: the main agent's %d shell calls' PreToolUse inputs carry no agent_id/agent_type" % len(mains))
+    try:
+        with open(os.path.join(out, "qa-pass.json")) as f:
+            passed = json.load(f)
+    except (OSError, ValueError) as e:
+        passed = {"error": str(e)}
+    ok(passed.get("bootsWitnessed") is True, "the pass says bootsWitnessed true (%s)" % passed.get("bootsWitnessed", passed.get("error")))
+
+
+def main_refused(out, root, host, expected, main_calls, main_outs, verifier, summary):
+    """--expect-main: the main agent ran both boots itself; record must refuse them."""
+    d = expected["pointerDigest"]
+    ok(not verifier, "no verifier agent context at all (%d)" % len(verifier))
+    names = [nm for _, nm, _ in main_calls]
+    ok(not any(nm in ("Agent", "spawn_agent") for nm in names), "main: no Agent/spawn_agent call (%s)" % names)
+    shells = [shell_cmd(host, nm, a) for _, nm, a in main_calls]
+    snap = os.path.join(root, "bin", "pointer-snapshot") + " "
+    boots = [s for s in shells if s and s.startswith(snap)]
+    ok(len(boots) == 2 and all(("--expected-pointer-digest %s " % d) in b for b in boots),
+       "main: ran both pointer-snapshot boots itself with its shell tool")
+    reports = [re.search(r"--report-file (\S+)", b).group(1) for b in boots if "--report-file " in b]
+    rec = [i for i, s in enumerate(shells) if s and " record " in s]
+    ok(len(rec) == 1 and len(main_outs) == len(main_calls), "main: ran qa-gate record once and every call has its result")
+    if rec and len(main_outs) == len(main_calls):
+        got = main_outs[rec[0]]
+        ok("boot_by_main_agent" in got and '"kijito.compaction.ready"' not in got,
+           "qa-gate record refused with boot_by_main_agent: %s" % (got.strip().splitlines() or [""])[-1][:200])
+    got = []
+    for p in reports:
+        try:
+            with open(os.path.join(out, "reports", os.path.basename(p))) as f:
+                got.append(json.load(f))
+        except (OSError, ValueError) as e:
+            ok(False, "report %s readable: %s" % (p, e))
+    ok(len(got) == 2 and all(g.get("verdict") == "green" and g.get("pointerDigest") == d for g in got),
+       "both boots themselves were green (refused for who ran them, not for what they found)")
+    seen = jsonl(os.path.join(out, "qa-witness.jsonl"))
+    ok(sorted(x.get("reportFile") for x in seen) == sorted(reports) and all(x.get("agentId") is None for x in seen),
+       "witness record: both boots seen with no agent identity, agentId null (%s)" % [(x.get("reportFile"), x.get("agentId")) for x in seen])
+    ok(not os.path.exists(os.path.join(out, "qa-pass.json")), "no pass file was written")
+    try:
+        with open(os.path.join(out, "gate-status.json")) as f:
+            status = json.load(f)
+    except (OSError, ValueError) as e:
+        status = {"error": str(e)}
+    ok(status.get("pass") is not True and status.get("passAcceptedNow") is not True,
+       "qa-gate status: no pass (%s)" % {k: status.get(k) for k in ("pass", "passAcceptedNow", "passRejectedBecause", "error")})
 
 
 if __name__ == "__main__":

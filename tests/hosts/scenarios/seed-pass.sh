@@ -8,7 +8,8 @@
 # pointer-snapshot boots with fresh report paths, qa-gate record for $HOST_E2E_SESSION_ID and
 # $HOST_E2E_TRANSCRIPT_PATH. Writes $HOST_E2E_OUT/expected.json for the checks.
 # `seed-pass.sh ROOT publish-only` stops after the publication (scenarios/seed-boots.sh: the host's
-# own agents run the boots and the record).
+# own agents run the boots and the record). KIJITO_E2E_DB: the store kijito-local serves (default
+# $XDG_STATE_HOME/kijito-e2e/kijito.db; scenarios/mcp-cycle.sh: the store its MCP server also opens).
 set -euo pipefail
 root="$1"
 mode="${2:-pass}"
@@ -38,7 +39,7 @@ token="$cfgdir/token"
 ( umask 077; python3 -c 'import secrets; print(secrets.token_hex(24))' > "$token" )
 
 step "starting $bin/kijito-local on 127.0.0.1"
-"$bin/kijito-local" serve --db "$work/kijito.db" --token-file "$token" --listen 127.0.0.1:0 \
+"$bin/kijito-local" serve --db "${KIJITO_E2E_DB:-$work/kijito.db}" --token-file "$token" --listen 127.0.0.1:0 \
   --request-log "$work/requests.jsonl" > "$work/kijito-local.out" 2> "$work/kijito-local.err" < /dev/null &
 url=""
 for _ in $(seq 1 100); do

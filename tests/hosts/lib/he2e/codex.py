@@ -380,6 +380,12 @@ def run(job):
                     with open(pf, encoding="utf-8") as f:
                         text = f.read(64 * 1024).rstrip("\n")
                     state["tag"] = "%d-prompt" % (n + 1)
+                    if text == "/compact":  # kijito-qa: a prompt file `/compact` is the user's manual compaction
+                        state["tag"] = "compact"
+                        summary["steps"].append(dict(turn_record("compact", compact(c, thread_id, step_timeout())),
+                                                     prompt=text))
+                        time.sleep(SETTLE_S)
+                        continue
                     summary["steps"].append(dict(turn_record(state["tag"], run_turn(c, thread_id, text,
                                                                                      step_timeout())), prompt=text))
                     time.sleep(SETTLE_S)

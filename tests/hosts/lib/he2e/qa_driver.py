@@ -15,7 +15,9 @@ Main agent (that message carries QA_MARKER), one tool call per response:
   VERIFIER_PREFIX + the command; 2.1.328 runs it in the background ("Async agent launched") and
   its result arrives as a <task-notification>: the main agent ends its turn until it is there. Codex: `spawn_agent` (fork_context false,
   message VERIFIER_PREFIX + command) -> `wait_agent` -> `close_agent`, per verifier.
-  With FORK_MARKER in the prompt the main agent forks instead (negative control).
+  With FORK_MARKER in the prompt the main agent forks instead (negative control); with MAIN_MARKER
+  it runs both boot commands itself with its own shell tool (no verifier agent at all: the
+  witnessed-boots rule must refuse the record, boot_by_main_agent).
 Verifier agent (that message carries VERIFIER_PREFIX): runs the command with the host's shell tool,
 then answers the tool output as text.
 """
@@ -29,6 +31,9 @@ QA_MARKER = "HOST-E2E-QA-BOOTS"
 # (Claude Code subagent_type "fork", Codex fork_context true), which the skill forbids;
 # check_boots.py --expect-fork must then find the main conversation in the verifiers' requests.
 FORK_MARKER = "HOST-E2E-QA-FORK"
+# kijito-qa (issue 22): with this marker the main agent runs the two boot commands itself (its own
+# shell tool calls, no subagent); `qa-gate record` must then refuse (boot_by_main_agent).
+MAIN_MARKER = "HOST-E2E-QA-MAIN"
 # kijito-qa: a user prompt with this marker (and any later one) is not a QA cycle, even when an older
 # QA_MARKER prompt is still in the history (Codex keeps the user's messages across a compaction).
 END_MARKER = "HOST-E2E-QA-END"
@@ -195,6 +200,7 @@ def claude_action(body):
     start = role_start([_claude_texts(m.get("content")) if m["role"] == "user" else [] for m in msgs])
     if start is not None and start[1] == "main" and "Agent" in tools:
         fork = any(FORK_MARKER in t for t in _claude_texts(msgs[start[0]].get("content")))
+        itself = any(MAIN_MARKER in t for t in _claude_texts(msgs[start[0]].get("content")))
         start = start[0]
         cmds = hook_commands(strings_in_order(body.get("messages")))
         if cmds is None:
@@ -212,6 +218,8 @@ def claude_action(body):
                 outputs.append(r)
         agent = lambda prompt: [("Agent", {"description": "cold boot verifier", "prompt": prompt,  # noqa: E731
                                            "subagent_type": "fork" if fork else "general-purpose"})]
+        if itself:
+            agent = lambda prompt: [("shell", prompt[len(VERIFIER_PREFIX):])]  # noqa: E731
         act = _main_step(cmds, outputs, agent)
         if act[0] == "shell":
             return ("Bash", {"command": act[1], "description": "kijito-qa helper"})
@@ -267,8 +275,11 @@ def codex_action(body):
             return ("text", "HOST-E2E-QA: no kijito-qa commands in the hook context; stopping.")
 
         fork = any(FORK_MARKER in t for t in _codex_texts(items[start]))
+        itself = any(MAIN_MARKER in t for t in _codex_texts(items[start]))
 
         def agent(prompt):
+            if itself:
+                return [("shell", prompt[len(VERIFIER_PREFIX):])]
             return [("spawn_agent", {"message": prompt, "fork_context": fork}),
                     lambda outs: ("wait_agent", {"targets": [_agent_id(outs[-1])], "timeout_ms": 120000}),
                     lambda outs: ("close_agent", {"target": _agent_id(outs[-2])})]
