@@ -233,3 +233,29 @@ fn wake_findings_are_recorded_and_do_not_end_the_long_sleep() {
     assert_eq!(e.open_latch().status(now_ms() as u64).unwrap().head.seq, 4, "the same findings are recorded once");
     assert!(e.open_latch().verify_fast().trusted, "the chain still verifies");
 }
+
+/// Moved from shared/hooks/tests/wake_start.rs (the checks now run in the
+/// real `wake-check --hook`): an hmac latch keyed from the hook's
+/// environment is full trust and quiet, `clear` runs no wake check, and a
+/// tampered chain is DEGRADED (`latch_untrusted`).
+#[test]
+fn session_start_checks_an_hmac_latch_from_the_environment_and_a_tampered_chain() {
+    let mut e = env();
+    let key = e.w.tmp.path().join("hmac.key");
+    write_private(&key, &[9u8; 64]);
+    e.env.push((latch::HMAC_KEY_ENV, key.clone()));
+    let mut c = latch::Config::new(&e.ws);
+    c.boot_id_file = e.boot.clone();
+    c.heads_dir = Some(e.w.home.join("latch-heads"));
+    c.hmac_key_file = Some(key);
+    let l = Latch::open(&c).unwrap();
+    l.init(now_ms() as u64 - 1000, &latch::InitInput { objective: "o".into(), want_hmac: true, ..Default::default() }).unwrap();
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |_| {}).unwrap();
+    assert!(!t.contains("wake-check (local checks)"), "full trust is quiet: {t}");
+    let text = fs::read_to_string(&l.paths().manifest).unwrap();
+    fs::write(&l.paths().manifest, text.replacen("\"o\"", "\"p\"", 1)).unwrap();
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |p| p["source"] = json!("clear"));
+    assert!(!t.unwrap_or_default().contains("wake-check (local checks)"), "clear runs no wake check");
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |_| {}).unwrap();
+    assert!(t.starts_with("kijito-qa wake-check (local checks): trust mode DEGRADED.") && t.contains("latch_untrusted"), "{t}");
+}
