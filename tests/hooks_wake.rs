@@ -171,3 +171,91 @@ fn session_start_without_a_latch_in_cwd_checks_only_qa() {
     let t = e.hook("codex", "SessionStart", startup("codex"), "s5", |p| p["cwd"] = json!("/nonexistent/dir")).unwrap();
     assert!(t.contains("qa_attempt_unclaimed (minor)") && t.contains("invalidate --session-id gone"), "{t}");
 }
+
+/// `wake-check --hook`, what SessionStart runs: one `kijito.wake-check.hook/v1`
+/// line with the context session-hook injects, whether the wake hold is
+/// needed, and the findings; never with `--live` or `--json`.
+#[test]
+fn wake_check_hook_answers_the_session_start_line() {
+    let e = env();
+    e.open_latch().seed_history(3, now_ms() as u64 - 3 * DAY).unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = e.command(&support::bin("wake-check"));
+        c.arg("--hook").args(extra).arg("--data-dir").arg(&e.w.data).stdin(std::process::Stdio::null());
+        c.output().unwrap()
+    };
+    let o = run(&["--workspace", e.ws.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(10), "cautious");
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (v["schema"].as_str(), v["mode"].as_str(), v["hold"].as_bool()),
+        (Some("kijito.wake-check.hook/v1"), Some("cautious"), Some(true))
+    );
+    assert!(
+        v["context"].as_str().unwrap().contains("trust mode CAUTIOUS") && v["context"].as_str().unwrap().contains("Long sleep detected"),
+        "{v}"
+    );
+    assert!(v["findings"].as_array().unwrap().iter().any(|c| c == "long_sleep"), "{v}");
+    assert!(v["checkedAtMs"].as_u64().unwrap() > 0);
+    // Without --workspace no latch is checked (the hook input had no cwd):
+    // QA only, and with no QA state nothing is verifiable (never full trust).
+    let v: serde_json::Value = serde_json::from_slice(&run(&[]).stdout).unwrap();
+    assert_eq!((v["mode"].as_str(), v["hold"].as_bool()), (Some("cautious"), Some(false)), "{v}");
+    assert_eq!(v["findings"], json!(["nothing_verifiable"]), "{v}");
+    for bad in ["--json", "--live"] {
+        let o = run(&[bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("conflicting_flags"), "{bad}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// Every wake-check run with findings leaves a durable latch entry (seed
+/// 001; issue 21 item 3): a `wake_findings` entry listing them. Its own
+/// timestamp does not end the long sleep: two checks in a row (the binary,
+/// then SessionStart's) both report it, and the entry is written once.
+#[test]
+fn wake_findings_are_recorded_and_do_not_end_the_long_sleep() {
+    let e = env();
+    e.open_latch().seed_history(3, now_ms() as u64 - 3 * DAY).unwrap();
+    let (code, first) = e.wake(&[]);
+    assert_eq!(code, 10, "{first}");
+    assert_eq!(first["longSleep"], true, "{first}");
+    let manifest = fs::read_to_string(e.ws.join(".memory-latch/_manifest.md")).unwrap();
+    assert!(manifest.contains("wake_findings") && manifest.contains("long_sleep (minor)"), "{manifest}");
+    let head = e.open_latch().status(now_ms() as u64).unwrap().head;
+    assert_eq!((head.seq, head.event), (4, latch::Event::WakeFindings));
+    let (code, second) = e.wake(&[]);
+    assert_eq!((code, &second["longSleep"]), (10, &json!(true)), "the record did not end the sleep: {second}");
+    let t = e.hook("claude", "SessionStart", startup("claude"), "s6", |_| {}).unwrap();
+    assert!(t.contains("Long sleep detected"), "{t}");
+    assert_eq!(e.open_latch().status(now_ms() as u64).unwrap().head.seq, 4, "the same findings are recorded once");
+    assert!(e.open_latch().verify_fast().trusted, "the chain still verifies");
+}
+
+/// Moved from shared/hooks/tests/wake_start.rs (the checks now run in the
+/// real `wake-check --hook`): an hmac latch keyed from the hook's
+/// environment is full trust and quiet, `clear` runs no wake check, and a
+/// tampered chain is DEGRADED (`latch_untrusted`).
+#[test]
+fn session_start_checks_an_hmac_latch_from_the_environment_and_a_tampered_chain() {
+    let mut e = env();
+    let key = e.w.tmp.path().join("hmac.key");
+    write_private(&key, &[9u8; 64]);
+    e.env.push((latch::HMAC_KEY_ENV, key.clone()));
+    let mut c = latch::Config::new(&e.ws);
+    c.boot_id_file = e.boot.clone();
+    c.heads_dir = Some(e.w.home.join("latch-heads"));
+    c.hmac_key_file = Some(key);
+    let l = Latch::open(&c).unwrap();
+    l.init(now_ms() as u64 - 1000, &latch::InitInput { objective: "o".into(), want_hmac: true, ..Default::default() }).unwrap();
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |_| {}).unwrap();
+    assert!(!t.contains("wake-check (local checks)"), "full trust is quiet: {t}");
+    let text = fs::read_to_string(&l.paths().manifest).unwrap();
+    fs::write(&l.paths().manifest, text.replacen("\"o\"", "\"p\"", 1)).unwrap();
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |p| p["source"] = json!("clear"));
+    assert!(!t.unwrap_or_default().contains("wake-check (local checks)"), "clear runs no wake check");
+    let t = e.hook("codex", "SessionStart", startup("codex"), "s7", |_| {}).unwrap();
+    assert!(t.starts_with("kijito-qa wake-check (local checks): trust mode DEGRADED.") && t.contains("latch_untrusted"), "{t}");
+}

@@ -437,3 +437,37 @@ fn after_a_boot_change_writes_wait_for_the_live_wake_check() {
     let (_, reason) = ask(&e, "claude", "Bash", json!({"command": "rm -r build"})).unwrap();
     assert!(reason.contains("risk_reconfirmation_required") && reason.contains("requested at low"), "{reason}");
 }
+
+/// SessionStart's local wake checks run in the installed `wake-check --hook`
+/// (the 1 MB bound of session-hook): a session-hook installed without that
+/// sibling says so (`hook_wake_check_failed`, trust unknown) and, with
+/// enforcement on, holds writes as a long sleep would, naming the live check.
+#[test]
+fn a_session_hook_without_its_wake_check_sibling_fails_closed() {
+    let e = latch_env();
+    let lone = e.w.home.join("session-hook-no-wake");
+    fs::create_dir_all(&lone).unwrap();
+    fs::copy(&*support::gate::SESSION_HOOK, lone.join("session-hook")).unwrap();
+    let mut p = support::gate::payload("codex", "app-server:SessionStart:startup");
+    p["session_id"] = json!("s1");
+    p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    p["cwd"] = json!(e.ws.to_str().unwrap());
+    let out = e.hook_bin(lone.join("session-hook").to_str().unwrap(), "codex", "SessionStart", &p);
+    assert_schema_valid("session-start", &out.stdout);
+    let ctx = support::gate::context_of(&out.stdout).unwrap();
+    assert!(ctx.contains("could not run (hook_wake_check_failed:") && ctx.contains("Trust mode unknown"), "{ctx}");
+    assert!(ctx.contains("Until it answers") && ctx.contains("/wake-check --live --workspace"), "{ctx}");
+    let src = e.ws.join("src/a.rs");
+    let (code, reason) = ask(&e, "codex", "Write", json!({"file_path": src.to_str().unwrap(), "content": "x"})).expect("held");
+    assert_eq!(code, "policy_wake_pending", "{reason}");
+    assert_eq!(ask(&e, "codex", "Bash", json!({"command": "git status"})), None, "reads pass");
+    // With its sibling, the same fresh latch is full trust: no wake text, no hold.
+    let fresh = latch_env();
+    let mut p = p.clone();
+    p["transcript_path"] = json!(fresh.w.transcript.to_str().unwrap());
+    p["cwd"] = json!(fresh.ws.to_str().unwrap());
+    let ctx = support::gate::context_of(&fresh.session_hook("codex", "SessionStart", &p).stdout).unwrap();
+    assert!(!ctx.contains("wake-check") && !ctx.contains("Until it answers"), "{ctx}");
+    let src = fresh.ws.join("src/a.rs");
+    assert_eq!(ask(&fresh, "codex", "Write", json!({"file_path": src.to_str().unwrap(), "content": "x"})), None);
+}

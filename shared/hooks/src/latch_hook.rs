@@ -6,10 +6,26 @@ use kijito_latch::{self as latch, Latch};
 use kijito_protocol::command::HelperDir;
 use std::path::{Path, PathBuf};
 
+/// Whether `cwd` holds a `.memory-latch` entry (of any kind: one that does
+/// not open is still a latch not to trust).
+pub fn has_latch_dir(cwd: &Path) -> bool {
+    std::fs::symlink_metadata(cwd.join(latch::layout::DIR_NAME)).is_ok()
+}
+
+/// Whether the PreToolUse policy enforces the latch modes, consent and the
+/// wake hold (docs/protocol.md §8a): everywhere with the config's
+/// `"enforce": true`, else in a `cwd` that holds a latch. The one answer
+/// for pretool-hook, SessionStart's wake hold and its enforcement line.
+pub fn enforced(env: &crate::run::HookEnv, cwd: Option<&Path>) -> bool {
+    env.config.as_ref().is_some_and(|c| c.enforce) || cwd.is_some_and(has_latch_dir)
+}
+
 /// Open the latch of `cwd` with the hook's environment (key, boot id, head
 /// records), only when `cwd` holds a `.memory-latch` directory.
 pub fn open_latch(cwd: &Path) -> Option<Latch> {
-    std::fs::symlink_metadata(cwd.join(latch::layout::DIR_NAME)).ok()?;
+    if !has_latch_dir(cwd) {
+        return None;
+    }
     let mut c = latch::Config::new(cwd);
     c.hmac_key_file = std::env::var_os(latch::HMAC_KEY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(p) = std::env::var_os("MEMORY_LATCH_BOOT_ID_FILE").filter(|v| !v.is_empty()) {

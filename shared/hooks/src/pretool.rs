@@ -15,7 +15,6 @@
 
 use crate::run::HookEnv;
 use crate::{deny_reply, parse_input, HookInput};
-use kijito_latch::tool_gate::ToolMode;
 use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall};
 use kijito_protocol::codes::policy as codes;
 use kijito_protocol::error::Error;
@@ -65,7 +64,8 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     let tool_input = input.tool_input.as_ref().unwrap_or(&null);
     let call = ToolCall::parse(tool_name, tool_input);
     let cwd = input.cwd.as_ref().map(|c| c.as_path().to_path_buf());
-    let data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
+    // Resolved once for this process (HookEnv::qa uses the same answer).
+    let data_dir = env.data_dir().ok();
     let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
     // The user's policy file: an unusable one leaves the default rules and
     // denies every mutating call until the user mends it (reads pass).
@@ -104,19 +104,13 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
         session_id: input.session_id.as_str(),
     };
 
-    let enforced = env.config.as_ref().is_some_and(|c| c.enforce) || cwd.as_deref().is_some_and(has_latch_dir);
+    let enforced = crate::latch_hook::enforced(env, cwd.as_deref());
     let latch = if enforced && cls.mutates() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
     let mode = match (&latch, enforced) {
         (_, false) => LatchMode::Absent,
-        (Some(l), true) => match l.tool_mode() {
-            ToolMode::Normal => LatchMode::Normal,
-            ToolMode::SilentWitness { .. } => LatchMode::SilentWitness,
-            ToolMode::Degraded => LatchMode::Degraded,
-            ToolMode::OneStepWithoutStep => LatchMode::OneStepWithoutStep,
-            ToolMode::GovernanceInvalid { .. } => LatchMode::GovernanceInvalid,
-        },
+        (Some(l), true) => LatchMode::from(&l.tool_mode()),
         // A latch directory that does not open is not a latch to trust.
-        (None, true) if cwd.as_deref().is_some_and(has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,
+        (None, true) if cwd.as_deref().is_some_and(crate::latch_hook::has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,
         (None, true) => LatchMode::Normal,
     };
     let qa_frozen = cls.kijito_write() && pass_recorded(env, data_dir.as_ref(), input);
@@ -243,10 +237,6 @@ fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification, tool_inpu
             codes::POINTER_WRITE
         )
     })
-}
-
-fn has_latch_dir(cwd: &Path) -> bool {
-    std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok()
 }
 
 /// A recorded QA pass for this session (from `qa-gate record` until the

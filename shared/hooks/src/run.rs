@@ -20,6 +20,8 @@ pub struct HookEnv {
     pub config_error: Option<String>,
     pub helpers: Option<HelperDir>,
     pub now_ms: i64,
+    /// [`HookEnv::data_dir`], resolved once per process.
+    data: std::sync::OnceLock<Result<AbsPath>>,
     /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
     qa: std::sync::OnceLock<Result<(AbsPath, QaDir)>>,
 }
@@ -45,15 +47,21 @@ impl HookEnv {
         helpers: Option<HelperDir>,
         now_ms: i64,
     ) -> HookEnv {
-        HookEnv { host, data_dir_flag, config, config_error, helpers, now_ms, qa: Default::default() }
+        HookEnv { host, data_dir_flag, config, config_error, helpers, now_ms, data: Default::default(), qa: Default::default() }
     }
 
-    /// The data dir (flag, config, default) and its private `qa/`: resolved
+    /// The data dir (flag, config, default), resolved on the first call
+    /// only; nothing is created (PreToolUse reads through it).
+    pub(crate) fn data_dir(&self) -> Result<AbsPath> {
+        self.data.get_or_init(|| kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())).clone()
+    }
+
+    /// The data dir ([`HookEnv::data_dir`]) and its private `qa/`: resolved
     /// and ensured on the first call only (one event asks several times).
     pub(crate) fn qa(&self) -> Result<(AbsPath, QaDir)> {
         self.qa
             .get_or_init(|| {
-                let data = kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())?;
+                let data = self.data_dir()?;
                 let qa = QaDir::open(&data)?;
                 Ok((data, qa))
             })
@@ -316,42 +324,95 @@ impl Extras {
 }
 
 /// SessionStart(startup|resume): the local wake checks (never --live) on
-/// the session's `cwd` and the QA state; in degraded mode a trustworthy latch
-/// gets its one visible `degraded_mode` entry, as `wake-check` writes it.
+/// the session's `cwd` and the QA state, run by the installed sibling
+/// `wake-check --hook` (so that the latch verification is not linked into
+/// session-hook: the 1 MB bound, docs/architecture.md); in degraded mode a
+/// trustworthy latch gets its one visible `degraded_mode` entry there.
 /// Returns the context to inject when the mode is not full trust or a long
-/// sleep was detected.
+/// sleep was detected. A sibling that is missing, fails, hangs or answers
+/// malformed output is said so (`hook_wake_check_failed`) and, where
+/// enforcement is on, holds writes as a long sleep would (fail closed).
 fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
-    let now = u64::try_from(env.now_ms).unwrap_or(0);
-    let mut opts = kijito_wake::Options::new(extras.cwd.clone(), now);
-    opts.data_dir = kijito_files::datadir::resolve(env.data_dir_flag.as_ref(), Some(env.host), env.config.as_ref()).ok();
-    opts.hmac_key_file = std::env::var_os(kijito_latch::HMAC_KEY_ENV).filter(|v| !v.is_empty()).map(Into::into);
-    if let Some(p) = std::env::var_os("MEMORY_LATCH_BOOT_ID_FILE").filter(|v| !v.is_empty()) {
-        opts.boot_id_file = p.into();
+    let data = env.data_dir().ok();
+    match run_wake_check(env, extras.cwd.as_deref(), data.as_ref()) {
+        Ok(w) => {
+            let held = if w.hold { wake_hold(env, extras, &w.findings, w.checked_at_ms) } else { None };
+            w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
+        }
+        Err(why) => {
+            let codes = [crate::codes::WAKE_CHECK_FAILED.to_owned()];
+            let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
+            Some(format!(
+                "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",
+                crate::codes::WAKE_CHECK_FAILED
+            ))
+        }
     }
-    opts.helpers = env.helpers.as_ref().map(|h| h.path().to_owned());
-    let (report, entry) = kijito_wake::run(&opts, true).ok()?;
-    let recorded = match entry {
-        kijito_wake::DegradedEntry::Written(_) | kijito_wake::DegradedEntry::Failed(_) => format!("\n{}", entry.describe()),
-        _ => String::new(),
+}
+
+/// What `wake-check --hook` answered ([`kijito_wake::hook_answer`]).
+struct WakeAnswer {
+    context: Option<String>,
+    hold: bool,
+    findings: Vec<String>,
+    checked_at_ms: u64,
+}
+
+/// The sibling's whole run, below the hook's watchdog (3.5 s).
+const WAKE_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2500);
+
+/// Run `<bin>/wake-check --hook [--workspace CWD] [--data-dir DATA]`;
+/// `Err(why)` when it gave no well-formed answer.
+fn run_wake_check(env: &HookEnv, cwd: Option<&std::path::Path>, data: Option<&AbsPath>) -> std::result::Result<WakeAnswer, String> {
+    let h = env.helpers.as_ref().ok_or("cannot locate this installed root's wake-check")?;
+    let exe = h.helper("wake-check");
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.arg("--hook").stdin(std::process::Stdio::null());
+    if let Some(c) = cwd {
+        cmd.arg("--workspace").arg(c);
+    }
+    if let Some(d) = data {
+        cmd.arg("--data-dir").arg(d.as_path());
+    }
+    let out = match kijito_files::child::run_bounded(&mut cmd, WAKE_CHECK_TIMEOUT, 256 * 1024) {
+        Ok(kijito_files::child::Ran::Exited { stdout, .. }) => stdout,
+        Ok(kijito_files::child::Ran::TimedOut) => return Err(format!("{exe} --hook did not finish in time")),
+        Err(e) => return Err(format!("cannot run {exe}: {e}")),
     };
-    let held = wake_hold(env, extras, &report).unwrap_or_default();
-    (report.mode != kijito_wake::Mode::FullTrust || report.long_sleep).then(|| format!("{}{recorded}{held}", report.hook_context()))
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_default();
+    let malformed = || format!("{exe} --hook answered malformed output");
+    if v.get("schema").and_then(serde_json::Value::as_str) != Some(kijito_wake::HOOK_SCHEMA) {
+        return Err(malformed());
+    }
+    let context = match v.get("context") {
+        Some(serde_json::Value::String(c)) => Some(c.clone()),
+        Some(serde_json::Value::Null) => None,
+        _ => return Err(malformed()),
+    };
+    let findings = v
+        .get("findings")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect())
+        .ok_or_else(malformed)?;
+    Ok(WakeAnswer {
+        context,
+        hold: v.get("hold").and_then(serde_json::Value::as_bool).ok_or_else(malformed)?,
+        findings,
+        checked_at_ms: v.get("checkedAtMs").and_then(serde_json::Value::as_u64).ok_or_else(malformed)?,
+    })
 }
 
 /// SessionStart's side of the wake hold (docs/protocol.md §8a): where
 /// enforcement is on and the local checks found a long sleep, a boot change
-/// or a clock that went back, writes and irreversible tool calls wait
-/// for `wake-check --live`; the text names that exact command.
-fn wake_hold(env: &HookEnv, extras: &Extras, report: &kijito_wake::Report) -> Option<String> {
+/// or a clock that went back (or could not run), writes and irreversible
+/// tool calls wait for `wake-check --live`; the text names that exact command.
+fn wake_hold(env: &HookEnv, extras: &Extras, findings: &[String], at_ms: u64) -> Option<String> {
     let cwd = extras.cwd.as_deref()?;
-    let enforced =
-        env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
-    if !enforced || !kijito_wake::hold::needed(report) {
+    if !crate::latch_hook::enforced(env, Some(cwd)) {
         return None;
     }
     let (data, qa) = env.qa().ok()?;
-    let codes: Vec<String> = report.findings.iter().map(|f| f.code.to_owned()).collect();
-    kijito_wake::hold::set(&qa, cwd, kijito_wake::hold::Hold::Pending, &codes, report.checked_at_ms).ok()?;
+    kijito_wake::hold::set(&qa, cwd, kijito_wake::hold::Hold::Pending, findings, at_ms).ok()?;
     let bin = env.helpers.as_ref().map(|h| h.path().display().to_string())?;
     Some(format!(
         "\nUntil it answers, writes and irreversible tool calls are held (kijito-qa policy): run `{bin}/wake-check --live --workspace {} --data-dir {data}` now.",
@@ -395,8 +456,7 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
 /// consent in this workspace (docs/protocol.md §8a), and how to turn it on.
 fn enforcement_note(env: &HookEnv, extras: &Extras) -> Option<String> {
     let cwd = extras.cwd.as_deref()?;
-    let on = env.config.as_ref().is_some_and(|c| c.enforce) || std::fs::symlink_metadata(cwd.join(kijito_latch::layout::DIR_NAME)).is_ok();
-    Some(if on {
+    Some(if crate::latch_hook::enforced(env, Some(cwd)) {
         text::ENFORCEMENT_ON.to_owned()
     } else {
         let bin = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());

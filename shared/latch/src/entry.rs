@@ -35,6 +35,12 @@ pub enum Event {
     /// The user's own message confirmed a review token: degraded mode
     /// (consent `locked`) ends.
     Review,
+    /// A wake-check run with findings (not degraded: that is
+    /// `degraded_mode`), for the record (seed 001: "durable records of
+    /// what was discovered upon waking"). State-neutral: it copies the
+    /// head's consent, one-step and action fields; wake-check measures the
+    /// sleep and the boot change from the newest entry that is not one.
+    WakeFindings,
 }
 
 impl Event {
@@ -53,6 +59,7 @@ impl Event {
             Event::FatigueCheckpoint => "fatigue_checkpoint",
             Event::FatigueCleared => "fatigue_cleared",
             Event::Review => "review",
+            Event::WakeFindings => "wake_findings",
         }
     }
 }

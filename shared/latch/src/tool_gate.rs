@@ -32,6 +32,19 @@ pub enum ToolMode {
     },
 }
 
+/// The one mapping onto the policy's view of the mode (pretool-hook).
+impl From<&ToolMode> for kijito_policy::LatchMode {
+    fn from(m: &ToolMode) -> Self {
+        match m {
+            ToolMode::Normal => kijito_policy::LatchMode::Normal,
+            ToolMode::SilentWitness { .. } => kijito_policy::LatchMode::SilentWitness,
+            ToolMode::Degraded => kijito_policy::LatchMode::Degraded,
+            ToolMode::OneStepWithoutStep => kijito_policy::LatchMode::OneStepWithoutStep,
+            ToolMode::GovernanceInvalid { .. } => kijito_policy::LatchMode::GovernanceInvalid,
+        }
+    }
+}
+
 impl Latch {
     /// The mode, read-only (the live part and the head record verified,
     /// as `status` does). Anything that cannot be read or verified is

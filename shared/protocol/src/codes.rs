@@ -267,6 +267,8 @@ pub mod hooks {
     pub const SESSION_INVALID: &str = "hook_session_id_invalid";
     pub const PANIC: &str = "hook_internal_panic";
     pub const TIMEOUT: &str = "hook_timeout";
+    /// SessionStart: the sibling `wake-check --hook` gave no answer (missing, failed, timed out, malformed).
+    pub const WAKE_CHECK_FAILED: &str = "hook_wake_check_failed";
 }
 
 /// kijito-local serve.

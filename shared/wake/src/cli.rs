@@ -19,6 +19,7 @@ pub const FLAGS: &[Flag] = &[
     Flag::switch("--live"),
     Flag::value("--long-sleep-after"),
     Flag::switch("--json"),
+    Flag::switch("--hook"),
 ];
 
 pub const TOOL: Tool = Tool {
@@ -26,7 +27,7 @@ pub const TOOL: Tool = Tool {
     code_name: "wake_check",
     help: "\
 wake-check [--workspace DIR] [--data-dir DIR] [--session-id S] [--live]
-           [--long-sleep-after SECONDS] [--json]
+           [--long-sleep-after SECONDS] [--json | --hook]
 
 After a long sleep or a cold boot: verify the memory-latch chain, its lock,
 pending consent tokens and Silent Witness state, the QA private state and the
@@ -44,6 +45,9 @@ user's own message with the token of `memory-latch review` does.
   --live                    also verify the recorded pointer against the server
   --long-sleep-after SECS   long-sleep threshold (default 86400)
   --json                    print the kijito.wake-check/v1 report
+  --hook                    SessionStart's local run (session-hook runs it; no
+                            --live, no --json): print the kijito.wake-check.hook/v1
+                            answer; without --workspace no latch is checked
 
 Exit status: 0 full_trust, 10 cautious, 20 degraded, 1 could not run, 2 usage.
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key of the latch),
@@ -85,8 +89,16 @@ pub fn options(
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
+    let hook = args.has("--hook");
+    if hook && (args.has("--live") || args.has("--json")) {
+        return Err(kijito_protocol::Error::usage(
+            kijito_protocol::codes::cli::CONFLICTING_FLAGS,
+            "--hook is SessionStart's local run: not with --live or --json",
+        ));
+    }
     // One rule for every path flag of the toolkit: absolute.
-    let workspace = match args.optional::<kijito_protocol::ids::AbsPath>("--workspace")? {
+    let workspace_flag = args.optional::<kijito_protocol::ids::AbsPath>("--workspace")?;
+    let workspace = match &workspace_flag {
         Some(w) => w.as_path().to_owned(),
         None => std::env::current_dir().map_err(|e| {
             kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}"))
@@ -104,7 +116,15 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     let json = args.has("--json");
     let config = config::Config::load().ok();
     let data_dir = datadir::resolve(data_flag.as_ref(), None, config.as_ref()).ok();
-    let opts = options(workspace, data_dir, session, long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S), args.has("--live").then_some(live));
+    let mut opts =
+        options(workspace, data_dir, session, long_sleep.unwrap_or(crate::DEFAULT_LONG_SLEEP_S), args.has("--live").then_some(live));
+    if hook {
+        // The hook's cwd is the workspace; without one only the QA state is checked.
+        opts.workspace = workspace_flag.map(|w| w.as_path().to_owned());
+        let (report, entry) = crate::run(&opts, true)?;
+        cli::print_stdout(&format!("{}\n", crate::hook_answer(&report, &entry)))?;
+        return Ok(report.mode.exit_status());
+    }
     let (report, entry) = crate::run(&opts, true)?;
     // `--live` answered: the wake hold of this workspace (set by SessionStart's
     // local checks) lifts, or stays as cautious (docs/protocol.md §8a).

@@ -151,6 +151,7 @@ fn latch_state(l: &latch::Latch, opts: &Options) -> LatchState {
         tokens: if initialised { l.tokens(now_ms).map_err(|e| err_line(&e)) } else { Ok(Vec::new()) },
         witness_error: l.witness_marker().err().map(|e| err_line(&e)),
         checkpoint: if verify.trusted { checkpoint(l, opts).map_err(|e| err_line(&e)) } else { Ok(None) },
+        before_wake: if verify.trusted { verify.head.as_ref().and_then(|h| before_wake(l, h)) } else { None },
         verify,
     }
 }
@@ -191,6 +192,21 @@ pub fn head_details(l: &latch::Latch, head: &EntrySummary) -> Result<Vec<String>
         Some(e) if e.integrity.payload_hash == head.payload_hash => Ok(e.details.clone()),
         _ => Err(Error::new(kijito_protocol::codes::latch::FILE_CHANGED, "the manifest changed while wake-check read it")),
     }
+}
+
+/// When `head` is a `wake_findings` entry: the newest live entry before it
+/// that is not one (re-read from the live manifest, matched to the verified
+/// head's payload hash; anything else: `None`, and the head is used).
+fn before_wake(l: &latch::Latch, head: &EntrySummary) -> Option<EntrySummary> {
+    if head.event != latch::Event::WakeFindings {
+        return None;
+    }
+    let bytes = layout::read_file(&l.paths().manifest, "latch_manifest_symlink").ok()?;
+    let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
+    if parsed.entries.last().map(|e| e.integrity.payload_hash.as_str()) != Some(head.payload_hash.as_str()) {
+        return None;
+    }
+    parsed.entries.iter().rev().find(|e| e.event != latch::Event::WakeFindings).map(EntrySummary::of)
 }
 
 // ----- QA ------------------------------------------------------------------------

@@ -207,6 +207,12 @@ pub struct LatchState {
     /// The chain against the last saved checkpoint (`Ok(None)`: none saved;
     /// `Err`: `code: message`); not asked when the chain did not verify.
     pub checkpoint: std::result::Result<Option<latch::checkpoint::Consistency>, String>,
+    /// When the verified head is a `wake_findings` entry: the newest live
+    /// entry before it that is not one (the sleep and the boot change are
+    /// measured from it, so a wake-check's own record does not end the long
+    /// sleep for the next check). `None` otherwise, or when the live
+    /// manifest holds only wake entries (then the head is used).
+    pub before_wake: Option<EntrySummary>,
 }
 
 /// A per-session QA state file with its recorded time (`None`: unreadable).
@@ -593,6 +599,16 @@ pub fn assess(f: &Facts) -> Report {
     }
 
     // --- time: long sleep, clock, boot ---
+    // The sleep and the boot are measured from the newest entry that is not
+    // a wake-check's own record (`wake_findings`).
+    let before_wake = match &f.latch {
+        LatchFacts::Present(l) => l.before_wake.as_ref(),
+        _ => None,
+    };
+    let verified_head = verified_head.map(|h| match before_wake {
+        Some(b) if h.event == latch::Event::WakeFindings => b,
+        _ => h,
+    });
     let head_ms = verified_head.map(|h| h.updated_at_ms);
     let newest_for_sleep = [head_ms, qa_newest].into_iter().flatten().max();
     let newest_recorded = [any_head_ms, qa_newest].into_iter().flatten().chain(recorded_times).max();
@@ -757,6 +773,12 @@ pub enum DegradedEntry {
     RefusedUntrusted,
     /// The append failed (code).
     Failed(String),
+    /// Not degraded, with findings: the `wake_findings` entry `seq` was appended.
+    WakeRecorded(u64),
+    /// The head already is a `wake_findings` entry listing the same findings.
+    WakeAlreadyRecorded(u64),
+    /// The `wake_findings` append failed (code).
+    WakeFailed(String),
 }
 
 impl DegradedEntry {
@@ -768,6 +790,9 @@ impl DegradedEntry {
             DegradedEntry::Written(s) => format!("degraded_mode entry {s} appended; consent locked until a human reviews"),
             DegradedEntry::RefusedUntrusted => "the latch is untrusted: nothing was written to it".into(),
             DegradedEntry::Failed(c) => format!("the degraded_mode entry could not be appended ({c})"),
+            DegradedEntry::WakeFailed(c) => format!("the wake_findings entry could not be appended ({c})"),
+            DegradedEntry::WakeRecorded(s) => format!("wake_findings entry {s} appended (the findings, for the record)"),
+            DegradedEntry::WakeAlreadyRecorded(s) => format!("wake_findings already recorded in entry {s}"),
         }
     }
 }
@@ -831,14 +856,80 @@ pub fn record_degraded(latch_handle: Option<&latch::Latch>, facts: &Facts, repor
 
 use kijito_protocol::codes::latch as latch_codes;
 
+/// The schema of `wake-check --hook`'s answer.
+pub const HOOK_SCHEMA: &str = "kijito.wake-check.hook/v1";
+
+/// `wake-check --hook`: what SessionStart(startup|resume) needs from the
+/// local checks, which run in this binary so that the latch verification
+/// is not linked into session-hook (the 1 MB bound, docs/architecture.md):
+/// `context`, the text to inject (null when full trust without a long
+/// sleep; the degraded entry's fate appended), `hold`, whether the wake
+/// hold is needed ([`hold::needed`]), the finding codes and the time.
+pub fn hook_answer(report: &Report, entry: &DegradedEntry) -> Value {
+    let recorded = match entry {
+        DegradedEntry::Written(_) | DegradedEntry::Failed(_) => format!("\n{}", entry.describe()),
+        _ => String::new(),
+    };
+    let context = (report.mode != Mode::FullTrust || report.long_sleep).then(|| format!("{}{recorded}", report.hook_context()));
+    json!({
+        "schema": HOOK_SCHEMA,
+        "mode": report.mode.as_str(),
+        "context": context,
+        "hold": hold::needed(report),
+        "findings": report.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+        "checkedAtMs": report.checked_at_ms,
+    })
+}
+
 #[cfg(test)]
 mod tests;
 
 /// The whole local run: gather, assess and (when `write_degraded`) record the
 /// degraded-mode entry.
+/// (and, not degraded, the `wake_findings` entry: [`record_wake_findings`]).
 pub fn run(opts: &Options, write_degraded: bool) -> kijito_protocol::Result<(Report, DegradedEntry)> {
     let (facts, handle) = gather(opts)?;
     let report = assess(&facts);
-    let entry = if write_degraded { record_degraded(handle.as_ref(), &facts, &report) } else { DegradedEntry::NotNeeded };
+    let entry = match write_degraded {
+        false => DegradedEntry::NotNeeded,
+        true if report.mode == Mode::Degraded => record_degraded(handle.as_ref(), &facts, &report),
+        true => record_wake_findings(handle.as_ref(), &facts, &report),
+    };
     Ok((report, entry))
+}
+
+/// Not degraded, with findings, on a trustworthy latch: append one
+/// `wake_findings` entry listing them ([`degraded_details`]), state-neutral
+/// (consent, one-step and action fields copied from the head); not again
+/// while the head is a `wake_findings` entry with the same findings. Never
+/// on an untrusted latch, nor in Silent Witness.
+pub fn record_wake_findings(latch_handle: Option<&latch::Latch>, facts: &Facts, report: &Report) -> DegradedEntry {
+    if report.mode == Mode::Degraded || report.findings.is_empty() {
+        return DegradedEntry::NotNeeded;
+    }
+    let (Some(l), LatchFacts::Present(state)) = (latch_handle, &facts.latch) else {
+        return DegradedEntry::NotNeeded;
+    };
+    let v = &state.verify;
+    if !v.trusted || v.mode == ReportMode::Unverifiable || v.silent_witness || !v.initialised {
+        return DegradedEntry::RefusedUntrusted;
+    }
+    let details = degraded_details(report);
+    if details.is_empty() {
+        return DegradedEntry::NotNeeded;
+    }
+    if let Some(h) = v.head.as_ref().filter(|h| h.event == latch::Event::WakeFindings) {
+        match gather::head_details(l, h) {
+            Ok(prev) if prev == details => return DegradedEntry::WakeAlreadyRecorded(h.seq),
+            Ok(_) => {}
+            Err(e) => return DegradedEntry::WakeFailed(e.code().to_owned()),
+        }
+    }
+    match l.append_entry(facts.now_ms, latch::Event::WakeFindings, &details, false) {
+        Ok(e) => DegradedEntry::WakeRecorded(e.entry_seq),
+        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
+            DegradedEntry::RefusedUntrusted
+        }
+        Err(e) => DegradedEntry::WakeFailed(e.code().to_owned()),
+    }
 }

@@ -52,6 +52,7 @@ fn latch_at(at: u64) -> LatchState {
         tokens: Ok(Vec::new()),
         witness_error: None,
         checkpoint: Ok(None),
+        before_wake: None,
     }
 }
 
@@ -308,6 +309,30 @@ fn clock_backwards_hides_the_sleep_length() {
     // Within the tolerance it is not a finding.
     f.now_ms = NOW - HOUR - CLOCK_TOLERANCE_MS;
     assert!(assess(&f).findings.is_empty());
+}
+
+/// A wake-check's own `wake_findings` record does not end the long sleep or
+/// the boot change for the next check: both are measured from the newest
+/// entry before it that is not one.
+#[test]
+fn a_wake_findings_head_is_measured_from_the_entry_before_it() {
+    let mut f = base();
+    f.qa = QaFacts::Absent("none".into());
+    let l = latch_mut(&mut f);
+    let mut earlier = l.verify.head.clone().unwrap();
+    earlier.updated_at_ms = NOW - 3 * 24 * HOUR;
+    earlier.boot_id = "11111111-2222-3333-4444-555555555555".into();
+    let h = l.verify.head.as_mut().unwrap();
+    h.event = kijito_latch::Event::WakeFindings;
+    h.updated_at_ms = NOW - 60_000;
+    l.before_wake = Some(earlier);
+    let r = assess(&f);
+    assert!(r.long_sleep && r.boot_changed, "{:?}", codes_of(&r));
+    assert_eq!(r.slept_for_seconds, Some(3 * 24 * 3600));
+    // Any other head event is measured from the head itself.
+    latch_mut(&mut f).verify.head.as_mut().unwrap().event = kijito_latch::Event::Checkpoint;
+    let r = assess(&f);
+    assert!(!r.long_sleep && !r.boot_changed, "{:?}", codes_of(&r));
 }
 
 #[test]
