@@ -16,7 +16,9 @@ kijito-hooks) and installs one plugin root per host:
 Hook commands carry the absolute installed paths, written at install time.
 Re-running upgrades in place. --uninstall removes exactly the files listed in
 each root's .kijito-install-manifest, and the directories it created when they
-are empty.
+are empty; first it takes kijito-qa's MCP server out of the files
+`kijito-setup --mcp --write` wrote (.mcp.json, Codex's config.toml block),
+keeping everything else in them.
 
   --prefix DIR   install prefix (default: ~/.local/share/kijito-qa). Only
                  letters, digits and . _ - + / are accepted (hosts run hook
@@ -97,6 +99,7 @@ unlink_bins() {
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MANIFEST_NAME=".kijito-install-manifest"
+MCP_REGISTRATIONS=".kijito-mcp-registrations"
 
 # ----------------------------------------------------------------- uninstall
 
@@ -108,6 +111,15 @@ uninstall_root() {
   if [ ! -f "$m" ] || [ -L "$m" ]; then
     say "nothing installed in $root (no $MANIFEST_NAME); left untouched"
     return 0
+  fi
+  # What `kijito-setup --mcp --write` registered (the root's .mcp.json, the
+  # [mcp_servers.kijito] block in Codex's config.toml, listed in
+  # $MCP_REGISTRATIONS): kijito-setup takes its server out of those files,
+  # keeping everything the user wrote, before its binary goes.
+  if [ -e "$root/$MCP_REGISTRATIONS" ]; then
+    [ -x "$root/bin/kijito-setup" ] || die "$root/$MCP_REGISTRATIONS lists MCP registrations but $root/bin/kijito-setup is gone; nothing was removed"
+    "$root/bin/kijito-setup" --mcp-uninstall --root "$root" \
+      || die "could not remove the MCP registrations listed in $root/$MCP_REGISTRATIONS (see above); nothing else was removed"
   fi
   python3 - "$root" "$m" <<'PY'
 import os, sys

@@ -690,6 +690,12 @@ struct Installed {
 
 impl Installed {
     fn new(server: &LocalServer) -> Installed {
+        Installed::new_with(server, false)
+    }
+
+    /// As [`Installed::new`], but the plugin roots are made by the real
+    /// `install.sh --debug` (its manifest, so its `--uninstall` works).
+    fn new_with(server: &LocalServer, install_sh: bool) -> Installed {
         let dir = private_dir();
         let home = dir.path().join("home");
         let prefix = dir.path().join("prefix");
@@ -698,7 +704,14 @@ impl Installed {
         for d in [&home, &codex_home, &empty_path] {
             std::fs::create_dir(d).unwrap();
         }
+        if install_sh {
+            let o = install_sh_run(&prefix, &[]);
+            assert!(o.status.success(), "install.sh: {}", String::from_utf8_lossy(&o.stderr));
+        }
         for host in ["claude", "codex"] {
+            if install_sh {
+                break;
+            }
             let bin = prefix.join(host).join("bin");
             std::fs::create_dir_all(&bin).unwrap();
             for b in ["kijito-local", "kijito-setup"] {
@@ -773,6 +786,94 @@ impl Installed {
     fn config(&self) -> Value {
         serde_json::from_slice(&std::fs::read(self.home.join(".config/kijito-qa/config.json")).unwrap()).unwrap()
     }
+}
+
+/// `install.sh --debug --prefix PREFIX --host both` plus `extra`.
+fn install_sh_run(prefix: &Path, extra: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    Command::new("bash")
+        .arg(script)
+        .args(["--debug", "--prefix", prefix.to_str().unwrap(), "--host", "both"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn install_sh_uninstall_removes_the_mcp_registrations_and_keeps_what_the_user_wrote() {
+    let server = LocalServer::start();
+    let inst = Installed::new_with(&server, true);
+    let db = server.db_path();
+    let claude_json = inst.prefix.join("claude/.mcp.json");
+    let toml = inst.codex_home.join("config.toml");
+    // The user's own servers: one in the plugin root's .mcp.json, lines in Codex's config.
+    let user_json =
+        "{\n  \"mcpServers\": {\n    \"docs\": {\n      \"command\": \"/usr/bin/docs-mcp\"\n    }\n  },\n  \"note\": \"mine\"\n}\n";
+    std::fs::write(&claude_json, user_json).unwrap();
+    let user_toml = "model = \"gpt-5\"\n\n[mcp_servers.docs]\ncommand = \"/usr/bin/docs-mcp\"\n";
+    std::fs::write(&toml, user_toml).unwrap();
+    for host in ["claude", "codex"] {
+        let o = inst.setup_mcp(host, &db, true);
+        assert_eq!(o.status.code(), Some(0), "{host}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(inst.doctor_mcp(host)["status"], "green", "{host}");
+    }
+    // Claude: our server beside the user's, the user's keys kept in order.
+    let v: Value = serde_json::from_slice(&std::fs::read(&claude_json).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["docs"]["command"], "/usr/bin/docs-mcp");
+    assert_eq!(v["note"], "mine");
+    assert_eq!(v["mcpServers"].as_object().unwrap().keys().collect::<Vec<_>>(), ["docs", "kijito"]);
+    assert!(std::fs::read_to_string(&toml).unwrap().starts_with(user_toml));
+    // Edited after the registration: the user adds another server; it survives the uninstall too.
+    let mut edited = v.clone();
+    edited["mcpServers"]["later"] = json!({"command": "/usr/bin/later"});
+    std::fs::write(&claude_json, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+
+    let o = install_sh_run(&inst.prefix, &["--uninstall"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("kijito-qa's server removed, everything else kept"), "{out}");
+    // Codex: exactly the user's bytes again; Claude: the user's servers and keys, not ours.
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), user_toml);
+    let v: Value = serde_json::from_slice(&std::fs::read(&claude_json).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        json!({"mcpServers": {"docs": {"command": "/usr/bin/docs-mcp"}, "later": {"command": "/usr/bin/later"}}, "note": "mine"})
+    );
+    // The rest of the install is gone; the root stays only for the user's file.
+    assert!(!inst.prefix.join("claude/bin").exists() && !inst.prefix.join("codex").exists());
+    assert!(!inst.prefix.join("claude/.kijito-mcp-registrations").exists());
+
+    // Without user content: install, register, uninstall leaves nothing of
+    // ours; a config.toml kijito-setup created is removed, the prefix too.
+    std::fs::remove_file(&claude_json).unwrap();
+    std::fs::remove_file(&toml).unwrap();
+    assert!(install_sh_run(&inst.prefix, &[]).status.success());
+    for host in ["claude", "codex"] {
+        assert_eq!(inst.setup_mcp(host, &db, true).status.code(), Some(0), "{host}");
+    }
+    assert!(claude_json.exists() && toml.exists());
+    let o = install_sh_run(&inst.prefix, &["--uninstall"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!claude_json.exists() && !toml.exists(), "files only kijito-setup wrote are removed");
+    assert!(!inst.prefix.exists(), "the prefix is left empty and removed");
+
+    // A .mcp.json the user broke: the uninstall stops before removing anything.
+    assert!(install_sh_run(&inst.prefix, &[]).status.success());
+    assert_eq!(inst.setup_mcp("claude", &db, true).status.code(), Some(0));
+    std::fs::write(&claude_json, "{ not json").unwrap();
+    let o = install_sh_run(&inst.prefix, &["--uninstall"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("kijito_setup_failed:claude_mcp_config_invalid"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(inst.prefix.join("claude/bin/kijito-setup").exists(), "nothing else was removed");
+    assert_eq!(std::fs::read_to_string(&claude_json).unwrap(), "{ not json");
+    std::fs::remove_file(&claude_json).unwrap();
+    assert!(install_sh_run(&inst.prefix, &["--uninstall"]).status.success());
+    assert!(!inst.prefix.exists());
 }
 
 fn mode_of(p: &Path) -> u32 {

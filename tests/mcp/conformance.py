@@ -149,6 +149,28 @@ async def main(binary, db):
             assert release == {"released": True, "message_id": sent["id"]}, release
             await err("kijito_hive_release", {"message_id": 999}, "message_not_found_or_forbidden")
 
+            await err("kijito_hive_send", {"content": "no recipient"}, "missing_field")
+
+            # Over the bounds of an argument: a clear error, nothing written.
+            before = await ok("kijito_recent", {"limit": 100})
+            await err("kijito_recall", {"query": "w" * 4097}, "invalid_field")
+            await err("kijito_recall", {"query": "x", "limit": 51}, "invalid_field")
+            await err("kijito_hive_claim", {"message_id": sent["id"], "lease_seconds": 301}, "invalid_lease_seconds")
+            await err("kijito_remember", {"content": "bounded", "importance": 1.5}, "invalid_field")
+            await err("kijito_remember", {"content": "bounded", "no_such_argument": 1}, "unknown_field")
+            # A call over the 1 MiB line bound: the server discards it unread, so
+            # its answer (-32600 request_too_large) has id null, which the SDK
+            # routes to no request: no result comes back, nothing is written,
+            # and the session goes on (tests/kijito_local_mcp.rs reads that answer raw).
+            try:
+                result = await asyncio.wait_for(session.call_tool("kijito_remember", {"content": "x" * (1 << 20)}), 5)
+            except asyncio.TimeoutError:
+                pass
+            else:
+                raise AssertionError(f"an over-long call answered {result}")
+            assert await ok("kijito_recent", {"limit": 100}) == before, "nothing was written"
+            checks += 1
+
             # An unknown tool is a protocol error the SDK raises.
             try:
                 result = await session.call_tool("kijito_no_such_tool", {})

@@ -2,7 +2,8 @@
 //! rendering the hits, the JSON-RPC answer) over generated stores of 10,000
 //! and 100,000 memories, plus the medians of `kijito_remember`,
 //! `kijito_correct` and `kijito_fade` (each one fsynced transaction) on the
-//! larger store. Calls go through `Mcp::handle_line`, the function the stdio
+//! larger store, and recall right after a write (its document counts
+//! counted again). Calls go through `Mcp::handle_line`, the function the stdio
 //! loop calls for every line. Prints medians and p90s; asserts only that
 //! every call answered without an error.
 //!
@@ -217,6 +218,21 @@ fn main() {
         stats(&format!("{size}: kijito_recall, the pointer query, full"), pointer);
         stats(&format!("{size}: kijito_recall, the 2 commonest words, limit 10"), commonest);
         stats(&format!("{size}: kijito_recall, sentinel + the 2 commonest words"), pointer_common);
+
+        // The same queries each right after a write (a new memory): the
+        // document counts recall keeps for an unchanged index are counted again.
+        let cold = queries.min(100);
+        for (label, query) in
+            [("the 2 commonest words", format!("{} {}", word(0), word(1))), ("one word: word 4", word(4)), ("one word: word 8", word(8))]
+        {
+            let times = (0..cold)
+                .map(|i| {
+                    call(&mcp, 70_000 + i as u64, "kijito_remember", json!({"content": format!("cold write {i} {}", zipf_word(&mut rng))}));
+                    call(&mcp, 80_000 + i as u64, "kijito_recall", json!({"query": query})).0
+                })
+                .collect();
+            stats(&format!("{size}: kijito_recall after a write, {label}"), times);
+        }
 
         let writes = queries.min(100);
         let mut remember = Vec::new();

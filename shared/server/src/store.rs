@@ -125,6 +125,8 @@ fn db_err(e: rusqlite::Error) -> Error {
 
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Document frequencies of recall phrases, valid while the index is unchanged.
+    df: Mutex<DfCache>,
 }
 
 impl Store {
@@ -159,8 +161,14 @@ impl Store {
             Ok(())
         };
         setup(&conn).map_err(|e| Error::new(codes::OPEN, format!("cannot set up {shown}: {e}")))?;
-        let store = Store { conn: Mutex::new(conn) };
+        let store = Store { conn: Mutex::new(conn), df: Mutex::new(DfCache::default()) };
         store.migrate()?;
+        // Document frequencies for recall (a per-connection virtual table over
+        // the index; nothing stored).
+        store
+            .lock()
+            .execute_batch("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, row);")
+            .map_err(|e| Error::new(codes::OPEN, format!("cannot set up {shown}: {e}")))?;
         Ok(store)
     }
 
@@ -389,39 +397,24 @@ impl Store {
     /// A phrase of one word found in at least half of all memories carries
     /// no weight: BM25's idf is `ln((N - n + 0.5) / (n + 0.5)) <= 0` for it
     /// (FTS5 clamps that to 1e-6; here it is 0), so it only decides which
-    /// memories match. The weighted phrases are ranked by FTS5's `bm25` over
-    /// their own matches; memories that match only weightless phrases follow,
-    /// newest first, read newest-first from the index and stopped at `limit`
-    /// (so a query of common words costs at most N/2 postings, counted in
-    /// index order, plus `limit` rows, not a BM25 score for every match).
-    /// N is bounded below by the largest id. When no phrase is
-    /// weightless the answer is exactly [`Store::recall_exact`]'s.
+    /// memories match. The other (weighted) phrases are *rare* when they
+    /// match at most [`RECALL_WINDOW`] memories, else *common*. Ranked, by
+    /// FTS5's `bm25` of the weighted phrases (every score exactly the one
+    /// FTS5 gives that row for the query of all weighted phrases): every
+    /// memory matching a rare phrase, and every memory matching a common one
+    /// that lies in the *window*, the newest memories up to the start of the
+    /// newest [`RECALL_WINDOW`] matches of the densest common phrase. The
+    /// other matches (older than the window, or only of weightless phrases)
+    /// follow, newest first, read newest-first from the index and stopped at
+    /// `limit`. So a query costs one document count per phrase, at most
+    /// [`RECALL_WINDOW`] scored rows per phrase and `limit` rows, never a
+    /// BM25 score for every match. N is bounded below by the largest id.
+    /// When every weighted phrase is rare and none is weightless the answer
+    /// is exactly [`Store::recall_exact`]'s.
     pub fn recall(&self, phrases: &[String], scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<Memory>> {
-        if phrases.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
         let conn = self.lock();
-        let (weighted, weightless) = split_weightless(&conn, phrases)?;
-        let mut ids = if weighted.is_empty() { Vec::new() } else { ranked_ids(&conn, &match_of(&weighted), scope, project, limit)? };
-        if ids.len() < limit && !weightless.is_empty() {
-            // Every memory matching a weighted phrase is in `ids` already.
-            // Each phrase's newest matches, merged: the newest of the OR.
-            let want = limit + ids.len();
-            let mut newest: Vec<u64> = Vec::new();
-            for p in &weightless {
-                newest.extend(newest_ids(&conn, &match_of(std::slice::from_ref(p)), scope, project, want)?);
-            }
-            newest.sort_unstable_by(|a, b| b.cmp(a));
-            newest.dedup();
-            for id in newest {
-                if ids.len() >= limit {
-                    break;
-                }
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
-            }
-        }
+        let mut df = self.df.lock().unwrap_or_else(|p| p.into_inner());
+        let ids = recall_ids(&conn, &mut df, phrases, scope, project, limit, RECALL_WINDOW)?;
         ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
     }
 
@@ -433,7 +426,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let conn = self.lock();
-        let ids = ranked_ids(&conn, &match_of(phrases), scope, project, limit)?;
+        let ids = ranked_ids(&conn, &match_of(phrases), scope, project, i64::MIN, limit)?;
         ids.into_iter().filter_map(|id| load_memory(&conn, id).transpose()).collect()
     }
 
@@ -508,17 +501,119 @@ fn match_of(phrases: &[String]) -> String {
     phrases.iter().map(|p| format!("\"{p}\"")).collect::<Vec<_>>().join(" OR ")
 }
 
-/// The ids of the best `limit` matches of `query` by BM25, ties newest first.
-fn ranked_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<u64>> {
+/// How many matches of a common phrase [`Store::recall`] scores (its window).
+pub const RECALL_WINDOW: usize = 500;
+
+/// [`Store::recall`]'s ids with the window as a parameter (tests use small ones).
+fn recall_ids(
+    conn: &Connection,
+    df: &mut DfCache,
+    phrases: &[String],
+    scope: Option<&str>,
+    project: Option<&str>,
+    limit: usize,
+    window: usize,
+) -> Result<Vec<u64>> {
+    if phrases.is_empty() || limit == 0 || window == 0 {
+        return Ok(Vec::new());
+    }
+    let split = split_phrases(conn, df, phrases, window)?;
+    let weighted: Vec<String> = split.rare.iter().chain(&split.common).cloned().collect();
+    let mut ids: Vec<u64> = Vec::new();
+    if split.common.is_empty() {
+        if !weighted.is_empty() {
+            ids = ranked_ids(conn, &match_of(&weighted), scope, project, i64::MIN, limit)?;
+        }
+    } else {
+        // The window starts at the newest `window`-th match of the densest
+        // common phrase: each common phrase has at most `window` matches in it.
+        let mut cutoff = i64::MIN;
+        for c in &split.common {
+            cutoff = cutoff.max(nth_newest(conn, &match_of(std::slice::from_ref(c)), window)?);
+        }
+        // Scored rows as (bm25, id): the window, then the older matches of
+        // rare phrases, with and without a common phrase. Every query below
+        // names the weighted phrases in the same order (rare, then common),
+        // so FTS5 computes every score with the same idfs in the same order:
+        // equal scores are equal bits, and the tie rule (newest first) holds.
+        let mut scored = scored_ids(conn, &match_of(&weighted), scope, project, Some(cutoff), None, Some(limit))?;
+        if !split.rare.is_empty() {
+            let (rare, common) = (match_of(&split.rare), match_of(&split.common));
+            // Rows that also match a common phrase: the AND query scores all of it.
+            let both = scored_ids(conn, &format!("({rare}) AND ({common})"), scope, project, None, Some(cutoff), None)?;
+            // Rows of rare phrases only: the common phrases add exactly 0 to them.
+            let only = scored_ids(conn, &format!("({rare}) NOT ({common})"), scope, project, None, Some(cutoff), None)?;
+            scored.extend(both);
+            scored.extend(only);
+        }
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        ids = scored.into_iter().take(limit).map(|(_, id)| id).collect();
+    }
+    // What is left: matches outside the ranked set (older than the window,
+    // or of weightless phrases only), newest first. Every rare match is
+    // ranked already; each phrase's newest matches, merged, are the newest of the OR.
+    let rest: Vec<&String> = split.common.iter().chain(&split.weightless).collect();
+    if ids.len() < limit && !rest.is_empty() {
+        let want = limit + ids.len();
+        let mut newest: Vec<u64> = Vec::new();
+        for p in rest {
+            newest.extend(newest_ids(conn, &match_of(std::slice::from_ref(p)), scope, project, want)?);
+        }
+        newest.sort_unstable_by(|a, b| b.cmp(a));
+        newest.dedup();
+        for id in newest {
+            if ids.len() >= limit {
+                break;
+            }
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The ids of the best `limit` matches of `query` with rowid at least `from`, by BM25, ties newest first.
+fn ranked_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Option<&str>, from: i64, limit: usize) -> Result<Vec<u64>> {
+    Ok(scored_ids(conn, query, scope, project, Some(from), None, Some(limit))?.into_iter().map(|(_, id)| id).collect())
+}
+
+/// (bm25, id) of the matches of `query` with `from <= rowid < below`, best
+/// first (ties newest first), at most `limit` (None: all).
+fn scored_ids(
+    conn: &Connection,
+    query: &str,
+    scope: Option<&str>,
+    project: Option<&str>,
+    from: Option<i64>,
+    below: Option<i64>,
+    limit: Option<usize>,
+) -> Result<Vec<(f64, u64)>> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT m.id FROM memories_fts f CROSS JOIN memories m ON m.id = f.rowid
-             WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
-             ORDER BY f.rank, m.id DESC LIMIT ?4",
+            "SELECT f.rank, m.id FROM memories_fts f CROSS JOIN memories m ON m.id = f.rowid
+             WHERE memories_fts MATCH ?1 AND f.rowid >= ?4 AND f.rowid < ?5
+               AND (?2 IS NULL OR m.scope = ?2) AND (?3 IS NULL OR m.project = ?3)
+             ORDER BY f.rank, m.id DESC LIMIT ?6",
         )
         .map_err(db_err)?;
-    let rows = stmt.query_map(params![query, scope, project, limit as i64], |r| r.get::<_, i64>(0)).map_err(db_err)?;
-    rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    let limit = limit.map_or(-1, |l| l.min(i64::MAX as usize) as i64);
+    let rows = stmt
+        .query_map(params![query, scope, project, from.unwrap_or(i64::MIN), below.unwrap_or(i64::MAX), limit], |r| {
+            Ok((r.get::<_, f64>(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .map_err(db_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+}
+
+/// The rowid of the `n`-th newest match of `query` (every project), or
+/// `i64::MIN` when it has fewer matches.
+fn nth_newest(conn: &Connection, query: &str, n: usize) -> Result<i64> {
+    let mut stmt = conn
+        .prepare_cached("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2")
+        .map_err(db_err)?;
+    let at: Option<i64> = stmt.query_row(params![query, n.saturating_sub(1) as i64], |r| r.get(0)).optional().map_err(db_err)?;
+    Ok(at.unwrap_or(i64::MIN))
 }
 
 /// The ids of the newest `limit` matches of `query`: the index is read in
@@ -535,32 +630,72 @@ fn newest_ids(conn: &Connection, query: &str, scope: Option<&str>, project: Opti
     rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
 }
 
-/// Split `phrases` into (weighted, weightless): a phrase is weightless when
-/// it is one ASCII word (one FTS5 token, so its document frequency is its
-/// match count) found in at least half of all memories. Anything else is
-/// weighted (a phrase of several words, or with other letters, is never
-/// judged: ranking it exactly is always right).
-fn split_weightless(conn: &Connection, phrases: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+/// Most document frequencies [`DfCache`] keeps.
+const DF_CACHE_ENTRIES: usize = 4096;
+
+/// Document frequencies of recall phrases (by phrase and window: a phrase
+/// of several words is counted only up to `window + 1`), valid for one
+/// state of the index: its FTS5 structure record and the largest id.
+#[derive(Debug, Default)]
+struct DfCache {
+    key: Option<(Vec<u8>, i64)>,
+    counts: std::collections::HashMap<(String, usize), i64>,
+}
+
+/// The phrases of a recall query by document frequency, each list in query order.
+#[derive(Debug, Default, PartialEq)]
+struct Split {
+    /// Weighted, in at most `window` memories.
+    rare: Vec<String>,
+    /// Weighted, in more than `window` memories.
+    common: Vec<String>,
+    /// One ASCII word in at least half of all memories.
+    weightless: Vec<String>,
+}
+
+/// Split `phrases` by document frequency. A one-word ASCII phrase is one
+/// FTS5 token (lowercase in the index), whose document frequency the
+/// `fts5vocab` table counts in one pass over its doclist; it is weightless
+/// when found in at least half of all memories. Any other phrase (several
+/// words, or other letters) is never weightless; its matches are counted up
+/// to `window + 1`, which is all rare/common needs.
+fn split_phrases(conn: &Connection, df: &mut DfCache, phrases: &[String], window: usize) -> Result<Split> {
     let rows: i64 = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| r.get(0)).map_err(db_err)?;
-    // FTS5 stores no document frequency (its bm25 and fts5vocab count the
-    // doclist): count the matches, stopping at half of N, which is all the
-    // rule needs to know (at most N/2 postings read, in index order).
-    let half = (rows + 1) / 2;
-    let mut df = conn
+    // FTS5 rewrites its structure record (rowid 10 of its data table) on
+    // every change of the index, by any connection: while it and the largest
+    // id are unchanged, so is every document frequency.
+    let structure: Option<Vec<u8>> =
+        conn.query_row("SELECT block FROM memories_fts_data WHERE id = 10", [], |r| r.get(0)).optional().map_err(db_err)?;
+    let key = structure.map(|s| (s, rows));
+    if key.is_none() || df.key != key {
+        df.counts.clear();
+        df.key = key;
+    }
+    let mut vocab = conn.prepare_cached("SELECT doc FROM temp.memories_vocab WHERE term = ?1").map_err(db_err)?;
+    let mut count = conn
         .prepare_cached("SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)")
         .map_err(db_err)?;
-    let (mut weighted, mut weightless) = (Vec::new(), Vec::new());
+    let mut split = Split::default();
     for p in phrases {
         let one_word = !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric());
-        let docs: i64 =
-            if one_word && rows > 0 { df.query_row(params![format!("\"{p}\""), half], |r| r.get(0)).map_err(db_err)? } else { 0 };
+        let cached = df.counts.get(&(p.clone(), window)).copied();
+        let docs: i64 = match cached {
+            Some(n) => n,
+            None if one_word => vocab.query_row([p.to_ascii_lowercase()], |r| r.get(0)).optional().map_err(db_err)?.unwrap_or(0),
+            None => count.query_row(params![format!("\"{p}\""), window as i64 + 1], |r| r.get(0)).map_err(db_err)?,
+        };
+        if cached.is_none() && df.key.is_some() && df.counts.len() < DF_CACHE_ENTRIES {
+            df.counts.insert((p.clone(), window), docs);
+        }
         if one_word && rows > 0 && docs.saturating_mul(2) >= rows {
-            weightless.push(p.clone());
+            split.weightless.push(p.clone());
+        } else if docs > window as i64 {
+            split.common.push(p.clone());
         } else {
-            weighted.push(p.clone());
+            split.rare.push(p.clone());
         }
     }
-    Ok((weighted, weightless))
+    Ok(split)
 }
 
 /// Most words of a recall query that reach the index.
@@ -848,6 +983,116 @@ mod tests {
         a.sort_unstable();
         b.sort_unstable();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn common_phrases_are_ranked_in_their_window_rare_ones_always() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        // 160 memories: "omni" in 70 % (weightless), "alpha" in 35 % and
+        // "beta" in 25 % (common for a window of 8), "gamma" in 5 (rare, two
+        // of them old); repeated words and fillers of varying length so BM25
+        // scores differ, and exact duplicates so some tie.
+        let mut gamma = Vec::new();
+        for i in 0..160u64 {
+            let mut words = vec![format!("filler{i}")];
+            for f in 0..(i % 5) {
+                words.push(format!("pad{f}"));
+            }
+            if i % 10 < 7 {
+                words.push("omni".into());
+            }
+            if i % 20 < 7 {
+                words.push("alpha".into());
+                if i % 3 == 0 {
+                    words.push("alpha".into());
+                }
+            }
+            if i % 4 == 1 {
+                words.push("beta".into());
+            }
+            let is_gamma = [3, 11, 150, 155, 158].contains(&i);
+            if is_gamma {
+                words.push("gamma".into());
+            }
+            let content = if i % 40 == 39 { "alpha beta omni".to_owned() } else { words.join(" ") };
+            let mut m = sample(&content);
+            if i % 3 == 2 {
+                m.project = "Other".into();
+            }
+            let id = store.create_memory(&m).unwrap();
+            if is_gamma {
+                gamma.push(id);
+            }
+        }
+        let p = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        let ids = |m: Vec<Memory>| m.into_iter().map(|m| m.id).collect::<Vec<u64>>();
+        let window = 8;
+        let query = p(&["alpha", "gamma", "omni", "beta"]);
+        let split = split_phrases(&store.lock(), &mut DfCache::default(), &query, window).unwrap();
+        assert_eq!(split, Split { rare: p(&["gamma"]), common: p(&["alpha", "beta"]), weightless: p(&["omni"]) });
+        // The window: from the 8th newest match of the denser common phrase.
+        let cutoff = ["alpha", "beta"]
+            .iter()
+            .map(|c| {
+                let mut m = ids(store.recall_exact(&p(&[c]), None, None, 1000).unwrap());
+                m.sort_unstable_by(|a, b| b.cmp(a));
+                m[window - 1]
+            })
+            .max()
+            .unwrap();
+        for project in [Some("Codex"), None] {
+            // Reference: FTS5's exact ranking of the weighted phrases (rare
+            // first, as recall names them), kept where recall ranks.
+            let exact = ids(store.recall_exact(&p(&["gamma", "alpha", "beta"]), None, project, 1000).unwrap());
+            let ranked: Vec<u64> = exact.iter().copied().filter(|id| *id >= cutoff || gamma.contains(id)).collect();
+            assert!(ranked.iter().any(|id| *id < cutoff), "an old rare match is ranked");
+            let mut rest: Vec<u64> = ids(store.recall_exact(&p(&["alpha", "beta", "omni"]), None, project, 1000).unwrap())
+                .into_iter()
+                .filter(|id| !ranked.contains(id))
+                .collect();
+            rest.sort_unstable_by(|a, b| b.cmp(a));
+            let expected: Vec<u64> = ranked.iter().chain(&rest).copied().collect();
+            for limit in [1, 3, 10, 40, 1000] {
+                let got = recall_ids(&store.lock(), &mut DfCache::default(), &query, None, project, limit, window).unwrap();
+                assert_eq!(got, expected[..limit.min(expected.len())], "{limit} {project:?}");
+            }
+            // A window as large as the store: exactly FTS5's ranking, then the weightless tail.
+            let got = recall_ids(&store.lock(), &mut DfCache::default(), &query, None, project, 1000, 1000).unwrap();
+            assert_eq!(got[..exact.len()], exact[..], "{project:?}");
+        }
+        // The default window gives the same answer as the exact query when nothing is common.
+        assert_eq!(
+            ids(store.recall(&p(&["gamma", "alpha"]), None, None, 50).unwrap()),
+            ids(store.recall_exact(&p(&["gamma", "alpha"]), None, None, 50).unwrap())
+        );
+    }
+
+    #[test]
+    fn cached_document_frequencies_follow_every_change_of_the_index() {
+        let (_d, path) = temp();
+        let store = Store::open(&path).unwrap();
+        let ids: Vec<u64> = (0..10).map(|i| store.create_memory(&sample(if i < 4 { "solo x" } else { "other y" })).unwrap()).collect();
+        let q = vec!["solo".to_owned()];
+        let split = |s: &Store| {
+            let conn = s.lock();
+            let mut df = s.df.lock().unwrap();
+            split_phrases(&conn, &mut df, &q, 2).unwrap()
+        };
+        // In 4 of 10: weighted, and common for a window of 2.
+        assert_eq!(split(&store).common, q);
+        assert_eq!(store.df.lock().unwrap().counts.get(&("solo".to_owned(), 2)), Some(&4));
+        assert_eq!(split(&store).common, q);
+        // Another connection (`serve` beside `mcp`) changes one content; the largest id stays.
+        let other = Store::open(&path).unwrap();
+        other.set_content(ids[9], "solo now").unwrap();
+        assert_eq!(split(&store).weightless, q, "in 5 of 10: weightless");
+        other.set_content(ids[9], "gone").unwrap();
+        assert_eq!(split(&store).common, q);
+        store.set_marker(ids[0], Marker::Faded).unwrap();
+        store.correct(ids[8], "solo corrected", None, 1).unwrap().unwrap();
+        assert_eq!(split(&store).common, q, "in 5 of 11");
+        assert_eq!(store.recall(&q, None, None, 10).unwrap().len(), 5);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub const FLAGS: &[Flag] = &[
     Flag::switch("--codex-alias"),
     Flag::switch("--mcp"),
     Flag::value("--db"),
+    Flag::switch("--mcp-uninstall"),
 ];
 
 pub const TOOL: Tool = Tool {
@@ -40,6 +41,7 @@ kijito-setup [--api-url URL] [--token-file ABS]
 kijito-setup --allow-helpers --host claude|codex [--root ABS] [--write]
 kijito-setup --codex-alias [--root ABS]
 kijito-setup --mcp --host claude|codex --db ABS [--root ABS] [--write]
+kijito-setup --mcp-uninstall --root ABS
 
 Write $XDG_CONFIG_HOME/kijito-qa/config.json (default ~/.config/kijito-qa/config.json,
 mode 0600) with apiUrl, tokenFile, pointerId and lockMessageId, after checking the
@@ -72,7 +74,10 @@ server (<root>/bin/kijito-local mcp --db ABS with the config's pointer, lock,
 persona and project) with the host: Claude Code <claude root>/.mcp.json, Codex
 an [mcp_servers.kijito] block in $CODEX_HOME/config.toml (default ~/.codex;
 every other line kept). --db is the SQLite file kijito-local serve uses (it
-must exist). Without --write it shows what it would write.
+must exist). Without --write it shows what it would write. Each file written is
+recorded in <root>/.kijito-mcp-registrations; --mcp-uninstall --root <host root>
+(install.sh --uninstall runs it) takes kijito-qa's server out of those files,
+keeping the user's other servers and lines (a file it created goes when empty).
 --codex-alias: print the shell alias that starts Codex through the compaction
 adapter (kijito-compact codex), whose sessions can be compacted.
 
@@ -178,6 +183,27 @@ fn run_permissions(args: &Args) -> Result<i32> {
 
 const MCP_FLAGS: &[&str] = &["--mcp", "--host", "--root", "--write", "--db"];
 
+/// `--mcp-uninstall --root ROOT` (install.sh --uninstall runs it for each
+/// host root): take kijito-qa's server out of every file `--mcp --write`
+/// recorded in ROOT, keeping everything the user wrote.
+fn run_mcp_uninstall(args: &Args) -> Result<i32> {
+    if let Some(f) = FLAGS.iter().map(|f| f.name).find(|f| !["--mcp-uninstall", "--root"].contains(f) && args.has(f)) {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, format!("{f} does not go with --mcp-uninstall")));
+    }
+    let root = path_arg(args, "--root")?
+        .ok_or_else(|| Error::usage(cli_codes::MISSING_FLAG, "--mcp-uninstall needs --root ABS (a host's plugin root)"))?;
+    let done = mcp::unregister(root.as_path())?;
+    let mut out = String::new();
+    for line in &done {
+        out.push_str(&format!("kijito-setup: {line}\n"));
+    }
+    if done.is_empty() {
+        out.push_str(&format!("kijito-setup: no MCP registration recorded in {}\n", root.as_str()));
+    }
+    cli::print_stdout(&out)?;
+    Ok(0)
+}
+
 /// `--mcp`: register kijito-local's MCP server with one host.
 fn run_mcp(args: &Args) -> Result<i32> {
     if let Some(f) = FLAGS.iter().map(|f| f.name).find(|f| !MCP_FLAGS.contains(f) && args.has(f)) {
@@ -226,6 +252,9 @@ fn run_mcp(args: &Args) -> Result<i32> {
 /// One `kijito-setup` run from parsed argv: flags to a [`SetupRequest`],
 /// the run, its JSON line and the human sentence. Returns the exit status.
 pub fn run(args: Args) -> Result<i32> {
+    if args.has("--mcp-uninstall") {
+        return run_mcp_uninstall(&args);
+    }
     if args.has("--mcp") {
         return run_mcp(&args);
     }

@@ -31,7 +31,15 @@ pub mod codes {
     pub const SERVER_MISSING: &str = "mcp_server_not_installed";
     pub const CONFIG_UNREADABLE: &str = "mcp_config_unreadable";
     pub const CODEX_CONFIG_CONFLICT: &str = "codex_config_conflict";
+    pub const CLAUDE_CONFIG_INVALID: &str = "claude_mcp_config_invalid";
+    pub const REGISTRATIONS_INVALID: &str = "mcp_registrations_invalid";
 }
+
+/// In a plugin root: every host config file `--mcp --write` wrote, one line
+/// each, `<claude|codex> <created|merged> <absolute path>` (created: the file
+/// did not exist before), so `--mcp-uninstall` (install.sh --uninstall)
+/// removes exactly what was written there.
+pub const REGISTRATIONS_FILE: &str = ".kijito-mcp-registrations";
 
 /// The server's name in both hosts' configs.
 pub const SERVER_NAME: &str = "kijito";
@@ -184,6 +192,46 @@ pub fn merge_codex_config(existing: Option<&str>, r: &Registration, path: &Path)
     })
 }
 
+/// Merge kijito-qa's server into Claude Code's `.mcp.json` text (`None`: no
+/// file): the template alone when the file is missing or holds nothing but
+/// our server, else the user's JSON with `mcpServers.kijito` set and every
+/// other key and server kept (in its order). Refuses a file that is not a
+/// JSON object (nothing written).
+pub fn merge_claude_config(existing: Option<&str>, r: &Registration, path: &Path) -> Result<String> {
+    let ours = render(CLAUDE_TEMPLATE, r);
+    let Some(text) = existing.filter(|t| !t.trim().is_empty()) else {
+        return Ok(ours);
+    };
+    let mut v = parse_claude(text, path)?;
+    let entry = serde_json::from_str::<Value>(&ours).ok().and_then(|o| o["mcpServers"].get(SERVER_NAME).cloned()).unwrap_or(Value::Null);
+    let top = v.as_object_mut().expect("parse_claude gives an object");
+    let Some(servers) = top.entry("mcpServers").or_insert_with(|| json!({})).as_object_mut() else {
+        return Err(Error::new(
+            codes::CLAUDE_CONFIG_INVALID,
+            format!("{}: mcpServers is not an object; fix it by hand, nothing was written", path.display()),
+        ));
+    };
+    servers.insert(SERVER_NAME.to_owned(), entry);
+    if top.len() == 1 && map_len(&v) == 1 {
+        return Ok(ours);
+    }
+    Ok(format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()))
+}
+
+fn map_len(v: &Value) -> usize {
+    v["mcpServers"].as_object().map_or(0, |m| m.len())
+}
+
+fn parse_claude(text: &str, path: &Path) -> Result<Value> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        _ => Err(Error::new(
+            codes::CLAUDE_CONFIG_INVALID,
+            format!("{} is not a JSON object; fix it by hand (or remove it), nothing was written", path.display()),
+        )),
+    }
+}
+
 /// What `--mcp` would write.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -194,6 +242,10 @@ pub struct Plan {
     pub content: String,
     /// Whether `path` already holds exactly that.
     pub unchanged: bool,
+    /// The host's plugin root (where [`REGISTRATIONS_FILE`] lives).
+    pub root: PathBuf,
+    /// Whether `path` does not exist yet.
+    pub created: bool,
 }
 
 /// Check the config and the database, and say what to write where.
@@ -234,11 +286,11 @@ pub fn plan(host: HostKind, root: &Path, db: &Path, config: &Config, codex_home:
         }
     };
     let content = match host {
-        HostKind::Claude => render(CLAUDE_TEMPLATE, &registration),
+        HostKind::Claude => merge_claude_config(existing.as_deref(), &registration, &path)?,
         HostKind::Codex => merge_codex_config(existing.as_deref(), &registration, &path)?,
     };
     let unchanged = existing.as_deref() == Some(content.as_str());
-    Ok(Plan { host, registration, path, content, unchanged })
+    Ok(Plan { host, registration, path, content, unchanged, root: root.to_path_buf(), created: existing.is_none() })
 }
 
 /// The store must be the one `kijito-local serve` already made: a regular
@@ -263,14 +315,121 @@ pub fn check_db(db: &Path) -> std::result::Result<(), String> {
 }
 
 /// Write the plan atomically (temp + fsync + rename, 0600, never through a
-/// symlink); Codex's directory is created owner-only when missing.
+/// symlink); Codex's directory is created owner-only when missing. The file
+/// is recorded in the root's [`REGISTRATIONS_FILE`] first, so an uninstall
+/// finds everything that may have been written.
 pub fn write(plan: &Plan) -> Result<()> {
+    let mut lines = read_registrations(&plan.root)?;
+    if !lines.iter().any(|l| l.path == plan.path) {
+        lines.push(Recorded { host: plan.host, created: plan.created, path: plan.path.clone() });
+        let text: String = lines
+            .iter()
+            .map(|l| format!("{} {} {}\n", host_name(l.host), if l.created { "created" } else { "merged" }, l.path.display()))
+            .collect();
+        private::write_atomic(&plan.root.join(REGISTRATIONS_FILE), text.as_bytes())?;
+    }
     let dir =
         plan.path.parent().ok_or_else(|| Error::new(codes::CONFIG_UNREADABLE, format!("{} has no directory", plan.path.display())))?;
     if std::fs::symlink_metadata(dir).is_err() {
         private::ensure_private_dir(dir)?;
     }
     private::write_atomic(&plan.path, plan.content.as_bytes())
+}
+
+/// One line of [`REGISTRATIONS_FILE`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Recorded {
+    host: HostKind,
+    created: bool,
+    path: PathBuf,
+}
+
+fn read_registrations(root: &Path) -> Result<Vec<Recorded>> {
+    let file = root.join(REGISTRATIONS_FILE);
+    let Some(text) = read_optional(&file, codes::REGISTRATIONS_INVALID)? else { return Ok(Vec::new()) };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let (h, how, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            let host = HostKind::parse(h).ok();
+            let path = PathBuf::from(path);
+            match (host, how) {
+                (Some(host), "created" | "merged") if path.is_absolute() => Ok(Recorded { host, created: how == "created", path }),
+                _ => Err(Error::new(
+                    codes::REGISTRATIONS_INVALID,
+                    format!("{}: cannot read the line {l:?}; nothing was removed", file.display()),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Claude Code's `.mcp.json` without our server: None when nothing else is
+/// left (the file goes), else the rest (every other key and server kept).
+/// Our server is removed only when it runs `root`'s kijito-local.
+pub fn unmerge_claude_config(text: &str, root: &Path, path: &Path) -> Result<Option<String>> {
+    let mut v = parse_claude(text, path)?;
+    let ours = root.join("bin").join("kijito-local");
+    let top = v.as_object_mut().expect("parse_claude gives an object");
+    if let Some(servers) = top.get_mut("mcpServers").and_then(Value::as_object_mut) {
+        if servers.get(SERVER_NAME).and_then(|s| s["command"].as_str()) == Some(&*ours.to_string_lossy()) {
+            servers.shift_remove(SERVER_NAME);
+        }
+        if servers.is_empty() {
+            top.shift_remove("mcpServers");
+        }
+    }
+    if top.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())))
+}
+
+/// Codex's config.toml without kijito-qa's block (and the blank line
+/// `--mcp` put before it when appending): every other line byte for byte.
+pub fn unmerge_codex_config(text: &str, path: &Path) -> Result<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let bare: Vec<&str> = lines.iter().map(|l| l.trim_end_matches(['\n', '\r'])).collect();
+    let range = codex_block(&bare).map_err(|why| {
+        Error::new(codes::CODEX_CONFIG_CONFLICT, format!("{}: {why}; fix it by hand, nothing was removed", path.display()))
+    })?;
+    let Some((b, e)) = range else { return Ok(text.to_owned()) };
+    let from = if b > 0 && bare[b - 1].trim().is_empty() { b - 1 } else { b };
+    Ok(format!("{}{}", lines[..from].concat(), lines[e + 1..].concat()))
+}
+
+/// `--mcp-uninstall`: take kijito-qa's server out of every file the root's
+/// [`REGISTRATIONS_FILE`] lists (a file `--mcp` created goes when nothing
+/// else is left in it; a merged one keeps everything else), then remove the
+/// list. Fails closed (nothing more removed) on a file it cannot read or
+/// parse. Returns one sentence per file.
+pub fn unregister(root: &Path) -> Result<Vec<String>> {
+    let mut done = Vec::new();
+    for rec in read_registrations(root)? {
+        let Some(text) = read_optional(&rec.path, codes::CONFIG_UNREADABLE)? else {
+            done.push(format!("{}: already gone", rec.path.display()));
+            continue;
+        };
+        let rest = match rec.host {
+            // A file of the user's stays, as an empty object if nothing else is left.
+            HostKind::Claude => unmerge_claude_config(&text, root, &rec.path)?.or_else(|| (!rec.created).then(|| "{}\n".to_owned())),
+            HostKind::Codex => Some(unmerge_codex_config(&text, &rec.path)?).filter(|t| !(rec.created && t.trim().is_empty())),
+        };
+        match rest {
+            None => {
+                private::remove_owned(&rec.path)?;
+                done.push(format!("{}: removed (it held only kijito-qa's server)", rec.path.display()));
+            }
+            Some(t) if t == text => done.push(format!("{}: no kijito-qa server in it; left as it is", rec.path.display())),
+            Some(t) => {
+                private::write_atomic(&rec.path, t.as_bytes())?;
+                done.push(format!("{}: kijito-qa's server removed, everything else kept", rec.path.display()));
+            }
+        }
+    }
+    private::remove_owned(&root.join(REGISTRATIONS_FILE))?;
+    Ok(done)
 }
 
 fn host_name(h: HostKind) -> &'static str {
@@ -408,6 +567,47 @@ mod tests {
         }
         // a different server whose name starts the same is not ours
         assert!(merge_codex_config(Some("[mcp_servers.kijito2]\ncommand = \"y\"\n"), &reg(), path).is_ok());
+    }
+
+    #[test]
+    fn claude_config_keeps_the_users_servers_and_unmerges_to_them() {
+        let path = Path::new("/p/claude/.mcp.json");
+        let root = Path::new("/p/codex");
+        // Nothing there, or only our server: the template's bytes.
+        assert_eq!(merge_claude_config(None, &reg(), path).unwrap(), render(CLAUDE_TEMPLATE, &reg()));
+        let ours = render(CLAUDE_TEMPLATE, &reg());
+        assert_eq!(merge_claude_config(Some(&ours), &reg(), path).unwrap(), ours);
+        assert_eq!(unmerge_claude_config(&ours, root, path).unwrap(), None);
+        // The user's servers and keys kept, in their order; ours added, then taken out.
+        let user = r#"{"z": 1, "mcpServers": {"docs": {"command": "/d"}}}"#;
+        let merged = merge_claude_config(Some(user), &reg(), path).unwrap();
+        let v: Value = serde_json::from_str(&merged).unwrap();
+        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["z", "mcpServers"]);
+        assert_eq!(v["mcpServers"]["kijito"]["command"], "/p/codex/bin/kijito-local");
+        let back: Value = serde_json::from_str(&unmerge_claude_config(&merged, root, path).unwrap().unwrap()).unwrap();
+        assert_eq!(back, serde_json::from_str::<Value>(user).unwrap());
+        // A "kijito" server that runs something else is the user's: kept.
+        let theirs = r#"{"mcpServers": {"kijito": {"command": "/elsewhere"}}}"#;
+        let kept: Value = serde_json::from_str(&unmerge_claude_config(theirs, root, path).unwrap().unwrap()).unwrap();
+        assert_eq!(kept, serde_json::from_str::<Value>(theirs).unwrap());
+        // Not a JSON object: refused both ways.
+        for bad in ["[]", "{ nope", r#"{"mcpServers": 3}"#] {
+            assert_eq!(merge_claude_config(Some(bad), &reg(), path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID, "{bad}");
+        }
+        assert_eq!(unmerge_claude_config("{ nope", root, path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID);
+    }
+
+    #[test]
+    fn the_codex_block_unmerges_to_the_users_bytes() {
+        let path = Path::new("/h/.codex/config.toml");
+        let user = "model = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let once = merge_codex_config(Some(user), &reg(), path).unwrap();
+        assert_eq!(unmerge_codex_config(&once, path).unwrap(), user);
+        let tail = "\n[profiles.x]\nmodel = \"y\"\n";
+        assert_eq!(unmerge_codex_config(&format!("{once}{tail}"), path).unwrap(), format!("{user}{tail}"));
+        assert_eq!(unmerge_codex_config(&merge_codex_config(None, &reg(), path).unwrap(), path).unwrap(), "");
+        assert_eq!(unmerge_codex_config(user, path).unwrap(), user);
+        assert_eq!(unmerge_codex_config(&format!("{CODEX_BEGIN}\n"), path).unwrap_err().code(), codes::CODEX_CONFIG_CONFLICT);
     }
 
     #[test]
