@@ -5,6 +5,8 @@
 //! format on stderr and turns a result into an exit
 //! status.
 
+#![forbid(unsafe_code)]
+
 use kijito_protocol::argv::{parse, Args, Parsed, Tool};
 use kijito_protocol::command::HelperDir;
 use kijito_protocol::{codes, Error, Result};

@@ -8,6 +8,8 @@
 //! | §5 snapshot report (verifier) | [`snapshot`] |
 //! | §6 publication | [`publish`] |
 
+#![forbid(unsafe_code)]
+
 pub mod http;
 pub mod pointer;
 pub mod publish;

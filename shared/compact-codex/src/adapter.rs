@@ -132,6 +132,7 @@ impl Drop for Ends {
 
 /// Run the adapter until the TUI exits (or, headless, stdin closes).
 /// Returns the exit status: the TUI's, or 0 headless.
+#[allow(unsafe_code)]
 pub fn run(opts: &Options) -> Result<i32> {
     if opts.stdio_client && !opts.codex_args.is_empty() {
         return Err(Error::usage(codes::USAGE, "--stdio-client starts no TUI: codex arguments after -- are not allowed"));
@@ -219,6 +220,7 @@ struct Active {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[allow(unsafe_code)]
 fn serve(
     ends: &mut Ends,
     client: &mut Option<Client>,

@@ -12,6 +12,8 @@
 //! it did not see on its connection or that is not pinned to it, a
 //! compaction while a turn runs, a second compaction while one runs.
 
+#![deny(unsafe_code)]
+
 pub mod adapter;
 pub mod gatekeeper;
 pub mod msglog;

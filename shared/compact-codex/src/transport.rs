@@ -42,6 +42,7 @@ impl LineBuf {
 }
 
 /// Read once from a readable fd (after poll said so): `Ok(false)` on EOF.
+#[allow(unsafe_code)]
 pub fn read_lines(fd: RawFd, lines: &mut LineBuf, out: &mut Vec<String>) -> io::Result<bool> {
     let mut chunk = vec![0u8; 64 * 1024];
     // SAFETY: chunk is a valid, writable buffer of its length.
@@ -220,6 +221,7 @@ mod tests {
     use super::*;
     use std::os::fd::FromRawFd;
 
+    #[allow(unsafe_code)]
     fn pipe() -> (std::fs::File, std::fs::File) {
         let mut fds = [0; 2];
         // SAFETY: fds is a valid array of two ints.
@@ -229,6 +231,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn read_lines_reads_what_is_there_and_reports_the_end() {
         let (r, mut w) = pipe();
         let mut lines = LineBuf::default();

@@ -5,6 +5,8 @@
 //! commands and the tmux adapter's worker ([`worker`]). An adapter is named
 //! by [`trigger::ViaKind`], never by a string. No HTTP.
 
+#![deny(unsafe_code)]
+
 pub mod cli;
 pub mod pin;
 pub mod procfs;
@@ -65,6 +67,7 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
 /// Start `exe worker --session-id S --data-dir D --nonce N` in its own
 /// session (setsid), stdio on /dev/null, not waited for. Its lifetime is
 /// bounded by [`worker::Limits`].
+#[allow(unsafe_code)]
 pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<()> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};

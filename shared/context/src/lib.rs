@@ -16,6 +16,8 @@
 //! writing) is not JSON and is skipped; so is the first, partial line of a
 //! window that does not start at offset 0.
 
+#![forbid(unsafe_code)]
+
 pub mod statusline;
 
 use kijito_protocol::error::{Error, Result};

@@ -81,6 +81,7 @@ impl<R: Read + AsRawFd> Drain<R> {
     }
 }
 
+#[allow(unsafe_code)]
 fn set_nonblocking(fd: i32) {
     // SAFETY: fcntl on a descriptor owned by the child's pipe handle.
     unsafe {
@@ -91,6 +92,7 @@ fn set_nonblocking(fd: i32) {
     }
 }
 
+#[allow(unsafe_code)]
 fn kill_group(child: &mut Child) {
     // SAFETY: kill(2) on the process group this module created for the child.
     unsafe {
@@ -211,6 +213,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn a_grandchild_holding_the_pipe_does_not_hold_the_caller() {
         // The child exits at once; its background grandchild keeps stdout
         // open for 30 s. The caller reads for at most TRAIL after the exit,

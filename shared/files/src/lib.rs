@@ -4,6 +4,8 @@
 //! with a deadline ([`lock`]).
 //! Depends only on the protocol crate.
 
+#![deny(unsafe_code)]
+
 pub mod child;
 pub mod config;
 pub mod datadir;

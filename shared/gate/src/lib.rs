@@ -24,6 +24,8 @@
 //! | `current-pointer.json` | `record` | last recorded pointer state |
 //! | `reports/` | agent | report files named by the emitted commands |
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod compaction;
 pub mod ledger;

@@ -20,6 +20,7 @@
 /// Make the process what std's start-up would leave for a hook: fds 0-2
 /// open and SIGPIPE ignored. Any failure aborts: a hook without its three
 /// standard descriptors could write its answer into a state file.
+#[allow(unsafe_code)]
 pub fn prepare() {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
     // SAFETY: `fds` is a valid array of three pollfd for the whole call.
@@ -38,6 +39,7 @@ pub fn prepare() {
 }
 
 /// `poll` refused (EINVAL, ENOMEM, EAGAIN): ask each descriptor instead.
+#[allow(unsafe_code)]
 fn fallback_check() {
     for fd in 0..3 {
         // SAFETY: F_GETFD on any integer only reads the descriptor table.
@@ -49,6 +51,7 @@ fn fallback_check() {
 
 /// Open `/dev/null` where `fd` is closed; the lowest free descriptor is
 /// `fd` because the ones below it are open (checked in order).
+#[allow(unsafe_code)]
 fn reopen(fd: libc::c_int) {
     // SAFETY: a NUL-terminated path literal and plain flags.
     let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
@@ -78,6 +81,7 @@ mod tests {
     /// fds 0-2 are open with the closed one on /dev/null and the next free
     /// descriptor is what it was before (nothing else was opened), else 1; an abort is a
     /// failure too.
+    #[allow(unsafe_code)]
     fn in_child(closed: Option<libc::c_int>, step: fn()) -> bool {
         // SAFETY: the child only makes async-signal-safe calls (close, poll,
         // open, signal, fcntl, fstat, stat) and ends with _exit.

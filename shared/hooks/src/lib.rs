@@ -9,6 +9,8 @@
 //! so the Claude PreCompact answer is empty. PostCompact never carries
 //! `hookSpecificOutput` (both hosts reject it).
 
+#![deny(unsafe_code)]
+
 pub mod compact;
 pub mod entry;
 pub mod guard;
@@ -249,6 +251,7 @@ pub fn guarded<T>(work: impl FnOnce() -> T) -> std::result::Result<T, String> {
 /// itself, before any unwinding, so the same holds under `panic = "abort"`
 /// (the release profile of the hook binaries, docs/architecture.md).
 /// Exactly one answer is ever printed.
+#[allow(unsafe_code)]
 pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce() -> Option<String>) -> ! {
     let on_panic = fallback.clone();
     std::panic::set_hook(Box::new(move |info| {
@@ -271,6 +274,7 @@ pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce()
 }
 
 /// Print `answer` unless one was already printed, then exit 0.
+#[allow(unsafe_code)]
 fn finish(answer: Option<&str>) -> ! {
     if answer_once(answer) {
         std::process::exit(0);

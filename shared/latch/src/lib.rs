@@ -28,6 +28,8 @@
 //! | continuity-break phrases | [`detect`] |
 //! | secret redaction | [`redact`] |
 
+#![forbid(unsafe_code)]
+
 /// Stable codes (`kijito_memory_latch_failed:<code>`).
 pub mod codes {
     pub use kijito_protocol::codes::latch::*;

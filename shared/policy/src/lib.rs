@@ -24,6 +24,8 @@
 //! line, a Makefile target or an SQL file redirected into a client will do.
 //! A command it cannot read whole is a tripwire (`tripwire_shell_unparsed`).
 
+#![forbid(unsafe_code)]
+
 pub mod call;
 pub mod classify;
 pub mod decide;

@@ -13,6 +13,8 @@
 //! | errors and codes | [`error`] |
 //! | the UTC calendar | [`clock`] |
 
+#![forbid(unsafe_code)]
+
 pub mod argv;
 pub mod clock;
 pub mod codes;

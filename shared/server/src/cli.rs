@@ -118,6 +118,7 @@ fn serve(args: &Args) -> Result<i32> {
     Ok(0)
 }
 
+#[allow(unsafe_code)]
 fn mcp(args: &Args) -> Result<i32> {
     let db = path_flag(args, "--db")?.ok_or_else(|| Error::usage(kijito_protocol::codes::cli::MISSING_FLAG, "--db is required"))?;
     let config = kijito_files::config::Config::load_with_plugin_options()?;

@@ -55,6 +55,7 @@ struct Server {
 }
 
 impl Drop for Server {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         // SAFETY: kill(2) on our own child's pid; no memory is touched.
         unsafe {

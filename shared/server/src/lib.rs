@@ -24,6 +24,8 @@
 //! connection is closed after 10 s. The bearer token is checked on the head,
 //! before any fault, request-log line, occurrence count or body buffer.
 
+#![deny(unsafe_code)]
+
 pub mod api;
 pub mod cli;
 pub mod demo;
@@ -188,6 +190,7 @@ impl Registry {
 
 /// Wait up to `ms` for the listener to become readable (a connection to
 /// accept).
+#[allow(unsafe_code)]
 fn wait_readable(listener: &TcpListener, ms: i32) -> bool {
     use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
@@ -319,10 +322,12 @@ pub mod signals {
         set: libc::sigset_t,
     }
 
+    #[allow(unsafe_code)]
     // SAFETY: a sigset_t is plain data.
     unsafe impl Send for Blocked {}
 
     /// Block SIGTERM and SIGINT in this thread (and every thread it spawns).
+    #[allow(unsafe_code)]
     pub fn block() -> Result<Blocked> {
         // SAFETY: sigemptyset/sigaddset initialise the local set;
         // pthread_sigmask only reads it.
@@ -340,6 +345,7 @@ pub mod signals {
 
     impl Blocked {
         /// Wait until SIGTERM or SIGINT arrives; returns the signal number.
+        #[allow(unsafe_code)]
         pub fn wait(&self) -> i32 {
             let mut sig: libc::c_int = 0;
             loop {
@@ -356,6 +362,7 @@ pub mod signals {
 /// Run `serve` until SIGTERM/SIGINT: block the signals, bind, call `ready`
 /// with the bound address (print the listening line there), serve, and stop
 /// cleanly when a signal arrives.
+#[allow(unsafe_code)]
 pub fn serve_until_signal(config: &Config, ready: impl FnOnce(SocketAddr) -> Result<()>) -> Result<()> {
     let blocked = signals::block()?;
     // Owner-only for everything SQLite creates beside the database (-wal, -shm).

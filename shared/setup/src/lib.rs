@@ -13,6 +13,8 @@
 //! | [`permissions`] | `kijito-setup --allow-helpers`: the hosts' allow rules for the agent's helper commands; the doctor's `permissions` check |
 //! | [`proc`] | running a child with bounded time and output |
 
+#![forbid(unsafe_code)]
+
 /// Stable codes of kijito-setup and kijito-doctor.
 pub mod codes {
     pub use kijito_protocol::codes::setup::*;

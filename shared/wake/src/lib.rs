@@ -14,6 +14,8 @@
 //! | the finding table (code, severity, check, step) | [`codes`] |
 //! | the per-anchor deep audit (lifecycle, corrections, scarred) | [`anchor`] |
 
+#![forbid(unsafe_code)]
+
 pub mod anchor;
 pub mod cli;
 pub mod codes;
