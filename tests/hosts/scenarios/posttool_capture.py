@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """kijito-qa (issue 21 item 3, measurement only): a throwaway capture hook.
-posttool_capture.py LOG: appends one JSON line to LOG (0600): the hook's stdin, the event it
+posttool_capture.py LOG [KEY]: appends one JSON line to LOG (0600): the hook's stdin, the event it
 was run for, its environment variable names (values only for a short list that tells hosts and
 modes apart), whether fds 0/1/2 are ttys, and its parent chain (comm, argv) up to pid 1.
 Prints nothing and exits 0 (the call is allowed), except: a PreToolUse whose tool_input holds
-the string "deny-me" is denied (to see whether a call our hook denied gets a PostToolUse).
+the string "deny-me" is denied (to see whether a call our hook denied gets a PostToolUse); with
+KEY, one holding "ask-me" is answered "ask", and in a tmux pane KEY is typed 4 s later (the user's
+answer to the host's dialog).
 Registered only in a run's throwaway host config (record_posttool.py), never in a template."""
 import json
 import os
@@ -90,6 +92,18 @@ try:
     os.write(fd, (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
 finally:
     os.close(fd)
-if rec["event"] == "PreToolUse" and "deny-me" in json.dumps(data.get("tool_input")):
+if rec["event"] == "PreToolUse" and "ask-me" in json.dumps(data.get("tool_input")) and len(sys.argv) > 2:
+    # ask in the host's own dialog; in a TUI run, answer it after 4 s by typing sys.argv[2] (a tmux
+    # key name such as 1 or Escape) into the pane, from a detached child (the dialog waits for us to exit)
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                             "permissionDecisionReason": "capture hook: ask-me"}}))
+    tmux = os.environ.get("HOST_E2E_REAL_TMUX") or "tmux"
+    if os.environ.get("TMUX_PANE") and os.fork() == 0:
+        os.setsid()
+        nul = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(nul, fd)
+        os.execvp("sh", ["sh", "-c", 'sleep 4; "$0" send-keys -t "$TMUX_PANE" "$1"', tmux, sys.argv[2]])
+elif rec["event"] == "PreToolUse" and "deny-me" in json.dumps(data.get("tool_input")):
     print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                              "permissionDecisionReason": "capture hook: deny-me"}}))
