@@ -9,7 +9,9 @@ PostToolUse and PostToolUseFailure stdin; it denies a call whose input holds "de
 model makes one call per prompt (HOST-E2E-RUN-CALL, lib/he2e/policy_driver.py): calls that
 succeed, fail, are refused by the host itself, or are denied by the hook. FIXTURE gets, in order,
 the model calls, the tool results the model got, and every hook stdin (paths of the run's work dir
-become /home/user and /home/user/project), plus per tool_use_id the events that fired."""
+become /home/user and /home/user/project), plus per tool_use_id the events that fired.
+With --check (first after FIXTURE) FIXTURE is only read: the run's facts (per call, in order, the
+events that fired) are compared with it; exit 1 and a diff when they differ."""
 import json
 import os
 import re
@@ -60,9 +62,17 @@ def sanitize(text, host):
     return text.replace("{cwd}", "/home/user/project")
 
 
+def facts(record):
+    """What the fixture asserts: per tool call, in order, the events that fired."""
+    return [[e["event"] for e in v] for v in record["events_by_tool_use_id"].values()]
+
+
 def main():
     host, fixture = sys.argv[1], sys.argv[2]
     extra = sys.argv[3:]
+    check = extra[:1] == ["--check"]
+    if check:
+        extra = extra[1:]
     tmp = tempfile.mkdtemp(prefix="record-posttool.")
     try:
         log = os.path.join(tmp, "capture.jsonl")
@@ -122,6 +132,15 @@ def main():
                   "events_by_tool_use_id": by_id,
                   "hook_stdin": [r["stdin"] for r in recs]}
         text = sanitize(json.dumps(record, indent=2, ensure_ascii=False), host)
+        if check:
+            with open(fixture) as f:
+                want = facts(json.load(f))
+            got = facts(record)
+            if got != want:
+                print("record_posttool: %s differs from %s:\n  fixture %s\n  now     %s" % (host, fixture, want, got))
+                return 1
+            print("record_posttool: %s matches %s" % (host, fixture))
+            return 0 if rc == 0 else 1
         os.makedirs(os.path.dirname(os.path.abspath(fixture)), exist_ok=True)
         with open(fixture, "w") as f:
             f.write(text + "\n")

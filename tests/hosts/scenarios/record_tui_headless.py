@@ -6,7 +6,9 @@ on PreToolUse and the same Bash call by the fake model, `--allowedTools=Bash`: `
 tui-claude` (the TUI in a tmux pane), the same with `--permission-mode default`, and `host-e2e
 claude --scenario plain` (`claude -p`). FIXTURE gets each run's PreToolUse stdin, env (names; values
 of the few that differ), tty-ness of the hook's fds and the host's fds, controlling terminal and
-parent chain, then the differences (paths sanitised to /home/user...)."""
+parent chain, then the differences (paths sanitised to /home/user...). With --check (first after
+FIXTURE) FIXTURE is only read and the facts that tell TUI from headless are compared with it
+(exit 1 when they differ)."""
 import json
 import re
 import os
@@ -56,8 +58,23 @@ def scrub(text, tmp):
     return re.sub(r"/[^\"\s]*?/node_modules/\.bin/", "<bin-dir>/", text)
 
 
+def facts(rec):
+    """The measured tells, per run: permission_mode, CLAUDE_CODE_ENTRYPOINT, the host's fd 0 on a pty,
+    the hook's own fds ttys, a controlling terminal, `-p` in the host's argv."""
+    out = {}
+    for name, r in rec["runs"].items():
+        host_argv = next((p for p in r["parents"] if "claude" in (p[0] if p else "")), [])
+        out[name] = [r["stdin"].get("permission_mode"), r["env"].get("CLAUDE_CODE_ENTRYPOINT"),
+                     str((r.get("host_fds") or {}).get("0")).startswith("/dev/pts/"),
+                     any(r["isatty"].values()), r["controlling_tty"]["dev_tty_opens"], "-p" in host_argv]
+    return out
+
+
 def main():
     fixture, extra = sys.argv[1], sys.argv[2:]
+    check = extra[:1] == ["--check"]
+    if check:
+        extra = extra[1:]
     tmp = tempfile.mkdtemp(prefix="record-tui-headless.")
     try:
         runs = {"tui": run(tmp, "tui", extra),
@@ -79,6 +96,13 @@ def main():
                "note": "differences are listed as [tui, headless]", "differences": diff, "runs": runs}
         text = sanitize(json.dumps(rec, indent=2, ensure_ascii=False), "claude")
         text = scrub(text, tmp)
+        if check:
+            with open(fixture) as f:
+                want = facts(json.load(f))
+            got = facts(json.loads(text))
+            print("record_tui_headless: %s %s\n  fixture %s\n  now     %s"
+                  % ("matches" if got == want else "DIFFERS from", fixture, want, got))
+            return 0 if got == want else 1
         with open(fixture, "w") as f:
             f.write(text + "\n")
         print(fixture)
