@@ -360,7 +360,7 @@ pub struct HelperCommand {
     pub args: Vec<(&'static str, String)>,
 }
 
-fn fail(code: &str, msg: impl Into<String>) -> Error {
+fn fail(code: codes::Code, msg: impl Into<String>) -> Error {
     Error::new(code, msg)
 }
 
