@@ -332,7 +332,7 @@ fn errors_take_their_codes_from_the_registry() {
             bad.push(format!("{path}:{line}: {what}"));
         }
     }
-    assert!(bad.is_empty(), "use a kijito_protocol::codes constant (and Error::is / Kind to compare), not a literal:\n{}", bad.join("\n"));
+    assert!(bad.is_empty(), "use a codes! enum constant (and Error::code_as / Kind to compare), not a literal:\n{}", bad.join("\n"));
 }
 
 /// Every area's code enum (`kijito_protocol::codes!`), with its name.

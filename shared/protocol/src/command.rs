@@ -1061,7 +1061,7 @@ mod tests {
         assert!(!deny("echo \"$HOME\""));
         assert!(matches!(guard_line("ls", Some(&dir)), Verdict::Unrelated));
         assert!(
-            matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN)
+            matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code_as() == Some(codes::ROOT_UNKNOWN))
         );
     }
 }
