@@ -333,23 +333,90 @@ fn errors_take_their_codes_from_the_registry() {
             bad.push(format!("{path}:{line}: {what}"));
         }
     }
-    assert!(bad.is_empty(), "use a kijito_protocol::codes constant (and Error::is / Kind to compare), not a literal:\n{}", bad.join("\n"));
+    assert!(bad.is_empty(), "use a codes! enum constant (and Error::code_as / Kind to compare), not a literal:\n{}", bad.join("\n"));
 }
+
+/// Every area's code enum (`kijito_protocol::codes!`), with its name.
+fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
+    fn spellings<C: kijito_protocol::error::CodeSet>(all: &[C]) -> Vec<&'static str> {
+        all.iter().map(|c| c.as_str()).collect()
+    }
+    vec![
+        ("ids", spellings(kijito_protocol::codes::ids::Code::ALL)),
+        ("snapshot", spellings(kijito_protocol::codes::snapshot::Code::ALL)),
+        ("command", spellings(kijito_protocol::codes::command::Code::ALL)),
+        ("files", spellings(kijito_protocol::codes::files::Code::ALL)),
+        ("config", spellings(kijito_protocol::codes::config::Code::ALL)),
+        ("data_dir", spellings(kijito_protocol::codes::data_dir::Code::ALL)),
+        ("token", spellings(kijito_protocol::codes::token::Code::ALL)),
+        ("http", spellings(kijito_protocol::codes::http::Code::ALL)),
+        ("publish", spellings(kijito_protocol::codes::publish::Code::ALL)),
+        ("pass", spellings(kijito_protocol::codes::pass::Code::ALL)),
+        ("report", spellings(kijito_protocol::codes::report::Code::ALL)),
+        ("compaction", spellings(kijito_protocol::codes::compaction::Code::ALL)),
+        ("summary", spellings(kijito_protocol::codes::summary::Code::ALL)),
+        ("record", spellings(kijito_protocol::codes::record::Code::ALL)),
+        ("hooks", spellings(kijito_protocol::codes::hooks::Code::ALL)),
+        ("server", spellings(kijito_protocol::codes::server::Code::ALL)),
+        ("store", spellings(kijito_protocol::codes::store::Code::ALL)),
+        ("faults", spellings(kijito_protocol::codes::faults::Code::ALL)),
+        ("render", spellings(kijito_protocol::codes::render::Code::ALL)),
+        ("manifest", spellings(kijito_protocol::codes::manifest::Code::ALL)),
+        ("cli", spellings(kijito_protocol::codes::cli::Code::ALL)),
+        ("gate", spellings(kijito_protocol::codes::gate::Code::ALL)),
+        ("fetch", spellings(kijito_protocol::codes::fetch::Code::ALL)),
+        ("wake", spellings(kijito_protocol::codes::wake::Code::ALL)),
+        ("latch", spellings(kijito_protocol::codes::latch::Code::ALL)),
+        ("local", spellings(kijito_protocol::codes::local::Code::ALL)),
+        ("trigger", spellings(kijito_protocol::codes::trigger::Code::ALL)),
+        ("setup", spellings(kijito_protocol::codes::setup::Code::ALL)),
+        ("context", spellings(kijito_protocol::codes::context::Code::ALL)),
+        ("compact_codex", spellings(kijito_protocol::codes::compact_codex::Code::ALL)),
+        ("compact", spellings(kijito_protocol::codes::compact::Code::ALL)),
+        ("policy", spellings(kijito_protocol::codes::policy::Code::ALL)),
+        ("setup::setup", spellings(kijito_setup::setup::codes::Code::ALL)),
+        ("setup::mcp", spellings(kijito_setup::mcp::codes::Code::ALL)),
+        ("setup::permissions", spellings(kijito_setup::permissions::codes::Code::ALL)),
+    ]
+}
+
+/// Codes spelled alike in two areas on purpose (one meaning, raised by two
+/// crates); every other spelling belongs to exactly one enum.
+const SHARED_SPELLINGS: &[&str] = &[
+    "invalid_path",
+    "verifier_unreadable",
+    "pass_missing",
+    "transcript_not_found",
+    "transcript_symlink",
+    "transcript_not_regular",
+    "transcript_not_owned",
+    "transcript_unreadable",
+    "spawn_failed",
+];
 
 #[test]
 fn every_registry_code_is_snake_case() {
-    let text = std::fs::read_to_string(Path::new(ROOT).join("shared/protocol/src/codes.rs")).unwrap();
+    let registry = registry();
+    // Every `codes!` invocation of the workspace is in `registry()`.
+    let invocations: usize = non_test_sources()
+        .iter()
+        .map(|(_, t)| t.lines().map(str::trim).filter(|l| !l.starts_with("//") && l.ends_with("codes! {")).count())
+        .sum();
+    assert_eq!(invocations, registry.len(), "a codes! area is missing from registry()");
     let mut count = 0;
-    for line in text.lines().map(str::trim).filter(|l| l.starts_with("pub const ")) {
-        let name = line["pub const ".len()..].split(':').next().unwrap();
-        assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "{line}");
-        let value = line.split('"').nth(1).unwrap_or_else(|| panic!("{line}"));
-        assert!(
-            value.starts_with(|c: char| c.is_ascii_lowercase())
-                && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
-            "{line}"
-        );
-        count += 1;
+    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+    for (area, codes) in &registry {
+        for code in codes {
+            assert!(
+                code.starts_with(|c: char| c.is_ascii_lowercase())
+                    && code.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{area}: {code}"
+            );
+            if let Some(first) = owner.insert(code, area) {
+                assert!(SHARED_SPELLINGS.contains(code), "{code} is in both {first} and {area}");
+            }
+            count += 1;
+        }
     }
     assert!(count > 200, "only {count} codes found");
 }

@@ -338,6 +338,6 @@ fn the_tool_path_verifies_key_mode_alike() {
     assert!(matches!(token_latch.user_prompt(now + 6, &t.token).unwrap(), Some(PromptOutcome::Confirmed { .. })));
     assert_eq!(l.tool_gate(now + 7, call, &|_, _, _| false).unwrap_err().code(), "consent_signature_required");
     // an unusable consent configuration refuses even a good record
-    let broken = consent::Setting { invalid: Some(("consent_config_insecure".into(), "test".into())), ..setting };
+    let broken = consent::Setting { invalid: Some((kijito_latch::codes::CONSENT_CONFIG_INSECURE.into(), "test".into())), ..setting };
     assert_eq!(open(broken).tool_gate(now + 8, call, &|_, _, _| false).unwrap_err().code(), "consent_config_insecure");
 }

@@ -64,7 +64,7 @@ fn forging_every_chained_file_and_the_ledger_attests() {
     );
     let heads = c.world.home.join("latch-heads");
     support::snapshot::private_dir(&heads);
-    let line = kijito_gate::ledger::LedgerEntry::of(&ticket, &bytes, "pass_already_consumed", now - 2000).to_line();
+    let line = kijito_gate::ledger::LedgerEntry::of(&ticket, &bytes, kijito_gate::pass::codes::PASS_CONSUMED, now - 2000).to_line();
     write_private(&ledger_file(&c), line.as_bytes());
     let r = Reentry {
         session_id: sid(),

@@ -331,7 +331,8 @@ fn red_report_for_a_failed_known_bad_control_has_the_red_shape() {
     // The control is built in and cannot be made to fail from outside, so
     // the red report for it is checked on the library function.
     let pointer = kijito_protocol::ids::MemoryId::new(21813).unwrap();
-    let failure = kijito_protocol::error::Error::new("known_bad_control_failed", "the control classified as current");
+    let failure =
+        kijito_protocol::error::Error::new(kijito_protocol::render::KNOWN_BAD_CONTROL_FAILED, "the control classified as current");
     let v = kijito_client::snapshot::red_report(
         pointer,
         &failure,

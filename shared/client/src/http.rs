@@ -32,7 +32,7 @@ pub mod codes {
 
 /// A failure of the service itself (unreachable, slow, redirecting,
 /// oversize or malformed answer): [`Kind::Service`].
-pub fn service_error(code: &str, message: impl Into<String>) -> Error {
+pub fn service_error(code: codes::Code, message: impl Into<String>) -> Error {
     Error::new(code, message).with_kind(Kind::Service)
 }
 
@@ -327,7 +327,7 @@ pub(crate) mod script {
             self.seen.lock().unwrap().push(request.clone());
             let mut answers = self.answers.lock().unwrap();
             if answers.is_empty() {
-                return Err(Error::new("script_exhausted", "no more answers"));
+                return Err(Error::new(codes::NETWORK, "no more answers"));
             }
             answers.remove(0)
         }

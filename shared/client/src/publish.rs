@@ -100,7 +100,7 @@ impl Plan {
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_rollback_path(path: &AbsPath) -> Result<()> {
     private::check_new_file_path(path.as_path()).map_err(|e| {
-        let hint = if e.is(private::codes::EXISTS) { "; each publication needs a fresh path" } else { "" };
+        let hint = if e.code_as() == Some(private::codes::EXISTS) { "; each publication needs a fresh path" } else { "" };
         Error::new(codes::ROLLBACK_PATH, format!("rollback file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
     })
 }

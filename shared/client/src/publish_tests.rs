@@ -51,11 +51,11 @@ fn the_ownership_check_accepts_only_our_own_live_lease() {
         r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"codex","lease_expired":false}}"#
             .to_owned();
     let cases: Vec<(Result<Response>, &str)> = vec![
-        (ok(&self_claim("claude", false)), codes::OWNERSHIP_UNVERIFIED),
-        (ok(&self_claim("codex", true)), codes::OWNERSHIP_UNVERIFIED),
-        (ok(&other_reason), codes::OWNERSHIP_UNVERIFIED),
-        (ok(CLAIMED), codes::OWNERSHIP_LOST),
-        (Err(http::service_error(http::codes::TIMEOUT, "t")), codes::OWNERSHIP_UNVERIFIED),
+        (ok(&self_claim("claude", false)), codes::OWNERSHIP_UNVERIFIED.as_str()),
+        (ok(&self_claim("codex", true)), codes::OWNERSHIP_UNVERIFIED.as_str()),
+        (ok(&other_reason), codes::OWNERSHIP_UNVERIFIED.as_str()),
+        (ok(CLAIMED), codes::OWNERSHIP_LOST.as_str()),
+        (Err(http::service_error(http::codes::TIMEOUT, "t")), codes::OWNERSHIP_UNVERIFIED.as_str()),
     ];
     for (answer, code) in cases {
         let d = private_tmp();
@@ -162,11 +162,11 @@ fn the_pointer_must_be_current_and_at_the_expected_digest() {
     let d = private_tmp();
     let a = api(vec![ok(CLAIMED), get_marked(&old, " \u{b7} eroded"), ok(RELEASED)]);
     let err = publish(&a, &plan(d.path(), &old, &new), 9).unwrap_err();
-    assert_eq!((err.code(), err.detail().unwrap()["reason"].as_str()), (codes::CONFLICT, Some("pointer_retired")));
+    assert_eq!((err.code(), err.detail().unwrap()["reason"].as_str()), (codes::CONFLICT.as_str(), Some("pointer_retired")));
     assert!(!d.path().join("rollback.json").exists());
     let a = api(vec![ok(CLAIMED), get(&manifest("other")), ok(RELEASED)]);
     let err = publish(&a, &plan(d.path(), &old, &new), 9).unwrap_err();
-    assert_eq!((err.code(), err.detail().unwrap()["reason"].as_str()), (codes::CONFLICT, Some("digest_mismatch")));
+    assert_eq!((err.code(), err.detail().unwrap()["reason"].as_str()), (codes::CONFLICT.as_str(), Some("digest_mismatch")));
     assert_eq!(methods(&a), [Method::Post, Method::Get, Method::Post]);
     assert!(!d.path().join("rollback.json").exists());
 }
@@ -191,7 +191,7 @@ fn a_failed_release_is_reported_with_the_publication() {
     let detail = err.detail().unwrap();
     assert_eq!(detail["publishFailure"], codes::NOT_FOUND_OR_FORBIDDEN);
     assert_eq!(detail["release"], "was refused (released:false)");
-    assert!(err.message().contains(codes::NOT_FOUND_OR_FORBIDDEN), "{}", err.message());
+    assert!(err.message().contains(codes::NOT_FOUND_OR_FORBIDDEN.as_str()), "{}", err.message());
     // A failed publication with a good release is just the failure.
     let (_d, _a, r) = run(vec![Err(http::status_error(403)), get(&manifest("old")), ok(RELEASED)]);
     assert_eq!(r.unwrap_err().code(), codes::NOT_FOUND_OR_FORBIDDEN);
@@ -311,11 +311,14 @@ fn the_file_bounds_as_numbers() {
     assert_eq!(e.code(), "pointer_manifest_invalid", "{e:?}");
     std::fs::write(&content, vec![b' '; 65_537]).unwrap();
     let e = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json"))).unwrap_err();
-    assert_eq!((e.code(), e.detail().unwrap()["reason"].as_str()), (codes::CONTENT_FILE, Some(private::codes::TOO_LARGE)));
+    assert_eq!(
+        (e.code(), e.detail().unwrap()["reason"].as_str()),
+        (codes::CONTENT_FILE.as_str(), Some(private::codes::TOO_LARGE.as_str()))
+    );
     let art = d.path().join("a.json");
     private::write_atomic(&art, &vec![b' '; 6_356_992]).unwrap();
     let e = read_rollback_artifact(&abs(&art), pid(), lock()).unwrap_err();
-    assert_eq!((e.code(), e.message()), (codes::ROLLBACK_ARTIFACT, "rollback artifact is not JSON"));
+    assert_eq!((e.code(), e.message()), (codes::ROLLBACK_ARTIFACT.as_str(), "rollback artifact is not JSON"));
     private::write_atomic(&art, &vec![b' '; 6_356_993]).unwrap();
     let e = read_rollback_artifact(&abs(&art), pid(), lock()).unwrap_err();
     assert_eq!(e.detail().unwrap()["reason"], private::codes::TOO_LARGE);

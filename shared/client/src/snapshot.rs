@@ -57,7 +57,7 @@ pub struct Snapshot {
 /// directory must be owned by the user, not group/other writable, not a symlink.
 pub fn check_report_path(path: &AbsPath) -> Result<()> {
     private::check_new_file_path(path.as_path()).map_err(|e| {
-        let hint = if e.is(private::codes::EXISTS) { "; each boot needs a fresh report path" } else { "" };
+        let hint = if e.code_as() == Some(private::codes::EXISTS) { "; each boot needs a fresh report path" } else { "" };
         Error::new(codes::REPORT_FILE, format!("report file: {}{hint}", e.message())).with_detail(json!({"reason": e.code()}))
     })
 }
@@ -177,7 +177,7 @@ pub fn running_verifier() -> Result<Digest> {
 
 /// The red report: why a run failed. It can never pass for green.
 pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verified_at_ms: u64, verifier: &Digest) -> Value {
-    let control = if failure.is(render::KNOWN_BAD_CONTROL_FAILED) { "failed" } else { "passed" };
+    let control = if failure.code_as() == Some(render::KNOWN_BAD_CONTROL_FAILED) { "failed" } else { "passed" };
     json!({
         "schema": REPORT_SCHEMA,
         "verdict": "red",

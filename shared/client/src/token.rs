@@ -30,8 +30,11 @@ impl Token {
     /// Read and validate the token file.
     pub fn read(path: &Path) -> Result<Token> {
         let rules = FileRules { owner_only: true, min_bytes: 1, max_bytes: MAX_TOKEN_FILE_BYTES };
-        let (bytes, _) = private::read_checked(path, rules)
-            .map_err(|e| Error::new(format!("token_{}", e.code()), format!("token file: {}", e.message())).with_kind(Kind::Local))?;
+        let (bytes, _) = private::read_checked(path, rules).map_err(|e| {
+            // Every read failure is a kijito-files code; anything else reads as a failed read.
+            let code = codes::file_code(e.code_as().unwrap_or(private::codes::READ));
+            Error::new(code, format!("token file: {}", e.message())).with_kind(Kind::Local)
+        })?;
         Token::from_file_bytes(&bytes)
     }
 

@@ -74,7 +74,7 @@ pub struct Options {
     pub bounds: Bounds,
 }
 
-fn io_err(code: &'static str, what: &str, e: impl std::fmt::Display) -> Error {
+fn io_err(code: codes::Code, what: &str, e: impl std::fmt::Display) -> Error {
     Error::new(code, format!("{what}: {e}"))
 }
 

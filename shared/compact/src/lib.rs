@@ -22,7 +22,10 @@ use trigger::{Pin, Request, TurnState, Via, ViaKind};
 
 /// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
 pub mod codes {
+    /// The two areas' enums (their constants are both glob-exported above).
+    pub use crate::trigger::codes::Code as TriggerCode;
     pub use crate::trigger::codes::*;
+    pub use kijito_protocol::codes::compact::Code;
     pub use kijito_protocol::codes::compact::*;
 }
 
@@ -49,7 +52,7 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
         }
     }
     let (mut r, pin) = trigger::create_request(&qa, s, now_ms).map_err(|e| {
-        if e.code() == codes::NO_SAFE_TRIGGER {
+        if e.code_as() == Some(codes::NO_SAFE_TRIGGER) {
             Error::new(codes::NO_SAFE_TRIGGER, format!("{} {ASK_USER}", e.message()))
         } else {
             e

@@ -260,7 +260,9 @@ impl Tmux for FakeTmux {
     }
     fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
         self.log.borrow_mut().push(format!("list-clients {socket} {pane}"));
-        self.clients.borrow().clone().map_err(|code| kijito_protocol::Error::new(code, "fake"))
+        self.clients.borrow().clone().map_err(|code| {
+            kijito_protocol::Error::new(kijito_protocol::codes::compact::Code::parse(code).expect("a compact code"), "fake")
+        })
     }
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {
         if self.fail_literal.get() {
@@ -475,19 +477,19 @@ fn worker_never_types_into_a_gone_pane_or_with_the_kill_switch() {
         let want = match case {
             "gone" => {
                 tmux.pane_pid.set(None);
-                codes::PANE_GONE
+                codes::PANE_GONE.as_str()
             }
             "other" => {
                 procs.add(HOST_PID, PANE_PID, 1, &["bash"]);
-                codes::PANE_PROCESS_CHANGED
+                codes::PANE_PROCESS_CHANGED.as_str()
             }
             "kill" => {
                 std::fs::write(trigger::kill_switch(&d.data), b"").unwrap();
-                codes::KILL_SWITCH
+                codes::KILL_SWITCH.as_str()
             }
             _ => {
                 clock.0.set(900 + kijito_gate::PASS_MAX_AGE_MS + 1);
-                "pass_stale"
+                kijito_gate::pass::codes::PASS_STALE.as_str()
             }
         };
         let state = run_with(&d, &tmux, &procs, &clock, &|_| {});
@@ -933,7 +935,7 @@ fn worker_waits_after_the_user_typed_and_types_after_a_later_quiet_stop() {
     let clock = Clock(Cell::new(1000));
     let state = run_with(&d, &tmux, &FakeProcs::standard(), &clock, &|now| {
         let r = trigger::read_request(&qa, &sid()).unwrap().unwrap();
-        if seen.get().is_none() && r.note.as_deref() == Some(codes::USER_TYPED) {
+        if seen.get().is_none() && r.note.as_deref() == Some(codes::USER_TYPED.as_str()) {
             seen.set(Some(now));
             assert_eq!(r.state, RequestState::Pending);
             assert_eq!(crate::status(&d.data, &sid()).unwrap()["reason"], codes::USER_TYPED);
@@ -957,11 +959,11 @@ fn worker_waits_after_the_user_typed_and_types_after_a_later_quiet_stop() {
 fn worker_sends_nothing_more_when_a_check_fails_between_the_keystrokes() {
     type Between = fn(&FakeTmux, &Dir);
     let cases: [(&str, Between, &str); 5] = [
-        ("kill switch", |_, d| std::fs::write(trigger::kill_switch(&d.data), b"").unwrap(), codes::KILL_SWITCH),
-        ("pane gone", |t, _| t.pane_pid.set(None), codes::PANE_GONE),
-        ("respawned", |t, _| t.pane_pid.set(Some(4444)), codes::PANE_PROCESS_CHANGED),
-        ("user typed", |t, _| *t.clients.borrow_mut() = Ok(vec![99]), codes::USER_TYPED),
-        ("clients unreadable", |t, _| *t.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE), codes::TMUX_UNAVAILABLE),
+        ("kill switch", |_, d| std::fs::write(trigger::kill_switch(&d.data), b"").unwrap(), codes::KILL_SWITCH.as_str()),
+        ("pane gone", |t, _| t.pane_pid.set(None), codes::PANE_GONE.as_str()),
+        ("respawned", |t, _| t.pane_pid.set(Some(4444)), codes::PANE_PROCESS_CHANGED.as_str()),
+        ("user typed", |t, _| *t.clients.borrow_mut() = Ok(vec![99]), codes::USER_TYPED.as_str()),
+        ("clients unreadable", |t, _| *t.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE.as_str()), codes::TMUX_UNAVAILABLE.as_str()),
     ];
     for (name, between, code) in cases {
         let d = std::rc::Rc::new(data_dir());
@@ -975,7 +977,7 @@ fn worker_sends_nothing_more_when_a_check_fails_between_the_keystrokes() {
         assert_eq!(state, RequestState::Failed { code: code.into() }, "{name}");
         assert_eq!(sends(&tmux), vec!["send-keys -S /tmp/kijito-test-tmux/sock -t %3 -l /compact"], "{name}: no Enter");
         let r = trigger::read_request(&d.qa, &sid()).unwrap().unwrap();
-        assert_eq!(r.note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER), "{name}");
+        assert_eq!(r.note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER.as_str()), "{name}");
         assert_eq!(crate::status(&d.data, &sid()).unwrap()["reason"], codes::COMPACT_LEFT_IN_COMPOSER, "{name}");
     }
 }
@@ -990,7 +992,7 @@ fn worker_send_failures_and_unreadable_clients() {
     tmux.fail_enter.set(true);
     let state = run_with(&d, &tmux, &FakeProcs::standard(), &Clock(Cell::new(1000)), &|_| {});
     assert_eq!(state, RequestState::Failed { code: codes::SEND_FAILED.into() });
-    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER));
+    assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(), Some(codes::COMPACT_LEFT_IN_COMPOSER.as_str()));
     // the literal fails: nothing typed, nothing left behind
     let d = data_dir();
     setup(&d);
@@ -1006,7 +1008,7 @@ fn worker_send_failures_and_unreadable_clients() {
     setup(&d);
     write_turn(&d, &turn(Some(950), 1001));
     let tmux = FakeTmux::new(|| {});
-    *tmux.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE);
+    *tmux.clients.borrow_mut() = Err(codes::TMUX_UNAVAILABLE.as_str());
     let state = run_with(&d, &tmux, &FakeProcs::standard(), &Clock(Cell::new(1000)), &|_| {});
     assert_eq!(state, RequestState::Failed { code: codes::TMUX_UNAVAILABLE.into() });
     assert!(sends(&tmux).is_empty());
@@ -1027,7 +1029,7 @@ fn worker_send_failures_and_unreadable_clients() {
     assert!(sends(&tmux).is_empty());
     assert_eq!(
         trigger::read_request(&d.qa, &sid()).unwrap().unwrap().note.as_deref(),
-        Some(codes::USER_TYPED),
+        Some(codes::USER_TYPED.as_str()),
         "the last waiting reason is kept"
     );
 }
@@ -1230,7 +1232,7 @@ fn turn_hook_pending_request_and_worker_arguments() {
     assert_eq!(crate::hook_session_start(&d.qa, &sid(), true, 1), crate::PinOutcome::Subagent);
     // the worker: a nonce that is not one is a usage error; no pin ends it at once
     let e = crate::run_worker(&d.data, &sid(), "xyz").unwrap_err();
-    assert_eq!((e.code(), e.exit_status()), (kijito_protocol::codes::cli::INVALID_ARGUMENT, 2));
+    assert_eq!((e.code(), e.exit_status()), (kijito_protocol::codes::cli::INVALID_ARGUMENT.as_str(), 2));
     assert_eq!(crate::run_worker(&d.data, &sid(), NONCE).unwrap_err().code(), codes::PIN_CHANGED);
 }
 
@@ -1242,7 +1244,7 @@ fn fake_codex(a: crate::cli::CodexArgs) -> Result<i32> {
     let failing = a.codex_args.is_empty();
     CODEX_SEEN.with(|s| *s.borrow_mut() = Some(a));
     if failing {
-        return Err(kijito_protocol::Error::new("fake_failure", "no TUI args"));
+        return Err(kijito_protocol::Error::new(kijito_protocol::codes::compact::SEND_FAILED, "no TUI args"));
     }
     Ok(7)
 }

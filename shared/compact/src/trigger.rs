@@ -40,7 +40,7 @@ pub fn kill_switch_on(data_dir: &AbsPath) -> bool {
     std::fs::symlink_metadata(kill_switch(data_dir)).is_ok()
 }
 
-fn bad(code: &'static str, what: &str) -> Error {
+fn bad(code: codes::Code, what: &str) -> Error {
     Error::new(code, format!("{what} is not valid"))
 }
 
@@ -461,7 +461,13 @@ pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
 /// withdraws that pass). Only `state`, `code` and `updatedAtMs` change, in
 /// place: every other key, its value and the key order stay as the adapter
 /// wrote them (the hook binary links no second request writer).
-pub fn fail_pending(qa: &QaDir, s: &SessionId, nonce: &str, code: &'static str, now_ms: i64) -> Result<bool> {
+pub fn fail_pending(
+    qa: &QaDir,
+    s: &SessionId,
+    nonce: &str,
+    code: impl Into<kijito_protocol::error::ErrorCode>,
+    now_ms: i64,
+) -> Result<bool> {
     let Some(r) = read_request(qa, s)? else { return Ok(false) };
     if r.nonce != nonce || r.state.is_final() {
         return Ok(false);
@@ -471,7 +477,7 @@ pub fn fail_pending(qa: &QaDir, s: &SessionId, nonce: &str, code: &'static str, 
     if let Some(o) = v.as_object_mut() {
         // `insert` keeps an existing key where it is (preserve_order).
         o.insert("state".into(), json!("failed"));
-        o.insert("code".into(), json!(code));
+        o.insert("code".into(), json!(code.into()));
         o.insert("updatedAtMs".into(), json!(now_ms.max(r.requested_at_ms)));
     }
     let text = format!("{v}\n");

@@ -102,12 +102,12 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     pin(&e);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN));
+    assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN.as_str()));
     assert!(!exists(&e.qa.ticket(&e.s)) && !exists(&e.qa.pass(&e.s)), "no ticket; the copy is removed");
     // Copied back again after that PreCompact (the marker is gone): still refused.
     private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN));
+    assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN.as_str()));
     // The agent runs the cycle again: a new pass (new nonce) is promoted.
     write_pass(&e, T0 + 50, NONCE2);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 60).unwrap();

@@ -57,8 +57,8 @@ pub struct Measure {
 }
 
 impl Measure {
-    fn unknown(source: &str, reason: &str) -> Measure {
-        Measure { used_tokens: None, window_tokens: None, ratio: None, source: source.to_owned(), reason: Some(reason.to_owned()) }
+    fn unknown(source: &str, reason: codes::Code) -> Measure {
+        Measure { used_tokens: None, window_tokens: None, ratio: None, source: source.to_owned(), reason: Some(reason.to_string()) }
     }
 
     fn of(used: u64, window: Option<u64>, source: String) -> Measure {
@@ -123,7 +123,7 @@ pub fn claude_window(model: Option<&str>) -> (u64, String) {
 }
 
 /// Open the session file safely: no symlink, regular, owned by the user.
-fn open(path: &AbsPath) -> std::result::Result<(File, u64), &'static str> {
+fn open(path: &AbsPath) -> std::result::Result<(File, u64), codes::Code> {
     let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path())
     {
         Ok(f) => f,
@@ -375,7 +375,7 @@ mod tests {
         let nw = r#"{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":5},"model_context_window":null}}}"#;
         let p = file(&d, "n.jsonl", format!("{nw}\n").as_bytes());
         let m = measure(&p, None);
-        assert_eq!((m.ratio, m.reason.as_deref()), (None, Some(codes::WINDOW_UNKNOWN)));
+        assert_eq!((m.ratio, m.reason.as_deref()), (None, Some(codes::WINDOW_UNKNOWN.as_str())));
         assert!(m.to_json().contains(r#""ratio":null"#) && m.to_json().contains(r#""reason":"window_unknown""#));
     }
 
@@ -392,7 +392,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let b = r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"manual","preTokens":124000}}"#;
         let p = file(&d, "a.jsonl", format!("{CLAUDE}\n{b}\n").as_bytes());
-        assert_eq!(measure(&p, Some(Host::Claude)).reason.as_deref(), Some(codes::COMPACTED));
+        assert_eq!(measure(&p, Some(Host::Claude)).reason.as_deref(), Some(codes::COMPACTED.as_str()));
         let p = file(&d, "b.jsonl", format!("{b}\n{CLAUDE}\n").as_bytes());
         assert_eq!(measure(&p, Some(Host::Claude)).used_tokens, Some(124_000));
     }
@@ -419,9 +419,9 @@ mod tests {
         let p = file(&d, "r.jsonl", body.as_bytes());
         assert_eq!(measure(&p, Some(Host::Codex)).used_tokens, Some(110));
         let p = file(&d, "e.jsonl", filler.as_bytes());
-        assert_eq!(measure(&p, Some(Host::Codex)).reason.as_deref(), Some(codes::NO_USAGE));
+        assert_eq!(measure(&p, Some(Host::Codex)).reason.as_deref(), Some(codes::NO_USAGE.as_str()));
         let p = file(&d, "z.jsonl", b"");
-        assert_eq!(measure(&p, None).reason.as_deref(), Some(codes::NO_USAGE));
+        assert_eq!(measure(&p, None).reason.as_deref(), Some(codes::NO_USAGE.as_str()));
     }
 
     #[test]
@@ -430,10 +430,10 @@ mod tests {
         let p = file(&d, "t.jsonl", format!("{CODEX}\n").as_bytes());
         let link = d.path().join("link.jsonl");
         std::os::unix::fs::symlink(p.as_path(), &link).unwrap();
-        assert_eq!(measure(&AbsPath::from_path(&link).unwrap(), None).reason.as_deref(), Some(codes::SYMLINK));
-        assert_eq!(measure(&AbsPath::from_path(d.path()).unwrap(), None).reason.as_deref(), Some(codes::NOT_REGULAR));
+        assert_eq!(measure(&AbsPath::from_path(&link).unwrap(), None).reason.as_deref(), Some(codes::SYMLINK.as_str()));
+        assert_eq!(measure(&AbsPath::from_path(d.path()).unwrap(), None).reason.as_deref(), Some(codes::NOT_REGULAR.as_str()));
         let missing = AbsPath::from_path(&d.path().join("nope")).unwrap();
-        assert_eq!(measure(&missing, None).reason.as_deref(), Some(codes::NOT_FOUND));
+        assert_eq!(measure(&missing, None).reason.as_deref(), Some(codes::NOT_FOUND.as_str()));
     }
 
     #[test]
@@ -444,6 +444,6 @@ mod tests {
         let p = file(&d, "h.jsonl", format!("{huge}\n").as_bytes());
         assert_eq!(measure(&p, Some(Host::Claude)).used_tokens, Some(u64::MAX));
         let p = file(&d, "n.jsonl", format!("{neg}\n").as_bytes());
-        assert_eq!(measure(&p, Some(Host::Claude)).reason.as_deref(), Some(codes::USAGE_INVALID));
+        assert_eq!(measure(&p, Some(Host::Claude)).reason.as_deref(), Some(codes::USAGE_INVALID.as_str()));
     }
 }

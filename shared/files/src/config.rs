@@ -31,7 +31,7 @@ const KEYS: &[&str] =
 pub const DEFAULT_QA_AT_CONTEXT_RATIO: f64 = 0.6;
 
 /// A config error: a local prerequisite ([`Kind::Local`]).
-fn config_error(code: &str, message: impl Into<String>) -> Error {
+fn config_error(code: codes::Code, message: impl Into<String>) -> Error {
     Error::new(code, message).with_kind(Kind::Local)
 }
 

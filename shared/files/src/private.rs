@@ -56,7 +56,7 @@ pub mod codes {
 
 /// A file of the user could not be used ([`Kind::Local`]); the directory
 /// codes stay [`Kind::Refused`].
-pub fn file_error(code: &str, message: impl Into<String>) -> Error {
+pub fn file_error(code: impl Into<kijito_protocol::error::ErrorCode>, message: impl Into<String>) -> Error {
     Error::new(code, message).with_kind(Kind::Local)
 }
 

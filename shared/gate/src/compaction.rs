@@ -189,7 +189,7 @@ impl Reentry {
                     return Err(bad("an unattested record carries no pointer fields"));
                 }
             }
-            if check != crate::summary::codes::UNATTESTED {
+            if crate::summary::codes::Code::parse(check) != Some(crate::summary::codes::UNATTESTED) {
                 return Err(bad("summaryCheck"));
             }
             None
@@ -291,7 +291,8 @@ fn precompact_with(
         },
         Err(e) => {
             remove_all(&[qa.pass(session), qa.ticket(session), qa.attempt(session)])?;
-            let reason = if withdrawn && e.is(pass::codes::PASS_MISSING) { pass::codes::PASS_WITHDRAWN } else { e.code() };
+            let reason =
+                if withdrawn && e.code_as() == Some(pass::codes::PASS_MISSING) { pass::codes::PASS_WITHDRAWN.as_str() } else { e.code() };
             Attempt {
                 session_id: session.clone(),
                 recorded_at_ms: now_ms,
@@ -344,15 +345,15 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
         }
         Ok(a) if &a.session_id != session => {
             private::remove_owned(&qa.ticket(session))?;
-            unattested(codes::ATTEMPT_INVALID)
+            unattested(codes::ATTEMPT_INVALID.as_str())
         }
         Ok(a) if a.recorded_at_ms > now_ms => {
             private::remove_owned(&qa.ticket(session))?;
-            unattested(codes::ATTEMPT_FUTURE)
+            unattested(codes::ATTEMPT_FUTURE.as_str())
         }
         Ok(a) if now_ms - a.recorded_at_ms > ATTEMPT_MAX_AGE_MS => {
             private::remove_owned(&qa.ticket(session))?;
-            unattested(codes::ATTEMPT_EXPIRED)
+            unattested(codes::ATTEMPT_EXPIRED.as_str())
         }
         Ok(a) if !a.attested => {
             private::remove_owned(&qa.ticket(session))?;
@@ -361,14 +362,14 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
         Ok(a) => {
             let consumed = qa.ticket_consumed(session);
             if !rename_claim(&qa.ticket(session), &consumed)? {
-                unattested(codes::TICKET_MISSING)
+                unattested(codes::TICKET_MISSING.as_str())
             } else {
                 let bytes = qa.read_state(&consumed);
                 let boots_witnessed = bytes.as_ref().ok().and_then(|b| Pass::boots_witnessed(b));
                 match bytes.and_then(|b| Pass::parse(&b)) {
-                    Err(_) => unattested(codes::TICKET_INVALID),
-                    Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID),
-                    Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE),
+                    Err(_) => unattested(codes::TICKET_INVALID.as_str()),
+                    Ok(t) if &t.session_id != session => unattested(codes::TICKET_INVALID.as_str()),
+                    Ok(t) if Some(&t.compaction_nonce) != a.compaction_nonce.as_ref() => unattested(codes::TICKET_NONCE.as_str()),
                     Ok(t) => {
                         let mut a = Attested {
                             pointer_id: t.pointer_id,
@@ -460,7 +461,7 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
     let r = r.map(|r| match &r.attested {
         Some(a) => match backed(qa, session, &r, a) {
             Some(boots_witnessed) => Reentry { attested: Some(Attested { boots_witnessed, ..a.clone() }), ..r },
-            None => Reentry { attested: None, reason: codes::REENTRY_UNBACKED.to_owned(), ..r },
+            None => Reentry { attested: None, reason: codes::REENTRY_UNBACKED.into(), ..r },
         },
         None => r,
     });
@@ -469,7 +470,7 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
     Ok(Some(r.unwrap_or_else(|_| Reentry {
         session_id: session.clone(),
         claimed_at_ms: now_ms,
-        reason: codes::REENTRY_INVALID.to_owned(),
+        reason: codes::REENTRY_INVALID.into(),
         attested: None,
     })))
 }
@@ -513,14 +514,14 @@ mod tests {
         };
         let a = precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 1, &swap).unwrap();
         assert!(!a.attested, "{a:?}");
-        assert_eq!(a.reason, codes::PROMOTE_FAILED);
+        assert_eq!(a.reason, codes::PROMOTE_FAILED.as_str());
         assert!(std::fs::symlink_metadata(qa.ticket(&s)).is_err(), "no ticket is left");
         assert!(std::fs::symlink_metadata(qa.pass(&s)).is_err(), "the pass is spent");
         // That PreCompact spent the nonce: the same pass put back attests
         // nothing (one pass, one compaction) ...
         private::write_atomic(&qa.pass(&s), &pass.to_bytes()).unwrap();
         let again = precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 2, &|| {}).unwrap();
-        assert_eq!((again.attested, again.reason.as_str()), (false, crate::pass::codes::PASS_CONSUMED));
+        assert_eq!((again.attested, again.reason.as_str()), (false, crate::pass::codes::PASS_CONSUMED.as_str()));
         // ... and without the swap a pass (a new record: a new nonce) is promoted.
         let fresh = Pass { compaction_nonce: "0123456789abcdef0123456789abcde0".into(), ..pass.clone() };
         private::write_atomic(&qa.pass(&s), &fresh.to_bytes()).unwrap();

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 
 /// Stable codes of this module (in the registry, [`kijito_protocol::codes::pass`]).
 pub mod codes {
-    pub use kijito_protocol::codes::pass::{LEDGER_INVALID, LEDGER_UNAVAILABLE, PASS_CONSUMED, PASS_REPLAYED, PASS_WITHDRAWN};
+    pub use kijito_protocol::codes::pass::{Code, LEDGER_INVALID, LEDGER_UNAVAILABLE, PASS_CONSUMED, PASS_REPLAYED, PASS_WITHDRAWN};
 }
 
 /// Largest ledger file of one session.
@@ -46,7 +46,7 @@ const KEYS: &[&str] = &["nonce", "why", "passSha256", "reports", "recordedAtMs",
 pub struct LedgerEntry {
     pub nonce: String,
     /// `pass_already_consumed` (PreCompact) or `pass_invalidated_by_new_turn`.
-    pub why: &'static str,
+    pub why: codes::Code,
     /// SHA-256 of the pass file's bytes (the ticket is the same inode).
     pub pass_sha256: Digest,
     /// The pass's `coldBootReportDigests`.
@@ -57,7 +57,7 @@ pub struct LedgerEntry {
 
 impl LedgerEntry {
     /// The entry for a pass (its parsed value and its exact bytes).
-    pub fn of(pass: &crate::Pass, bytes: &[u8], why: &'static str, now_ms: i64) -> LedgerEntry {
+    pub fn of(pass: &crate::Pass, bytes: &[u8], why: codes::Code, now_ms: i64) -> LedgerEntry {
         LedgerEntry {
             nonce: pass.compaction_nonce.clone(),
             why,
@@ -81,9 +81,8 @@ impl LedgerEntry {
         let v: Value = serde_json::from_slice(line).ok()?;
         let o = v.as_object().filter(|o| has_keys(o, KEYS))?;
         let digest = |v: &Value| v.as_str().and_then(|s| Digest::parse(s).ok());
-        let why = match o["why"].as_str()? {
-            w if w == codes::PASS_CONSUMED => codes::PASS_CONSUMED,
-            w if w == codes::PASS_WITHDRAWN => codes::PASS_WITHDRAWN,
+        let why = match codes::Code::parse(o["why"].as_str()?)? {
+            why @ (codes::PASS_CONSUMED | codes::PASS_WITHDRAWN) => why,
             _ => return None,
         };
         let reports = o["reports"].as_array().filter(|a| a.len() == 2)?;
@@ -171,7 +170,7 @@ pub fn append(qa: &QaDir, session: &SessionId, entry: &LedgerEntry, now_ms: i64)
     let line = entry.to_line();
     match private::append_private(&path, line.as_bytes(), MAX_LEDGER_BYTES) {
         Ok(()) => Ok(()),
-        Err(e) if e.is(private::codes::TOO_LARGE) => {
+        Err(e) if e.code_as() == Some(private::codes::TOO_LARGE) => {
             let mut kept = read(qa, session)?;
             kept.retain(|e| now_ms - e.recorded_at_ms <= RETAIN_MS || now_ms - e.spent_at_ms <= RETAIN_MS);
             let mut bytes: Vec<u8> = kept.iter().flat_map(|e| e.to_line().into_bytes()).collect();
@@ -253,19 +252,19 @@ mod tests {
         append(&qa, &s, &entry(fits, now), now).unwrap();
         let kept = read(&qa, &s).unwrap();
         assert_eq!(kept.iter().map(|e| e.nonce.clone()).collect::<Vec<_>>(), vec![format!("{:032x}", fits - 1), format!("{:032x}", fits)]);
-        assert!(check_unlisted(&kept, &format!("{:032x}", fits)).unwrap_err().is(codes::PASS_REPLAYED));
+        assert!(check_unlisted(&kept, &format!("{:032x}", fits)).unwrap_err().code_as() == Some(codes::PASS_REPLAYED));
         assert!(check_unlisted(&kept, &format!("{:032x}", 0)).is_ok(), "a stale entry is gone (its pass is pass_stale anyway)");
         // A torn last line or an open mode refuses everything.
         let p = path(&qa, &s).unwrap();
         use std::io::Write;
         std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(b"{\"nonce\"").unwrap();
-        assert!(read(&qa, &s).unwrap_err().is(codes::LEDGER_INVALID));
+        assert!(read(&qa, &s).unwrap_err().code_as() == Some(codes::LEDGER_INVALID));
         std::fs::write(&p, entry(1, now).to_line()).unwrap();
         std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-        assert!(read(&qa, &s).unwrap_err().is(codes::LEDGER_INVALID));
-        assert!(append(&qa, &s, &entry(2, now), now).unwrap_err().is(codes::LEDGER_INVALID));
+        assert!(read(&qa, &s).unwrap_err().code_as() == Some(codes::LEDGER_INVALID));
+        assert!(append(&qa, &s, &entry(2, now), now).unwrap_err().code_as() == Some(codes::LEDGER_INVALID));
         // No state directory: unavailable.
         let none = QaDir::open(&data).unwrap().with_ledger_dir(None);
-        assert!(read(&none, &s).unwrap_err().is(codes::LEDGER_UNAVAILABLE));
+        assert!(read(&none, &s).unwrap_err().code_as() == Some(codes::LEDGER_UNAVAILABLE));
     }
 }

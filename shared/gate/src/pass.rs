@@ -313,12 +313,12 @@ mod tests {
         assert_eq!(p.check_valid(&s, t0 - 1, &same).unwrap_err().code(), codes::PASS_FUTURE);
         assert_eq!(p.check_valid(&SessionId::parse("other").unwrap(), t0, &same).unwrap_err().code(), codes::PASS_SESSION);
         let check = |t: TranscriptId| p.check_valid(&s, t0, &t).err().map(|e| e.code().to_owned());
-        assert_eq!(check(TranscriptId { ino: 3, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED));
-        assert_eq!(check(TranscriptId { dev: 9, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED));
-        assert_eq!(check(TranscriptId { size: 99, ..same }).as_deref(), Some(codes::TRANSCRIPT_TRUNCATED));
+        assert_eq!(check(TranscriptId { ino: 3, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED.as_str()));
+        assert_eq!(check(TranscriptId { dev: 9, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED.as_str()));
+        assert_eq!(check(TranscriptId { size: 99, ..same }).as_deref(), Some(codes::TRANSCRIPT_TRUNCATED.as_str()));
         assert_eq!(check(TranscriptId { size: 100 + TRANSCRIPT_MAX_GROWTH, ..same }), None);
-        assert_eq!(check(TranscriptId { size: 101 + TRANSCRIPT_MAX_GROWTH, ..same }).as_deref(), Some(codes::TRANSCRIPT_GREW));
-        assert_eq!(check(TranscriptId { mtime_ms: 4999, ..same }).as_deref(), Some(codes::TRANSCRIPT_MTIME));
+        assert_eq!(check(TranscriptId { size: 101 + TRANSCRIPT_MAX_GROWTH, ..same }).as_deref(), Some(codes::TRANSCRIPT_GREW.as_str()));
+        assert_eq!(check(TranscriptId { mtime_ms: 4999, ..same }).as_deref(), Some(codes::TRANSCRIPT_MTIME.as_str()));
         assert_eq!(check(TranscriptId { mtime_ms: 9999, size: 200, ..same }), None);
     }
 }

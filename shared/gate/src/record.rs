@@ -256,7 +256,7 @@ pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now
     let pass_path = qa.pass(session);
     let (accepted, reason) = if !exists(&pass_path) {
         let why = if crate::withdraw::was_withdrawn(qa, session) { pass::codes::PASS_WITHDRAWN } else { pass::codes::PASS_MISSING };
-        (false, Some(why.to_owned()))
+        (false, Some(why.to_string()))
     } else {
         match accepted_pass(&pass_path, session, transcript, now_ms) {
             Ok(_) => (true, None),

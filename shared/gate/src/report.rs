@@ -84,19 +84,19 @@ fn read_report(path: &AbsPath) -> Result<Vec<u8>> {
     let rules = FileRules { owner_only: true, min_bytes: 2, max_bytes: REPORT_MAX_BYTES };
     private::read_checked(path.as_path(), rules)
         .map(|(b, _)| b)
-        .map_err(|e| Error::new(report_code(e.code()), format!("report {path}: {}", e.message())))
+        .map_err(|e| Error::new(report_code(&e), format!("report {path}: {}", e.message())))
 }
 
 /// The report code for a private-file read failure.
-fn report_code(private_code: &str) -> &'static str {
-    match private_code {
-        private::codes::NOT_FOUND => codes::NOT_FOUND,
-        private::codes::SYMLINK => codes::SYMLINK,
-        private::codes::NOT_OWNED => codes::NOT_OWNED,
-        private::codes::PERMISSIONS => codes::PERMISSIONS,
-        private::codes::NOT_REGULAR => codes::NOT_REGULAR,
-        private::codes::TOO_LARGE => codes::TOO_LARGE,
-        private::codes::CHANGED => codes::CHANGED,
+fn report_code(e: &Error) -> codes::Code {
+    match e.code_as::<private::codes::Code>() {
+        Some(private::codes::NOT_FOUND) => codes::NOT_FOUND,
+        Some(private::codes::SYMLINK) => codes::SYMLINK,
+        Some(private::codes::NOT_OWNED) => codes::NOT_OWNED,
+        Some(private::codes::PERMISSIONS) => codes::PERMISSIONS,
+        Some(private::codes::NOT_REGULAR) => codes::NOT_REGULAR,
+        Some(private::codes::TOO_LARGE) => codes::TOO_LARGE,
+        Some(private::codes::CHANGED) => codes::CHANGED,
         _ => codes::UNREADABLE,
     }
 }
@@ -250,9 +250,9 @@ mod tests {
             (private::codes::NOT_REGULAR, codes::NOT_REGULAR),
             (private::codes::TOO_LARGE, codes::TOO_LARGE),
             (private::codes::CHANGED, codes::CHANGED),
-            ("file_something_else", codes::UNREADABLE),
+            (private::codes::READ, codes::UNREADABLE),
         ] {
-            assert_eq!(report_code(private), report, "{private}");
+            assert_eq!(report_code(&Error::new(private, "m")), report, "{private}");
         }
         let all = [
             codes::NOT_FOUND,

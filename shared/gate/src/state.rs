@@ -105,8 +105,11 @@ pub fn read_optional(path: &Path) -> Result<Option<Vec<u8>>> {
 
 /// The read failed because the file is not safely ours (a symlink, not a
 /// regular file, not owned, too open), as opposed to missing or malformed.
-pub fn is_insecure(code: &str) -> bool {
-    matches!(code, private::codes::SYMLINK | private::codes::NOT_REGULAR | private::codes::NOT_OWNED | private::codes::PERMISSIONS)
+pub fn is_insecure(code: impl AsRef<str>) -> bool {
+    matches!(
+        private::codes::Code::parse(code.as_ref()),
+        Some(private::codes::SYMLINK | private::codes::NOT_REGULAR | private::codes::NOT_OWNED | private::codes::PERMISSIONS)
+    )
 }
 
 /// Read a pass and check it would be accepted now: age and session always,

@@ -63,7 +63,7 @@ impl SummaryCheck {
     }
 
     /// `summaryCheck`.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> codes::Code {
         match self {
             SummaryCheck::Carried => codes::CARRIED,
             SummaryCheck::ValuesMissing => codes::VALUES_MISSING,
@@ -76,7 +76,7 @@ impl SummaryCheck {
     pub fn parse(carried: &serde_json::Value, code: &str) -> Option<SummaryCheck> {
         let c = [SummaryCheck::Carried, SummaryCheck::ValuesMissing, SummaryCheck::Pending, SummaryCheck::NoSummary]
             .into_iter()
-            .find(|c| c.code() == code)?;
+            .find(|c| Some(c.code()) == codes::Code::parse(code))?;
         let expected = match c.carried() {
             Some(b) => serde_json::Value::Bool(b),
             None => serde_json::Value::Null,
@@ -349,11 +349,11 @@ mod tests {
         use serde_json::json;
         for c in [SummaryCheck::Carried, SummaryCheck::ValuesMissing, SummaryCheck::Pending, SummaryCheck::NoSummary] {
             let v = c.carried().map(|b| json!(b)).unwrap_or(serde_json::Value::Null);
-            assert_eq!(SummaryCheck::parse(&v, c.code()), Some(c));
+            assert_eq!(SummaryCheck::parse(&v, c.code().as_str()), Some(c));
         }
-        assert_eq!(SummaryCheck::parse(&json!(true), codes::VALUES_MISSING), None);
-        assert_eq!(SummaryCheck::parse(&json!(null), codes::CARRIED), None);
-        assert_eq!(SummaryCheck::parse(&json!(false), codes::PENDING), None);
+        assert_eq!(SummaryCheck::parse(&json!(true), codes::VALUES_MISSING.as_str()), None);
+        assert_eq!(SummaryCheck::parse(&json!(null), codes::CARRIED.as_str()), None);
+        assert_eq!(SummaryCheck::parse(&json!(false), codes::PENDING.as_str()), None);
         assert_eq!(SummaryCheck::parse(&json!(null), "maybe"), None);
     }
 }

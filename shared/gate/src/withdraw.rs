@@ -27,7 +27,7 @@ pub const MAX_SPENT: usize = 64;
 
 /// The reasons a nonce is spent; each is the refusal code of a pass that
 /// carries it: withdrawn by a new turn, or consumed by a PreCompact.
-pub const WHY: &[&str] = &[codes::PASS_WITHDRAWN, codes::PASS_CONSUMED];
+pub const WHY: &[codes::Code] = &[codes::PASS_WITHDRAWN, codes::PASS_CONSUMED];
 
 /// The one prompt that is not a new turn: the compaction itself.
 pub const COMPACT_PROMPT: &str = "/compact";
@@ -45,7 +45,7 @@ pub fn is_new_turn(prompt: Option<&str>) -> bool {
 pub struct SpentNonce {
     pub nonce: String,
     /// The refusal code (one of [`WHY`]).
-    pub why: &'static str,
+    pub why: codes::Code,
     /// `recordedAtMs` of the pass that carried it.
     pub recorded_at_ms: i64,
     pub spent_at_ms: i64,
@@ -93,7 +93,7 @@ impl Spent {
         for e in list {
             let e = e.as_object().filter(|e| has_keys(e, ENTRY_KEYS)).ok_or_else(bad)?;
             let nonce = e["nonce"].as_str().filter(|n| is_hex32(n)).ok_or_else(bad)?.to_owned();
-            let why = e["why"].as_str().and_then(|w| WHY.iter().copied().find(|k| *k == w)).ok_or_else(bad)?;
+            let why = e["why"].as_str().and_then(codes::Code::parse).filter(|w| WHY.contains(w)).ok_or_else(bad)?;
             let time = |k: &str| e[k].as_i64().filter(|t| *t >= 0).ok_or_else(bad);
             entries.push(SpentNonce { nonce, why, recorded_at_ms: time("recordedAtMs")?, spent_at_ms: time("spentAtMs")? });
         }
@@ -203,7 +203,7 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64, fail_request: &dyn
     // withdrawn pass with the same code.)
     let request_failed = fail_request(&pass.compaction_nonce);
     if let Err(e) = listed {
-        if !e.is(codes::SPENT_INVALID) {
+        if e.code_as() != Some(codes::SPENT_INVALID) {
             return Err(e);
         }
     }

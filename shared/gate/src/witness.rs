@@ -175,7 +175,7 @@ fn append(qa: &QaDir, session: &SessionId, seen: &Seen, now_ms: i64) -> Result<(
     let path = qa.witness(session);
     let line = seen.to_line();
     match private::append_private(&path, line.as_bytes(), MAX_WITNESS_BYTES) {
-        Err(e) if e.is(private::codes::TOO_LARGE) => {
+        Err(e) if e.code_as() == Some(private::codes::TOO_LARGE) => {
             let mut kept = read(qa, session)?;
             kept.retain(|s| now_ms - s.seen_at_ms <= REPORT_MAX_AGE_MS);
             let mut bytes: Vec<u8> = kept.iter().flat_map(|s| s.to_line().into_bytes()).collect();

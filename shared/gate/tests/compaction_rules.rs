@@ -63,7 +63,7 @@ fn the_whole_cycle_attests_once() {
     write_pass(&e, &p);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0 + 1000).unwrap();
     assert!(a.attested, "{a:?}");
-    assert_eq!((a.reason.as_str(), a.trigger.as_str(), a.recorded_at_ms), (cc::PROMOTED, "auto", T0 + 1000));
+    assert_eq!((a.reason.as_str(), a.trigger.as_str(), a.recorded_at_ms), (cc::PROMOTED.as_str(), "auto", T0 + 1000));
     assert_eq!(a.compaction_nonce.as_deref(), Some(NONCE));
     // The pass became the ticket (same bytes), and the attempt is on disk.
     assert!(!exists(&e.qa.pass(&e.s)));
@@ -376,15 +376,15 @@ fn delivery_of_a_bad_record_is_unattested() {
     other["sessionId"] = "other".into();
     private::write_atomic(&e.qa.reentry(&e.s), other.to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
-    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms, r.session_id.as_str()), (None, cc::REENTRY_INVALID, T0, "sess-1"));
+    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms, r.session_id.as_str()), (None, cc::REENTRY_INVALID.as_str(), T0, "sess-1"));
     private::write_atomic(&e.qa.reentry(&e.s), b"garbage").unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
-    assert_eq!((r.attested, r.reason.as_str()), (None, cc::REENTRY_INVALID));
+    assert_eq!((r.attested, r.reason.as_str()), (None, cc::REENTRY_INVALID.as_str()));
     // Issue 22: a well-formed record with `attested:true` that no PreCompact
     // backs (its nonce was never consumed) is delivered UNATTESTED.
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
-    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED, 9));
+    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED.as_str(), 9));
     // Consumed after the claim: still not backed.
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
@@ -396,7 +396,7 @@ fn delivery_of_a_bad_record_is_unattested() {
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 8).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
-    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED, 9));
+    assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED.as_str(), 9));
 }
 
 /// One real cycle (pass, PreCompact, claim) left on disk; the delivered
@@ -443,7 +443,11 @@ fn an_attested_record_needs_the_whole_chain() {
         let r = cycle_ready_to_deliver(&e);
         brk(&e);
         let got = take_reentry(&e.qa, &e.s, T0 + 30).unwrap().unwrap();
-        assert_eq!((got.attested, got.reason.as_str(), got.claimed_at_ms), (None, cc::REENTRY_UNBACKED, r.claimed_at_ms), "{what}");
+        assert_eq!(
+            (got.attested, got.reason.as_str(), got.claimed_at_ms),
+            (None, cc::REENTRY_UNBACKED.as_str(), r.claimed_at_ms),
+            "{what}"
+        );
     }
     // Nothing broken: ATTESTED, with the ticket's bootsWitnessed (a v5 pass: unknown).
     let e = env();
@@ -462,7 +466,7 @@ fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
     std::fs::copy(e.qa.ticket_consumed(&e.s), e.qa.pass(&e.s)).unwrap();
     std::fs::remove_file(e.qa.spent(&e.s)).unwrap();
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, pc::PASS_REPLAYED));
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::PASS_REPLAYED.as_str()));
     // A ledger that cannot be trusted refuses every pass (fail closed), and
     // PreCompact still records an attempt (it never blocks).
     let e = env();
@@ -471,13 +475,13 @@ fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
     std::fs::set_permissions(kijito_gate::ledger::path(&e.qa, &e.s).unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_INVALID));
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_INVALID.as_str()));
     // No state directory at all: unavailable, unattested.
     let e = env();
     let qa = kijito_gate::QaDir::open(&e.data).unwrap().with_ledger_dir(None);
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     let a = precompact(&qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_UNAVAILABLE));
+    assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_UNAVAILABLE.as_str()));
 }
 
 #[test]
@@ -515,7 +519,7 @@ fn a_fifo_transcript_does_not_hang() {
         let _ = tx.send(transcript_identity(&path).map_err(|e| e.code().to_owned()));
     });
     let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("transcript_identity blocked on a FIFO");
-    assert_eq!(got, Err(pc::TRANSCRIPT_NOT_REGULAR.to_owned()));
+    assert_eq!(got, Err(pc::TRANSCRIPT_NOT_REGULAR.to_string()));
 }
 
 #[test]

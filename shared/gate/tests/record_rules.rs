@@ -79,31 +79,31 @@ fn the_report_age_window_is_thirty_minutes() {
 fn each_report_rule_alone() {
     let g = green(N1, NOW - 1000);
     let cases: Vec<(Value, &str)> = vec![
-        (with(&g, "verdict", json!("red")), rc::RED),
-        (with(&g, "schema", json!("kijito.codex.pointer-snapshot/v2")), rc::SCHEMA),
-        (with(&g, "verdict", json!("amber")), rc::NOT_GREEN),
-        (with(&g, "knownBadControl", json!("failed")), rc::KNOWN_BAD),
-        (with(&g, "graphEdgesUsed", json!(true)), rc::GRAPH_EDGES),
-        (with(&g, "pointerId", json!(0)), rc::FIELD),
-        (with(&g, "pointerId", json!("21813")), rc::FIELD),
-        (with(&g, "lockMessageId", json!(0)), rc::FIELD),
-        (with(&g, "pointerDigest", json!("ABC")), rc::FIELD),
-        (with(&g, "snapshotDigest", json!(null)), rc::FIELD),
-        (with(&g, "verifierSha256", json!("x")), rc::FIELD),
-        (with(&g, "state", json!("paused")), rc::FIELD),
-        (with(&g, "task", json!([])), rc::FIELD),
-        (with(&g, "anchorDigests", json!({})), rc::FIELD),
-        (with(&g, "anchorDigests", json!([{"id": 5}])), rc::FIELD),
-        (with(&g, "anchorDigests", json!([{"id": 0, "sha256": Digest::of(b"anchor").as_str()}])), rc::FIELD),
-        (with(&g, "anchorDigests", json!([{"id": 5, "sha256": "nope"}])), rc::FIELD),
-        (with(&g, "anchorDigests", json!(vec![json!({"id": 5, "sha256": Digest::of(b"anchor").as_str()}); 65])), rc::FIELD),
-        (with(&g, "bootNonce", json!(N1.to_uppercase())), rc::FIELD),
-        (with(&g, "verifiedAtMs", json!(-1)), rc::FIELD),
-        (with(&g, "verifiedAtMs", json!(9_007_199_254_740_992u64)), rc::FIELD),
-        (with(&g, "pointerId", json!(7)), rc::POINTER_ID),
-        (with(&g, "pointerDigest", json!(Digest::of(b"other").as_str())), rc::POINTER_DIGEST),
-        (with(&g, "anchorDigests", json!([])), rc::SNAPSHOT_MISMATCH),
-        (with(&g, "lockMessageId", json!(99)), rc::SNAPSHOT_MISMATCH),
+        (with(&g, "verdict", json!("red")), rc::RED.as_str()),
+        (with(&g, "schema", json!("kijito.codex.pointer-snapshot/v2")), rc::SCHEMA.as_str()),
+        (with(&g, "verdict", json!("amber")), rc::NOT_GREEN.as_str()),
+        (with(&g, "knownBadControl", json!("failed")), rc::KNOWN_BAD.as_str()),
+        (with(&g, "graphEdgesUsed", json!(true)), rc::GRAPH_EDGES.as_str()),
+        (with(&g, "pointerId", json!(0)), rc::FIELD.as_str()),
+        (with(&g, "pointerId", json!("21813")), rc::FIELD.as_str()),
+        (with(&g, "lockMessageId", json!(0)), rc::FIELD.as_str()),
+        (with(&g, "pointerDigest", json!("ABC")), rc::FIELD.as_str()),
+        (with(&g, "snapshotDigest", json!(null)), rc::FIELD.as_str()),
+        (with(&g, "verifierSha256", json!("x")), rc::FIELD.as_str()),
+        (with(&g, "state", json!("paused")), rc::FIELD.as_str()),
+        (with(&g, "task", json!([])), rc::FIELD.as_str()),
+        (with(&g, "anchorDigests", json!({})), rc::FIELD.as_str()),
+        (with(&g, "anchorDigests", json!([{"id": 5}])), rc::FIELD.as_str()),
+        (with(&g, "anchorDigests", json!([{"id": 0, "sha256": Digest::of(b"anchor").as_str()}])), rc::FIELD.as_str()),
+        (with(&g, "anchorDigests", json!([{"id": 5, "sha256": "nope"}])), rc::FIELD.as_str()),
+        (with(&g, "anchorDigests", json!(vec![json!({"id": 5, "sha256": Digest::of(b"anchor").as_str()}); 65])), rc::FIELD.as_str()),
+        (with(&g, "bootNonce", json!(N1.to_uppercase())), rc::FIELD.as_str()),
+        (with(&g, "verifiedAtMs", json!(-1)), rc::FIELD.as_str()),
+        (with(&g, "verifiedAtMs", json!(9_007_199_254_740_992u64)), rc::FIELD.as_str()),
+        (with(&g, "pointerId", json!(7)), rc::POINTER_ID.as_str()),
+        (with(&g, "pointerDigest", json!(Digest::of(b"other").as_str())), rc::POINTER_DIGEST.as_str()),
+        (with(&g, "anchorDigests", json!([])), rc::SNAPSHOT_MISMATCH.as_str()),
+        (with(&g, "lockMessageId", json!(99)), rc::SNAPSHOT_MISMATCH.as_str()),
     ];
     for (v, code) in cases {
         assert_eq!(check(&v).map(|_| ()), Err(code.to_owned()), "{v}");
@@ -277,7 +277,7 @@ fn record_needs_live_evidence_after_valid_reports() {
     assert_eq!(e.code(), rc::NONCE_REUSED);
     assert!(!asked.get());
     // The evidence's failure is the record's failure.
-    let e = record::record(&r.req, || Err(kijito_protocol::Error::new("kijito_timeout", "t")), NOW).unwrap_err();
+    let e = record::record(&r.req, || Err(kijito_protocol::Error::new(kijito_protocol::codes::http::TIMEOUT, "t")), NOW).unwrap_err();
     assert_eq!(e.code(), "kijito_timeout");
     let qa = QaDir::open(&r.req.data_dir).unwrap();
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err(), "nothing written");
@@ -423,7 +423,7 @@ fn state_files_classify_and_read_safely() {
     for code in [private::codes::SYMLINK, private::codes::NOT_REGULAR, private::codes::NOT_OWNED, private::codes::PERMISSIONS] {
         assert!(state::is_insecure(code), "{code}");
     }
-    for code in [private::codes::NOT_FOUND, private::codes::TOO_LARGE, "pass_invalid"] {
+    for code in [private::codes::NOT_FOUND.as_str(), private::codes::TOO_LARGE.as_str(), "pass_invalid"] {
         assert!(!state::is_insecure(code), "{code}");
     }
     let d = private_dir();

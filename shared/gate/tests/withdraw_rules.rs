@@ -112,7 +112,7 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
     assert_eq!(st["passRejectedBecause"], consumed, "{st}");
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
-    assert_eq!((a.attested, a.reason.as_str()), (false, consumed));
+    assert_eq!((a.attested, a.reason.as_str()), (false, consumed.as_str()));
     // A new record (new nonce) is attested again.
     write_pass(&e, T0 + 40, NONCE2);
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 50).unwrap().attested);

@@ -22,7 +22,7 @@ fn shell_commands(tool_input: Option<&Value>) -> Vec<std::result::Result<String,
     command::tool_command_lines(tool_input)
 }
 
-fn deny(code: &str, why: &str, helpers: Option<&HelperDir>) -> String {
+fn deny(code: impl std::fmt::Display, why: &str, helpers: Option<&HelperDir>) -> String {
     let root = helpers.map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
     deny_reply(&format!(
         "kijito-qa command guard: denied ({code}: {why}). {GUARD_HELP}: {root}/<helper> with documented flags, each once, and nothing else on \

@@ -95,7 +95,7 @@ pub fn confirm_from_user_prompt(
     if token.is_none() && latch::wallet::Sig::standalone(p).is_none() {
         return None;
     }
-    let refused = |code: &str, why: &str| {
+    let refused = |code: latch::codes::Code, why: &str| {
         Some(format!("memory-latch: the message was NOT accepted as consent ({code}: {why}); nothing was confirmed."))
     };
     if subagent {
@@ -126,7 +126,7 @@ pub enum Item {
 
 /// Read the transcript's last [`TRANSCRIPT_TAIL_BYTES`] and check a token
 /// prompt against it (see [`confirm_from_user_prompt`]).
-pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::result::Result<(), (&'static str, String)> {
+pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::result::Result<(), (latch::codes::Code, String)> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let unreadable = |why: String| (latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, why);
     let mut f = match std::fs::File::open(path) {
@@ -150,7 +150,7 @@ pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::re
 }
 
 /// The decision over parsed items (pure).
-pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::result::Result<(), (&'static str, String)> {
+pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::result::Result<(), (latch::codes::Code, String)> {
     let has = |s: &str| s.to_ascii_uppercase().contains(token_upper);
     let issuing: Vec<&str> = items
         .iter()

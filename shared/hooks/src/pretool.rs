@@ -125,7 +125,9 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     let modes = Modes { latch: mode, qa_frozen, consent_confirmed: false };
     let decision = match (policy::decide(&cls, &modes, &target), hold) {
         // Tripwires and the halting modes come first; the hold before the freeze and consent.
-        (Decision::Deny { code, reason }, _) if code.starts_with("tripwire_") || HALTING.contains(&code) => Decision::Deny { code, reason },
+        (Decision::Deny { code, reason }, _) if policy::classify::tripwires::ALL.contains(&code) || HALTING.contains(&code) => {
+            Decision::Deny { code, reason }
+        }
         (d, Some(kijito_wake::hold::Hold::Pending)) => {
             let data = data_dir.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default();
             let cmd = format!("{helper_dir}/wake-check --live --workspace {workspace} --data-dir {data}");
@@ -143,7 +145,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
 }
 
 /// The latch modes that halt every mutating call, ahead of the wake hold.
-const HALTING: &[&str] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
+const HALTING: &[codes::Code] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
 
 /// Normal mode, an irreversible call: pass once if the user authorized
 /// exactly this call (the authorization is consumed, a `gate_pass` entry
@@ -174,7 +176,7 @@ fn consent(
         Ok(()) => return None,
         Err(e) => e,
     };
-    Some(if code == kijito_latch::codes::CONSENT_NOT_AUTHORIZED {
+    Some(if kijito_latch::codes::Code::parse(&code) == Some(kijito_latch::codes::CONSENT_NOT_AUTHORIZED) {
         // Nothing authorized yet: the plain instruction says it all.
         reason
     } else {
@@ -188,7 +190,7 @@ fn consent(
 /// 1 MB bound, docs/architecture.md). `Err((code, message))` when it did
 /// not pass; a sibling that is missing, fails or hangs passes nothing.
 fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path, risk: policy::Risk) -> Result<(), (String, String)> {
-    let failed = |why: String| Err((codes::CONSENT_CHECK_FAILED.to_owned(), why));
+    let failed = |why: String| Err((codes::CONSENT_CHECK_FAILED.to_string(), why));
     let Some(h) = env.helpers.as_ref() else { return failed("cannot locate the installed memory-latch".into()) };
     let exe = h.helper("memory-latch");
     let mut cmd = std::process::Command::new(&exe);

@@ -340,7 +340,7 @@ fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
             w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
         }
         Err(why) => {
-            let codes = [crate::codes::WAKE_CHECK_FAILED.to_owned()];
+            let codes = [crate::codes::WAKE_CHECK_FAILED.as_str().to_owned()];
             let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
             Some(format!(
                 "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",

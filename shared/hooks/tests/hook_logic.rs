@@ -209,7 +209,7 @@ fn an_unreadable_session_start_that_may_follow_compaction_is_unattested() {
     assert_eq!(run::session(&env, Event::Stop, b"not json"), None);
     assert_eq!(run::session(&env, Event::UserPromptSubmit, b"not json"), None);
     // A stdin that could not be read at all.
-    let e = || Err(kijito_protocol::Error::new("hook_stdin_too_large", "big"));
+    let e = || Err(kijito_protocol::Error::new(kijito_hooks::codes::STDIN_TOO_LARGE, "big"));
     unattested(run::session_stdin(&env, Event::SessionStart, e()), "hook_stdin_too_large");
     assert_eq!(run::session_stdin(&env, Event::Stop, e()), None);
     assert_eq!(run::session_stdin(&env, Event::UserPromptSubmit, e()), None);

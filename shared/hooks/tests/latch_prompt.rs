@@ -192,7 +192,7 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
         Some("memory-latch: the user's message looks like a wallet signature, but this session's directory has no readable latch; nothing was confirmed.")
     );
     let refused = prompt(&|p| p["prompt"] = serde_json::json!(sig)).expect("an answer to the signature");
-    assert!(refused.contains(latch::codes::WALLET_CONFIG_INVALID), "{refused}");
+    assert!(refused.contains(latch::codes::WALLET_CONFIG_INVALID.as_str()), "{refused}");
     assert!(refused.contains("no wallet signer is configured"), "{refused}");
     assert!(!refused.contains("confirmed consent"), "{refused}");
 }

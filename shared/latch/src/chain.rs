@@ -10,6 +10,7 @@ use crate::entry::{self, Entry, Mode, SegmentRef, ENTRY_SCHEMA, NONE};
 use crate::integrity::HmacKey;
 use crate::layout::{self, Paths};
 use crate::time::rfc3339_ms;
+use kijito_protocol::error::ErrorCode;
 use kijito_protocol::error::{Error, Result};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -36,15 +37,15 @@ pub fn render_file(header: &str, entries: &[Entry]) -> String {
 /// One verification finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     /// The entry concerned, when known.
     pub entry_seq: Option<u64>,
 }
 
 impl Finding {
-    pub fn new(code: &str, message: impl Into<String>, entry_seq: Option<u64>) -> Finding {
-        Finding { code: code.to_owned(), message: message.into(), entry_seq }
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>, entry_seq: Option<u64>) -> Finding {
+        Finding { code: code.into(), message: message.into(), entry_seq }
     }
 }
 
@@ -135,7 +136,7 @@ impl<'k> Verifier<'k> {
         Verifier { genesis: false, ..Verifier::genesis(key) }
     }
 
-    fn push(&mut self, code: &str, msg: String, seq: u64) {
+    fn push(&mut self, code: crate::codes::Code, msg: String, seq: u64) {
         self.findings.push(Finding::new(code, msg, Some(seq)));
     }
 
@@ -384,7 +385,7 @@ pub fn list_segments(paths: &Paths, findings: &mut Vec<Finding>) -> Vec<u64> {
         Ok(None) => return Vec::new(),
         Ok(Some(())) => {}
         Err(e) => {
-            findings.push(Finding::new(e.code(), e.message(), None));
+            findings.push(Finding::new(e.error_code(), e.message(), None));
             return Vec::new();
         }
     }
@@ -441,18 +442,18 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
     let mut segments = 0;
     match layout::check_latch_dir(&paths.dir, ".memory-latch") {
         Ok(None) => findings.push(Finding::new(crate::codes::NOT_INITIALISED, "no .memory-latch directory (run memory-latch init)", None)),
-        Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
+        Err(e) => findings.push(Finding::new(e.error_code(), e.message(), None)),
         Ok(Some(())) => {
             for (p, code) in [(&paths.lock, crate::codes::LOCK_SYMLINK), (&paths.ledger, crate::codes::LEDGER_SYMLINK)] {
                 if let Err(e) = layout::refuse_symlink(p, code) {
-                    findings.push(Finding::new(e.code(), e.message(), None));
+                    findings.push(Finding::new(e.error_code(), e.message(), None));
                 }
             }
             match layout::read_file(&paths.manifest, crate::codes::MANIFEST_SYMLINK) {
-                Err(e) if e.is(crate::codes::FILE_MISSING) => {
+                Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => {
                     findings.push(Finding::new(crate::codes::MANIFEST_MISSING, "the .memory-latch directory has no _manifest.md", None))
                 }
-                Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
+                Err(e) => findings.push(Finding::new(e.error_code(), e.message(), None)),
                 Ok(live_bytes) => {
                     initialised = true;
                     let live = parse_file(&live_bytes, LIVE_HEADER, "_manifest.md");
@@ -481,7 +482,7 @@ pub fn verify_with_depth(paths: &Paths, key: Option<&HmacKey>, key_given: bool, 
                         let loc = layout::segment_name(i);
                         match layout::read_file(&paths.segment(i), crate::codes::SEGMENT_SYMLINK) {
                             Err(e) => {
-                                findings.push(Finding::new(e.code(), format!("{loc}: {}", e.message()), None));
+                                findings.push(Finding::new(e.error_code(), format!("{loc}: {}", e.message()), None));
                                 prev_ref = None;
                             }
                             Ok(bytes) if depth == Depth::SealedByHash && !collect_hashes => {
@@ -629,7 +630,7 @@ pub(crate) fn untrusted(findings: Vec<Finding>) -> Error {
 /// Quick verification before an append: constant in the history length.
 pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
     let live_bytes = layout::read_file(&paths.manifest, crate::codes::MANIFEST_SYMLINK).map_err(|e| {
-        if e.is(crate::codes::FILE_MISSING) {
+        if e.code_as() == Some(crate::codes::FILE_MISSING) {
             Error::new(crate::codes::NOT_INITIALISED, "no _manifest.md (run memory-latch init)")
         } else {
             e
@@ -648,7 +649,7 @@ pub fn load_live(paths: &Paths, key: Option<&HmacKey>) -> Result<LiveState> {
         Some(r) => {
             v = if r.index == 1 { Verifier::genesis(key) } else { Verifier::mid_chain(key) };
             match layout::read_file(&paths.segment(r.index), crate::codes::SEGMENT_SYMLINK) {
-                Err(e) => findings.push(Finding::new(e.code(), e.message(), None)),
+                Err(e) => findings.push(Finding::new(e.error_code(), e.message(), None)),
                 Ok(bytes) => {
                     let loc = layout::segment_name(r.index);
                     let seg = parse_file(&bytes, &segment_header(r.index), &loc);

@@ -544,7 +544,7 @@ mod tests {
         assert_eq!((cp.size, f.root(), last), (10, merkle::root(&leaves), leaves[9]));
         let mut bad = s.clone();
         bad.last_leaf = merkle::hex(&[1; 32]);
-        assert!(bad.check().unwrap_err().is(crate::codes::CHECKPOINT_STATE_INVALID));
+        assert!(bad.check().unwrap_err().code_as() == Some(crate::codes::CHECKPOINT_STATE_INVALID));
         let mut bad = s.clone();
         bad.prefix_frontier.pop();
         assert!(bad.check().is_err());
@@ -608,7 +608,8 @@ mod tests {
         assert!(!r.trusted);
         let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
         assert!(
-            codes.contains(&crate::codes::CHECKPOINT_INCONSISTENT) && codes.contains(&crate::codes::CHECKPOINT_ORIGIN_MISMATCH),
+            codes.contains(&crate::codes::CHECKPOINT_INCONSISTENT.as_str())
+                && codes.contains(&crate::codes::CHECKPOINT_ORIGIN_MISMATCH.as_str()),
             "{codes:?}"
         );
         // A seal on the forged chain keeps the evidence instead of replacing it.
@@ -627,6 +628,6 @@ mod tests {
         let again = latch_in(d.path(), "again");
         std::fs::copy(l.checkpoint_state_path().unwrap(), again.checkpoint_state_path().unwrap()).unwrap();
         let e = again.init(1, &crate::InitInput { objective: "x".into(), ..Default::default() }).unwrap_err();
-        assert!(e.is(crate::codes::HEAD_RECORD_EXISTS), "{e:?}");
+        assert!(e.code_as() == Some(crate::codes::HEAD_RECORD_EXISTS), "{e:?}");
     }
 }

@@ -530,11 +530,11 @@ pub fn run(args: Args) -> Result<i32> {
                 Ok(0)
             } else {
                 let code = if report.findings.is_empty() {
-                    codes::UNVERIFIABLE
+                    codes::UNVERIFIABLE.into()
                 } else if !report.initialised {
-                    report.findings[0].code.as_str()
+                    report.findings[0].code.clone()
                 } else {
-                    codes::UNTRUSTED
+                    codes::UNTRUSTED.into()
                 };
                 Err(Error::new(code, format!("{} finding(s)", report.findings.len())))
             }
@@ -692,7 +692,8 @@ pub fn run(args: Args) -> Result<i32> {
             if report.passed {
                 Ok(0)
             } else {
-                let first = report.checks.iter().find(|c| !c.passed).and_then(|c| c.code.clone()).unwrap_or_default();
+                let first =
+                    report.checks.iter().find(|c| !c.passed).and_then(|c| c.code.as_ref()).map(|c| c.to_string()).unwrap_or_default();
                 Err(Error::new(codes::GATE_FAILED, format!("gate failed ({first})")))
             }
         }

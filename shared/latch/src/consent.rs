@@ -117,7 +117,7 @@ pub struct Setting {
     /// The file it was read from (None: defaults or the wallet file alone).
     pub source: Option<PathBuf>,
     /// Fail closed: the configuration exists but cannot be used (code, message).
-    pub invalid: Option<(String, String)>,
+    pub invalid: Option<(kijito_protocol::error::ErrorCode, String)>,
     /// Not an error, worth saying (e.g. an unusable wallet file: token mode).
     pub notice: Option<String>,
 }
@@ -163,11 +163,11 @@ impl Setting {
 
     /// The fail-closed error, when the configuration is unusable.
     pub fn error(&self) -> Option<Error> {
-        self.invalid.as_ref().map(|(c, m)| Error::new(c, m.clone()))
+        self.invalid.as_ref().map(|(c, m)| Error::new(c.clone(), m.clone()))
     }
 
-    fn invalid(code: &str, message: String, source: Option<PathBuf>) -> Setting {
-        Setting { invalid: Some((code.to_owned(), message)), source, ..Setting::default() }
+    fn invalid(code: crate::codes::Code, message: String, source: Option<PathBuf>) -> Setting {
+        Setting { invalid: Some((code.into(), message)), source, ..Setting::default() }
     }
 
     /// From the environment (see the module docs).
@@ -220,8 +220,10 @@ impl Setting {
         let bytes = match private::read_checked(path, rules) {
             Ok((b, _)) => b,
             Err(e)
-                if [private::codes::SYMLINK, private::codes::PERMISSIONS, private::codes::NOT_OWNED, private::codes::NOT_REGULAR]
-                    .contains(&e.code()) =>
+                if matches!(
+                    e.code_as(),
+                    Some(private::codes::SYMLINK | private::codes::PERMISSIONS | private::codes::NOT_OWNED | private::codes::NOT_REGULAR)
+                ) =>
             {
                 return insecure(format!("{} ({}): it must be an owner-only (0600) regular file of this user", e.message(), e.code()))
             }
@@ -331,7 +333,7 @@ pub fn verify_challenge(
     action_hash: &str,
     c: &KeyChallenge,
     now_ms: u64,
-) -> std::result::Result<(), (&'static str, String)> {
+) -> std::result::Result<(), (crate::codes::Code, String)> {
     let (Some(name), Some(sig)) = (&c.key_name, &c.signature) else {
         return Err((
             crate::codes::CONSENT_SIGNATURE_REQUIRED,
@@ -449,7 +451,7 @@ mod tests {
         assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000).unwrap_err().0, "consent_signature_required");
         sign_challenge(&key, "tok_1", &a, &mut c);
         assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000), Ok(()));
-        let code = |r: std::result::Result<(), (&'static str, String)>| r.unwrap_err().0;
+        let code = |r: std::result::Result<(), (crate::codes::Code, String)>| r.unwrap_err().0;
         assert_eq!(code(verify_challenge(&public, "tok_1", &b, &c, 1000)), "consent_signature_mismatch");
         assert_eq!(code(verify_challenge(&public, "tok_2", &a, &c, 1000)), "consent_signature_mismatch");
         assert_eq!(code(verify_challenge(&other, "tok_1", &a, &c, 1000)), "consent_signature_mismatch");

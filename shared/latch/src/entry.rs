@@ -345,7 +345,7 @@ fn canonical_from_line(line: &str, integrity: &Integrity) -> Vec<u8> {
 /// Why one entry block failed to parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockError {
-    pub code: &'static str,
+    pub code: crate::codes::Code,
     pub message: String,
 }
 

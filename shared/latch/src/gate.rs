@@ -4,7 +4,7 @@
 
 use crate::entry::{ConsentState, Event, OneStep, Risk, NONE};
 use crate::{layout, tokens, Latch};
-use kijito_protocol::error::{Error, Result};
+use kijito_protocol::error::{Error, ErrorCode, Result};
 use serde::Serialize;
 
 pub const GATE_SCHEMA: &str = "memory-latch.gate/v1";
@@ -28,7 +28,7 @@ pub struct CheckResult {
     pub name: &'static str,
     pub passed: bool,
     /// Failure code (None when passed).
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     pub message: String,
     /// One single-step remediation (None when passed).
     pub remediation: Option<String>,
@@ -50,14 +50,8 @@ fn pass(name: &'static str, message: impl Into<String>) -> CheckResult {
     CheckResult { name, passed: true, code: None, message: message.into(), remediation: None }
 }
 
-fn fail(name: &'static str, code: &str, message: impl Into<String>) -> CheckResult {
-    CheckResult {
-        name,
-        passed: false,
-        code: Some(code.to_owned()),
-        message: message.into(),
-        remediation: Some(remediation(name).to_owned()),
-    }
+fn fail(name: &'static str, code: impl Into<ErrorCode>, message: impl Into<String>) -> CheckResult {
+    CheckResult { name, passed: false, code: Some(code.into()), message: message.into(), remediation: Some(remediation(name).to_owned()) }
 }
 
 fn normalise(bytes: &[u8]) -> Option<String> {
@@ -114,11 +108,11 @@ pub(crate) fn consent_check(
     let setting = ctx.map(|c| &c.setting);
     let now_ms = ctx.map(|c| c.now_ms).unwrap_or_else(crate::time::now_ms);
     if let Some((code, message)) = setting.and_then(|s| s.invalid.as_ref()) {
-        return fail(NAME, code, format!("the user's consent configuration is unusable: {message}"));
+        return fail(NAME, code.clone(), format!("the user's consent configuration is unusable: {message}"));
     }
     let mode = setting.map(|s| s.mode).unwrap_or(crate::consent::Mode::Token);
     match (head, rec, ledger) {
-        (_, _, Err(e)) => fail(NAME, e.code(), "the token ledger cannot be read"),
+        (_, _, Err(e)) => fail(NAME, e.error_code(), "the token ledger cannot be read"),
         (None, _, _) => fail(NAME, crate::codes::UNTRUSTED, "no verified head to read consent from"),
         (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
             fail(NAME, crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
@@ -247,7 +241,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
         return Err(crate::witness_error(&reason));
     }
     if !report.trusted && !report.findings.is_empty() {
-        latch.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())?;
+        latch.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.to_string()).collect())?;
     }
     let mut checks = Vec::with_capacity(5);
 
@@ -269,7 +263,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
 
     // 2. checkpoint integrity
     checks.push(if !report.trusted {
-        let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or(crate::codes::UNVERIFIABLE);
+        let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or(crate::codes::UNVERIFIABLE.as_str());
         fail("checkpoint_integrity", crate::codes::UNTRUSTED, format!("the latch chain is not trusted ({first})"))
     } else {
         match &input.checkpoint {
@@ -304,7 +298,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     };
     for t in &input.targets {
         if let Err(e) = layout::resolve_target(&latch.paths().root, t) {
-            path_check = fail("path_safety", e.code(), e.message());
+            path_check = fail("path_safety", e.error_code(), e.message());
             break;
         }
     }

@@ -104,7 +104,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(path(&heads)).unwrap().permissions().mode() & 0o777, 0o600);
         std::fs::set_permissions(path(&heads), std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(read(&heads).unwrap_err().is(codes::INDEX_INVALID));
+        assert!(read(&heads).unwrap_err().code_as() == Some(codes::INDEX_INVALID));
         std::fs::set_permissions(path(&heads), std::fs::Permissions::from_mode(0o600)).unwrap();
         for junk in [
             &b"{\"workspace\":\"/w\"}\n"[..],
@@ -112,7 +112,7 @@ mod tests {
             b"{\"schema\":\"memory-latch.workspace/v1\",\"workspace\":\"/w\",\"initAtMs\":1}",
         ] {
             std::fs::write(path(&heads), junk).unwrap();
-            assert!(read(&heads).unwrap_err().is(codes::INDEX_INVALID), "{junk:?}");
+            assert!(read(&heads).unwrap_err().code_as() == Some(codes::INDEX_INVALID), "{junk:?}");
         }
     }
 }

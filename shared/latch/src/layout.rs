@@ -112,30 +112,30 @@ pub fn check_latch_dir(dir: &Path, what: &str) -> Result<Option<()>> {
 }
 
 /// Refuse a symlink at a fixed latch file path, with a per-file code.
-pub fn refuse_symlink(path: &Path, code: &str) -> Result<()> {
+pub fn refuse_symlink(path: &Path, code: crate::codes::Code) -> Result<()> {
     if is_symlink(path) {
-        return Err(Error::new(code.to_owned(), format!("{} is a symlink; refusing to follow it", path.display())));
+        return Err(Error::new(code, format!("{} is a symlink; refusing to follow it", path.display())));
     }
     Ok(())
 }
 
 /// Map a `private` read/write error on a latch file to a latch code.
-pub fn file_error(e: Error, symlink_code: &str) -> Error {
-    let code = match e.code() {
-        private::codes::SYMLINK => symlink_code,
-        private::codes::NOT_OWNED | private::codes::PERMISSIONS | private::codes::NOT_REGULAR => crate::codes::FILE_INSECURE,
-        private::codes::TOO_LARGE => crate::codes::FILE_TOO_LARGE,
-        private::codes::CHANGED => crate::codes::FILE_CHANGED,
-        private::codes::NOT_FOUND => crate::codes::FILE_MISSING,
-        private::codes::EXISTS => crate::codes::FILE_EXISTS,
-        private::codes::WRITE => crate::codes::WRITE_FAILED,
+pub fn file_error(e: Error, symlink_code: crate::codes::Code) -> Error {
+    let code = match e.code_as::<private::codes::Code>() {
+        Some(private::codes::SYMLINK) => symlink_code,
+        Some(private::codes::NOT_OWNED | private::codes::PERMISSIONS | private::codes::NOT_REGULAR) => crate::codes::FILE_INSECURE,
+        Some(private::codes::TOO_LARGE) => crate::codes::FILE_TOO_LARGE,
+        Some(private::codes::CHANGED) => crate::codes::FILE_CHANGED,
+        Some(private::codes::NOT_FOUND) => crate::codes::FILE_MISSING,
+        Some(private::codes::EXISTS) => crate::codes::FILE_EXISTS,
+        Some(private::codes::WRITE) => crate::codes::WRITE_FAILED,
         _ => crate::codes::IO_FAILED,
     };
     Error::new(code, e.message().to_owned())
 }
 
 /// Read a latch file (owner-only, no symlink, bounded).
-pub fn read_file(path: &Path, symlink_code: &str) -> Result<Vec<u8>> {
+pub fn read_file(path: &Path, symlink_code: crate::codes::Code) -> Result<Vec<u8>> {
     let rules = private::FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_FILE_BYTES };
     private::read_checked(path, rules).map(|(b, _)| b).map_err(|e| file_error(e, symlink_code))
 }

@@ -182,7 +182,7 @@ impl Latch {
         }
         crate::consent::sign_challenge(key, &id, &hash, c);
         match self.confirm_locked(&guard, now_ms, &mut ledger, idx, Some(key.name()))? {
-            Some(PromptOutcome::Refused { code, message }) => Err(Error::new(&code, message)),
+            Some(PromptOutcome::Refused { code, message }) => Err(Error::new(code, message)),
             Some(o) => Ok(o),
             None => Err(Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded")),
         }
@@ -208,25 +208,28 @@ impl Latch {
         }
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
-        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        let refused =
+            |code: kijito_protocol::error::ErrorCode, message: &str| Ok(Some(PromptOutcome::Refused { code, message: message.into() }));
         // An unusable consent configuration confirms nothing (fail closed).
         if let Some((code, message)) = ledger.context.as_ref().and_then(|c| c.setting.invalid.clone()) {
-            return refused(&code, &format!("the user's consent configuration is unusable: {message}"));
+            return refused(code, &format!("the user's consent configuration is unusable: {message}"));
         }
         let Some(idx) = ledger.tokens.iter().position(|t| t.matches(&token)) else {
             if !ledger.tokens.iter().any(|t| t.status(now_ms) == TokenStatus::Live) {
-                return refused(crate::codes::CONSENT_TOKEN_UNKNOWN, "no live token matches (nothing is waiting for confirmation)");
+                return refused(crate::codes::CONSENT_TOKEN_UNKNOWN.into(), "no live token matches (nothing is waiting for confirmation)");
             }
             let attempts_left = ledger.wrong_attempt(now_ms);
             self.save_ledger(&ledger)?;
             return Ok(Some(PromptOutcome::Wrong { attempts_left }));
         };
         match ledger.tokens[idx].status(now_ms) {
-            TokenStatus::Used => return refused(crate::codes::CONSENT_TOKEN_REPLAYED, "that token was already used (single use)"),
-            TokenStatus::Expired => return refused(crate::codes::CONSENT_TOKEN_EXPIRED, "that token has expired; request consent again"),
+            TokenStatus::Used => return refused(crate::codes::CONSENT_TOKEN_REPLAYED.into(), "that token was already used (single use)"),
+            TokenStatus::Expired => {
+                return refused(crate::codes::CONSENT_TOKEN_EXPIRED.into(), "that token has expired; request consent again")
+            }
             TokenStatus::Locked => {
                 return refused(
-                    crate::codes::CONSENT_TOKEN_LOCKED,
+                    crate::codes::CONSENT_TOKEN_LOCKED.into(),
                     "that token is locked after too many wrong attempts; request consent again",
                 )
             }
@@ -234,20 +237,20 @@ impl Latch {
         }
         if ledger.tokens[idx].wallet.is_some() {
             return refused(
-                crate::codes::WALLET_SIGNATURE_REQUIRED,
+                crate::codes::WALLET_SIGNATURE_REQUIRED.into(),
                 "this request is in wallet consent mode: only the configured signer's EIP-712 signature confirms it",
             );
         }
         if ledger.tokens[idx].key.is_some() {
             return refused(
-                crate::codes::CONSENT_SIGNATURE_REQUIRED,
+                crate::codes::CONSENT_SIGNATURE_REQUIRED.into(),
                 "this request is in key consent mode: only the user's signature (`memory-latch approve` in their own terminal) confirms it",
             );
         }
         if ledger.tokens[idx].purpose == tokens::Purpose::Review {
             return match self.review_locked(&guard, now_ms, &mut ledger, idx) {
                 Ok(e) => Ok(Some(PromptOutcome::Reviewed { entry_seq: e.entry_seq })),
-                Err(e) => refused(e.code(), e.message()),
+                Err(e) => refused(e.error_code(), e.message()),
             };
         }
         if ledger.tokens[idx].purpose == tokens::Purpose::Reseed {
@@ -256,7 +259,7 @@ impl Latch {
                     entry_seq: e.entry_seq,
                     old_chain_trusted: e.reseeded_from.as_ref().is_some_and(|r| r.old_chain_trusted),
                 })),
-                Err(e) => refused(e.code(), e.message()),
+                Err(e) => refused(e.error_code(), e.message()),
             };
         }
         self.confirm_locked(&guard, now_ms, &mut ledger, idx, None)
@@ -274,7 +277,8 @@ impl Latch {
         idx: usize,
         signer: Option<&str>,
     ) -> Result<Option<PromptOutcome>> {
-        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        let refused =
+            |code: kijito_protocol::error::ErrorCode, message: &str| Ok(Some(PromptOutcome::Refused { code, message: message.into() }));
         let mut outcome = None;
         let written = self.transact(guard, now_ms, Event::ConsentConfirm, |e, head| {
             let rec = &mut ledger.tokens[idx];
@@ -322,7 +326,7 @@ impl Latch {
         });
         let entry = match written {
             Ok(e) => e,
-            Err(e) => return refused(e.code(), e.message()),
+            Err(e) => return refused(e.error_code(), e.message()),
         };
         let (authorized, token_id, action_hash, risk) =
             outcome.ok_or_else(|| Error::new(crate::codes::WRITE_FAILED, "no confirmation recorded"))?;
@@ -423,7 +427,7 @@ impl Latch {
     pub(crate) fn state_hash(&self) -> Result<String> {
         match layout::read_file(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK) {
             Ok(b) => Ok(entry::sha256_tagged(&b)),
-            Err(e) if e.is(crate::codes::FILE_MISSING) => Ok(entry::sha256_tagged(b"")),
+            Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => Ok(entry::sha256_tagged(b"")),
             Err(e) => Err(e),
         }
     }

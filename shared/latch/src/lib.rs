@@ -179,7 +179,7 @@ pub enum PromptOutcome {
     Reviewed { entry_seq: u64 },
     /// The token matched but cannot be used (expired, used, locked,
     /// superseded, Silent Witness, latch untrusted).
-    Refused { code: String, message: String },
+    Refused { code: kijito_protocol::error::ErrorCode, message: String },
     /// No live token matched: a wrong attempt (attempts left before lock).
     Wrong { attempts_left: u32 },
 }

@@ -84,7 +84,9 @@ pub fn probe(path: &Path, now_ms: u64) -> Result<LockProbe> {
         .unwrap_or(0);
     let file = match open_lock(path, false) {
         Ok(f) => f,
-        Err(e) if e.is(crate::codes::LOCK_MISSING) => return Ok(LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes }),
+        Err(e) if e.code_as() == Some(crate::codes::LOCK_MISSING) => {
+            return Ok(LockProbe { exists: false, held: false, age_ms: 0, interrupted_writes })
+        }
         Err(e) => return Err(e),
     };
     let mtime_ms = file.metadata().map(|m| (m.mtime().max(0) as u64) * 1000).unwrap_or(0);

@@ -175,7 +175,7 @@ pub(crate) fn run(latch: &Latch, now_ms: u64) -> Result<RecoverOutcome> {
                 "the manifest holds hmac entries and no key was given; recovery needs verified state",
             ));
         }
-        let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.clone()).collect();
+        let codes: Vec<String> = full.report.findings.iter().map(|f| f.code.to_string()).collect();
         let already = latch.witness_marker()?.is_some();
         latch.write_witness(now_ms, "verification failed", codes.clone())?;
         let block = format!("the latch failed verification ({})", codes.first().map(String::as_str).unwrap_or("unknown"));

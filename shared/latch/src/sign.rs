@@ -273,7 +273,7 @@ pub fn keygen(secret: &Path, public: &Path, passphrase: Option<&Passphrase>, wor
     let verifier = parse_public_key(&pk_box)?;
     let write = |p: &Path, bytes: &[u8]| {
         private::create_new(p, bytes).map_err(|e| {
-            if e.is(private::codes::EXISTS) {
+            if e.code_as() == Some(private::codes::EXISTS) {
                 Error::new(crate::codes::SIGNING_KEY_FILE_EXISTS, e.message().to_owned())
             } else {
                 Error::new(crate::codes::WRITE_FAILED, e.message().to_owned())
@@ -462,11 +462,11 @@ mod tests {
         assert!(kg.encrypted && secret_key_is_encrypted(&sk, None).unwrap());
         let mode = |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions()) & 0o777;
         assert_eq!((mode(&sk), mode(&pk)), (0o600, 0o600));
-        assert!(keygen(&sk, &pk, Some(&pass), None).unwrap_err().is(crate::codes::SIGNING_KEY_FILE_EXISTS));
+        assert!(keygen(&sk, &pk, Some(&pass), None).unwrap_err().code_as() == Some(crate::codes::SIGNING_KEY_FILE_EXISTS));
         // wrong passphrase, none at all
         let wrong = load_secret_key(&sk, None, || Ok(Some(Passphrase::new("nope".into()).unwrap()))).unwrap_err();
-        assert!(wrong.is(crate::codes::PASSPHRASE_WRONG), "{wrong:?}");
-        assert!(load_secret_key(&sk, None, || Ok(None)).unwrap_err().is(crate::codes::PASSPHRASE_UNAVAILABLE));
+        assert!(wrong.code_as() == Some(crate::codes::PASSPHRASE_WRONG), "{wrong:?}");
+        assert!(load_secret_key(&sk, None, || Ok(None)).unwrap_err().code_as() == Some(crate::codes::PASSPHRASE_UNAVAILABLE));
         let key = load_secret_key(&sk, None, || Ok(Some(Passphrase::new("correct horse".into()).unwrap()))).unwrap();
         let vk = load_public_key(&pk).unwrap();
         assert_eq!(key.verifier(), vk);
@@ -478,13 +478,13 @@ mod tests {
         parsed.verify(&vk).unwrap();
         // tampered text
         let forged = Note::parse(&note.replacen("\n3\n", "\n4\n", 1)).unwrap();
-        assert!(forged.verify(&vk).unwrap_err().is(crate::codes::CHECKPOINT_SIGNATURE_INVALID));
+        assert!(forged.verify(&vk).unwrap_err().code_as() == Some(crate::codes::CHECKPOINT_SIGNATURE_INVALID));
         // another key
         let (sk2, pk2) = (d.path().join("o.key"), d.path().join("o.pub"));
         keygen(&sk2, &pk2, None, None).unwrap();
         assert!(!secret_key_is_encrypted(&sk2, None).unwrap());
         let other = load_public_key(&pk2).unwrap();
-        assert!(parsed.verify(&other).unwrap_err().is(crate::codes::CHECKPOINT_NOT_SIGNED_BY_KEY));
+        assert!(parsed.verify(&other).unwrap_err().code_as() == Some(crate::codes::CHECKPOINT_NOT_SIGNED_BY_KEY));
         let k2 = load_secret_key(&sk2, None, || panic!("an unencrypted key needs no passphrase")).unwrap();
         // a signature under the right name and hash but by another key
         let line = k2.signature_line(text);
@@ -492,7 +492,7 @@ mod tests {
         let mut raw = Base64::decode_to_vec(blob, None).unwrap();
         raw[..4].copy_from_slice(&vk.hash());
         let spoof = format!("{text}\n{SIG_PREFIX}{} {}\n", vk.name, b64(&raw));
-        assert!(Note::parse(&spoof).unwrap().verify(&vk).unwrap_err().is(crate::codes::CHECKPOINT_SIGNATURE_INVALID));
+        assert!(Note::parse(&spoof).unwrap().verify(&vk).unwrap_err().code_as() == Some(crate::codes::CHECKPOINT_SIGNATURE_INVALID));
         assert!(format!("{pass:?} {key:?}").contains("Passphrase(..)"));
         assert!(!format!("{key:?}").contains("correct"));
     }
@@ -523,10 +523,10 @@ mod tests {
         std::fs::write(&f, "secret words\n").unwrap();
         std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
         let e = read_passphrase(&PassphraseSource::File(f.clone()), None, false).unwrap_err();
-        assert!(e.is(crate::codes::PASSPHRASE_UNAVAILABLE), "{e:?}");
+        assert!(e.code_as() == Some(crate::codes::PASSPHRASE_UNAVAILABLE), "{e:?}");
         std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         assert_eq!(read_passphrase(&PassphraseSource::File(f.clone()), None, false).unwrap().expose(), "secret words");
         let e = read_passphrase(&PassphraseSource::File(f), Some(&std::fs::canonicalize(d.path()).unwrap()), false).unwrap_err();
-        assert!(e.is(crate::codes::SECRET_KEY_INSIDE_WORKSPACE), "{e:?}");
+        assert!(e.code_as() == Some(crate::codes::SECRET_KEY_INSIDE_WORKSPACE), "{e:?}");
     }
 }

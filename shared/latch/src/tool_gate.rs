@@ -141,7 +141,7 @@ impl Latch {
         }
         for check in [consent_check(head, rec.as_ref(), &ledger, &hash, None, wallet_ok), risk_check(head, rec.as_ref())] {
             if !check.passed {
-                let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.to_owned());
+                let code = check.code.unwrap_or_else(|| crate::codes::UNVERIFIABLE.into());
                 return Err(Error::new(code, check.message));
             }
         }

@@ -64,7 +64,7 @@ impl Latch {
     pub(crate) fn head_findings(&self, seen: &head::Seen) -> (Vec<Finding>, Vec<String>) {
         match self.head_record() {
             Ok(rec) => head::compare(rec.as_ref(), seen),
-            Err(e) => (vec![Finding::new(e.code(), e.message(), None)], Vec::new()),
+            Err(e) => (vec![Finding::new(e.error_code(), e.message(), None)], Vec::new()),
         }
     }
 

@@ -448,14 +448,17 @@ impl Latch {
         if layout::check_latch_dir(&self.paths.dir, ".memory-latch")?.is_none() {
             return Ok(None);
         }
-        let refused = |code: &str, message: &str| Ok(Some(PromptOutcome::Refused { code: code.into(), message: message.into() }));
+        let refused =
+            |code: kijito_protocol::error::ErrorCode, message: &str| Ok(Some(PromptOutcome::Refused { code, message: message.into() }));
         let cfg = match setting {
             Setting::On(c) => c,
-            Setting::Fallback(n) => return refused(crate::codes::WALLET_CONFIG_INVALID, n),
-            Setting::Off => return refused(crate::codes::WALLET_CONFIG_INVALID, "no wallet signer is configured; consent uses tokens"),
+            Setting::Fallback(n) => return refused(crate::codes::WALLET_CONFIG_INVALID.into(), n),
+            Setting::Off => {
+                return refused(crate::codes::WALLET_CONFIG_INVALID.into(), "no wallet signer is configured; consent uses tokens")
+            }
         };
         if let Err(e) = sig.check_form() {
-            return refused(e.code(), e.message());
+            return refused(e.error_code(), e.message());
         }
         let guard = self.lock()?;
         let mut ledger = self.load_ledger()?;
@@ -484,23 +487,26 @@ impl Latch {
                 ledger.wrong_attempt(now_ms);
                 self.save_ledger(&ledger)?;
             }
-            return refused(
-                crate::codes::WALLET_SIGNATURE_UNMATCHED,
+            return refused(crate::codes::WALLET_SIGNATURE_UNMATCHED.into(),
                 "the signature is not the configured signer's signature over any wallet consent request of this latch (another action, another signer, or another request)",
             );
         };
         let expires_at = ledger.tokens[idx].wallet.as_ref().map(|c| c.expires_at).unwrap_or(0);
         match ledger.tokens[idx].status(now_ms) {
-            TokenStatus::Used => return refused(crate::codes::WALLET_NONCE_REPLAYED, "that request's nonce was already used (single use)"),
+            TokenStatus::Used => {
+                return refused(crate::codes::WALLET_NONCE_REPLAYED.into(), "that request's nonce was already used (single use)")
+            }
             TokenStatus::Locked => {
                 return refused(
-                    crate::codes::CONSENT_TOKEN_LOCKED,
+                    crate::codes::CONSENT_TOKEN_LOCKED.into(),
                     "that request is locked after too many wrong attempts; request consent again",
                 )
             }
-            TokenStatus::Expired => return refused(crate::codes::WALLET_EXPIRED, "that signed request has expired; request consent again"),
+            TokenStatus::Expired => {
+                return refused(crate::codes::WALLET_EXPIRED.into(), "that signed request has expired; request consent again")
+            }
             TokenStatus::Live if now_ms / 1000 >= expires_at => {
-                return refused(crate::codes::WALLET_EXPIRED, "the signed expiry has passed; request consent again")
+                return refused(crate::codes::WALLET_EXPIRED.into(), "the signed expiry has passed; request consent again")
             }
             TokenStatus::Live => {}
         }

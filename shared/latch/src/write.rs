@@ -63,7 +63,7 @@ impl Latch {
     /// Quick-verify for a write; an integrity failure enters Silent Witness.
     pub(crate) fn load_for_write(&self, now_ms: u64) -> Result<LiveState> {
         match self.load_trusted_readonly() {
-            Err(e) if e.is(crate::codes::UNTRUSTED) => {
+            Err(e) if e.code_as() == Some(crate::codes::UNTRUSTED) => {
                 let codes = e
                     .detail()
                     .and_then(|d| d.as_array())
@@ -92,7 +92,7 @@ impl Latch {
             return Ok(());
         }
         let _guard = self.lock()?;
-        self.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.clone()).collect())
+        self.write_witness(now_ms, "verification failed", report.findings.iter().map(|f| f.code.to_string()).collect())
     }
 
     pub(crate) fn witness_active(&self, live: &LiveState) -> Result<Option<String>> {

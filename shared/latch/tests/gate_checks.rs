@@ -73,7 +73,8 @@ fn check<'a>(r: &'a GateReport, name: &str) -> &'a kijito_latch::gate::CheckResu
 fn only_failure(r: &GateReport, name: &str, code: &str) {
     assert!(!r.passed, "{r:?}");
     assert_eq!(r.entry_seq, None);
-    let failed: Vec<_> = r.checks.iter().filter(|c| !c.passed).map(|c| (c.name, c.code.clone().unwrap_or_default())).collect();
+    let failed: Vec<_> =
+        r.checks.iter().filter(|c| !c.passed).map(|c| (c.name, c.code.as_ref().map(|c| c.to_string()).unwrap_or_default())).collect();
     assert_eq!(failed, vec![(name, code.to_owned())], "{r:?}");
     let c = check(r, name);
     assert_eq!(c.remediation.as_deref(), Some(remediation(name)));
@@ -114,7 +115,7 @@ fn all_five_checks_pass_once_and_the_pass_consumes_the_token() {
     // A second gate finds nothing authorized.
     let again = f.latch.gate(T0 + 12, &input(&f)).unwrap();
     assert!(!again.passed);
-    assert_eq!(check(&again, "consent_integrity").code.as_deref(), Some(codes::CONSENT_NOT_AUTHORIZED));
+    assert_eq!(check(&again, "consent_integrity").code.as_deref(), Some(codes::CONSENT_NOT_AUTHORIZED.as_str()));
 }
 
 #[test]
@@ -123,35 +124,35 @@ fn consent_fails_when_the_ledger_has_no_record_of_the_token() {
     edit_ledger(&f, |l| l.tokens.clear());
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
     // Risk falls back to the head's (low), so only consent fails.
-    only_failure(&r, "consent_integrity", codes::CONSENT_RECORD_MISSING);
+    only_failure(&r, "consent_integrity", codes::CONSENT_RECORD_MISSING.as_str());
 }
 
 #[test]
 fn consent_fails_when_the_record_is_already_used() {
     let f = authorized(Risk::Low);
     edit_ledger(&f, |l| l.tokens[0].used_at_ms = Some(T0 + 5));
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
 #[test]
 fn consent_fails_when_the_record_was_never_confirmed() {
     let f = authorized(Risk::Low);
     edit_ledger(&f, |l| l.tokens[0].confirmed_at_ms = None);
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
 #[test]
 fn consent_fails_when_the_record_is_a_reseed_token() {
     let f = authorized(Risk::Low);
     edit_ledger(&f, |l| l.tokens[0].purpose = tokens::Purpose::Reseed);
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
 #[test]
 fn consent_fails_when_the_record_is_bound_to_another_action() {
     let f = authorized(Risk::Low);
     edit_ledger(&f, |l| l.tokens[0].action_hash = latch::action_hash(b"something else\n").unwrap());
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
 #[test]
@@ -160,7 +161,7 @@ fn consent_fails_when_the_action_file_changed() {
     let mut i = input(&f);
     i.action_bytes = b"rm -rf /\n".to_vec();
     let r = f.latch.gate(T0 + 10, &i).unwrap();
-    only_failure(&r, "consent_integrity", codes::CONSENT_ACTION_CHANGED);
+    only_failure(&r, "consent_integrity", codes::CONSENT_ACTION_CHANGED.as_str());
     assert_eq!(r.action_hash, latch::action_hash(b"rm -rf /\n").unwrap());
 }
 
@@ -170,7 +171,7 @@ fn consent_fails_when_the_ledger_cannot_be_read() {
     fs::write(&f.latch.paths().ledger, b"{\"schema\":\"nope\"}").unwrap();
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
     // Without a ledger record the risk falls back to the head's (low).
-    only_failure(&r, "consent_integrity", codes::LEDGER_INVALID);
+    only_failure(&r, "consent_integrity", codes::LEDGER_INVALID.as_str());
 }
 
 #[test]
@@ -179,7 +180,7 @@ fn consent_fails_while_only_pending() {
     let issued = l.consent_request(T0, ACTION, "clean", Risk::Low).unwrap();
     let f = Fixture { _dir: d, latch: l, checkpoint: issued.entry.unwrap().integrity.payload_hash };
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
-    only_failure(&r, "consent_integrity", codes::CONSENT_NOT_AUTHORIZED);
+    only_failure(&r, "consent_integrity", codes::CONSENT_NOT_AUTHORIZED.as_str());
     assert!(check(&r, "consent_integrity").message.contains("pending"), "{r:?}");
 }
 
@@ -193,23 +194,23 @@ fn high_risk_needs_the_second_message() {
     // Authorized on the head, but the ledger lost the reconfirmation.
     let f = authorized(Risk::High);
     edit_ledger(&f, |l| l.tokens[0].reconfirmed_at_ms = None);
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "risk_gate", codes::RISK_RECONFIRMATION_REQUIRED);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "risk_gate", codes::RISK_RECONFIRMATION_REQUIRED.as_str());
     // ... or the confirmation (then consent fails too).
     let f = authorized(Risk::High);
     edit_ledger(&f, |l| l.tokens[0].confirmed_at_ms = None);
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
-    assert_eq!(check(&r, "risk_gate").code.as_deref(), Some(codes::RISK_RECONFIRMATION_REQUIRED));
-    assert_eq!(check(&r, "consent_integrity").code.as_deref(), Some(codes::CONSENT_RECORD_MISMATCH));
+    assert_eq!(check(&r, "risk_gate").code.as_deref(), Some(codes::RISK_RECONFIRMATION_REQUIRED.as_str()));
+    assert_eq!(check(&r, "consent_integrity").code.as_deref(), Some(codes::CONSENT_RECORD_MISMATCH.as_str()));
     // The ledger's risk wins over the head's: a record made high needs the
     // second message even though the head says low.
     let f = authorized(Risk::Low);
     edit_ledger(&f, |l| l.tokens[0].risk = Risk::High);
-    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "risk_gate", codes::RISK_RECONFIRMATION_REQUIRED);
+    only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "risk_gate", codes::RISK_RECONFIRMATION_REQUIRED.as_str());
     // No record at all: the head's risk decides (high here).
     let f = authorized(Risk::High);
     edit_ledger(&f, |l| l.tokens.clear());
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
-    assert_eq!(check(&r, "risk_gate").code.as_deref(), Some(codes::RISK_RECONFIRMATION_REQUIRED));
+    assert_eq!(check(&r, "risk_gate").code.as_deref(), Some(codes::RISK_RECONFIRMATION_REQUIRED.as_str()));
 }
 
 #[test]
@@ -217,15 +218,15 @@ fn intent_versus_result() {
     let f = authorized(Risk::Low);
     let mut i = input(&f);
     i.result = Some(b"fn b() {}\n".to_vec());
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_MISMATCH.as_str());
     // Leading whitespace is content; only trailing whitespace is ignored.
     i.result = Some(b" fn a() {}\n".to_vec());
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_MISMATCH);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_MISMATCH.as_str());
     i.result = Some(vec![0xff, 0xfe]);
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_UNREADABLE);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_RESULT_UNREADABLE.as_str());
     i.intended = None;
     i.result = None;
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_UNDECLARED);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_UNDECLARED.as_str());
     // One without the other is a usage error, not a report.
     i.intended = Some(b"x".to_vec());
     assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_INTENT_INCOMPLETE);
@@ -241,9 +242,9 @@ fn checkpoint_must_be_given_and_known() {
     let f = authorized(Risk::Low);
     let mut i = input(&f);
     i.checkpoint = None;
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_MISSING);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_MISSING.as_str());
     i.checkpoint = Some(latch::action_hash(b"not an entry\n").unwrap());
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_UNKNOWN);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_UNKNOWN.as_str());
     assert!(f.latch.gate(T0 + 10, &input(&f)).unwrap().passed);
 }
 
@@ -252,10 +253,10 @@ fn targets_are_required_bounded_and_inside() {
     let f = authorized(Risk::Low);
     let mut i = input(&f);
     i.targets = vec![];
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "path_safety", codes::GATE_TARGET_MISSING);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "path_safety", codes::GATE_TARGET_MISSING.as_str());
     // Every target is checked, not only the first.
     i.targets = vec!["src/a.rs".into(), "../outside".into()];
-    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "path_safety", codes::GATE_TARGET_TRAVERSAL);
+    only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "path_safety", codes::GATE_TARGET_TRAVERSAL.as_str());
     i.targets = vec!["src/a.rs".into(); 257];
     assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_TARGET_INVALID);
     i.targets = vec!["src/a.rs".into(); 256];
@@ -297,11 +298,11 @@ fn a_tampered_chain_fails_the_checkpoint_and_enters_silent_witness() {
     assert!(!r.passed);
     assert_eq!(r.entry_seq, None);
     let cp = check(&r, "checkpoint_integrity");
-    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED));
+    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED.as_str()));
     assert!(cp.message.starts_with("the latch chain is not trusted ("), "{}", cp.message);
-    assert!(!cp.message.contains(codes::UNVERIFIABLE), "names the first finding: {}", cp.message);
+    assert!(!cp.message.contains(codes::UNVERIFIABLE.as_str()), "names the first finding: {}", cp.message);
     // No head is read from an untrusted chain, so there is no consent either.
-    assert_eq!(check(&r, "consent_integrity").code.as_deref(), Some(codes::UNTRUSTED));
+    assert_eq!(check(&r, "consent_integrity").code.as_deref(), Some(codes::UNTRUSTED.as_str()));
     assert_eq!(r.remediation.as_deref(), Some(remediation("checkpoint_integrity")));
     // The failed verification wrote the Silent Witness marker; from now on
     // the gate refuses outright, naming why.
@@ -337,7 +338,7 @@ fn an_unverifiable_chain_fails_the_checkpoint_without_a_witness() {
     let f = Fixture { _dir: d, latch: keyless, checkpoint };
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
     let cp = check(&r, "checkpoint_integrity");
-    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED));
+    assert_eq!(cp.code.as_deref(), Some(codes::UNTRUSTED.as_str()));
     assert_eq!(cp.message, format!("the latch chain is not trusted ({})", codes::UNVERIFIABLE));
     assert!(f.latch.witness_marker().unwrap().is_none(), "no witness without a finding");
 }
@@ -353,7 +354,7 @@ fn one_step_mode_allows_one_gated_action_per_declared_step() {
     assert_eq!(fatigue.one_step, Some(latch::entry::OneStep::Ready));
     assert_eq!(f.latch.status(T0 + 5).unwrap().head.consent_state, ConsentState::Authorized);
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
-    only_failure(&r, "one_step", codes::ONE_STEP_NEXT_STEP_REQUIRED);
+    only_failure(&r, "one_step", codes::ONE_STEP_NEXT_STEP_REQUIRED.as_str());
     assert_eq!(r.checks.len(), 6);
     // A checkpoint naming the step: the gate passes, with the sixth check.
     f.latch.checkpoint(T0 + 11, &latch::CheckpointInput { next_single_step: Some("delete target".into()), ..Default::default() }).unwrap();
@@ -368,7 +369,7 @@ fn one_step_mode_allows_one_gated_action_per_declared_step() {
     let issued = f.latch.consent_request(T0 + 20, ACTION, "clean again", Risk::Low).unwrap();
     assert!(matches!(f.latch.user_prompt(T0 + 21, &issued.token).unwrap(), Some(PromptOutcome::Confirmed { .. })));
     let r = f.latch.gate(T0 + 22, &input(&f)).unwrap();
-    only_failure(&r, "one_step", codes::ONE_STEP_CHECKPOINT_REQUIRED);
+    only_failure(&r, "one_step", codes::ONE_STEP_CHECKPOINT_REQUIRED.as_str());
     // A checkpoint without a next step is refused in the mode; one with it makes the mode ready.
     let e = f.latch.checkpoint(T0 + 23, &latch::CheckpointInput::default()).unwrap_err();
     assert_eq!(e.code(), codes::ONE_STEP_NEXT_STEP_REQUIRED);
@@ -451,20 +452,20 @@ mod wallet_consent {
 
         // Another key's signature over the same challenge, stored in its place.
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(sign(&key("other_private_key"), &digest)));
-        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         // ... and the record's signer rewritten to that key: it verifies, but not as the configured signer.
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signer = vector("other_address").to_lowercase());
-        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         restore();
         // The signature erased, or the signer not an address.
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = None);
-        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         restore();
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signer = "0x1234".into());
-        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &with(&signer)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         restore();
         // A different signer is configured now.
-        only_failure(&f.latch.gate(T0 + 10, &with(&other)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &with(&other)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         // The genuine record with the configured signer passes, once, and says how it was authorized.
         let r = f.latch.gate(T0 + 11, &with(&signer)).unwrap();
         assert!(r.passed, "{r:?}");
@@ -489,7 +490,7 @@ mod wallet_consent {
         assert!(matches!(l.user_signature(T0 + 1, &good, &signer).unwrap(), Some(PromptOutcome::Confirmed { .. })));
         let f = Fixture { _dir: d, latch: l, checkpoint: issued.entry.as_ref().unwrap().integrity.payload_hash.clone() };
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(sign(&key("other_private_key"), &digest)));
-        only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH);
+        only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
         edit_ledger(&f, |t| t.tokens[0].wallet.as_mut().unwrap().signature = Some(good.clone()));
         let r = f.latch.gate(T0 + 11, &input(&f)).unwrap();
         assert!(r.passed, "{r:?}");

@@ -144,6 +144,10 @@ pub mod tripwires {
         TRIPWIRE_PLUGIN_ROOT_WRITE as PLUGIN_ROOT_WRITE, TRIPWIRE_QA_STATE_WRITE as QA_STATE_WRITE,
         TRIPWIRE_SHELL_UNPARSED as SHELL_UNPARSED, TRIPWIRE_TERMINAL_INPUT as TERMINAL_INPUT,
     };
+
+    /// Every tripwire code.
+    pub const ALL: &[kijito_protocol::codes::policy::Code] =
+        &[QA_STATE_WRITE, LATCH_WRITE, CONFIG_WRITE, PLUGIN_ROOT_WRITE, HOOK_BINARY, TERMINAL_INPUT, SHELL_UNPARSED];
 }
 
 use rules as r;
@@ -226,7 +230,7 @@ pub struct Hit {
 /// One tripwire that fired.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tripwire {
-    pub code: &'static str,
+    pub code: kijito_protocol::codes::policy::Code,
     /// What set it off (a path, a program), clipped.
     pub detail: String,
 }
@@ -298,7 +302,7 @@ impl Classification {
         }
     }
 
-    fn trip(&mut self, code: &'static str, detail: &str) {
+    fn trip(&mut self, code: kijito_protocol::codes::policy::Code, detail: &str) {
         if !self.tripwires.iter().any(|t| t.code == code) {
             self.tripwires.push(Tripwire { code, detail: kijito_protocol::ids::clip(detail).to_string() });
         }

@@ -57,7 +57,7 @@ pub struct ConsentTarget<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     Allow,
-    Deny { code: &'static str, reason: String },
+    Deny { code: codes::Code, reason: String },
 }
 
 impl Decision {
@@ -65,10 +65,10 @@ impl Decision {
         matches!(self, Decision::Allow)
     }
 
-    pub fn code(&self) -> Option<&'static str> {
+    pub fn code(&self) -> Option<codes::Code> {
         match self {
             Decision::Allow => None,
-            Decision::Deny { code, .. } => Some(code),
+            Decision::Deny { code, .. } => Some(*code),
         }
     }
 }
@@ -145,7 +145,7 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
         };
     }
     let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
-    let halt = |code: &'static str, mode: &str, step: String| {
+    let halt = |code: codes::Code, mode: &str, step: String| {
         Decision::Deny {
         code,
         reason: format!("kijito-qa policy: denied ({code}): {mode} halts every write, delete, send, public-post, wallet-transfer and core-config call (this one: {}). Reads pass. The one step out: {step}", what(cls)),

@@ -57,7 +57,7 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
         }
         let got_classes: BTreeSet<String> = got.classes().iter().map(|c| c.as_str().to_owned()).collect();
         let got_rules: BTreeSet<String> = got.irreversible().iter().map(|h| h.rule.to_owned()).collect();
-        let got_trips: BTreeSet<String> = got.tripwires.iter().map(|t| t.code.to_owned()).collect();
+        let got_trips: BTreeSet<String> = got.tripwires.iter().map(|t| t.code.to_string()).collect();
         let want_classes = strings(&e["expect"]["classes"]);
         let want_rules = strings(&e["expect"]["rules"]);
         let want_trips = strings(&e["expect"]["tripwires"]);

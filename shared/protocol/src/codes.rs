@@ -1,658 +1,776 @@
 //! The error-code registry: every stable code a library error carries, one
 //! submodule per area, snake_case values (what binaries print as
 //! `kijito_<tool>_failed:<code>`, see `kijito_cli::report_failure`).
-//! Constant names are the code in SCREAMING_SNAKE_CASE, shortened within
-//! their area. Crates re-export their area as `<module>::codes`. Control flow
-//! never matches a code's spelling: it uses [`crate::error::Kind`] or compares
-//! with a constant here ([`crate::error::Error::is`]).
+//! Each area is a `Code` enum declared with [`crate::codes!`] (its variant
+//! and its constant, the code in SCREAMING_SNAKE_CASE shortened within the
+//! area). Crates re-export their area as `<module>::codes`. Control flow never
+//! matches a code's spelling: it uses [`crate::error::Kind`] or matches the
+//! variant ([`crate::error::Error::code_as`]).
+
+/// The typed values of docs/protocol.md §1 ([`crate::ids`]).
+pub mod ids {
+    crate::codes! {
+        MEMORY_ID MemoryId = "invalid_memory_id",
+        MESSAGE_ID MessageId = "invalid_message_id",
+        DIGEST Digest = "invalid_digest",
+        SESSION_ID SessionId = "invalid_session_id",
+        PERSONA Persona = "invalid_persona",
+        PATH Path = "invalid_path",
+    }
+}
 
 /// Codes of the verifier (docs/protocol.md §5).
 pub mod snapshot {
-    pub const POINTER_RETIRED: &str = "pointer_retired";
-    pub const POINTER_DIGEST_MISMATCH: &str = "pointer_digest_mismatch";
-    pub const ANCHOR_RETIRED: &str = "current_anchor_retired";
-    pub const ANCHOR_DIGEST_MISMATCH: &str = "anchor_digest_mismatch";
-    pub const SNAPSHOT_DIGEST_MISMATCH: &str = "snapshot_digest_mismatch";
-    pub const REPORT_FILE: &str = "report_file_invalid";
-    /// The running executable could not be hashed (`verifierSha256`).
-    pub const VERIFIER_UNREADABLE: &str = "verifier_unreadable";
+    crate::codes! {
+        POINTER_RETIRED PointerRetired = "pointer_retired",
+        POINTER_DIGEST_MISMATCH PointerDigestMismatch = "pointer_digest_mismatch",
+        ANCHOR_RETIRED AnchorRetired = "current_anchor_retired",
+        ANCHOR_DIGEST_MISMATCH AnchorDigestMismatch = "anchor_digest_mismatch",
+        SNAPSHOT_DIGEST_MISMATCH SnapshotDigestMismatch = "snapshot_digest_mismatch",
+        REPORT_FILE ReportFile = "report_file_invalid",
+        /// The running executable could not be hashed (`verifierSha256`).
+        VERIFIER_UNREADABLE VerifierUnreadable = "verifier_unreadable",
+    }
 }
 
 /// The helper command grammar and guard (docs/protocol.md §8).
 pub mod command {
-    pub const EMPTY: &str = "command_empty";
-    pub const TOO_LONG: &str = "command_too_long";
-    pub const CONTROL: &str = "command_control_character";
-    pub const METACHARACTER: &str = "command_metacharacter";
-    pub const ENV_ASSIGNMENT: &str = "command_env_assignment";
-    pub const PROGRAM_NOT_ABSOLUTE: &str = "command_program_not_absolute";
-    pub const PATH_TRAVERSAL: &str = "command_path_traversal";
-    pub const UNKNOWN_HELPER: &str = "command_unknown_helper";
-    pub const FOREIGN_ROOT: &str = "command_foreign_root";
-    pub const MISSING_SUBCOMMAND: &str = "command_missing_subcommand";
-    pub const UNKNOWN_SUBCOMMAND: &str = "command_unknown_subcommand";
-    pub const UNKNOWN_FLAG: &str = "command_unknown_flag";
-    pub const DUPLICATE_FLAG: &str = "command_duplicate_flag";
-    pub const MISSING_VALUE: &str = "command_missing_value";
-    pub const EXTRA_WORD: &str = "command_extra_word";
-    pub const MISSING_FLAG: &str = "command_missing_flag";
-    pub const FLAG_CONFLICT: &str = "command_flag_conflict";
-    pub const INVALID_ID: &str = "command_invalid_id";
-    pub const INVALID_DIGEST: &str = "command_invalid_digest";
-    pub const INVALID_SESSION_ID: &str = "command_invalid_session_id";
-    pub const INVALID_PATH: &str = "command_invalid_path";
-    pub const INVALID_VALUE: &str = "command_invalid_value";
-    pub const ROOT_UNKNOWN: &str = "command_root_unknown";
-    /// A tool call's argv array that is not one exact helper command.
-    pub const ARGV_INVALID: &str = "command_argv_invalid";
-    /// A command only the user runs in their own terminal (`memory-latch
-    /// approve`): never the agent's, in any form.
-    pub const USER_ONLY: &str = "command_user_only";
+    crate::codes! {
+        EMPTY Empty = "command_empty",
+        TOO_LONG TooLong = "command_too_long",
+        CONTROL Control = "command_control_character",
+        METACHARACTER Metacharacter = "command_metacharacter",
+        ENV_ASSIGNMENT EnvAssignment = "command_env_assignment",
+        PROGRAM_NOT_ABSOLUTE ProgramNotAbsolute = "command_program_not_absolute",
+        PATH_TRAVERSAL PathTraversal = "command_path_traversal",
+        UNKNOWN_HELPER UnknownHelper = "command_unknown_helper",
+        FOREIGN_ROOT ForeignRoot = "command_foreign_root",
+        MISSING_SUBCOMMAND MissingSubcommand = "command_missing_subcommand",
+        UNKNOWN_SUBCOMMAND UnknownSubcommand = "command_unknown_subcommand",
+        UNKNOWN_FLAG UnknownFlag = "command_unknown_flag",
+        DUPLICATE_FLAG DuplicateFlag = "command_duplicate_flag",
+        MISSING_VALUE MissingValue = "command_missing_value",
+        EXTRA_WORD ExtraWord = "command_extra_word",
+        MISSING_FLAG MissingFlag = "command_missing_flag",
+        FLAG_CONFLICT FlagConflict = "command_flag_conflict",
+        INVALID_ID InvalidId = "command_invalid_id",
+        INVALID_DIGEST InvalidDigest = "command_invalid_digest",
+        INVALID_SESSION_ID InvalidSessionId = "command_invalid_session_id",
+        INVALID_PATH InvalidPath = "command_invalid_path",
+        INVALID_VALUE InvalidValue = "command_invalid_value",
+        ROOT_UNKNOWN RootUnknown = "command_root_unknown",
+        /// A tool call's argv array that is not one exact helper command.
+        ARGV_INVALID ArgvInvalid = "command_argv_invalid",
+        /// A command only the user runs in their own terminal (`memory-latch
+        /// approve`): never the agent's, in any form.
+        USER_ONLY UserOnly = "command_user_only",
+    }
 }
 
 /// Private files and directories.
 pub mod files {
-    pub const NOT_FOUND: &str = "file_not_found";
-    pub const SYMLINK: &str = "file_is_symlink";
-    pub const NOT_REGULAR: &str = "file_not_regular";
-    pub const NOT_OWNED: &str = "file_not_owned";
-    pub const PERMISSIONS: &str = "file_permissions_too_open";
-    pub const TOO_LARGE: &str = "file_too_large";
-    pub const TOO_SMALL: &str = "file_too_small";
-    pub const CHANGED: &str = "file_changed_during_read";
-    pub const READ: &str = "file_read_failed";
-    pub const EXISTS: &str = "file_exists";
-    pub const WRITE: &str = "file_write_failed";
-    pub const DIR_SYMLINK: &str = "directory_is_symlink";
-    pub const DIR_NOT_DIR: &str = "directory_not_directory";
-    pub const DIR_NOT_OWNED: &str = "directory_not_owned";
-    pub const DIR_PERMISSIONS: &str = "directory_permissions_too_open";
-    pub const DIR_MISSING: &str = "directory_missing";
-    pub const DIR_CREATE: &str = "directory_create_failed";
+    crate::codes! {
+        NOT_FOUND NotFound = "file_not_found",
+        SYMLINK Symlink = "file_is_symlink",
+        NOT_REGULAR NotRegular = "file_not_regular",
+        NOT_OWNED NotOwned = "file_not_owned",
+        PERMISSIONS Permissions = "file_permissions_too_open",
+        TOO_LARGE TooLarge = "file_too_large",
+        TOO_SMALL TooSmall = "file_too_small",
+        CHANGED Changed = "file_changed_during_read",
+        READ Read = "file_read_failed",
+        EXISTS Exists = "file_exists",
+        WRITE Write = "file_write_failed",
+        DIR_SYMLINK DirSymlink = "directory_is_symlink",
+        DIR_NOT_DIR DirNotDir = "directory_not_directory",
+        DIR_NOT_OWNED DirNotOwned = "directory_not_owned",
+        DIR_PERMISSIONS DirPermissions = "directory_permissions_too_open",
+        DIR_MISSING DirMissing = "directory_missing",
+        DIR_CREATE DirCreate = "directory_create_failed",
+    }
 }
 
 /// The config file.
 pub mod config {
-    pub const INVALID: &str = "config_invalid";
-    pub const UNKNOWN_KEY: &str = "config_unknown_key";
-    pub const API_URL: &str = "config_api_url_refused";
-    pub const HOME: &str = "config_home_unknown";
-    pub const PLUGIN_OPTION: &str = "config_plugin_option_invalid";
+    crate::codes! {
+        INVALID Invalid = "config_invalid",
+        UNKNOWN_KEY UnknownKey = "config_unknown_key",
+        API_URL ApiUrl = "config_api_url_refused",
+        HOME Home = "config_home_unknown",
+        PLUGIN_OPTION PluginOption = "config_plugin_option_invalid",
+    }
 }
 
 /// The data directory.
 pub mod data_dir {
-    pub const INVALID: &str = "data_dir_invalid";
-    pub const UNUSABLE: &str = "data_dir_unusable";
+    crate::codes! {
+        INVALID Invalid = "data_dir_invalid",
+        UNUSABLE Unusable = "data_dir_unusable",
+    }
 }
 
 /// The bearer token file.
 pub mod token {
-    pub const INVALID: &str = "token_invalid";
+    crate::codes! {
+        INVALID Invalid = "token_invalid",
+        /// The token file could not be read (`token_` + the kijito-files code, [`file_code`]).
+        FILE_NOT_FOUND FileNotFound = "token_file_not_found",
+        FILE_SYMLINK FileSymlink = "token_file_is_symlink",
+        FILE_NOT_REGULAR FileNotRegular = "token_file_not_regular",
+        FILE_NOT_OWNED FileNotOwned = "token_file_not_owned",
+        FILE_PERMISSIONS FilePermissions = "token_file_permissions_too_open",
+        FILE_TOO_LARGE FileTooLarge = "token_file_too_large",
+        FILE_TOO_SMALL FileTooSmall = "token_file_too_small",
+        FILE_CHANGED FileChanged = "token_file_changed_during_read",
+        FILE_READ FileRead = "token_file_read_failed",
+        FILE_EXISTS FileExists = "token_file_exists",
+        FILE_WRITE FileWrite = "token_file_write_failed",
+        FILE_DIR_SYMLINK FileDirSymlink = "token_directory_is_symlink",
+        FILE_DIR_NOT_DIR FileDirNotDir = "token_directory_not_directory",
+        FILE_DIR_NOT_OWNED FileDirNotOwned = "token_directory_not_owned",
+        FILE_DIR_PERMISSIONS FileDirPermissions = "token_directory_permissions_too_open",
+        FILE_DIR_MISSING FileDirMissing = "token_directory_missing",
+        FILE_DIR_CREATE FileDirCreate = "token_directory_create_failed",
+    }
+
+    /// The token-file code of a kijito-files read failure (`token_` + its code).
+    pub fn file_code(code: super::files::Code) -> Code {
+        use super::files;
+        match code {
+            files::NOT_FOUND => FILE_NOT_FOUND,
+            files::SYMLINK => FILE_SYMLINK,
+            files::NOT_REGULAR => FILE_NOT_REGULAR,
+            files::NOT_OWNED => FILE_NOT_OWNED,
+            files::PERMISSIONS => FILE_PERMISSIONS,
+            files::TOO_LARGE => FILE_TOO_LARGE,
+            files::TOO_SMALL => FILE_TOO_SMALL,
+            files::CHANGED => FILE_CHANGED,
+            files::READ => FILE_READ,
+            files::EXISTS => FILE_EXISTS,
+            files::WRITE => FILE_WRITE,
+            files::DIR_SYMLINK => FILE_DIR_SYMLINK,
+            files::DIR_NOT_DIR => FILE_DIR_NOT_DIR,
+            files::DIR_NOT_OWNED => FILE_DIR_NOT_OWNED,
+            files::DIR_PERMISSIONS => FILE_DIR_PERMISSIONS,
+            files::DIR_MISSING => FILE_DIR_MISSING,
+            files::DIR_CREATE => FILE_DIR_CREATE,
+        }
+    }
 }
 
 /// The Kijito service transport (errors of [`crate::error::Kind::Service`] / `HttpStatus`).
 pub mod http {
-    pub const TIMEOUT: &str = "kijito_timeout";
-    pub const INVALID_JSON: &str = "kijito_invalid_json";
-    pub const RESPONSE_INVALID: &str = "kijito_response_invalid";
-    pub const TOO_LARGE: &str = "kijito_response_too_large";
-    pub const REDIRECT: &str = "kijito_redirect_refused";
-    pub const NETWORK: &str = "kijito_network_error";
-    pub fn http(status: u16) -> String {
-        format!("kijito_http_{status}")
+    crate::codes! {
+        TIMEOUT Timeout = "kijito_timeout",
+        INVALID_JSON InvalidJson = "kijito_invalid_json",
+        RESPONSE_INVALID ResponseInvalid = "kijito_response_invalid",
+        TOO_LARGE TooLarge = "kijito_response_too_large",
+        REDIRECT Redirect = "kijito_redirect_refused",
+        NETWORK Network = "kijito_network_error",
+    }
+    /// `kijito_http_<status>` (with [`crate::error::Kind::HttpStatus`]).
+    pub fn http(status: u16) -> crate::error::ErrorCode {
+        crate::error::ErrorCode::http_status(status)
     }
 }
 
 /// pointer-publish (docs/protocol.md §4).
 pub mod publish {
-    pub const MUTEX_UNAVAILABLE: &str = "pointer_mutex_unavailable";
-    pub const MUTEX_EXPIRED: &str = "pointer_mutex_expired_requires_human";
-    pub const CONFLICT: &str = "pointer_publish_conflict";
-    pub const OWNERSHIP_LOST: &str = "pointer_mutex_ownership_lost";
-    pub const OWNERSHIP_UNVERIFIED: &str = "pointer_mutex_ownership_unverified";
-    pub const RECONCILIATION_UNAVAILABLE: &str = "pointer_publish_reconciliation_unavailable";
-    pub const RECONCILIATION_FAILED: &str = "pointer_publish_reconciliation_failed";
-    pub const NOT_FOUND_OR_FORBIDDEN: &str = "pointer_publish_not_found_or_forbidden";
-    pub const NOT_COMMITTED: &str = "pointer_publish_not_committed";
-    pub const CLOBBER: &str = "pointer_publish_concurrent_clobber";
-    pub const RELEASE_FAILED: &str = "pointer_mutex_release_failed";
-    pub const PUBLISH_AND_RELEASE_FAILED: &str = "pointer_publish_and_release_failed";
-    pub const CONTENT_FILE: &str = "content_file_invalid";
-    pub const ROLLBACK_PATH: &str = "rollback_file_invalid";
-    pub const ROLLBACK_ARTIFACT: &str = "rollback_artifact_invalid";
+    crate::codes! {
+        MUTEX_UNAVAILABLE MutexUnavailable = "pointer_mutex_unavailable",
+        MUTEX_EXPIRED MutexExpired = "pointer_mutex_expired_requires_human",
+        CONFLICT Conflict = "pointer_publish_conflict",
+        OWNERSHIP_LOST OwnershipLost = "pointer_mutex_ownership_lost",
+        OWNERSHIP_UNVERIFIED OwnershipUnverified = "pointer_mutex_ownership_unverified",
+        RECONCILIATION_UNAVAILABLE ReconciliationUnavailable = "pointer_publish_reconciliation_unavailable",
+        RECONCILIATION_FAILED ReconciliationFailed = "pointer_publish_reconciliation_failed",
+        NOT_FOUND_OR_FORBIDDEN NotFoundOrForbidden = "pointer_publish_not_found_or_forbidden",
+        NOT_COMMITTED NotCommitted = "pointer_publish_not_committed",
+        CLOBBER Clobber = "pointer_publish_concurrent_clobber",
+        RELEASE_FAILED ReleaseFailed = "pointer_mutex_release_failed",
+        PUBLISH_AND_RELEASE_FAILED PublishAndReleaseFailed = "pointer_publish_and_release_failed",
+        CONTENT_FILE ContentFile = "content_file_invalid",
+        ROLLBACK_PATH RollbackPath = "rollback_file_invalid",
+        ROLLBACK_ARTIFACT RollbackArtifact = "rollback_artifact_invalid",
+    }
 }
 
 /// The QA pass and its transcript binding (docs/protocol.md §7).
 pub mod pass {
-    pub const PASS_INVALID: &str = "pass_invalid";
-    pub const PASS_SESSION: &str = "pass_session_mismatch";
-    pub const PASS_STALE: &str = "pass_stale";
-    pub const PASS_FUTURE: &str = "pass_from_future";
-    pub const PASS_MISSING: &str = "pass_missing";
-    /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
-    /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
-    pub const PASS_WITHDRAWN: &str = "pass_invalidated_by_new_turn";
-    /// The pass's nonce was promoted by an earlier PreCompact: a ticket
-    /// copied back as the pass attests nothing (docs/protocol.md §7).
-    pub const PASS_CONSUMED: &str = "pass_already_consumed";
-    /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
-    /// of the session is refused until it is removed.
-    pub const SPENT_INVALID: &str = "spent_nonces_invalid";
-    /// The pass's nonce (or one of its reports) is in the spent-nonce ledger
-    /// outside the data dir: it was consumed or withdrawn before (docs/protocol.md §7).
-    pub const PASS_REPLAYED: &str = "pass_replayed";
-    /// The ledger exists but cannot be trusted (not an owner-only regular
-    /// file, too large, a line that does not parse): fail closed.
-    pub const LEDGER_INVALID: &str = "spent_ledger_invalid";
-    /// No state directory for the ledger (no HOME, XDG_STATE_HOME or
-    /// MEMORY_LATCH_HEADS_DIR), or it cannot be created or written.
-    pub const LEDGER_UNAVAILABLE: &str = "spent_ledger_unavailable";
-    pub const TRANSCRIPT_UNKNOWN: &str = "transcript_unknown";
-    pub const TRANSCRIPT_NOT_FOUND: &str = "transcript_not_found";
-    pub const TRANSCRIPT_SYMLINK: &str = "transcript_symlink";
-    pub const TRANSCRIPT_NOT_REGULAR: &str = "transcript_not_regular";
-    pub const TRANSCRIPT_NOT_OWNED: &str = "transcript_not_owned";
-    pub const TRANSCRIPT_UNREADABLE: &str = "transcript_unreadable";
-    pub const TRANSCRIPT_CHANGED: &str = "transcript_changed_during_read";
-    pub const TRANSCRIPT_REPLACED: &str = "transcript_replaced";
-    pub const TRANSCRIPT_TRUNCATED: &str = "transcript_truncated";
-    pub const TRANSCRIPT_GREW: &str = "transcript_grew_too_much";
-    pub const TRANSCRIPT_MTIME: &str = "transcript_mtime_earlier";
+    crate::codes! {
+        PASS_INVALID PassInvalid = "pass_invalid",
+        PASS_SESSION PassSession = "pass_session_mismatch",
+        PASS_STALE PassStale = "pass_stale",
+        PASS_FUTURE PassFuture = "pass_from_future",
+        PASS_MISSING PassMissing = "pass_missing",
+        /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
+        /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
+        PASS_WITHDRAWN PassWithdrawn = "pass_invalidated_by_new_turn",
+        /// The pass's nonce was promoted by an earlier PreCompact: a ticket
+        /// copied back as the pass attests nothing (docs/protocol.md §7).
+        PASS_CONSUMED PassConsumed = "pass_already_consumed",
+        /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
+        /// of the session is refused until it is removed.
+        SPENT_INVALID SpentInvalid = "spent_nonces_invalid",
+        /// The pass's nonce (or one of its reports) is in the spent-nonce ledger
+        /// outside the data dir: it was consumed or withdrawn before (docs/protocol.md §7).
+        PASS_REPLAYED PassReplayed = "pass_replayed",
+        /// The ledger exists but cannot be trusted (not an owner-only regular
+        /// file, too large, a line that does not parse): fail closed.
+        LEDGER_INVALID LedgerInvalid = "spent_ledger_invalid",
+        /// No state directory for the ledger (no HOME, XDG_STATE_HOME or
+        /// MEMORY_LATCH_HEADS_DIR), or it cannot be created or written.
+        LEDGER_UNAVAILABLE LedgerUnavailable = "spent_ledger_unavailable",
+        TRANSCRIPT_UNKNOWN TranscriptUnknown = "transcript_unknown",
+        TRANSCRIPT_NOT_FOUND TranscriptNotFound = "transcript_not_found",
+        TRANSCRIPT_SYMLINK TranscriptSymlink = "transcript_symlink",
+        TRANSCRIPT_NOT_REGULAR TranscriptNotRegular = "transcript_not_regular",
+        TRANSCRIPT_NOT_OWNED TranscriptNotOwned = "transcript_not_owned",
+        TRANSCRIPT_UNREADABLE TranscriptUnreadable = "transcript_unreadable",
+        TRANSCRIPT_CHANGED TranscriptChanged = "transcript_changed_during_read",
+        TRANSCRIPT_REPLACED TranscriptReplaced = "transcript_replaced",
+        TRANSCRIPT_TRUNCATED TranscriptTruncated = "transcript_truncated",
+        TRANSCRIPT_GREW TranscriptGrew = "transcript_grew_too_much",
+        TRANSCRIPT_MTIME TranscriptMtime = "transcript_mtime_earlier",
+    }
 }
 
 /// Cold-boot reports read by the gate.
 pub mod report {
-    pub const NOT_FOUND: &str = "report_not_found";
-    pub const SYMLINK: &str = "report_symlink";
-    pub const NOT_OWNED: &str = "report_not_owned";
-    pub const PERMISSIONS: &str = "report_permissions";
-    pub const NOT_REGULAR: &str = "report_not_regular";
-    pub const TOO_LARGE: &str = "report_too_large";
-    pub const CHANGED: &str = "report_changed_during_read";
-    pub const UNREADABLE: &str = "report_unreadable";
-    pub const NOT_JSON: &str = "report_not_json";
-    pub const RED: &str = "report_red";
-    pub const KEYS: &str = "report_keys_invalid";
-    pub const SCHEMA: &str = "report_schema_invalid";
-    pub const NOT_GREEN: &str = "report_not_green";
-    pub const KNOWN_BAD: &str = "report_known_bad_control_not_passed";
-    pub const GRAPH_EDGES: &str = "report_graph_edges_used";
-    pub const FIELD: &str = "report_field_invalid";
-    pub const POINTER_ID: &str = "report_pointer_id_mismatch";
-    pub const POINTER_DIGEST: &str = "report_pointer_digest_mismatch";
-    pub const SNAPSHOT_MISMATCH: &str = "report_snapshot_digest_mismatch";
-    pub const TOO_OLD: &str = "report_too_old";
-    pub const FUTURE: &str = "report_from_future";
-    pub const NONCE_REUSED: &str = "report_boot_nonce_reused";
-    pub const SNAPSHOT_DIFFERS: &str = "report_snapshot_digest_differs";
-    pub const LOCK_DIFFERS: &str = "report_lock_differs";
-    pub const COUNT: &str = "report_count_invalid";
-    /// The report was not written by the installed `pointer-snapshot`.
-    pub const VERIFIER: &str = "report_verifier_mismatch";
+    crate::codes! {
+        NOT_FOUND NotFound = "report_not_found",
+        SYMLINK Symlink = "report_symlink",
+        NOT_OWNED NotOwned = "report_not_owned",
+        PERMISSIONS Permissions = "report_permissions",
+        NOT_REGULAR NotRegular = "report_not_regular",
+        TOO_LARGE TooLarge = "report_too_large",
+        CHANGED Changed = "report_changed_during_read",
+        UNREADABLE Unreadable = "report_unreadable",
+        NOT_JSON NotJson = "report_not_json",
+        RED Red = "report_red",
+        KEYS Keys = "report_keys_invalid",
+        SCHEMA Schema = "report_schema_invalid",
+        NOT_GREEN NotGreen = "report_not_green",
+        KNOWN_BAD KnownBad = "report_known_bad_control_not_passed",
+        GRAPH_EDGES GraphEdges = "report_graph_edges_used",
+        FIELD Field = "report_field_invalid",
+        POINTER_ID PointerId = "report_pointer_id_mismatch",
+        POINTER_DIGEST PointerDigest = "report_pointer_digest_mismatch",
+        SNAPSHOT_MISMATCH SnapshotMismatch = "report_snapshot_digest_mismatch",
+        TOO_OLD TooOld = "report_too_old",
+        FUTURE Future = "report_from_future",
+        NONCE_REUSED NonceReused = "report_boot_nonce_reused",
+        SNAPSHOT_DIFFERS SnapshotDiffers = "report_snapshot_digest_differs",
+        LOCK_DIFFERS LockDiffers = "report_lock_differs",
+        COUNT Count = "report_count_invalid",
+        /// The report was not written by the installed `pointer-snapshot`.
+        VERIFIER Verifier = "report_verifier_mismatch",
+    }
 }
 
 /// The ticket, attempt, claim and re-entry.
 pub mod compaction {
-    pub const PROMOTED: &str = "pass_promoted";
-    pub const PROMOTE_FAILED: &str = "pass_promotion_failed";
-    pub const ATTEMPT_INVALID: &str = "attempt_invalid";
-    pub const ATTEMPT_EXPIRED: &str = "attempt_expired";
-    pub const ATTEMPT_FUTURE: &str = "attempt_from_future";
-    pub const TICKET_MISSING: &str = "ticket_missing";
-    pub const TICKET_INVALID: &str = "ticket_invalid";
-    pub const TICKET_NONCE: &str = "ticket_nonce_mismatch";
-    pub const REENTRY_INVALID: &str = "reentry_invalid";
-    /// An attested re-entry record whose compaction nonce no PreCompact
-    /// consumed (no `pass_already_consumed` entry in the spent record at or
-    /// before its claim): delivered UNATTESTED (docs/protocol.md §7).
-    pub const REENTRY_UNBACKED: &str = "reentry_unbacked";
-    /// Another PreCompact of this session held the lock for too long.
-    pub const PRECOMPACT_BUSY: &str = "precompact_busy";
+    crate::codes! {
+        PROMOTED Promoted = "pass_promoted",
+        PROMOTE_FAILED PromoteFailed = "pass_promotion_failed",
+        ATTEMPT_INVALID AttemptInvalid = "attempt_invalid",
+        ATTEMPT_EXPIRED AttemptExpired = "attempt_expired",
+        ATTEMPT_FUTURE AttemptFuture = "attempt_from_future",
+        TICKET_MISSING TicketMissing = "ticket_missing",
+        TICKET_INVALID TicketInvalid = "ticket_invalid",
+        TICKET_NONCE TicketNonce = "ticket_nonce_mismatch",
+        REENTRY_INVALID ReentryInvalid = "reentry_invalid",
+        /// An attested re-entry record whose compaction nonce no PreCompact
+        /// consumed (no `pass_already_consumed` entry in the spent record at or
+        /// before its claim): delivered UNATTESTED (docs/protocol.md §7).
+        REENTRY_UNBACKED ReentryUnbacked = "reentry_unbacked",
+        /// Another PreCompact of this session held the lock for too long.
+        PRECOMPACT_BUSY PrecompactBusy = "precompact_busy",
+    }
 }
 
 /// The `summaryCheck` of a claim record: whether the compaction summary kept
 /// the four pointer values (docs/protocol.md §7).
 pub mod summary {
-    /// The summary holds all four values (`summaryCarried: true`).
-    pub const CARRIED: &str = "carried";
-    /// The summary lacks at least one value (`summaryCarried: false`).
-    pub const VALUES_MISSING: &str = "values_missing";
-    /// Claimed before the host handed any hook the summary (Claude Code:
-    /// SessionStart(compact) runs before PostCompact); PostCompact fills it in.
-    pub const PENDING: &str = "pending";
-    /// The host gave no hook the summary (Codex 0.169.0 never does).
-    pub const NO_SUMMARY: &str = "no_summary";
-    /// Unattested: nothing was asked to carry.
-    pub const UNATTESTED: &str = "unattested";
+    crate::codes! {
+        /// The summary holds all four values (`summaryCarried: true`).
+        CARRIED Carried = "carried",
+        /// The summary lacks at least one value (`summaryCarried: false`).
+        VALUES_MISSING ValuesMissing = "values_missing",
+        /// Claimed before the host handed any hook the summary (Claude Code:
+        /// SessionStart(compact) runs before PostCompact); PostCompact fills it in.
+        PENDING Pending = "pending",
+        /// The host gave no hook the summary (Codex 0.169.0 never does).
+        NO_SUMMARY NoSummary = "no_summary",
+        /// Unattested: nothing was asked to carry.
+        UNATTESTED Unattested = "unattested",
+    }
 }
 
 /// `qa-gate record`.
 pub mod record {
-    pub const VERIFY_FAILED: &str = "pass_verify_failed";
-    /// A report was verified before this session's last pass was withdrawn
-    /// or consumed: a new pass needs new boots (docs/protocol.md §7).
-    pub const REPORTS_PREDATE_SPENT_PASS: &str = "reports_predate_spent_pass";
-    /// Witnessed boots (docs/protocol.md §7, "Witnessed boots"): a report
-    /// whose `pointer-snapshot` call the PreToolUse hook did not see, while it
-    /// saw the other one.
-    pub const BOOT_NOT_WITNESSED: &str = "boot_not_witnessed";
-    /// A report's `pointer-snapshot` call came from the main agent (no agent
-    /// identity in the hook input), not a subagent.
-    pub const BOOT_BY_MAIN_AGENT: &str = "boot_by_main_agent";
-    /// Both reports come from the same subagent.
-    pub const BOOTS_SAME_AGENT: &str = "boots_same_agent";
-    /// A red (or missing) report for the same pointer was written after the
-    /// first of the two green ones: the count starts again.
-    pub const BOOTS_RESET_BY_RED: &str = "boots_reset_by_red";
-    /// `qa-witness.<s>.jsonl` cannot be trusted (insecure, too large, a line
-    /// that does not parse).
-    pub const WITNESS_INVALID: &str = "witness_record_invalid";
-    /// The live pointer's digest differs from the one recorded.
-    pub const NOT_LIVE: &str = "pointer_digest_not_live";
-    /// The installed verifier executable could not be read.
-    pub const VERIFIER_UNREADABLE: &str = "verifier_unreadable";
+    crate::codes! {
+        VERIFY_FAILED VerifyFailed = "pass_verify_failed",
+        /// A report was verified before this session's last pass was withdrawn
+        /// or consumed: a new pass needs new boots (docs/protocol.md §7).
+        REPORTS_PREDATE_SPENT_PASS ReportsPredateSpentPass = "reports_predate_spent_pass",
+        /// Witnessed boots (docs/protocol.md §7, "Witnessed boots"): a report
+        /// whose `pointer-snapshot` call the PreToolUse hook did not see, while it
+        /// saw the other one.
+        BOOT_NOT_WITNESSED BootNotWitnessed = "boot_not_witnessed",
+        /// A report's `pointer-snapshot` call came from the main agent (no agent
+        /// identity in the hook input), not a subagent.
+        BOOT_BY_MAIN_AGENT BootByMainAgent = "boot_by_main_agent",
+        /// Both reports come from the same subagent.
+        BOOTS_SAME_AGENT BootsSameAgent = "boots_same_agent",
+        /// A red (or missing) report for the same pointer was written after the
+        /// first of the two green ones: the count starts again.
+        BOOTS_RESET_BY_RED BootsResetByRed = "boots_reset_by_red",
+        /// `qa-witness.<s>.jsonl` cannot be trusted (insecure, too large, a line
+        /// that does not parse).
+        WITNESS_INVALID WitnessInvalid = "witness_record_invalid",
+        /// The live pointer's digest differs from the one recorded.
+        NOT_LIVE NotLive = "pointer_digest_not_live",
+        /// The installed verifier executable could not be read.
+        VERIFIER_UNREADABLE VerifierUnreadable = "verifier_unreadable",
+    }
 }
 
 /// Hook input and the hook runner.
 pub mod hooks {
-    pub const STDIN_EMPTY: &str = "hook_stdin_empty";
-    /// session-hook was asked for PreToolUse and its sibling pretool-hook could not be run: denied.
-    pub const PRETOOL_MISSING: &str = "hook_pretool_missing";
-    pub const STDIN_TOO_LARGE: &str = "hook_stdin_too_large";
-    pub const STDIN_READ: &str = "hook_stdin_unreadable";
-    pub const STDIN_INVALID_JSON: &str = "hook_stdin_invalid_json";
-    pub const STDIN_NOT_OBJECT: &str = "hook_stdin_not_object";
-    pub const EVENT_MISMATCH: &str = "hook_event_mismatch";
-    pub const SESSION_INVALID: &str = "hook_session_id_invalid";
-    pub const PANIC: &str = "hook_internal_panic";
-    pub const TIMEOUT: &str = "hook_timeout";
-    /// SessionStart: the sibling `wake-check --hook` gave no answer (missing, failed, timed out, malformed).
-    pub const WAKE_CHECK_FAILED: &str = "hook_wake_check_failed";
+    crate::codes! {
+        STDIN_EMPTY StdinEmpty = "hook_stdin_empty",
+        /// session-hook was asked for PreToolUse and its sibling pretool-hook could not be run: denied.
+        PRETOOL_MISSING PretoolMissing = "hook_pretool_missing",
+        STDIN_TOO_LARGE StdinTooLarge = "hook_stdin_too_large",
+        STDIN_READ StdinRead = "hook_stdin_unreadable",
+        STDIN_INVALID_JSON StdinInvalidJson = "hook_stdin_invalid_json",
+        STDIN_NOT_OBJECT StdinNotObject = "hook_stdin_not_object",
+        EVENT_MISMATCH EventMismatch = "hook_event_mismatch",
+        SESSION_INVALID SessionInvalid = "hook_session_id_invalid",
+        PANIC Panic = "hook_internal_panic",
+        TIMEOUT Timeout = "hook_timeout",
+        /// SessionStart: the sibling `wake-check --hook` gave no answer (missing, failed, timed out, malformed).
+        WAKE_CHECK_FAILED WakeCheckFailed = "hook_wake_check_failed",
+    }
 }
 
 /// kijito-local serve.
 pub mod server {
-    pub const LISTEN_INVALID: &str = "listen_address_invalid";
-    pub const LISTEN_NOT_LOOPBACK: &str = "listen_address_not_loopback";
-    pub const BIND: &str = "listen_bind_failed";
-    pub const TOKEN_INVALID: &str = "token_file_invalid";
-    pub const SIGNALS: &str = "signal_setup_failed";
+    crate::codes! {
+        LISTEN_INVALID ListenInvalid = "listen_address_invalid",
+        LISTEN_NOT_LOOPBACK ListenNotLoopback = "listen_address_not_loopback",
+        BIND Bind = "listen_bind_failed",
+        TOKEN_INVALID TokenInvalid = "token_file_invalid",
+        SIGNALS Signals = "signal_setup_failed",
+    }
 }
 
 /// The kijito-local SQLite store.
 pub mod store {
-    pub const OPEN: &str = "store_open_failed";
-    pub const SCHEMA_TOO_NEW: &str = "store_schema_too_new";
-    pub const FAILED: &str = "store_failed";
+    crate::codes! {
+        OPEN Open = "store_open_failed",
+        SCHEMA_TOO_NEW SchemaTooNew = "store_schema_too_new",
+        FAILED Failed = "store_failed",
+    }
 }
 
 /// kijito-local fault injection.
 pub mod faults {
-    pub const INVALID: &str = "faults_file_invalid";
+    crate::codes! {
+        INVALID Invalid = "faults_file_invalid",
+    }
 }
 
 /// Rendered memories, lifecycle and the known-bad control (docs/protocol.md §3).
 pub mod render {
-    pub const TOO_LARGE: &str = "memory_rendering_too_large";
-    pub const FENCE_MISSING: &str = "memory_fence_missing";
-    pub const FENCE_OPEN_INVALID: &str = "memory_fence_open_invalid";
-    pub const FENCE_ID_MISMATCH: &str = "memory_fence_id_mismatch";
-    pub const FENCE_PERSONA_MISMATCH: &str = "memory_fence_persona_mismatch";
-    pub const FENCE_NONCE_INVALID: &str = "memory_fence_nonce_invalid";
-    pub const FENCE_CLOSE_INVALID: &str = "memory_fence_close_invalid";
-    pub const FENCE_DUPLICATED: &str = "memory_fence_duplicated";
-    pub const FENCE_NESTED: &str = "memory_fence_nested";
-    pub const HEADER_INVALID: &str = "memory_header_invalid";
-    pub const METADATA_INVALID: &str = "memory_metadata_invalid";
-    pub const LIFECYCLE_UNCLASSIFIED: &str = "memory_lifecycle_unclassified";
-    pub const KNOWN_BAD_CONTROL_FAILED: &str = "known_bad_control_failed";
+    crate::codes! {
+        TOO_LARGE TooLarge = "memory_rendering_too_large",
+        FENCE_MISSING FenceMissing = "memory_fence_missing",
+        FENCE_OPEN_INVALID FenceOpenInvalid = "memory_fence_open_invalid",
+        FENCE_ID_MISMATCH FenceIdMismatch = "memory_fence_id_mismatch",
+        FENCE_PERSONA_MISMATCH FencePersonaMismatch = "memory_fence_persona_mismatch",
+        FENCE_NONCE_INVALID FenceNonceInvalid = "memory_fence_nonce_invalid",
+        FENCE_CLOSE_INVALID FenceCloseInvalid = "memory_fence_close_invalid",
+        FENCE_DUPLICATED FenceDuplicated = "memory_fence_duplicated",
+        FENCE_NESTED FenceNested = "memory_fence_nested",
+        HEADER_INVALID HeaderInvalid = "memory_header_invalid",
+        METADATA_INVALID MetadataInvalid = "memory_metadata_invalid",
+        LIFECYCLE_UNCLASSIFIED LifecycleUnclassified = "memory_lifecycle_unclassified",
+        KNOWN_BAD_CONTROL_FAILED KnownBadControlFailed = "known_bad_control_failed",
+    }
 }
 
 /// The pointer manifest (docs/protocol.md §4).
 pub mod manifest {
-    /// Any byte difference from the canonical form.
-    pub const NOT_CANONICAL: &str = "pointer_manifest_not_canonical";
-    /// Every other rejection.
-    pub const INVALID: &str = "pointer_manifest_invalid";
+    crate::codes! {
+        /// Any byte difference from the canonical form.
+        NOT_CANONICAL NotCanonical = "pointer_manifest_not_canonical",
+        /// Every other rejection.
+        INVALID Invalid = "pointer_manifest_invalid",
+    }
 }
 
 /// The shared argv parser ([`crate::argv`]): usage errors, exit status 2.
 pub mod cli {
-    pub const INVALID_ARGUMENT: &str = "invalid_argument";
-    pub const UNKNOWN_SUBCOMMAND: &str = "unknown_subcommand";
-    pub const MISSING_SUBCOMMAND: &str = "missing_subcommand";
-    pub const UNKNOWN_FLAG: &str = "unknown_flag";
-    pub const UNEXPECTED_ARGUMENT: &str = "unexpected_argument";
-    pub const REPEATED_FLAG: &str = "repeated_flag";
-    pub const MISSING_VALUE: &str = "missing_value";
-    pub const MISSING_FLAG: &str = "missing_flag";
-    pub const CONFLICTING_FLAGS: &str = "conflicting_flags";
-    pub const INVALID_NUMBER: &str = "invalid_number";
-    pub const INVALID_PATH: &str = "invalid_path";
-    pub const INVALID_HOST: &str = "invalid_host";
-    pub const INVALID_EVENT: &str = "invalid_event";
-    pub const STDOUT_WRITE_FAILED: &str = "stdout_write_failed";
-    /// `qa-gate check-command` without exactly one argument.
-    pub const CHECK_COMMAND_USAGE: &str = "check_command_usage";
-    /// `pointer-publish`: not exactly one content source.
-    pub const CONTENT_SOURCE_INVALID: &str = "content_source_invalid";
-    /// `pointer-publish --release-lease` with a flag it does not take.
-    pub const FLAG_CONFLICT: &str = "flag_conflict";
+    crate::codes! {
+        INVALID_ARGUMENT InvalidArgument = "invalid_argument",
+        UNKNOWN_SUBCOMMAND UnknownSubcommand = "unknown_subcommand",
+        MISSING_SUBCOMMAND MissingSubcommand = "missing_subcommand",
+        UNKNOWN_FLAG UnknownFlag = "unknown_flag",
+        UNEXPECTED_ARGUMENT UnexpectedArgument = "unexpected_argument",
+        REPEATED_FLAG RepeatedFlag = "repeated_flag",
+        MISSING_VALUE MissingValue = "missing_value",
+        MISSING_FLAG MissingFlag = "missing_flag",
+        CONFLICTING_FLAGS ConflictingFlags = "conflicting_flags",
+        INVALID_NUMBER InvalidNumber = "invalid_number",
+        INVALID_PATH InvalidPath = "invalid_path",
+        INVALID_HOST InvalidHost = "invalid_host",
+        INVALID_EVENT InvalidEvent = "invalid_event",
+        STDOUT_WRITE_FAILED StdoutWriteFailed = "stdout_write_failed",
+        /// `qa-gate check-command` without exactly one argument.
+        CHECK_COMMAND_USAGE CheckCommandUsage = "check_command_usage",
+        /// `pointer-publish`: not exactly one content source.
+        CONTENT_SOURCE_INVALID ContentSourceInvalid = "content_source_invalid",
+        /// `pointer-publish --release-lease` with a flag it does not take.
+        FLAG_CONFLICT FlagConflict = "flag_conflict",
+    }
 }
 
 /// The QA gate's state directory.
 pub mod gate {
-    pub const STATE_RENAME_FAILED: &str = "state_rename_failed";
+    crate::codes! {
+        STATE_RENAME_FAILED StateRenameFailed = "state_rename_failed",
+    }
 }
 
 /// The verifier's anchor fetches (with [`snapshot`]).
 pub mod fetch {
-    pub const ANCHOR_FETCH_FAILED: &str = "anchor_fetch_failed";
+    crate::codes! {
+        ANCHOR_FETCH_FAILED AnchorFetchFailed = "anchor_fetch_failed",
+    }
 }
 
 /// wake-check.
 pub mod wake {
-    pub const WORKSPACE_INVALID: &str = "workspace_invalid";
+    crate::codes! {
+        WORKSPACE_INVALID WorkspaceInvalid = "workspace_invalid",
+    }
 }
 
 /// memory-latch (kijito-latch `codes`): errors, verify findings and gate check codes.
 pub mod latch {
-    /// The latch failed verification; nothing was written.
-    pub const UNTRUSTED: &str = "latch_untrusted";
-    /// hmac entries and no key: the latch cannot be verified.
-    pub const UNVERIFIABLE: &str = "latch_unverifiable";
-    /// Silent Witness is active: writes are refused.
-    pub const SILENT_WITNESS_ACTIVE: &str = "silent_witness_active";
-    /// A latch file changed while it was read.
-    pub const FILE_CHANGED: &str = "latch_file_changed";
-    pub const WORKSPACE_INVALID: &str = "latch_workspace_invalid";
-    pub const INTEGRITY_INVALID: &str = "latch_integrity_invalid";
-    pub const ACTION_FILE_INVALID: &str = "action_file_invalid";
-    pub const OUTPUT_FAILED: &str = "output_failed";
-    pub const GATE_FAILED: &str = "gate_failed";
-    /// `verify --since-checkpoint`: the file is not a tree head.
-    pub const CHECKPOINT_FILE_INVALID: &str = "checkpoint_file_invalid";
-    pub const HMAC_KEY_INVALID: &str = "hmac_key_invalid";
-    pub const HMAC_KEY_INSIDE_WORKSPACE: &str = "hmac_key_inside_workspace";
-    pub const NOT_INITIALISED: &str = "latch_not_initialised";
-    pub const FILE_MISSING: &str = "latch_file_missing";
-    pub const IO_FAILED: &str = "latch_io_failed";
-    pub const LOCK_SYMLINK: &str = "latch_lock_symlink";
-    pub const LEDGER_SYMLINK: &str = "latch_ledger_symlink";
-    pub const MANIFEST_SYMLINK: &str = "latch_manifest_symlink";
-    pub const SEGMENT_SYMLINK: &str = "latch_segment_symlink";
-    pub const LOCK_MISSING: &str = "latch_lock_missing";
-    pub const LOCK_FAILED: &str = "latch_lock_failed";
-    pub const LOCK_INSECURE: &str = "latch_lock_insecure";
-    pub const LOCK_TIMEOUT: &str = "latch_lock_timeout";
-    pub const WRITE_FAILED: &str = "latch_write_failed";
-    pub const CONSENT_REQUIRES_USER_MESSAGE: &str = "consent_requires_user_message";
-    pub const CONSENT_TOKEN_SUPERSEDED: &str = "consent_token_superseded";
-    pub const CONSENT_ALREADY_CONFIRMED: &str = "consent_already_confirmed";
-    pub const RESEED_NOT_NEEDED: &str = "reseed_not_needed";
-    pub const REVIEW_NOT_NEEDED: &str = "review_not_needed";
-    pub const CONSENT_LOCKED_UNTIL_REVIEW: &str = "consent_locked_until_review";
-    pub const CONSENT_ACTION_CHANGED: &str = "consent_action_changed";
-    pub const DIR_SYMLINK: &str = "latch_dir_symlink";
-    pub const WITNESS_SYMLINK: &str = "latch_witness_symlink";
-    pub const RISK_INVALID: &str = "latch_risk_invalid";
-    pub const HMAC_KEY_REQUIRED: &str = "hmac_key_required";
-    pub const MANIFEST_EMPTY: &str = "manifest_empty";
-    pub const ENTRY_SEQ_GAP: &str = "entry_seq_gap";
-    pub const HMAC_KEY_MISSING: &str = "hmac_key_missing";
-    pub const ALREADY_INITIALISED: &str = "latch_already_initialised";
-    pub const HEAD_RECORD_EXISTS: &str = "latch_head_record_exists";
-    pub const CHECKPOINT_INVALID: &str = "latch_checkpoint_invalid";
-    pub const DIR_INVALID: &str = "latch_dir_invalid";
-    pub const DIR_INSECURE: &str = "latch_dir_insecure";
-    pub const GATE_TARGET_INVALID: &str = "gate_target_invalid";
-    pub const GATE_TARGET_TRAVERSAL: &str = "gate_target_traversal";
-    pub const GATE_TARGET_OUTSIDE_WORKSPACE: &str = "gate_target_outside_workspace";
-    pub const GATE_TARGET_PROTECTED: &str = "gate_target_protected";
-    pub const GATE_TARGET_SYMLINK: &str = "gate_target_symlink";
-    pub const FILE_INSECURE: &str = "latch_file_insecure";
-    pub const FILE_TOO_LARGE: &str = "latch_file_too_large";
-    pub const FILE_EXISTS: &str = "latch_file_exists";
-    pub const CONSENT_MESSAGE_NOT_STANDALONE: &str = "consent_message_not_standalone";
-    pub const LEDGER_INVALID: &str = "ledger_invalid";
-    pub const GATE_INTENT_INCOMPLETE: &str = "gate_intent_incomplete";
-    pub const TEXT_INVALID: &str = "latch_text_invalid";
-    pub const WITNESS_INVALID: &str = "latch_witness_invalid";
-    pub const HEAD_RECORD_INVALID: &str = "latch_head_record_invalid";
-    pub const HEAD_WRITE_FAILED: &str = "latch_head_write_failed";
-    pub const ENTRY_TRUNCATED: &str = "entry_truncated";
-    pub const ENTRY_RENDERING_MISMATCH: &str = "entry_rendering_mismatch";
-    pub const FILE_NOT_UTF8: &str = "file_not_utf8";
-    pub const MANIFEST_HEADER_INVALID: &str = "manifest_header_invalid";
-    pub const SEGMENT_REF_MISMATCH: &str = "segment_ref_mismatch";
-    pub const HISTORY_UNEXPECTED_FILE: &str = "history_unexpected_file";
-    pub const SEGMENT_MISSING: &str = "segment_missing";
-    pub const MANIFEST_MISSING: &str = "manifest_missing";
-    pub const SEGMENT_EMPTY: &str = "segment_empty";
-    pub const SEGMENT_UNREFERENCED: &str = "segment_unreferenced";
-    pub const ENTRY_SCHEMA_INVALID: &str = "entry_schema_invalid";
-    pub const CHAIN_BROKEN: &str = "chain_broken";
-    pub const CHAIN_ORIGIN_INVALID: &str = "chain_origin_invalid";
-    pub const ENTRY_TIME_INCONSISTENT: &str = "entry_time_inconsistent";
-    pub const ENTRY_FIELD_INVALID: &str = "entry_field_invalid";
-    pub const INTEGRITY_FIELD_MISSING: &str = "integrity_field_missing";
-    pub const PAYLOAD_HASH_MISMATCH: &str = "payload_hash_mismatch";
-    pub const INTEGRITY_DOWNGRADE: &str = "integrity_downgrade";
-    pub const INTEGRITY_FIELD_INVALID: &str = "integrity_field_invalid";
-    pub const HMAC_SIGNATURE_INVALID: &str = "hmac_signature_invalid";
-    pub const CONSENT_TOKEN_UNKNOWN: &str = "consent_token_unknown";
-    pub const CONSENT_TOKEN_REPLAYED: &str = "consent_token_replayed";
-    pub const CONSENT_TOKEN_EXPIRED: &str = "consent_token_expired";
-    pub const CONSENT_TOKEN_LOCKED: &str = "consent_token_locked";
-    pub const ENTRY_MALFORMED: &str = "entry_malformed";
-    pub const ENTRY_NOT_CANONICAL: &str = "entry_not_canonical";
-    pub const INTENT_RESULT_MISMATCH: &str = "intent_result_mismatch";
-    pub const INTENT_RESULT_UNREADABLE: &str = "intent_result_unreadable";
-    pub const INTENT_UNDECLARED: &str = "intent_undeclared";
-    pub const GATE_CHECKPOINT_UNKNOWN: &str = "gate_checkpoint_unknown";
-    pub const GATE_CHECKPOINT_MISSING: &str = "gate_checkpoint_missing";
-    pub const CONSENT_NOT_AUTHORIZED: &str = "consent_not_authorized";
-    pub const CONSENT_RECORD_MISSING: &str = "consent_record_missing";
-    pub const CONSENT_RECORD_MISMATCH: &str = "consent_record_mismatch";
-    pub const GATE_TARGET_MISSING: &str = "gate_target_missing";
-    pub const RISK_RECONFIRMATION_REQUIRED: &str = "risk_reconfirmation_required";
-    pub const CHECKPOINT_INCONSISTENT: &str = "checkpoint_inconsistent";
-    /// Ed25519 keyed mode (kijito-latch `sign`, `checkpoint`).
-    pub const SIGNING_KEY_FILE_EXISTS: &str = "signing_key_file_exists";
-    pub const SECRET_KEY_INVALID: &str = "secret_key_invalid";
-    pub const SECRET_KEY_INSIDE_WORKSPACE: &str = "secret_key_inside_workspace";
-    pub const PUBLIC_KEY_INVALID: &str = "public_key_invalid";
-    pub const PASSPHRASE_WRONG: &str = "passphrase_wrong";
-    pub const PASSPHRASE_INVALID: &str = "passphrase_invalid";
-    pub const PASSPHRASE_UNAVAILABLE: &str = "passphrase_unavailable";
-    /// A signature line by the given key does not verify (a tampered note).
-    pub const CHECKPOINT_SIGNATURE_INVALID: &str = "checkpoint_signature_invalid";
-    /// The note carries no signature by the given key (a wrong key).
-    pub const CHECKPOINT_NOT_SIGNED_BY_KEY: &str = "checkpoint_not_signed_by_key";
-    /// The checkpoint names another chain (its origin).
-    pub const CHECKPOINT_ORIGIN_MISMATCH: &str = "checkpoint_origin_mismatch";
-    /// The saved checkpoint outside the workspace is unreadable or does not fold to its root.
-    pub const CHECKPOINT_STATE_INVALID: &str = "latch_checkpoint_state_invalid";
-    /// The head record comparison (kijito-latch `head::codes`).
-    pub const ROLLED_BACK: &str = "latch_rolled_back";
-    pub const TRUNCATED: &str = "latch_truncated";
-    pub const MODE_DOWNGRADE: &str = "latch_mode_downgrade";
-    pub const HEAD_RECORD_MISSING: &str = "latch_head_record_missing";
-    pub const HEAD_RECORD_STALE: &str = "latch_head_record_stale";
-    pub const DELETED: &str = "latch_deleted";
-    pub const HEAD_DIR_UNAVAILABLE: &str = "latch_head_dir_unavailable";
-    /// The workspace index beside the head records (kijito-latch `index`):
-    /// exists but cannot be trusted, or cannot be written by `init`.
-    pub const INDEX_INVALID: &str = "latch_index_invalid";
-    pub const INDEX_UNAVAILABLE: &str = "latch_index_unavailable";
-    /// One-step mode (context fatigue, kijito-latch `knobs`).
-    pub const ONE_STEP_CHECKPOINT_REQUIRED: &str = "one_step_checkpoint_required";
-    pub const ONE_STEP_NEXT_STEP_REQUIRED: &str = "one_step_next_step_required";
-    pub const TURNS_SYMLINK: &str = "latch_turns_symlink";
-    /// The user's governance file (kijito-latch `governance`): unreadable,
-    /// not the user's, a symlink, inside the workspace, or not the schema.
-    pub const GOVERNANCE_CONFIG_INVALID: &str = "governance_config_invalid";
-    /// A governance knob outside its documented range.
-    pub const GOVERNANCE_VALUE_INVALID: &str = "governance_value_invalid";
-    /// Wallet consent mode (kijito-latch `wallet`).
-    pub const WALLET_CONFIG_INVALID: &str = "wallet_config_invalid";
-    pub const WALLET_SIGNATURE_REQUIRED: &str = "wallet_signature_required";
-    pub const WALLET_SIGNATURE_INVALID: &str = "wallet_signature_invalid";
-    pub const WALLET_SIGNATURE_MALLEABLE: &str = "wallet_signature_malleable";
-    pub const WALLET_SIGNATURE_UNMATCHED: &str = "wallet_signature_unmatched";
-    pub const WALLET_EXPIRED: &str = "wallet_expired";
-    pub const WALLET_NONCE_REPLAYED: &str = "wallet_nonce_replayed";
-    /// The UserPromptSubmit hook could not run the signer recovery
-    /// (`memory-latch wallet-recover` missing, failed, timed out or answered
-    /// malformed): nothing was confirmed.
-    pub const WALLET_RECOVERY_FAILED: &str = "wallet_recovery_failed";
-    /// The user's consent configuration (kijito-latch `consent`,
-    /// `memory-latch.consent/v1`): malformed, or not owner-only / a symlink.
-    pub const CONSENT_CONFIG_INVALID: &str = "consent_config_invalid";
-    pub const CONSENT_CONFIG_INSECURE: &str = "consent_config_insecure";
-    /// Key consent mode: the record carries no signature by the user's key.
-    pub const CONSENT_SIGNATURE_REQUIRED: &str = "consent_signature_required";
-    /// The record's signature does not verify with the configured public key
-    /// over this action, this record's nonce and the signed expiry.
-    pub const CONSENT_SIGNATURE_MISMATCH: &str = "consent_signature_mismatch";
-    pub const CONSENT_SIGNATURE_EXPIRED: &str = "consent_signature_expired";
-    /// The signed record was already used (single use).
-    pub const CONSENT_SIGNATURE_REPLAYED: &str = "consent_signature_replayed";
-    /// `memory-latch approve` found no terminal to read the passphrase from.
-    pub const APPROVE_NEEDS_TTY: &str = "approve_needs_tty";
-    /// `memory-latch approve`: no pending key-mode request (or not the one named).
-    pub const APPROVE_NOTHING_PENDING: &str = "approve_nothing_pending";
-    /// `memory-latch approve` while the consent mode is not `key`.
-    pub const APPROVE_NOT_KEY_MODE: &str = "approve_not_key_mode";
-    /// Token mode, the UserPromptSubmit confirmation refused (nothing confirmed):
-    /// the input names a subagent (`agent_id`/`agent_type`);
-    pub const CONSENT_FROM_SUBAGENT: &str = "consent_from_subagent";
-    /// the token string appeared in a tool call's input or output in the
-    /// transcript before the user's message;
-    pub const CONSENT_TOKEN_SEEN_BY_TOOL: &str = "consent_token_seen_by_tool";
-    /// the prompt is not the newest user entry of the transcript (or the
-    /// transcript cannot be read).
-    pub const CONSENT_PROMPT_NOT_NEWEST: &str = "consent_prompt_not_newest";
-    pub const CONSENT_TRANSCRIPT_UNREADABLE: &str = "consent_transcript_unreadable";
+    crate::codes! {
+        /// The latch failed verification; nothing was written.
+        UNTRUSTED Untrusted = "latch_untrusted",
+        /// hmac entries and no key: the latch cannot be verified.
+        UNVERIFIABLE Unverifiable = "latch_unverifiable",
+        /// Silent Witness is active: writes are refused.
+        SILENT_WITNESS_ACTIVE SilentWitnessActive = "silent_witness_active",
+        /// A latch file changed while it was read.
+        FILE_CHANGED FileChanged = "latch_file_changed",
+        WORKSPACE_INVALID WorkspaceInvalid = "latch_workspace_invalid",
+        INTEGRITY_INVALID IntegrityInvalid = "latch_integrity_invalid",
+        ACTION_FILE_INVALID ActionFileInvalid = "action_file_invalid",
+        OUTPUT_FAILED OutputFailed = "output_failed",
+        GATE_FAILED GateFailed = "gate_failed",
+        /// `verify --since-checkpoint`: the file is not a tree head.
+        CHECKPOINT_FILE_INVALID CheckpointFileInvalid = "checkpoint_file_invalid",
+        HMAC_KEY_INVALID HmacKeyInvalid = "hmac_key_invalid",
+        HMAC_KEY_INSIDE_WORKSPACE HmacKeyInsideWorkspace = "hmac_key_inside_workspace",
+        NOT_INITIALISED NotInitialised = "latch_not_initialised",
+        FILE_MISSING FileMissing = "latch_file_missing",
+        IO_FAILED IoFailed = "latch_io_failed",
+        LOCK_SYMLINK LockSymlink = "latch_lock_symlink",
+        LEDGER_SYMLINK LedgerSymlink = "latch_ledger_symlink",
+        MANIFEST_SYMLINK ManifestSymlink = "latch_manifest_symlink",
+        SEGMENT_SYMLINK SegmentSymlink = "latch_segment_symlink",
+        LOCK_MISSING LockMissing = "latch_lock_missing",
+        LOCK_FAILED LockFailed = "latch_lock_failed",
+        LOCK_INSECURE LockInsecure = "latch_lock_insecure",
+        LOCK_TIMEOUT LockTimeout = "latch_lock_timeout",
+        WRITE_FAILED WriteFailed = "latch_write_failed",
+        CONSENT_REQUIRES_USER_MESSAGE ConsentRequiresUserMessage = "consent_requires_user_message",
+        CONSENT_TOKEN_SUPERSEDED ConsentTokenSuperseded = "consent_token_superseded",
+        CONSENT_ALREADY_CONFIRMED ConsentAlreadyConfirmed = "consent_already_confirmed",
+        RESEED_NOT_NEEDED ReseedNotNeeded = "reseed_not_needed",
+        REVIEW_NOT_NEEDED ReviewNotNeeded = "review_not_needed",
+        CONSENT_LOCKED_UNTIL_REVIEW ConsentLockedUntilReview = "consent_locked_until_review",
+        CONSENT_ACTION_CHANGED ConsentActionChanged = "consent_action_changed",
+        DIR_SYMLINK DirSymlink = "latch_dir_symlink",
+        WITNESS_SYMLINK WitnessSymlink = "latch_witness_symlink",
+        RISK_INVALID RiskInvalid = "latch_risk_invalid",
+        HMAC_KEY_REQUIRED HmacKeyRequired = "hmac_key_required",
+        MANIFEST_EMPTY ManifestEmpty = "manifest_empty",
+        ENTRY_SEQ_GAP EntrySeqGap = "entry_seq_gap",
+        HMAC_KEY_MISSING HmacKeyMissing = "hmac_key_missing",
+        ALREADY_INITIALISED AlreadyInitialised = "latch_already_initialised",
+        HEAD_RECORD_EXISTS HeadRecordExists = "latch_head_record_exists",
+        CHECKPOINT_INVALID CheckpointInvalid = "latch_checkpoint_invalid",
+        DIR_INVALID DirInvalid = "latch_dir_invalid",
+        DIR_INSECURE DirInsecure = "latch_dir_insecure",
+        GATE_TARGET_INVALID GateTargetInvalid = "gate_target_invalid",
+        GATE_TARGET_TRAVERSAL GateTargetTraversal = "gate_target_traversal",
+        GATE_TARGET_OUTSIDE_WORKSPACE GateTargetOutsideWorkspace = "gate_target_outside_workspace",
+        GATE_TARGET_PROTECTED GateTargetProtected = "gate_target_protected",
+        GATE_TARGET_SYMLINK GateTargetSymlink = "gate_target_symlink",
+        FILE_INSECURE FileInsecure = "latch_file_insecure",
+        FILE_TOO_LARGE FileTooLarge = "latch_file_too_large",
+        FILE_EXISTS FileExists = "latch_file_exists",
+        CONSENT_MESSAGE_NOT_STANDALONE ConsentMessageNotStandalone = "consent_message_not_standalone",
+        LEDGER_INVALID LedgerInvalid = "ledger_invalid",
+        GATE_INTENT_INCOMPLETE GateIntentIncomplete = "gate_intent_incomplete",
+        TEXT_INVALID TextInvalid = "latch_text_invalid",
+        WITNESS_INVALID WitnessInvalid = "latch_witness_invalid",
+        HEAD_RECORD_INVALID HeadRecordInvalid = "latch_head_record_invalid",
+        HEAD_WRITE_FAILED HeadWriteFailed = "latch_head_write_failed",
+        ENTRY_TRUNCATED EntryTruncated = "entry_truncated",
+        ENTRY_RENDERING_MISMATCH EntryRenderingMismatch = "entry_rendering_mismatch",
+        FILE_NOT_UTF8 FileNotUtf8 = "file_not_utf8",
+        MANIFEST_HEADER_INVALID ManifestHeaderInvalid = "manifest_header_invalid",
+        SEGMENT_REF_MISMATCH SegmentRefMismatch = "segment_ref_mismatch",
+        HISTORY_UNEXPECTED_FILE HistoryUnexpectedFile = "history_unexpected_file",
+        SEGMENT_MISSING SegmentMissing = "segment_missing",
+        MANIFEST_MISSING ManifestMissing = "manifest_missing",
+        SEGMENT_EMPTY SegmentEmpty = "segment_empty",
+        SEGMENT_UNREFERENCED SegmentUnreferenced = "segment_unreferenced",
+        ENTRY_SCHEMA_INVALID EntrySchemaInvalid = "entry_schema_invalid",
+        CHAIN_BROKEN ChainBroken = "chain_broken",
+        CHAIN_ORIGIN_INVALID ChainOriginInvalid = "chain_origin_invalid",
+        ENTRY_TIME_INCONSISTENT EntryTimeInconsistent = "entry_time_inconsistent",
+        ENTRY_FIELD_INVALID EntryFieldInvalid = "entry_field_invalid",
+        INTEGRITY_FIELD_MISSING IntegrityFieldMissing = "integrity_field_missing",
+        PAYLOAD_HASH_MISMATCH PayloadHashMismatch = "payload_hash_mismatch",
+        INTEGRITY_DOWNGRADE IntegrityDowngrade = "integrity_downgrade",
+        INTEGRITY_FIELD_INVALID IntegrityFieldInvalid = "integrity_field_invalid",
+        HMAC_SIGNATURE_INVALID HmacSignatureInvalid = "hmac_signature_invalid",
+        CONSENT_TOKEN_UNKNOWN ConsentTokenUnknown = "consent_token_unknown",
+        CONSENT_TOKEN_REPLAYED ConsentTokenReplayed = "consent_token_replayed",
+        CONSENT_TOKEN_EXPIRED ConsentTokenExpired = "consent_token_expired",
+        CONSENT_TOKEN_LOCKED ConsentTokenLocked = "consent_token_locked",
+        ENTRY_MALFORMED EntryMalformed = "entry_malformed",
+        ENTRY_NOT_CANONICAL EntryNotCanonical = "entry_not_canonical",
+        INTENT_RESULT_MISMATCH IntentResultMismatch = "intent_result_mismatch",
+        INTENT_RESULT_UNREADABLE IntentResultUnreadable = "intent_result_unreadable",
+        INTENT_UNDECLARED IntentUndeclared = "intent_undeclared",
+        GATE_CHECKPOINT_UNKNOWN GateCheckpointUnknown = "gate_checkpoint_unknown",
+        GATE_CHECKPOINT_MISSING GateCheckpointMissing = "gate_checkpoint_missing",
+        CONSENT_NOT_AUTHORIZED ConsentNotAuthorized = "consent_not_authorized",
+        CONSENT_RECORD_MISSING ConsentRecordMissing = "consent_record_missing",
+        CONSENT_RECORD_MISMATCH ConsentRecordMismatch = "consent_record_mismatch",
+        GATE_TARGET_MISSING GateTargetMissing = "gate_target_missing",
+        RISK_RECONFIRMATION_REQUIRED RiskReconfirmationRequired = "risk_reconfirmation_required",
+        CHECKPOINT_INCONSISTENT CheckpointInconsistent = "checkpoint_inconsistent",
+        /// Ed25519 keyed mode (kijito-latch `sign`, `checkpoint`).
+        SIGNING_KEY_FILE_EXISTS SigningKeyFileExists = "signing_key_file_exists",
+        SECRET_KEY_INVALID SecretKeyInvalid = "secret_key_invalid",
+        SECRET_KEY_INSIDE_WORKSPACE SecretKeyInsideWorkspace = "secret_key_inside_workspace",
+        PUBLIC_KEY_INVALID PublicKeyInvalid = "public_key_invalid",
+        PASSPHRASE_WRONG PassphraseWrong = "passphrase_wrong",
+        PASSPHRASE_INVALID PassphraseInvalid = "passphrase_invalid",
+        PASSPHRASE_UNAVAILABLE PassphraseUnavailable = "passphrase_unavailable",
+        /// A signature line by the given key does not verify (a tampered note).
+        CHECKPOINT_SIGNATURE_INVALID CheckpointSignatureInvalid = "checkpoint_signature_invalid",
+        /// The note carries no signature by the given key (a wrong key).
+        CHECKPOINT_NOT_SIGNED_BY_KEY CheckpointNotSignedByKey = "checkpoint_not_signed_by_key",
+        /// The checkpoint names another chain (its origin).
+        CHECKPOINT_ORIGIN_MISMATCH CheckpointOriginMismatch = "checkpoint_origin_mismatch",
+        /// The saved checkpoint outside the workspace is unreadable or does not fold to its root.
+        CHECKPOINT_STATE_INVALID CheckpointStateInvalid = "latch_checkpoint_state_invalid",
+        /// The head record comparison (kijito-latch `head::codes`).
+        ROLLED_BACK RolledBack = "latch_rolled_back",
+        TRUNCATED Truncated = "latch_truncated",
+        MODE_DOWNGRADE ModeDowngrade = "latch_mode_downgrade",
+        HEAD_RECORD_MISSING HeadRecordMissing = "latch_head_record_missing",
+        HEAD_RECORD_STALE HeadRecordStale = "latch_head_record_stale",
+        DELETED Deleted = "latch_deleted",
+        HEAD_DIR_UNAVAILABLE HeadDirUnavailable = "latch_head_dir_unavailable",
+        /// The workspace index beside the head records (kijito-latch `index`):
+        /// exists but cannot be trusted, or cannot be written by `init`.
+        INDEX_INVALID IndexInvalid = "latch_index_invalid",
+        INDEX_UNAVAILABLE IndexUnavailable = "latch_index_unavailable",
+        /// One-step mode (context fatigue, kijito-latch `knobs`).
+        ONE_STEP_CHECKPOINT_REQUIRED OneStepCheckpointRequired = "one_step_checkpoint_required",
+        ONE_STEP_NEXT_STEP_REQUIRED OneStepNextStepRequired = "one_step_next_step_required",
+        TURNS_SYMLINK TurnsSymlink = "latch_turns_symlink",
+        /// The user's governance file (kijito-latch `governance`): unreadable,
+        /// not the user's, a symlink, inside the workspace, or not the schema.
+        GOVERNANCE_CONFIG_INVALID GovernanceConfigInvalid = "governance_config_invalid",
+        /// A governance knob outside its documented range.
+        GOVERNANCE_VALUE_INVALID GovernanceValueInvalid = "governance_value_invalid",
+        /// Wallet consent mode (kijito-latch `wallet`).
+        WALLET_CONFIG_INVALID WalletConfigInvalid = "wallet_config_invalid",
+        WALLET_SIGNATURE_REQUIRED WalletSignatureRequired = "wallet_signature_required",
+        WALLET_SIGNATURE_INVALID WalletSignatureInvalid = "wallet_signature_invalid",
+        WALLET_SIGNATURE_MALLEABLE WalletSignatureMalleable = "wallet_signature_malleable",
+        WALLET_SIGNATURE_UNMATCHED WalletSignatureUnmatched = "wallet_signature_unmatched",
+        WALLET_EXPIRED WalletExpired = "wallet_expired",
+        WALLET_NONCE_REPLAYED WalletNonceReplayed = "wallet_nonce_replayed",
+        /// The UserPromptSubmit hook could not run the signer recovery
+        /// (`memory-latch wallet-recover` missing, failed, timed out or answered
+        /// malformed): nothing was confirmed.
+        WALLET_RECOVERY_FAILED WalletRecoveryFailed = "wallet_recovery_failed",
+        /// The user's consent configuration (kijito-latch `consent`,
+        /// `memory-latch.consent/v1`): malformed, or not owner-only / a symlink.
+        CONSENT_CONFIG_INVALID ConsentConfigInvalid = "consent_config_invalid",
+        CONSENT_CONFIG_INSECURE ConsentConfigInsecure = "consent_config_insecure",
+        /// Key consent mode: the record carries no signature by the user's key.
+        CONSENT_SIGNATURE_REQUIRED ConsentSignatureRequired = "consent_signature_required",
+        /// The record's signature does not verify with the configured public key
+        /// over this action, this record's nonce and the signed expiry.
+        CONSENT_SIGNATURE_MISMATCH ConsentSignatureMismatch = "consent_signature_mismatch",
+        CONSENT_SIGNATURE_EXPIRED ConsentSignatureExpired = "consent_signature_expired",
+        /// The signed record was already used (single use).
+        CONSENT_SIGNATURE_REPLAYED ConsentSignatureReplayed = "consent_signature_replayed",
+        /// `memory-latch approve` found no terminal to read the passphrase from.
+        APPROVE_NEEDS_TTY ApproveNeedsTty = "approve_needs_tty",
+        /// `memory-latch approve`: no pending key-mode request (or not the one named).
+        APPROVE_NOTHING_PENDING ApproveNothingPending = "approve_nothing_pending",
+        /// `memory-latch approve` while the consent mode is not `key`.
+        APPROVE_NOT_KEY_MODE ApproveNotKeyMode = "approve_not_key_mode",
+        /// Token mode, the UserPromptSubmit confirmation refused (nothing confirmed):
+        /// the input names a subagent (`agent_id`/`agent_type`);
+        CONSENT_FROM_SUBAGENT ConsentFromSubagent = "consent_from_subagent",
+        /// the token string appeared in a tool call's input or output in the
+        /// transcript before the user's message;
+        CONSENT_TOKEN_SEEN_BY_TOOL ConsentTokenSeenByTool = "consent_token_seen_by_tool",
+        /// the prompt is not the newest user entry of the transcript (or the
+        /// transcript cannot be read).
+        CONSENT_PROMPT_NOT_NEWEST ConsentPromptNotNewest = "consent_prompt_not_newest",
+        CONSENT_TRANSCRIPT_UNREADABLE ConsentTranscriptUnreadable = "consent_transcript_unreadable",
+    }
 }
 
 /// kijito-local: the request log and the demo.
 pub mod local {
-    pub const REQUEST_LOG_OPEN_FAILED: &str = "request_log_open_failed";
-    pub const DEMO_SPAWN_FAILED: &str = "demo_spawn_failed";
-    pub const DEMO_SERVER_FAILED: &str = "demo_server_failed";
-    pub const DEMO_SEED_FAILED: &str = "demo_seed_failed";
-    pub const DEMO_STEP_FAILED: &str = "demo_step_failed";
-    pub const DEMO_BIN_DIR_UNKNOWN: &str = "demo_bin_dir_unknown";
+    crate::codes! {
+        REQUEST_LOG_OPEN_FAILED RequestLogOpenFailed = "request_log_open_failed",
+        DEMO_SPAWN_FAILED DemoSpawnFailed = "demo_spawn_failed",
+        DEMO_SERVER_FAILED DemoServerFailed = "demo_server_failed",
+        DEMO_SEED_FAILED DemoSeedFailed = "demo_seed_failed",
+        DEMO_STEP_FAILED DemoStepFailed = "demo_step_failed",
+        DEMO_BIN_DIR_UNKNOWN DemoBinDirUnknown = "demo_bin_dir_unknown",
+    }
 }
 
 /// The compaction adapters' state: pin, turn and request (kijito-gate `trigger`).
 pub mod trigger {
-    pub const NO_SAFE_TRIGGER: &str = "no_safe_trigger";
-    pub const PASS_MISSING: &str = "pass_missing";
-    pub const REQUEST_EXISTS: &str = "request_exists";
-    pub const PIN_INVALID: &str = "pin_invalid";
-    pub const TURN_INVALID: &str = "turn_invalid";
-    pub const REQUEST_INVALID: &str = "request_invalid";
-    pub const NO_REQUEST: &str = "no_request";
-    pub const REQUEST_SUPERSEDED: &str = "request_superseded";
+    crate::codes! {
+        NO_SAFE_TRIGGER NoSafeTrigger = "no_safe_trigger",
+        PASS_MISSING PassMissing = "pass_missing",
+        REQUEST_EXISTS RequestExists = "request_exists",
+        PIN_INVALID PinInvalid = "pin_invalid",
+        TURN_INVALID TurnInvalid = "turn_invalid",
+        REQUEST_INVALID RequestInvalid = "request_invalid",
+        NO_REQUEST NoRequest = "no_request",
+        REQUEST_SUPERSEDED RequestSuperseded = "request_superseded",
+    }
 }
 
 /// kijito-setup and kijito-doctor.
 pub mod setup {
-    pub const SPAWN_FAILED: &str = "spawn_failed";
-    pub const CODEX_HOOKS_LIST_FAILED: &str = "codex_hooks_list_failed";
-    pub const CWD_UNKNOWN: &str = "cwd_unknown";
-    pub const RED: &str = "red";
+    crate::codes! {
+        SPAWN_FAILED SpawnFailed = "spawn_failed",
+        CODEX_HOOKS_LIST_FAILED CodexHooksListFailed = "codex_hooks_list_failed",
+        CWD_UNKNOWN CwdUnknown = "cwd_unknown",
+        RED Red = "red",
+    }
 }
 
 /// kijito-context: the reasons of a null ratio and the failure codes of the binary.
 pub mod context {
-    pub const NOT_FOUND: &str = "transcript_not_found";
-    pub const SYMLINK: &str = "transcript_symlink";
-    pub const NOT_REGULAR: &str = "transcript_not_regular";
-    pub const NOT_OWNED: &str = "transcript_not_owned";
-    pub const UNREADABLE: &str = "transcript_unreadable";
-    pub const NO_USAGE: &str = "no_usage_in_tail";
-    pub const COMPACTED: &str = "compacted_since_last_usage";
-    pub const WINDOW_UNKNOWN: &str = "window_unknown";
-    pub const USAGE_INVALID: &str = "usage_invalid";
-    pub const STDIN: &str = "statusline_stdin_invalid";
-    pub const STATUSLINE_FLAGS: &str = "statusline_flags";
-    pub const DATA_DIR_FLAG: &str = "data_dir_flag";
+    crate::codes! {
+        NOT_FOUND NotFound = "transcript_not_found",
+        SYMLINK Symlink = "transcript_symlink",
+        NOT_REGULAR NotRegular = "transcript_not_regular",
+        NOT_OWNED NotOwned = "transcript_not_owned",
+        UNREADABLE Unreadable = "transcript_unreadable",
+        NO_USAGE NoUsage = "no_usage_in_tail",
+        COMPACTED Compacted = "compacted_since_last_usage",
+        WINDOW_UNKNOWN WindowUnknown = "window_unknown",
+        USAGE_INVALID UsageInvalid = "usage_invalid",
+        STDIN Stdin = "statusline_stdin_invalid",
+        STATUSLINE_FLAGS StatuslineFlags = "statusline_flags",
+        DATA_DIR_FLAG DataDirFlag = "data_dir_flag",
+    }
 }
 
 /// kijito-compact codex: the Codex app-server adapter and its message log.
 pub mod compact_codex {
-    pub const CODEX_NOT_FOUND: &str = "codex_not_found";
-    pub const SPAWN_FAILED: &str = "spawn_failed";
-    pub const SOCKET_FAILED: &str = "socket_failed";
-    pub const SOCKET_PATH_TOO_LONG: &str = "socket_path_too_long";
-    pub const APP_SERVER_EXITED: &str = "app_server_exited";
-    pub const IO: &str = "adapter_io_failed";
-    pub const USAGE: &str = "codex_usage";
-    pub const MESSAGE_LOG_FAILED: &str = "message_log_failed";
+    crate::codes! {
+        CODEX_NOT_FOUND CodexNotFound = "codex_not_found",
+        SPAWN_FAILED SpawnFailed = "spawn_failed",
+        SOCKET_FAILED SocketFailed = "socket_failed",
+        SOCKET_PATH_TOO_LONG SocketPathTooLong = "socket_path_too_long",
+        APP_SERVER_EXITED AppServerExited = "app_server_exited",
+        IO Io = "adapter_io_failed",
+        USAGE Usage = "codex_usage",
+        MESSAGE_LOG_FAILED MessageLogFailed = "message_log_failed",
+    }
 }
 
 /// kijito-compact: requests and the tmux worker (with [`trigger`]).
 pub mod compact {
-    pub const KILL_SWITCH: &str = "kill_switch";
-    pub const PIN_CHANGED: &str = "pin_changed";
-    pub const PANE_GONE: &str = "pane_gone";
-    pub const PANE_PROCESS_CHANGED: &str = "pane_process_changed";
-    pub const PANE_NOT_ANCESTOR: &str = "pane_not_ancestor";
-    pub const TURN_NOT_ENDED: &str = "turn_not_ended";
-    pub const CODEX_DAEMON: &str = "codex_daemon";
-    pub const TMUX_ENV_INVALID: &str = "tmux_env_invalid";
-    pub const ADAPTER_ENV_INVALID: &str = "adapter_env_invalid";
-    pub const TMUX_UNAVAILABLE: &str = "tmux_unavailable";
-    pub const SEND_FAILED: &str = "send_failed";
-    pub const WORKER_SPAWN_FAILED: &str = "worker_spawn_failed";
-    /// A client of the pane's tmux session pressed a key since the turn
-    /// began (the keystroke rule, docs/adapters.md).
-    pub const USER_TYPED: &str = "user_typed";
-    /// The `reason` of a request that failed after `/compact` was typed and
-    /// before its Enter: the text stays in the host's composer.
-    pub const COMPACT_LEFT_IN_COMPOSER: &str = "compact_left_in_composer";
+    crate::codes! {
+        KILL_SWITCH KillSwitch = "kill_switch",
+        PIN_CHANGED PinChanged = "pin_changed",
+        PANE_GONE PaneGone = "pane_gone",
+        PANE_PROCESS_CHANGED PaneProcessChanged = "pane_process_changed",
+        PANE_NOT_ANCESTOR PaneNotAncestor = "pane_not_ancestor",
+        TURN_NOT_ENDED TurnNotEnded = "turn_not_ended",
+        CODEX_DAEMON CodexDaemon = "codex_daemon",
+        TMUX_ENV_INVALID TmuxEnvInvalid = "tmux_env_invalid",
+        ADAPTER_ENV_INVALID AdapterEnvInvalid = "adapter_env_invalid",
+        TMUX_UNAVAILABLE TmuxUnavailable = "tmux_unavailable",
+        SEND_FAILED SendFailed = "send_failed",
+        WORKER_SPAWN_FAILED WorkerSpawnFailed = "worker_spawn_failed",
+        /// A client of the pane's tmux session pressed a key since the turn
+        /// began (the keystroke rule, docs/adapters.md).
+        USER_TYPED UserTyped = "user_typed",
+        /// The `reason` of a request that failed after `/compact` was typed and
+        /// before its Enter: the text stays in the host's composer.
+        COMPACT_LEFT_IN_COMPOSER CompactLeftInComposer = "compact_left_in_composer",
+    }
 }
 
 /// The PreToolUse policy (shared/policy): decisions by mode and tripwires.
 pub mod policy {
-    /// Normal mode: an irreversible call without a confirmed consent token for its action hash.
-    pub const CONSENT_REQUIRED: &str = "policy_consent_required";
-    /// Silent Witness: every mutating call is denied.
-    pub const SILENT_WITNESS: &str = "policy_silent_witness";
-    /// Degraded mode (until a human reviews): every mutating call is denied.
-    pub const DEGRADED: &str = "policy_degraded";
-    /// One-step mode without a named next step: every mutating call is denied.
-    pub const ONE_STEP_NO_STEP: &str = "policy_one_step_no_next_step";
-    /// QA freeze after `qa-gate record`: Kijito graph writes are denied.
-    pub const QA_FROZEN: &str = "policy_qa_frozen";
-    pub const TRIPWIRE_QA_STATE_WRITE: &str = "tripwire_qa_state_write";
-    pub const TRIPWIRE_LATCH_WRITE: &str = "tripwire_latch_write";
-    pub const TRIPWIRE_CONFIG_WRITE: &str = "tripwire_config_write";
-    pub const TRIPWIRE_PLUGIN_ROOT_WRITE: &str = "tripwire_plugin_root_write";
-    pub const TRIPWIRE_HOOK_BINARY: &str = "tripwire_hook_binary";
-    pub const TRIPWIRE_TERMINAL_INPUT: &str = "tripwire_terminal_input";
-    /// A command the policy cannot read whole (nested too deep, too long, not a string).
-    pub const TRIPWIRE_SHELL_UNPARSED: &str = "tripwire_shell_unparsed";
-    /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
-    pub const POINTER_WRITE: &str = "policy_pointer_write";
-    /// The wake hold: SessionStart's local wake checks found a long sleep, a boot change or findings; `wake-check --live` has not answered.
-    pub const WAKE_PENDING: &str = "policy_wake_pending";
-    /// The installed `memory-latch tool-gate` could not be run or answered malformed output: nothing passes.
-    pub const CONSENT_CHECK_FAILED: &str = "policy_consent_check_failed";
-    /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.
-    pub const GOVERNANCE_INVALID: &str = "policy_governance_invalid";
-    /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
-    pub const LATCH_REQUIRED: &str = "policy_latch_required";
-    /// The call's canonical action is larger than memory-latch accepts as an action file.
-    pub const ACTION_TOO_LARGE: &str = "policy_action_too_large";
-    /// The user's policy file is not a valid `kijito-qa.policy/v1` document.
-    pub const USER_POLICY_INVALID: &str = "policy_user_file_invalid";
-    /// The user's policy file names a rule that does not exist (or is not irreversible).
-    pub const USER_RULE_UNKNOWN: &str = "policy_user_rule_unknown";
-    /// A rule of the user's policy file is malformed (name, class, risk, matcher, bounds).
-    pub const USER_RULE_INVALID: &str = "policy_user_rule_invalid";
+    crate::codes! {
+        /// Normal mode: an irreversible call without a confirmed consent token for its action hash.
+        CONSENT_REQUIRED ConsentRequired = "policy_consent_required",
+        /// Silent Witness: every mutating call is denied.
+        SILENT_WITNESS SilentWitness = "policy_silent_witness",
+        /// Degraded mode (until a human reviews): every mutating call is denied.
+        DEGRADED Degraded = "policy_degraded",
+        /// One-step mode without a named next step: every mutating call is denied.
+        ONE_STEP_NO_STEP OneStepNoStep = "policy_one_step_no_next_step",
+        /// QA freeze after `qa-gate record`: Kijito graph writes are denied.
+        QA_FROZEN QaFrozen = "policy_qa_frozen",
+        TRIPWIRE_QA_STATE_WRITE TripwireQaStateWrite = "tripwire_qa_state_write",
+        TRIPWIRE_LATCH_WRITE TripwireLatchWrite = "tripwire_latch_write",
+        TRIPWIRE_CONFIG_WRITE TripwireConfigWrite = "tripwire_config_write",
+        TRIPWIRE_PLUGIN_ROOT_WRITE TripwirePluginRootWrite = "tripwire_plugin_root_write",
+        TRIPWIRE_HOOK_BINARY TripwireHookBinary = "tripwire_hook_binary",
+        TRIPWIRE_TERMINAL_INPUT TripwireTerminalInput = "tripwire_terminal_input",
+        /// A command the policy cannot read whole (nested too deep, too long, not a string).
+        TRIPWIRE_SHELL_UNPARSED TripwireShellUnparsed = "tripwire_shell_unparsed",
+        /// An MCP write to the configured pointer or lock message (only `pointer-publish` changes them).
+        POINTER_WRITE PointerWrite = "policy_pointer_write",
+        /// The wake hold: SessionStart's local wake checks found a long sleep, a boot change or findings; `wake-check --live` has not answered.
+        WAKE_PENDING WakePending = "policy_wake_pending",
+        /// The installed `memory-latch tool-gate` could not be run or answered malformed output: nothing passes.
+        CONSENT_CHECK_FAILED ConsentCheckFailed = "policy_consent_check_failed",
+        /// The user's memory-latch governance file is refused: every mutating call is denied until the user fixes it.
+        GOVERNANCE_INVALID GovernanceInvalid = "policy_governance_invalid",
+        /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
+        LATCH_REQUIRED LatchRequired = "policy_latch_required",
+        /// The call's canonical action is larger than memory-latch accepts as an action file.
+        ACTION_TOO_LARGE ActionTooLarge = "policy_action_too_large",
+        /// The user's policy file is not a valid `kijito-qa.policy/v1` document.
+        USER_POLICY_INVALID UserPolicyInvalid = "policy_user_file_invalid",
+        /// The user's policy file names a rule that does not exist (or is not irreversible).
+        USER_RULE_UNKNOWN UserRuleUnknown = "policy_user_rule_unknown",
+        /// A rule of the user's policy file is malformed (name, class, risk, matcher, bounds).
+        USER_RULE_INVALID UserRuleInvalid = "policy_user_rule_invalid",
+    }
 }

@@ -351,7 +351,7 @@ pub struct HelperCommand {
     pub args: Vec<(&'static str, String)>,
 }
 
-fn fail(code: &str, msg: impl Into<String>) -> Error {
+fn fail(code: codes::Code, msg: impl Into<String>) -> Error {
     Error::new(code, msg)
 }
 
@@ -1052,7 +1052,7 @@ mod tests {
         assert!(!deny("echo \"$HOME\""));
         assert!(matches!(guard_line("ls", Some(&dir)), Verdict::Unrelated));
         assert!(
-            matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code() == codes::ROOT_UNKNOWN)
+            matches!(guard_line("/opt/kq/bin/qa-gate status --session-id a --data-dir /d", None), Verdict::Deny(e) if e.code_as() == Some(codes::ROOT_UNKNOWN))
         );
     }
 }

@@ -22,14 +22,14 @@ fn parse_id(text: &str) -> Option<u64> {
 }
 
 macro_rules! id_type {
-    ($(#[$doc:meta])* $name:ident, $code:literal) => {
+    ($(#[$doc:meta])* $name:ident, $code:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(u64);
 
         impl $name {
             /// Stable code of a rejected value.
-            pub const INVALID: &'static str = $code;
+            pub const INVALID: crate::codes::ids::Code = $code;
 
             pub fn parse(text: &str) -> Result<Self> {
                 parse_id(text).map($name).ok_or_else(|| {
@@ -60,11 +60,11 @@ macro_rules! id_type {
 
 id_type!(
     /// A memory id (the pointer or an anchor).
-    MemoryId, "invalid_memory_id"
+    MemoryId, crate::codes::ids::MEMORY_ID
 );
 id_type!(
     /// A hive message id (the pointer's mutex).
-    MessageId, "invalid_message_id"
+    MessageId, crate::codes::ids::MESSAGE_ID
 );
 
 /// The pointer is a memory; its id is a `MemoryId`.
@@ -84,7 +84,7 @@ pub fn clip(text: &str) -> String {
 pub struct Digest(String);
 
 impl Digest {
-    pub const INVALID: &'static str = "invalid_digest";
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::DIGEST;
 
     pub fn parse(text: &str) -> Result<Self> {
         if text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
@@ -139,7 +139,7 @@ impl fmt::Display for Digest {
 pub struct SessionId(String);
 
 impl SessionId {
-    pub const INVALID: &'static str = "invalid_session_id";
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::SESSION_ID;
 
     pub fn parse(text: &str) -> Result<Self> {
         let b = text.as_bytes();
@@ -168,7 +168,7 @@ impl fmt::Display for SessionId {
 pub struct Persona(String);
 
 impl Persona {
-    pub const INVALID: &'static str = "invalid_persona";
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::PERSONA;
 
     pub fn parse(text: &str) -> Result<Self> {
         let b = text.as_bytes();
@@ -210,7 +210,7 @@ pub struct AbsPath(PathBuf);
 pub const MAX_PATH_BYTES: usize = 4096;
 
 impl AbsPath {
-    pub const INVALID: &'static str = "invalid_path";
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::PATH;
 
     pub fn parse(text: &str) -> Result<Self> {
         let bad = |why: &str| Error::new(Self::INVALID, format!("{why}: {:?}", clip(text)));

@@ -28,3 +28,8 @@ pub mod risk;
 pub mod shell;
 
 pub use error::{Error, Result};
+
+#[doc(hidden)]
+pub use serde as __serde;
+#[doc(hidden)]
+pub use serde_json as __serde_json;

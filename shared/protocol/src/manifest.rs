@@ -104,7 +104,7 @@ pub const MAX_ANCHORS: usize = 64;
 pub const MAX_DEPTH: usize = 32;
 
 /// Every rule of the module table with its protocol code, in table order.
-pub const RULES: &[(&str, &str)] = &[
+pub const RULES: &[(&str, crate::codes::manifest::Code)] = &[
     ("too_large", CODE_INVALID),
     ("not_utf8", CODE_INVALID),
     ("not_json", CODE_INVALID),
@@ -157,9 +157,7 @@ pub const RULE_NOT_CANONICAL: &str = "not_canonical";
 
 /// The rule code of a manifest rejection, if `err` is one.
 pub fn rule_of(err: &Error) -> Option<&str> {
-    if !err.is(CODE_INVALID) && !err.is(CODE_NOT_CANONICAL) {
-        return None;
-    }
+    err.code_as::<crate::codes::manifest::Code>()?;
     err.detail()?.get("rule")?.as_str()
 }
 
@@ -1027,7 +1025,7 @@ mod tests {
             assert_eq!(err.detail(), Some(&json!({ "rule": r })));
         }
         assert_eq!(reject(RULE_NOT_CANONICAL, "x").code(), CODE_NOT_CANONICAL);
-        assert_eq!(rule_of(&Error::new("other", "x").with_detail(json!({"rule": "x"}))), None);
+        assert_eq!(rule_of(&Error::new(crate::codes::render::TOO_LARGE, "x").with_detail(json!({"rule": "x"}))), None);
         let unique: HashSet<&str> = RULES.iter().map(|(r, _)| *r).collect();
         assert_eq!(unique.len(), RULES.len());
     }

@@ -92,21 +92,7 @@ use serde_json::json;
 pub const MAX_RENDERING_BYTES: usize = 1024 * 1024;
 
 /// Every error code this module can return (the table above).
-pub const CODES: &[&str] = &[
-    TOO_LARGE,
-    FENCE_MISSING,
-    FENCE_OPEN_INVALID,
-    FENCE_ID_MISMATCH,
-    FENCE_PERSONA_MISMATCH,
-    FENCE_NONCE_INVALID,
-    FENCE_CLOSE_INVALID,
-    FENCE_DUPLICATED,
-    FENCE_NESTED,
-    HEADER_INVALID,
-    METADATA_INVALID,
-    LIFECYCLE_UNCLASSIFIED,
-    KNOWN_BAD_CONTROL_FAILED,
-];
+pub const CODES: &[Code] = Code::ALL;
 
 pub use crate::codes::render::*;
 
@@ -163,7 +149,7 @@ impl Lifecycle {
     }
 }
 
-fn fail(code: &str, rule: &str, message: impl Into<String>) -> Error {
+fn fail(code: Code, rule: &str, message: impl Into<String>) -> Error {
     Error::new(code, message).with_detail(json!({ "rule": rule }))
 }
 
@@ -661,30 +647,30 @@ mod tests {
         let g = good();
         let open = "⟦UNTRUSTED id=7 src=persona:codex trust=memory-content n=0f9e8d⟧";
         let cases: &[(&str, &str, &str)] = &[
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=8 ", FENCE_ID_MISMATCH),
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=07 ", FENCE_ID_MISMATCH),
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=7x ", FENCE_ID_MISMATCH),
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED  id=7 ", FENCE_OPEN_INVALID),
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=7  ", FENCE_OPEN_INVALID),
-            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id= ", FENCE_OPEN_INVALID),
-            ("src=persona:codex ", "src=persona:claude ", FENCE_PERSONA_MISMATCH),
-            ("src=persona:codex ", "src=persona:Codex ", FENCE_OPEN_INVALID),
-            ("src=persona:codex ", "src=persona: ", FENCE_OPEN_INVALID),
-            ("src=persona:codex ", "src=persona:codex  ", FENCE_OPEN_INVALID),
-            ("trust=memory-content", "trust=memory_content", FENCE_OPEN_INVALID),
-            ("n=0f9e8d⟧\n", "n=0F9E8D⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8d0⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8g⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n= 0f9e8d⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n=⟧\n", FENCE_NONCE_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8d⟧ \n", FENCE_OPEN_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8d⟧⟧\n", FENCE_OPEN_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8d\n", FENCE_OPEN_INVALID),
-            ("n=0f9e8d⟧\n", "n=0f9e8d⟧\r\n", FENCE_OPEN_INVALID),
-            (open, &open.replace("⟦", "⟦UNTRUSTED"), FENCE_OPEN_INVALID),
-            ("\n⟦UNTRUSTED id=7", "\n ⟦UNTRUSTED id=7", FENCE_OPEN_INVALID),
-            ("\n⟦UNTRUSTED id=7", "\nx⟦UNTRUSTED id=7", FENCE_OPEN_INVALID),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=8 ", FENCE_ID_MISMATCH.as_str()),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=07 ", FENCE_ID_MISMATCH.as_str()),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=7x ", FENCE_ID_MISMATCH.as_str()),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED  id=7 ", FENCE_OPEN_INVALID.as_str()),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id=7  ", FENCE_OPEN_INVALID.as_str()),
+            ("⟦UNTRUSTED id=7 ", "⟦UNTRUSTED id= ", FENCE_OPEN_INVALID.as_str()),
+            ("src=persona:codex ", "src=persona:claude ", FENCE_PERSONA_MISMATCH.as_str()),
+            ("src=persona:codex ", "src=persona:Codex ", FENCE_OPEN_INVALID.as_str()),
+            ("src=persona:codex ", "src=persona: ", FENCE_OPEN_INVALID.as_str()),
+            ("src=persona:codex ", "src=persona:codex  ", FENCE_OPEN_INVALID.as_str()),
+            ("trust=memory-content", "trust=memory_content", FENCE_OPEN_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0F9E8D⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8d0⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8g⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n= 0f9e8d⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=⟧\n", FENCE_NONCE_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8d⟧ \n", FENCE_OPEN_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8d⟧⟧\n", FENCE_OPEN_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8d\n", FENCE_OPEN_INVALID.as_str()),
+            ("n=0f9e8d⟧\n", "n=0f9e8d⟧\r\n", FENCE_OPEN_INVALID.as_str()),
+            (open, &open.replace("⟦", "⟦UNTRUSTED"), FENCE_OPEN_INVALID.as_str()),
+            ("\n⟦UNTRUSTED id=7", "\n ⟦UNTRUSTED id=7", FENCE_OPEN_INVALID.as_str()),
+            ("\n⟦UNTRUSTED id=7", "\nx⟦UNTRUSTED id=7", FENCE_OPEN_INVALID.as_str()),
         ];
         for (from, to, want) in cases {
             let text = g.replacen(from, to, 1);
@@ -742,7 +728,7 @@ mod tests {
         ];
         for (from, to, want) in cases {
             let text = g.replacen(from, to, 1);
-            assert_eq!((code(&text), rule(&text)), (FENCE_CLOSE_INVALID.to_owned(), want.to_string()), "{to:?}");
+            assert_eq!((code(&text), rule(&text)), (FENCE_CLOSE_INVALID.to_string(), want.to_string()), "{to:?}");
         }
         // A close marker before the open fence.
         let before = g.replacen("Type: fact", "Type: ⟦/UNTRUSTED n=0f9e8d⟧", 1);
@@ -913,7 +899,7 @@ mod tests {
         ] {
             let prefix = &line[..line.find(':').expect("colon") + 1];
             let text = with_line(prefix, Some(line));
-            assert_eq!((code(&text), rule(&text)), (want.to_owned(), r.to_owned()), "{line:?}");
+            assert_eq!((code(&text), rule(&text)), (want.to_string(), r.to_owned()), "{line:?}");
         }
         assert_eq!(lifecycle(&with_line("Source:", Some("Source: correction"))), Lifecycle::Current);
         assert_eq!(lifecycle(&with_line("Source:", Some("Source: mcp"))), Lifecycle::Current);

@@ -476,7 +476,9 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         let report: Option<Value> = std::fs::read(&red).ok().and_then(|b| serde_json::from_slice(&b).ok());
         let verdict = report.as_ref().and_then(|v| v["verdict"].as_str().map(str::to_owned)).unwrap_or_default();
         Ok((
-            r.status == 1 && code == kijito_protocol::codes::snapshot::ANCHOR_RETIRED && verdict == "red",
+            r.status == 1
+                && kijito_protocol::codes::snapshot::Code::parse(&code) == Some(kijito_protocol::codes::snapshot::ANCHOR_RETIRED)
+                && verdict == "red",
             format!("exit {}, {code}, report verdict {verdict}", r.status),
             (),
         ))

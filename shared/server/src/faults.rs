@@ -208,7 +208,7 @@ pub fn load(path: &Path) -> Result<Vec<Rule>> {
     let rules = kijito_files::private::FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_FAULTS_BYTES };
     match kijito_files::private::read_checked(path, rules) {
         Ok((bytes, _)) => parse(&bytes),
-        Err(e) if e.is(kijito_files::private::codes::NOT_FOUND) => Ok(Vec::new()),
+        Err(e) if e.code_as() == Some(kijito_files::private::codes::NOT_FOUND) => Ok(Vec::new()),
         Err(e) => Err(Error::new(codes::INVALID, e.to_string())),
     }
 }

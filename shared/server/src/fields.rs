@@ -123,6 +123,6 @@ pub fn message_field(obj: &Map<String, Value>) -> Field<u64> {
             .as_u64()
             .and_then(|n| MessageId::new(n).ok())
             .map(MessageId::get)
-            .ok_or_else(|| bad(MessageId::INVALID, "message_id must be a positive safe integer")),
+            .ok_or_else(|| bad(MessageId::INVALID.as_str(), "message_id must be a positive safe integer")),
     }
 }

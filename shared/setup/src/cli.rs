@@ -269,7 +269,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let api_url = match args.raw("--api-url") {
         None => None,
-        Some(u) => Some(ApiUrl::parse(u).map_err(|e| Error::usage(e.code().to_owned(), e.message().to_owned()))?),
+        Some(u) => Some(ApiUrl::parse(u).map_err(|e| Error::usage(e.error_code(), e.message().to_owned()))?),
     };
     let existing = args.has("--pointer-id") || args.has("--lock-message-id");
     let mode = if args.has("--create") {

@@ -289,9 +289,10 @@ fn check_config(out: &mut Out) -> Option<Config> {
             Some(c)
         }
         Err(e) => {
-            let fix = match e.code() {
-                kijito_protocol::codes::files::PERMISSIONS => format!("chmod 600 {}", path.display()),
-                kijito_protocol::codes::config::UNKNOWN_KEY => {
+            use kijito_protocol::codes::{config, files};
+            let fix = match (e.code_as(), e.code_as()) {
+                (Some(files::PERMISSIONS), _) => format!("chmod 600 {}", path.display()),
+                (_, Some(config::UNKNOWN_KEY)) => {
                     format!("remove that key from {} (keys: docs/configuration.md)", path.display())
                 }
                 _ => format!("fix or rewrite {} (kijito-setup --force writes a valid one)", path.display()),
@@ -384,7 +385,7 @@ fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
             t
         }
         Err(e) => {
-            out.red("all", "token file", format!("{} ({})", e.message(), e.code()), explain::token_fix(e.code(), &c.token_file));
+            out.red("all", "token file", format!("{} ({})", e.message(), e.code()), explain::token_fix(e.code_as(), &c.token_file));
             if !opts.offline {
                 out.yellow("all", "api", "not reached (no usable token)", "fix the token file first");
             }

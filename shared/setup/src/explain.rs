@@ -5,7 +5,9 @@
 //! and the command that fixes them. The token itself never appears.
 
 use kijito_files::config::ApiUrl;
+use kijito_protocol::codes::{http, token};
 use kijito_protocol::error::Error;
+use kijito_protocol::error::ErrorCode;
 use kijito_protocol::ids::{MemoryId, MessageId};
 use std::path::Path;
 
@@ -43,30 +45,30 @@ pub fn host_port(api: &ApiUrl) -> (String, u16) {
 }
 
 /// The fix for a token file problem (code `token_file_*` / `token_invalid`).
-pub fn token_fix(code: &str, path: &Path) -> String {
+pub fn token_fix(code: Option<token::Code>, path: &Path) -> String {
     let p = path.display();
     match code {
-        "token_file_not_found" => format!("put your token in {p} (one line) and make it owner-only: `chmod 600 {p}`"),
-        "token_file_permissions_too_open" => format!("make it owner-only: `chmod 600 {p}`"),
-        "token_file_is_symlink" => format!("{p} must be the file itself, not a symlink: copy the token into a regular file there"),
-        "token_file_not_owned" => format!("{p} must be owned by you: copy the token into a file you own"),
-        "token_invalid" | "token_file_too_small" => format!("{p} must hold exactly one line, the token, without spaces"),
+        Some(token::FILE_NOT_FOUND) => format!("put your token in {p} (one line) and make it owner-only: `chmod 600 {p}`"),
+        Some(token::FILE_PERMISSIONS) => format!("make it owner-only: `chmod 600 {p}`"),
+        Some(token::FILE_SYMLINK) => format!("{p} must be the file itself, not a symlink: copy the token into a regular file there"),
+        Some(token::FILE_NOT_OWNED) => format!("{p} must be owned by you: copy the token into a file you own"),
+        Some(token::INVALID | token::FILE_TOO_SMALL) => format!("{p} must hold exactly one line, the token, without spaces"),
         _ => format!("check {p}: a regular owner-only file (chmod 600) holding one line, the token"),
     }
 }
 
 /// Rewrite `err`'s sentence with its cause and fix (same code).
 pub fn explain(err: Error, cx: &Context<'_>) -> Error {
-    let code = err.code().to_owned();
+    let code = err.error_code();
     let original = err.message().to_owned();
     let (host, port) = host_port(cx.api_url);
-    let sentence = if code == "kijito_http_401" {
+    let sentence = if code == ErrorCode::http_status(401) {
         format!(
             "the service at {} refused the token in {} (HTTP 401): put a valid token for this service in that file (one line, chmod 600), or pass --token-file ABS",
             cx.api_url.as_str(),
             cx.token_file.display()
         )
-    } else if code == "kijito_http_403" {
+    } else if code == ErrorCode::http_status(403) {
         match cx.target {
             Target::Memory(id) => format!(
                 "memory {id} is not found or not visible (HTTP 403) to persona {:?} with scope \"project\" and project {:?}: check the id, and that the memory was created with scope \"project\" and project {:?} by the account of the token in {}",
@@ -81,13 +83,13 @@ pub fn explain(err: Error, cx: &Context<'_>) -> Error {
             ),
             Target::Other => format!("the service refused the request (HTTP 403): {original}"),
         }
-    } else if code == "kijito_network_error" || code == "kijito_timeout" {
+    } else if matches!(err.code_as(), Some(http::NETWORK | http::TIMEOUT)) {
         format!(
             "cannot reach {host} port {port} ({original}): check that the service is running there (kijito-local: `kijito-local serve --db ABS --token-file ABS --listen 127.0.0.1:{port}`) and that apiUrl {} is right",
             cx.api_url.as_str()
         )
-    } else if code.starts_with("token_") {
-        format!("{original}: {}", token_fix(&code, cx.token_file))
+    } else if let Some(t) = err.code_as::<token::Code>() {
+        format!("{original}: {}", token_fix(Some(t), cx.token_file))
     } else {
         return err;
     };
@@ -110,18 +112,18 @@ mod tests {
         let api = ApiUrl::parse("http://127.0.0.1:4711").unwrap();
         let tf = Path::new("/home/u/.config/kijito-qa/token");
         let cx = |target| Context { api_url: &api, token_file: tf, persona: "codex", project: "Codex", target };
-        let e = explain(Error::new("kijito_http_401", "x"), &cx(Target::Other));
+        let e = explain(Error::new(ErrorCode::http_status(401), "x"), &cx(Target::Other));
         assert_eq!(e.code(), "kijito_http_401");
         assert!(e.message().contains("/home/u/.config/kijito-qa/token"));
-        let e = explain(Error::new("kijito_http_403", "x"), &cx(Target::Memory(MemoryId::new(42).unwrap())));
+        let e = explain(Error::new(ErrorCode::http_status(403), "x"), &cx(Target::Memory(MemoryId::new(42).unwrap())));
         assert!(e.message().contains("memory 42") && e.message().contains("scope \"project\""), "{}", e.message());
-        let e = explain(Error::new("kijito_http_403", "x"), &cx(Target::Message(MessageId::new(9).unwrap())));
+        let e = explain(Error::new(ErrorCode::http_status(403), "x"), &cx(Target::Message(MessageId::new(9).unwrap())));
         assert!(e.message().contains("message 9"));
-        let e = explain(Error::new("kijito_network_error", "refused"), &cx(Target::Other));
+        let e = explain(Error::new(http::NETWORK, "refused"), &cx(Target::Other));
         assert!(e.message().contains("127.0.0.1 port 4711"), "{}", e.message());
-        let e = explain(Error::new("token_file_permissions_too_open", "token file: too open"), &cx(Target::Other));
+        let e = explain(Error::new(token::FILE_PERMISSIONS, "token file: too open"), &cx(Target::Other));
         assert!(e.message().contains("chmod 600 /home/u/.config/kijito-qa/token"));
-        let e = explain(Error::new("other", "same"), &cx(Target::Other));
+        let e = explain(Error::new(kijito_protocol::codes::setup::RED, "same"), &cx(Target::Other));
         assert_eq!(e.message(), "same");
     }
 

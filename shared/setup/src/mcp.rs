@@ -26,13 +26,15 @@ use std::time::Duration;
 
 /// Stable codes of `--mcp`.
 pub mod codes {
-    pub const NEEDS_KIJITO_LOCAL: &str = "mcp_needs_kijito_local";
-    pub const DB_INVALID: &str = "mcp_db_invalid";
-    pub const SERVER_MISSING: &str = "mcp_server_not_installed";
-    pub const CONFIG_UNREADABLE: &str = "mcp_config_unreadable";
-    pub const CODEX_CONFIG_CONFLICT: &str = "codex_config_conflict";
-    pub const CLAUDE_CONFIG_INVALID: &str = "claude_mcp_config_invalid";
-    pub const REGISTRATIONS_INVALID: &str = "mcp_registrations_invalid";
+    kijito_protocol::codes! {
+        NEEDS_KIJITO_LOCAL NeedsKijitoLocal = "mcp_needs_kijito_local",
+        DB_INVALID DbInvalid = "mcp_db_invalid",
+        SERVER_MISSING ServerMissing = "mcp_server_not_installed",
+        CONFIG_UNREADABLE ConfigUnreadable = "mcp_config_unreadable",
+        CODEX_CONFIG_CONFLICT CodexConfigConflict = "codex_config_conflict",
+        CLAUDE_CONFIG_INVALID ClaudeConfigInvalid = "claude_mcp_config_invalid",
+        REGISTRATIONS_INVALID RegistrationsInvalid = "mcp_registrations_invalid",
+    }
 }
 
 /// In a plugin root: every host config file `--mcp --write` wrote, one line
@@ -115,7 +117,7 @@ pub fn codex_config_path(codex_home: Option<&Path>, home: &Path) -> PathBuf {
     codex_home.map(Path::to_path_buf).unwrap_or_else(|| home.join(".codex")).join("config.toml")
 }
 
-fn read_optional(path: &Path, code: &str) -> Result<Option<String>> {
+fn read_optional(path: &Path, code: codes::Code) -> Result<Option<String>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::new(code, format!("cannot stat {}: {e}", path.display()))),

@@ -35,11 +35,13 @@ use std::path::{Path, PathBuf};
 
 /// Stable codes of this module.
 pub mod codes {
-    pub const HELPERS_MISSING: &str = "helpers_not_installed";
-    pub const SETTINGS_INVALID: &str = "settings_invalid";
-    pub const SETTINGS_UNREADABLE: &str = "settings_unreadable";
-    pub const RULES_UNREADABLE: &str = "rules_unreadable";
-    pub const ROOT_UNSAFE: &str = "root_path_unsafe";
+    kijito_protocol::codes! {
+        HELPERS_MISSING HelpersMissing = "helpers_not_installed",
+        SETTINGS_INVALID SettingsInvalid = "settings_invalid",
+        SETTINGS_UNREADABLE SettingsUnreadable = "settings_unreadable",
+        RULES_UNREADABLE RulesUnreadable = "rules_unreadable",
+        ROOT_UNSAFE RootUnsafe = "root_path_unsafe",
+    }
 }
 
 /// The helper commands an agent runs in an unattended session: (helper,
@@ -135,7 +137,7 @@ pub fn codex_rules_dir(codex_home: Option<&Path>, home: &Path) -> PathBuf {
 }
 
 /// Read a file that may be absent (`Ok(None)`): regular, not a symlink, bounded.
-fn read_optional(path: &Path, code: &str) -> Result<Option<Vec<u8>>> {
+fn read_optional(path: &Path, code: codes::Code) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::new(code, format!("cannot stat {}: {e}", path.display()))),

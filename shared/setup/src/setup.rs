@@ -30,15 +30,17 @@ pub const VERIFY_LEASE_SECONDS: u32 = 10;
 
 /// Stable codes of this module.
 pub mod codes {
-    pub const CONFIG_EXISTS: &str = "config_exists";
-    pub const CREATE_NOT_LOCAL: &str = "create_needs_kijito_local";
-    pub const ANCHOR_FILE: &str = "anchor_file_invalid";
-    pub const TITLE: &str = "title_invalid";
-    pub const SEED: &str = "create_failed";
-    pub const POINTER_NOT_CURRENT: &str = "pointer_not_current";
-    pub const POINTER_NOT_MANIFEST: &str = "pointer_not_a_manifest";
-    pub const LEASE_HELD: &str = "lease_held";
-    pub const LEASE_NOT_RELEASED: &str = "lease_not_released";
+    kijito_protocol::codes! {
+        CONFIG_EXISTS ConfigExists = "config_exists",
+        CREATE_NOT_LOCAL CreateNotLocal = "create_needs_kijito_local",
+        ANCHOR_FILE AnchorFile = "anchor_file_invalid",
+        TITLE Title = "title_invalid",
+        SEED Seed = "create_failed",
+        POINTER_NOT_CURRENT PointerNotCurrent = "pointer_not_current",
+        POINTER_NOT_MANIFEST PointerNotManifest = "pointer_not_a_manifest",
+        LEASE_HELD LeaseHeld = "lease_held",
+        LEASE_NOT_RELEASED LeaseNotReleased = "lease_not_released",
+    }
 }
 
 /// Which pointer to configure.

@@ -290,13 +290,13 @@ pub fn live_spec(code: &str, kind: Kind) -> &'static Spec {
     if kind.is_service() || kind == Kind::Local {
         return &LIVE_UNAVAILABLE;
     }
-    match code {
-        s::POINTER_RETIRED => &LIVE_POINTER_RETIRED,
-        s::POINTER_DIGEST_MISMATCH => &LIVE_POINTER_CHANGED,
-        s::ANCHOR_RETIRED => &LIVE_ANCHOR_RETIRED,
-        s::ANCHOR_DIGEST_MISMATCH => &LIVE_ANCHOR_CHANGED,
-        s::SNAPSHOT_DIGEST_MISMATCH => &LIVE_SNAPSHOT_CHANGED,
-        kijito_protocol::render::KNOWN_BAD_CONTROL_FAILED => &LIVE_CONTROL_FAILED,
+    match s::Code::parse(code) {
+        Some(s::POINTER_RETIRED) => &LIVE_POINTER_RETIRED,
+        Some(s::POINTER_DIGEST_MISMATCH) => &LIVE_POINTER_CHANGED,
+        Some(s::ANCHOR_RETIRED) => &LIVE_ANCHOR_RETIRED,
+        Some(s::ANCHOR_DIGEST_MISMATCH) => &LIVE_ANCHOR_CHANGED,
+        Some(s::SNAPSHOT_DIGEST_MISMATCH) => &LIVE_SNAPSHOT_CHANGED,
+        _ if kijito_protocol::render::Code::parse(code) == Some(kijito_protocol::render::KNOWN_BAD_CONTROL_FAILED) => &LIVE_CONTROL_FAILED,
         _ => &LIVE_VERIFICATION_FAILED,
     }
 }

@@ -127,7 +127,7 @@ fn absent_latch(workspace: &Path) -> LatchFacts {
         // full trust); an index that cannot be read fails closed.
         _ => match l.had_latch() {
             Ok(true) => LatchFacts::Deleted { entry_seq: None },
-            Err(e) if e.is(latch::index::codes::INDEX_INVALID) => LatchFacts::Deleted { entry_seq: None },
+            Err(e) if e.code_as() == Some(latch::index::codes::INDEX_INVALID) => LatchFacts::Deleted { entry_seq: None },
             // No index, or no state directory at all: nothing says a latch was here.
             _ => LatchFacts::Absent,
         },
@@ -186,7 +186,7 @@ impl SignedCheckpoint {
 /// The `details` of the verified head entry (re-read from the live manifest
 /// and matched to the verified head's payload hash).
 pub fn head_details(l: &latch::Latch, head: &EntrySummary) -> Result<Vec<String>> {
-    let bytes = layout::read_file(&l.paths().manifest, "latch_manifest_symlink")?;
+    let bytes = layout::read_file(&l.paths().manifest, latch::codes::MANIFEST_SYMLINK)?;
     let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
     match parsed.entries.last() {
         Some(e) if e.integrity.payload_hash == head.payload_hash => Ok(e.details.clone()),
@@ -201,7 +201,7 @@ fn before_wake(l: &latch::Latch, head: &EntrySummary) -> Option<EntrySummary> {
     if head.event != latch::Event::WakeFindings {
         return None;
     }
-    let bytes = layout::read_file(&l.paths().manifest, "latch_manifest_symlink").ok()?;
+    let bytes = layout::read_file(&l.paths().manifest, latch::codes::MANIFEST_SYMLINK).ok()?;
     let parsed = chain::parse_file(&bytes, chain::LIVE_HEADER, "_manifest.md");
     if parsed.entries.last().map(|e| e.integrity.payload_hash.as_str()) != Some(head.payload_hash.as_str()) {
         return None;
@@ -241,7 +241,7 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
     };
     if let Err(e) = private::check_dir(&qa, true) {
         state.insecure.push(format!("qa dir: {}", err_line(&e)));
-        if e.is(private::codes::DIR_SYMLINK) || e.is(private::codes::DIR_NOT_DIR) {
+        if matches!(e.code_as(), Some(private::codes::DIR_SYMLINK | private::codes::DIR_NOT_DIR)) {
             return QaFacts::Present(state);
         }
     }

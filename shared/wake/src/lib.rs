@@ -393,7 +393,7 @@ pub fn assess(f: &Facts) -> Report {
                 b.find(&codes::LATCH_UNVERIFIABLE, "the manifest holds hmac entries and no key was given".into(), None);
             }
             if !v.findings.is_empty() {
-                let mut list: Vec<String> = v.findings.iter().map(|x| x.code.clone()).collect();
+                let mut list: Vec<String> = v.findings.iter().map(|x| x.code.to_string()).collect();
                 list.dedup();
                 let first = v.findings.first().map(|x| x.message.clone()).unwrap_or_default();
                 b.find(&codes::LATCH_UNTRUSTED, format!("the chain failed verification ({}); first: {first}", list.join(", ")), None);
@@ -849,7 +849,7 @@ pub fn record_degraded(latch_handle: Option<&latch::Latch>, facts: &Facts, repor
     }
     match l.append_entry(facts.now_ms, latch::Event::DegradedMode, &details, true) {
         Ok(e) => DegradedEntry::Written(e.entry_seq),
-        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
+        Err(e) if matches!(e.code_as(), Some(latch_codes::UNTRUSTED | latch_codes::UNVERIFIABLE | latch_codes::SILENT_WITNESS_ACTIVE)) => {
             DegradedEntry::RefusedUntrusted
         }
         Err(e) => DegradedEntry::Failed(e.code().to_owned()),
@@ -929,7 +929,7 @@ pub fn record_wake_findings(latch_handle: Option<&latch::Latch>, facts: &Facts, 
     }
     match l.append_entry(facts.now_ms, latch::Event::WakeFindings, &details, false) {
         Ok(e) => DegradedEntry::WakeRecorded(e.entry_seq),
-        Err(e) if [latch_codes::UNTRUSTED, latch_codes::UNVERIFIABLE, latch_codes::SILENT_WITNESS_ACTIVE].iter().any(|c| e.is(c)) => {
+        Err(e) if matches!(e.code_as(), Some(latch_codes::UNTRUSTED | latch_codes::UNVERIFIABLE | latch_codes::SILENT_WITNESS_ACTIVE)) => {
             DegradedEntry::RefusedUntrusted
         }
         Err(e) => DegradedEntry::WakeFailed(e.code().to_owned()),

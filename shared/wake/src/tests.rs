@@ -236,7 +236,7 @@ fn every_code_from_crafted_facts() {
         (&codes::LATCH_UNTRUSTED, |f| {
             let v = &mut latch_mut(f).verify;
             v.trusted = false;
-            v.findings.push(kijito_latch::Finding::new("payload_hash_mismatch", "entry 3", Some(3)));
+            v.findings.push(kijito_latch::Finding::new(kijito_latch::codes::PAYLOAD_HASH_MISMATCH, "entry 3", Some(3)));
         }),
         (&codes::LATCH_UNVERIFIABLE, |f| {
             let v = &mut latch_mut(f).verify;
@@ -451,7 +451,7 @@ fn the_checkpoint_check_passes_skips_and_is_not_asked_on_an_untrusted_chain() {
     assert_eq!((status(&f), assess(&f).mode), (CheckStatus::Pass, Mode::FullTrust));
     latch_mut(&mut f).checkpoint = Ok(Some(consistency(false)));
     latch_mut(&mut f).verify.trusted = false;
-    latch_mut(&mut f).verify.findings.push(kijito_latch::Finding::new("chain_broken", "entry 3", Some(3)));
+    latch_mut(&mut f).verify.findings.push(kijito_latch::Finding::new(kijito_latch::codes::CHAIN_BROKEN, "entry 3", Some(3)));
     let r = assess(&f);
     assert_eq!(status(&f), CheckStatus::Skipped);
     assert!(!codes_of(&r).contains(&"latch_checkpoint_inconsistent"));
