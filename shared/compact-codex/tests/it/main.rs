@@ -1,0 +1,9 @@
+//! The one integration-test harness of this package (docs/testing.md):
+//! every test file is a module of this binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod adapter_run;
+mod find_codex;
+mod gatekeeper;

@@ -1,0 +1,11 @@
+//! The one integration-test harness of this package (docs/testing.md):
+//! every test file is a module of this binary.
+
+mod entry;
+mod hook_bins;
+mod hook_bins_answer;
+mod hook_logic;
+mod latch_prompt;
+mod latch_wallet_sibling;
+mod panic_answer;
+mod wake_start;
