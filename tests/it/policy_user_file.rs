@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::isolated;
 use kijito_files::config;
 use kijito_policy::classify::{rules, tripwires};
 use kijito_policy::{classify, Env, ToolCall, UserPolicy};
@@ -14,8 +15,11 @@ use std::os::unix::fs::PermissionsExt;
 
 #[test]
 fn the_file_kijito_files_reads_is_the_file_the_policy_applies_and_guards() {
+    if !isolated::alone(module_path!(), "the_file_kijito_files_reads_is_the_file_the_policy_applies_and_guards") {
+        return; // it ran alone in a child process of this binary
+    }
     let home = tempfile::tempdir().unwrap();
-    // The only test of this binary: no other thread reads the variable.
+    // Alone in its own process (support::isolated): no other test sees the variable.
     std::env::set_var("XDG_CONFIG_HOME", home.path());
     let path = config::user_policy_path().unwrap();
     assert_eq!(config::USER_POLICY_FILE, kijito_policy::user::USER_POLICY_FILE);

@@ -3,11 +3,13 @@
 //! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
 //! workspace beside a gate world), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
-//! [`bin`], the path of any built binary of the workspace.
+//! [`bin`], the path of any built binary of the workspace, and
+//! [`isolated`] (a test that changes process-wide state runs alone in a child).
 
 #![allow(dead_code, unused_imports)]
 
 pub mod gate;
+pub mod isolated;
 pub mod latch;
 pub mod publish;
 pub mod server;

@@ -1,9 +1,10 @@
 //! `find_codex`: the first absolute PATH entry holding an executable regular
-//! file named `codex`. The only test in this binary, so changing PATH races
-//! with nothing.
+//! file named `codex`. It runs alone in a child process of the test binary
+//! (tests/support/isolated.rs), so changing PATH races with nothing.
 
 #![allow(clippy::unwrap_used)]
 
+use crate::isolated;
 use kijito_compact_codex::adapter::find_codex;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
@@ -31,6 +32,9 @@ fn relative(abs: &Path) -> PathBuf {
 
 #[test]
 fn codex_is_the_first_executable_regular_file_on_an_absolute_path_entry() {
+    if !isolated::alone(module_path!(), "codex_is_the_first_executable_regular_file_on_an_absolute_path_entry") {
+        return; // it ran alone in a child process of this binary
+    }
     let d = tempfile::tempdir().unwrap();
     // an executable codex on a relative entry (never used: it depends on the cwd)
     let rel_dir = d.path().join("rel");

@@ -2,10 +2,12 @@
 //! session's directory, opened with the key and boot-id file the environment
 //! names. The governance knobs (turn count, one-step mode) and a
 //! wallet-signature prompt go through the same hook path. The tests set
-//! those environment variables, so they take turns under one lock.
+//! those environment variables, so each runs alone in a child process of the
+//! test binary (tests/support/isolated.rs), and they take turns under one lock.
 
 #![allow(clippy::unwrap_used)]
 
+use crate::isolated;
 use kijito_hooks::latch_hook::{confirm_from_prompt, open_latch};
 use kijito_latch::{self as latch, Config, Latch, Risk};
 use std::fs;
@@ -17,6 +19,9 @@ static ENV: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
+    if !isolated::alone(module_path!(), "a_token_prompt_confirms_through_the_keyed_latch_of_the_directory") {
+        return; // it ran alone in a child process of this binary
+    }
     let _env = ENV.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let d = tempfile::tempdir().unwrap();
     fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
@@ -95,6 +100,9 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
 /// a signature-shaped prompt is answered whether or not there is a latch.
 #[test]
 fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
+    if !isolated::alone(module_path!(), "the_knobs_and_a_signature_prompt_go_through_the_hooks") {
+        return; // it ran alone in a child process of this binary
+    }
     let _env = ENV.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let d = tempfile::tempdir().unwrap();
     fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();

@@ -2,7 +2,8 @@
 //! installed by `run_hook` prints the fallback and exits before any
 //! unwinding, so this holds under the `hooks` profile's `panic = "abort"`
 //! as well as here (tests unwind). The hook runs in a child run of this
-//! test binary (filtered to one test), as a hook binary would.
+//! test binary (filtered to one test, named by its module path in the one
+//! harness), as a hook binary would.
 
 #![allow(clippy::unwrap_used)]
 
@@ -29,7 +30,7 @@ fn a_panic_answers_the_fallback_once_and_exits_zero() {
     for mode in ["main", "thread"] {
         let start = Instant::now();
         let out = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "panicking_hook_child", "--nocapture", "--test-threads=1"])
+            .args(["--exact", "panic_answer::panicking_hook_child", "--nocapture", "--test-threads=1"])
             .env(CHILD, mode)
             .stdin(Stdio::null())
             .output()

@@ -1,10 +1,12 @@
 //! SessionStart(startup|resume) runs the local wake checks on the session's
 //! `cwd` and says so when the mode is not full trust; a degraded latch gets
-//! its one `degraded_mode` entry. One test in its own process: it sets the
-//! latch environment (boot id file, heads dir).
+//! its one `degraded_mode` entry. It runs alone in a child process of the test
+//! binary (tests/support/isolated.rs): it sets the latch environment (boot id
+//! file, heads dir).
 
 #![allow(clippy::unwrap_used)]
 
+use crate::isolated;
 use kijito_hooks::run::{self, HookEnv};
 use kijito_hooks::{Event, Host};
 use kijito_latch::{self as latch, Config, Latch};
@@ -19,6 +21,9 @@ fn context(reply: Option<String>) -> String {
 
 #[test]
 fn startup_reports_the_wake_mode_of_the_sessions_directory() {
+    if !isolated::alone(module_path!(), "startup_reports_the_wake_mode_of_the_sessions_directory") {
+        return; // it ran alone in a child process of this binary
+    }
     let d = tempfile::tempdir().unwrap();
     fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
     let boot = d.path().join("boot");
