@@ -100,7 +100,7 @@ fn sh_blocks(path: &Path) -> Vec<Block> {
     out
 }
 
-/// target/debug: this test executable is target/debug/deps/doc_examples-<hash>.
+/// target/debug: this test executable is target/debug/deps/it-<hash>.
 fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let dir = exe.parent().and_then(Path::parent).expect("target/debug").to_path_buf();

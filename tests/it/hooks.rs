@@ -115,7 +115,7 @@ fn claude_order_session_start_then_postcompact_delivers_once() {
     let first = session_hook(&w, "claude", "SessionStart", &ss).expect("SessionStart(compact) claims and delivers");
     assert_attested(&context_of(first.as_bytes()).unwrap(), &ready, &w);
     // Nothing left to claim; the recorded host summary (FAKE-COMPACT-SUMMARY) kept no pointer
-    // value, so PostCompact records summaryCarried false and tells the user (tests/summary_carried.rs).
+    // value, so PostCompact records summaryCarried false and tells the user (tests/it/summary_carried.rs).
     let post = postcompact(&w, "claude", &w.hook_stdin("claude", "PostCompact(manual)", CLAUDE_S));
     assert_eq!(post["systemMessage"], "kijito-qa: the compaction summary lost at least one of the pointer id, lock id and both digests (summaryCarried: false); the re-entry text has them");
     assert_eq!(

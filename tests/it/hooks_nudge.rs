@@ -85,7 +85,7 @@ fn nudges_once_per_ten_points_and_never_with_a_valid_pass() {
         assert!(hook(&w, host, "Stop", &stop_in).is_some());
         // a valid pass: never (Stop shows the pass reminder instead); only
         // the compaction's own prompt keeps a pass (any other withdraws it,
-        // tests/hooks_new_turn.rs)
+        // tests/it/hooks_new_turn.rs)
         w.record_ok(s);
         grow(&w, host, at(0.83));
         let mut compact: Value = serde_json::from_slice(&prompt).unwrap();

@@ -23,6 +23,7 @@ mod hardening_proxy;
 mod hardening_publish;
 mod hardening_record;
 mod hardening_small;
+mod harness_layout;
 mod hook_size;
 mod hooks;
 mod hooks_new_turn;

@@ -487,7 +487,7 @@ fn gate_runs_five_checks_and_refuses_unsafe_targets() {
     let o = w.fails(&["gate", "--json", "--action-file", &action, "--checkpoint", &bogus], "gate_failed");
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["checks"][1]["code"], "gate_checkpoint_unknown");
-    // The whole path with the user's own confirmation: tests/memory_latch_consent.rs.
+    // The whole path with the user's own confirmation: tests/it/memory_latch_consent.rs.
 }
 
 #[test]
@@ -548,7 +548,7 @@ fn silent_witness_after_max_recoveries_and_exit_by_reseed() {
 
     assert!(old_head.starts_with("sha256:"));
     let token = token_of(&w.ok(&["reseed"]));
-    // Only the user's own message reseeds (tests/memory_latch_consent.rs).
+    // Only the user's own message reseeds (tests/it/memory_latch_consent.rs).
     w.fails(&["reseed", "--message", &token], "consent_requires_user_message");
     w.fails(&["checkpoint", "--next-step", "x"], "silent_witness_active");
 }

@@ -1,6 +1,6 @@
 //! Every command the agent is told to run passes the PreToolUse command
 //! guard (issue 21 item 5): the installed skills (rendered for both hosts by
-//! install.sh's own render program, as tests/skills.rs does), the text the
+//! install.sh's own render program, as tests/it/skills.rs does), the text the
 //! real hook binaries give the model (SessionStart's command block, the
 //! withdrawn-pass text and its command block, the attested re-entry, the
 //! continuity-break recovery context, the one-step reminder, the consent
@@ -132,7 +132,7 @@ fn judge(label: &str, text: &str, dir: &HelperDir) -> (Vec<String>, usize) {
     (bad, cands.len())
 }
 
-/// The python program of install.sh's `render()` (as tests/skills.rs).
+/// The python program of install.sh's `render()` (as tests/it/skills.rs).
 fn render(src: &Path, dest: &Path, root: &Path, host: &str) -> String {
     let script = std::fs::read_to_string(Path::new(ROOT).join("install.sh")).unwrap();
     let body = &script[script.find("render() {").unwrap()..];

@@ -2,7 +2,7 @@
 
 Usage: python conformance.py KIJITO_LOCAL_BINARY DATABASE
 
-Run by tests/kijito_local_mcp.rs (conformance_through_the_official_python_sdk)
+Run by tests/it/kijito_local_mcp.rs (conformance_through_the_official_python_sdk)
 with the SDK pinned in .ci/run (`pip install mcp==2.3.0` into target/mcp-venv).
 The SDK spawns the server over stdio, initializes (it offers 2025-11-25),
 lists the tools and calls each one on its success and its error path. Every

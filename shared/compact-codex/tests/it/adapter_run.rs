@@ -3,7 +3,7 @@
 //! (tests/support/standin-codex.py, real processes), this test is the
 //! TUI's WebSocket client on the adapter's private unix socket, and it also
 //! does what the host's hooks and `kijito-compact request` do (kijito-gate on
-//! real files). The root package's tests/compact_codex.rs runs the same
+//! real files). The root package's tests/it/compact_codex.rs runs the same
 //! through the real `kijito-compact` binary and hooks.
 
 #![allow(clippy::unwrap_used)]

@@ -2,7 +2,7 @@
 //! turn"), the adapters' part, through the library on real files: the
 //! request of the withdrawn pass failed, a final or foreign one left alone,
 //! the pin the hooks read, and a pass copied back refused by `request` too.
-//! The gate's part is shared/gate/tests/withdraw_rules.rs.
+//! The gate's part is shared/gate/tests/it/withdraw_rules.rs.
 #![allow(clippy::unwrap_used)]
 
 use kijito_compact::trigger::{self, Pin, Request, RequestState, Via};

@@ -1,7 +1,7 @@
 //! A new turn after `record` ends the pass (docs/protocol.md §7, "New
 //! turn"), through the library on real files: the withdrawal, the spent
 //! record, the refusal of a pass copied back. The failed compaction request
-//! is kijito-compact's part (shared/compact/tests/withdraw_rules.rs).
+//! is kijito-compact's part (shared/compact/tests/it/withdraw_rules.rs).
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;

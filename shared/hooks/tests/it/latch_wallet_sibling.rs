@@ -2,7 +2,7 @@
 //! `memory-latch wallet-recover` (kijito_hooks::latch_wallet::Sibling): a
 //! sibling that is absent, hangs, fails or answers anything but one line
 //! per digest is an error (`wallet_recovery_failed`), within its time bound.
-//! The real sibling's answers are tested in tests/memory_latch_wallet.rs.
+//! The real sibling's answers are tested in tests/it/memory_latch_wallet.rs.
 
 #![allow(clippy::unwrap_used)]
 

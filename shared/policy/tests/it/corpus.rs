@@ -6,7 +6,7 @@
 //! (right verdict, but other rules, tripwire codes or classes), per
 //! category; all three must be 0.
 //!
-//! Run: `cargo test -p kijito-policy --test corpus -- --nocapture`
+//! Run: `cargo test -p kijito-policy --test it corpus:: -- --nocapture`
 
 use kijito_policy::{classify, Class, Env, ToolCall};
 use serde_json::Value;
