@@ -106,29 +106,7 @@ fn deleting_the_spent_record_and_the_ledger_revives_a_consumed_pass() {
 }
 
 fn record(c: &Cycle, a: &std::path::Path, b: &std::path::Path) -> std::process::Output {
-    let (pointer, digest) = (c.seeded.pointer_id.to_string(), c.seeded.pointer_digest());
-    let (t, d) = (c.transcript.to_str().unwrap().to_owned(), c.data_arg());
-    c.run(
-        QA_GATE,
-        &[
-            "record",
-            "--session-id",
-            S,
-            "--transcript",
-            &t,
-            "--data-dir",
-            &d,
-            "--pointer-id",
-            &pointer,
-            "--pointer-digest",
-            &digest,
-            "--cold-boot-report",
-            a.to_str().unwrap(),
-            "--cold-boot-report",
-            b.to_str().unwrap(),
-        ],
-        b"",
-    )
+    c.record_reports(S, a, b)
 }
 
 fn main_agent_boots(c: &Cycle) -> [std::path::PathBuf; 2] {

@@ -70,29 +70,7 @@ impl W {
     }
 
     fn record(&self, a: &Path, b: &Path) -> std::process::Output {
-        let (pointer, digest) = (self.c.seeded.pointer_id.to_string(), self.c.seeded.pointer_digest());
-        let (t, d) = (self.c.transcript.to_str().unwrap().to_owned(), self.c.data_arg());
-        self.c.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                S,
-                "--transcript",
-                &t,
-                "--data-dir",
-                &d,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                a.to_str().unwrap(),
-                "--cold-boot-report",
-                b.to_str().unwrap(),
-            ],
-            b"",
-        )
+        self.c.record_reports(S, a, b)
     }
 
     fn pass(&self) -> Value {
