@@ -239,7 +239,7 @@ place_bin() {
 # `@END-<host>@` (each marker alone on its line) only for that host, substitute
 # @ROOT@ @HOST@ @HOSTNAME@ @PREFIX@ @VERSION@, refuse an unreplaced @WORD@
 # token, check JSON templates parse, write atomically (0644).
-# (tests/skills.rs runs this same program.)
+# (tests/it/skills.rs runs this same program.)
 render() {
   python3 - "$1" "$2" "$3" "$4" "$prefix" "$version" <<'PY'
 import json, os, re, sys

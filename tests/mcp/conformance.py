@@ -2,7 +2,7 @@
 
 Usage: python conformance.py KIJITO_LOCAL_BINARY DATABASE
 
-Run by tests/kijito_local_mcp.rs (conformance_through_the_official_python_sdk)
+Run by tests/it/kijito_local_mcp.rs (conformance_through_the_official_python_sdk)
 with the SDK pinned in .ci/run (`pip install mcp==2.3.0` into target/mcp-venv).
 The SDK spawns the server over stdio, initializes (it offers 2025-11-25),
 lists the tools and calls each one on its success and its error path. Every
@@ -161,7 +161,7 @@ async def main(binary, db):
             # A call over the 1 MiB line bound: the server discards it unread, so
             # its answer (-32600 request_too_large) has id null, which the SDK
             # routes to no request: no result comes back, nothing is written,
-            # and the session goes on (tests/kijito_local_mcp.rs reads that answer raw).
+            # and the session goes on (tests/it/kijito_local_mcp.rs reads that answer raw).
             try:
                 result = await asyncio.wait_for(session.call_tool("kijito_remember", {"content": "x" * (1 << 20)}), 5)
             except asyncio.TimeoutError:

@@ -371,6 +371,34 @@ pub struct Cycle {
 }
 
 impl Cycle {
+    /// The real `qa-gate record` of `session` on this cycle's pointer with
+    /// the two cold-boot reports `a` and `b` as given (no boots run), stdin
+    /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs).
+    pub fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
+        let (pointer, digest) = (self.seeded.pointer_id.to_string(), self.seeded.pointer_digest());
+        let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
+        self.run(
+            QA_GATE,
+            &[
+                "record",
+                "--session-id",
+                session,
+                "--transcript",
+                &t,
+                "--data-dir",
+                &d,
+                "--pointer-id",
+                &pointer,
+                "--pointer-digest",
+                &digest,
+                "--cold-boot-report",
+                a.to_str().unwrap(),
+                "--cold-boot-report",
+                b.to_str().unwrap(),
+            ],
+            b"",
+        )
+    }
     pub fn new() -> Cycle {
         let world = super::snapshot::World::start();
         let seeded = world.seed(3, 1);

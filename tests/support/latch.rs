@@ -1,8 +1,8 @@
 //! A memory-latch world: a [`World`] (QA data dir, transcript, HOME), a
 //! canonical workspace directory and a fixed boot id file, plus the real
 //! `session-hook` run with a host payload whose `cwd` is that workspace
-//! (tests/memory_latch_consent.rs, tests/hooks_wake.rs, tests/memory_latch_knobs.rs,
-//! tests/memory_latch_wallet.rs).
+//! (tests/it/memory_latch_consent.rs, tests/it/hooks_wake.rs, tests/it/memory_latch_knobs.rs,
+//! tests/it/memory_latch_wallet.rs).
 
 #![allow(clippy::unwrap_used)]
 

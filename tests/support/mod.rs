@@ -3,11 +3,13 @@
 //! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
 //! workspace beside a gate world), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
-//! [`bin`], the path of any built binary of the workspace.
+//! [`bin`], the path of any built binary of the workspace, and
+//! [`isolated`] (a test that changes process-wide state runs alone in a child).
 
 #![allow(dead_code, unused_imports)]
 
 pub mod gate;
+pub mod isolated;
 pub mod latch;
 pub mod publish;
 pub mod server;
@@ -18,7 +20,7 @@ pub use server::*;
 /// The path of a workspace binary built next to this package's binaries
 /// (`target/<profile>/`). The hook binaries belong to the `kijito-hooks`
 /// package, so Cargo gives this package no `CARGO_BIN_EXE_` for them, and
-/// `cargo test --test X` does not rebuild them: a binary that is missing, or
+/// `cargo test --test it` does not rebuild them: a binary that is missing, or
 /// older than any workspace source file its cargo dep-info (`<name>.d` beside
 /// it, written by every `cargo build` of it) lists, fails the test loudly
 /// instead of testing yesterday's code. `cargo build --workspace` (or

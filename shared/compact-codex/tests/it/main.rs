@@ -1,0 +1,13 @@
+//! The one integration-test harness of this package (docs/testing.md):
+//! every test file is a module of this binary.
+
+/// Tests that change process-wide state run alone in a child process.
+#[path = "../../../../tests/support/isolated.rs"]
+mod isolated;
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod adapter_run;
+mod find_codex;
+mod gatekeeper;

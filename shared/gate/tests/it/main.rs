@@ -1,0 +1,11 @@
+//! The one integration-test harness of this package (docs/testing.md):
+//! every test file is a module of this binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli_run;
+mod compaction_rules;
+mod record_rules;
+mod summary_rules;
+mod withdraw_rules;

@@ -1,0 +1,63 @@
+//! SessionStart(startup|resume) runs the local wake checks in the installed
+//! sibling `wake-check --hook` (docs/wake-check.md, Hook integration). Here,
+//! in-process with a helper directory that has no `wake-check`: the context
+//! says the checks could not run (`hook_wake_check_failed`, trust unknown),
+//! `clear` does not run them, and where enforcement is on (a latch in `cwd`)
+//! writes are held as after a long sleep. What the checks find through the
+//! real binaries: tests/it/hooks_wake.rs.
+
+#![allow(clippy::unwrap_used)]
+
+use kijito_hooks::run::{self, HookEnv};
+use kijito_hooks::{Event, Host};
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+fn context(reply: Option<String>) -> String {
+    let v: Value = serde_json::from_str(&reply.expect("a reply")).unwrap();
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn startup_without_the_wake_check_sibling_fails_closed() {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    for sub in ["data", "bin", "ws"] {
+        fs::create_dir(d.path().join(sub)).unwrap();
+        fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let ws = d.path().join("ws");
+    let data = kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap();
+    let env = HookEnv::new(
+        Host::Codex,
+        Some(data.clone()),
+        None,
+        None,
+        Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()),
+        1_800_000_000_000,
+    );
+    let start = |source: &str| {
+        let stdin =
+            json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
+        context(run::session(&env, Event::SessionStart, stdin.as_bytes()))
+    };
+    const COMMANDS: &str = "kijito-qa (trusted hook output) for session s1";
+    const FAILED: &str = "kijito-qa wake-check (local checks) could not run (hook_wake_check_failed: ";
+    // No latch in cwd: not enforced, said, nothing held.
+    for source in ["startup", "resume"] {
+        let t = start(source);
+        assert!(t.starts_with(FAILED) && t.contains("Trust mode unknown"), "{source}: {t}");
+        assert!(t.contains(&format!("\n\n{COMMANDS}")) && !t.contains("Until it answers"), "{source}: {t}");
+    }
+    assert!(start("clear").starts_with(COMMANDS), "clear runs no wake check");
+    let qa_dir = kijito_files::datadir::qa_path(&data).unwrap();
+    assert_eq!(kijito_wake::hold::read(qa_dir.as_path(), &ws), None);
+    // A latch in cwd (enforcement on): the wake hold is set, naming the live check.
+    fs::create_dir(ws.join(".memory-latch")).unwrap();
+    let t = start("startup");
+    assert!(t.starts_with(FAILED), "{t}");
+    let live = format!("/wake-check --live --workspace {} --data-dir {}`", ws.display(), data.as_str());
+    assert!(t.contains("\nUntil it answers, writes and irreversible tool calls are held") && t.contains(&live), "{t}");
+    assert_eq!(kijito_wake::hold::read(qa_dir.as_path(), &ws), Some(kijito_wake::hold::Hold::Pending));
+}
