@@ -12,37 +12,37 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-pub const QA_GATE: &str = env!("CARGO_BIN_EXE_qa-gate");
-pub static PRECOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("precompact"));
-pub static POSTCOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("postcompact"));
-pub static SESSION_HOOK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("session-hook"));
+pub(crate) const QA_GATE: &str = env!("CARGO_BIN_EXE_qa-gate");
+pub(crate) static PRECOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("precompact"));
+pub(crate) static POSTCOMPACT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("postcompact"));
+pub(crate) static SESSION_HOOK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| super::bin("session-hook"));
 
 /// The pointer id of every gate world: the first memory a fresh kijito-local
 /// creates (its ids start at 1), holding `pointer content`.
-pub const POINTER: u64 = 1;
+pub(crate) const POINTER: u64 = 1;
 /// The content of the live pointer of a gate world.
-pub const POINTER_CONTENT: &str = "pointer content";
+pub(crate) const POINTER_CONTENT: &str = "pointer content";
 
 /// SHA-256 of the built `pointer-snapshot` next to `qa-gate` (the installed
 /// verifier in tests): every report a test writes by hand names it.
-pub static VERIFIER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+pub(crate) static VERIFIER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let file = fs::File::open(helper_dir().join("pointer-snapshot")).unwrap();
     Digest::of_reader(file, 1 << 30).unwrap().unwrap().as_str().to_owned()
 });
-pub const LOCK: u64 = 1234;
+pub(crate) const LOCK: u64 = 1234;
 
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     kijito_gate::now_ms()
 }
 
 /// The directory holding the built helpers (the "installed root" in tests).
-pub fn helper_dir() -> PathBuf {
+pub(crate) fn helper_dir() -> PathBuf {
     Path::new(QA_GATE).canonicalize().unwrap().parent().unwrap().to_owned()
 }
 
 /// A scratch world: HOME (for config), a data dir path (not yet created) and
 /// a transcript file.
-pub struct World {
+pub(crate) struct World {
     pub tmp: tempfile::TempDir,
     pub home: PathBuf,
     pub data: PathBuf,
@@ -54,7 +54,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new() -> World {
+    pub(crate) fn new() -> World {
         let tmp = tempfile::tempdir().unwrap();
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
         let home = tmp.path().join("home");
@@ -67,7 +67,7 @@ impl World {
     /// The live server `qa-gate record` reads: started once, pointer
     /// [`POINTER`] holding [`POINTER_CONTENT`], and `apiUrl`/`tokenFile` in
     /// this world's config from then on.
-    pub fn live(&self) -> &super::LocalServer {
+    pub(crate) fn live(&self) -> &super::LocalServer {
         let mut fresh = false;
         let server = self.live.get_or_init(|| {
             fresh = true;
@@ -82,16 +82,16 @@ impl World {
         server
     }
 
-    pub fn qa(&self) -> PathBuf {
+    pub(crate) fn qa(&self) -> PathBuf {
         self.data.join("qa")
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
 
     /// Write `~/.config/kijito-qa/config.json` (0600).
-    pub fn write_config(&self, config: &Value) {
+    pub(crate) fn write_config(&self, config: &Value) {
         *self.config.lock().unwrap() = config.clone();
         let mut config = config.clone();
         if let (Some(s), Some(o)) = (self.live.get(), config.as_object_mut()) {
@@ -104,7 +104,7 @@ impl World {
     }
 
     /// A command for one of the binaries with a clean environment.
-    pub fn command(&self, bin: &str) -> Command {
+    pub(crate) fn command(&self, bin: &str) -> Command {
         let mut c = Command::new(bin);
         c.env("HOME", &self.home)
             .env("MEMORY_LATCH_HEADS_DIR", self.home.join("latch-heads"))
@@ -119,7 +119,7 @@ impl World {
     }
 
     /// Run a binary with args and stdin; wait for it.
-    pub fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+    pub(crate) fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
         if bin == QA_GATE && args.first() == Some(&"record") {
             self.live();
         }
@@ -128,7 +128,7 @@ impl World {
     }
 
     /// Spawn with stdin written (from a thread, ignoring a closed pipe).
-    pub fn spawn(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Child {
+    pub(crate) fn spawn(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Child {
         let mut child = self.command(bin).args(args).spawn().unwrap();
         let mut pipe = child.stdin.take().unwrap();
         let bytes = stdin.to_vec();
@@ -138,12 +138,12 @@ impl World {
         child
     }
 
-    pub fn data_arg(&self) -> String {
+    pub(crate) fn data_arg(&self) -> String {
         self.data.to_str().unwrap().to_owned()
     }
 
     /// `qa-gate record` with two reports.
-    pub fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
+    pub(crate) fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
         self.run(
             QA_GATE,
             &[
@@ -168,7 +168,7 @@ impl World {
     }
 
     /// Two fresh green reports for the default pointer and a successful record.
-    pub fn record_ok(&self, session: &str) -> Value {
+    pub(crate) fn record_ok(&self, session: &str) -> Value {
         let (a, b, digest) = self.green_pair("r", now_ms());
         let out = self.record(session, &digest, &a, &b);
         assert_eq!(out.status.code(), Some(0), "record failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -176,7 +176,7 @@ impl World {
     }
 
     /// Write two valid green reports (distinct nonces) verified at `at_ms`.
-    pub fn green_pair(&self, label: &str, at_ms: i64) -> (PathBuf, PathBuf, String) {
+    pub(crate) fn green_pair(&self, label: &str, at_ms: i64) -> (PathBuf, PathBuf, String) {
         let spec = ReportSpec::new(at_ms);
         let a = self.path(&format!("{label}-a.json"));
         let b = self.path(&format!("{label}-b.json"));
@@ -185,25 +185,25 @@ impl World {
         (a, b, spec.pointer_digest.clone())
     }
 
-    pub fn hook_stdin(&self, host: &str, key: &str, session: &str) -> Vec<u8> {
+    pub(crate) fn hook_stdin(&self, host: &str, key: &str, session: &str) -> Vec<u8> {
         hook_stdin(host, key, session, &self.transcript)
     }
 }
 
 /// Write `bytes` to `path` as a fresh 0600 file.
-pub fn write_private(path: &Path, bytes: &[u8]) {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
     let _ = fs::remove_file(path);
     let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
     f.write_all(bytes).unwrap();
 }
 
-pub fn nonce(n: u8) -> String {
+pub(crate) fn nonce(n: u8) -> String {
     format!("{:032x}", 0xabc0_0000_u64 + n as u64)
 }
 
 /// What a green report says.
 #[derive(Debug, Clone)]
-pub struct ReportSpec {
+pub(crate) struct ReportSpec {
     pub pointer_id: u64,
     pub lock_message_id: u64,
     pub pointer_digest: String,
@@ -214,7 +214,7 @@ pub struct ReportSpec {
 }
 
 impl ReportSpec {
-    pub fn new(verified_at_ms: i64) -> ReportSpec {
+    pub(crate) fn new(verified_at_ms: i64) -> ReportSpec {
         ReportSpec {
             pointer_id: POINTER,
             lock_message_id: LOCK,
@@ -226,7 +226,7 @@ impl ReportSpec {
         }
     }
 
-    pub fn snapshot_digest(&self) -> String {
+    pub(crate) fn snapshot_digest(&self) -> String {
         let anchors: Vec<(MemoryId, Digest)> =
             self.anchors.iter().map(|(id, d)| (MemoryId::new(*id).unwrap(), Digest::parse(d).unwrap())).collect();
         kijito_protocol::manifest::snapshot_digest(
@@ -241,7 +241,7 @@ impl ReportSpec {
 }
 
 /// A green report (docs/protocol.md §5), keys in order.
-pub fn green_report(s: &ReportSpec) -> Value {
+pub(crate) fn green_report(s: &ReportSpec) -> Value {
     json!({
         "schema": "kijito.codex.pointer-snapshot/v1",
         "verdict": "green",
@@ -262,7 +262,7 @@ pub fn green_report(s: &ReportSpec) -> Value {
 }
 
 /// A red report.
-pub fn red_report(s: &ReportSpec) -> Value {
+pub(crate) fn red_report(s: &ReportSpec) -> Value {
     json!({
         "schema": "kijito.codex.pointer-snapshot/v1",
         "verdict": "red",
@@ -281,13 +281,13 @@ fn fixtures() -> PathBuf {
 }
 
 /// A real host payload (`codex` / `claude`, key of stdin-by-event.json).
-pub fn payload(host: &str, key: &str) -> Value {
+pub(crate) fn payload(host: &str, key: &str) -> Value {
     let all: Value = serde_json::from_slice(&fs::read(fixtures().join(host).join("stdin-by-event.json")).unwrap()).unwrap();
     all.get(key).unwrap_or_else(|| panic!("no payload {key} for {host}")).clone()
 }
 
 /// A real payload with our session id and transcript path.
-pub fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path) -> Vec<u8> {
+pub(crate) fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path) -> Vec<u8> {
     let mut p = payload(host, key);
     p["session_id"] = json!(session);
     p["transcript_path"] = json!(transcript.to_str().unwrap());
@@ -295,7 +295,7 @@ pub fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path) -> Ve
 }
 
 /// The PreToolUse stdin of a shell call, per host.
-pub fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -> Vec<u8> {
+pub(crate) fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -> Vec<u8> {
     let mut v = json!({
         "session_id": session,
         "transcript_path": "/home/user/t.jsonl",
@@ -315,7 +315,7 @@ pub fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -
 
 /// Validate one reply against a Codex output schema (file stem, e.g.
 /// `session-start`). Empty stdout is valid (no output).
-pub fn assert_schema_valid(schema: &str, stdout: &[u8]) {
+pub(crate) fn assert_schema_valid(schema: &str, stdout: &[u8]) {
     let text = String::from_utf8(stdout.to_vec()).unwrap();
     if text.trim().is_empty() {
         return;
@@ -330,7 +330,7 @@ pub fn assert_schema_valid(schema: &str, stdout: &[u8]) {
 }
 
 /// additionalContext of a SessionStart/UserPromptSubmit reply.
-pub fn context_of(stdout: &[u8]) -> Option<String> {
+pub(crate) fn context_of(stdout: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(stdout);
     if text.trim().is_empty() {
         return None;
@@ -340,12 +340,12 @@ pub fn context_of(stdout: &[u8]) -> Option<String> {
 }
 
 /// First stderr line (`kijito_<tool>_failed:<code>`).
-pub fn failure_code(out: &Output) -> String {
+pub(crate) fn failure_code(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("").to_owned()
 }
 
 /// Wait for a child at most `secs` seconds (bounded loop); kill on timeout.
-pub fn wait_bounded(mut child: Child, secs: u64) -> Output {
+pub(crate) fn wait_bounded(mut child: Child, secs: u64) -> Output {
     for _ in 0..secs * 20 {
         if child.try_wait().unwrap().is_some() {
             return child.wait_with_output().unwrap();
@@ -362,7 +362,7 @@ pub fn wait_bounded(mut child: Child, secs: u64) -> Output {
 /// tokenFile, pointerId, lockMessageId), a private data dir and a
 /// transcript; [`Cycle::record`] runs two real `pointer-snapshot` boots and
 /// the real `qa-gate record`.
-pub struct Cycle {
+pub(crate) struct Cycle {
     pub world: super::snapshot::World,
     pub seeded: super::snapshot::Seeded,
     pub data: PathBuf,
@@ -374,7 +374,7 @@ impl Cycle {
     /// The real `qa-gate record` of `session` on this cycle's pointer with
     /// the two cold-boot reports `a` and `b` as given (no boots run), stdin
     /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs).
-    pub fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
+    pub(crate) fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
         let (pointer, digest) = (self.seeded.pointer_id.to_string(), self.seeded.pointer_digest());
         let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
         self.run(
@@ -399,7 +399,7 @@ impl Cycle {
             b"",
         )
     }
-    pub fn new() -> Cycle {
+    pub(crate) fn new() -> Cycle {
         let world = super::snapshot::World::start();
         let seeded = world.seed(3, 1);
         world.write_config(&json!({
@@ -415,17 +415,17 @@ impl Cycle {
         Cycle { world, seeded, data, transcript, boots: Default::default() }
     }
 
-    pub fn data_arg(&self) -> String {
+    pub(crate) fn data_arg(&self) -> String {
         self.data.to_str().unwrap().to_owned()
     }
 
-    pub fn qa(&self) -> PathBuf {
+    pub(crate) fn qa(&self) -> PathBuf {
         self.data.join("qa")
     }
 
     /// A binary of the workspace with this world's HOME and XDG_CONFIG_HOME,
     /// outside tmux and any compaction adapter.
-    pub fn command(&self, bin: &str) -> Command {
+    pub(crate) fn command(&self, bin: &str) -> Command {
         let mut c = self.world.command(bin);
         for v in [
             "TMUX",
@@ -444,7 +444,7 @@ impl Cycle {
     }
 
     /// Run `bin` with `args` and `stdin`; wait at most 30 s.
-    pub fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+    pub(crate) fn run(&self, bin: &str, args: &[&str], stdin: &[u8]) -> Output {
         let mut child = self.command(bin).args(args).spawn().unwrap();
         let mut pipe = child.stdin.take().unwrap();
         let bytes = stdin.to_vec();
@@ -456,7 +456,7 @@ impl Cycle {
 
     /// A hook binary (`precompact`, `postcompact`, `session-hook`) for
     /// `host` with this data dir; it always exits 0.
-    pub fn hook(&self, bin: &str, host: &str, args: &[&str], stdin: &[u8]) -> Output {
+    pub(crate) fn hook(&self, bin: &str, host: &str, args: &[&str], stdin: &[u8]) -> Output {
         let data = self.data_arg();
         let mut all = vec!["--host", host];
         all.extend_from_slice(args);
@@ -469,7 +469,7 @@ impl Cycle {
     /// `session-hook --expect EVENT`: the additionalContext (SessionStart,
     /// UserPromptSubmit) or the whole reply (Stop), None for no output;
     /// every reply valid against the Codex output schema.
-    pub fn session_hook(&self, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
+    pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
         let out = self.hook(&SESSION_HOOK, host, &["--expect", expect], stdin);
         let schema = match expect {
             "SessionStart" => "session-start",
@@ -487,7 +487,7 @@ impl Cycle {
     /// A real host payload with this session id and transcript; `prompt`
     /// replaces the prompt (UserPromptSubmit), `agent` adds a subagent's
     /// `agent_id`.
-    pub fn stdin(&self, host: &str, key: &str, session: &str, prompt: Option<&str>, agent: Option<&str>) -> Vec<u8> {
+    pub(crate) fn stdin(&self, host: &str, key: &str, session: &str, prompt: Option<&str>, agent: Option<&str>) -> Vec<u8> {
         let mut v: Value = serde_json::from_slice(&hook_stdin(host, key, session, &self.transcript)).unwrap();
         if let Some(p) = prompt {
             v["prompt"] = json!(p);
@@ -501,7 +501,7 @@ impl Cycle {
 
     /// Two real verifier boots (fresh report files) and the real `qa-gate
     /// record` for `session`: its ready signal.
-    pub fn record(&self, session: &str) -> Value {
+    pub(crate) fn record(&self, session: &str) -> Value {
         let n = self.boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let digest = self.seeded.pointer_digest();
         let mut reports = Vec::new();
@@ -540,7 +540,7 @@ impl Cycle {
 
     /// `qa-gate record` again from the two reports [`Cycle::record`]'s
     /// `n`-th call wrote (no new boots): the run's output.
-    pub fn record_again_from(&self, session: &str, n: usize) -> Output {
+    pub(crate) fn record_again_from(&self, session: &str, n: usize) -> Output {
         let digest = self.seeded.pointer_digest();
         let reports: Vec<String> =
             ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
@@ -570,7 +570,7 @@ impl Cycle {
     }
 
     /// `qa-gate status` of `session` (with the transcript check).
-    pub fn status(&self, session: &str) -> Value {
+    pub(crate) fn status(&self, session: &str) -> Value {
         let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
         let out = self.run(QA_GATE, &["status", "--session-id", session, "--data-dir", &d, "--transcript", &t], b"");
         assert_eq!(out.status.code(), Some(0));
@@ -578,7 +578,7 @@ impl Cycle {
     }
 
     /// Whether `qa-gate check-command` accepts the line (exit 0), with why not.
-    pub fn check_command(&self, line: &str) -> Result<(), String> {
+    pub(crate) fn check_command(&self, line: &str) -> Result<(), String> {
         let out = self.run(QA_GATE, &["check-command", line], b"");
         if out.status.code() == Some(0) {
             Ok(())

@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Set (to the test's name) in the child that runs one test alone.
-pub const CHILD_ENV: &str = "KIJITO_TEST_ALONE";
+pub(crate) const CHILD_ENV: &str = "KIJITO_TEST_ALONE";
 
 /// How long the child may take: a bound, not a speed claim.
 const BOUND: Duration = Duration::from_secs(600);
@@ -34,7 +34,7 @@ const BOUND: Duration = Duration::from_secs(600);
 /// that test alone (`<path> --exact --test-threads=1`) in a child of the
 /// current test binary, asserts it ran and passed (its output in the
 /// message when not), and returns `false`: the caller returns.
-pub fn alone(module: &str, name: &str) -> bool {
+pub(crate) fn alone(module: &str, name: &str) -> bool {
     // libtest names a test by its path below the crate root.
     let path = match module.split_once("::") {
         Some((_crate, rest)) => format!("{rest}::{name}"),

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// The boot id every latch world's boot id file holds.
-pub const BOOT: &str = "11111111-2222-3333-4444-555555555555";
+pub(crate) const BOOT: &str = "11111111-2222-3333-4444-555555555555";
 
-pub struct Env {
+pub(crate) struct Env {
     pub w: World,
     /// The workspace (canonical path, so the latch's own checks agree).
     pub ws: PathBuf,
@@ -27,7 +27,7 @@ pub struct Env {
 }
 
 /// A fresh world with an empty workspace and the boot id file.
-pub fn env() -> Env {
+pub(crate) fn env() -> Env {
     let w = World::new();
     let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
     fs::create_dir(&ws).unwrap();
@@ -37,7 +37,7 @@ pub fn env() -> Env {
 }
 
 /// The host-e2e payload key of a UserPromptSubmit hook on `host`.
-pub fn ups(host: &str) -> &'static str {
+pub(crate) fn ups(host: &str) -> &'static str {
     if host == "codex" {
         "app-server:UserPromptSubmit"
     } else {
@@ -47,7 +47,7 @@ pub fn ups(host: &str) -> &'static str {
 
 impl Env {
     /// `bin` with this world's HOME, boot id file and [`Env::env`].
-    pub fn command(&self, bin: &str) -> Command {
+    pub(crate) fn command(&self, bin: &str) -> Command {
         let mut c = self.w.command(bin);
         c.env("MEMORY_LATCH_BOOT_ID_FILE", &self.boot).env_remove("MEMORY_LATCH_HMAC_KEY_FILE");
         for (k, v) in &self.env {
@@ -57,7 +57,7 @@ impl Env {
     }
     /// Run the real `wake-check --json <args> --workspace <ws> --data-dir
     /// <data>` of this world: (exit status, report).
-    pub fn wake(&self, args: &[&str]) -> (i32, Value) {
+    pub(crate) fn wake(&self, args: &[&str]) -> (i32, Value) {
         let mut c = self.command(&super::bin("wake-check"));
         c.arg("--json").args(args).arg("--workspace").arg(&self.ws).arg("--data-dir").arg(&self.w.data).stdin(Stdio::null());
         let o = c.output().unwrap();
@@ -65,19 +65,19 @@ impl Env {
         (o.status.code().unwrap(), v)
     }
     /// Run the real `memory-latch <args> --workspace <ws>` (stdin empty).
-    pub fn latch(&self, args: &[&str]) -> Output {
+    pub(crate) fn latch(&self, args: &[&str]) -> Output {
         let mut c = self.command(&super::bin("memory-latch"));
         c.args(args).arg("--workspace").arg(&self.ws).stdin(Stdio::null());
         c.output().unwrap()
     }
     /// [`Env::latch`] that must succeed; its stdout.
-    pub fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let o = self.latch(args);
         assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     }
     /// [`Env::latch`] that must fail with exit 1 and `code` first on stderr.
-    pub fn fails(&self, args: &[&str], code: &str) -> Output {
+    pub(crate) fn fails(&self, args: &[&str], code: &str) -> Output {
         let o = self.latch(args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         let err = String::from_utf8_lossy(&o.stderr);
@@ -85,19 +85,19 @@ impl Env {
         o
     }
     /// Write `text` to `name` in the workspace; its path.
-    pub fn file(&self, name: &str, text: &str) -> String {
+    pub(crate) fn file(&self, name: &str, text: &str) -> String {
         let p = self.ws.join(name);
         fs::write(&p, text).unwrap();
         p.to_str().unwrap().to_owned()
     }
     /// `memory-latch status --json`.
-    pub fn status(&self) -> Value {
+    pub(crate) fn status(&self) -> Value {
         serde_json::from_str(&self.ok(&["status", "--json"])).unwrap()
     }
     /// The user sends `text` as their whole prompt: the UserPromptSubmit
     /// hook of `bin` with a real `host` payload (`cwd` = the workspace).
     /// Returns the context for the model.
-    pub fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
+    pub(crate) fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
         let mut p = payload(host, ups(host));
         p["session_id"] = json!("s1");
         p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
@@ -108,16 +108,16 @@ impl Env {
         context_of(&out.stdout)
     }
     /// [`Env::user_says_to`] the real session-hook.
-    pub fn user_says(&self, host: &str, text: &str) -> Option<String> {
+    pub(crate) fn user_says(&self, host: &str, text: &str) -> Option<String> {
         self.user_says_to(&SESSION_HOOK, host, text)
     }
     /// Run the real `session-hook --expect <expect>` with `stdin` on this
     /// world's data dir and boot id file (bounded: 30 s); it must exit 0.
-    pub fn session_hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
+    pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
         self.hook_bin(&SESSION_HOOK, host, expect, stdin)
     }
     /// [`Env::session_hook`] with the session-hook binary `bin`.
-    pub fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
+    pub(crate) fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
         let mut c = self.command(bin);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]);
         // `bin` may be a copy a test just wrote (the copied-alone hook).

@@ -8,14 +8,14 @@
 
 #![allow(dead_code, unused_imports)]
 
-pub mod gate;
-pub mod isolated;
-pub mod latch;
-pub mod publish;
-pub mod server;
-pub mod snapshot;
+pub(crate) mod gate;
+pub(crate) mod isolated;
+pub(crate) mod latch;
+pub(crate) mod publish;
+pub(crate) mod server;
+pub(crate) mod snapshot;
 
-pub use server::*;
+pub(crate) use server::*;
 
 /// The path of a workspace binary built next to this package's binaries
 /// (`target/<profile>/`). The hook binaries belong to the `kijito-hooks`
@@ -26,7 +26,7 @@ pub use server::*;
 /// instead of testing yesterday's code. `cargo build --workspace` (or
 /// `-p <package>`) rebuilds it. A binary only `cargo test` built has no
 /// dep-info (cargo writes none for test dependencies) and is taken as is.
-pub fn bin(name: &str) -> String {
+pub(crate) fn bin(name: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().expect("target dir");
     let p = dir.join(name);
     assert!(p.is_file(), "{} is not built: run `cargo build --workspace` first", p.display());
@@ -80,7 +80,7 @@ fn fresh(exe: &std::path::Path) -> Result<(), String> {
 /// test threads' `fork`: a child forked while the copy's write descriptor
 /// is open holds it until its own `exec`, and running the copy then fails
 /// with "Text file busy" (seen on a busy 2-core machine).
-pub fn spawn_copied(c: &mut std::process::Command) -> std::process::Child {
+pub(crate) fn spawn_copied(c: &mut std::process::Command) -> std::process::Child {
     for _ in 0..50 {
         match c.spawn() {
             Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => std::thread::sleep(std::time::Duration::from_millis(20)),

@@ -15,10 +15,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-pub const POINTER_PUBLISH: &str = env!("CARGO_BIN_EXE_pointer-publish");
+pub(crate) const POINTER_PUBLISH: &str = env!("CARGO_BIN_EXE_pointer-publish");
 
 /// A seeded server plus a private client environment.
-pub struct Seeded {
+pub(crate) struct Seeded {
     pub server: LocalServer,
     /// Private (0700) scratch dir: `home/`, `config/`, `work/`.
     pub tmp: tempfile::TempDir,
@@ -32,7 +32,7 @@ pub struct Seeded {
 
 /// The canonical manifest (docs/protocol.md §4) for `title`, with the given
 /// current anchors.
-pub fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, String)]) -> String {
+pub(crate) fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, String)]) -> String {
     let anchors: Vec<Value> = anchors
         .iter()
         .map(|(id, sha)| json!({"id": id, "status": "current", "sha256": sha, "purpose": format!("evidence {id}")}))
@@ -62,25 +62,25 @@ pub fn manifest(pointer_id: u64, lock_id: u64, title: &str, anchors: &[(u64, Str
     text
 }
 
-pub fn digest(text: &str) -> String {
+pub(crate) fn digest(text: &str) -> String {
     Digest::of(text.as_bytes()).as_str().to_owned()
 }
 
 /// Write `bytes` as a fresh 0600 file.
-pub fn write_private(path: &Path, bytes: &[u8]) {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
     kijito_files::private::write_atomic(path, bytes).unwrap();
 }
 
 impl Seeded {
     /// Start a server (defaults: faults and request log on) and seed it.
-    pub fn new() -> Seeded {
+    pub(crate) fn new() -> Seeded {
         Seeded::on(LocalServer::start())
     }
 
     /// Seed an already started server: two anchors, a mutex message and the
     /// pointer (created, then patched to its canonical manifest, which needs
     /// its own id).
-    pub fn on(server: LocalServer) -> Seeded {
+    pub(crate) fn on(server: LocalServer) -> Seeded {
         let tmp = tempfile::Builder::new().prefix("publish-test").tempdir().unwrap();
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
         for sub in ["home", "config", "config/kijito-qa", "work"] {
@@ -101,57 +101,57 @@ impl Seeded {
         Seeded { server, tmp, pointer_id, lock_id, anchors, initial }
     }
 
-    pub fn manifest(&self, title: &str) -> String {
+    pub(crate) fn manifest(&self, title: &str) -> String {
         manifest(self.pointer_id, self.lock_id, title, &self.anchors)
     }
 
-    pub fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.tmp.path().join("work")
     }
 
     /// A path in the private work dir.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.work().join(name)
     }
 
     /// Write a content file (0600) in the work dir; returns its path.
-    pub fn content_file(&self, name: &str, content: &str) -> PathBuf {
+    pub(crate) fn content_file(&self, name: &str, content: &str) -> PathBuf {
         let p = self.path(name);
         write_private(&p, content.as_bytes());
         p
     }
 
     /// The pointer's exact content as the server renders it now.
-    pub fn pointer_content(&self) -> String {
+    pub(crate) fn pointer_content(&self) -> String {
         let text = self.server.get(self.pointer_id).rendering();
         kijito_protocol::render::parse_rendering(&text, MemoryId::new(self.pointer_id).unwrap(), None).unwrap().content
     }
 
-    pub fn pointer_digest(&self) -> String {
+    pub(crate) fn pointer_digest(&self) -> String {
         digest(&self.pointer_content())
     }
 
     /// The request log from line `mark` on.
-    pub fn log_since(&self, mark: usize) -> Vec<Value> {
+    pub(crate) fn log_since(&self, mark: usize) -> Vec<Value> {
         self.server.request_log().into_iter().skip(mark).collect()
     }
 
-    pub fn log_mark(&self) -> usize {
+    pub(crate) fn log_mark(&self) -> usize {
         self.server.request_log().len()
     }
 
     /// The occurrence number the next request with this method and path will
     /// have (every request so far is in the log).
-    pub fn next_occurrence(&self, method: &str, path: &str) -> u64 {
+    pub(crate) fn next_occurrence(&self, method: &str, path: &str) -> u64 {
         self.server.request_log().iter().filter(|l| l["method"] == method && l["path"] == path).count() as u64 + 1
     }
 
-    pub fn pointer_path(&self) -> String {
+    pub(crate) fn pointer_path(&self) -> String {
         format!("/api/memory/{}", self.pointer_id)
     }
 
     /// A `pointer-publish` command with the private HOME and config.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut c = Command::new(POINTER_PUBLISH);
         c.env("HOME", self.tmp.path().join("home"))
             .env("XDG_CONFIG_HOME", self.tmp.path().join("config"))
@@ -162,7 +162,7 @@ impl Seeded {
     }
 
     /// The argv for publishing `content_file` over the expected digest.
-    pub fn publish_args(&self, expected: &str, content_file: &Path, rollback: &Path) -> Vec<String> {
+    pub(crate) fn publish_args(&self, expected: &str, content_file: &Path, rollback: &Path) -> Vec<String> {
         vec![
             "--pointer-id".into(),
             self.pointer_id.to_string(),
@@ -178,7 +178,7 @@ impl Seeded {
     }
 
     /// The argv for restoring `artifact` over the expected digest.
-    pub fn restore_args(&self, expected: &str, artifact: &Path, rollback: &Path) -> Vec<String> {
+    pub(crate) fn restore_args(&self, expected: &str, artifact: &Path, rollback: &Path) -> Vec<String> {
         vec![
             "--restore-from".into(),
             artifact.to_str().unwrap().into(),
@@ -193,17 +193,17 @@ impl Seeded {
         ]
     }
 
-    pub fn run(&self, args: &[String]) -> Output {
+    pub(crate) fn run(&self, args: &[String]) -> Output {
         self.command().args(args).output().unwrap()
     }
 
-    pub fn spawn(&self, args: &[String]) -> Child {
+    pub(crate) fn spawn(&self, args: &[String]) -> Child {
         self.command().args(args).spawn().unwrap()
     }
 
     /// Publish `content` (written to `<name>.json`) over the current pointer
     /// with rollback file `<name>.rollback.json`.
-    pub fn publish(&self, name: &str, content: &str) -> Output {
+    pub(crate) fn publish(&self, name: &str, content: &str) -> Output {
         let file = self.content_file(&format!("{name}.json"), content);
         self.run(&self.publish_args(&self.pointer_digest(), &file, &self.path(&format!("{name}.rollback.json"))))
     }
@@ -211,14 +211,14 @@ impl Seeded {
 
 /// A run's outcome, parsed.
 #[derive(Debug)]
-pub struct Ran {
+pub(crate) struct Ran {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Ran {
-    pub fn of(out: &Output) -> Ran {
+    pub(crate) fn of(out: &Output) -> Ran {
         Ran {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -227,7 +227,7 @@ impl Ran {
     }
 
     /// The receipt of a successful run.
-    pub fn receipt(&self) -> Value {
+    pub(crate) fn receipt(&self) -> Value {
         assert_eq!(self.code, Some(0), "expected success; stderr: {}", self.stderr);
         assert_eq!(self.stdout.matches('\n').count(), 1, "exactly one receipt line: {:?}", self.stdout);
         serde_json::from_str(self.stdout.trim_end()).unwrap()
@@ -235,7 +235,7 @@ impl Ran {
 
     /// The failure code of the first stderr line (asserting exit 1 and an
     /// empty stdout).
-    pub fn failure(&self) -> String {
+    pub(crate) fn failure(&self) -> String {
         assert_eq!(self.code, Some(1), "expected exit 1; stdout {:?} stderr {:?}", self.stdout, self.stderr);
         assert!(self.stdout.is_empty(), "nothing on stdout on failure: {:?}", self.stdout);
         let first = self.stderr.lines().next().unwrap_or_default();
@@ -243,7 +243,7 @@ impl Ran {
     }
 
     /// The JSON detail on the second stderr line.
-    pub fn detail(&self) -> Value {
+    pub(crate) fn detail(&self) -> Value {
         let second = self.stderr.lines().nth(1).unwrap_or_default();
         serde_json::from_str(second).unwrap_or_else(|e| panic!("second stderr line is not JSON ({e}): {:?}", self.stderr))
     }

@@ -32,7 +32,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The kijito-local binary built for this test crate.
-pub const KIJITO_LOCAL: &str = env!("CARGO_BIN_EXE_kijito-local");
+pub(crate) const KIJITO_LOCAL: &str = env!("CARGO_BIN_EXE_kijito-local");
 
 /// How long a server may take to print its listening line.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,7 +41,7 @@ const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to start a server.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// `--reap-after SECONDS` (server default when None).
     pub reap_after: Option<u64>,
     /// Pass `--faults <dir>/faults.json`.
@@ -59,7 +59,7 @@ impl Default for Options {
 }
 
 /// A running `kijito-local serve`.
-pub struct LocalServer {
+pub(crate) struct LocalServer {
     dir: tempfile::TempDir,
     child: Option<Child>,
     addr: SocketAddr,
@@ -69,7 +69,7 @@ pub struct LocalServer {
 
 /// One HTTP answer.
 #[derive(Debug, Clone)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     /// Header names lowercased.
     pub headers: Vec<(String, String)>,
@@ -77,29 +77,29 @@ pub struct HttpResponse {
 }
 
 impl HttpResponse {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
     /// The body as JSON (panics if it is not).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
     }
 
     /// The `result` string of a GET /api/memory answer.
-    pub fn rendering(&self) -> String {
+    pub(crate) fn rendering(&self) -> String {
         assert_eq!(self.status, 200, "{}", self.body);
         self.json()["result"].as_str().expect("result is a string").to_owned()
     }
 }
 
 impl LocalServer {
-    pub fn start() -> LocalServer {
+    pub(crate) fn start() -> LocalServer {
         LocalServer::start_with(Options::default())
     }
 
-    pub fn start_with(opts: Options) -> LocalServer {
+    pub(crate) fn start_with(opts: Options) -> LocalServer {
         let dir = tempfile::Builder::new().prefix("kijito-local-test").tempdir().expect("temp dir");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
@@ -110,63 +110,63 @@ impl LocalServer {
     }
 
     /// The server process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// `http://127.0.0.1:<port>`.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn token_file(&self) -> PathBuf {
+    pub(crate) fn token_file(&self) -> PathBuf {
         self.dir.path().join("token")
     }
 
     /// The token itself (tests only: to prove it never leaks).
-    pub fn token(&self) -> &str {
+    pub(crate) fn token(&self) -> &str {
         &self.token
     }
 
-    pub fn db_path(&self) -> PathBuf {
+    pub(crate) fn db_path(&self) -> PathBuf {
         self.dir.path().join("kijito.db")
     }
 
-    pub fn faults_path(&self) -> PathBuf {
+    pub(crate) fn faults_path(&self) -> PathBuf {
         self.dir.path().join("faults.json")
     }
 
-    pub fn request_log_path(&self) -> PathBuf {
+    pub(crate) fn request_log_path(&self) -> PathBuf {
         self.dir.path().join("requests.log")
     }
 
     /// Replace the fault rules (atomically; the server re-reads them on
     /// every request).
-    pub fn set_faults(&self, rules: &Value) {
+    pub(crate) fn set_faults(&self, rules: &Value) {
         assert!(self.opts.faults, "this server was started without --faults");
         kijito_files::private::write_atomic(&self.faults_path(), rules.to_string().as_bytes()).expect("write faults");
     }
 
-    pub fn clear_faults(&self) {
+    pub(crate) fn clear_faults(&self) {
         self.set_faults(&Value::Array(Vec::new()));
     }
 
     /// Every request-log line so far.
-    pub fn request_log(&self) -> Vec<Value> {
+    pub(crate) fn request_log(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(self.request_log_path()).unwrap_or_default();
         text.lines().map(|l| serde_json::from_str(l).expect("request log line is JSON")).collect()
     }
 
     /// SIGTERM and wait (bounded; SIGKILL after 10 s).
-    pub fn stop(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn stop(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         // SAFETY: kill(2) on our own child's pid.
         unsafe {
@@ -187,7 +187,7 @@ impl LocalServer {
 
     /// Stop (SIGTERM) and start again on the same database and files; the
     /// port changes.
-    pub fn restart(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn restart(&mut self) -> Option<ExitStatus> {
         let status = self.stop();
         let (child, addr) = spawn(self.dir.path(), &self.opts);
         self.child = Some(child);
@@ -198,12 +198,18 @@ impl LocalServer {
     // ---- HTTP ----
 
     /// An authenticated request; panics if the connection closes unanswered.
-    pub fn request(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> HttpResponse {
+    pub(crate) fn request(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> HttpResponse {
         self.try_request(method, path, body, headers).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
     }
 
     /// An authenticated request; Err when the connection closes unanswered.
-    pub fn try_request(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Result<HttpResponse, String> {
+    pub(crate) fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Result<HttpResponse, String> {
         let auth = format!("Bearer {}", self.token);
         let mut all: Vec<(&str, &str)> = vec![("Authorization", &auth)];
         all.extend_from_slice(headers);
@@ -211,21 +217,21 @@ impl LocalServer {
     }
 
     /// A request without the token (plus the given headers).
-    pub fn request_unauthenticated(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> HttpResponse {
+    pub(crate) fn request_unauthenticated(&self, method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> HttpResponse {
         send(self.addr, &build_request(method, path, body, headers)).expect("answer")
     }
 
     /// Send raw bytes; Err when the connection closes unanswered.
-    pub fn raw(&self, bytes: &[u8]) -> Result<HttpResponse, String> {
+    pub(crate) fn raw(&self, bytes: &[u8]) -> Result<HttpResponse, String> {
         send(self.addr, bytes)
     }
 
-    pub fn get(&self, id: u64) -> HttpResponse {
+    pub(crate) fn get(&self, id: u64) -> HttpResponse {
         self.request("GET", &format!("/api/memory/{id}"), None, &[])
     }
 
     /// PATCH with the hosted body shape (persona codex, scope project).
-    pub fn patch(&self, id: u64, content: &str, project: &str, if_match: Option<&str>) -> HttpResponse {
+    pub(crate) fn patch(&self, id: u64, content: &str, project: &str, if_match: Option<&str>) -> HttpResponse {
         let body = serde_json::json!({"content": content, "persona": "codex", "scope": "project", "project": project}).to_string();
         let headers: Vec<(&str, &str)> = if_match.map(|v| vec![("If-Match", v)]).unwrap_or_default();
         self.request("PATCH", &format!("/api/memory/{id}"), Some(&body), &headers)
@@ -238,13 +244,13 @@ impl LocalServer {
     }
 
     /// Create a memory (persona codex, project Codex); returns its id.
-    pub fn create_memory(&self, content: &str) -> u64 {
+    pub(crate) fn create_memory(&self, content: &str) -> u64 {
         self.create_memory_with(serde_json::json!({"content": content}))
     }
 
     /// Create a memory from `fields` (defaults filled in for `persona`,
     /// `scope`, `project`); returns its id.
-    pub fn create_memory_with(&self, mut fields: Value) -> u64 {
+    pub(crate) fn create_memory_with(&self, mut fields: Value) -> u64 {
         let obj = fields.as_object_mut().expect("fields object");
         obj.entry("persona").or_insert("codex".into());
         obj.entry("scope").or_insert("project".into());
@@ -253,29 +259,29 @@ impl LocalServer {
     }
 
     /// Correct memory `id` with new content; returns the correction's id.
-    pub fn correct(&self, id: u64, content: &str) -> u64 {
+    pub(crate) fn correct(&self, id: u64, content: &str) -> u64 {
         self.post_ok(&format!("/api/memory/{id}/correct"), &serde_json::json!({"content": content}))["id"].as_u64().expect("id")
     }
 
-    pub fn fade(&self, id: u64) {
+    pub(crate) fn fade(&self, id: u64) {
         self.post_ok(&format!("/api/memory/{id}/fade"), &serde_json::json!({}));
     }
 
-    pub fn relate(&self, from: u64, to: u64) {
+    pub(crate) fn relate(&self, from: u64, to: u64) {
         self.post_ok(&format!("/api/memory/{from}/relate"), &serde_json::json!({"to": to}));
     }
 
     /// Send a hive message (e.g. a pointer mutex); returns its id.
-    pub fn send_message(&self, to: &str, from: &str, content: &str) -> u64 {
+    pub(crate) fn send_message(&self, to: &str, from: &str, content: &str) -> u64 {
         self.post_ok("/api/send", &serde_json::json!({"to": to, "from": from, "content": content}))["result"]["id"].as_u64().expect("id")
     }
 
-    pub fn claim(&self, message_id: u64, persona: &str, lease_seconds: u64) -> HttpResponse {
+    pub(crate) fn claim(&self, message_id: u64, persona: &str, lease_seconds: u64) -> HttpResponse {
         let body = serde_json::json!({"message_id": message_id, "persona": persona, "lease_seconds": lease_seconds}).to_string();
         self.request("POST", "/api/claim", Some(&body), &[])
     }
 
-    pub fn release(&self, message_id: u64, persona: &str) -> HttpResponse {
+    pub(crate) fn release(&self, message_id: u64, persona: &str) -> HttpResponse {
         let body = serde_json::json!({"message_id": message_id, "persona": persona}).to_string();
         self.request("POST", "/api/release", Some(&body), &[])
     }
@@ -327,7 +333,7 @@ fn spawn(dir: &Path, opts: &Options) -> (Child, SocketAddr) {
 }
 
 /// An HTTP/1.1 request with `Connection: close`.
-pub fn build_request(method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
+pub(crate) fn build_request(method: &str, path: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
     let mut out = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: kijito-qa-tests\r\nAccept: application/json\r\nConnection: close\r\n"
     );
@@ -346,7 +352,7 @@ pub fn build_request(method: &str, path: &str, body: Option<&str>, headers: &[(&
 }
 
 /// Send raw request bytes on a fresh connection and read the answer to EOF.
-pub fn send(addr: SocketAddr, request: &[u8]) -> Result<HttpResponse, String> {
+pub(crate) fn send(addr: SocketAddr, request: &[u8]) -> Result<HttpResponse, String> {
     let mut stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT).map_err(|e| format!("connect: {e}"))?;
     stream.set_read_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(IO_TIMEOUT)).map_err(|e| e.to_string())?;
@@ -358,7 +364,7 @@ pub fn send(addr: SocketAddr, request: &[u8]) -> Result<HttpResponse, String> {
 }
 
 /// Parse one complete HTTP/1.1 response (with Content-Length).
-pub fn parse_response(raw: &[u8]) -> Result<HttpResponse, String> {
+pub(crate) fn parse_response(raw: &[u8]) -> Result<HttpResponse, String> {
     if raw.is_empty() {
         return Err("connection closed without an answer".into());
     }

@@ -25,11 +25,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub const POINTER_SNAPSHOT: &str = env!("CARGO_BIN_EXE_pointer-snapshot");
-pub const POINTER_DIGEST: &str = env!("CARGO_BIN_EXE_pointer-digest");
+pub(crate) const POINTER_SNAPSHOT: &str = env!("CARGO_BIN_EXE_pointer-snapshot");
+pub(crate) const POINTER_DIGEST: &str = env!("CARGO_BIN_EXE_pointer-digest");
 
 /// A real server plus a private client world.
-pub struct World {
+pub(crate) struct World {
     pub server: LocalServer,
     pub tmp: tempfile::TempDir,
     /// `$HOME` of spawned binaries.
@@ -42,7 +42,7 @@ pub struct World {
 
 /// What `World::seed` created.
 #[derive(Debug, Clone)]
-pub struct Seeded {
+pub(crate) struct Seeded {
     pub pointer_id: u64,
     pub lock_id: u64,
     /// Current anchors `(id, content)` in manifest order.
@@ -57,12 +57,12 @@ pub struct Seeded {
 }
 
 impl Seeded {
-    pub fn pointer_digest(&self) -> String {
+    pub(crate) fn pointer_digest(&self) -> String {
         Digest::of(self.manifest.as_bytes()).as_str().to_owned()
     }
 
     /// `snapshotDigest` computed independently (docs/protocol.md §5).
-    pub fn expected_snapshot_digest(&self) -> String {
+    pub(crate) fn expected_snapshot_digest(&self) -> String {
         let anchors: Vec<Value> =
             self.current.iter().map(|(id, c)| json!({"id": id, "sha256": Digest::of(c.as_bytes()).as_str()})).collect();
         let v = json!({"pointerId": self.pointer_id, "pointerDigest": self.pointer_digest(), "lockMessageId": self.lock_id, "anchors": anchors});
@@ -70,17 +70,17 @@ impl Seeded {
     }
 }
 
-pub fn private_dir(path: &Path) {
+pub(crate) fn private_dir(path: &Path) {
     fs::create_dir_all(path).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o700)).unwrap();
 }
 
-pub fn write_private(path: &Path, bytes: &[u8]) {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
     kijito_files::private::write_atomic(path, bytes).unwrap();
 }
 
 /// The task object every seeded manifest carries.
-pub fn task() -> Value {
+pub(crate) fn task() -> Value {
     json!({
         "title": "Verify the pointer snapshot",
         "nextAction": "Run pointer-snapshot from a fresh process",
@@ -92,7 +92,7 @@ pub fn task() -> Value {
 }
 
 /// The canonical manifest (section 4 key order) for these ids and anchors.
-pub fn manifest(pointer_id: u64, lock_id: u64, current: &[(u64, String)], retired: &[(u64, u64)]) -> String {
+pub(crate) fn manifest(pointer_id: u64, lock_id: u64, current: &[(u64, String)], retired: &[(u64, u64)]) -> String {
     let mut anchors: Vec<Value> = current
         .iter()
         .enumerate()
@@ -116,11 +116,11 @@ pub fn manifest(pointer_id: u64, lock_id: u64, current: &[(u64, String)], retire
 }
 
 impl World {
-    pub fn start() -> World {
+    pub(crate) fn start() -> World {
         World::with_server(LocalServer::start_with(Options::default()))
     }
 
-    pub fn with_server(server: LocalServer) -> World {
+    pub(crate) fn with_server(server: LocalServer) -> World {
         let tmp = tempfile::Builder::new().prefix("kijito-snapshot-test").tempdir().unwrap();
         private_dir(tmp.path());
         let home = tmp.path().join("home");
@@ -134,16 +134,16 @@ impl World {
         world
     }
 
-    pub fn write_config(&self, config: &Value) {
+    pub(crate) fn write_config(&self, config: &Value) {
         write_private(&self.xdg.join("kijito-qa/config.json"), config.to_string().as_bytes());
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
 
     /// A fresh (not yet existing) report path in the private reports dir.
-    pub fn report_path(&self, name: &str) -> PathBuf {
+    pub(crate) fn report_path(&self, name: &str) -> PathBuf {
         self.reports.join(name)
     }
 
@@ -154,7 +154,7 @@ impl World {
     /// pointer's lists more than five edges (`has_more=true`) and includes
     /// the retired anchors, so a verifier that followed edges would be seen
     /// in the request log.
-    pub fn seed(&self, n_current: usize, n_retired: usize) -> Seeded {
+    pub(crate) fn seed(&self, n_current: usize, n_retired: usize) -> Seeded {
         assert!(n_retired <= n_current, "each retired anchor is superseded by a listed current one");
         let s = &self.server;
         let lock_id = s.send_message("codex", "codex", "pointer mutex");
@@ -200,14 +200,14 @@ impl World {
     }
 
     /// A command for a binary with this world's HOME / XDG_CONFIG_HOME.
-    pub fn command(&self, bin: &str) -> Command {
+    pub(crate) fn command(&self, bin: &str) -> Command {
         let mut c = Command::new(bin);
         c.env("HOME", &self.home).env("XDG_CONFIG_HOME", &self.xdg).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         c
     }
 
     /// Run pointer-snapshot for `seeded` with `--report-file report` plus `extra`.
-    pub fn snapshot_to(&self, seeded: &Seeded, report: &Path, extra: &[&str]) -> Output {
+    pub(crate) fn snapshot_to(&self, seeded: &Seeded, report: &Path, extra: &[&str]) -> Output {
         let mut c = self.command(POINTER_SNAPSHOT);
         c.arg("--pointer-id").arg(seeded.pointer_id.to_string());
         c.arg("--lock-message-id").arg(seeded.lock_id.to_string());
@@ -217,35 +217,35 @@ impl World {
     }
 
     /// Run pointer-digest for memory `id` plus `extra`.
-    pub fn digest(&self, id: u64, extra: &[&str]) -> Output {
+    pub(crate) fn digest(&self, id: u64, extra: &[&str]) -> Output {
         self.command(POINTER_DIGEST).arg("--pointer-id").arg(id.to_string()).args(extra).output().unwrap()
     }
 
     /// Paths of every GET in the request log.
-    pub fn gets(&self) -> Vec<String> {
+    pub(crate) fn gets(&self) -> Vec<String> {
         self.server.request_log().iter().filter(|l| l["method"] == "GET").map(|l| l["path"].as_str().unwrap().to_owned()).collect()
     }
 
-    pub fn log_len(&self) -> usize {
+    pub(crate) fn log_len(&self) -> usize {
         self.server.request_log().len()
     }
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// Validate `instance` against a schema in `fixtures/schemas/`; the errors.
-pub fn schema_errors(schema_file: &str, instance: &Value) -> Vec<String> {
+pub(crate) fn schema_errors(schema_file: &str, instance: &Value) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/schemas").join(schema_file);
     let schema: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     v.iter_errors(instance).map(|e| format!("{} at {}", e, e.instance_path)).collect()
 }
 
-pub const GREEN_SCHEMA: &str = "pointer-snapshot-report.schema.json";
-pub const RED_SCHEMA: &str = "pointer-snapshot-red-report.schema.json";
+pub(crate) const GREEN_SCHEMA: &str = "pointer-snapshot-report.schema.json";
+pub(crate) const RED_SCHEMA: &str = "pointer-snapshot-red-report.schema.json";

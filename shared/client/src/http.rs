@@ -317,7 +317,7 @@ pub(crate) mod script {
     use super::*;
     use std::sync::Mutex;
 
-    pub struct Script {
+    pub(crate) struct Script {
         pub answers: Mutex<Vec<Result<Response>>>,
         pub seen: Mutex<Vec<Request>>,
     }
@@ -334,12 +334,12 @@ pub(crate) mod script {
     }
 
     /// An `Api` (persona codex, project Codex) answering `answers` in order.
-    pub fn api(answers: Vec<Result<Response>>) -> Api<Script> {
+    pub(crate) fn api(answers: Vec<Result<Response>>) -> Api<Script> {
         Api::new(Script { answers: Mutex::new(answers), seen: Mutex::new(vec![]) }, Persona::default(), "Codex".into())
     }
 
     /// A 200 answer with `body`.
-    pub fn ok(body: &str) -> Result<Response> {
+    pub(crate) fn ok(body: &str) -> Result<Response> {
         Ok(Response { status: 200, etag: None, body: body.as_bytes().to_vec() })
     }
 }

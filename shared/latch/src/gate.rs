@@ -25,7 +25,7 @@ pub struct GateInput {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckResult {
-    pub name: &'static str,
+    pub name: Check,
     pub passed: bool,
     /// Failure code (None when passed).
     pub code: Option<ErrorCode>,
@@ -46,12 +46,12 @@ pub struct GateReport {
     pub entry_seq: Option<u64>,
 }
 
-fn pass(name: &'static str, message: impl Into<String>) -> CheckResult {
+fn pass(name: Check, message: impl Into<String>) -> CheckResult {
     CheckResult { name, passed: true, code: None, message: message.into(), remediation: None }
 }
 
-fn fail(name: &'static str, code: impl Into<ErrorCode>, message: impl Into<String>) -> CheckResult {
-    CheckResult { name, passed: false, code: Some(code.into()), message: message.into(), remediation: Some(remediation(name).to_owned()) }
+fn fail(name: Check, code: impl Into<ErrorCode>, message: impl Into<String>) -> CheckResult {
+    CheckResult { name, passed: false, code: Some(code.into()), message: message.into(), remediation: Some(name.remediation().to_owned()) }
 }
 
 fn normalise(bytes: &[u8]) -> Option<String> {
@@ -59,16 +59,78 @@ fn normalise(bytes: &[u8]) -> Option<String> {
     Some(text.split('\n').map(|l| l.trim_end()).collect::<Vec<_>>().join("\n").trim_end().to_owned())
 }
 
-/// The remediation for a failed check (one step).
-pub fn remediation(name: &str) -> &'static str {
-    match name {
-        "intent_vs_result" => "Write the intended change to a file, produce the observed result, and rerun gate with --intended F --result F until they match.",
-        "checkpoint_integrity" => "Run `memory-latch verify`, resolve every finding, and pass the newest verified payload hash as --checkpoint.",
-        "consent_integrity" => "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and ask the user to send the token as their whole message.",
-        "path_safety" => "Name at least one target inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
-        "one_step" => "Run `memory-latch checkpoint --next-step TEXT` naming exactly the one next step, then rerun gate for that step only.",
-        _ => "Ask the user to send the same token again as a second, separate message (high risk), then rerun gate.",
+/// The gate's checks, in the order they run. Serialised (and printed) as
+/// their names; each has exactly one remediation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    IntentVsResult,
+    CheckpointIntegrity,
+    ConsentIntegrity,
+    PathSafety,
+    RiskGate,
+    OneStep,
+}
+
+impl Check {
+    pub const ALL: [Check; 6] =
+        [Check::IntentVsResult, Check::CheckpointIntegrity, Check::ConsentIntegrity, Check::PathSafety, Check::RiskGate, Check::OneStep];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::IntentVsResult => "intent_vs_result",
+            Check::CheckpointIntegrity => "checkpoint_integrity",
+            Check::ConsentIntegrity => "consent_integrity",
+            Check::PathSafety => "path_safety",
+            Check::RiskGate => "risk_gate",
+            Check::OneStep => "one_step",
+        }
     }
+
+    pub fn parse(name: &str) -> Option<Check> {
+        Check::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// The remediation for this check when it failed (one step).
+    pub fn remediation(self) -> &'static str {
+        match self {
+            Check::IntentVsResult => {
+                "Write the intended change to a file, produce the observed result, and rerun gate with --intended F --result F until they match."
+            }
+            Check::CheckpointIntegrity => {
+                "Run `memory-latch verify`, resolve every finding, and pass the newest verified payload hash as --checkpoint."
+            }
+            Check::ConsentIntegrity => {
+                "Run `memory-latch consent request --action-file F --summary TEXT --risk R` and ask the user to send the token as their whole message."
+            }
+            Check::PathSafety => "Name at least one target inside the workspace, without `..`, symlinks or .memory-latch, then rerun gate.",
+            Check::OneStep => "Run `memory-latch checkpoint --next-step TEXT` naming exactly the one next step, then rerun gate for that step only.",
+            Check::RiskGate => "Ask the user to send the same token again as a second, separate message (high risk), then rerun gate.",
+        }
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Check {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// The remediation for a failed check, by its name (one step); `None` for a
+/// name that is no check of the gate.
+pub fn remediation(name: &str) -> Option<&'static str> {
+    Check::parse(name).map(Check::remediation)
 }
 
 /// A wallet record's stored signature recovers, over its own challenge and
@@ -103,7 +165,7 @@ pub(crate) fn consent_check(
     wallet: Option<&crate::wallet::WalletConfig>,
     wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
 ) -> CheckResult {
-    const NAME: &str = "consent_integrity";
+    const NAME: Check = Check::ConsentIntegrity;
     let ctx = ledger.as_ref().ok().and_then(|l| l.context.as_ref());
     let setting = ctx.map(|c| &c.setting);
     let now_ms = ctx.map(|c| c.now_ms).unwrap_or_else(crate::time::now_ms);
@@ -187,12 +249,12 @@ pub(crate) fn risk_check(head: Option<&crate::entry::Entry>, rec: Option<&tokens
     let reconfirmed = rec.is_some_and(|r| r.confirmed_at_ms.is_some() && r.reconfirmed_at_ms.is_some());
     if risk == Risk::High && !reconfirmed {
         fail(
-            "risk_gate",
+            Check::RiskGate,
             crate::codes::RISK_RECONFIRMATION_REQUIRED,
             "high risk: the user must reconfirm with a second, separate standalone message",
         )
     } else {
-        pass("risk_gate", format!("risk {}", risk.as_str()))
+        pass(Check::RiskGate, format!("risk {}", risk.as_str()))
     }
 }
 
@@ -248,14 +310,14 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     // 1. intent vs result
     checks.push(match (&input.intended, &input.result) {
         (Some(i), Some(r)) => match (normalise(i), normalise(r)) {
-            (Some(a), Some(b)) if a == b => pass("intent_vs_result", "the result matches the intended content"),
+            (Some(a), Some(b)) if a == b => pass(Check::IntentVsResult, "the result matches the intended content"),
             (Some(_), Some(_)) => {
-                fail("intent_vs_result", crate::codes::INTENT_RESULT_MISMATCH, "the result differs from the intended content")
+                fail(Check::IntentVsResult, crate::codes::INTENT_RESULT_MISMATCH, "the result differs from the intended content")
             }
-            _ => fail("intent_vs_result", crate::codes::INTENT_RESULT_UNREADABLE, "the intended or result file is not UTF-8"),
+            _ => fail(Check::IntentVsResult, crate::codes::INTENT_RESULT_UNREADABLE, "the intended or result file is not UTF-8"),
         },
         _ => fail(
-            "intent_vs_result",
+            Check::IntentVsResult,
             crate::codes::INTENT_UNDECLARED,
             "no declared delta: --intended and --result are required (the check cannot pass vacuously)",
         ),
@@ -264,17 +326,17 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     // 2. checkpoint integrity
     checks.push(if !report.trusted {
         let first = report.findings.first().map(|f| f.code.as_str()).unwrap_or(crate::codes::UNVERIFIABLE.as_str());
-        fail("checkpoint_integrity", crate::codes::UNTRUSTED, format!("the latch chain is not trusted ({first})"))
+        fail(Check::CheckpointIntegrity, crate::codes::UNTRUSTED, format!("the latch chain is not trusted ({first})"))
     } else {
         match &input.checkpoint {
             Some(c) if !full.hashes.contains(c) => fail(
-                "checkpoint_integrity",
+                Check::CheckpointIntegrity,
                 crate::codes::GATE_CHECKPOINT_UNKNOWN,
                 "the given checkpoint is not the payload hash of any verified entry",
             ),
-            Some(_) => pass("checkpoint_integrity", format!("chain verified ({} entries); checkpoint found", report.entries)),
+            Some(_) => pass(Check::CheckpointIntegrity, format!("chain verified ({} entries); checkpoint found", report.entries)),
             None => fail(
-                "checkpoint_integrity",
+                Check::CheckpointIntegrity,
                 crate::codes::GATE_CHECKPOINT_MISSING,
                 "no --checkpoint given: the check needs the referenced checkpoint",
             ),
@@ -292,13 +354,13 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
 
     // 4. path safety
     let mut path_check = if input.targets.is_empty() {
-        fail("path_safety", crate::codes::GATE_TARGET_MISSING, "no --target given: path safety needs at least one target")
+        fail(Check::PathSafety, crate::codes::GATE_TARGET_MISSING, "no --target given: path safety needs at least one target")
     } else {
-        pass("path_safety", format!("{} target(s) inside the workspace", input.targets.len()))
+        pass(Check::PathSafety, format!("{} target(s) inside the workspace", input.targets.len()))
     };
     for t in &input.targets {
         if let Err(e) = layout::resolve_target(&latch.paths().root, t) {
-            path_check = fail("path_safety", e.error_code(), e.message());
+            path_check = fail(Check::PathSafety, e.error_code(), e.message());
             break;
         }
     }
@@ -311,21 +373,21 @@ pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateR
     let one_step = head.and_then(|h| h.one_step.map(|m| (m, h.next_single_step.clone())));
     match &one_step {
         Some((OneStep::StepTaken, _)) => checks.push(fail(
-            "one_step",
+            Check::OneStep,
             crate::codes::ONE_STEP_CHECKPOINT_REQUIRED,
             "one-step mode: the declared single step was already taken; a checkpoint naming the next step must come first",
         )),
         Some((OneStep::Ready, step)) if step == NONE => checks.push(fail(
-            "one_step",
+            Check::OneStep,
             crate::codes::ONE_STEP_NEXT_STEP_REQUIRED,
             "one-step mode: the checkpoint names no next single step",
         )),
-        Some((OneStep::Ready, step)) => checks.push(pass("one_step", format!("one-step mode: the declared single step \"{step}\""))),
+        Some((OneStep::Ready, step)) => checks.push(pass(Check::OneStep, format!("one-step mode: the declared single step \"{step}\""))),
         None => {}
     }
 
     let passed = checks.iter().all(|c| c.passed);
-    let remediation = checks.iter().find(|c| !c.passed).map(|c| remediation(c.name).to_owned());
+    let remediation = checks.iter().find(|c| !c.passed).map(|c| c.name.remediation().to_owned());
     let mut entry_seq = None;
     if passed {
         let e = consume(latch, &guard, now_ms, ledger, rec.as_ref(), format!("gate passed for {hash}; authorization consumed"))?;

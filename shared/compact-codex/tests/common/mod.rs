@@ -13,18 +13,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 /// This adapter's id in the tests.
-pub const ADAPTER: &str = "0123456789abcdef0123456789abcdef";
-pub const NONCE: &str = "fedcba9876543210fedcba9876543210";
-pub const NONCE2: &str = "00112233445566778899aabbccddeeff";
+pub(crate) const ADAPTER: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const NONCE: &str = "fedcba9876543210fedcba9876543210";
+pub(crate) const NONCE2: &str = "00112233445566778899aabbccddeeff";
 
-pub struct World {
+pub(crate) struct World {
     pub dir: tempfile::TempDir,
     pub data: AbsPath,
     pub qa: QaDir,
     pub transcript: AbsPath,
 }
 
-pub fn private_dir(p: &std::path::Path) {
+pub(crate) fn private_dir(p: &std::path::Path) {
     std::fs::create_dir_all(p).unwrap();
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700)).unwrap();
 }
@@ -32,7 +32,7 @@ pub fn private_dir(p: &std::path::Path) {
 impl World {
     /// A 0700 temporary dir with a 0700 `data` dir (its QA dir open) and a
     /// one-line `transcript.jsonl`.
-    pub fn new() -> World {
+    pub(crate) fn new() -> World {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
@@ -43,12 +43,12 @@ impl World {
         World { transcript: AbsPath::from_path(&t).unwrap(), dir, data, qa }
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// A pass of `s` recorded at `at` with `nonce`, bound to the transcript.
-    pub fn write_pass(&self, s: &SessionId, at: i64, nonce: &str) {
+    pub(crate) fn write_pass(&self, s: &SessionId, at: i64, nonce: &str) {
         let p = Pass {
             session_id: s.clone(),
             recorded_at_ms: at,
@@ -64,16 +64,16 @@ impl World {
     }
 
     /// What SessionStart writes under the adapter `adapter_id`.
-    pub fn pin(&self, s: &SessionId, adapter_id: &str, socket: &str) {
+    pub(crate) fn pin(&self, s: &SessionId, adapter_id: &str, socket: &str) {
         let via = Via::CodexAppServer { adapter_id: adapter_id.into(), socket: AbsPath::parse(socket).unwrap() };
         trigger::write_pin(&self.qa, &Pin { session_id: s.clone(), via, pinned_at_ms: 5 }).unwrap();
     }
 
-    pub fn request(&self, s: &SessionId) -> Option<Request> {
+    pub(crate) fn request(&self, s: &SessionId) -> Option<Request> {
         trigger::read_request(&self.qa, s).unwrap()
     }
 
-    pub fn kill_switch(&self, on: bool) {
+    pub(crate) fn kill_switch(&self, on: bool) {
         let p = trigger::kill_switch(&self.data);
         if on {
             std::fs::write(p, b"").unwrap();
@@ -83,7 +83,7 @@ impl World {
     }
 }
 
-pub fn sid(s: &str) -> SessionId {
+pub(crate) fn sid(s: &str) -> SessionId {
     SessionId::parse(s).unwrap()
 }
 
@@ -91,7 +91,7 @@ pub fn sid(s: &str) -> SessionId {
 /// tests/support/standin-codex.py (app-server and TUI) with `STANDIN_DIR`
 /// = `dir` and the given environment (the adapter passes its own
 /// environment on, which the tests running in parallel share).
-pub fn standin_codex(dir: &std::path::Path, env: &[(&str, &str)]) -> AbsPath {
+pub(crate) fn standin_codex(dir: &std::path::Path, env: &[(&str, &str)]) -> AbsPath {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/standin-codex.py");
     let mut text = format!("#!/bin/sh\nexport STANDIN_DIR='{}'\n", dir.display());
     for (k, v) in env {
@@ -105,7 +105,7 @@ pub fn standin_codex(dir: &std::path::Path, env: &[(&str, &str)]) -> AbsPath {
 }
 
 /// Wait (bounded) until `f` gives a value.
-pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
         if let Some(v) = f() {
@@ -116,7 +116,7 @@ pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T
     }
 }
 
-pub fn jsonl(p: &std::path::Path) -> Vec<serde_json::Value> {
+pub(crate) fn jsonl(p: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p)
         .unwrap_or_default()
         .lines()

@@ -7,10 +7,10 @@ use kijito_gate::{transcript_identity, Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use std::os::unix::fs::PermissionsExt;
 
-pub const T0: i64 = 1_800_000_000_000;
-pub const NONCE: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const T0: i64 = 1_800_000_000_000;
+pub(crate) const NONCE: &str = "0123456789abcdef0123456789abcdef";
 
-pub struct Env {
+pub(crate) struct Env {
     pub dir: tempfile::TempDir,
     pub data: AbsPath,
     pub qa: QaDir,
@@ -21,7 +21,7 @@ pub struct Env {
 
 /// A 0700 temporary dir holding a 0700 `data` dir (its QA dir open) and a
 /// one-line `transcript.jsonl`.
-pub fn env() -> Env {
+pub(crate) fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
@@ -36,7 +36,7 @@ pub fn env() -> Env {
 
 /// A pass of `session` recorded at `at` with `nonce`, bound to the world's
 /// transcript (pointer 21813, lock 1234, digests of "pointer" and "snapshot").
-pub fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
+pub(crate) fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
     Pass {
         session_id: SessionId::parse(session).unwrap(),
         recorded_at_ms: at,
