@@ -29,25 +29,105 @@ impl Severity {
 pub struct Spec {
     pub code: &'static str,
     pub severity: Severity,
-    pub check: &'static str,
+    pub check: CheckName,
     pub step: &'static str,
 }
 
-pub const CHECK_CHAIN: &str = "latch_chain";
-pub const CHECK_SILENT_WITNESS: &str = "silent_witness";
-pub const CHECK_LOCK: &str = "latch_lock";
-pub const CHECK_CONSENT: &str = "consent_tokens";
-pub const CHECK_QA_DIR: &str = "qa_dir";
-pub const CHECK_QA_PASS: &str = "qa_pass";
-pub const CHECK_QA_TICKET: &str = "qa_ticket";
-pub const CHECK_QA_ATTEMPT: &str = "qa_attempt";
-pub const CHECK_QA_REENTRY: &str = "qa_reentry";
-pub const CHECK_POINTER_RECORD: &str = "pointer_record";
-pub const CHECK_LIVE: &str = "live_pointer";
-pub const CHECK_CLOCK: &str = "clock";
-pub const CHECK_SLEEP: &str = "long_sleep";
-pub const CHECK_BOOT: &str = "boot_id";
-pub const CHECK_CHECKPOINT: &str = "latch_checkpoint";
+/// The checks wake-check runs: each finding names the check that reports it,
+/// and each check is listed in the report (pass, finding or skipped).
+/// Serialised and printed as its snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckName {
+    Chain,
+    SilentWitness,
+    Lock,
+    Consent,
+    QaDir,
+    QaPass,
+    QaTicket,
+    QaAttempt,
+    QaReentry,
+    PointerRecord,
+    Live,
+    Clock,
+    Sleep,
+    Boot,
+    Checkpoint,
+}
+
+impl CheckName {
+    pub const ALL: [CheckName; 15] = [
+        CheckName::Chain,
+        CheckName::SilentWitness,
+        CheckName::Lock,
+        CheckName::Consent,
+        CheckName::QaDir,
+        CheckName::QaPass,
+        CheckName::QaTicket,
+        CheckName::QaAttempt,
+        CheckName::QaReentry,
+        CheckName::PointerRecord,
+        CheckName::Live,
+        CheckName::Clock,
+        CheckName::Sleep,
+        CheckName::Boot,
+        CheckName::Checkpoint,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckName::Chain => "latch_chain",
+            CheckName::SilentWitness => "silent_witness",
+            CheckName::Lock => "latch_lock",
+            CheckName::Consent => "consent_tokens",
+            CheckName::QaDir => "qa_dir",
+            CheckName::QaPass => "qa_pass",
+            CheckName::QaTicket => "qa_ticket",
+            CheckName::QaAttempt => "qa_attempt",
+            CheckName::QaReentry => "qa_reentry",
+            CheckName::PointerRecord => "pointer_record",
+            CheckName::Live => "live_pointer",
+            CheckName::Clock => "clock",
+            CheckName::Sleep => "long_sleep",
+            CheckName::Boot => "boot_id",
+            CheckName::Checkpoint => "latch_checkpoint",
+        }
+    }
+}
+
+impl std::fmt::Display for CheckName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for CheckName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for CheckName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+pub const CHECK_CHAIN: CheckName = CheckName::Chain;
+pub const CHECK_SILENT_WITNESS: CheckName = CheckName::SilentWitness;
+pub const CHECK_LOCK: CheckName = CheckName::Lock;
+pub const CHECK_CONSENT: CheckName = CheckName::Consent;
+pub const CHECK_QA_DIR: CheckName = CheckName::QaDir;
+pub const CHECK_QA_PASS: CheckName = CheckName::QaPass;
+pub const CHECK_QA_TICKET: CheckName = CheckName::QaTicket;
+pub const CHECK_QA_ATTEMPT: CheckName = CheckName::QaAttempt;
+pub const CHECK_QA_REENTRY: CheckName = CheckName::QaReentry;
+pub const CHECK_POINTER_RECORD: CheckName = CheckName::PointerRecord;
+pub const CHECK_LIVE: CheckName = CheckName::Live;
+pub const CHECK_CLOCK: CheckName = CheckName::Clock;
+pub const CHECK_SLEEP: CheckName = CheckName::Sleep;
+pub const CHECK_BOOT: CheckName = CheckName::Boot;
+pub const CHECK_CHECKPOINT: CheckName = CheckName::Checkpoint;
 
 use Severity::{Degrading, Minor};
 

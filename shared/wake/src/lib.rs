@@ -85,7 +85,7 @@ impl Mode {
 pub struct Finding {
     pub code: &'static str,
     pub severity: Severity,
-    pub check: &'static str,
+    pub check: codes::CheckName,
     pub message: String,
     pub step: String,
 }
@@ -102,7 +102,7 @@ pub enum CheckStatus {
 /// One check that ran (or was skipped, with why).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    pub name: &'static str,
+    pub name: codes::CheckName,
     pub status: CheckStatus,
     pub detail: String,
 }
@@ -323,7 +323,7 @@ impl Builder<'_> {
         });
     }
 
-    fn check(&mut self, name: &'static str, skipped: Option<String>, detail: impl Into<String>) {
+    fn check(&mut self, name: codes::CheckName, skipped: Option<String>, detail: impl Into<String>) {
         let status = if skipped.is_some() {
             CheckStatus::Skipped
         } else if self.findings.iter().any(|f| f.check == name) {
@@ -711,7 +711,7 @@ impl Report {
         for (i, f) in self.findings.iter().enumerate() {
             s.push_str(&format!("{}. [{}] {}: {}\n   step: {}\n", i + 1, f.severity.as_str(), f.code, f.message, f.step));
         }
-        let skipped: Vec<&str> = self.checks.iter().filter(|c| c.status == CheckStatus::Skipped).map(|c| c.name).collect();
+        let skipped: Vec<&str> = self.checks.iter().filter(|c| c.status == CheckStatus::Skipped).map(|c| c.name.as_str()).collect();
         if !skipped.is_empty() {
             s.push_str(&format!("skipped: {}\n", skipped.join(", ")));
         }

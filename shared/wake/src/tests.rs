@@ -403,12 +403,12 @@ fn json_report_has_exactly_the_documented_keys() {
 #[test]
 fn degraded_details_exclude_the_unreviewed_marker_and_are_bounded() {
     let mut r = assess(&base());
-    let one = Finding { code: "x", severity: Severity::Minor, check: "c", message: "m".into(), step: "do\tit".into() };
+    let one = Finding { code: "x", severity: Severity::Minor, check: codes::CHECK_CHAIN, message: "m".into(), step: "do\tit".into() };
     r.findings = vec![one; 40];
     r.findings.push(Finding {
         code: codes::LATCH_DEGRADED_UNREVIEWED.code,
         severity: Severity::Degrading,
-        check: "c",
+        check: codes::CHECK_CHAIN,
         message: "m".into(),
         step: "s".into(),
     });
