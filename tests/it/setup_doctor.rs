@@ -249,7 +249,7 @@ fn error_messages_say_what_to_do() {
         &["message 424242", "lockMessageId"],
     );
     // network errors name host and port
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (_held, port) = support::closed_port();
     fail(
         &["--api-url", &format!("http://127.0.0.1:{port}"), "--token-file", s(&tf), "--pointer-id", "1", "--lock-message-id", "1"],
         "kijito_network_error",

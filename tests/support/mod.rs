@@ -89,3 +89,31 @@ pub(crate) fn spawn_copied(c: &mut std::process::Command) -> std::process::Child
     }
     panic!("the binary stayed busy (ETXTBSY) for a second");
 }
+
+/// A loopback TCP port that refuses connections and that nothing else can
+/// take while the returned socket lives: bound, never listening (a port read
+/// from a dropped listener could be handed to another test's server in the
+/// same process before the check connects).
+#[allow(unsafe_code)]
+pub(crate) fn closed_port() -> (std::os::fd::OwnedFd, u16) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: socket(2) returns a new descriptor or -1; on success we own it.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+    // SAFETY: fd is a fresh descriptor nothing else owns.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let mut addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr { s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be() },
+        sin_zero: [0; 8],
+    };
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: addr is a valid sockaddr_in of `len` bytes for both calls.
+    let rc = unsafe { libc::bind(fd, (&raw const addr).cast(), len) };
+    assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
+    // SAFETY: as above; getsockname writes at most `len` bytes into addr.
+    let rc = unsafe { libc::getsockname(fd, (&raw mut addr).cast(), &mut len) };
+    assert_eq!(rc, 0, "getsockname: {}", std::io::Error::last_os_error());
+    (owned, u16::from_be(addr.sin_port))
+}
