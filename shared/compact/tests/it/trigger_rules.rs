@@ -11,7 +11,7 @@ use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 
 use crate::common;
-use common::{env, pass_for, Env, NONCE, T0};
+use common::{env, Env, NONCE, T0};
 
 const NONCE2: &str = "fedcba9876543210fedcba9876543210";
 
@@ -39,11 +39,6 @@ fn codex_pin(s: &str) -> Pin {
         via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/k/ctl.sock").unwrap() },
         pinned_at_ms: 5,
     }
-}
-
-fn write_pass(e: &Env, at: i64, nonce: &str) {
-    let p = pass_for(e, "sess-1", at, nonce);
-    private::write_atomic(&e.qa.pass(&e.s), &p.to_bytes()).unwrap();
 }
 
 fn request(state: RequestState) -> Request {
@@ -234,7 +229,7 @@ fn request_states_and_parse_bounds() {
 fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     let e = env();
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::PASS_MISSING);
-    write_pass(&e, T0, NONCE);
+    e.write_pass(T0, NONCE);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
     trigger::write_pin(&e.qa, &codex_pin("sess-1")).unwrap();
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + kijito_gate::PASS_MAX_AGE_MS + 1).unwrap_err().code(), "pass_stale");
@@ -248,7 +243,7 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap(), Some(r));
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 6).unwrap_err().code(), codes::REQUEST_EXISTS);
     // A new pass may be requested again.
-    write_pass(&e, T0 + 10, NONCE2);
+    e.write_pass(T0 + 10, NONCE2);
     let (r2, _) = trigger::create_request(&e.qa, &e.s, T0 + 11).unwrap();
     assert_eq!(r2.nonce, NONCE2);
     // Another session's request under this name is invalid.
@@ -264,9 +259,9 @@ fn the_pass_of_a_request_must_still_wait() {
     let mut r = request(RequestState::Sent);
     r.session_id = e.s.clone();
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::PASS_MISSING);
-    write_pass(&e, T0, NONCE2);
+    e.write_pass(T0, NONCE2);
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::REQUEST_SUPERSEDED);
-    write_pass(&e, T0, NONCE);
+    e.write_pass(T0, NONCE);
     assert!(trigger::pass_still_valid(&e.qa, &r, T0 + 1).is_ok());
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 - 1).unwrap_err().code(), "pass_from_future");
 }

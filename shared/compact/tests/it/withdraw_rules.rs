@@ -18,12 +18,6 @@ use common::{env, pass_for, Env, NONCE, T0};
 
 const NONCE2: &str = "00000000000000000000000000abc002";
 
-fn write_pass(e: &Env, at: i64, nonce: &str) -> Vec<u8> {
-    let bytes = pass_for(e, "sess-1", at, nonce).to_bytes();
-    private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
-    bytes
-}
-
 fn pin(e: &Env) {
     let pin = Pin {
         session_id: e.s.clone(),
@@ -46,7 +40,7 @@ fn exists(p: &std::path::Path) -> bool {
 #[test]
 fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
     let e = env();
-    let bytes = write_pass(&e, T0, NONCE);
+    let bytes = e.write_pass(T0, NONCE);
     pin(&e);
     let (r, _) = trigger::create_request(&e.qa, &e.s, T0 + 1).unwrap();
     assert_eq!(r.state, RequestState::Pending);
@@ -89,7 +83,7 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
 #[test]
 fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     let e = env();
-    let bytes = write_pass(&e, T0, NONCE);
+    let bytes = e.write_pass(T0, NONCE);
     trigger::new_turn(&e.qa, &e.s, T0 + 10).unwrap().unwrap();
     // Copied back under the pass's name (same nonce).
     private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
@@ -109,7 +103,7 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN.as_str()));
     // The agent runs the cycle again: a new pass (new nonce) is promoted.
-    write_pass(&e, T0 + 50, NONCE2);
+    e.write_pass(T0 + 50, NONCE2);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 60).unwrap();
     assert!(a.attested, "{a:?}");
     assert_eq!(a.compaction_nonce.as_deref(), Some(NONCE2));
@@ -118,7 +112,7 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
 #[test]
 fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_once() {
     let e = env();
-    write_pass(&e, T0, NONCE);
+    e.write_pass(T0, NONCE);
     let done = Request {
         session_id: e.s.clone(),
         via: trigger::ViaKind::Tmux,

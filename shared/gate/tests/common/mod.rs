@@ -49,3 +49,13 @@ pub(crate) fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
         transcript: transcript_identity(&e.transcript).unwrap(),
     }
 }
+
+impl Env {
+    /// [`pass_for`] `sess-1` at `at` with `nonce`, written as the session's
+    /// pass file (owner-only, atomic); returns the bytes written.
+    pub(crate) fn write_pass(&self, at: i64, nonce: &str) -> Vec<u8> {
+        let bytes = pass_for(self, "sess-1", at, nonce).to_bytes();
+        kijito_files::private::write_atomic(&self.qa.pass(&self.s), &bytes).unwrap();
+        bytes
+    }
+}

@@ -11,15 +11,9 @@ use kijito_protocol::codes::pass::PASS_WITHDRAWN;
 use std::os::unix::fs::PermissionsExt;
 
 use crate::common;
-use common::{env, pass_for, Env, NONCE, T0};
+use common::{env, NONCE, T0};
 
 const NONCE2: &str = "00000000000000000000000000abc002";
-
-fn write_pass(e: &Env, at: i64, nonce: &str) -> Vec<u8> {
-    let bytes = pass_for(e, "sess-1", at, nonce).to_bytes();
-    private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
-    bytes
-}
 
 fn exists(p: &std::path::Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
@@ -40,10 +34,10 @@ fn the_withdrawal_asks_the_callback_once_with_the_withdrawn_nonce() {
     };
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0, &record).unwrap(), None);
     assert!(asked.borrow().is_empty(), "nothing withdrawn: not asked");
-    write_pass(&e, T0, NONCE);
+    e.write_pass(T0, NONCE);
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0 + 10, &record).unwrap(), Some(Withdrawn { nonce: NONCE.into(), request_failed: true }));
     assert_eq!(*asked.borrow(), [NONCE.to_owned()]);
-    write_pass(&e, T0 + 20, NONCE2);
+    e.write_pass(T0 + 20, NONCE2);
     assert_eq!(
         withdraw::new_turn(&e.qa, &e.s, T0 + 30, &no_request).unwrap(),
         Some(Withdrawn { nonce: NONCE2.into(), request_failed: false })
@@ -63,7 +57,7 @@ fn without_a_pass_a_new_turn_does_nothing() {
 fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawal() {
     let e = env();
     private::write_atomic(&e.qa.spent(&e.s), b"{\"schemaVersion\":7}").unwrap();
-    write_pass(&e, T0, NONCE2);
+    e.write_pass(T0, NONCE2);
     let st = status(&e.qa, &e.s, None, T0 + 1);
     assert_eq!(st["passRejectedBecause"], "spent_nonces_invalid", "fail closed: {st}");
     assert!(withdraw::new_turn(&e.qa, &e.s, T0 + 2, &no_request).unwrap().is_some());
@@ -92,7 +86,7 @@ fn the_protocol_example_of_the_spent_record_is_byte_exact() {
 #[test]
 fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let e = env();
-    let bytes = write_pass(&e, T0, NONCE);
+    let bytes = e.write_pass(T0, NONCE);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
     assert!(a.attested, "{a:?}");
     let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
@@ -114,6 +108,6 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, consumed.as_str()));
     // A new record (new nonce) is attested again.
-    write_pass(&e, T0 + 40, NONCE2);
+    e.write_pass(T0 + 40, NONCE2);
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 50).unwrap().attested);
 }
