@@ -355,33 +355,6 @@ pub mod hooks {
     }
 }
 
-/// kijito-local serve.
-pub mod server {
-    crate::codes! {
-        LISTEN_INVALID ListenInvalid = "listen_address_invalid",
-        LISTEN_NOT_LOOPBACK ListenNotLoopback = "listen_address_not_loopback",
-        BIND Bind = "listen_bind_failed",
-        TOKEN_INVALID TokenInvalid = "token_file_invalid",
-        SIGNALS Signals = "signal_setup_failed",
-    }
-}
-
-/// The kijito-local SQLite store.
-pub mod store {
-    crate::codes! {
-        OPEN Open = "store_open_failed",
-        SCHEMA_TOO_NEW SchemaTooNew = "store_schema_too_new",
-        FAILED Failed = "store_failed",
-    }
-}
-
-/// kijito-local fault injection.
-pub mod faults {
-    crate::codes! {
-        INVALID Invalid = "faults_file_invalid",
-    }
-}
-
 /// Rendered memories, lifecycle and the known-bad control (docs/protocol.md §3).
 pub mod render {
     crate::codes! {
@@ -638,18 +611,6 @@ pub mod latch {
         /// transcript cannot be read).
         CONSENT_PROMPT_NOT_NEWEST ConsentPromptNotNewest = "consent_prompt_not_newest",
         CONSENT_TRANSCRIPT_UNREADABLE ConsentTranscriptUnreadable = "consent_transcript_unreadable",
-    }
-}
-
-/// kijito-local: the request log and the demo.
-pub mod local {
-    crate::codes! {
-        REQUEST_LOG_OPEN_FAILED RequestLogOpenFailed = "request_log_open_failed",
-        DEMO_SPAWN_FAILED DemoSpawnFailed = "demo_spawn_failed",
-        DEMO_SERVER_FAILED DemoServerFailed = "demo_server_failed",
-        DEMO_SEED_FAILED DemoSeedFailed = "demo_seed_failed",
-        DEMO_STEP_FAILED DemoStepFailed = "demo_step_failed",
-        DEMO_BIN_DIR_UNKNOWN DemoBinDirUnknown = "demo_bin_dir_unknown",
     }
 }
 

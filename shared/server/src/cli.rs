@@ -177,9 +177,8 @@ fn demo(args: &Args) -> Result<i32> {
         None => kijito_files::datadir::HostKind::Codex,
         Some(h) => kijito_files::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
     };
-    let exe = std::env::current_exe().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, e.to_string()))?;
-    let bin =
-        exe.parent().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;
+    let exe = std::env::current_exe().map_err(|e| Error::new(crate::demo::codes::DEMO_BIN_DIR_UNKNOWN, e.to_string()))?;
+    let bin = exe.parent().ok_or_else(|| Error::new(crate::demo::codes::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;
     let ok = crate::demo::run(bin, crate::demo::Options { host, keep: args.has("--keep") }, Box::new(std::io::stdout()))?;
     Ok(if ok { 0 } else { 1 })
 }

@@ -24,6 +24,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
+pub mod codes {
+    kijito_protocol::codes! {
+        DEMO_SPAWN_FAILED DemoSpawnFailed = "demo_spawn_failed",
+        DEMO_SERVER_FAILED DemoServerFailed = "demo_server_failed",
+        DEMO_SEED_FAILED DemoSeedFailed = "demo_seed_failed",
+        DEMO_STEP_FAILED DemoStepFailed = "demo_step_failed",
+        DEMO_BIN_DIR_UNKNOWN DemoBinDirUnknown = "demo_bin_dir_unknown",
+    }
+}
+
 /// Demo options.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -102,13 +113,11 @@ impl Demo {
             .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child =
-            cmd.spawn().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("cannot run {name}: {e}")))?;
+        let mut child = cmd.spawn().map_err(|e| Error::new(codes::DEMO_SPAWN_FAILED, format!("cannot run {name}: {e}")))?;
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
             let _ = pipe.write_all(text.as_bytes());
         }
-        let out =
-            child.wait_with_output().map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SPAWN_FAILED, format!("{name}: {e}")))?;
+        let out = child.wait_with_output().map_err(|e| Error::new(codes::DEMO_SPAWN_FAILED, format!("{name}: {e}")))?;
         Ok(Run {
             status: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -185,8 +194,8 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, format!("cannot start kijito-local: {e}")))?;
-    let stdout = child.stdout.take().ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "no stdout"))?;
+        .map_err(|e| Error::new(codes::DEMO_SERVER_FAILED, format!("cannot start kijito-local: {e}")))?;
+    let stdout = child.stdout.take().ok_or_else(|| Error::new(codes::DEMO_SERVER_FAILED, "no stdout"))?;
     let server = Server { child };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -196,11 +205,11 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
     });
     let line = rx
         .recv_timeout(Duration::from_secs(10))
-        .map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "kijito-local did not start within 10 s"))?;
+        .map_err(|_| Error::new(codes::DEMO_SERVER_FAILED, "kijito-local did not start within 10 s"))?;
     let url = line
         .trim()
         .strip_prefix("kijito-local listening on ")
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, format!("unexpected first line {line:?}")))?
+        .ok_or_else(|| Error::new(codes::DEMO_SERVER_FAILED, format!("unexpected first line {line:?}")))?
         .to_owned();
     Ok((server, url))
 }
@@ -208,15 +217,14 @@ fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
 fn call(t: &ReqwestTransport, method: Method, path: &str, body: Value) -> Result<Value> {
     let r =
         t.send(&Request { method, path: path.into(), body: Some(body.to_string().into_bytes()), if_match: None, timeout: MEMORY_TIMEOUT })?;
-    serde_json::from_slice(&r.body)
-        .map_err(|_| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("{path} answered non-JSON")))
+    serde_json::from_slice(&r.body).map_err(|_| Error::new(codes::DEMO_SEED_FAILED, format!("{path} answered non-JSON")))
 }
 
 fn id_of(v: &Value) -> Result<u64> {
     v.get("id")
         .and_then(Value::as_u64)
         .or_else(|| v.pointer("/result/id").and_then(Value::as_u64))
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, format!("no id in {v}")))
+        .ok_or_else(|| Error::new(codes::DEMO_SEED_FAILED, format!("no id in {v}")))
 }
 
 /// Seeded ids and digests.
@@ -301,7 +309,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             let (server, url) = start_server(&d.bin, &d.dir)?;
             Ok((true, url.clone(), (server, url)))
         })
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SERVER_FAILED, "the server did not start"))?;
+        .ok_or_else(|| Error::new(codes::DEMO_SERVER_FAILED, "the server did not start"))?;
     let _server = server;
     let transport = ReqwestTransport::new(ApiUrl::parse(&url)?, &Token::read(&d.path("token"))?)?;
     let seed = d
@@ -309,7 +317,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             let s = seed(&transport)?;
             Ok((true, format!("pointer {} lock {} anchors {:?}", s.pointer, s.lock, s.anchors.iter().map(|a| a.0).collect::<Vec<_>>()), s))
         })
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_SEED_FAILED, "seeding failed"))?;
+        .ok_or_else(|| Error::new(codes::DEMO_SEED_FAILED, "seeding failed"))?;
     let data_dir = d.path("data");
     private::ensure_private_dir(&data_dir)?;
     private::ensure_private_dir(&d.path("config/kijito-qa"))?;
@@ -326,7 +334,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             Ok((r.status == 0 && digest.is_some(), r.stdout.trim().chars().take(16).collect::<String>() + "…", digest))
         })
         .flatten()
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "pointer-digest failed"))?;
+        .ok_or_else(|| Error::new(codes::DEMO_STEP_FAILED, "pointer-digest failed"))?;
     let v2 = manifest(seed.pointer, seed.lock, "Keep the agent's memory verified", "Resume: verify, then ship the pointer", &seed.anchors);
     private::write_atomic(&d.path("manifest-v2.json"), v2.as_bytes())?;
     let published = d
@@ -354,7 +362,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             Ok((r.status == 0 && status == "published", format!("{status}, cas {cas}"), digest))
         })
         .flatten()
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "pointer-publish failed"))?;
+        .ok_or_else(|| Error::new(codes::DEMO_STEP_FAILED, "pointer-publish failed"))?;
     let d2 = d
         .step("pointer-digest again", "the published digest", |d| {
             let r = d.run("pointer-digest", &["--pointer-id", &p], None)?;
@@ -366,7 +374,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             ))
         })
         .flatten()
-        .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "digest mismatch after publish"))?;
+        .ok_or_else(|| Error::new(codes::DEMO_STEP_FAILED, "digest mismatch after publish"))?;
 
     // Two context-free boots.
     let mut reports = Vec::new();
@@ -403,9 +411,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
                 snapshot_digest = snap;
                 reports.push(report);
             }
-            _ => {
-                return Err(Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "a snapshot boot was not green or the two differ"))
-            }
+            _ => return Err(Error::new(codes::DEMO_STEP_FAILED, "a snapshot boot was not green or the two differ")),
         }
     }
 
@@ -437,7 +443,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
         let kind = json_line(&r.stdout).and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_else(|| failure_code(&r));
         Ok((r.status == 0 && kind == "kijito.compaction.ready", kind, ()))
     })
-    .ok_or_else(|| Error::new(kijito_protocol::codes::local::DEMO_STEP_FAILED, "record failed"))?;
+    .ok_or_else(|| Error::new(codes::DEMO_STEP_FAILED, "record failed"))?;
 
     // The attested compaction.
     let reentry = compaction(d, host_flag, &snapshot_digest, true)?;
@@ -546,7 +552,7 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
     }
     if delivered.len() != 1 {
         return Err(Error::new(
-            kijito_protocol::codes::local::DEMO_STEP_FAILED,
+            codes::DEMO_STEP_FAILED,
             format!("the {label} re-entry was delivered {} times, expected exactly once", delivered.len()),
         ));
     }

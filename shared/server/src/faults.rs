@@ -29,9 +29,11 @@ use kijito_protocol::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::faults`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::faults::*;
+    kijito_protocol::codes! {
+        INVALID Invalid = "faults_file_invalid",
+    }
 }
 
 /// Largest faults file.

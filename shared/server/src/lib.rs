@@ -58,9 +58,15 @@ pub const MAX_TOKEN_BYTES: u64 = 16 * 1024;
 /// How long a stop waits for in-flight requests.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::server`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::server::*;
+    kijito_protocol::codes! {
+        LISTEN_INVALID ListenInvalid = "listen_address_invalid",
+        LISTEN_NOT_LOOPBACK ListenNotLoopback = "listen_address_not_loopback",
+        BIND Bind = "listen_bind_failed",
+        TOKEN_INVALID TokenInvalid = "token_file_invalid",
+        SIGNALS Signals = "signal_setup_failed",
+    }
 }
 
 /// Everything `kijito-local serve` needs.

@@ -16,6 +16,13 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
+pub mod codes {
+    kijito_protocol::codes! {
+        REQUEST_LOG_OPEN_FAILED RequestLogOpenFailed = "request_log_open_failed",
+    }
+}
+
 pub struct RequestLog {
     file: Mutex<File>,
 }
@@ -33,15 +40,18 @@ pub struct Entry<'a> {
 impl RequestLog {
     /// Open (create 0600, never through a symlink) for appending.
     pub fn open(path: &Path) -> Result<RequestLog> {
-        let file =
-            OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path).map_err(
-                |e| Error::new(kijito_protocol::codes::local::REQUEST_LOG_OPEN_FAILED, format!("cannot open {}: {e}", path.display())),
-            )?;
-        let meta = file.metadata().map_err(|e| Error::new(kijito_protocol::codes::local::REQUEST_LOG_OPEN_FAILED, e.to_string()))?;
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| Error::new(codes::REQUEST_LOG_OPEN_FAILED, format!("cannot open {}: {e}", path.display())))?;
+        let meta = file.metadata().map_err(|e| Error::new(codes::REQUEST_LOG_OPEN_FAILED, e.to_string()))?;
         use std::os::unix::fs::MetadataExt;
         if !meta.is_file() || meta.uid() != kijito_files::private::current_uid() || meta.mode() & 0o077 != 0 {
             return Err(Error::new(
-                kijito_protocol::codes::local::REQUEST_LOG_OPEN_FAILED,
+                codes::REQUEST_LOG_OPEN_FAILED,
                 format!("{} must be a regular owner-only file of this user", path.display()),
             ));
         }

@@ -15,9 +15,13 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::store`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::store::*;
+    kijito_protocol::codes! {
+        OPEN Open = "store_open_failed",
+        SCHEMA_TOO_NEW SchemaTooNew = "store_schema_too_new",
+        FAILED Failed = "store_failed",
+    }
 }
 
 /// Migrations, index = version - 1. Append only; never edit a shipped one.
