@@ -41,9 +41,25 @@ pub const CONTENT_RULES: FileRules = FileRules { owner_only: false, min_bytes: 2
 pub const ROLLBACK_RULES: FileRules =
     FileRules { owner_only: true, min_bytes: 2, max_bytes: 6 * crate::http::MAX_RESPONSE_BYTES as u64 + 64 * 1024 };
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::publish`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::publish::*;
+    kijito_protocol::codes! {
+        MUTEX_UNAVAILABLE MutexUnavailable = "pointer_mutex_unavailable",
+        MUTEX_EXPIRED MutexExpired = "pointer_mutex_expired_requires_human",
+        CONFLICT Conflict = "pointer_publish_conflict",
+        OWNERSHIP_LOST OwnershipLost = "pointer_mutex_ownership_lost",
+        OWNERSHIP_UNVERIFIED OwnershipUnverified = "pointer_mutex_ownership_unverified",
+        RECONCILIATION_UNAVAILABLE ReconciliationUnavailable = "pointer_publish_reconciliation_unavailable",
+        RECONCILIATION_FAILED ReconciliationFailed = "pointer_publish_reconciliation_failed",
+        NOT_FOUND_OR_FORBIDDEN NotFoundOrForbidden = "pointer_publish_not_found_or_forbidden",
+        NOT_COMMITTED NotCommitted = "pointer_publish_not_committed",
+        CLOBBER Clobber = "pointer_publish_concurrent_clobber",
+        RELEASE_FAILED ReleaseFailed = "pointer_mutex_release_failed",
+        PUBLISH_AND_RELEASE_FAILED PublishAndReleaseFailed = "pointer_publish_and_release_failed",
+        CONTENT_FILE ContentFile = "content_file_invalid",
+        ROLLBACK_PATH RollbackPath = "rollback_file_invalid",
+        ROLLBACK_ARTIFACT RollbackArtifact = "rollback_artifact_invalid",
+    }
 }
 
 /// Validated inputs: everything step 1 checks before any network call.

@@ -18,9 +18,18 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Stable codes of the adapter.
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::compact_codex::*;
+    kijito_protocol::codes! {
+        CODEX_NOT_FOUND CodexNotFound = "codex_not_found",
+        SPAWN_FAILED SpawnFailed = "spawn_failed",
+        SOCKET_FAILED SocketFailed = "socket_failed",
+        SOCKET_PATH_TOO_LONG SocketPathTooLong = "socket_path_too_long",
+        APP_SERVER_EXITED AppServerExited = "app_server_exited",
+        IO Io = "adapter_io_failed",
+        USAGE Usage = "codex_usage",
+        MESSAGE_LOG_FAILED MessageLogFailed = "message_log_failed",
+    }
 }
 
 /// Environment variables the app-server (and so every hook) gets.

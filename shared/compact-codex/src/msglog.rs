@@ -19,9 +19,12 @@ use std::time::Instant;
 /// `O_CLOEXEC`, so no child inherits it.
 pub fn create_private(path: &Path) -> Result<File> {
     kijito_files::private::check_new_file_path(path)?;
-    OpenOptions::new().append(true).create_new(true).mode(0o600).open(path).map_err(|e| {
-        Error::new(kijito_protocol::codes::compact_codex::MESSAGE_LOG_FAILED, format!("cannot create {}: {e}", path.display()))
-    })
+    OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::new(crate::adapter::codes::MESSAGE_LOG_FAILED, format!("cannot create {}: {e}", path.display())))
 }
 
 pub struct MessageLog {

@@ -21,9 +21,18 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
-/// Stable codes of this module (printed as `kijito_compact_failed:<code>`).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::trigger::*;
+    kijito_protocol::codes! {
+        NO_SAFE_TRIGGER NoSafeTrigger = "no_safe_trigger",
+        PASS_MISSING PassMissing = "pass_missing",
+        REQUEST_EXISTS RequestExists = "request_exists",
+        PIN_INVALID PinInvalid = "pin_invalid",
+        TURN_INVALID TurnInvalid = "turn_invalid",
+        REQUEST_INVALID RequestInvalid = "request_invalid",
+        NO_REQUEST NoRequest = "no_request",
+        REQUEST_SUPERSEDED RequestSuperseded = "request_superseded",
+    }
 }
 
 /// The name of the kill-switch file in the data dir.

@@ -35,9 +35,22 @@ pub const MAX_TAIL: u64 = 16 * 1024 * 1024;
 /// smallest window of any current Claude model, so the ratio errs high.
 pub const CLAUDE_DEFAULT_WINDOW: u64 = 200_000;
 
-/// Stable reasons of a null ratio (and failure codes of the binary).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::context::*;
+    kijito_protocol::codes! {
+        NOT_FOUND NotFound = "transcript_not_found",
+        SYMLINK Symlink = "transcript_symlink",
+        NOT_REGULAR NotRegular = "transcript_not_regular",
+        NOT_OWNED NotOwned = "transcript_not_owned",
+        UNREADABLE Unreadable = "transcript_unreadable",
+        NO_USAGE NoUsage = "no_usage_in_tail",
+        COMPACTED Compacted = "compacted_since_last_usage",
+        WINDOW_UNKNOWN WindowUnknown = "window_unknown",
+        USAGE_INVALID UsageInvalid = "usage_invalid",
+        STDIN Stdin = "statusline_stdin_invalid",
+        STATUSLINE_FLAGS StatuslineFlags = "statusline_flags",
+        DATA_DIR_FLAG DataDirFlag = "data_dir_flag",
+    }
 }
 
 /// Which host wrote the file: the one host enum ([`kijito_files::datadir::HostKind`]).

@@ -35,9 +35,15 @@ fn config_error(code: codes::Code, message: impl Into<String>) -> Error {
     Error::new(code, message).with_kind(Kind::Local)
 }
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::config`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::config::*;
+    kijito_protocol::codes! {
+        INVALID Invalid = "config_invalid",
+        UNKNOWN_KEY UnknownKey = "config_unknown_key",
+        API_URL ApiUrl = "config_api_url_refused",
+        HOME Home = "config_home_unknown",
+        PLUGIN_OPTION PluginOption = "config_plugin_option_invalid",
+    }
 }
 
 /// The Claude Code plugin option variables (userConfig keys `pointer_id`

@@ -16,9 +16,12 @@ use crate::private;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::data_dir`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::data_dir::*;
+    kijito_protocol::codes! {
+        INVALID Invalid = "data_dir_invalid",
+        UNUSABLE Unusable = "data_dir_unusable",
+    }
 }
 
 /// Which host runs us (decides the plugin data variable).

@@ -9,9 +9,25 @@ use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use serde_json::{json, Value};
 use std::os::unix::fs::MetadataExt;
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::compaction`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::compaction::*;
+    kijito_protocol::codes! {
+        PROMOTED Promoted = "pass_promoted",
+        PROMOTE_FAILED PromoteFailed = "pass_promotion_failed",
+        ATTEMPT_INVALID AttemptInvalid = "attempt_invalid",
+        ATTEMPT_EXPIRED AttemptExpired = "attempt_expired",
+        ATTEMPT_FUTURE AttemptFuture = "attempt_from_future",
+        TICKET_MISSING TicketMissing = "ticket_missing",
+        TICKET_INVALID TicketInvalid = "ticket_invalid",
+        TICKET_NONCE TicketNonce = "ticket_nonce_mismatch",
+        REENTRY_INVALID ReentryInvalid = "reentry_invalid",
+        /// An attested re-entry record whose compaction nonce no PreCompact
+        /// consumed (no `pass_already_consumed` entry in the spent record at or
+        /// before its claim): delivered UNATTESTED (docs/protocol.md §7).
+        REENTRY_UNBACKED ReentryUnbacked = "reentry_unbacked",
+        /// Another PreCompact of this session held the lock for too long.
+        PRECOMPACT_BUSY PrecompactBusy = "precompact_busy",
+    }
 }
 
 /// How long a PreCompact waits for another PreCompact of the same session

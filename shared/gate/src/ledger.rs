@@ -27,9 +27,9 @@ use kijito_protocol::ids::{Digest, SessionId};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Stable codes of this module (in the registry, [`kijito_protocol::codes::pass`]).
+/// Stable codes of this module (in the registry, [`crate::pass::codes`]).
 pub mod codes {
-    pub use kijito_protocol::codes::pass::{Code, LEDGER_INVALID, LEDGER_UNAVAILABLE, PASS_CONSUMED, PASS_REPLAYED, PASS_WITHDRAWN};
+    pub use crate::pass::codes::{Code, LEDGER_INVALID, LEDGER_UNAVAILABLE, PASS_CONSUMED, PASS_REPLAYED, PASS_WITHDRAWN};
 }
 
 /// Largest ledger file of one session.

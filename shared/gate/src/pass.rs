@@ -8,9 +8,44 @@ use serde_json::{json, Value};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::pass`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::pass::*;
+    kijito_protocol::codes! {
+        PASS_INVALID PassInvalid = "pass_invalid",
+        PASS_SESSION PassSession = "pass_session_mismatch",
+        PASS_STALE PassStale = "pass_stale",
+        PASS_FUTURE PassFuture = "pass_from_future",
+        PASS_MISSING PassMissing = "pass_missing",
+        /// A new turn (a UserPromptSubmit of the main agent, not `/compact`)
+        /// began after `qa-gate record`: the pass was withdrawn (docs/protocol.md §7).
+        PASS_WITHDRAWN PassWithdrawn = "pass_invalidated_by_new_turn",
+        /// The pass's nonce was promoted by an earlier PreCompact: a ticket
+        /// copied back as the pass attests nothing (docs/protocol.md §7).
+        PASS_CONSUMED PassConsumed = "pass_already_consumed",
+        /// `qa-spent.<s>.json` (the withdrawn nonces) does not parse: every pass
+        /// of the session is refused until it is removed.
+        SPENT_INVALID SpentInvalid = "spent_nonces_invalid",
+        /// The pass's nonce (or one of its reports) is in the spent-nonce ledger
+        /// outside the data dir: it was consumed or withdrawn before (docs/protocol.md §7).
+        PASS_REPLAYED PassReplayed = "pass_replayed",
+        /// The ledger exists but cannot be trusted (not an owner-only regular
+        /// file, too large, a line that does not parse): fail closed.
+        LEDGER_INVALID LedgerInvalid = "spent_ledger_invalid",
+        /// No state directory for the ledger (no HOME, XDG_STATE_HOME or
+        /// MEMORY_LATCH_HEADS_DIR), or it cannot be created or written.
+        LEDGER_UNAVAILABLE LedgerUnavailable = "spent_ledger_unavailable",
+        TRANSCRIPT_UNKNOWN TranscriptUnknown = "transcript_unknown",
+        TRANSCRIPT_NOT_FOUND TranscriptNotFound = "transcript_not_found",
+        TRANSCRIPT_SYMLINK TranscriptSymlink = "transcript_symlink",
+        TRANSCRIPT_NOT_REGULAR TranscriptNotRegular = "transcript_not_regular",
+        TRANSCRIPT_NOT_OWNED TranscriptNotOwned = "transcript_not_owned",
+        TRANSCRIPT_UNREADABLE TranscriptUnreadable = "transcript_unreadable",
+        TRANSCRIPT_CHANGED TranscriptChanged = "transcript_changed_during_read",
+        TRANSCRIPT_REPLACED TranscriptReplaced = "transcript_replaced",
+        TRANSCRIPT_TRUNCATED TranscriptTruncated = "transcript_truncated",
+        TRANSCRIPT_GREW TranscriptGrew = "transcript_grew_too_much",
+        TRANSCRIPT_MTIME TranscriptMtime = "transcript_mtime_earlier",
+    }
 }
 
 /// Device, inode, size and mtime of the session transcript.

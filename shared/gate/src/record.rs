@@ -9,9 +9,33 @@ use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use serde_json::{json, Value};
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::record`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::record::*;
+    kijito_protocol::codes! {
+        VERIFY_FAILED VerifyFailed = "pass_verify_failed",
+        /// A report was verified before this session's last pass was withdrawn
+        /// or consumed: a new pass needs new boots (docs/protocol.md §7).
+        REPORTS_PREDATE_SPENT_PASS ReportsPredateSpentPass = "reports_predate_spent_pass",
+        /// Witnessed boots (docs/protocol.md §7, "Witnessed boots"): a report
+        /// whose `pointer-snapshot` call the PreToolUse hook did not see, while it
+        /// saw the other one.
+        BOOT_NOT_WITNESSED BootNotWitnessed = "boot_not_witnessed",
+        /// A report's `pointer-snapshot` call came from the main agent (no agent
+        /// identity in the hook input), not a subagent.
+        BOOT_BY_MAIN_AGENT BootByMainAgent = "boot_by_main_agent",
+        /// Both reports come from the same subagent.
+        BOOTS_SAME_AGENT BootsSameAgent = "boots_same_agent",
+        /// A red (or missing) report for the same pointer was written after the
+        /// first of the two green ones: the count starts again.
+        BOOTS_RESET_BY_RED BootsResetByRed = "boots_reset_by_red",
+        /// `qa-witness.<s>.jsonl` cannot be trusted (insecure, too large, a line
+        /// that does not parse).
+        WITNESS_INVALID WitnessInvalid = "witness_record_invalid",
+        /// The live pointer's digest differs from the one recorded.
+        NOT_LIVE NotLive = "pointer_digest_not_live",
+        /// The installed verifier executable could not be read.
+        VERIFIER_UNREADABLE VerifierUnreadable = "verifier_unreadable",
+    }
 }
 
 /// Largest verifier executable hashed.

@@ -32,9 +32,37 @@ pub const GREEN_KEYS: &[&str] = &[
 pub const RED_KEYS: &[&str] =
     &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"];
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::report`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::report::*;
+    kijito_protocol::codes! {
+        NOT_FOUND NotFound = "report_not_found",
+        SYMLINK Symlink = "report_symlink",
+        NOT_OWNED NotOwned = "report_not_owned",
+        PERMISSIONS Permissions = "report_permissions",
+        NOT_REGULAR NotRegular = "report_not_regular",
+        TOO_LARGE TooLarge = "report_too_large",
+        CHANGED Changed = "report_changed_during_read",
+        UNREADABLE Unreadable = "report_unreadable",
+        NOT_JSON NotJson = "report_not_json",
+        RED Red = "report_red",
+        KEYS Keys = "report_keys_invalid",
+        SCHEMA Schema = "report_schema_invalid",
+        NOT_GREEN NotGreen = "report_not_green",
+        KNOWN_BAD KnownBad = "report_known_bad_control_not_passed",
+        GRAPH_EDGES GraphEdges = "report_graph_edges_used",
+        FIELD Field = "report_field_invalid",
+        POINTER_ID PointerId = "report_pointer_id_mismatch",
+        POINTER_DIGEST PointerDigest = "report_pointer_digest_mismatch",
+        SNAPSHOT_MISMATCH SnapshotMismatch = "report_snapshot_digest_mismatch",
+        TOO_OLD TooOld = "report_too_old",
+        FUTURE Future = "report_from_future",
+        NONCE_REUSED NonceReused = "report_boot_nonce_reused",
+        SNAPSHOT_DIFFERS SnapshotDiffers = "report_snapshot_digest_differs",
+        LOCK_DIFFERS LockDiffers = "report_lock_differs",
+        COUNT Count = "report_count_invalid",
+        /// The report was not written by the installed `pointer-snapshot`.
+        VERIFIER Verifier = "report_verifier_mismatch",
+    }
 }
 
 /// The published JSON Schema of a green report.

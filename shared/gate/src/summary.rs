@@ -22,9 +22,21 @@ use kijito_protocol::error::Error;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::SessionId;
 
-/// Codes of the `summaryCheck` field ([`kijito_protocol::codes::summary`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::summary::*;
+    kijito_protocol::codes! {
+        /// The summary holds all four values (`summaryCarried: true`).
+        CARRIED Carried = "carried",
+        /// The summary lacks at least one value (`summaryCarried: false`).
+        VALUES_MISSING ValuesMissing = "values_missing",
+        /// Claimed before the host handed any hook the summary (Claude Code:
+        /// SessionStart(compact) runs before PostCompact); PostCompact fills it in.
+        PENDING Pending = "pending",
+        /// The host gave no hook the summary (Codex 0.169.0 never does).
+        NO_SUMMARY NoSummary = "no_summary",
+        /// Unattested: nothing was asked to carry.
+        UNATTESTED Unattested = "unattested",
+    }
 }
 
 /// The labels of the four lines the summary is asked to keep verbatim.

@@ -34,11 +34,9 @@ use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, SessionId};
 use serde_json::{json, Value};
 
-/// Stable codes of this module (in the registry, [`kijito_protocol::codes::record`]).
+/// Stable codes of this module (in the registry, [`crate::record::codes`]).
 pub mod codes {
-    pub use kijito_protocol::codes::record::{
-        BOOTS_RESET_BY_RED, BOOTS_SAME_AGENT, BOOT_BY_MAIN_AGENT, BOOT_NOT_WITNESSED, WITNESS_INVALID,
-    };
+    pub use crate::record::codes::{BOOTS_RESET_BY_RED, BOOTS_SAME_AGENT, BOOT_BY_MAIN_AGENT, BOOT_NOT_WITNESSED, WITNESS_INVALID};
 }
 
 /// Largest witness record of one session.

@@ -47,9 +47,23 @@ pub const WATCHDOG_SESSION: Duration = Duration::from_millis(3500);
 /// installed hooks.json; the watchdogs stay below it.
 pub const HOOK_TIMEOUT_SECS: u64 = 5;
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::hooks`]).
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::hooks::*;
+    kijito_protocol::codes! {
+        STDIN_EMPTY StdinEmpty = "hook_stdin_empty",
+        /// session-hook was asked for PreToolUse and its sibling pretool-hook could not be run: denied.
+        PRETOOL_MISSING PretoolMissing = "hook_pretool_missing",
+        STDIN_TOO_LARGE StdinTooLarge = "hook_stdin_too_large",
+        STDIN_READ StdinRead = "hook_stdin_unreadable",
+        STDIN_INVALID_JSON StdinInvalidJson = "hook_stdin_invalid_json",
+        STDIN_NOT_OBJECT StdinNotObject = "hook_stdin_not_object",
+        EVENT_MISMATCH EventMismatch = "hook_event_mismatch",
+        SESSION_INVALID SessionInvalid = "hook_session_id_invalid",
+        PANIC Panic = "hook_internal_panic",
+        TIMEOUT Timeout = "hook_timeout",
+        /// SessionStart: the sibling `wake-check --hook` gave no answer (missing, failed, timed out, malformed).
+        WAKE_CHECK_FAILED WakeCheckFailed = "hook_wake_check_failed",
+    }
 }
 
 /// The hook events `session-hook` serves.

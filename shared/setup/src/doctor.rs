@@ -289,7 +289,8 @@ fn check_config(out: &mut Out) -> Option<Config> {
             Some(c)
         }
         Err(e) => {
-            use kijito_protocol::codes::{config, files};
+            use kijito_files::config::codes as config;
+            use kijito_protocol::codes::files;
             let fix = match (e.code_as(), e.code_as()) {
                 (Some(files::PERMISSIONS), _) => format!("chmod 600 {}", path.display()),
                 (_, Some(config::UNKNOWN_KEY)) => {

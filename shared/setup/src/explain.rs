@@ -123,7 +123,7 @@ mod tests {
         assert!(e.message().contains("127.0.0.1 port 4711"), "{}", e.message());
         let e = explain(Error::new(token::FILE_PERMISSIONS, "token file: too open"), &cx(Target::Other));
         assert!(e.message().contains("chmod 600 /home/u/.config/kijito-qa/token"));
-        let e = explain(Error::new(kijito_protocol::codes::setup::RED, "same"), &cx(Target::Other));
+        let e = explain(Error::new(crate::codes::RED, "same"), &cx(Target::Other));
         assert_eq!(e.message(), "same");
     }
 

@@ -15,9 +15,14 @@
 
 #![forbid(unsafe_code)]
 
-/// Stable codes of kijito-setup and kijito-doctor.
+/// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
-    pub use kijito_protocol::codes::setup::*;
+    kijito_protocol::codes! {
+        SPAWN_FAILED SpawnFailed = "spawn_failed",
+        CODEX_HOOKS_LIST_FAILED CodexHooksListFailed = "codex_hooks_list_failed",
+        CWD_UNKNOWN CwdUnknown = "cwd_unknown",
+        RED Red = "red",
+    }
 }
 pub mod claude_options;
 pub mod cli;

@@ -152,12 +152,10 @@ pub fn run(req: &SetupRequest) -> Result<Outcome> {
         "pointerId": pointer_id.get(),
         "lockMessageId": lock_message_id.get(),
     });
-    let text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(&body).map_err(|e| Error::new(kijito_protocol::codes::config::INVALID, e.to_string()))?
-    );
+    let text =
+        format!("{}\n", serde_json::to_string_pretty(&body).map_err(|e| Error::new(kijito_files::config::codes::INVALID, e.to_string()))?);
     Config::from_json(text.as_bytes())?; // what we write must load
-    let dir = config_path.parent().ok_or_else(|| Error::new(kijito_protocol::codes::config::INVALID, "config path has no directory"))?;
+    let dir = config_path.parent().ok_or_else(|| Error::new(kijito_files::config::codes::INVALID, "config path has no directory"))?;
     private::ensure_private_dir(dir).map_err(|e| e.context("config directory (it must be owner-only: chmod 700 it)"))?;
     private::write_atomic(&config_path, text.as_bytes())?;
     Ok(Outcome { config_path, api_url, token_file, pointer_id, lock_message_id, anchor_id, pointer_digest: digest })

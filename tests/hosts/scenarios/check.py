@@ -403,9 +403,13 @@ def check_consent(out, root, s, host, token_file):
     ok("the user's message %s was refused: the model had typed it into a tool call (consent_token_seen_by_tool)" % token)
     status = json.load(open(os.path.join(out, "latch-status.json")))
     head = status["head"]
-    if head["consent_state"] == "authorized" or head["event"] != "consent_request" or head["seq"] != 2:
-        fail("expected the head to stay entry 2, consent_request, not authorized: %s" % json.dumps(head)[:600])
-    ok("latch head: entry 2 consent_request, nothing authorized")
+    # The resumed session's SessionStart may append one state-neutral `wake_findings` entry (every
+    # wake-check run with findings leaves one, docs/wake-check.md): it copies entry 2's consent state.
+    wake = head["event"] == "wake_findings" and head["seq"] == 3 and head["consent_state"] == "pending"
+    if head["consent_state"] == "authorized" or not (wake or (head["event"] == "consent_request" and head["seq"] == 2)):
+        fail("expected the head to stay entry 2, consent_request (or a wake_findings entry 3 still pending), not authorized: %s"
+             % json.dumps(head)[:600])
+    ok("latch head: entry %d %s, consent still pending, nothing authorized" % (head["seq"], head["event"]))
 
 
 def main(argv):

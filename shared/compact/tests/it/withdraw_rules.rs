@@ -7,9 +7,9 @@
 
 use kijito_compact::trigger::{self, Pin, Request, RequestState, Via};
 use kijito_files::private;
+use kijito_gate::pass::codes::{PASS_MISSING, PASS_WITHDRAWN};
 use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
-use kijito_protocol::codes::pass::{PASS_MISSING, PASS_WITHDRAWN};
 use kijito_protocol::ids::AbsPath;
 use std::os::unix::fs::MetadataExt;
 

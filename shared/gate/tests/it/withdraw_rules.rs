@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::private;
+use kijito_gate::pass::codes::PASS_WITHDRAWN;
 use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
-use kijito_protocol::codes::pass::PASS_WITHDRAWN;
 use std::os::unix::fs::PermissionsExt;
 
 use crate::common;
@@ -101,7 +101,7 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let ticket = std::fs::read(e.qa.ticket(&e.s)).unwrap();
     assert_eq!(ticket, bytes);
     private::write_atomic(&e.qa.pass(&e.s), &ticket).unwrap();
-    let consumed = kijito_protocol::codes::pass::PASS_CONSUMED;
+    let consumed = kijito_gate::pass::codes::PASS_CONSUMED;
     assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), consumed);
     let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
     assert_eq!(st["passRejectedBecause"], consumed, "{st}");

@@ -40,7 +40,7 @@ fn a_panic_answers_the_fallback_once_and_exits_zero() {
         assert_eq!(out.status.code(), Some(0), "{mode}: {stderr}");
         assert_eq!(stdout.matches("fallback-answer").count(), 1, "{mode}: exactly one fail-soft answer: {stdout}");
         assert!(!stdout.contains("work-answer"), "{mode}: {stdout}");
-        assert!(stderr.contains(kijito_protocol::codes::hooks::PANIC.as_str()), "{mode}: {stderr}");
+        assert!(stderr.contains(kijito_hooks::codes::PANIC.as_str()), "{mode}: {stderr}");
         assert!(start.elapsed() < Duration::from_secs(3), "{mode}: answered by the panic, not by the watchdog");
     }
 }
