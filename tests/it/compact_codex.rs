@@ -96,7 +96,13 @@ fn send(ws: &mut WebSocket<UnixStream>, v: Value) {
 /// Read messages until `pred` matches (bounded by the read timeout and a count).
 fn until(ws: &mut WebSocket<UnixStream>, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..500 {
-        let m = ws.read().unwrap_or_else(|e| panic!("reading while waiting for {what}: {e}"));
+        let m = match ws.read() {
+            // A stop and continue of this process (a loaded or frozen
+            // machine) ends a timed socket read with EINTR, even without a
+            // handler (signal(7)); the frame read so far stays buffered.
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            m => m.unwrap_or_else(|e| panic!("reading while waiting for {what}: {e}")),
+        };
         let Message::Text(t) = m else { continue };
         let v: Value = serde_json::from_str(t.as_str()).unwrap();
         seen.push(v.clone());

@@ -138,8 +138,10 @@ fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE_BYTES)).max_frame_size(Some(MAX_MESSAGE_BYTES))
 }
 
+/// Nothing more to do now; poll again. EINTR counts: a stopped and
+/// continued adapter (Ctrl-Z, `fg`) must keep its TUI.
 fn would_block(e: &tungstenite::Error) -> bool {
-    matches!(e, tungstenite::Error::Io(io) if io.kind() == io::ErrorKind::WouldBlock)
+    matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted))
 }
 
 impl WsClient {
