@@ -14,7 +14,7 @@ use kijito_protocol::ids::AbsPath;
 const TOOL: Tool = Tool {
     name: "pretool-hook",
     code_name: "pretool_hook",
-    help: "pretool-hook --host codex|claude --expect PreToolUse [--data-dir ABS]\n  Reads the PreToolUse hook JSON on stdin and answers in the host's format (or prints nothing: allowed).\n",
+    help: "pretool-hook --host codex|claude --expect PreToolUse|PostToolUse|PostToolUseFailure [--data-dir ABS]\n  Reads the PreToolUse hook JSON on stdin and answers in the host's format (or prints nothing: allowed).\n  PostToolUse and PostToolUseFailure (Claude Code, consent mode host): records a call the user allowed\n  in the host's dialog; prints nothing.\n",
     commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
 };
 
@@ -24,8 +24,8 @@ fn run() -> ! {
     let parsed = cli::hook_args(&TOOL)
         .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
     let deny = hooks::run::session_fallback(Event::PreToolUse);
-    let (host, data_dir) = match parsed {
-        Ok((host, Event::PreToolUse, data_dir)) => (host, data_dir),
+    let (host, event, data_dir) = match parsed {
+        Ok((host, ev @ (Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure), data_dir)) => (host, ev, data_dir),
         // A tool call this hook cannot even start deciding is denied.
         Ok(_) => hooks::run_hook(hooks::WATCHDOG_SESSION, deny.clone(), || deny),
         Err(e) => {
@@ -33,6 +33,13 @@ fn run() -> ! {
             hooks::run_hook(hooks::WATCHDOG_SESSION, deny.clone(), || deny)
         }
     };
+    if event != Event::PreToolUse {
+        // The call already ran: nothing to deny, whatever happens here.
+        hooks::run_hook(hooks::WATCHDOG_SESSION, None, move || {
+            let env = HookEnv::from_process(host, data_dir);
+            hooks::read_bounded(std::io::stdin().lock()).ok().and_then(|b| hooks::consent_host::post_tool(&env, event, &b))
+        })
+    }
     hooks::run_hook(hooks::WATCHDOG_SESSION, deny, move || {
         let env = HookEnv::from_process(host, data_dir);
         hooks::pretool::pretool_stdin(&env, hooks::read_bounded(std::io::stdin().lock()))

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const EVENTS: [&str; 6] = ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"];
+/// Claude Code only: the post events of host consent (docs/protocol.md §8a).
+const CLAUDE_POST_EVENTS: [&str; 2] = ["PostToolUse", "PostToolUseFailure"];
 const MANIFEST: &str = ".kijito-install-manifest";
 
 fn install(args: &[&str]) -> Output {
@@ -99,7 +101,11 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
     let hooks: serde_json::Value =
         serde_json::from_slice(&fs::read(root.join("hooks/hooks.json")).expect("hooks.json")).expect("hooks.json is JSON");
     let events = hooks["hooks"].as_object().expect("hooks object");
-    assert_eq!(events.keys().map(String::as_str).collect::<BTreeSet<_>>(), EVENTS.into_iter().collect());
+    let mut want: BTreeSet<&str> = EVENTS.into_iter().collect();
+    if host == "claude" {
+        want.extend(CLAUDE_POST_EVENTS);
+    }
+    assert_eq!(events.keys().map(String::as_str).collect::<BTreeSet<_>>(), want);
     for (event, groups) in events {
         let groups = groups.as_array().expect("groups");
         assert_eq!(groups.len(), 1, "{event}");
@@ -124,8 +130,8 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
             "UserPromptSubmit" => {
                 vec![format!("{root_s}/bin/prompt-hook"), "--host".into(), host.into(), "--expect".into(), "UserPromptSubmit".into()]
             }
-            "PreToolUse" => {
-                vec![format!("{root_s}/bin/pretool-hook"), "--host".into(), host.into(), "--expect".into(), "PreToolUse".into()]
+            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+                vec![format!("{root_s}/bin/pretool-hook"), "--host".into(), host.into(), "--expect".into(), event.clone()]
             }
             ev => vec![format!("{root_s}/bin/session-hook"), "--host".into(), host.into(), "--expect".into(), ev.into()],
         };

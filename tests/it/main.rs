@@ -10,6 +10,7 @@ mod cli_conventions;
 mod command_guard;
 mod compact_codex;
 mod compact_tmux;
+mod consent_host;
 mod consent_key;
 mod consent_token;
 mod doc_examples;

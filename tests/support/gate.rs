@@ -112,6 +112,8 @@ impl World {
             .env_remove("MEMORY_LATCH_WALLET_FILE")
             .env_remove("PLUGIN_DATA")
             .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("CLAUDE_CODE_ENTRYPOINT")
+            .env_remove("MEMORY_LATCH_CONSENT_FILE")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -17,6 +17,11 @@ pub trait Procs {
     fn stat(&self, pid: u32) -> Option<ProcStat>;
     /// argv of the process; `None` when unreadable.
     fn cmdline(&self, pid: u32) -> Option<Vec<String>>;
+    /// What the process's fd 0 is (`/dev/pts/3`, `pipe:[...]`); `None`
+    /// when unreadable.
+    fn stdin_target(&self, _pid: u32) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// The real `/proc`.
@@ -53,6 +58,10 @@ impl Procs for RealProcs {
     fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
         let bytes = read_bounded(&format!("/proc/{pid}/cmdline"), MAX_CMDLINE_BYTES)?;
         Some(bytes.split(|b| *b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect())
+    }
+
+    fn stdin_target(&self, pid: u32) -> Option<std::path::PathBuf> {
+        std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()
     }
 }
 

@@ -12,6 +12,7 @@
 #![deny(unsafe_code)]
 
 pub mod compact;
+pub mod consent_host;
 pub mod entry;
 pub mod guard;
 pub mod latch_hook;
@@ -73,6 +74,10 @@ pub enum Event {
     UserPromptSubmit,
     Stop,
     PreToolUse,
+    /// Claude Code only (docs/protocol.md §8a, host consent): a call ran.
+    PostToolUse,
+    /// Claude Code only: a call ran and failed.
+    PostToolUseFailure,
 }
 
 impl Event {
@@ -82,9 +87,14 @@ impl Event {
             "UserPromptSubmit" => Ok(Event::UserPromptSubmit),
             "Stop" => Ok(Event::Stop),
             "PreToolUse" => Ok(Event::PreToolUse),
+            "PostToolUse" => Ok(Event::PostToolUse),
+            "PostToolUseFailure" => Ok(Event::PostToolUseFailure),
             _ => Err(Error::usage(
                 kijito_protocol::codes::cli::INVALID_EVENT,
-                format!("--expect must be SessionStart, UserPromptSubmit, Stop or PreToolUse, got {:?}", kijito_protocol::ids::clip(text)),
+                format!(
+                    "--expect must be SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse or PostToolUseFailure, got {:?}",
+                    kijito_protocol::ids::clip(text)
+                ),
             )),
         }
     }
@@ -95,6 +105,8 @@ impl Event {
             Event::UserPromptSubmit => "UserPromptSubmit",
             Event::Stop => "Stop",
             Event::PreToolUse => "PreToolUse",
+            Event::PostToolUse => "PostToolUse",
+            Event::PostToolUseFailure => "PostToolUseFailure",
         }
     }
 }
@@ -146,6 +158,9 @@ pub struct HookInput {
     pub cwd: Option<AbsPath>,
     /// Claude Code's `agent_id` (a subagent's tool call or prompt).
     pub agent_id: Option<String>,
+    /// The tool call's id (Claude Code `toolu_...`, Codex the model's
+    /// `call_id`), the same at PreToolUse and PostToolUse.
+    pub tool_use_id: Option<String>,
 }
 
 /// Parse hook stdin and check its `hook_event_name`.
@@ -182,6 +197,7 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
         tool_input: o.remove("tool_input"),
         cwd: o.get("cwd").and_then(Value::as_str).and_then(|s| AbsPath::parse(s).ok()),
         agent_id: text(&o, "agent_id"),
+        tool_use_id: text(&o, "tool_use_id"),
         event,
         session_id,
     })
@@ -232,6 +248,13 @@ pub fn stop_reply(message: &str) -> String {
 pub fn deny_reply(reason: &str) -> String {
     let reason = if reason.trim().is_empty() { "denied by the kijito-qa command guard" } else { reason };
     json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        .to_string()
+}
+
+/// PreToolUse answer that puts the call to the user in the host's own
+/// dialog (Claude Code only: consent mode host, docs/protocol.md §8a).
+pub fn ask_reply(reason: &str) -> String {
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": reason}})
         .to_string()
 }
 

@@ -14,7 +14,7 @@
 //! every workspace: they protect the QA protocol itself.
 
 use crate::run::HookEnv;
-use crate::{deny_reply, parse_input, HookInput};
+use crate::{ask_reply, deny_reply, parse_input, HookInput};
 use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall};
 use kijito_protocol::codes::policy as codes;
 use kijito_protocol::error::Error;
@@ -46,7 +46,17 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
             env.now_ms,
         );
     }
-    decide(env, &input).map(|reason| deny_reply(&reason))
+    decide(env, &input).map(|a| match a {
+        Answer::Deny(reason) => deny_reply(&reason),
+        Answer::Ask(reason) => ask_reply(&reason),
+    })
+}
+
+/// What the policy answers a call it does not simply allow.
+enum Answer {
+    Deny(String),
+    /// Consent mode host: the host asks the user ([`crate::consent_host`]).
+    Ask(String),
 }
 
 /// [`pretool`] for stdin that may not have been readable.
@@ -57,8 +67,8 @@ pub fn pretool_stdin(env: &HookEnv, stdin: kijito_protocol::error::Result<Vec<u8
     }
 }
 
-/// The policy's decision for one parsed call: `Some(reason)` denies.
-fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
+/// The policy's decision for one parsed call: `None` allows.
+fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
     let null = Value::Null;
     let tool_name = input.tool_name.as_deref().unwrap_or("");
     let tool_input = input.tool_input.as_ref().unwrap_or(&null);
@@ -81,15 +91,15 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
         return None;
     }
     if let Some(e) = user_error {
-        return Some(format!(
+        return Some(Answer::Deny(format!(
             "kijito-qa policy: denied ({}): your policy file ({}) cannot be used: {}. Every write is held until the user fixes or removes it; reads pass.",
             e.code(),
             kijito_files::config::user_policy_path().map(|p| p.display().to_string()).unwrap_or_else(|_| "policy.json".into()),
             e.message()
-        ));
+        )));
     }
     if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
-        return Some(reason);
+        return Some(Answer::Deny(reason));
     }
     let helper_dir = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
     let workspace = cwd.as_ref().map(|c| c.display().to_string()).unwrap_or_else(|| "<workspace>".into());
@@ -138,50 +148,93 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<String> {
     match decision {
         Decision::Allow => None,
         Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
-            consent(env, latch.as_ref(), &cls, &bytes, &action_file, &workspace, &helper_dir, reason)
+            let ctx =
+                ConsentCall { input, cls: &cls, bytes: &bytes, action_file: &action_file, workspace: &workspace, helper_dir: &helper_dir };
+            consent(env, latch.as_ref(), data_dir.as_ref().map(|d| d.as_path()), &ctx, reason)
         }
-        Decision::Deny { reason, .. } => Some(reason),
+        Decision::Deny { reason, .. } => Some(Answer::Deny(reason)),
     }
 }
 
 /// The latch modes that halt every mutating call, ahead of the wake hold.
 const HALTING: &[codes::Code] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
 
-/// Normal mode, an irreversible call: pass once if the user authorized
-/// exactly this call (the authorization is consumed, a `gate_pass` entry
-/// written); otherwise write the action file and deny with the command
-/// that requests consent for it.
-#[allow(clippy::too_many_arguments)]
+/// One irreversible call awaiting consent.
+struct ConsentCall<'a> {
+    input: &'a HookInput,
+    cls: &'a Classification,
+    bytes: &'a [u8],
+    action_file: &'a Path,
+    workspace: &'a str,
+    helper_dir: &'a str,
+}
+
+/// Normal mode, an irreversible call: in consent mode host on a host that
+/// can ask, put it to the user in the host's dialog; else pass once if the
+/// user authorized exactly this call (the authorization is consumed, a
+/// `gate_pass` entry written); otherwise write the action file and deny
+/// with the command that requests consent for it.
 fn consent(
     env: &HookEnv,
     latch: Option<&kijito_latch::Latch>,
-    cls: &Classification,
-    bytes: &[u8],
-    action_file: &Path,
-    workspace: &str,
-    helper_dir: &str,
+    data_dir: Option<&Path>,
+    c: &ConsentCall<'_>,
     reason: String,
-) -> Option<String> {
+) -> Option<Answer> {
     let Some(latch) = latch else {
-        return Some(format!(
-            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{helper_dir}/memory-latch init --workspace {workspace} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
+        return Some(Answer::Deny(format!(
+            "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{}/memory-latch init --workspace {} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
             codes::LATCH_REQUIRED,
-            cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", ")
-        ));
+            c.cls.irreversible().iter().map(|h| h.rule).collect::<Vec<_>>().join(", "),
+            c.helper_dir,
+            c.workspace
+        )));
     };
-    if let Err(e) = write_action_file(action_file, bytes) {
-        return Some(format!("{reason} (The action file could not be written: {}: {}.)", e.code(), e.message()));
+    if let Err(e) = write_action_file(c.action_file, c.bytes) {
+        return Some(Answer::Deny(format!("{reason} (The action file could not be written: {}: {}.)", e.code(), e.message())));
     }
-    let (code, message) = match run_tool_gate(env, &latch.paths().root, action_file, cls.risk()) {
+    let root = &latch.paths().root;
+    let mut note = String::new();
+    let setting = kijito_latch::consent::Setting::from_env(root);
+    if setting.mode == kijito_latch::consent::Mode::Host {
+        let asks = crate::consent_host::host_can_ask(
+            env.host,
+            std::env::var(crate::consent_host::ENTRYPOINT_ENV).ok().as_deref(),
+            &kijito_compact::procfs::RealProcs,
+            std::process::id(),
+        );
+        match (crate::consent_host::wanted(&setting, c.cls.risk()), asks, data_dir) {
+            (true, true, Some(data)) => {
+                let call = crate::consent_host::AskCall {
+                    input: c.input,
+                    cls: c.cls,
+                    action_file: c.action_file,
+                    action_hash: policy::action_hash(
+                        c.input.tool_name.as_deref().unwrap_or(""),
+                        c.input.tool_input.as_ref().unwrap_or(&Value::Null),
+                    ),
+                    workspace: root,
+                    data_dir: data,
+                };
+                match crate::consent_host::ask(env, &call) {
+                    Ok(r) => return Some(Answer::Ask(r)),
+                    Err(e) => note = format!(" (Consent mode host: the host could not be asked: {}: {}.)", e.code(), e.message()),
+                }
+            }
+            (false, _, _) => note = " (Consent mode host: a high-risk call still needs the user's token, twice.)".into(),
+            _ => note = " (Consent mode host: this host cannot ask the user itself, so the token flow applies.)".into(),
+        }
+    }
+    let (code, message) = match run_tool_gate(env, root, c.action_file, c.cls.risk()) {
         Ok(()) => return None,
         Err(e) => e,
     };
-    Some(if kijito_latch::codes::Code::parse(&code) == Some(kijito_latch::codes::CONSENT_NOT_AUTHORIZED) {
+    Some(Answer::Deny(if kijito_latch::codes::Code::parse(&code) == Some(kijito_latch::codes::CONSENT_NOT_AUTHORIZED) {
         // Nothing authorized yet: the plain instruction says it all.
-        reason
+        format!("{reason}{note}")
     } else {
-        format!("{reason} (Consent check: {code}: {message}.)")
-    })
+        format!("{reason}{note} (Consent check: {code}: {message}.)")
+    }))
 }
 
 /// The consent check and its one-use consumption, run by the installed
@@ -190,28 +243,33 @@ fn consent(
 /// 1 MB bound, docs/architecture.md). `Err((code, message))` when it did
 /// not pass; a sibling that is missing, fails or hangs passes nothing.
 fn run_tool_gate(env: &HookEnv, workspace: &Path, action_file: &Path, risk: policy::Risk) -> Result<(), (String, String)> {
+    let (w, f) = (workspace.display().to_string(), action_file.display().to_string());
+    let v = run_latch_sibling(env, &["tool-gate", "--workspace", &w, "--action-file", &f, "--min-risk", risk.as_str()])?;
+    match (v.get("passed").and_then(Value::as_bool), v.get("code").and_then(Value::as_str)) {
+        (Some(true), _) => Ok(()),
+        (Some(false), Some(code)) => Err((code.to_owned(), v.get("message").and_then(Value::as_str).unwrap_or("").to_owned())),
+        _ => Err((codes::CONSENT_CHECK_FAILED.to_string(), "memory-latch tool-gate answered malformed output".into())),
+    }
+}
+
+/// Run the installed `memory-latch <args> --json`, bounded
+/// ([`TOOL_GATE_TIMEOUT`], 64 KiB of output): its one JSON line, or
+/// `Err((policy_consent_check_failed, why))` when it cannot be run, hangs
+/// or answers no JSON object.
+pub(crate) fn run_latch_sibling(env: &HookEnv, args: &[&str]) -> Result<Value, (String, String)> {
     let failed = |why: String| Err((codes::CONSENT_CHECK_FAILED.to_string(), why));
     let Some(h) = env.helpers.as_ref() else { return failed("cannot locate the installed memory-latch".into()) };
     let exe = h.helper("memory-latch");
     let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("tool-gate")
-        .arg("--workspace")
-        .arg(workspace)
-        .arg("--action-file")
-        .arg(action_file)
-        .arg("--min-risk")
-        .arg(risk.as_str())
-        .arg("--json");
+    cmd.args(args).arg("--json");
     let out = match kijito_files::child::run_bounded(&mut cmd, TOOL_GATE_TIMEOUT, 64 * 1024) {
         Ok(kijito_files::child::Ran::Exited { stdout, .. }) => stdout,
-        Ok(kijito_files::child::Ran::TimedOut) => return failed(format!("{exe} tool-gate did not finish in time")),
+        Ok(kijito_files::child::Ran::TimedOut) => return failed(format!("{exe} {} did not finish in time", args[0])),
         Err(e) => return failed(format!("cannot run {exe}: {e}")),
     };
-    let v: Value = serde_json::from_str(out.trim()).unwrap_or(Value::Null);
-    match (v.get("passed").and_then(Value::as_bool), v.get("code").and_then(Value::as_str)) {
-        (Some(true), _) => Ok(()),
-        (Some(false), Some(code)) => Err((code.to_owned(), v.get("message").and_then(Value::as_str).unwrap_or("").to_owned())),
-        _ => failed(format!("{exe} tool-gate answered malformed output")),
+    match serde_json::from_str::<Value>(out.trim()) {
+        Ok(v) if v.is_object() => Ok(v),
+        _ => failed(format!("{exe} {} answered malformed output", args[0])),
     }
 }
 

@@ -123,10 +123,11 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
 
 /// Every hook event of `session-hook` and `prompt-hook` (the tests' entry).
 pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
-    if event == Event::PreToolUse {
-        return crate::pretool::pretool(env, stdin);
+    match event {
+        Event::PreToolUse => crate::pretool::pretool(env, stdin),
+        Event::PostToolUse | Event::PostToolUseFailure => crate::consent_host::post_tool(env, event, stdin),
+        _ => dispatch(env, event, stdin, prompt_event, pretool_missing),
     }
-    dispatch(env, event, stdin, prompt_event, pretool_missing)
 }
 
 /// What the `session-hook` binary runs: every event but UserPromptSubmit
@@ -196,6 +197,8 @@ fn dispatch(
             crate::latch_knobs::join_stop(reply, latch_note)
         }
         Event::PreToolUse => on_tool(env, &input),
+        // pretool-hook answers these (consent_host); session-hook records nothing.
+        Event::PostToolUse | Event::PostToolUseFailure => None,
     }
 }
 
@@ -222,7 +225,7 @@ fn stdin_unreadable(event: Event, e: &Error) -> Option<String> {
     match event {
         Event::PreToolUse => crate::guard::unreadable(b"", e),
         Event::SessionStart => Some(context_reply(event, &unreadable_reentry(e.code()))),
-        Event::UserPromptSubmit | Event::Stop => None,
+        Event::UserPromptSubmit | Event::Stop | Event::PostToolUse | Event::PostToolUseFailure => None,
     }
 }
 

@@ -73,6 +73,10 @@ pub const TOOL: Tool = Tool {
             ],
         },
         Command { name: "tool-gate", flags: flags![Flag::value("--action-file"), Flag::value("--min-risk")] },
+        Command {
+            name: "tool-record",
+            flags: flags![Flag::value("--action-file"), Flag::value("--tool-use-id"), Flag::value("--outcome")],
+        },
         Command { name: "recover", flags: flags![] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "review", flags: flags![Flag::value("--message")] },
@@ -112,6 +116,10 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               file pretool-hook wrote): exit 0 when the head authorizes exactly that action, the
               authorization consumed (a gate_pass entry); else exit 1 with the failing check's code.
               Run by pretool-hook, never by the agent (the command guard denies it)
+  tool-record --action-file F --tool-use-id ID --outcome ran|failed: consent mode host, the PostToolUse
+              hook's record of a call the user allowed in the host's own dialog (a host_consent entry
+              with its action hash); nothing is authorized or consumed. Run by pretool-hook, never by
+              the agent (the command guard denies it)
   recover     recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   review      issue a review token in degraded mode (consent locked by a degraded_mode entry);
@@ -657,6 +665,19 @@ pub fn run(args: Args) -> Result<i32> {
                     return Ok(1);
                 }
                 (Err(e), false) => return Err(e),
+            }
+            Ok(0)
+        }
+        "tool-record" => {
+            let latch = open(&args)?;
+            let bytes = required_file(&args, "--action-file")?;
+            let id = args.raw("--tool-use-id").unwrap_or("");
+            let outcome = latch::HostOutcome::parse(args.raw("--outcome").unwrap_or(""))?;
+            let e = latch.record_host_consent(now(), &bytes, id, outcome)?;
+            if json {
+                json_out(&serde_json::json!({"schema": "memory-latch.tool-record/v1", "recorded": true, "entry_seq": e.entry_seq}))?
+            } else {
+                cli::print_stdout(&format!("host consent recorded (entry {})\n", e.entry_seq))?
             }
             Ok(0)
         }

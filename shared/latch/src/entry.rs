@@ -41,6 +41,11 @@ pub enum Event {
     /// head's consent, one-step and action fields; wake-check measures the
     /// sleep and the boot change from the newest entry that is not one.
     WakeFindings,
+    /// A tool call ran after the user's Yes in the host's own permission
+    /// dialog (`consent.mode: "host"`, docs/protocol.md §8a): the record of
+    /// the executed call and its action hash, written at PostToolUse.
+    /// State-neutral, like `wake_findings`.
+    HostConsent,
 }
 
 impl Event {
@@ -60,6 +65,7 @@ impl Event {
             Event::FatigueCleared => "fatigue_cleared",
             Event::Review => "review",
             Event::WakeFindings => "wake_findings",
+            Event::HostConsent => "host_consent",
         }
     }
 }

@@ -56,6 +56,7 @@ pub mod sign;
 pub mod time;
 pub mod tokens;
 pub mod tool_gate;
+pub use tool_gate::HostOutcome;
 mod views;
 pub mod wallet;
 mod write;

@@ -148,3 +148,60 @@ impl Latch {
         consume(self, &guard, now_ms, ledger, rec.as_ref(), format!("tool call passed for {hash}; authorization consumed (PreToolUse)"))
     }
 }
+
+/// How a call that the user allowed in the host's dialog ended, as the
+/// host's post event says (Claude Code: PostToolUse, PostToolUseFailure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostOutcome {
+    Ran,
+    Failed,
+}
+
+impl HostOutcome {
+    pub fn parse(text: &str) -> Result<HostOutcome> {
+        match text {
+            "ran" => Ok(HostOutcome::Ran),
+            "failed" => Ok(HostOutcome::Failed),
+            _ => Err(Error::usage(crate::codes::HOST_OUTCOME_INVALID, "--outcome must be ran or failed")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostOutcome::Ran => "ran",
+            HostOutcome::Failed => "failed",
+        }
+    }
+}
+
+impl Latch {
+    /// Record a tool call the user allowed in the host's own dialog and the
+    /// host then ran (`consent.mode: "host"`): one state-neutral
+    /// `host_consent` entry naming its action hash, the hook's
+    /// `tool_use_id` and the outcome. Nothing is authorized or consumed:
+    /// the host's dialog was the consent. A latch in Silent Witness (or
+    /// one that does not verify) records nothing.
+    pub fn record_host_consent(
+        &self,
+        now_ms: u64,
+        action_bytes: &[u8],
+        tool_use_id: &str,
+        outcome: HostOutcome,
+    ) -> Result<crate::entry::Entry> {
+        let hash = crate::action_hash(action_bytes)?;
+        if tool_use_id.is_empty()
+            || tool_use_id.len() > 128
+            || !tool_use_id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
+        {
+            return Err(Error::usage(crate::codes::HOST_OUTCOME_INVALID, "--tool-use-id must be 1 to 128 characters of [A-Za-z0-9_.:-]"));
+        }
+        let detail = format!(
+            "tool call {} after the user's Yes in the host's dialog (consent mode host): {hash}, tool_use_id {tool_use_id}",
+            outcome.as_str()
+        );
+        self.append_with(now_ms, crate::entry::Event::HostConsent, |e, _| {
+            e.details = vec![detail];
+            Ok(())
+        })
+    }
+}

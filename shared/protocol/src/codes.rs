@@ -333,6 +333,8 @@ pub mod latch {
         CONSENT_RECORD_MISMATCH ConsentRecordMismatch = "consent_record_mismatch",
         GATE_TARGET_MISSING GateTargetMissing = "gate_target_missing",
         RISK_RECONFIRMATION_REQUIRED RiskReconfirmationRequired = "risk_reconfirmation_required",
+        /// `memory-latch tool-record`: a bad `--outcome` or `--tool-use-id`.
+        HOST_OUTCOME_INVALID HostOutcomeInvalid = "host_outcome_invalid",
         CHECKPOINT_INCONSISTENT CheckpointInconsistent = "checkpoint_inconsistent",
         /// Ed25519 keyed mode (kijito-latch `sign`, `checkpoint`).
         SIGNING_KEY_FILE_EXISTS SigningKeyFileExists = "signing_key_file_exists",
@@ -443,6 +445,8 @@ pub mod policy {
     crate::codes! {
         /// Normal mode: an irreversible call without a confirmed consent token for its action hash.
         CONSENT_REQUIRED ConsentRequired = "policy_consent_required",
+        /// Consent mode host, Claude Code's TUI: the call is put to the user in the host's own dialog (`permissionDecision: "ask"`).
+        HOST_CONSENT_ASK HostConsentAsk = "policy_host_consent",
         /// Silent Witness: every mutating call is denied.
         SILENT_WITNESS SilentWitness = "policy_silent_witness",
         /// Degraded mode (until a human reviews): every mutating call is denied.

@@ -29,19 +29,13 @@ use std::time::Duration;
 /// the one home of the hook event list.
 const TEMPLATES: [&str; 2] = [include_str!("../../../hooks/claude/hooks.json.tmpl"), include_str!("../../../hooks/codex/hooks.json.tmpl")];
 
-/// The events install.sh writes into every hooks.json: the keys of `hooks`
-/// in the templates, in their order (a key of either template counts).
-pub fn events() -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
-    for t in TEMPLATES {
-        let v: Value = serde_json::from_str(t).unwrap_or(Value::Null);
-        for k in v.get("hooks").and_then(Value::as_object).into_iter().flat_map(|o| o.keys()) {
-            if !all.contains(k) {
-                all.push(k.clone());
-            }
-        }
-    }
-    all
+/// The events install.sh writes into `host`'s hooks.json: the keys of
+/// `hooks` in its template, in their order (Claude Code also gets
+/// PostToolUse and PostToolUseFailure: host consent, docs/protocol.md §8a).
+pub fn events(host: &str) -> Vec<String> {
+    let t = if host == "codex" { TEMPLATES[1] } else { TEMPLATES[0] };
+    let v: Value = serde_json::from_str(t).unwrap_or(Value::Null);
+    v.get("hooks").and_then(Value::as_object).into_iter().flat_map(|o| o.keys().cloned()).collect()
 }
 /// Largest hooks.json read.
 pub const MAX_HOOKS_JSON: u64 = 256 * 1024;
@@ -696,7 +690,7 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
     let mut bins: Vec<PathBuf> = Vec::new();
     let bin_dir = root.join("bin");
     let events = value.get("hooks").and_then(Value::as_object);
-    let expected = self::events();
+    let expected = self::events(host);
     for ev in &expected {
         if events.and_then(|e| e.get(ev)).is_none() {
             problems.push(format!("no {ev} hook"));
@@ -941,13 +935,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_event_list_is_the_templates_keys_and_both_hosts_get_every_event() {
-        let events = events();
-        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"]);
-        for t in TEMPLATES {
+    fn the_event_list_is_each_templates_keys() {
+        let common = ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"];
+        assert_eq!(events("codex"), common);
+        let mut claude: Vec<&str> = common.to_vec();
+        claude.splice(3..3, ["PostToolUse", "PostToolUseFailure"]);
+        assert_eq!(events("claude"), claude);
+        for (host, t) in [("claude", TEMPLATES[0]), ("codex", TEMPLATES[1])] {
             let v: Value = serde_json::from_str(t).expect("a template is JSON before rendering");
             let keys: Vec<&String> = v["hooks"].as_object().expect("hooks").keys().collect();
-            assert_eq!(keys, events.iter().collect::<Vec<_>>());
+            assert_eq!(keys, events(host).iter().collect::<Vec<_>>());
         }
     }
 }
