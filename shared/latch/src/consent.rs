@@ -12,7 +12,7 @@
 //!   `key` (the user's Ed25519 signature made by `memory-latch approve` in
 //!   their own terminal: authority), `wallet` (the EIP-712 signature of the
 //!   signer in the wallet file: authority), `host` (the host's own dialog;
-//!   parsed and exposed here, wired by the PreToolUse policy).
+//!   Claude Code's TUI only, below high risk; kijito_hooks::consent_host).
 //! - `floor` (`low` by default): the lowest risk any consent request has.
 //!   A request's risk is the higher of the requester's `--risk` and the
 //!   floor, so the agent's `--risk` can raise a risk, never lower it below
