@@ -379,6 +379,46 @@ run_agent() {
   fi
 }
 
+# run_host_consent: Claude Code only, the real TUI in a tmux pane (consent mode host, docs/protocol.md
+# §8a step 7a). The user's consent file says "host" and the workspace has a latch
+# (scenarios/seed-host-consent.sh); the user asks for `rm -rf build`, the fake model calls Bash with
+# it, the PreToolUse hook answers ask, the host shows its own dialog, the person (an attached tmux
+# client) types 1, the call runs and PostToolUse records it (scenarios/check_host_consent.py).
+run_host_consent() {
+  local name=host-consent root="$prefix/claude" out="$work/out/claude-host-consent"
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP claude $name: tmux not installed"; skipped=$((skipped + 1)); report+=("claude $name: skipped (no tmux)"); return 0; }
+  local miss
+  miss=$(missing "$root" $hook_bins pretool-hook prompt-hook memory-latch)
+  if [ -n "$miss" ]; then
+    say "FAIL claude $name: not installed: $miss"; failures=$((failures + 1)); report+=("claude $name: FAIL (missing $miss)"); return 0
+  fi
+  mkdir -p "$work/out"
+  python3 - "$out.steps.json" "$here/scenarios/after-host-consent.sh" <<'PY'
+import json, sys
+call = {"command": "rm -rf build", "description": "remove the build directory"}
+steps = [{"attach": True},
+         {"prompt": "please clean the build HOST-E2E-RUN-CALL: Bash " + json.dumps(call), "via": "client",
+          "name": "rm", "answer": {"when": "Do you want to proceed", "keys": "1"}},
+         {"run": sys.argv[2], "name": "keep"}]
+json.dump(steps, open(sys.argv[1], "w"))
+PY
+  local t0 rc=0 dt
+  t0=$(now)
+  "$he2e" tui-claude --plugin-dir "$root" --host-arg=--allowedTools=Bash --out "$out" --timeout 300 \
+    --before-start "$(printf '%q %q' "$here/scenarios/seed-host-consent.sh" "$root")" --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL claude $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)"); return 0
+  fi
+  say "claude $name ($dt):"
+  if python3 "$here/scenarios/check_host_consent.py" "$out" "$root"; then
+    passed=$((passed + 1)); report+=("claude $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL claude $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   run_boots "$h"
   run_agent "$h" agent-long
@@ -392,6 +432,7 @@ for h in $hosts; do
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
   run_one "$h" plain-request
+  if [ "$h" = claude ]; then run_host_consent; fi
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; fi
 done
 

@@ -266,10 +266,12 @@ class TuiRun:
     # ---------------------------------------------------------------- kijito-qa --steps
     def run_steps(self, steps):
         """A scripted session (JSON list, --steps FILE), each step one dict:
-        {"prompt": TEXT[, "name": N][, "via": "keys"|"client"][, "type_after_stop": TEXT]}: type TEXT
-          and Enter (send-keys as caller "harness", or the attached client), wait for
-          UserPromptSubmit and Stop; with type_after_stop, the attached client types that text (no
-          Enter) as soon as the Stop is seen (polled every 20 ms);
+        {"prompt": TEXT[, "name": N][, "via": "keys"|"client"][, "type_after_stop": TEXT]
+         [, "answer": {"when": TEXT, "keys": K}]}: type TEXT and Enter (send-keys as caller
+          "harness", or the attached client), wait for UserPromptSubmit and Stop; with answer, once
+          the pane shows `when` (a host dialog) the attached client types K; with type_after_stop,
+          the attached client types that text (no Enter) as soon as the Stop is seen (polled every
+          20 ms);
         {"enter": true[, "name": N]}: the attached client presses Enter, wait UserPromptSubmit, Stop;
         {"attach": true}: attach the client (a pty running `tmux attach`);
         {"quiet": S[, "name": N]}: wait S seconds (keys the adapter sends meanwhile are in the log);
@@ -297,6 +299,21 @@ class TuiRun:
                     self.send_text(st["prompt"])
                 self.wait_event("UserPromptSubmit", mark, min(20.0, self.job["turn_timeout"]),
                                 "UserPromptSubmit of step %s" % name)
+                if st.get("answer"):
+                    # kijito-qa: a dialog the host shows in this turn (its permission prompt): wait
+                    # until the pane shows answer.when, then the attached client types answer.keys,
+                    # as the person at the keyboard does (bounded by --turn-timeout)
+                    want = st["answer"]
+                    end = time.time() + self.left(self.job["turn_timeout"])
+                    while want["when"] not in self.capture():
+                        if time.time() >= end or self.pane_dead():
+                            self.capture("no-dialog")
+                            raise TuiError("step %s: the pane never showed %r" % (name, want["when"]))
+                        time.sleep(0.2)
+                    time.sleep(0.5)
+                    self.capture(name + "-dialog")
+                    self.client.type(want["keys"])
+                    self.summary["steps"][-1]["answered_t"] = self.clock.rel()
                 if st.get("type_after_stop"):
                     # the Stop of the turn whose model request carried the `kijito-compact request`
                     # result (Claude Code: a cycle may end several turns while it waits for background
