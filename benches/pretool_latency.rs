@@ -4,8 +4,10 @@
 //! a read (`git status`, decided from stdin alone), an ordinary edit in a
 //! workspace with a latch (the latch's mode is read), and an irreversible
 //! call there (denied: the consent check under the latch's lock, the action
-//! file written). Prints each median and p90 and the ratio of medians to
-//! `/bin/true`. Target: the read path's median at most 1.5x `/bin/true`.
+//! file written); and Claude Code's PostToolUse of a call nobody was asked
+//! about (consent mode host's common case: one stat). Prints each median
+//! and p90 and the ratio of medians to `/bin/true`. Target: the read path's
+//! median at most 1.5x `/bin/true`.
 //!
 //! `cargo build --profile hooks -p kijito-hooks --bins && cargo build --release --bin memory-latch && cargo bench --bench pretool_latency`
 //! (hooks from `target/hooks/`, memory-latch from `target/release/`);
@@ -64,12 +66,15 @@ fn main() {
         .status()
         .unwrap();
     assert!(st.success(), "memory-latch init failed");
-    let call = |cwd: &Path, tool: &str, input: serde_json::Value| {
-        serde_json::json!({"session_id": "bench-pretool-0001", "transcript_path": null, "cwd": cwd, "hook_event_name": "PreToolUse",
-            "tool_name": tool, "tool_input": input, "tool_use_id": "t1", "permission_mode": "default"})
-        .to_string()
-        .into_bytes()
+    let event = |e: &str, cwd: &Path, tool: &str, input: serde_json::Value| {
+        let mut v = serde_json::json!({"session_id": "bench-pretool-0001", "transcript_path": null, "cwd": cwd, "hook_event_name": e,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "t1", "permission_mode": "default"});
+        if e != "PreToolUse" {
+            v["tool_response"] = serde_json::json!({"stdout": "", "stderr": "", "interrupted": false});
+        }
+        v.to_string().into_bytes()
     };
+    let call = |cwd: &Path, tool: &str, input: serde_json::Value| event("PreToolUse", cwd, tool, input);
     let plain = tmp.path().to_path_buf();
     let cases: Vec<(&str, Vec<u8>, bool)> = vec![
         ("read: Bash git status (no latch)", call(&plain, "Bash", serde_json::json!({"command": "git status"})), true),
@@ -79,14 +84,16 @@ fn main() {
             true,
         ),
         ("irreversible: rm -rf build (denied)", call(&ws, "Bash", serde_json::json!({"command": "rm -rf build"})), false),
+        // Claude Code runs it after every call that ran: nobody was asked about this one (one stat)
+        ("post: PostToolUse, nothing asked (latch)", event("PostToolUse", &ws, "Bash", serde_json::json!({"command": "cargo test"})), true),
     ];
-    let args = ["--host", "claude", "--expect", "PreToolUse"];
     let mut truth = Vec::with_capacity(ROUNDS);
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(ROUNDS); cases.len()];
     for _ in 0..ROUNDS {
         truth.push(run(Path::new("/bin/true"), &[], b"", &home).0);
         for (i, (name, stdin, allowed)) in cases.iter().enumerate() {
-            let (t, out) = run(&hook, &args, stdin, &home);
+            let expect = if name.starts_with("post:") { "PostToolUse" } else { "PreToolUse" };
+            let (t, out) = run(&hook, &["--host", "claude", "--expect", expect], stdin, &home);
             assert_eq!(out.iter().all(u8::is_ascii_whitespace), *allowed, "{name}: {}", String::from_utf8_lossy(&out));
             times[i].push(t);
         }
