@@ -25,9 +25,21 @@ pub const MEMORY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const LEASE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const USER_AGENT: &str = concat!("kijito-qa/", env!("CARGO_PKG_VERSION"), " (+memory-qa helper)");
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::http`]).
+/// Stable codes of the service transport (the `http` area; errors of
+/// [`Kind::Service`] / [`Kind::HttpStatus`]).
 pub mod codes {
-    pub use kijito_protocol::codes::http::*;
+    kijito_protocol::codes! {
+        TIMEOUT Timeout = "kijito_timeout",
+        INVALID_JSON InvalidJson = "kijito_invalid_json",
+        RESPONSE_INVALID ResponseInvalid = "kijito_response_invalid",
+        TOO_LARGE TooLarge = "kijito_response_too_large",
+        REDIRECT Redirect = "kijito_redirect_refused",
+        NETWORK Network = "kijito_network_error",
+    }
+    /// `kijito_http_<status>` (with [`kijito_protocol::error::Kind::HttpStatus`]).
+    pub fn http(status: u16) -> kijito_protocol::error::ErrorCode {
+        kijito_protocol::error::ErrorCode::http_status(status)
+    }
 }
 
 /// A failure of the service itself (unreachable, slow, redirecting,

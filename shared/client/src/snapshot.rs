@@ -30,8 +30,19 @@ pub const REPORT_SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
 /// Anchor fetches in flight at once.
 pub const MAX_IN_FLIGHT: usize = 8;
 
-/// Stable codes of this module.
-pub use kijito_protocol::codes::snapshot as codes;
+/// Stable codes of this module: the verifier's (the `snapshot` area, in
+/// kijito-protocol: kijito-wake, below the client, reads them too) and its
+/// anchor fetches' (the `fetch` area, `codes::fetch`).
+pub mod codes {
+    pub use kijito_protocol::codes::snapshot::*;
+
+    /// The verifier's anchor fetches (the `fetch` area).
+    pub mod fetch {
+        kijito_protocol::codes! {
+            ANCHOR_FETCH_FAILED AnchorFetchFailed = "anchor_fetch_failed",
+        }
+    }
+}
 
 /// What to verify.
 #[derive(Debug, Clone)]
@@ -136,7 +147,7 @@ fn fetch_all<T: Transport>(api: &Api<T>, anchors: &[(MemoryId, Digest)]) -> Vec<
             slot.into_inner()
                 .ok()
                 .flatten()
-                .unwrap_or_else(|| Err(Error::new(kijito_protocol::codes::fetch::ANCHOR_FETCH_FAILED, "an anchor fetch did not complete")))
+                .unwrap_or_else(|| Err(Error::new(codes::fetch::ANCHOR_FETCH_FAILED, "an anchor fetch did not complete")))
         })
         .collect()
 }

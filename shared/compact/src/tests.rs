@@ -261,7 +261,7 @@ impl Tmux for FakeTmux {
     fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
         self.log.borrow_mut().push(format!("list-clients {socket} {pane}"));
         self.clients.borrow().clone().map_err(|code| {
-            kijito_protocol::Error::new(kijito_protocol::codes::compact::Code::parse(code).expect("a compact code"), "fake")
+            kijito_protocol::Error::new(crate::codes::Code::parse(code).expect("a compact code"), "fake")
         })
     }
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {
@@ -1244,7 +1244,7 @@ fn fake_codex(a: crate::cli::CodexArgs) -> Result<i32> {
     let failing = a.codex_args.is_empty();
     CODEX_SEEN.with(|s| *s.borrow_mut() = Some(a));
     if failing {
-        return Err(kijito_protocol::Error::new(kijito_protocol::codes::compact::SEND_FAILED, "no TUI args"));
+        return Err(kijito_protocol::Error::new(crate::codes::SEND_FAILED, "no TUI args"));
     }
     Ok(7)
 }

@@ -49,9 +49,27 @@ pub struct FileRules {
     pub max_bytes: u64,
 }
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::files`]).
+/// Stable codes of private files and directories (the `files` area).
 pub mod codes {
-    pub use kijito_protocol::codes::files::*;
+    kijito_protocol::codes! {
+        NOT_FOUND NotFound = "file_not_found",
+        SYMLINK Symlink = "file_is_symlink",
+        NOT_REGULAR NotRegular = "file_not_regular",
+        NOT_OWNED NotOwned = "file_not_owned",
+        PERMISSIONS Permissions = "file_permissions_too_open",
+        TOO_LARGE TooLarge = "file_too_large",
+        TOO_SMALL TooSmall = "file_too_small",
+        CHANGED Changed = "file_changed_during_read",
+        READ Read = "file_read_failed",
+        EXISTS Exists = "file_exists",
+        WRITE Write = "file_write_failed",
+        DIR_SYMLINK DirSymlink = "directory_is_symlink",
+        DIR_NOT_DIR DirNotDir = "directory_not_directory",
+        DIR_NOT_OWNED DirNotOwned = "directory_not_owned",
+        DIR_PERMISSIONS DirPermissions = "directory_permissions_too_open",
+        DIR_MISSING DirMissing = "directory_missing",
+        DIR_CREATE DirCreate = "directory_create_failed",
+    }
 }
 
 /// A file of the user could not be used ([`Kind::Local`]); the directory

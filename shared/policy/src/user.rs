@@ -342,7 +342,7 @@ mod tests {
         assert!(!p.is_empty());
         assert!(UserPolicy::parse(br#"{"schema":"kijito-qa.policy/v1"}"#).unwrap().is_empty());
         assert!(UserPolicy::load(Ok(None)).unwrap().is_empty());
-        let e = UserPolicy::load(Err(Error::new(kijito_protocol::codes::files::SYMLINK, "x"))).unwrap_err();
+        let e = UserPolicy::load(Err(Error::new(kijito_files::private::codes::SYMLINK, "x"))).unwrap_err();
         assert_eq!(e.code(), "file_is_symlink");
     }
 

@@ -67,7 +67,7 @@ fn record_reads_the_live_pointer_only_after_the_reports() {
         asked.set(true);
         assert_eq!(id.get(), 21813);
         assert_eq!(token.map(|p| p.as_str().to_owned()), Some("/k/token".to_owned()));
-        Err(kijito_protocol::Error::new(kijito_protocol::codes::http::TIMEOUT, "t"))
+        Err(kijito_protocol::Error::new(kijito_client::http::codes::TIMEOUT, "t"))
     };
     // One report: refused before anything is read.
     let mut one = base.to_vec();

@@ -100,13 +100,13 @@ fn a_failed_claim_rename_is_an_error_not_nothing_to_claim() {
     std::fs::create_dir(&blocker).unwrap();
     std::fs::write(blocker.join("x"), b"x").unwrap();
     let err = claim(&e.qa, &e.s, T0 + 1).unwrap_err();
-    assert_eq!(err.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+    assert_eq!(err.code(), kijito_gate::codes::STATE_RENAME_FAILED);
     // Same for delivery.
     private::write_atomic(&e.qa.reentry(&e.s), b"{}").unwrap();
     let blocker = e.qa.reentry_delivered(&e.s);
     std::fs::create_dir(&blocker).unwrap();
     std::fs::write(blocker.join("x"), b"x").unwrap();
-    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap_err().code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap_err().code(), kijito_gate::codes::STATE_RENAME_FAILED);
 }
 
 fn unattested_claim(e: &Env, now: i64) -> String {

@@ -277,7 +277,7 @@ fn record_needs_live_evidence_after_valid_reports() {
     assert_eq!(e.code(), rc::NONCE_REUSED);
     assert!(!asked.get());
     // The evidence's failure is the record's failure.
-    let e = record::record(&r.req, || Err(kijito_protocol::Error::new(kijito_protocol::codes::http::TIMEOUT, "t")), NOW).unwrap_err();
+    let e = record::record(&r.req, || Err(kijito_protocol::Error::new(kijito_client::http::codes::TIMEOUT, "t")), NOW).unwrap_err();
     assert_eq!(e.code(), "kijito_timeout");
     let qa = QaDir::open(&r.req.data_dir).unwrap();
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err(), "nothing written");
