@@ -336,6 +336,48 @@ fn errors_take_their_codes_from_the_registry() {
     assert!(bad.is_empty(), "use a codes! enum constant (and Error::code_as / Kind to compare), not a literal:\n{}", bad.join("\n"));
 }
 
+/// Where `text` compares an error's code with a spelling (`.code() == "…"`,
+/// `.code() != "…"`, or a prefix, suffix or substring of it).
+fn code_spelling_comparisons(text: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for cmp in [".code() == \"", ".code() != \"", ".code().starts_with(", ".code().ends_with(", ".code().contains("] {
+        for (at, _) in text.match_indices(cmp) {
+            found.push((text[..at].matches('\n').count() + 1, cmp));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_scan_finds_spelling_comparisons() {
+    let text =
+        "assert_eq!(e.code(), codes::X.as_str());\nif e.code() == \"x\" {}\nassert!(e.code() != \"y\");\nout.status.code() == Some(0)";
+    assert_eq!(code_spelling_comparisons(text), vec![(2, ".code() == \""), (3, ".code() != \"")]);
+}
+
+/// Issue 25 (Done when): no Rust file of the repository, tests included,
+/// compares an error's code with a spelling: a test asserts
+/// `e.code_as() == Some(CODE)` or `assert_eq!(e.code(), CODE.as_str())`, and
+/// a `codes!` enum compares with no string (only with a JSON value).
+#[test]
+fn no_rust_file_compares_a_code_with_a_spelling() {
+    let mut files = Vec::new();
+    text_files(Path::new(ROOT), &mut files);
+    // This file spells the patterns it scans for (and its scans' samples).
+    let this = Path::new(ROOT).join("tests/it/architecture.rs");
+    files.retain(|f| f.extension().is_some_and(|e| e == "rs") && *f != this);
+    assert!(files.len() > 100, "too few Rust files: {}", files.len());
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (line, what) in code_spelling_comparisons(&text) {
+            bad.push(format!("{}:{line}: {what}", f.strip_prefix(ROOT).unwrap().display()));
+        }
+    }
+    assert!(bad.is_empty(), "compare e.code_as() with Some(CODE), or e.code() with CODE.as_str():\n{}", bad.join("\n"));
+}
+
 /// Every area's code enum (`kijito_protocol::codes!`), with its name.
 fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
     fn spellings<C: kijito_protocol::error::CodeSet>(all: &[C]) -> Vec<&'static str> {

@@ -374,17 +374,20 @@ mod tests {
         );
         let body = String::from_utf8(refused.transport.seen.lock().unwrap()[0].body.clone().unwrap()).unwrap();
         assert_eq!(body, r#"{"message_id":7,"persona":"codex","lease_seconds":300}"#);
-        assert_eq!(api(vec![ok(r#"{"claimed":true,"message_id":8}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID);
-        assert_eq!(api(vec![ok("nope")]).claim(m, 300).unwrap_err().code(), codes::INVALID_JSON);
-        assert_eq!(api(vec![ok(r#"{"claimed":false,"message_id":7}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID);
+        assert_eq!(api(vec![ok(r#"{"claimed":true,"message_id":8}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID.as_str());
+        assert_eq!(api(vec![ok("nope")]).claim(m, 300).unwrap_err().code(), codes::INVALID_JSON.as_str());
+        assert_eq!(
+            api(vec![ok(r#"{"claimed":false,"message_id":7}"#)]).claim(m, 300).unwrap_err().code(),
+            codes::RESPONSE_INVALID.as_str()
+        );
     }
 
     #[test]
     fn transport_errors_pass_through() {
         let m = MemoryId::new(5).unwrap();
         let a = api(vec![Err(service_error(codes::TIMEOUT, "t"))]);
-        assert_eq!(a.get_memory(m).unwrap_err().code(), codes::TIMEOUT);
-        assert_eq!(api(vec![ok(r#"{"result":5}"#)]).get_memory(m).unwrap_err().code(), codes::RESPONSE_INVALID);
+        assert_eq!(a.get_memory(m).unwrap_err().code(), codes::TIMEOUT.as_str());
+        assert_eq!(api(vec![ok(r#"{"result":5}"#)]).get_memory(m).unwrap_err().code(), codes::RESPONSE_INVALID.as_str());
         let f = api(vec![ok(r#"{"result":"x"}"#)]).get_memory(m).unwrap();
         assert_eq!(f.rendering, "x");
     }

@@ -108,9 +108,8 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     let workspace_flag = args.optional::<kijito_protocol::ids::AbsPath>("--workspace")?;
     let workspace = match &workspace_flag {
         Some(w) => w.as_path().to_owned(),
-        None => std::env::current_dir().map_err(|e| {
-            kijito_protocol::Error::new(codes::WORKSPACE_INVALID, format!("cannot read the current directory: {e}"))
-        })?,
+        None => std::env::current_dir()
+            .map_err(|e| kijito_protocol::Error::new(codes::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
     };
     let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
     let session: Option<SessionId> = args.optional("--session-id")?;
