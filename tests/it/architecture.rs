@@ -336,6 +336,48 @@ fn errors_take_their_codes_from_the_registry() {
     assert!(bad.is_empty(), "use a codes! enum constant (and Error::code_as / Kind to compare), not a literal:\n{}", bad.join("\n"));
 }
 
+/// Where `text` compares an error's code with a spelling (`.code() == "…"`,
+/// `.code() != "…"`, or a prefix, suffix or substring of it).
+fn code_spelling_comparisons(text: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for cmp in [".code() == \"", ".code() != \"", ".code().starts_with(", ".code().ends_with(", ".code().contains("] {
+        for (at, _) in text.match_indices(cmp) {
+            found.push((text[..at].matches('\n').count() + 1, cmp));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_scan_finds_spelling_comparisons() {
+    let text =
+        "assert_eq!(e.code(), codes::X.as_str());\nif e.code() == \"x\" {}\nassert!(e.code() != \"y\");\nout.status.code() == Some(0)";
+    assert_eq!(code_spelling_comparisons(text), vec![(2, ".code() == \""), (3, ".code() != \"")]);
+}
+
+/// Issue 25 (Done when): no Rust file of the repository, tests included,
+/// compares an error's code with a spelling: a test asserts
+/// `e.code_as() == Some(CODE)` or `assert_eq!(e.code(), CODE.as_str())`, and
+/// a `codes!` enum compares with no string (only with a JSON value).
+#[test]
+fn no_rust_file_compares_a_code_with_a_spelling() {
+    let mut files = Vec::new();
+    text_files(Path::new(ROOT), &mut files);
+    // This file spells the patterns it scans for (and its scans' samples).
+    let this = Path::new(ROOT).join("tests/it/architecture.rs");
+    files.retain(|f| f.extension().is_some_and(|e| e == "rs") && *f != this);
+    assert!(files.len() > 100, "too few Rust files: {}", files.len());
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (line, what) in code_spelling_comparisons(&text) {
+            bad.push(format!("{}:{line}: {what}", f.strip_prefix(ROOT).unwrap().display()));
+        }
+    }
+    assert!(bad.is_empty(), "compare e.code_as() with Some(CODE), or e.code() with CODE.as_str():\n{}", bad.join("\n"));
+}
+
 /// Every area's code enum (`kijito_protocol::codes!`), with its name.
 fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
     fn spellings<C: kijito_protocol::error::CodeSet>(all: &[C]) -> Vec<&'static str> {
@@ -345,11 +387,11 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("ids", spellings(kijito_protocol::codes::ids::Code::ALL)),
         ("snapshot", spellings(kijito_protocol::codes::snapshot::Code::ALL)),
         ("command", spellings(kijito_protocol::codes::command::Code::ALL)),
-        ("files", spellings(kijito_protocol::codes::files::Code::ALL)),
+        ("files", spellings(kijito_files::private::codes::Code::ALL)),
         ("config", spellings(kijito_files::config::codes::Code::ALL)),
         ("data_dir", spellings(kijito_files::datadir::codes::Code::ALL)),
-        ("token", spellings(kijito_protocol::codes::token::Code::ALL)),
-        ("http", spellings(kijito_protocol::codes::http::Code::ALL)),
+        ("token", spellings(kijito_client::token::codes::Code::ALL)),
+        ("http", spellings(kijito_client::http::codes::Code::ALL)),
         ("publish", spellings(kijito_client::publish::codes::Code::ALL)),
         ("pass", spellings(kijito_gate::pass::codes::Code::ALL)),
         ("report", spellings(kijito_gate::report::codes::Code::ALL)),
@@ -363,9 +405,9 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("render", spellings(kijito_protocol::codes::render::Code::ALL)),
         ("manifest", spellings(kijito_protocol::codes::manifest::Code::ALL)),
         ("cli", spellings(kijito_protocol::codes::cli::Code::ALL)),
-        ("gate", spellings(kijito_protocol::codes::gate::Code::ALL)),
-        ("fetch", spellings(kijito_protocol::codes::fetch::Code::ALL)),
-        ("wake", spellings(kijito_protocol::codes::wake::Code::ALL)),
+        ("gate", spellings(kijito_gate::codes::Code::ALL)),
+        ("fetch", spellings(kijito_client::snapshot::codes::fetch::Code::ALL)),
+        ("wake", spellings(kijito_wake::cli::codes::Code::ALL)),
         ("latch", spellings(kijito_protocol::codes::latch::Code::ALL)),
         ("local::demo", spellings(kijito_server::demo::codes::Code::ALL)),
         ("local::reqlog", spellings(kijito_server::reqlog::codes::Code::ALL)),
@@ -373,7 +415,7 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("setup", spellings(kijito_setup::codes::Code::ALL)),
         ("context", spellings(kijito_context::codes::Code::ALL)),
         ("compact_codex", spellings(kijito_compact_codex::adapter::codes::Code::ALL)),
-        ("compact", spellings(kijito_protocol::codes::compact::Code::ALL)),
+        ("compact", spellings(kijito_compact::codes::Code::ALL)),
         ("policy", spellings(kijito_protocol::codes::policy::Code::ALL)),
         ("setup::setup", spellings(kijito_setup::setup::codes::Code::ALL)),
         ("setup::mcp", spellings(kijito_setup::mcp::codes::Code::ALL)),

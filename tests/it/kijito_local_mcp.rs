@@ -363,7 +363,7 @@ fn every_tool_succeeds_and_fails_closed() {
     let text = mcp.ok("kijito_get", json!({"id": a}));
     assert_eq!(
         classify(&text, a).unwrap_err().code(),
-        kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED,
+        kijito_protocol::codes::render::LIFECYCLE_UNCLASSIFIED.as_str(),
         "a faded memory is unclassified"
     );
 

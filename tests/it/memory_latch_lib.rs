@@ -37,13 +37,13 @@ fn token_expiry_follows_the_injected_clock() {
         Some(PromptOutcome::Refused { code, .. }) => code,
         other => panic!("{other:?}"),
     };
-    assert_eq!(refused(l.user_prompt(T0 + TTL, &issued.token).unwrap()), "consent_token_expired");
+    assert_eq!(refused(l.user_prompt(T0 + TTL, &issued.token).unwrap()).as_str(), "consent_token_expired");
     match l.user_prompt(T0 + TTL - 1, &format!(" {} ", issued.token.to_lowercase())).unwrap() {
         Some(PromptOutcome::Confirmed { risk: Risk::Low, .. }) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(l.status(T0 + TTL - 1).unwrap().head.consent_state, ConsentState::Authorized);
-    assert_eq!(refused(l.user_prompt(T0 + TTL - 1, &issued.token).unwrap()), "consent_already_confirmed");
+    assert_eq!(refused(l.user_prompt(T0 + TTL - 1, &issued.token).unwrap()).as_str(), "consent_already_confirmed");
     // Not a token: nothing happens, nothing is counted.
     assert_eq!(l.user_prompt(T0, "please go ahead").unwrap(), None);
     assert_eq!(l.user_prompt(T0, &format!("ok {}", issued.token)).unwrap(), None);
@@ -55,7 +55,7 @@ fn a_newer_request_supersedes_the_older_token() {
     let first = l.consent_request(T0, b"a\n", "a", Risk::Low).unwrap();
     let _second = l.consent_request(T0 + 1, b"a\n", "a", Risk::Low).unwrap();
     match l.user_prompt(T0 + 2, &first.token).unwrap() {
-        Some(PromptOutcome::Refused { code, .. }) => assert_eq!(code, "consent_token_superseded"),
+        Some(PromptOutcome::Refused { code, .. }) => assert_eq!(code.as_str(), "consent_token_superseded"),
         other => panic!("{other:?}"),
     }
 }
@@ -156,7 +156,7 @@ fn fast_verify_agrees_with_full_and_still_catches_segment_edits() {
     fs::write(&seg, original.replacen("step 200\"", "step 201\"", 1)).unwrap();
     let fast = l.verify_fast();
     assert!(!fast.trusted);
-    assert!(fast.findings.iter().any(|f| f.code == "segment_ref_mismatch"), "{:?}", fast.findings);
+    assert!(fast.findings.iter().any(|f| f.code.as_str() == "segment_ref_mismatch"), "{:?}", fast.findings);
     // a whole entry removed from the middle of a segment
     let start = original.find("## Entry 200 ").unwrap();
     let end = original.find("## Entry 201 ").unwrap();

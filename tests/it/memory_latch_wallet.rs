@@ -344,8 +344,8 @@ fn an_expired_request_is_refused_with_the_injected_clock() {
         Some(PromptOutcome::Refused { code, .. }) => code,
         other => panic!("{other:?}"),
     };
-    assert_eq!(code(l.user_signature(t0 + 600_000, &sig, &setting).unwrap()), "wallet_expired");
-    assert_eq!(code(l.user_signature(t0 + 3_600_000, &sig, &setting).unwrap()), "wallet_expired");
+    assert_eq!(code(l.user_signature(t0 + 600_000, &sig, &setting).unwrap()).as_str(), "wallet_expired");
+    assert_eq!(code(l.user_signature(t0 + 3_600_000, &sig, &setting).unwrap()).as_str(), "wallet_expired");
     // one millisecond before the expiry it still confirms
     assert!(matches!(l.user_signature(t0 + 599_999, &sig, &setting).unwrap(), Some(PromptOutcome::Confirmed { .. })));
 }

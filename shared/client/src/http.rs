@@ -25,9 +25,21 @@ pub const MEMORY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const LEASE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const USER_AGENT: &str = concat!("kijito-qa/", env!("CARGO_PKG_VERSION"), " (+memory-qa helper)");
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::http`]).
+/// Stable codes of the service transport (the `http` area; errors of
+/// [`Kind::Service`] / [`Kind::HttpStatus`]).
 pub mod codes {
-    pub use kijito_protocol::codes::http::*;
+    kijito_protocol::codes! {
+        TIMEOUT Timeout = "kijito_timeout",
+        INVALID_JSON InvalidJson = "kijito_invalid_json",
+        RESPONSE_INVALID ResponseInvalid = "kijito_response_invalid",
+        TOO_LARGE TooLarge = "kijito_response_too_large",
+        REDIRECT Redirect = "kijito_redirect_refused",
+        NETWORK Network = "kijito_network_error",
+    }
+    /// `kijito_http_<status>` (with [`kijito_protocol::error::Kind::HttpStatus`]).
+    pub fn http(status: u16) -> kijito_protocol::error::ErrorCode {
+        kijito_protocol::error::ErrorCode::http_status(status)
+    }
 }
 
 /// A failure of the service itself (unreachable, slow, redirecting,
@@ -362,17 +374,20 @@ mod tests {
         );
         let body = String::from_utf8(refused.transport.seen.lock().unwrap()[0].body.clone().unwrap()).unwrap();
         assert_eq!(body, r#"{"message_id":7,"persona":"codex","lease_seconds":300}"#);
-        assert_eq!(api(vec![ok(r#"{"claimed":true,"message_id":8}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID);
-        assert_eq!(api(vec![ok("nope")]).claim(m, 300).unwrap_err().code(), codes::INVALID_JSON);
-        assert_eq!(api(vec![ok(r#"{"claimed":false,"message_id":7}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID);
+        assert_eq!(api(vec![ok(r#"{"claimed":true,"message_id":8}"#)]).claim(m, 300).unwrap_err().code(), codes::RESPONSE_INVALID.as_str());
+        assert_eq!(api(vec![ok("nope")]).claim(m, 300).unwrap_err().code(), codes::INVALID_JSON.as_str());
+        assert_eq!(
+            api(vec![ok(r#"{"claimed":false,"message_id":7}"#)]).claim(m, 300).unwrap_err().code(),
+            codes::RESPONSE_INVALID.as_str()
+        );
     }
 
     #[test]
     fn transport_errors_pass_through() {
         let m = MemoryId::new(5).unwrap();
         let a = api(vec![Err(service_error(codes::TIMEOUT, "t"))]);
-        assert_eq!(a.get_memory(m).unwrap_err().code(), codes::TIMEOUT);
-        assert_eq!(api(vec![ok(r#"{"result":5}"#)]).get_memory(m).unwrap_err().code(), codes::RESPONSE_INVALID);
+        assert_eq!(a.get_memory(m).unwrap_err().code(), codes::TIMEOUT.as_str());
+        assert_eq!(api(vec![ok(r#"{"result":5}"#)]).get_memory(m).unwrap_err().code(), codes::RESPONSE_INVALID.as_str());
         let f = api(vec![ok(r#"{"result":"x"}"#)]).get_memory(m).unwrap();
         assert_eq!(f.rendering, "x");
     }

@@ -545,7 +545,7 @@ mod tests {
             r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":true}}"#;
         let a = api(vec![ok(refused)]);
         let err = publish(&a, &plan(d.path(), "a", &manifest("n")), 1).unwrap_err();
-        assert_eq!(err.code(), codes::MUTEX_EXPIRED);
+        assert_eq!(err.code(), codes::MUTEX_EXPIRED.as_str());
         assert_eq!(err.detail().unwrap()["claimed_by"], "other");
         assert_eq!(a.transport.seen.lock().unwrap().len(), 1);
     }
@@ -581,8 +581,14 @@ mod tests {
         private::write_atomic(&path, good.as_bytes()).unwrap();
         assert_eq!(read_rollback_artifact(&abs(&path), pid(), lock()).unwrap(), content);
         // Wrong ids.
-        assert_eq!(read_rollback_artifact(&abs(&path), MemoryId::new(1).unwrap(), lock()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT);
-        assert_eq!(read_rollback_artifact(&abs(&path), pid(), MessageId::new(1).unwrap()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT);
+        assert_eq!(
+            read_rollback_artifact(&abs(&path), MemoryId::new(1).unwrap(), lock()).unwrap_err().code(),
+            codes::ROLLBACK_ARTIFACT.as_str()
+        );
+        assert_eq!(
+            read_rollback_artifact(&abs(&path), pid(), MessageId::new(1).unwrap()).unwrap_err().code(),
+            codes::ROLLBACK_ARTIFACT.as_str()
+        );
         let digest = Digest::of(content.as_bytes()).as_str().to_owned();
         let other = Digest::of(b"other").as_str().to_owned();
         let swapped = good.replacen(r#""pointerId":21813,"lockMessageId":1234"#, r#""lockMessageId":1234,"pointerId":21813"#, 1);
@@ -604,7 +610,7 @@ mod tests {
         for (i, (text, why)) in bad.iter().enumerate() {
             let p = d.path().join(format!("bad{i}.json"));
             private::write_atomic(&p, text.as_bytes()).unwrap();
-            assert_eq!(read_rollback_artifact(&abs(&p), pid(), lock()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT, "{why}");
+            assert_eq!(read_rollback_artifact(&abs(&p), pid(), lock()).unwrap_err().code(), codes::ROLLBACK_ARTIFACT.as_str(), "{why}");
         }
         // Unsafe files: group-readable, symlink, too small.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
@@ -626,7 +632,7 @@ mod tests {
         private::write_atomic(&art, rollback_artifact(pid(), lock(), &Digest::of(content.as_bytes()), 7, &content).as_bytes()).unwrap();
         let expected = Digest::of(b"x");
         let e = Plan::from_rollback_artifact(pid(), lock(), expected.clone(), &abs(&art), abs(&art)).unwrap_err();
-        assert_eq!(e.code(), codes::ROLLBACK_PATH);
+        assert_eq!(e.code(), codes::ROLLBACK_PATH.as_str());
         let plan = Plan::from_rollback_artifact(pid(), lock(), expected.clone(), &abs(&art), abs(&d.path().join("new.json"))).unwrap();
         assert_eq!(plan.content, content);
         // An artifact whose content is not a manifest is refused on restore.
@@ -648,14 +654,14 @@ mod tests {
         // Replaced (rename over) between open and read.
         private::write_atomic(&path, content.as_bytes()).unwrap();
         let err = private::read_checked_with(&path, RULES, || private::write_atomic(&path, manifest("d").as_bytes()).unwrap()).unwrap_err();
-        assert_eq!(err.code(), private::codes::CHANGED);
+        assert_eq!(err.code(), private::codes::CHANGED.as_str());
         // Appended to in place.
         let err = private::read_checked_with(&path, RULES, || {
             use std::io::Write;
             std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b" ").unwrap();
         })
         .unwrap_err();
-        assert_eq!(err.code(), private::codes::CHANGED);
+        assert_eq!(err.code(), private::codes::CHANGED.as_str());
         // Rewritten in place with the same size (only the mtime tells).
         private::write_atomic(&path, content.as_bytes()).unwrap();
         let err = private::read_checked_with(&path, RULES, || {
@@ -665,7 +671,7 @@ mod tests {
             f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
         })
         .unwrap_err();
-        assert_eq!(err.code(), private::codes::CHANGED);
+        assert_eq!(err.code(), private::codes::CHANGED.as_str());
         // Unchanged: read fine, and the plan accepts it.
         private::write_atomic(&path, content.as_bytes()).unwrap();
         let plan = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&path), abs(&d.path().join("r.json"))).unwrap();

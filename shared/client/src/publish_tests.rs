@@ -111,7 +111,7 @@ fn an_unchanged_pointer_is_classified_by_the_patch_status() {
     ] {
         let (_d, _a, r) = run(vec![patch, get(&old), ok(RELEASED)]);
         let err = r.unwrap_err();
-        assert_eq!(err.code(), code, "{err:?}");
+        assert_eq!(err.code(), code.as_str(), "{err:?}");
         assert_eq!(err.detail().unwrap()["observedDigest"], Digest::of(old.as_bytes()).as_str());
     }
 }
@@ -122,13 +122,13 @@ fn other_content_is_a_clobber_and_412_says_whose() {
     let third = manifest("third");
     let (_d, _a, r) = run(vec![Err(http::status_error(412)), get(&third), ok(RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::CLOBBER);
+    assert_eq!(err.code(), codes::CLOBBER.as_str());
     assert!(err.message().contains("(412)"), "{}", err.message());
     assert_eq!(err.detail().unwrap()["observedDigest"], Digest::of(third.as_bytes()).as_str());
     for patch in [ok(ACK), Err(http::status_error(403))] {
         let (_d, _a, r) = run(vec![patch, get(&third), ok(RELEASED)]);
         let err = r.unwrap_err();
-        assert_eq!(err.code(), codes::CLOBBER);
+        assert_eq!(err.code(), codes::CLOBBER.as_str());
         assert!(err.message().contains("another writer changed it"), "{}", err.message());
     }
 }
@@ -140,18 +140,18 @@ fn the_re_read_failures_are_classified() {
     let new = manifest("new");
     let (_d, _a, r) = run(vec![ok(ACK), Err(http::service_error(http::codes::TIMEOUT, "t")), ok(RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::RECONCILIATION_UNAVAILABLE);
+    assert_eq!(err.code(), codes::RECONCILIATION_UNAVAILABLE.as_str());
     assert_eq!(err.detail().unwrap()["patchOutcome"], "acknowledged");
     let (_d, _a, r) = run(vec![ok(ACK), Err(http::status_error(502)), ok(RELEASED)]);
-    assert_eq!(r.unwrap_err().code(), codes::RECONCILIATION_UNAVAILABLE);
+    assert_eq!(r.unwrap_err().code(), codes::RECONCILIATION_UNAVAILABLE.as_str());
     // A 200 whose rendering is not a memory: not a service failure.
     let (_d, _a, r) = run(vec![ok(ACK), ok(r#"{"result":"no memory here"}"#), ok(RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::RECONCILIATION_FAILED, "{err:?}");
+    assert_eq!(err.code(), codes::RECONCILIATION_FAILED.as_str(), "{err:?}");
     // Retired after the write, even with the new content.
     let (_d, _a, r) = run(vec![ok(ACK), get_marked(&new, " \u{b7} eroded"), ok(RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::RECONCILIATION_FAILED, "{err:?}");
+    assert_eq!(err.code(), codes::RECONCILIATION_FAILED.as_str(), "{err:?}");
     assert_eq!(err.detail().unwrap()["observedDigest"], Digest::of(new.as_bytes()).as_str());
 }
 
@@ -177,24 +177,24 @@ fn a_failed_release_is_reported_with_the_publication() {
     let new = manifest("new");
     let (_d, _a, r) = run(vec![ok(ACK), get(&new), ok(NOT_RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::RELEASE_FAILED);
+    assert_eq!(err.code(), codes::RELEASE_FAILED.as_str());
     assert_eq!(err.detail().unwrap()["published"], true);
     assert_eq!(err.detail().unwrap()["release"], "was refused (released:false)");
     let (_d, _a, r) = run(vec![ok(ACK), get(&new), Err(http::status_error(500))]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::RELEASE_FAILED);
+    assert_eq!(err.code(), codes::RELEASE_FAILED.as_str());
     assert_eq!(err.detail().unwrap()["release"], "failed (kijito_http_500)");
     // A failed publication with a failed release names both.
     let (_d, _a, r) = run(vec![Err(http::status_error(403)), get(&manifest("old")), ok(NOT_RELEASED)]);
     let err = r.unwrap_err();
-    assert_eq!(err.code(), codes::PUBLISH_AND_RELEASE_FAILED);
+    assert_eq!(err.code(), codes::PUBLISH_AND_RELEASE_FAILED.as_str());
     let detail = err.detail().unwrap();
     assert_eq!(detail["publishFailure"], codes::NOT_FOUND_OR_FORBIDDEN);
     assert_eq!(detail["release"], "was refused (released:false)");
     assert!(err.message().contains(codes::NOT_FOUND_OR_FORBIDDEN.as_str()), "{}", err.message());
     // A failed publication with a good release is just the failure.
     let (_d, _a, r) = run(vec![Err(http::status_error(403)), get(&manifest("old")), ok(RELEASED)]);
-    assert_eq!(r.unwrap_err().code(), codes::NOT_FOUND_OR_FORBIDDEN);
+    assert_eq!(r.unwrap_err().code(), codes::NOT_FOUND_OR_FORBIDDEN.as_str());
 }
 
 #[test]
@@ -207,15 +207,15 @@ fn a_refused_claim_names_whose_lease_it_is() {
         e
     };
     let e = err(&self_claim("codex", false));
-    assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
+    assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE.as_str());
     assert!(e.message().contains("already held by this persona"), "{}", e.message());
     let e =
         err(r#"{"claimed":false,"message_id":1234,"advisory":{"reason":"already_claimed","claimed_by":"other","lease_expired":false}}"#);
-    assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
+    assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE.as_str());
     assert!(e.message().contains("held by \"other\" (already_claimed)"), "{}", e.message());
     assert_eq!(e.detail().unwrap()["lease_expired"], false);
     let e = err(&self_claim("codex", true));
-    assert_eq!(e.code(), codes::MUTEX_EXPIRED);
+    assert_eq!(e.code(), codes::MUTEX_EXPIRED.as_str());
 }
 
 #[test]
@@ -235,15 +235,15 @@ fn releasing_our_own_lease_only() {
     ] {
         let a = api(vec![ok(&body), ok(RELEASED)]);
         let e = release_own_lease(&a, lock()).unwrap_err();
-        assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE);
+        assert_eq!(e.code(), codes::MUTEX_UNAVAILABLE.as_str());
         assert_eq!(methods(&a).len(), 1, "no release sent");
     }
     // The release itself refused or failed.
     let a = api(vec![ok(SELF), ok(NOT_RELEASED)]);
-    assert_eq!(release_own_lease(&a, lock()).unwrap_err().code(), codes::RELEASE_FAILED);
+    assert_eq!(release_own_lease(&a, lock()).unwrap_err().code(), codes::RELEASE_FAILED.as_str());
     let a = api(vec![ok(SELF), Err(http::status_error(500))]);
     let e = release_own_lease(&a, lock()).unwrap_err();
-    assert_eq!(e.code(), codes::RELEASE_FAILED);
+    assert_eq!(e.code(), codes::RELEASE_FAILED.as_str());
     assert!(e.message().contains("failed (kijito_http_500)"), "{}", e.message());
     assert_eq!(
         released_line(lock(), true),
@@ -259,21 +259,21 @@ fn a_plan_needs_a_fresh_rollback_path_in_a_private_directory() {
     let existing = d.path().join("exists.json");
     std::fs::write(&existing, b"x").unwrap();
     let e = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&content), abs(&existing)).unwrap_err();
-    assert_eq!(e.code(), codes::ROLLBACK_PATH);
+    assert_eq!(e.code(), codes::ROLLBACK_PATH.as_str());
     assert!(e.message().contains("each publication needs a fresh path"), "{}", e.message());
     // A world-writable directory is refused, without the fresh-path hint.
     let open = d.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
     let e = Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&content), abs(&open.join("r.json"))).unwrap_err();
-    assert_eq!(e.code(), codes::ROLLBACK_PATH);
+    assert_eq!(e.code(), codes::ROLLBACK_PATH.as_str());
     assert!(!e.message().contains("fresh path"), "{}", e.message());
     // The same checks on restore.
     let art = d.path().join("a.json");
     let c = manifest("c");
     private::write_atomic(&art, rollback_artifact(pid(), lock(), &Digest::of(c.as_bytes()), 7, &c).as_bytes()).unwrap();
     let e = Plan::from_rollback_artifact(pid(), lock(), Digest::of(b"x"), &abs(&art), abs(&existing)).unwrap_err();
-    assert_eq!(e.code(), codes::ROLLBACK_PATH);
+    assert_eq!(e.code(), codes::ROLLBACK_PATH.as_str());
     // A content file that is not a manifest of this pointer is refused.
     let e = Plan::from_content_file(MemoryId::new(7).unwrap(), lock(), Digest::of(b"x"), &abs(&content), abs(&d.path().join("r.json")))
         .unwrap_err();
@@ -282,7 +282,7 @@ fn a_plan_needs_a_fresh_rollback_path_in_a_private_directory() {
     std::fs::write(&bad, [0xff, 0xfe, 0xfd]).unwrap();
     assert_eq!(
         Plan::from_content_file(pid(), lock(), Digest::of(b"x"), &abs(&bad), abs(&d.path().join("r.json"))).unwrap_err().code(),
-        codes::CONTENT_FILE
+        codes::CONTENT_FILE.as_str()
     );
 }
 
@@ -293,7 +293,7 @@ fn the_rollback_artifact_exists_before_the_patch_and_is_never_overwritten() {
     std::fs::write(d.path().join("rollback.json"), b"precious").unwrap();
     let a = api(vec![ok(CLAIMED), get(&old), ok(RELEASED)]);
     let e = publish(&a, &plan(d.path(), &old, &new), 9).unwrap_err();
-    assert_eq!(e.code(), codes::ROLLBACK_PATH);
+    assert_eq!(e.code(), codes::ROLLBACK_PATH.as_str());
     assert_eq!(std::fs::read(d.path().join("rollback.json")).unwrap(), b"precious");
     assert_eq!(methods(&a), [Method::Post, Method::Get, Method::Post]);
 }

@@ -30,8 +30,19 @@ pub const REPORT_SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
 /// Anchor fetches in flight at once.
 pub const MAX_IN_FLIGHT: usize = 8;
 
-/// Stable codes of this module.
-pub use kijito_protocol::codes::snapshot as codes;
+/// Stable codes of this module: the verifier's (the `snapshot` area, in
+/// kijito-protocol: kijito-wake, below the client, reads them too) and its
+/// anchor fetches' (the `fetch` area, `codes::fetch`).
+pub mod codes {
+    pub use kijito_protocol::codes::snapshot::*;
+
+    /// The verifier's anchor fetches (the `fetch` area).
+    pub mod fetch {
+        kijito_protocol::codes! {
+            ANCHOR_FETCH_FAILED AnchorFetchFailed = "anchor_fetch_failed",
+        }
+    }
+}
 
 /// What to verify.
 #[derive(Debug, Clone)]
@@ -136,7 +147,7 @@ fn fetch_all<T: Transport>(api: &Api<T>, anchors: &[(MemoryId, Digest)]) -> Vec<
             slot.into_inner()
                 .ok()
                 .flatten()
-                .unwrap_or_else(|| Err(Error::new(kijito_protocol::codes::fetch::ANCHOR_FETCH_FAILED, "an anchor fetch did not complete")))
+                .unwrap_or_else(|| Err(Error::new(codes::fetch::ANCHOR_FETCH_FAILED, "an anchor fetch did not complete")))
         })
         .collect()
 }
@@ -350,11 +361,11 @@ mod tests {
         api.transport.renderings.remove(&15);
         for _ in 0..5 {
             let err = verify(&api, &request).unwrap_err();
-            assert_eq!(err.code(), codes::ANCHOR_RETIRED);
+            assert_eq!(err.code(), codes::ANCHOR_RETIRED.as_str());
             assert_eq!(err.detail().unwrap()["anchorId"], 7);
         }
         api.transport.renderings.insert(7, render(7, "codex", "", "anchor 7"));
-        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::ANCHOR_DIGEST_MISMATCH);
+        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::ANCHOR_DIGEST_MISMATCH.as_str());
         api.transport.renderings.insert(12, render(12, "claude", "", "anchor 12"));
         let err = verify(&api, &request).unwrap_err();
         assert_eq!(err.code(), "kijito_http_403");
@@ -365,17 +376,17 @@ mod tests {
     fn pointer_rules_come_before_any_anchor_fetch() {
         let (mut api, mut request, _) = world(4, 0);
         request.expected_pointer_digest = Some(Digest::of(b"other"));
-        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::POINTER_DIGEST_MISMATCH);
+        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::POINTER_DIGEST_MISMATCH.as_str());
         assert_eq!(api.transport.requested(), vec![POINTER]);
         request.expected_pointer_digest = None;
         let text = api.transport.renderings[&POINTER].replace("observed\n", "observed · eroded\n");
         api.transport.renderings.insert(POINTER, text);
-        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::POINTER_RETIRED);
+        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::POINTER_RETIRED.as_str());
         // The pointer must carry the configured persona's fence.
         let text =
             api.transport.renderings[&POINTER].replace("persona:codex", "persona:claude").replace("Persona: codex", "Persona: claude");
         api.transport.renderings.insert(POINTER, text);
-        assert_eq!(verify(&api, &request).unwrap_err().code(), render::FENCE_PERSONA_MISMATCH);
+        assert_eq!(verify(&api, &request).unwrap_err().code(), render::FENCE_PERSONA_MISMATCH.as_str());
     }
 
     #[test]
@@ -392,7 +403,7 @@ mod tests {
         request.expected_snapshot_digest = Some(snap.snapshot_digest.clone());
         assert!(verify(&api, &request).is_ok());
         request.expected_snapshot_digest = Some(Digest::of(b"x"));
-        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::SNAPSHOT_DIGEST_MISMATCH);
+        assert_eq!(verify(&api, &request).unwrap_err().code(), codes::SNAPSHOT_DIGEST_MISMATCH.as_str());
     }
 
     #[test]
@@ -466,14 +477,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(fresh.as_path()).unwrap(), line);
         assert_eq!(std::fs::metadata(fresh.as_path()).unwrap().permissions().mode() & 0o777, 0o600);
         // Existing: refused by the check and by the exclusive write.
-        assert_eq!(check_report_path(&fresh).unwrap_err().code(), codes::REPORT_FILE);
-        assert_eq!(write_report(&fresh, &json!({})).unwrap_err().code(), codes::REPORT_FILE);
+        assert_eq!(check_report_path(&fresh).unwrap_err().code(), codes::REPORT_FILE.as_str());
+        assert_eq!(write_report(&fresh, &json!({})).unwrap_err().code(), codes::REPORT_FILE.as_str());
         assert_eq!(std::fs::read_to_string(fresh.as_path()).unwrap(), line);
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).unwrap();
-        assert_eq!(check_report_path(&path(&link.join("r2.json"))).unwrap_err().code(), codes::REPORT_FILE);
+        assert_eq!(check_report_path(&path(&link.join("r2.json"))).unwrap_err().code(), codes::REPORT_FILE.as_str());
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o720)).unwrap();
-        assert_eq!(check_report_path(&path(&dir.join("r3.json"))).unwrap_err().code(), codes::REPORT_FILE);
-        assert_eq!(check_report_path(&path(&tmp.path().join("missing/r.json"))).unwrap_err().code(), codes::REPORT_FILE);
+        assert_eq!(check_report_path(&path(&dir.join("r3.json"))).unwrap_err().code(), codes::REPORT_FILE.as_str());
+        assert_eq!(check_report_path(&path(&tmp.path().join("missing/r.json"))).unwrap_err().code(), codes::REPORT_FILE.as_str());
     }
 }

@@ -11,9 +11,54 @@ use std::path::Path;
 
 pub const MAX_TOKEN_FILE_BYTES: u64 = 16 * 1024;
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::token`]).
+/// Stable codes of the bearer token file (the `token` area).
 pub mod codes {
-    pub use kijito_protocol::codes::token::*;
+    use kijito_files::private::codes as files;
+
+    kijito_protocol::codes! {
+        INVALID Invalid = "token_invalid",
+        /// The token file could not be read (`token_` + the kijito-files code, [`file_code`]).
+        FILE_NOT_FOUND FileNotFound = "token_file_not_found",
+        FILE_SYMLINK FileSymlink = "token_file_is_symlink",
+        FILE_NOT_REGULAR FileNotRegular = "token_file_not_regular",
+        FILE_NOT_OWNED FileNotOwned = "token_file_not_owned",
+        FILE_PERMISSIONS FilePermissions = "token_file_permissions_too_open",
+        FILE_TOO_LARGE FileTooLarge = "token_file_too_large",
+        FILE_TOO_SMALL FileTooSmall = "token_file_too_small",
+        FILE_CHANGED FileChanged = "token_file_changed_during_read",
+        FILE_READ FileRead = "token_file_read_failed",
+        FILE_EXISTS FileExists = "token_file_exists",
+        FILE_WRITE FileWrite = "token_file_write_failed",
+        FILE_DIR_SYMLINK FileDirSymlink = "token_directory_is_symlink",
+        FILE_DIR_NOT_DIR FileDirNotDir = "token_directory_not_directory",
+        FILE_DIR_NOT_OWNED FileDirNotOwned = "token_directory_not_owned",
+        FILE_DIR_PERMISSIONS FileDirPermissions = "token_directory_permissions_too_open",
+        FILE_DIR_MISSING FileDirMissing = "token_directory_missing",
+        FILE_DIR_CREATE FileDirCreate = "token_directory_create_failed",
+    }
+
+    /// The token-file code of a kijito-files read failure (`token_` + its code).
+    pub fn file_code(code: files::Code) -> Code {
+        match code {
+            files::NOT_FOUND => FILE_NOT_FOUND,
+            files::SYMLINK => FILE_SYMLINK,
+            files::NOT_REGULAR => FILE_NOT_REGULAR,
+            files::NOT_OWNED => FILE_NOT_OWNED,
+            files::PERMISSIONS => FILE_PERMISSIONS,
+            files::TOO_LARGE => FILE_TOO_LARGE,
+            files::TOO_SMALL => FILE_TOO_SMALL,
+            files::CHANGED => FILE_CHANGED,
+            files::READ => FILE_READ,
+            files::EXISTS => FILE_EXISTS,
+            files::WRITE => FILE_WRITE,
+            files::DIR_SYMLINK => FILE_DIR_SYMLINK,
+            files::DIR_NOT_DIR => FILE_DIR_NOT_DIR,
+            files::DIR_NOT_OWNED => FILE_DIR_NOT_OWNED,
+            files::DIR_PERMISSIONS => FILE_DIR_PERMISSIONS,
+            files::DIR_MISSING => FILE_DIR_MISSING,
+            files::DIR_CREATE => FILE_DIR_CREATE,
+        }
+    }
 }
 
 /// A bearer token. Only `bearer_header` exposes it, for the HTTP client.
@@ -75,7 +120,7 @@ mod tests {
         assert!(Token::from_file_bytes(b"abc\r\n").is_ok());
         assert!(Token::from_file_bytes(b"abc").is_ok());
         for bad in [&b""[..], b"\n", b"a b", b"a\tb", b"a\nb", b"a\n\n", b"\xff", b"a\x01"] {
-            assert_eq!(Token::from_file_bytes(bad).unwrap_err().code(), codes::INVALID, "{bad:?}");
+            assert_eq!(Token::from_file_bytes(bad).unwrap_err().code(), codes::INVALID.as_str(), "{bad:?}");
         }
     }
 

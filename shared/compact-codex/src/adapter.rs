@@ -487,6 +487,6 @@ mod tests {
         // neither fits
         let long = AbsPath::parse(&format!("/{}", "d".repeat(80))).unwrap();
         let e = socket_dir(Some(base(100).into()), &long, ID).unwrap_err();
-        assert_eq!(e.code(), codes::SOCKET_PATH_TOO_LONG);
+        assert_eq!(e.code(), codes::SOCKET_PATH_TOO_LONG.as_str());
     }
 }

@@ -20,13 +20,34 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use std::path::Path;
 use trigger::{Pin, Request, TurnState, Via, ViaKind};
 
-/// Stable codes (`kijito_compact_failed:<code>`; request states `failed`).
+/// Stable codes (`kijito_compact_failed:<code>`; request states `failed`):
+/// the `compact` area (requests and the tmux worker), declared here, and the
+/// `trigger` area's constants ([`crate::trigger::codes`], its enum as
+/// `TriggerCode`; `Code` is this area's).
 pub mod codes {
-    /// The two areas' enums (their constants are both glob-exported above).
     pub use crate::trigger::codes::Code as TriggerCode;
     pub use crate::trigger::codes::*;
-    pub use kijito_protocol::codes::compact::Code;
-    pub use kijito_protocol::codes::compact::*;
+
+    kijito_protocol::codes! {
+        KILL_SWITCH KillSwitch = "kill_switch",
+        PIN_CHANGED PinChanged = "pin_changed",
+        PANE_GONE PaneGone = "pane_gone",
+        PANE_PROCESS_CHANGED PaneProcessChanged = "pane_process_changed",
+        PANE_NOT_ANCESTOR PaneNotAncestor = "pane_not_ancestor",
+        TURN_NOT_ENDED TurnNotEnded = "turn_not_ended",
+        CODEX_DAEMON CodexDaemon = "codex_daemon",
+        TMUX_ENV_INVALID TmuxEnvInvalid = "tmux_env_invalid",
+        ADAPTER_ENV_INVALID AdapterEnvInvalid = "adapter_env_invalid",
+        TMUX_UNAVAILABLE TmuxUnavailable = "tmux_unavailable",
+        SEND_FAILED SendFailed = "send_failed",
+        WORKER_SPAWN_FAILED WorkerSpawnFailed = "worker_spawn_failed",
+        /// A client of the pane's tmux session pressed a key since the turn
+        /// began (the keystroke rule, docs/adapters.md).
+        USER_TYPED UserTyped = "user_typed",
+        /// The `reason` of a request that failed after `/compact` was typed and
+        /// before its Enter: the text stays in the host's composer.
+        COMPACT_LEFT_IN_COMPOSER CompactLeftInComposer = "compact_left_in_composer",
+    }
 }
 
 /// The sentence `request` adds when there is no safe trigger.

@@ -260,9 +260,10 @@ impl Tmux for FakeTmux {
     }
     fn client_activity(&self, socket: &AbsPath, pane: &str) -> Result<Vec<i64>> {
         self.log.borrow_mut().push(format!("list-clients {socket} {pane}"));
-        self.clients.borrow().clone().map_err(|code| {
-            kijito_protocol::Error::new(kijito_protocol::codes::compact::Code::parse(code).expect("a compact code"), "fake")
-        })
+        self.clients
+            .borrow()
+            .clone()
+            .map_err(|code| kijito_protocol::Error::new(crate::codes::Code::parse(code).expect("a compact code"), "fake"))
     }
     fn send_literal(&self, socket: &AbsPath, pane: &str, text: &str) -> Result<()> {
         if self.fail_literal.get() {
@@ -306,15 +307,15 @@ fn discovery_refuses_the_codex_shared_daemon_and_foreign_panes() {
     let mut p = FakeProcs::standard();
     p.add(999, HOST_PID, 6999, &["/x/codex", "app-server", "--listen", "unix://", "--managed-daemon"]);
     let e = pin::discover(&env("/tmp/kijito-test-tmux/sock,2,0", "%3"), 1000, &p, &t).unwrap_err();
-    assert_eq!(e.code(), codes::CODEX_DAEMON);
+    assert_eq!(e.code(), codes::CODEX_DAEMON.as_str());
     assert!(e.message().contains("--no-daemon"));
     // The pane's process is not an ancestor (TMUX_PANE of another session).
     t.pane_pid.set(Some(4444));
     let e = pin::discover(&env("/tmp/kijito-test-tmux/sock,2,0", "%3"), 1000, &FakeProcs::standard(), &t).unwrap_err();
-    assert_eq!(e.code(), codes::PANE_NOT_ANCESTOR);
+    assert_eq!(e.code(), codes::PANE_NOT_ANCESTOR.as_str());
     t.pane_pid.set(None);
     let e = pin::discover(&env("/tmp/kijito-test-tmux/sock,2,0", "%3"), 1000, &FakeProcs::standard(), &t).unwrap_err();
-    assert_eq!(e.code(), codes::PANE_GONE);
+    assert_eq!(e.code(), codes::PANE_GONE.as_str());
 }
 
 #[test]
@@ -330,7 +331,7 @@ fn discovery_validates_the_environment() {
         ("/tmp/kijito-test-tmux/sock,2,0", "%3;x"),
         ("/tmp/kijito-test-tmux/sock,2,0", "3"),
     ] {
-        assert_eq!(pin::discover(&env(tm, pane), 1000, &p, &t).unwrap_err().code(), codes::TMUX_ENV_INVALID, "{tm} {pane}");
+        assert_eq!(pin::discover(&env(tm, pane), 1000, &p, &t).unwrap_err().code(), codes::TMUX_ENV_INVALID.as_str(), "{tm} {pane}");
     }
     let a = PinEnv {
         adapter_id: Some(NONCE.into()),
@@ -340,7 +341,7 @@ fn discovery_validates_the_environment() {
     assert!(matches!(pin::discover(&a, 1000, &p, &t).unwrap(), Some(Via::CodexAppServer { .. })), "the adapter wins over tmux");
     for (id, s) in [(Some("ABC"), Some("/a")), (Some(NONCE), Some("rel")), (Some(NONCE), None), (None, Some("/a"))] {
         let a = PinEnv { adapter_id: id.map(Into::into), adapter_socket: s.map(Into::into), ..PinEnv::default() };
-        assert_eq!(pin::discover(&a, 1000, &p, &t).unwrap_err().code(), codes::ADAPTER_ENV_INVALID);
+        assert_eq!(pin::discover(&a, 1000, &p, &t).unwrap_err().code(), codes::ADAPTER_ENV_INVALID.as_str());
     }
 }
 
@@ -503,7 +504,7 @@ fn a_second_request_for_one_pass_is_refused() {
     let d = data_dir();
     setup(&d);
     let e = trigger::create_request(&d.qa, &sid(), 1100).unwrap_err();
-    assert_eq!(e.code(), codes::REQUEST_EXISTS);
+    assert_eq!(e.code(), codes::REQUEST_EXISTS.as_str());
     // A fresh pass (new nonce) may be requested again.
     write_pass(&d, 1200, "ffffffffffffffffffffffffffffffff");
     assert!(trigger::create_request(&d.qa, &sid(), 1300).is_ok());
@@ -519,16 +520,16 @@ fn a_second_request_for_one_pass_is_refused() {
 fn request_without_pass_or_pin() {
     let d = data_dir();
     let exe = std::path::Path::new("/nonexistent/kijito-compact");
-    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::PASS_MISSING);
+    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::PASS_MISSING.as_str());
     write_pass(&d, 900, NONCE);
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
-    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER.as_str());
     assert!(e.message().contains("ask the user to run /compact"));
     // An app-server pin only records the request.
     let pin = Pin { session_id: sid(), via: Via::CodexAppServer { adapter_id: NONCE.into(), socket: sock() }, pinned_at_ms: 1 };
     trigger::write_pin(&d.qa, &pin).unwrap();
     std::fs::write(trigger::kill_switch(&d.data), b"").unwrap();
-    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER.as_str());
     std::fs::remove_file(trigger::kill_switch(&d.data)).unwrap();
     let line = crate::request(&d.data, &sid(), exe, 1000).unwrap();
     assert_eq!(
@@ -545,7 +546,7 @@ fn discovery_without_a_safe_tmux_on_path_pins_nothing() {
     let t = FakeTmux::new(|| {});
     let e = pin::discover(&PinEnv { tmux_program: None, ..env("/tmp/kijito-test-tmux/sock,2,0", "%3") }, 1000, &FakeProcs::standard(), &t)
         .unwrap_err();
-    assert_eq!(e.code(), codes::TMUX_UNAVAILABLE);
+    assert_eq!(e.code(), codes::TMUX_UNAVAILABLE.as_str());
     assert!(t.log.borrow().is_empty(), "no tmux call without a safe executable");
 }
 
@@ -618,7 +619,7 @@ fn a_pinned_tmux_is_checked_again_before_every_call() {
     );
     // someone else could now change it: refused, not run
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o777)).unwrap();
-    assert_eq!(t.send_enter(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE);
+    assert_eq!(t.send_enter(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE.as_str());
     assert_eq!(std::fs::read_to_string(&mark).unwrap(), log, "the unsafe program did not run");
     // a pin written before the executable was recorded: tmux on PATH
     let old = Via::Tmux { socket: sock(), pane: "%3".into(), host_pid: HOST_PID, host_start: HOST_START, tmux: None };
@@ -1078,7 +1079,7 @@ fn the_client_activity_format_and_its_output() {
     assert_eq!(parse_client_activity("").unwrap(), Vec::<i64>::new());
     assert_eq!(parse_client_activity("-\n1796148253\n-\n7\n").unwrap(), vec![1796148253, 7]);
     for bad in ["x\n", "12 3\n", "-1\n", "\n", "1234567890123456789\n"] {
-        assert_eq!(parse_client_activity(bad).unwrap_err().code(), codes::TMUX_UNAVAILABLE, "{bad:?}");
+        assert_eq!(parse_client_activity(bad).unwrap_err().code(), codes::TMUX_UNAVAILABLE.as_str(), "{bad:?}");
     }
     // output that may have been cut at the bound is refused
     let full = "-\n".repeat(MAX_OUTPUT as usize / 2);
@@ -1110,8 +1111,8 @@ fn the_pinned_tmux_lists_the_clients_of_the_pane() {
     assert_eq!(args, format!("-S\n/tmp/kijito-test-tmux/sock\nlist-clients\n-F\n{}\n", crate::tmux::client_activity_format("%3")));
     // a failing call, and a pane id that is not one (never put into a format)
     std::fs::write(base.join("fail"), b"").unwrap();
-    assert_eq!(t.client_activity(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE);
-    assert_eq!(t.client_activity(&sock(), "%3}").unwrap_err().code(), codes::TMUX_ENV_INVALID);
+    assert_eq!(t.client_activity(&sock(), "%3").unwrap_err().code(), codes::TMUX_UNAVAILABLE.as_str());
+    assert_eq!(t.client_activity(&sock(), "%3}").unwrap_err().code(), codes::TMUX_ENV_INVALID.as_str());
     assert_eq!(std::fs::read_to_string(&mark).unwrap().lines().count(), 2 * 5, "the bad pane id ran nothing");
 }
 
@@ -1192,16 +1193,19 @@ fn request_for_a_tmux_pin_refuses_a_gone_pane_and_a_worker_that_cannot_start() {
     write_pass(&d, 900, NONCE);
     trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, None)).unwrap();
     let e = crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err();
-    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER.as_str());
     assert!(e.message().contains("no longer runs this session's host") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
     assert_eq!(trigger::read_request(&d.qa, &sid()).unwrap(), None);
     // the pane runs another process (this process is not its child)
     trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(4242))).unwrap();
-    assert_eq!(crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(
+        crate::request(&d.data, &sid(), std::path::Path::new("/bin/true"), 1000).unwrap_err().code(),
+        codes::NO_SAFE_TRIGGER.as_str()
+    );
     // the worker cannot start: the request is recorded as failed
     trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
     let e = crate::request(&d.data, &sid(), std::path::Path::new("/nonexistent/kijito-compact"), 1000).unwrap_err();
-    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER.as_str());
     assert!(e.message().contains("the tmux worker could not start") && e.message().ends_with(crate::ASK_USER), "{}", e.message());
     assert_eq!(request_state(&d), RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() });
 }
@@ -1211,11 +1215,11 @@ fn request_messages_ask_the_user_only_without_a_safe_trigger() {
     let d = data_dir();
     let exe = std::path::Path::new("/bin/true");
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
-    assert_eq!(e.code(), codes::PASS_MISSING);
+    assert_eq!(e.code(), codes::PASS_MISSING.as_str());
     assert!(!e.message().contains(crate::ASK_USER), "{}", e.message());
     write_pass(&d, 900, NONCE);
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
-    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(e.code(), codes::NO_SAFE_TRIGGER.as_str());
     assert!(e.message().ends_with(crate::ASK_USER), "{}", e.message());
 }
 
@@ -1233,7 +1237,7 @@ fn turn_hook_pending_request_and_worker_arguments() {
     // the worker: a nonce that is not one is a usage error; no pin ends it at once
     let e = crate::run_worker(&d.data, &sid(), "xyz").unwrap_err();
     assert_eq!((e.code(), e.exit_status()), (kijito_protocol::codes::cli::INVALID_ARGUMENT.as_str(), 2));
-    assert_eq!(crate::run_worker(&d.data, &sid(), NONCE).unwrap_err().code(), codes::PIN_CHANGED);
+    assert_eq!(crate::run_worker(&d.data, &sid(), NONCE).unwrap_err().code(), codes::PIN_CHANGED.as_str());
 }
 
 thread_local! {
@@ -1244,7 +1248,7 @@ fn fake_codex(a: crate::cli::CodexArgs) -> Result<i32> {
     let failing = a.codex_args.is_empty();
     CODEX_SEEN.with(|s| *s.borrow_mut() = Some(a));
     if failing {
-        return Err(kijito_protocol::Error::new(kijito_protocol::codes::compact::SEND_FAILED, "no TUI args"));
+        return Err(kijito_protocol::Error::new(crate::codes::SEND_FAILED, "no TUI args"));
     }
     Ok(7)
 }

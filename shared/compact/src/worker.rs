@@ -265,9 +265,7 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
     }
     match keystroke_check(f.kill_switch, f.pane, &f.typing) {
         None => Decision::Send,
-        Some(code) if kijito_protocol::codes::compact::Code::parse(&code) == Some(codes::USER_TYPED) => {
-            Decision::Defer { reason: code, stop_ms: stop.at_ms }
-        }
+        Some(code) if codes::Code::parse(&code) == Some(codes::USER_TYPED) => Decision::Defer { reason: code, stop_ms: stop.at_ms },
         Some(code) => Decision::Fail(code),
     }
 }

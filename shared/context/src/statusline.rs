@@ -143,8 +143,8 @@ mod tests {
 
     #[test]
     fn statusline_input_is_bounded_and_validated() {
-        assert_eq!(StatusInput::parse(b"[]").unwrap_err().code(), codes::STDIN);
-        assert_eq!(StatusInput::parse(&vec![b' '; MAX_STDIN_BYTES + 1]).unwrap_err().code(), codes::STDIN);
+        assert_eq!(StatusInput::parse(b"[]").unwrap_err().code(), codes::STDIN.as_str());
+        assert_eq!(StatusInput::parse(&vec![b' '; MAX_STDIN_BYTES + 1]).unwrap_err().code(), codes::STDIN.as_str());
         let i = StatusInput::parse(br#"{"session_id":"../x","transcript_path":"rel/p","model":{"id":"claude-opus-4-1"}}"#).unwrap();
         assert!(i.session_id.is_none() && i.transcript.is_none());
         assert_eq!(measure_status(&i).reason.as_deref(), Some(codes::NOT_FOUND.as_str()));

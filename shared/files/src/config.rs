@@ -380,26 +380,26 @@ mod tests {
         assert_eq!(read_user_policy_from(&path).unwrap().as_deref(), Some(&b"{}"[..]));
         for mode in [0o620, 0o602, 0o640, 0o644] {
             chmod(mode);
-            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::PERMISSIONS, "{mode:o}");
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::PERMISSIONS.as_str(), "{mode:o}");
         }
         chmod(0o600);
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&path, &link).unwrap();
-        assert_eq!(read_user_policy_from(&link).unwrap_err().code(), crate::private::codes::SYMLINK);
+        assert_eq!(read_user_policy_from(&link).unwrap_err().code(), crate::private::codes::SYMLINK.as_str());
         let dangling = dir.path().join("dangling.json");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
-        assert_eq!(read_user_policy_from(&dangling).unwrap_err().code(), crate::private::codes::SYMLINK);
+        assert_eq!(read_user_policy_from(&dangling).unwrap_err().code(), crate::private::codes::SYMLINK.as_str());
         std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize + 1]).unwrap();
-        assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::TOO_LARGE);
+        assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::TOO_LARGE.as_str());
         std::fs::write(&path, vec![b' '; MAX_USER_POLICY_BYTES as usize]).unwrap();
         assert_eq!(read_user_policy_from(&path).unwrap().map(|b| b.len()), Some(MAX_USER_POLICY_BYTES as usize));
         let sub = dir.path().join("d");
         std::fs::create_dir(&sub).unwrap();
-        assert_eq!(read_user_policy_from(&sub).unwrap_err().code(), crate::private::codes::NOT_REGULAR);
+        assert_eq!(read_user_policy_from(&sub).unwrap_err().code(), crate::private::codes::NOT_REGULAR.as_str());
         // Another user's file (the tests may run as root, who can hand it over).
         if crate::private::current_uid() == 0 {
             std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
-            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::NOT_OWNED);
+            assert_eq!(read_user_policy_from(&path).unwrap_err().code(), crate::private::codes::NOT_OWNED.as_str());
         }
     }
 
@@ -429,7 +429,7 @@ mod tests {
             "api.kijito.ai",
             "http://[::2]",
         ] {
-            assert_eq!(ApiUrl::parse(bad).unwrap_err().code(), codes::API_URL, "{bad}");
+            assert_eq!(ApiUrl::parse(bad).unwrap_err().code(), codes::API_URL.as_str(), "{bad}");
         }
         assert_eq!(ApiUrl::parse("https://x/").unwrap().endpoint("/api/claim"), "https://x/api/claim");
     }
@@ -440,7 +440,7 @@ mod tests {
         let c = Config::from_json(br#"{"apiUrl":"http://127.0.0.1:1","pointerId":21813,"lockMessageId":7,"persona":"codex","project":"Codex","dataDir":"/tmp/d","tokenFile":"/tmp/t"}"#).unwrap();
         assert_eq!(c.pointer_id.unwrap().get(), 21813);
         assert_eq!(c.lock_message_id.unwrap().get(), 7);
-        assert_eq!(Config::from_json(br#"{"nope":1}"#).unwrap_err().code(), codes::UNKNOWN_KEY);
+        assert_eq!(Config::from_json(br#"{"nope":1}"#).unwrap_err().code(), codes::UNKNOWN_KEY.as_str());
         for bad in [
             &br#"{"pointerId":0}"#[..],
             br#"{"pointerId":"1"}"#,
@@ -450,9 +450,9 @@ mod tests {
             b"{",
             br#"{"project":" a"}"#,
         ] {
-            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID.as_str());
         }
-        assert_eq!(Config::from_json(br#"{"apiUrl":"http://example.com"}"#).unwrap_err().code(), codes::API_URL);
+        assert_eq!(Config::from_json(br#"{"apiUrl":"http://example.com"}"#).unwrap_err().code(), codes::API_URL.as_str());
         let d = Config::from_json(b"{}").unwrap();
         assert_eq!(d.api_url.as_str(), DEFAULT_API_URL);
         assert_eq!(d.token_file, config_home().unwrap().join("kijito-qa/token"));
@@ -460,7 +460,7 @@ mod tests {
         assert_eq!(t.token_file, PathBuf::from("/home/test/.config/kijito-qa/t"));
         assert_eq!(t.data_dir.unwrap().as_str(), "/home/test/d");
         for bad in [&br#"{"tokenFile":"~root/t"}"#[..], br#"{"tokenFile":"t"}"#, br#"{"dataDir":"~/../x"}"#] {
-            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID.as_str());
         }
         assert_eq!(d.persona.as_str(), "codex");
         assert_eq!(d.project, "Codex");
@@ -475,7 +475,7 @@ mod tests {
             br#"{"qaAtContextRatio":"0.6"}"#,
             br#"{"qaAtContextRatio":null}"#,
         ] {
-            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID);
+            assert_eq!(Config::from_json(bad).unwrap_err().code(), codes::INVALID.as_str());
         }
     }
 
@@ -499,7 +499,7 @@ mod tests {
         for bad in ["0", "-1", "1.5", "x", "+3", "99999999999999999999"] {
             let mut c = Config::from_json(b"{}").unwrap();
             let env = |k: &str| (k == OPTION_POINTER_ID).then(|| bad.to_owned());
-            assert_eq!(c.apply_plugin_options(&env).unwrap_err().code(), codes::PLUGIN_OPTION, "{bad}");
+            assert_eq!(c.apply_plugin_options(&env).unwrap_err().code(), codes::PLUGIN_OPTION.as_str(), "{bad}");
         }
     }
 }

@@ -178,7 +178,7 @@ mod tests {
         config.data_dir = None;
         assert_eq!(choose(None, None, Some(&config), &env).unwrap().0.as_str(), "/home/u/.cache/kijito-qa");
         let bad = |k: &str| (k == "PLUGIN_DATA").then(|| "relative".to_owned());
-        assert_eq!(choose(None, Some(HostKind::Codex), None, &bad).unwrap_err().code(), codes::INVALID);
+        assert_eq!(choose(None, Some(HostKind::Codex), None, &bad).unwrap_err().code(), codes::INVALID.as_str());
     }
 
     #[test]
@@ -189,8 +189,8 @@ mod tests {
         assert_eq!(std::fs::metadata(qa.as_path()).unwrap().permissions().mode() & 0o777, 0o700);
         let link = AbsPath::from_path(&t.path().join("l")).unwrap();
         std::os::unix::fs::symlink(data.as_path(), link.as_path()).unwrap();
-        assert_eq!(qa_dir(&link).unwrap_err().code(), codes::UNUSABLE);
+        assert_eq!(qa_dir(&link).unwrap_err().code(), codes::UNUSABLE.as_str());
         std::fs::set_permissions(data.as_path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert_eq!(qa_dir(&data).unwrap_err().code(), codes::UNUSABLE);
+        assert_eq!(qa_dir(&data).unwrap_err().code(), codes::UNUSABLE.as_str());
     }
 }

@@ -49,9 +49,27 @@ pub struct FileRules {
     pub max_bytes: u64,
 }
 
-/// Stable codes of this module (they live in the registry, [`kijito_protocol::codes::files`]).
+/// Stable codes of private files and directories (the `files` area).
 pub mod codes {
-    pub use kijito_protocol::codes::files::*;
+    kijito_protocol::codes! {
+        NOT_FOUND NotFound = "file_not_found",
+        SYMLINK Symlink = "file_is_symlink",
+        NOT_REGULAR NotRegular = "file_not_regular",
+        NOT_OWNED NotOwned = "file_not_owned",
+        PERMISSIONS Permissions = "file_permissions_too_open",
+        TOO_LARGE TooLarge = "file_too_large",
+        TOO_SMALL TooSmall = "file_too_small",
+        CHANGED Changed = "file_changed_during_read",
+        READ Read = "file_read_failed",
+        EXISTS Exists = "file_exists",
+        WRITE Write = "file_write_failed",
+        DIR_SYMLINK DirSymlink = "directory_is_symlink",
+        DIR_NOT_DIR DirNotDir = "directory_not_directory",
+        DIR_NOT_OWNED DirNotOwned = "directory_not_owned",
+        DIR_PERMISSIONS DirPermissions = "directory_permissions_too_open",
+        DIR_MISSING DirMissing = "directory_missing",
+        DIR_CREATE DirCreate = "directory_create_failed",
+    }
 }
 
 /// A file of the user could not be used ([`Kind::Local`]); the directory
@@ -521,11 +539,11 @@ mod tests {
         let d = private_tmp();
         let p = d.path().join("r.json");
         create_new(&p, b"x").unwrap();
-        assert_eq!(create_new(&p, b"y").unwrap_err().code(), codes::EXISTS);
+        assert_eq!(create_new(&p, b"y").unwrap_err().code(), codes::EXISTS.as_str());
         assert_eq!(fs::read(&p).unwrap(), b"x");
         let link = d.path().join("dangling");
         symlink(d.path().join("nowhere"), &link).unwrap();
-        assert_eq!(create_new(&link, b"y").unwrap_err().code(), codes::EXISTS);
+        assert_eq!(create_new(&link, b"y").unwrap_err().code(), codes::EXISTS.as_str());
         assert!(!d.path().join("nowhere").exists());
     }
 
@@ -536,13 +554,13 @@ mod tests {
         write_atomic(&real, b"secret").unwrap();
         let link = d.path().join("link");
         symlink(&real, &link).unwrap();
-        assert_eq!(read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK);
-        assert_eq!(write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK);
-        assert_eq!(remove_owned(&link).unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK.as_str());
+        assert_eq!(write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK.as_str());
+        assert_eq!(remove_owned(&link).unwrap_err().code(), codes::SYMLINK.as_str());
         let dlink = d.path().join("dlink");
         symlink(d.path(), &dlink).unwrap();
-        assert_eq!(check_dir(&dlink, true).unwrap_err().code(), codes::DIR_SYMLINK);
-        assert_eq!(ensure_private_dir(&dlink).unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(check_dir(&dlink, true).unwrap_err().code(), codes::DIR_SYMLINK.as_str());
+        assert_eq!(ensure_private_dir(&dlink).unwrap_err().code(), codes::DIR_SYMLINK.as_str());
     }
 
     #[test]
@@ -551,17 +569,17 @@ mod tests {
         let p = d.path().join("f");
         write_atomic(&p, b"abc").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
-        assert_eq!(read_checked(&p, RULES).unwrap_err().code(), codes::PERMISSIONS);
+        assert_eq!(read_checked(&p, RULES).unwrap_err().code(), codes::PERMISSIONS.as_str());
         fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(read_checked(&p, FileRules { max_bytes: 2, ..RULES }).unwrap_err().code(), codes::TOO_LARGE);
-        assert_eq!(read_checked(&p, FileRules { min_bytes: 4, ..RULES }).unwrap_err().code(), codes::TOO_SMALL);
-        assert_eq!(read_checked(&d.path().join("none"), RULES).unwrap_err().code(), codes::NOT_FOUND);
-        assert_eq!(read_checked(d.path(), RULES).unwrap_err().code(), codes::NOT_REGULAR);
+        assert_eq!(read_checked(&p, FileRules { max_bytes: 2, ..RULES }).unwrap_err().code(), codes::TOO_LARGE.as_str());
+        assert_eq!(read_checked(&p, FileRules { min_bytes: 4, ..RULES }).unwrap_err().code(), codes::TOO_SMALL.as_str());
+        assert_eq!(read_checked(&d.path().join("none"), RULES).unwrap_err().code(), codes::NOT_FOUND.as_str());
+        assert_eq!(read_checked(d.path(), RULES).unwrap_err().code(), codes::NOT_REGULAR.as_str());
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
-        assert_eq!(check_dir(d.path(), false).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_dir(d.path(), false).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o750)).unwrap();
         assert!(check_dir(d.path(), false).is_ok());
-        assert_eq!(check_dir(d.path(), true).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_dir(d.path(), true).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
     }
 
     #[test]
@@ -570,17 +588,17 @@ mod tests {
         let p = d.path().join("new.json");
         check_new_file_path(&p).unwrap();
         write_atomic(&p, b"x").unwrap();
-        assert_eq!(check_new_file_path(&p).unwrap_err().code(), codes::EXISTS);
+        assert_eq!(check_new_file_path(&p).unwrap_err().code(), codes::EXISTS.as_str());
         let dangling = d.path().join("dangling");
         symlink(d.path().join("nowhere"), &dangling).unwrap();
-        assert_eq!(check_new_file_path(&dangling).unwrap_err().code(), codes::EXISTS);
+        assert_eq!(check_new_file_path(&dangling).unwrap_err().code(), codes::EXISTS.as_str());
         let dlink = d.path().join("dlink");
         symlink(d.path(), &dlink).unwrap();
-        assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(check_new_file_path(&dlink.join("r.json")).unwrap_err().code(), codes::DIR_SYMLINK.as_str());
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o770)).unwrap();
-        assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_new_file_path(&p.with_file_name("other.json")).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-        assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING);
+        assert_eq!(check_new_file_path(&d.path().join("missing/r.json")).unwrap_err().code(), codes::DIR_MISSING.as_str());
     }
 
     #[test]
@@ -597,7 +615,7 @@ mod tests {
             read_checked(&deep.join("f"), FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err(),
             ensure_private_dir(&deep.join("d")).unwrap_err(),
         ] {
-            assert_eq!(err.code(), codes::DIR_PERMISSIONS, "{err:?}");
+            assert_eq!(err.code(), codes::DIR_PERMISSIONS.as_str(), "{err:?}");
         }
         // With the sticky bit (like /tmp) it is accepted.
         fs::set_permissions(d.path().join("a"), fs::Permissions::from_mode(0o1777)).unwrap();
@@ -606,8 +624,11 @@ mod tests {
         // A symlinked ancestor anywhere on the way.
         symlink(d.path().join("a"), d.path().join("alias")).unwrap();
         let via = d.path().join("alias/b/c/f");
-        assert_eq!(read_checked(&via, FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err().code(), codes::DIR_SYMLINK);
-        assert_eq!(write_atomic(&via, b"z").unwrap_err().code(), codes::DIR_SYMLINK);
+        assert_eq!(
+            read_checked(&via, FileRules { owner_only: true, min_bytes: 0, max_bytes: 10 }).unwrap_err().code(),
+            codes::DIR_SYMLINK.as_str()
+        );
+        assert_eq!(write_atomic(&via, b"z").unwrap_err().code(), codes::DIR_SYMLINK.as_str());
     }
 
     #[test]
@@ -624,25 +645,25 @@ mod tests {
         // The file itself: symlink, permissions, size.
         let link = qa.path().join("link");
         symlink(&f, &link).unwrap();
-        assert_eq!(qa.read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK);
-        assert_eq!(qa.write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK);
+        assert_eq!(qa.read_checked(&link, RULES).unwrap_err().code(), codes::SYMLINK.as_str());
+        assert_eq!(qa.write_atomic(&link, b"x").unwrap_err().code(), codes::SYMLINK.as_str());
         assert_eq!(fs::read(&f).unwrap(), b"one");
         fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(qa.read_checked(&f, RULES).unwrap_err().code(), codes::PERMISSIONS);
+        assert_eq!(qa.read_checked(&f, RULES).unwrap_err().code(), codes::PERMISSIONS.as_str());
         // A path not directly in the checked dir gets the full ancestor check.
         let deep = qa.path().join("sub");
         fs::create_dir(&deep).unwrap();
         fs::set_permissions(&deep, fs::Permissions::from_mode(0o777)).unwrap();
-        assert_eq!(qa.write_atomic(&deep.join("g"), b"x").unwrap_err().code(), codes::DIR_PERMISSIONS);
-        assert_eq!(qa.read_checked(&deep.join("g"), RULES).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(qa.write_atomic(&deep.join("g"), b"x").unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
+        assert_eq!(qa.read_checked(&deep.join("g"), RULES).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         // Subdirs: only a direct entry, never a symlink, never an open one.
-        assert_eq!(qa.private_subdir("../x").unwrap_err().code(), codes::DIR_NOT_DIR);
+        assert_eq!(qa.private_subdir("../x").unwrap_err().code(), codes::DIR_NOT_DIR.as_str());
         symlink(d.path(), qa.path().join("dlink")).unwrap();
-        assert_eq!(qa.private_subdir("dlink").unwrap_err().code(), codes::DIR_SYMLINK);
-        assert_eq!(qa.private_subdir("sub").unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(qa.private_subdir("dlink").unwrap_err().code(), codes::DIR_SYMLINK.as_str());
+        assert_eq!(qa.private_subdir("sub").unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         // Checking a dir with an open ancestor fails in the first place.
-        assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS);
-        assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS);
+        assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
+        assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
     }
 
     #[test]

@@ -49,6 +49,14 @@ pub use report::{validate_report, GreenReport};
 pub use state::{read_state, Recorded, StateFile};
 pub use summary::{note_summary, Summary, SummaryCheck};
 
+/// Stable codes of the QA gate's state directory (the `gate` area; each
+/// module's own area is `<module>::codes`).
+pub mod codes {
+    kijito_protocol::codes! {
+        STATE_RENAME_FAILED StateRenameFailed = "state_rename_failed",
+    }
+}
+
 /// A pass is valid for 30 minutes.
 pub const PASS_MAX_AGE_MS: i64 = 30 * 60 * 1000;
 /// A report is accepted up to 30 minutes after `verifiedAtMs`.
@@ -225,7 +233,7 @@ pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Resu
     match std::fs::rename(from, to) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
+        Err(e) => Err(Error::new(codes::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
     }
 }
 

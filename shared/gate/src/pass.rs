@@ -302,7 +302,7 @@ mod tests {
             use std::io::Write;
             std::fs::OpenOptions::new().append(true).open(&t).unwrap().write_all(b"{}\n").unwrap();
         };
-        assert_eq!(identity_with(&path, &grow).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
+        assert_eq!(identity_with(&path, &grow).unwrap_err().code(), codes::TRANSCRIPT_CHANGED.as_str());
         // Replaced in between (the opened file unchanged, the name now
         // another file): the name no longer leads to the opened file.
         let other = d.path().join("other.jsonl");
@@ -310,10 +310,10 @@ mod tests {
             std::fs::write(&other, b"{}\n").unwrap();
             std::fs::rename(&other, &t).unwrap();
         };
-        assert_eq!(identity_with(&path, &replace).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
+        assert_eq!(identity_with(&path, &replace).unwrap_err().code(), codes::TRANSCRIPT_CHANGED.as_str());
         // Removed in between.
         let remove = || std::fs::remove_file(&t).unwrap();
-        assert_eq!(identity_with(&path, &remove).unwrap_err().code(), codes::TRANSCRIPT_CHANGED);
+        assert_eq!(identity_with(&path, &remove).unwrap_err().code(), codes::TRANSCRIPT_CHANGED.as_str());
     }
 
     #[test]
@@ -329,11 +329,11 @@ mod tests {
             assert_eq!(Pass::parse(&v6).unwrap(), p);
             assert_eq!(Pass::boots_witnessed(&v6), Some(w));
             let wrong = String::from_utf8(v6).unwrap().replace("\"schemaVersion\":6", "\"schemaVersion\":5");
-            assert_eq!(Pass::parse(wrong.as_bytes()).unwrap_err().code(), codes::PASS_INVALID);
+            assert_eq!(Pass::parse(wrong.as_bytes()).unwrap_err().code(), codes::PASS_INVALID.as_str());
         }
         let text = String::from_utf8(bytes).unwrap().replace("\"schemaVersion\":5", "\"schemaVersion\":4");
-        assert_eq!(Pass::parse(text.as_bytes()).unwrap_err().code(), codes::PASS_INVALID);
-        assert_eq!(Pass::parse(b"{}").unwrap_err().code(), codes::PASS_INVALID);
+        assert_eq!(Pass::parse(text.as_bytes()).unwrap_err().code(), codes::PASS_INVALID.as_str());
+        assert_eq!(Pass::parse(b"{}").unwrap_err().code(), codes::PASS_INVALID.as_str());
     }
 
     #[test]
@@ -344,9 +344,9 @@ mod tests {
         let same = p.transcript;
         assert!(p.check_valid(&s, t0, &same).is_ok());
         assert!(p.check_valid(&s, t0 + 30 * 60 * 1000, &same).is_ok());
-        assert_eq!(p.check_valid(&s, t0 + 31 * 60 * 1000, &same).unwrap_err().code(), codes::PASS_STALE);
-        assert_eq!(p.check_valid(&s, t0 - 1, &same).unwrap_err().code(), codes::PASS_FUTURE);
-        assert_eq!(p.check_valid(&SessionId::parse("other").unwrap(), t0, &same).unwrap_err().code(), codes::PASS_SESSION);
+        assert_eq!(p.check_valid(&s, t0 + 31 * 60 * 1000, &same).unwrap_err().code(), codes::PASS_STALE.as_str());
+        assert_eq!(p.check_valid(&s, t0 - 1, &same).unwrap_err().code(), codes::PASS_FUTURE.as_str());
+        assert_eq!(p.check_valid(&SessionId::parse("other").unwrap(), t0, &same).unwrap_err().code(), codes::PASS_SESSION.as_str());
         let check = |t: TranscriptId| p.check_valid(&s, t0, &t).err().map(|e| e.code().to_owned());
         assert_eq!(check(TranscriptId { ino: 3, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED.as_str()));
         assert_eq!(check(TranscriptId { dev: 9, ..same }).as_deref(), Some(codes::TRANSCRIPT_REPLACED.as_str()));

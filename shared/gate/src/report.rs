@@ -333,7 +333,7 @@ mod tests {
         for t in [json!({}), bad, json!({"title": ""})] {
             let (bytes, pointer, digest) = green(t.clone());
             let err = validate_report_bytes(&bytes, pointer, &digest, NOW).unwrap_err();
-            assert_eq!(err.code(), codes::FIELD, "{t}: {err}");
+            assert_eq!(err.code(), codes::FIELD.as_str(), "{t}: {err}");
             assert!(err.message().contains("/task"), "{err}");
         }
     }

@@ -171,15 +171,13 @@ fn put_back_with(noting: &std::path::Path, reentry: &std::path::Path, linked: &d
     match std::fs::hard_link(noting, reentry) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => {
-            return Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot put {} back: {e}", noting.display())))
-        }
+        Err(e) => return Err(Error::new(crate::codes::STATE_RENAME_FAILED, format!("cannot put {} back: {e}", noting.display()))),
     }
     linked();
     // Unlinking the name never follows it (even if it were a symlink).
     match std::fs::remove_file(noting) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::new(kijito_protocol::codes::gate::STATE_RENAME_FAILED, format!("cannot remove {}: {e}", noting.display())))
+            Err(Error::new(crate::codes::STATE_RENAME_FAILED, format!("cannot remove {}: {e}", noting.display())))
         }
         _ => Ok(()),
     }
@@ -337,14 +335,14 @@ mod tests {
         let (noting, reentry) = (d.path().join("noting"), d.path().join("reentry"));
         // Nothing to put back: the link fails (not "already exists").
         let e = put_back(&noting, &reentry).unwrap_err();
-        assert_eq!(e.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+        assert_eq!(e.code(), crate::codes::STATE_RENAME_FAILED.as_str());
         assert!(!reentry.exists());
         // The noting name is a directory and a newer record exists: the link
         // is skipped (already exists) and the unlink fails (not "not found").
         std::fs::create_dir(&noting).unwrap();
         std::fs::write(&reentry, "newer").unwrap();
         let e = put_back(&noting, &reentry).unwrap_err();
-        assert_eq!(e.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+        assert_eq!(e.code(), crate::codes::STATE_RENAME_FAILED.as_str());
         assert_eq!(std::fs::read_to_string(&reentry).unwrap(), "newer");
         std::fs::remove_dir(&noting).unwrap();
         std::fs::remove_file(&reentry).unwrap();

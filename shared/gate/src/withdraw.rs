@@ -275,7 +275,7 @@ mod tests {
             text.replace("1764500000000", "-1"),
             text.replace("}]}", ",\"extra\":1}]}"),
         ] {
-            assert_eq!(Spent::parse(junk.as_bytes(), &sid()).unwrap_err().code(), codes::SPENT_INVALID, "{junk}");
+            assert_eq!(Spent::parse(junk.as_bytes(), &sid()).unwrap_err().code(), codes::SPENT_INVALID.as_str(), "{junk}");
         }
     }
 

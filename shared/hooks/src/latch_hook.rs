@@ -294,14 +294,14 @@ mod tests {
         // the agent types it into its pane, or pipes it to a hook
         for input in [format!("tmux send-keys -t %1 -l {T}"), format!("echo '{{\"prompt\":\"{}\"}}' | prompt-hook", T.to_lowercase())] {
             let items = [request.clone(), issued.clone(), call("2", &input), result("2", "")];
-            assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_token_seen_by_tool", "{input}");
+            assert_eq!(check_items(&items, T, T).unwrap_err().0.as_str(), "consent_token_seen_by_tool", "{input}");
         }
         // the agent reads it back from somewhere else
         let items = [request.clone(), issued.clone(), call("3", "cat ~/.claude/projects/x.jsonl"), result("3", &format!("... {T} ..."))];
-        assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_token_seen_by_tool");
+        assert_eq!(check_items(&items, T, T).unwrap_err().0.as_str(), "consent_token_seen_by_tool");
         // a prompt arriving while a tool call waits for its output
         let items = [request.clone(), issued.clone(), call("4", "/opt/kq/bin/some-script")];
-        assert_eq!(check_items(&items, T, T).unwrap_err().0, "consent_prompt_not_newest");
+        assert_eq!(check_items(&items, T, T).unwrap_err().0.as_str(), "consent_prompt_not_newest");
         // a reseed or review token, shown by its own command
         for cmd in ["/opt/kq/bin/memory-latch reseed --workspace /w", "/opt/kq/bin/memory-latch review --workspace /w"] {
             assert_eq!(check_items(&[call("5", cmd), result("5", &format!("... {T}"))], T, T), Ok(()), "{cmd}");

@@ -333,13 +333,16 @@ mod tests {
         assert_eq!(i.session_id.as_str(), "abc-1");
         assert_eq!(i.source.as_deref(), Some("compact"));
         assert_eq!(i.transcript_path.unwrap().as_str(), "/t/x.jsonl");
-        assert_eq!(parse_input(ok, "Stop").unwrap_err().code(), codes::EVENT_MISMATCH);
-        assert_eq!(parse_input(b"", "Stop").unwrap_err().code(), codes::STDIN_EMPTY);
-        assert_eq!(parse_input(b"{", "Stop").unwrap_err().code(), codes::STDIN_INVALID_JSON);
-        assert_eq!(parse_input(b"[]", "Stop").unwrap_err().code(), codes::STDIN_NOT_OBJECT);
-        assert_eq!(parse_input(br#"{"hook_event_name":"Stop","session_id":"a/b"}"#, "Stop").unwrap_err().code(), codes::SESSION_INVALID);
+        assert_eq!(parse_input(ok, "Stop").unwrap_err().code(), codes::EVENT_MISMATCH.as_str());
+        assert_eq!(parse_input(b"", "Stop").unwrap_err().code(), codes::STDIN_EMPTY.as_str());
+        assert_eq!(parse_input(b"{", "Stop").unwrap_err().code(), codes::STDIN_INVALID_JSON.as_str());
+        assert_eq!(parse_input(b"[]", "Stop").unwrap_err().code(), codes::STDIN_NOT_OBJECT.as_str());
+        assert_eq!(
+            parse_input(br#"{"hook_event_name":"Stop","session_id":"a/b"}"#, "Stop").unwrap_err().code(),
+            codes::SESSION_INVALID.as_str()
+        );
         let big = vec![b' '; MAX_STDIN_BYTES + 10];
-        assert_eq!(read_bounded(&big[..]).unwrap_err().code(), codes::STDIN_TOO_LARGE);
+        assert_eq!(read_bounded(&big[..]).unwrap_err().code(), codes::STDIN_TOO_LARGE.as_str());
         let null_t = br#"{"session_id":"a","transcript_path":null,"hook_event_name":"Stop"}"#;
         assert!(parse_input(null_t, "Stop").unwrap().transcript_path.is_none());
     }

@@ -392,7 +392,7 @@ mod tests {
         // absent at the default place: token mode, floor low
         let s = Setting::load(&f, false, &ws, &off);
         assert_eq!((s.mode, s.floor, s.invalid.is_none()), (Mode::Token, Risk::Low, true));
-        assert_eq!(Setting::load(&f, true, &ws, &off).invalid.unwrap().0, "consent_config_invalid");
+        assert_eq!(Setting::load(&f, true, &ws, &off).invalid.unwrap().0.as_str(), "consent_config_invalid");
         write(&format!(r#"{{"schema":"memory-latch.consent/v1","mode":"key","public_key":"{}"}}"#, pk.display()), 0o600);
         let s = Setting::load(&f, false, &ws, &off);
         assert!(s.invalid.is_none(), "{s:?}");
@@ -408,16 +408,16 @@ mod tests {
         // insecure: group/other writable or readable, a symlink, inside the workspace
         for mode in [0o620, 0o602, 0o644] {
             write(r#"{"schema":"memory-latch.consent/v1","mode":"token"}"#, mode);
-            assert_eq!(Setting::load(&f, false, &ws, &off).invalid.unwrap().0, "consent_config_insecure", "{mode:o}");
+            assert_eq!(Setting::load(&f, false, &ws, &off).invalid.unwrap().0.as_str(), "consent_config_insecure", "{mode:o}");
         }
         write(r#"{"schema":"memory-latch.consent/v1","mode":"token"}"#, 0o600);
         let link = d.path().join("link.json");
         std::os::unix::fs::symlink(&f, &link).unwrap();
-        assert_eq!(Setting::load(&link, true, &ws, &off).invalid.unwrap().0, "consent_config_insecure");
+        assert_eq!(Setting::load(&link, true, &ws, &off).invalid.unwrap().0.as_str(), "consent_config_insecure");
         let inside = ws.join("consent.json");
         std::fs::write(&inside, r#"{"schema":"memory-latch.consent/v1","mode":"token"}"#).unwrap();
         std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(Setting::load(&inside, true, &ws, &off).invalid.unwrap().0, "consent_config_insecure");
+        assert_eq!(Setting::load(&inside, true, &ws, &off).invalid.unwrap().0.as_str(), "consent_config_insecure");
         // malformed
         for text in [
             r#"{"schema":"memory-latch.consent/v2","mode":"token"}"#.to_owned(),
@@ -431,7 +431,7 @@ mod tests {
             "not json".to_owned(),
         ] {
             write(&text, 0o600);
-            assert_eq!(Setting::load(&f, false, &ws, &off).invalid.unwrap().0, "consent_config_invalid", "{text}");
+            assert_eq!(Setting::load(&f, false, &ws, &off).invalid.unwrap().0.as_str(), "consent_config_invalid", "{text}");
         }
     }
 
@@ -448,10 +448,10 @@ mod tests {
         let a = crate::entry::sha256_tagged(b"a");
         let b = crate::entry::sha256_tagged(b"b");
         let mut c = KeyChallenge::new(2_000_000);
-        assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000).unwrap_err().0, "consent_signature_required");
+        assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000).unwrap_err().0.as_str(), "consent_signature_required");
         sign_challenge(&key, "tok_1", &a, &mut c);
         assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000), Ok(()));
-        let code = |r: std::result::Result<(), (crate::codes::Code, String)>| r.unwrap_err().0;
+        let code = |r: std::result::Result<(), (crate::codes::Code, String)>| r.unwrap_err().0.as_str();
         assert_eq!(code(verify_challenge(&public, "tok_1", &b, &c, 1000)), "consent_signature_mismatch");
         assert_eq!(code(verify_challenge(&public, "tok_2", &a, &c, 1000)), "consent_signature_mismatch");
         assert_eq!(code(verify_challenge(&other, "tok_1", &a, &c, 1000)), "consent_signature_mismatch");

@@ -195,7 +195,7 @@ mod tests {
         let missing = d.path().join("none.json");
         assert_eq!(load(None, &ws).unwrap(), Governance::default());
         assert_eq!(load(Some(&src(&missing, false)), &ws).unwrap(), Governance::default());
-        assert_eq!(load(Some(&src(&missing, true)), &ws).unwrap_err().code(), crate::codes::GOVERNANCE_CONFIG_INVALID);
+        assert_eq!(load(Some(&src(&missing, true)), &ws).unwrap_err().code(), crate::codes::GOVERNANCE_CONFIG_INVALID.as_str());
     }
 
     #[test]
@@ -261,19 +261,19 @@ mod tests {
         {
             let p = write(d.path(), &format!("bad{i}.json"), body, 0o600);
             let e = load(Some(&src(&p, false)), &ws).unwrap_err();
-            assert_eq!(e.code(), code, "{body}: {}", e.message());
+            assert_eq!(e.code(), code.as_str(), "{body}: {}", e.message());
         }
         // the file must be the user's: owner-only, no symlink, outside the workspace
         let ok = r#"{"schema":"memory-latch.governance/v1"}"#;
         let loose = write(d.path(), "loose.json", ok, 0o644);
-        assert_eq!(load(Some(&src(&loose, false)), &ws).unwrap_err().code(), config);
+        assert_eq!(load(Some(&src(&loose, false)), &ws).unwrap_err().code(), config.as_str());
         let real = write(d.path(), "real.json", ok, 0o600);
         let link = d.path().join("link.json");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert_eq!(load(Some(&src(&link, false)), &ws).unwrap_err().code(), config);
+        assert_eq!(load(Some(&src(&link, false)), &ws).unwrap_err().code(), config.as_str());
         let inside = write(&ws, "g.json", ok, 0o600);
-        assert_eq!(load(Some(&src(&inside, false)), &ws).unwrap_err().code(), config);
-        assert_eq!(load(Some(&src(Path::new("relative.json"), true)), &ws).unwrap_err().code(), config);
+        assert_eq!(load(Some(&src(&inside, false)), &ws).unwrap_err().code(), config.as_str());
+        assert_eq!(load(Some(&src(Path::new("relative.json"), true)), &ws).unwrap_err().code(), config.as_str());
         assert_eq!(load(Some(&src(&real, false)), &ws).unwrap(), Governance::default());
     }
 
@@ -291,9 +291,9 @@ mod tests {
         let bad = write(d.path(), "g.json", r#"{"schema":"memory-latch.governance/v1","max_recovery_attempts":0}"#, 0o600);
         c.governance = Some(src(&bad, false));
         let l = crate::Latch::open(&c).unwrap();
-        assert_eq!(l.governance_in_force().unwrap_err().code(), crate::codes::GOVERNANCE_VALUE_INVALID);
+        assert_eq!(l.governance_in_force().unwrap_err().code(), crate::codes::GOVERNANCE_VALUE_INVALID.as_str());
         let e = l.checkpoint(2_000, &crate::CheckpointInput { next_single_step: Some("s".into()), ..Default::default() }).unwrap_err();
-        assert_eq!(e.code(), crate::codes::GOVERNANCE_VALUE_INVALID);
+        assert_eq!(e.code(), crate::codes::GOVERNANCE_VALUE_INVALID.as_str());
         // status still reads (the user can see the latch while fixing the file)
         assert_eq!(l.status(2_000).unwrap().head.seq, 1);
     }

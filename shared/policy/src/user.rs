@@ -342,43 +342,46 @@ mod tests {
         assert!(!p.is_empty());
         assert!(UserPolicy::parse(br#"{"schema":"kijito-qa.policy/v1"}"#).unwrap().is_empty());
         assert!(UserPolicy::load(Ok(None)).unwrap().is_empty());
-        let e = UserPolicy::load(Err(Error::new(kijito_protocol::codes::files::SYMLINK, "x"))).unwrap_err();
+        let e = UserPolicy::load(Err(Error::new(kijito_files::private::codes::SYMLINK, "x"))).unwrap_err();
         assert_eq!(e.code(), "file_is_symlink");
     }
 
     #[test]
     fn every_refusal_has_its_code() {
         let s = |rest: &str| format!(r#"{{"schema":"kijito-qa.policy/v1"{rest}}}"#);
-        assert_eq!(code("not json"), codes::USER_POLICY_INVALID);
-        assert_eq!(code("[]"), codes::USER_POLICY_INVALID);
-        assert_eq!(code(r#"{"schema":"kijito-qa.policy/v2"}"#), codes::USER_POLICY_INVALID);
-        assert_eq!(code(&s(r#","enforce":true"#)), codes::USER_POLICY_INVALID);
-        assert_eq!(code(&s(r#","remove":"rm_files""#)), codes::USER_POLICY_INVALID);
-        assert_eq!(code(&s(r#","remove":["rm_everything"]"#)), codes::USER_RULE_UNKNOWN);
+        assert_eq!(code("not json"), codes::USER_POLICY_INVALID.as_str());
+        assert_eq!(code("[]"), codes::USER_POLICY_INVALID.as_str());
+        assert_eq!(code(r#"{"schema":"kijito-qa.policy/v2"}"#), codes::USER_POLICY_INVALID.as_str());
+        assert_eq!(code(&s(r#","enforce":true"#)), codes::USER_POLICY_INVALID.as_str());
+        assert_eq!(code(&s(r#","remove":"rm_files""#)), codes::USER_POLICY_INVALID.as_str());
+        assert_eq!(code(&s(r#","remove":["rm_everything"]"#)), codes::USER_RULE_UNKNOWN.as_str());
         // Only irreversible rules: removing a read rule means nothing.
-        assert_eq!(code(&s(r#","remove":["shell_read"]"#)), codes::USER_RULE_UNKNOWN);
-        assert_eq!(code(&s(r#","risk":{"rm_files":"extreme"}"#)), codes::USER_RULE_INVALID);
-        assert_eq!(code(&s(r#","remove":["rm_files"],"risk":{"rm_files":"low"}"#)), codes::USER_RULE_INVALID);
+        assert_eq!(code(&s(r#","remove":["shell_read"]"#)), codes::USER_RULE_UNKNOWN.as_str());
+        assert_eq!(code(&s(r#","risk":{"rm_files":"extreme"}"#)), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(code(&s(r#","remove":["rm_files"],"risk":{"rm_files":"low"}"#)), codes::USER_RULE_INVALID.as_str());
         let add = |rule: &str| code(&s(&format!(r#","add":[{rule}]"#)));
-        assert_eq!(add(r#"{"name":"Bad-Name","class":"send","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"rm_files","class":"send","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":"x","mcp_tool":"y"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"write","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","program":"x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","mcp_tool":"x","args":["y"]}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","path_prefix":"/x"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","risk":"low","path_prefix":"x/y"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","risk":"low","path_prefix":"/x/../y"}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":""}"#), codes::USER_RULE_INVALID);
-        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":"x","colour":"red"}"#), codes::USER_POLICY_INVALID);
+        assert_eq!(add(r#"{"name":"Bad-Name","class":"send","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"rm_files","class":"send","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":"x","mcp_tool":"y"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"write","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","risk":"low","program":"x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","program":"x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","mcp_tool":"x","args":["y"]}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","path_prefix":"/x"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","risk":"low","path_prefix":"x/y"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","risk":"low","path_prefix":"/x/../y"}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":""}"#), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(add(r#"{"name":"a","class":"send","risk":"low","program":"x","colour":"red"}"#), codes::USER_POLICY_INVALID.as_str());
         let args = format!("[{}]", vec!["\"a\""; MAX_ARG_PATTERNS + 1].join(","));
-        assert_eq!(add(&format!(r#"{{"name":"a","class":"send","risk":"low","program":"x","args":{args}}}"#)), codes::USER_RULE_INVALID);
+        assert_eq!(
+            add(&format!(r#"{{"name":"a","class":"send","risk":"low","program":"x","args":{args}}}"#)),
+            codes::USER_RULE_INVALID.as_str()
+        );
         let twice = r#"{"name":"a","class":"send","risk":"low","program":"x"}"#;
-        assert_eq!(code(&s(&format!(r#","add":[{twice},{twice}]"#))), codes::USER_RULE_INVALID);
+        assert_eq!(code(&s(&format!(r#","add":[{twice},{twice}]"#))), codes::USER_RULE_INVALID.as_str());
         let many = vec![r#"{"name":"a","class":"send","risk":"low","program":"x"}"#; MAX_ADDED_RULES + 1].join(",");
-        assert_eq!(code(&s(&format!(r#","add":[{many}]"#))), codes::USER_RULE_INVALID);
+        assert_eq!(code(&s(&format!(r#","add":[{many}]"#))), codes::USER_RULE_INVALID.as_str());
     }
 
     #[test]

@@ -1,6 +1,10 @@
-//! The error-code registry: every stable code a library error carries, one
-//! submodule per area, snake_case values (what binaries print as
-//! `kijito_<tool>_failed:<code>`, see `kijito_cli::report_failure`).
+//! The error-code areas kijito-protocol keeps: its own (ids, command,
+//! render, manifest, cli) and those read below the crate that raises them
+//! (snapshot, latch, policy); one submodule per area, snake_case values
+//! (what binaries print as `kijito_<tool>_failed:<code>`, see
+//! `kijito_cli::report_failure`). Every other area is declared in the module
+//! that raises it (docs/architecture.md, Error codes); tests/it/architecture.rs
+//! lists them all.
 //! Each area is a `Code` enum declared with [`crate::codes!`] (its variant
 //! and its constant, the code in SCREAMING_SNAKE_CASE shortened within the
 //! area). Crates re-export their area as `<module>::codes`. Control flow never
@@ -67,94 +71,6 @@ pub mod command {
     }
 }
 
-/// Private files and directories.
-pub mod files {
-    crate::codes! {
-        NOT_FOUND NotFound = "file_not_found",
-        SYMLINK Symlink = "file_is_symlink",
-        NOT_REGULAR NotRegular = "file_not_regular",
-        NOT_OWNED NotOwned = "file_not_owned",
-        PERMISSIONS Permissions = "file_permissions_too_open",
-        TOO_LARGE TooLarge = "file_too_large",
-        TOO_SMALL TooSmall = "file_too_small",
-        CHANGED Changed = "file_changed_during_read",
-        READ Read = "file_read_failed",
-        EXISTS Exists = "file_exists",
-        WRITE Write = "file_write_failed",
-        DIR_SYMLINK DirSymlink = "directory_is_symlink",
-        DIR_NOT_DIR DirNotDir = "directory_not_directory",
-        DIR_NOT_OWNED DirNotOwned = "directory_not_owned",
-        DIR_PERMISSIONS DirPermissions = "directory_permissions_too_open",
-        DIR_MISSING DirMissing = "directory_missing",
-        DIR_CREATE DirCreate = "directory_create_failed",
-    }
-}
-
-/// The bearer token file.
-pub mod token {
-    crate::codes! {
-        INVALID Invalid = "token_invalid",
-        /// The token file could not be read (`token_` + the kijito-files code, [`file_code`]).
-        FILE_NOT_FOUND FileNotFound = "token_file_not_found",
-        FILE_SYMLINK FileSymlink = "token_file_is_symlink",
-        FILE_NOT_REGULAR FileNotRegular = "token_file_not_regular",
-        FILE_NOT_OWNED FileNotOwned = "token_file_not_owned",
-        FILE_PERMISSIONS FilePermissions = "token_file_permissions_too_open",
-        FILE_TOO_LARGE FileTooLarge = "token_file_too_large",
-        FILE_TOO_SMALL FileTooSmall = "token_file_too_small",
-        FILE_CHANGED FileChanged = "token_file_changed_during_read",
-        FILE_READ FileRead = "token_file_read_failed",
-        FILE_EXISTS FileExists = "token_file_exists",
-        FILE_WRITE FileWrite = "token_file_write_failed",
-        FILE_DIR_SYMLINK FileDirSymlink = "token_directory_is_symlink",
-        FILE_DIR_NOT_DIR FileDirNotDir = "token_directory_not_directory",
-        FILE_DIR_NOT_OWNED FileDirNotOwned = "token_directory_not_owned",
-        FILE_DIR_PERMISSIONS FileDirPermissions = "token_directory_permissions_too_open",
-        FILE_DIR_MISSING FileDirMissing = "token_directory_missing",
-        FILE_DIR_CREATE FileDirCreate = "token_directory_create_failed",
-    }
-
-    /// The token-file code of a kijito-files read failure (`token_` + its code).
-    pub fn file_code(code: super::files::Code) -> Code {
-        use super::files;
-        match code {
-            files::NOT_FOUND => FILE_NOT_FOUND,
-            files::SYMLINK => FILE_SYMLINK,
-            files::NOT_REGULAR => FILE_NOT_REGULAR,
-            files::NOT_OWNED => FILE_NOT_OWNED,
-            files::PERMISSIONS => FILE_PERMISSIONS,
-            files::TOO_LARGE => FILE_TOO_LARGE,
-            files::TOO_SMALL => FILE_TOO_SMALL,
-            files::CHANGED => FILE_CHANGED,
-            files::READ => FILE_READ,
-            files::EXISTS => FILE_EXISTS,
-            files::WRITE => FILE_WRITE,
-            files::DIR_SYMLINK => FILE_DIR_SYMLINK,
-            files::DIR_NOT_DIR => FILE_DIR_NOT_DIR,
-            files::DIR_NOT_OWNED => FILE_DIR_NOT_OWNED,
-            files::DIR_PERMISSIONS => FILE_DIR_PERMISSIONS,
-            files::DIR_MISSING => FILE_DIR_MISSING,
-            files::DIR_CREATE => FILE_DIR_CREATE,
-        }
-    }
-}
-
-/// The Kijito service transport (errors of [`crate::error::Kind::Service`] / `HttpStatus`).
-pub mod http {
-    crate::codes! {
-        TIMEOUT Timeout = "kijito_timeout",
-        INVALID_JSON InvalidJson = "kijito_invalid_json",
-        RESPONSE_INVALID ResponseInvalid = "kijito_response_invalid",
-        TOO_LARGE TooLarge = "kijito_response_too_large",
-        REDIRECT Redirect = "kijito_redirect_refused",
-        NETWORK Network = "kijito_network_error",
-    }
-    /// `kijito_http_<status>` (with [`crate::error::Kind::HttpStatus`]).
-    pub fn http(status: u16) -> crate::error::ErrorCode {
-        crate::error::ErrorCode::http_status(status)
-    }
-}
-
 /// Rendered memories, lifecycle and the known-bad control (docs/protocol.md §3).
 pub mod render {
     crate::codes! {
@@ -207,27 +123,6 @@ pub mod cli {
         CONTENT_SOURCE_INVALID ContentSourceInvalid = "content_source_invalid",
         /// `pointer-publish --release-lease` with a flag it does not take.
         FLAG_CONFLICT FlagConflict = "flag_conflict",
-    }
-}
-
-/// The QA gate's state directory.
-pub mod gate {
-    crate::codes! {
-        STATE_RENAME_FAILED StateRenameFailed = "state_rename_failed",
-    }
-}
-
-/// The verifier's anchor fetches (with [`snapshot`]).
-pub mod fetch {
-    crate::codes! {
-        ANCHOR_FETCH_FAILED AnchorFetchFailed = "anchor_fetch_failed",
-    }
-}
-
-/// wake-check.
-pub mod wake {
-    crate::codes! {
-        WORKSPACE_INVALID WorkspaceInvalid = "workspace_invalid",
     }
 }
 
@@ -413,30 +308,6 @@ pub mod latch {
         /// transcript cannot be read).
         CONSENT_PROMPT_NOT_NEWEST ConsentPromptNotNewest = "consent_prompt_not_newest",
         CONSENT_TRANSCRIPT_UNREADABLE ConsentTranscriptUnreadable = "consent_transcript_unreadable",
-    }
-}
-
-/// kijito-compact: requests and the tmux worker (with [`trigger`]).
-pub mod compact {
-    crate::codes! {
-        KILL_SWITCH KillSwitch = "kill_switch",
-        PIN_CHANGED PinChanged = "pin_changed",
-        PANE_GONE PaneGone = "pane_gone",
-        PANE_PROCESS_CHANGED PaneProcessChanged = "pane_process_changed",
-        PANE_NOT_ANCESTOR PaneNotAncestor = "pane_not_ancestor",
-        TURN_NOT_ENDED TurnNotEnded = "turn_not_ended",
-        CODEX_DAEMON CodexDaemon = "codex_daemon",
-        TMUX_ENV_INVALID TmuxEnvInvalid = "tmux_env_invalid",
-        ADAPTER_ENV_INVALID AdapterEnvInvalid = "adapter_env_invalid",
-        TMUX_UNAVAILABLE TmuxUnavailable = "tmux_unavailable",
-        SEND_FAILED SendFailed = "send_failed",
-        WORKER_SPAWN_FAILED WorkerSpawnFailed = "worker_spawn_failed",
-        /// A client of the pane's tmux session pressed a key since the turn
-        /// began (the keystroke rule, docs/adapters.md).
-        USER_TYPED UserTyped = "user_typed",
-        /// The `reason` of a request that failed after `/compact` was typed and
-        /// before its Enter: the text stays in the host's composer.
-        COMPACT_LEFT_IN_COMPOSER CompactLeftInComposer = "compact_left_in_composer",
     }
 }
 

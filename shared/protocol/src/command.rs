@@ -945,7 +945,7 @@ mod tests {
             "setsid /opt/kq/bin/memory-latch approve",
         ] {
             match guard_line(line, Some(&dir)) {
-                Verdict::Deny(e) => assert_eq!(e.code(), codes::USER_ONLY, "{line}"),
+                Verdict::Deny(e) => assert_eq!(e.code(), codes::USER_ONLY.as_str(), "{line}"),
                 v => panic!("{line}: {v:?}"),
             }
         }
@@ -972,30 +972,39 @@ mod tests {
         assert_eq!(ok("/opt/kq/bin/wake-check --json --workspace /w --long-sleep-after 60"), ("wake-check", ""));
         assert_eq!(ok("/opt/kq/bin/kijito-local serve --db /d/db --token-file /d/t --listen 127.0.0.1:0"), ("kijito-local", "serve"));
         // What only the user may do, and flags that do not exist.
-        assert_eq!(no("/opt/kq/bin/memory-latch consent confirm --action-file /w/a --message ACT-23456A"), codes::UNKNOWN_SUBCOMMAND);
-        assert_eq!(no("/opt/kq/bin/memory-latch reseed --message ACT-23456A"), codes::UNKNOWN_FLAG);
+        assert_eq!(
+            no("/opt/kq/bin/memory-latch consent confirm --action-file /w/a --message ACT-23456A"),
+            codes::UNKNOWN_SUBCOMMAND.as_str()
+        );
+        assert_eq!(no("/opt/kq/bin/memory-latch reseed --message ACT-23456A"), codes::UNKNOWN_FLAG.as_str());
         // Signing is the user's, in their own terminal; the agent may verify with a public key.
-        assert_eq!(no("/opt/kq/bin/memory-latch keygen --secret-key /k/a.key --public-key /k/a.pub"), codes::UNKNOWN_SUBCOMMAND);
-        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --sign --secret-key /k/a.key --passphrase-file /k/p"), codes::UNKNOWN_FLAG);
+        assert_eq!(no("/opt/kq/bin/memory-latch keygen --secret-key /k/a.key --public-key /k/a.pub"), codes::UNKNOWN_SUBCOMMAND.as_str());
+        assert_eq!(
+            no("/opt/kq/bin/memory-latch checkpoint --sign --secret-key /k/a.key --passphrase-file /k/p"),
+            codes::UNKNOWN_FLAG.as_str()
+        );
         assert_eq!(
             ok("/opt/kq/bin/memory-latch verify --since-checkpoint /k/cp.note --public-key /w/latch.pub"),
             ("memory-latch", "verify")
         );
         assert_eq!(
             no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r --reconfirmed")),
-            codes::UNKNOWN_FLAG
+            codes::UNKNOWN_FLAG.as_str()
         );
         assert_eq!(
             no(&format!("/opt/kq/bin/memory-latch gate --action-file /w/a --checkpoint {cp} --intended /w/i --result /w/r")),
-            codes::MISSING_FLAG
+            codes::MISSING_FLAG.as_str()
         );
-        assert_eq!(no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"), codes::INVALID_VALUE);
-        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --last-good-checkpoint abc"), codes::INVALID_DIGEST);
-        assert_eq!(no("/opt/kq/bin/memory-latch status --json --json"), codes::DUPLICATE_FLAG);
-        assert_eq!(no("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
-        assert_eq!(no("/opt/kq/bin/wake-check --long-sleep-after soon"), codes::INVALID_VALUE);
-        assert_eq!(no("/elsewhere/memory-latch status"), codes::FOREIGN_ROOT);
-        assert_eq!(no("memory-latch status"), codes::PROGRAM_NOT_ABSOLUTE);
+        assert_eq!(
+            no("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk extreme"),
+            codes::INVALID_VALUE.as_str()
+        );
+        assert_eq!(no("/opt/kq/bin/memory-latch checkpoint --last-good-checkpoint abc"), codes::INVALID_DIGEST.as_str());
+        assert_eq!(no("/opt/kq/bin/memory-latch status --json --json"), codes::DUPLICATE_FLAG.as_str());
+        assert_eq!(no("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND.as_str());
+        assert_eq!(no("/opt/kq/bin/wake-check --long-sleep-after soon"), codes::INVALID_VALUE.as_str());
+        assert_eq!(no("/elsewhere/memory-latch status"), codes::FOREIGN_ROOT.as_str());
+        assert_eq!(no("memory-latch status"), codes::PROGRAM_NOT_ABSOLUTE.as_str());
         assert!(mentions_helper("memory-latch consent confirm --message ACT-23456A"));
         assert!(mentions_helper("cd /w && wake-check --json"));
         assert!(mentions_helper("env kijito-local serve"));

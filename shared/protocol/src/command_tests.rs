@@ -50,40 +50,40 @@ fn line_level_rules() {
     let padded = format!("{STATUS}{}", " ".repeat(MAX_COMMAND_BYTES - STATUS.len()));
     assert_eq!(padded.len(), MAX_COMMAND_BYTES);
     assert_eq!(accepted(&padded).helper, "qa-gate");
-    assert_eq!(code(&format!("{padded} ")), codes::TOO_LONG);
-    assert_eq!(code("   "), codes::EMPTY);
-    assert_eq!(code(""), codes::EMPTY);
-    assert_eq!(code(&format!("{STATUS}\t")), codes::CONTROL);
-    assert_eq!(code(&format!("{STATUS};")), codes::METACHARACTER);
-    assert_eq!(code("A=1 /opt/kq/bin/qa-gate status --session-id s1"), codes::ENV_ASSIGNMENT);
-    assert_eq!(code("/opt/kq/bin/qa-gate=x status"), codes::ENV_ASSIGNMENT);
-    assert_eq!(code("opt/kq/bin/qa-gate status --session-id s1"), codes::PROGRAM_NOT_ABSOLUTE);
+    assert_eq!(code(&format!("{padded} ")), codes::TOO_LONG.as_str());
+    assert_eq!(code("   "), codes::EMPTY.as_str());
+    assert_eq!(code(""), codes::EMPTY.as_str());
+    assert_eq!(code(&format!("{STATUS}\t")), codes::CONTROL.as_str());
+    assert_eq!(code(&format!("{STATUS};")), codes::METACHARACTER.as_str());
+    assert_eq!(code("A=1 /opt/kq/bin/qa-gate status --session-id s1"), codes::ENV_ASSIGNMENT.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate=x status"), codes::ENV_ASSIGNMENT.as_str());
+    assert_eq!(code("opt/kq/bin/qa-gate status --session-id s1"), codes::PROGRAM_NOT_ABSOLUTE.as_str());
 }
 
 #[test]
 fn the_program_must_be_a_helper_of_this_root() {
-    assert_eq!(code("/opt/kq/bin/../bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL);
-    assert_eq!(code("/opt/kq/./bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL);
-    assert_eq!(code("/opt/kq/bin/ls -la"), codes::UNKNOWN_HELPER);
-    assert_eq!(code("/opt/kq/bin/kijito-setup --force"), codes::UNKNOWN_HELPER);
+    assert_eq!(code("/opt/kq/bin/../bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL.as_str());
+    assert_eq!(code("/opt/kq/./bin/qa-gate status --session-id s1"), codes::PATH_TRAVERSAL.as_str());
+    assert_eq!(code("/opt/kq/bin/ls -la"), codes::UNKNOWN_HELPER.as_str());
+    assert_eq!(code("/opt/kq/bin/kijito-setup --force"), codes::UNKNOWN_HELPER.as_str());
     // Path comparison ignores doubled slashes; the text check does not.
-    assert_eq!(code("/opt/kq/bin//qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
-    assert_eq!(code("/opt//kq/bin/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
-    assert_eq!(code("/opt/kq/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
-    assert_eq!(code("/qa-gate status --session-id s1"), codes::FOREIGN_ROOT);
+    assert_eq!(code("/opt/kq/bin//qa-gate status --session-id s1"), codes::FOREIGN_ROOT.as_str());
+    assert_eq!(code("/opt//kq/bin/qa-gate status --session-id s1"), codes::FOREIGN_ROOT.as_str());
+    assert_eq!(code("/opt/kq/qa-gate status --session-id s1"), codes::FOREIGN_ROOT.as_str());
+    assert_eq!(code("/qa-gate status --session-id s1"), codes::FOREIGN_ROOT.as_str());
     // The file-system root is never a helper directory.
-    assert_eq!(HelperDir::new(Path::new("/")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+    assert_eq!(HelperDir::new(Path::new("/")).unwrap_err().code(), codes::ROOT_UNKNOWN.as_str());
 }
 
 #[test]
 fn subcommands_and_forms() {
-    assert_eq!(code("/opt/kq/bin/qa-gate"), codes::MISSING_SUBCOMMAND);
-    assert_eq!(code("/opt/kq/bin/qa-gate check-command x"), codes::UNKNOWN_SUBCOMMAND);
-    assert_eq!(code("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND);
+    assert_eq!(code("/opt/kq/bin/qa-gate"), codes::MISSING_SUBCOMMAND.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate check-command x"), codes::UNKNOWN_SUBCOMMAND.as_str());
+    assert_eq!(code("/opt/kq/bin/memory-latch consent"), codes::UNKNOWN_SUBCOMMAND.as_str());
     // The hook-only signer recovery (run by the UserPromptSubmit hook, never by the agent).
     assert_eq!(
         code(&format!("/opt/kq/bin/memory-latch wallet-recover --signature 0x{} --digest 0x{}", "a".repeat(130), "b".repeat(64))),
-        codes::UNKNOWN_SUBCOMMAND
+        codes::UNKNOWN_SUBCOMMAND.as_str()
     );
     let c = accepted("/opt/kq/bin/memory-latch consent request --action-file /w/a --summary s --risk low");
     assert_eq!(c.subcommand, "consent request");
@@ -96,41 +96,41 @@ fn subcommands_and_forms() {
     assert_eq!(c.args.len(), 5);
     let c = accepted("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2");
     assert_eq!(c.args, vec![("--release-lease", String::new()), ("--lock-message-id", "2".to_owned())]);
-    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease"), codes::MISSING_FLAG);
-    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2 --content-file /c"), codes::UNKNOWN_FLAG);
+    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease"), codes::MISSING_FLAG.as_str());
+    assert_eq!(code("/opt/kq/bin/pointer-publish --release-lease --lock-message-id 2 --content-file /c"), codes::UNKNOWN_FLAG.as_str());
 }
 
 #[test]
 fn flags_and_values() {
-    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --bogus x"), codes::UNKNOWN_FLAG);
-    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 extra"), codes::EXTRA_WORD);
-    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --session-id s2"), codes::DUPLICATE_FLAG);
-    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id"), codes::MISSING_VALUE);
-    assert_eq!(code("/opt/kq/bin/qa-gate status --data-dir /d"), codes::MISSING_FLAG);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --bogus x"), codes::UNKNOWN_FLAG.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 extra"), codes::EXTRA_WORD.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id s1 --session-id s2"), codes::DUPLICATE_FLAG.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id"), codes::MISSING_VALUE.as_str());
+    assert_eq!(code("/opt/kq/bin/qa-gate status --data-dir /d"), codes::MISSING_FLAG.as_str());
     // The value is the next word, never the flag itself.
-    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id --data-dir /d"), codes::INVALID_SESSION_ID);
+    assert_eq!(code("/opt/kq/bin/qa-gate status --session-id --data-dir /d"), codes::INVALID_SESSION_ID.as_str());
     // The repeated flag: exactly twice.
     let d = "a".repeat(64);
     let record = format!("/opt/kq/bin/qa-gate record --session-id s1 --transcript /t --pointer-id 1 --pointer-digest {d}");
     let one = format!("{record} --cold-boot-report /r1");
     let e = check_command(&one, &dir()).unwrap_err();
-    assert_eq!(e.code(), codes::MISSING_FLAG);
+    assert_eq!(e.code(), codes::MISSING_FLAG.as_str());
     assert_eq!(e.message(), "--cold-boot-report is required 2 times");
     let two = format!("{one} --cold-boot-report /r2");
     assert_eq!(accepted(&two).args.iter().filter(|(f, _)| *f == "--cold-boot-report").count(), 2);
-    assert_eq!(code(&format!("{two} --cold-boot-report /r3")), codes::DUPLICATE_FLAG);
+    assert_eq!(code(&format!("{two} --cold-boot-report /r3")), codes::DUPLICATE_FLAG.as_str());
     let e = check_command("/opt/kq/bin/qa-gate status", &dir()).unwrap_err();
     assert_eq!(e.message(), "--session-id is required");
     // pointer-publish: exactly one of --content-file and --restore-from.
     let base = format!("/opt/kq/bin/pointer-publish --pointer-id 1 --lock-message-id 2 --expected-pointer-digest {d} --rollback-file /r");
-    assert_eq!(code(&base), codes::FLAG_CONFLICT);
-    assert_eq!(code(&format!("{base} --content-file /c --restore-from /a")), codes::FLAG_CONFLICT);
+    assert_eq!(code(&base), codes::FLAG_CONFLICT.as_str());
+    assert_eq!(code(&format!("{base} --content-file /c --restore-from /a")), codes::FLAG_CONFLICT.as_str());
     assert_eq!(accepted(&format!("{base} --restore-from /a")).helper, "pointer-publish");
     // The gate needs a target; other memory-latch forms do not.
     let cp = format!("sha256:{d}");
     assert_eq!(
         code(&format!("/opt/kq/bin/memory-latch gate --action-file /a --checkpoint {cp} --intended /i --result /r")),
-        codes::MISSING_FLAG
+        codes::MISSING_FLAG.as_str()
     );
 }
 
@@ -179,9 +179,9 @@ fn every_value_kind_at_its_bounds() {
 fn helper_dir_rules() {
     assert_eq!(dir().helper("qa-gate"), "/opt/kq/bin/qa-gate");
     assert_eq!(dir().path(), Path::new(ROOT));
-    assert_eq!(HelperDir::new(Path::new("/opt/k q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
-    assert_eq!(HelperDir::new(Path::new("/opt/k$q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
-    assert_eq!(HelperDir::new(Path::new("opt/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN);
+    assert_eq!(HelperDir::new(Path::new("/opt/k q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN.as_str());
+    assert_eq!(HelperDir::new(Path::new("/opt/k$q/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN.as_str());
+    assert_eq!(HelperDir::new(Path::new("opt/bin")).unwrap_err().code(), codes::ROOT_UNKNOWN.as_str());
     let here = std::env::current_exe().unwrap().canonicalize().unwrap();
     if let Ok(d) = HelperDir::new(std::env::current_exe().unwrap().canonicalize().unwrap().parent().unwrap()) {
         assert_eq!(d.path(), here.parent().unwrap());

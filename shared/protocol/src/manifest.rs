@@ -687,7 +687,7 @@ mod tests {
         let err = parse_str(text).unwrap_err();
         let r = rule_of(&err).unwrap().to_owned();
         let code = RULES.iter().find(|(x, _)| *x == r).map(|(_, c)| *c).unwrap();
-        assert_eq!(err.code(), code, "{r}");
+        assert_eq!(err.code(), code.as_str(), "{r}");
         r
     }
 
@@ -782,7 +782,7 @@ mod tests {
         let big = vec![b' '; MAX_MANIFEST_BYTES + 1];
         let err = parse_manifest(&big, pid(), lock()).unwrap_err();
         assert_eq!(rule_of(&err), Some("too_large"));
-        assert_eq!(err.code(), CODE_INVALID);
+        assert_eq!(err.code(), CODE_INVALID.as_str());
         let mut bad = base().into_bytes();
         bad[60] = 0xff;
         assert_eq!(rule_of(&parse_manifest(&bad, pid(), lock()).unwrap_err()), Some("not_utf8"));
@@ -846,7 +846,7 @@ mod tests {
         for (old, new, want) in cases {
             let text = edit(old, new);
             assert_eq!(rule(&text), *want, "{new}");
-            assert_eq!(parse_str(&text).unwrap_err().code(), CODE_NOT_CANONICAL, "{new}");
+            assert_eq!(parse_str(&text).unwrap_err().code(), CODE_NOT_CANONICAL.as_str(), "{new}");
         }
         // The canonical escapes are accepted (here inside strings the rules reject
         // for other reasons, proving the escape itself passed).
@@ -1020,11 +1020,11 @@ mod tests {
     fn every_rule_has_a_code_and_rule_of_reads_it() {
         for (r, code) in RULES {
             let err = reject(r, "x");
-            assert_eq!(err.code(), *code);
+            assert_eq!(err.code(), code.as_str());
             assert_eq!(rule_of(&err), Some(*r));
             assert_eq!(err.detail(), Some(&json!({ "rule": r })));
         }
-        assert_eq!(reject(RULE_NOT_CANONICAL, "x").code(), CODE_NOT_CANONICAL);
+        assert_eq!(reject(RULE_NOT_CANONICAL, "x").code(), CODE_NOT_CANONICAL.as_str());
         assert_eq!(rule_of(&Error::new(crate::codes::render::TOO_LARGE, "x").with_detail(json!({"rule": "x"}))), None);
         let unique: HashSet<&str> = RULES.iter().map(|(r, _)| *r).collect();
         assert_eq!(unique.len(), RULES.len());
@@ -1170,7 +1170,7 @@ mod tests {
             if let Err(e) = parse_manifest(&bytes, MemoryId::new(21813).unwrap(), MessageId::new(1234).unwrap()) {
                 let rule = rule_of(&e);
                 prop_assert!(rule.is_some());
-                prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && *c == e.code()));
+                prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && c.as_str() == e.code()));
             }
         }
 
@@ -1201,7 +1201,7 @@ mod tests {
                 Ok(parsed) => prop_assert_eq!(parsed.to_canonical().into_bytes(), bytes),
                 Err(e) => {
                     let rule = rule_of(&e);
-                    prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && *c == e.code()), "{:?}", e);
+                    prop_assert!(RULES.iter().any(|(r, c)| Some(*r) == rule && c.as_str() == e.code()), "{:?}", e);
                 }
             }
         }

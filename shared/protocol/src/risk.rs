@@ -49,7 +49,7 @@ mod tests {
             assert_eq!(serde_json::from_str::<Risk>(&format!("\"{w}\"")).unwrap(), r);
         }
         assert!(Risk::Low < Risk::Medium && Risk::Medium < Risk::High);
-        assert_eq!(Risk::parse("High").unwrap_err().code(), crate::codes::latch::RISK_INVALID);
+        assert_eq!(Risk::parse("High").unwrap_err().code(), crate::codes::latch::RISK_INVALID.as_str());
         assert!(serde_json::from_str::<Risk>("\"extreme\"").is_err());
     }
 }

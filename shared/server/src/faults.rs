@@ -259,7 +259,7 @@ mod tests {
             r#"[{"method":"GET","path":"/a","extra":1,"action":{"type":"close_before"}}]"#,
             r#"[{"method":"GET","path":"/a","action":{"type":"close_before","x":1}}]"#,
         ] {
-            assert_eq!(parse(text.as_bytes()).unwrap_err().code(), codes::INVALID, "{text}");
+            assert_eq!(parse(text.as_bytes()).unwrap_err().code(), codes::INVALID.as_str(), "{text}");
         }
     }
 }

@@ -399,10 +399,10 @@ mod tests {
         assert!(parse_listen("127.1.2.3:8080").is_ok());
         assert!(parse_listen("[::1]:0").is_ok());
         for bad in ["0.0.0.0:0", "10.0.0.1:80", "[::]:0", "192.168.1.1:1"] {
-            assert_eq!(parse_listen(bad).unwrap_err().code(), codes::LISTEN_NOT_LOOPBACK, "{bad}");
+            assert_eq!(parse_listen(bad).unwrap_err().code(), codes::LISTEN_NOT_LOOPBACK.as_str(), "{bad}");
         }
         for bad in ["localhost:0", "127.0.0.1", "", "127.0.0.1:99999"] {
-            assert_eq!(parse_listen(bad).unwrap_err().code(), codes::LISTEN_INVALID, "{bad}");
+            assert_eq!(parse_listen(bad).unwrap_err().code(), codes::LISTEN_INVALID.as_str(), "{bad}");
         }
     }
 
@@ -415,10 +415,10 @@ mod tests {
         assert_eq!(read_token(&p).unwrap(), b"abc123");
         for bad in [&b"a b"[..], b"two\nlines", b"\n", b"tab\tx"] {
             kijito_files::private::write_atomic(&p, bad).unwrap();
-            assert_eq!(read_token(&p).unwrap_err().code(), codes::TOKEN_INVALID);
+            assert_eq!(read_token(&p).unwrap_err().code(), codes::TOKEN_INVALID.as_str());
         }
         kijito_files::private::write_atomic(&p, b"ok").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(read_token(&p).unwrap_err().code(), kijito_files::private::codes::PERMISSIONS);
+        assert_eq!(read_token(&p).unwrap_err().code(), kijito_files::private::codes::PERMISSIONS.as_str());
     }
 }

@@ -284,7 +284,7 @@ fn check_config(out: &mut Out) -> Option<Config> {
         }
         Err(e) => {
             use kijito_files::config::codes as config;
-            use kijito_protocol::codes::files;
+            use kijito_files::private::codes as files;
             let fix = match (e.code_as(), e.code_as()) {
                 (Some(files::PERMISSIONS), _) => format!("chmod 600 {}", path.display()),
                 (_, Some(config::UNKNOWN_KEY)) => {

@@ -4,8 +4,8 @@
 //! network errors name the host and port, token file problems name the file
 //! and the command that fixes them. The token itself never appears.
 
+use kijito_client::{http::codes as http, token::codes as token};
 use kijito_files::config::ApiUrl;
-use kijito_protocol::codes::{http, token};
 use kijito_protocol::error::Error;
 use kijito_protocol::error::ErrorCode;
 use kijito_protocol::ids::{MemoryId, MessageId};

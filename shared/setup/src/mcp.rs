@@ -565,7 +565,7 @@ mod tests {
             &format!("{CODEX_BEGIN}\n[mcp_servers.kijito]\n"),
         ] {
             let e = merge_codex_config(Some(text), &reg(), path).unwrap_err();
-            assert_eq!(e.code(), codes::CODEX_CONFIG_CONFLICT, "{text}");
+            assert_eq!(e.code(), codes::CODEX_CONFIG_CONFLICT.as_str(), "{text}");
         }
         // a different server whose name starts the same is not ours
         assert!(merge_codex_config(Some("[mcp_servers.kijito2]\ncommand = \"y\"\n"), &reg(), path).is_ok());
@@ -594,9 +594,9 @@ mod tests {
         assert_eq!(kept, serde_json::from_str::<Value>(theirs).unwrap());
         // Not a JSON object: refused both ways.
         for bad in ["[]", "{ nope", r#"{"mcpServers": 3}"#] {
-            assert_eq!(merge_claude_config(Some(bad), &reg(), path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID, "{bad}");
+            assert_eq!(merge_claude_config(Some(bad), &reg(), path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID.as_str(), "{bad}");
         }
-        assert_eq!(unmerge_claude_config("{ nope", root, path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID);
+        assert_eq!(unmerge_claude_config("{ nope", root, path).unwrap_err().code(), codes::CLAUDE_CONFIG_INVALID.as_str());
     }
 
     #[test]
@@ -609,7 +609,7 @@ mod tests {
         assert_eq!(unmerge_codex_config(&format!("{once}{tail}"), path).unwrap(), format!("{user}{tail}"));
         assert_eq!(unmerge_codex_config(&merge_codex_config(None, &reg(), path).unwrap(), path).unwrap(), "");
         assert_eq!(unmerge_codex_config(user, path).unwrap(), user);
-        assert_eq!(unmerge_codex_config(&format!("{CODEX_BEGIN}\n"), path).unwrap_err().code(), codes::CODEX_CONFIG_CONFLICT);
+        assert_eq!(unmerge_codex_config(&format!("{CODEX_BEGIN}\n"), path).unwrap_err().code(), codes::CODEX_CONFIG_CONFLICT.as_str());
     }
 
     #[test]

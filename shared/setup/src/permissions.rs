@@ -493,16 +493,16 @@ mod tests {
         // refusals: never guess at a file that is not what Claude Code reads
         for bad in [&b"not json"[..], b"[1]", br#"{"permissions":[]}"#, br#"{"permissions":{"allow":"Bash"}}"#] {
             let e = merge_claude_settings(Some(bad), &rules, p).unwrap_err();
-            assert_eq!(e.code(), codes::SETTINGS_INVALID, "{}", String::from_utf8_lossy(bad));
+            assert_eq!(e.code(), codes::SETTINGS_INVALID.as_str(), "{}", String::from_utf8_lossy(bad));
         }
     }
 
     #[test]
     fn a_root_that_could_bend_a_rule_is_refused() {
         for bad in ["/p q/bin", "/p)/bin", "/p:*/bin", "/p\"/bin", "/p/*/bin", "/p/../bin", "relative/bin", "/p$HOME/bin"] {
-            assert_eq!(check_safe_path(Path::new(bad)).unwrap_err().code(), codes::ROOT_UNSAFE, "{bad}");
+            assert_eq!(check_safe_path(Path::new(bad)).unwrap_err().code(), codes::ROOT_UNSAFE.as_str(), "{bad}");
             let e = plan(HostKind::Claude, Path::new(bad).parent().unwrap(), None, None, Path::new("/home/u")).unwrap_err();
-            assert_eq!(e.code(), codes::ROOT_UNSAFE, "{bad}");
+            assert_eq!(e.code(), codes::ROOT_UNSAFE.as_str(), "{bad}");
         }
         assert!(check_safe_path(Path::new("/home/u/.local/share/kijito-qa/claude/bin")).is_ok());
     }

@@ -12,6 +12,14 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use kijito_protocol::Result;
 use std::path::PathBuf;
 
+/// Stable codes of the command line (the `wake` area; the findings are
+/// [`crate::codes`]).
+pub mod codes {
+    kijito_protocol::codes! {
+        WORKSPACE_INVALID WorkspaceInvalid = "workspace_invalid",
+    }
+}
+
 pub const FLAGS: &[Flag] = &[
     Flag::value("--workspace"),
     Flag::value("--data-dir"),
@@ -100,9 +108,8 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     let workspace_flag = args.optional::<kijito_protocol::ids::AbsPath>("--workspace")?;
     let workspace = match &workspace_flag {
         Some(w) => w.as_path().to_owned(),
-        None => std::env::current_dir().map_err(|e| {
-            kijito_protocol::Error::new(kijito_protocol::codes::wake::WORKSPACE_INVALID, format!("cannot read the current directory: {e}"))
-        })?,
+        None => std::env::current_dir()
+            .map_err(|e| kijito_protocol::Error::new(codes::WORKSPACE_INVALID, format!("cannot read the current directory: {e}")))?,
     };
     let data_flag: Option<AbsPath> = args.optional("--data-dir")?;
     let session: Option<SessionId> = args.optional("--session-id")?;

@@ -85,7 +85,7 @@ fn pins_are_per_session_and_strict() {
     assert_eq!(codex_pin("a").via.name(), "codex-app-server");
     // Another session's pin copied over this one's name.
     std::fs::write(e.qa.pin(&e.s), tmux_pin("other").to_value().to_string()).unwrap();
-    assert_eq!(trigger::read_pin(&e.qa, &e.s).unwrap_err().code(), codes::PIN_INVALID);
+    assert_eq!(trigger::read_pin(&e.qa, &e.s).unwrap_err().code(), codes::PIN_INVALID.as_str());
     assert!(trigger::remove_pin(&e.qa, &e.s).unwrap());
     assert!(!trigger::remove_pin(&e.qa, &e.s).unwrap());
     assert_eq!(trigger::read_pin(&e.qa, &e.s).unwrap(), None);
@@ -159,7 +159,7 @@ fn turns() {
         Turn { session_id: sid("other"), state: TurnState::Ended, at_ms: 1, started_at_ms: None }.to_value().to_string(),
     )
     .unwrap();
-    assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap_err().code(), codes::TURN_INVALID);
+    assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap_err().code(), codes::TURN_INVALID.as_str());
     for bad in [
         r#"{"schemaVersion":2,"sessionId":"sess-1","state":"ended","atMs":7}"#,
         r#"{"schemaVersion":1,"sessionId":"sess-1","state":"ended","atMs":-1}"#,
@@ -167,7 +167,7 @@ fn turns() {
         r#"{"schemaVersion":1,"sessionId":"sess-1","atMs":1,"state":"ended"}"#,
         "nope",
     ] {
-        assert_eq!(Turn::parse(bad.as_bytes()).unwrap_err().code(), codes::TURN_INVALID, "{bad}");
+        assert_eq!(Turn::parse(bad.as_bytes()).unwrap_err().code(), codes::TURN_INVALID.as_str(), "{bad}");
     }
     assert_eq!(Turn::parse(br#"{"schemaVersion":1,"sessionId":"sess-1","state":"running","atMs":0}"#).unwrap().state, TurnState::Running);
 }
@@ -228,9 +228,9 @@ fn request_states_and_parse_bounds() {
 #[test]
 fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     let e = env();
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::PASS_MISSING);
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::PASS_MISSING.as_str());
     e.write_pass(T0, NONCE);
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::NO_SAFE_TRIGGER);
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::NO_SAFE_TRIGGER.as_str());
     trigger::write_pin(&e.qa, &codex_pin("sess-1")).unwrap();
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + kijito_gate::PASS_MAX_AGE_MS + 1).unwrap_err().code(), "pass_stale");
     let (r, pin) = trigger::create_request(&e.qa, &e.s, T0 + 5).unwrap();
@@ -241,7 +241,7 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     );
     assert!(!r.ticket_invalidated);
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap(), Some(r));
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 6).unwrap_err().code(), codes::REQUEST_EXISTS);
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 6).unwrap_err().code(), codes::REQUEST_EXISTS.as_str());
     // A new pass may be requested again.
     e.write_pass(T0 + 10, NONCE2);
     let (r2, _) = trigger::create_request(&e.qa, &e.s, T0 + 11).unwrap();
@@ -250,7 +250,7 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     let mut other = r2.clone();
     other.session_id = sid("other");
     std::fs::write(e.qa.request(&e.s), other.to_value().to_string()).unwrap();
-    assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap_err().code(), codes::REQUEST_INVALID);
+    assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap_err().code(), codes::REQUEST_INVALID.as_str());
 }
 
 #[test]
@@ -258,9 +258,9 @@ fn the_pass_of_a_request_must_still_wait() {
     let e = env();
     let mut r = request(RequestState::Sent);
     r.session_id = e.s.clone();
-    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::PASS_MISSING);
+    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::PASS_MISSING.as_str());
     e.write_pass(T0, NONCE2);
-    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::REQUEST_SUPERSEDED);
+    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::REQUEST_SUPERSEDED.as_str());
     e.write_pass(T0, NONCE);
     assert!(trigger::pass_still_valid(&e.qa, &r, T0 + 1).is_ok());
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 - 1).unwrap_err().code(), "pass_from_future");
@@ -332,9 +332,9 @@ fn status_shows_a_claimed_request_as_compacted() {
     let empty = tempfile::tempdir().unwrap();
     std::fs::set_permissions(empty.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let none = AbsPath::from_path(empty.path()).unwrap();
-    assert_eq!(trigger::status(&none, &e.s).unwrap_err().code(), codes::NO_REQUEST);
+    assert_eq!(trigger::status(&none, &e.s).unwrap_err().code(), codes::NO_REQUEST.as_str());
     assert!(std::fs::symlink_metadata(empty.path().join("qa")).is_err(), "status creates nothing");
-    assert_eq!(trigger::status(&e.data, &e.s).unwrap_err().code(), codes::NO_REQUEST);
+    assert_eq!(trigger::status(&e.data, &e.s).unwrap_err().code(), codes::NO_REQUEST.as_str());
     for state in [RequestState::Pending, RequestState::Sent] {
         trigger::write_request(&e.qa, &request(state.clone())).unwrap();
         let v = trigger::status(&e.data, &e.s).unwrap();

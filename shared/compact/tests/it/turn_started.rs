@@ -59,7 +59,7 @@ fn turn_records_old_and_new() {
         r#"{"schemaVersion":1,"sessionId":"sess-1","state":"ended","startedAtMs":1,"atMs":7}"#,
         r#"{"schemaVersion":1,"sessionId":"sess-1","state":"ended","atMs":7,"startedAtMs":1,"x":1}"#,
     ] {
-        assert_eq!(Turn::parse(bad.as_bytes()).unwrap_err().code(), codes::TURN_INVALID, "{bad}");
+        assert_eq!(Turn::parse(bad.as_bytes()).unwrap_err().code(), codes::TURN_INVALID.as_str(), "{bad}");
     }
     assert!(Turn::parse(br#"{"schemaVersion":1,"sessionId":"sess-1","state":"ended","atMs":7,"startedAtMs":0}"#).is_ok());
 }
@@ -100,7 +100,7 @@ fn a_pending_or_failed_request_says_why() {
     let text = pending.to_value().to_string();
     for junk in ["user typed", "", "x\"y"] {
         let bad = text.replace("user_typed", &junk.replace('"', "\\\""));
-        assert_eq!(Request::parse(bad.as_bytes()).unwrap_err().code(), codes::REQUEST_INVALID, "{bad}");
+        assert_eq!(Request::parse(bad.as_bytes()).unwrap_err().code(), codes::REQUEST_INVALID.as_str(), "{bad}");
     }
-    assert_eq!(Request::parse(text.replace("\"user_typed\"", "7").as_bytes()).unwrap_err().code(), codes::REQUEST_INVALID);
+    assert_eq!(Request::parse(text.replace("\"user_typed\"", "7").as_bytes()).unwrap_err().code(), codes::REQUEST_INVALID.as_str());
 }

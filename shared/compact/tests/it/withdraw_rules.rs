@@ -66,18 +66,18 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
     // `qa-gate status` says why; the adapter and a new request refuse with the reason.
     let st = status(&e.qa, &e.s, None, T0 + 20);
     assert_eq!((st["pass"].clone(), st["passRejectedBecause"].clone()), (false.into(), PASS_WITHDRAWN.into()), "{st}");
-    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
+    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN.as_str());
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN.as_str());
     // A second prompt finds no pass: nothing more happens.
     assert_eq!(trigger::new_turn(&e.qa, &e.s, T0 + 30).unwrap(), None);
 
     // The next PreCompact is UNATTESTED with the reason, and only that one.
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0 + 40).unwrap();
     assert!(!a.attested);
-    assert_eq!(a.reason, PASS_WITHDRAWN);
+    assert_eq!(a.reason, PASS_WITHDRAWN.as_str());
     assert!(!exists(&e.qa.withdrawn(&e.s)), "the marker went with that attempt");
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0 + 50).unwrap();
-    assert_eq!(a.reason, PASS_MISSING);
+    assert_eq!(a.reason, PASS_MISSING.as_str());
 }
 
 #[test]
@@ -92,9 +92,9 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
         (st["pass"].clone(), st["passAcceptedNow"].clone(), st["passRejectedBecause"].clone()),
         (true.into(), false.into(), PASS_WITHDRAWN.into())
     );
-    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
+    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN.as_str());
     pin(&e);
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN);
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 20).unwrap_err().code(), PASS_WITHDRAWN.as_str());
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN.as_str()));
     assert!(!exists(&e.qa.ticket(&e.s)) && !exists(&e.qa.pass(&e.s)), "no ticket; the copy is removed");
@@ -147,6 +147,6 @@ fn the_hooks_read_only_the_adapter_of_a_pin() {
         "{}}".into(),
     ] {
         private::write_atomic(&e.qa.pin(&e.s), junk.as_bytes()).unwrap();
-        assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID, "{junk}");
+        assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap_err().code(), trigger::codes::PIN_INVALID.as_str(), "{junk}");
     }
 }

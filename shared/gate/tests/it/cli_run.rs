@@ -67,13 +67,13 @@ fn record_reads_the_live_pointer_only_after_the_reports() {
         asked.set(true);
         assert_eq!(id.get(), 21813);
         assert_eq!(token.map(|p| p.as_str().to_owned()), Some("/k/token".to_owned()));
-        Err(kijito_protocol::Error::new(kijito_protocol::codes::http::TIMEOUT, "t"))
+        Err(kijito_protocol::Error::new(kijito_client::http::codes::TIMEOUT, "t"))
     };
     // One report: refused before anything is read.
     let mut one = base.to_vec();
     one.extend(["--cold-boot-report", "/nope/a.json"]);
     let e = run(args(&one), &live).unwrap_err();
-    assert_eq!(e.code(), kijito_protocol::codes::cli::MISSING_FLAG);
+    assert_eq!(e.code(), kijito_protocol::codes::cli::MISSING_FLAG.as_str());
     assert!(!asked.get());
     // Two reports that do not exist: refused before the live read.
     let mut two = one.clone();
@@ -144,7 +144,7 @@ fn check_command_answers_for_the_given_root() {
     // Denied: the guard's code.
     let denied = format!("{valid}; rm -rf /");
     match check_answer(&os(&[&denied]), &root).unwrap() {
-        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::METACHARACTER),
+        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::METACHARACTER.as_str()),
         other => panic!("{other:?}"),
     }
     assert_eq!(check_command(&os(&[&denied]), &root), 1);
@@ -152,7 +152,7 @@ fn check_command_answers_for_the_given_root() {
     // helper command, judged on the line itself.
     for (line, code) in [("/bin/ls -la", codes::UNKNOWN_HELPER), ("ls -la", codes::PROGRAM_NOT_ABSOLUTE)] {
         match check_answer(&os(&[line]), &root).unwrap() {
-            CheckAnswer::Unrelated(e) => assert_eq!(e.code(), code, "{line}"),
+            CheckAnswer::Unrelated(e) => assert_eq!(e.code(), code.as_str(), "{line}"),
             other => panic!("{line}: {other:?}"),
         }
         assert_eq!(check_command(&os(&[line]), &root), 1, "{line}");
@@ -161,14 +161,14 @@ fn check_command_answers_for_the_given_root() {
     // says the root is unknown.
     let unknown: kijito_protocol::Result<HelperDir> = Err(kijito_protocol::Error::new(codes::ROOT_UNKNOWN, "test"));
     match check_answer(&os(&[&valid]), &unknown).unwrap() {
-        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN),
+        CheckAnswer::Deny(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN.as_str()),
         other => panic!("{other:?}"),
     }
     match check_answer(&os(&["/bin/ls -la"]), &unknown).unwrap() {
-        CheckAnswer::Unrelated(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN),
+        CheckAnswer::Unrelated(e) => assert_eq!(e.code(), codes::ROOT_UNKNOWN.as_str()),
         other => panic!("{other:?}"),
     }
     // Exactly one argument.
-    assert_eq!(check_answer(&os(&[]), &root).unwrap_err().code(), kijito_protocol::codes::cli::CHECK_COMMAND_USAGE);
+    assert_eq!(check_answer(&os(&[]), &root).unwrap_err().code(), kijito_protocol::codes::cli::CHECK_COMMAND_USAGE.as_str());
     assert_eq!(check_command(&os(&[&valid, "extra"]), &root), 2);
 }

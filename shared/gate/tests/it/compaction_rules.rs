@@ -70,7 +70,7 @@ fn the_whole_cycle_attests_once() {
     assert_eq!(std::fs::read(e.qa.ticket(&e.s)).unwrap(), p.to_bytes());
     assert_eq!(Attempt::parse(&std::fs::read(e.qa.attempt(&e.s)).unwrap()).unwrap(), a);
     let r = claimed(&e, T0 + 2000);
-    assert_eq!(r.reason, cc::PROMOTED);
+    assert_eq!(r.reason, cc::PROMOTED.as_str());
     assert_eq!(r.claimed_at_ms, T0 + 2000);
     let at = r.attested.clone().expect("attested");
     assert_eq!((at.pointer_id, at.lock_message_id), (p.pointer_id, p.lock_message_id));
@@ -100,13 +100,13 @@ fn a_failed_claim_rename_is_an_error_not_nothing_to_claim() {
     std::fs::create_dir(&blocker).unwrap();
     std::fs::write(blocker.join("x"), b"x").unwrap();
     let err = claim(&e.qa, &e.s, T0 + 1).unwrap_err();
-    assert_eq!(err.code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+    assert_eq!(err.code(), kijito_gate::codes::STATE_RENAME_FAILED.as_str());
     // Same for delivery.
     private::write_atomic(&e.qa.reentry(&e.s), b"{}").unwrap();
     let blocker = e.qa.reentry_delivered(&e.s);
     std::fs::create_dir(&blocker).unwrap();
     std::fs::write(blocker.join("x"), b"x").unwrap();
-    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap_err().code(), kijito_protocol::codes::gate::STATE_RENAME_FAILED);
+    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap_err().code(), kijito_gate::codes::STATE_RENAME_FAILED.as_str());
 }
 
 fn unattested_claim(e: &Env, now: i64) -> String {
@@ -126,14 +126,14 @@ fn the_attempt_must_be_this_sessions() {
     let e = env();
     ready_to_claim(&e, T0);
     write_attempt(&e, &attempt("other", T0, true));
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID.as_str());
 }
 
 #[test]
 fn a_future_attempt_is_refused() {
     let e = env();
     ready_to_claim(&e, T0 + 1);
-    assert_eq!(unattested_claim(&e, T0), cc::ATTEMPT_FUTURE);
+    assert_eq!(unattested_claim(&e, T0), cc::ATTEMPT_FUTURE.as_str());
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn the_five_minute_boundary() {
     assert!(r.attested.is_some(), "exactly 5 minutes is still in time: {r:?}");
     let e = env();
     ready_to_claim(&e, T0);
-    assert_eq!(unattested_claim(&e, T0 + kijito_gate::ATTEMPT_MAX_AGE_MS + 1), cc::ATTEMPT_EXPIRED);
+    assert_eq!(unattested_claim(&e, T0 + kijito_gate::ATTEMPT_MAX_AGE_MS + 1), cc::ATTEMPT_EXPIRED.as_str());
     assert_eq!(kijito_gate::ATTEMPT_MAX_AGE_MS, 300_000);
     // Claimed in the same millisecond as PreCompact: not from the future.
     let e = env();
@@ -165,7 +165,7 @@ fn an_unreadable_attempt_is_unattested() {
     let e = env();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.attempt(&e.s), b"{\"not\":\"an attempt\"}").unwrap();
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID.as_str());
 }
 
 #[test]
@@ -173,22 +173,22 @@ fn the_ticket_must_exist_belong_and_carry_the_nonce() {
     let e = env();
     ready_to_claim(&e, T0);
     std::fs::remove_file(e.qa.ticket(&e.s)).unwrap();
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_MISSING);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_MISSING.as_str());
 
     let e = env();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), &pass_for(&e, "other", T0, NONCE).to_bytes()).unwrap();
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID.as_str());
 
     let e = env();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), b"{\"garbage\":1}").unwrap();
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID.as_str());
 
     let e = env();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), &pass_for(&e, "sess-1", T0, &"f".repeat(32)).to_bytes()).unwrap();
-    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_NONCE);
+    assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_NONCE.as_str());
 }
 
 fn unattested_precompact(e: &Env, transcript: Option<&AbsPath>, now: i64) -> String {
@@ -204,11 +204,11 @@ fn unattested_precompact(e: &Env, transcript: Option<&AbsPath>, now: i64) -> Str
 #[test]
 fn precompact_refusals() {
     let e = env();
-    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING);
+    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING.as_str());
 
     let e = env();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
-    assert_eq!(unattested_precompact(&e, None, T0), pc::TRANSCRIPT_UNKNOWN);
+    assert_eq!(unattested_precompact(&e, None, T0), pc::TRANSCRIPT_UNKNOWN.as_str());
 
     // The transcript was replaced by another file (another inode).
     let e = env();
@@ -217,12 +217,12 @@ fn precompact_refusals() {
     let other = e.dir.path().join("other.jsonl");
     std::fs::write(&other, b"{\"turn\":1}\n").unwrap();
     std::fs::rename(&other, t).unwrap();
-    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::TRANSCRIPT_REPLACED);
+    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::TRANSCRIPT_REPLACED.as_str());
 
     // Stale pass.
     let e = env();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
-    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0 + kijito_gate::PASS_MAX_AGE_MS + 1), pc::PASS_STALE);
+    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0 + kijito_gate::PASS_MAX_AGE_MS + 1), pc::PASS_STALE.as_str());
     let e = env();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + kijito_gate::PASS_MAX_AGE_MS).unwrap().attested);
@@ -234,7 +234,7 @@ fn precompact_removes_an_orphaned_ticket_and_reentry_first() {
     let old = pass_for(&e, "sess-1", T0, &"e".repeat(32));
     private::write_atomic(&e.qa.ticket(&e.s), &old.to_bytes()).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), b"{}").unwrap();
-    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING);
+    assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING.as_str());
     assert!(!exists(&e.qa.reentry(&e.s)));
     // With a fresh pass, the new ticket is the new pass, not the orphan.
     let e2 = env();
@@ -271,7 +271,7 @@ fn a_concurrent_precompact_waits_then_gives_up() {
     let start = std::time::Instant::now();
     let err = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0).unwrap_err();
     let waited = start.elapsed();
-    assert_eq!(err.code(), cc::PRECOMPACT_BUSY);
+    assert_eq!(err.code(), cc::PRECOMPACT_BUSY.as_str());
     assert!(waited >= std::time::Duration::from_millis(700), "gave up after {waited:?}");
     assert!(waited < std::time::Duration::from_secs(10), "{waited:?}");
     assert!(!exists(&e.qa.attempt(&e.s)), "nothing written while busy");
@@ -302,7 +302,7 @@ fn attempt_parse_guards() {
         (json!("yes"), json!(null)),
     ] {
         let err = Attempt::parse(&attempt_json(attested.clone(), nonce.clone())).unwrap_err();
-        assert_eq!(err.code(), cc::ATTEMPT_INVALID, "{attested} {nonce}");
+        assert_eq!(err.code(), cc::ATTEMPT_INVALID.as_str(), "{attested} {nonce}");
     }
     let text = String::from_utf8(attempt_json(json!(false), json!(null))).unwrap();
     for bad in [
@@ -315,7 +315,7 @@ fn attempt_parse_guards() {
         "[]".to_owned(),
         "nope".to_owned(),
     ] {
-        assert_eq!(Attempt::parse(bad.as_bytes()).unwrap_err().code(), cc::ATTEMPT_INVALID, "{bad}");
+        assert_eq!(Attempt::parse(bad.as_bytes()).unwrap_err().code(), cc::ATTEMPT_INVALID.as_str(), "{bad}");
     }
     // Reasons and triggers read back as codes.
     let odd = text.replace("\"reason\":\"r\"", "\"reason\":\"a b;c\"");
@@ -344,7 +344,7 @@ fn reentry_parse_guards() {
     assert_eq!((at.pointer_id.get(), at.lock_message_id.get(), at.compaction_nonce.as_str()), (7, 8, NONCE));
     let u = parse(&reentry_json(false)).unwrap();
     assert_eq!((u.attested, u.reason.as_str(), u.claimed_at_ms), (None, "pass_stale", 9));
-    let bad = |v: serde_json::Value| assert_eq!(parse(&v).unwrap_err().code(), cc::REENTRY_INVALID, "{v}");
+    let bad = |v: serde_json::Value| assert_eq!(parse(&v).unwrap_err().code(), cc::REENTRY_INVALID.as_str(), "{v}");
     for (k, v) in [
         ("pointerId", serde_json::json!(0)),
         ("lockMessageId", serde_json::json!("8")),
@@ -388,7 +388,7 @@ fn delivery_of_a_bad_record_is_unattested() {
     // Consumed after the claim: still not backed.
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
-    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED);
+    assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED.as_str());
     // Issue 22, item 3: a record whose nonce `qa-spent` lists as consumed
     // before the claim is still not enough: no claimed attempt, no consumed
     // ticket, no ledger entry.
@@ -498,11 +498,11 @@ fn transcript_identity_rules() {
     // A symlink, a missing file, a directory.
     let link = e.dir.path().join("link.jsonl");
     std::os::unix::fs::symlink(t, &link).unwrap();
-    assert_eq!(transcript_identity(&abs(&link)).unwrap_err().code(), pc::TRANSCRIPT_SYMLINK);
-    assert_eq!(transcript_identity(&abs(&e.dir.path().join("none"))).unwrap_err().code(), pc::TRANSCRIPT_NOT_FOUND);
-    assert_eq!(transcript_identity(&abs(e.dir.path())).unwrap_err().code(), pc::TRANSCRIPT_NOT_REGULAR);
+    assert_eq!(transcript_identity(&abs(&link)).unwrap_err().code(), pc::TRANSCRIPT_SYMLINK.as_str());
+    assert_eq!(transcript_identity(&abs(&e.dir.path().join("none"))).unwrap_err().code(), pc::TRANSCRIPT_NOT_FOUND.as_str());
+    assert_eq!(transcript_identity(&abs(e.dir.path())).unwrap_err().code(), pc::TRANSCRIPT_NOT_REGULAR.as_str());
     // Not readable at all (a path through a file).
-    assert_eq!(transcript_identity(&abs(&t.join("x"))).unwrap_err().code(), pc::TRANSCRIPT_UNREADABLE);
+    assert_eq!(transcript_identity(&abs(&t.join("x"))).unwrap_err().code(), pc::TRANSCRIPT_UNREADABLE.as_str());
 }
 
 /// A FIFO as transcript must not block PreCompact (opened non-blocking).
@@ -533,7 +533,7 @@ fn a_transcript_of_another_user_is_refused() {
     } else {
         Path::new("/etc/passwd").to_owned()
     };
-    assert_eq!(transcript_identity(&abs(&path)).unwrap_err().code(), pc::TRANSCRIPT_NOT_OWNED);
+    assert_eq!(transcript_identity(&abs(&path)).unwrap_err().code(), pc::TRANSCRIPT_NOT_OWNED.as_str());
 }
 
 /// The per-session lock file is never followed through a symlink.
@@ -544,6 +544,6 @@ fn a_symlinked_lock_file_is_refused() {
     std::fs::write(&target, b"").unwrap();
     std::os::unix::fs::symlink(&target, e.qa.path().as_path().join("precompact.sess-1.lock")).unwrap();
     let err = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0).unwrap_err();
-    assert_eq!(err.code(), cc::PRECOMPACT_BUSY);
+    assert_eq!(err.code(), cc::PRECOMPACT_BUSY.as_str());
     assert!(!exists(&e.qa.attempt(&e.s)));
 }

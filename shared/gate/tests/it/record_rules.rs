@@ -121,8 +121,8 @@ fn each_report_rule_alone() {
     let mut missing = g.as_object().unwrap().clone();
     missing.remove("task");
     assert_eq!(check(&Value::Object(missing)).map(|_| ()), Err(rc::KEYS.into()));
-    assert_eq!(validate_report_bytes(b"[1]", pid(), &pdigest(), NOW).unwrap_err().code(), rc::NOT_JSON);
-    assert_eq!(validate_report_bytes(b"{", pid(), &pdigest(), NOW).unwrap_err().code(), rc::NOT_JSON);
+    assert_eq!(validate_report_bytes(b"[1]", pid(), &pdigest(), NOW).unwrap_err().code(), rc::NOT_JSON.as_str());
+    assert_eq!(validate_report_bytes(b"{", pid(), &pdigest(), NOW).unwrap_err().code(), rc::NOT_JSON.as_str());
     // 64 anchors are allowed (the count is not the failure; the digest is).
     let many = with(&g, "anchorDigests", json!(vec![json!({"id": 5, "sha256": Digest::of(b"anchor").as_str()}); 64]));
     assert_eq!(check(&many).map(|_| ()), Err(rc::SNAPSHOT_MISMATCH.into()));
@@ -146,23 +146,23 @@ fn report_files_are_read_safely() {
     let good = write_report(d.path(), "a.json", &green(N1, NOW - 1));
     assert!(validate_report(&good, pid(), &pdigest(), NOW).is_ok());
     let code = |p: &Path| validate_report(&AbsPath::from_path(p).unwrap(), pid(), &pdigest(), NOW).unwrap_err().code().to_owned();
-    assert_eq!(code(&d.path().join("none.json")), rc::NOT_FOUND);
+    assert_eq!(code(&d.path().join("none.json")), rc::NOT_FOUND.as_str());
     let link = d.path().join("link.json");
     std::os::unix::fs::symlink(good.as_path(), &link).unwrap();
-    assert_eq!(code(&link), rc::SYMLINK);
+    assert_eq!(code(&link), rc::SYMLINK.as_str());
     std::fs::set_permissions(good.as_path(), std::fs::Permissions::from_mode(0o644)).unwrap();
-    assert_eq!(code(good.as_path()), rc::PERMISSIONS);
-    assert_eq!(code(d.path()), rc::NOT_REGULAR);
+    assert_eq!(code(good.as_path()), rc::PERMISSIONS.as_str());
+    assert_eq!(code(d.path()), rc::NOT_REGULAR.as_str());
     let big = d.path().join("big.json");
     private::write_atomic(&big, &vec![b' '; kijito_gate::REPORT_MAX_BYTES as usize + 1]).unwrap();
-    assert_eq!(code(&big), rc::TOO_LARGE);
+    assert_eq!(code(&big), rc::TOO_LARGE.as_str());
     let small = d.path().join("small.json");
     private::write_atomic(&small, b"{").unwrap();
-    assert_eq!(code(&small), rc::UNREADABLE);
+    assert_eq!(code(&small), rc::UNREADABLE.as_str());
     if private::current_uid() == 0 {
         let theirs = write_report(d.path(), "theirs.json", &green(N1, NOW - 1));
         std::os::unix::fs::chown(theirs.as_path(), Some(4242), None).unwrap();
-        assert_eq!(code(theirs.as_path()), rc::NOT_OWNED);
+        assert_eq!(code(theirs.as_path()), rc::NOT_OWNED.as_str());
     }
     // The path is named in the message.
     let e = validate_report(&AbsPath::from_path(&small).unwrap(), pid(), &pdigest(), NOW).unwrap_err();
@@ -174,21 +174,24 @@ fn two_reports_from_distinct_runs_over_one_snapshot() {
     let a = check(&green(N1, NOW - 1)).unwrap();
     let b = check(&green(N2, NOW - 2)).unwrap();
     assert!(report::check_agreement(&a, &b).is_ok());
-    assert_eq!(report::check_agreement(&a, &a).unwrap_err().code(), rc::NONCE_REUSED);
+    assert_eq!(report::check_agreement(&a, &a).unwrap_err().code(), rc::NONCE_REUSED.as_str());
     let mut c = b.clone();
     c.lock_message_id = MessageId::new(9).unwrap();
-    assert_eq!(report::check_agreement(&a, &c).unwrap_err().code(), rc::LOCK_DIFFERS);
+    assert_eq!(report::check_agreement(&a, &c).unwrap_err().code(), rc::LOCK_DIFFERS.as_str());
     let mut c = b.clone();
     c.snapshot_digest = Digest::of(b"x");
-    assert_eq!(report::check_agreement(&a, &c).unwrap_err().code(), rc::SNAPSHOT_DIFFERS);
+    assert_eq!(report::check_agreement(&a, &c).unwrap_err().code(), rc::SNAPSHOT_DIFFERS.as_str());
     let d = private_dir();
     let ra = write_report(d.path(), "a.json", &green(N1, NOW - 1));
     let rb = write_report(d.path(), "b.json", &green(N2, NOW - 1));
     let pair = report::validate_pair(&[ra.clone(), rb.clone()], pid(), &pdigest(), NOW).unwrap();
     assert_eq!((pair[0].boot_nonce.as_str(), pair[1].boot_nonce.as_str()), (N1, N2));
-    assert_eq!(report::validate_pair(std::slice::from_ref(&ra), pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT);
-    assert_eq!(report::validate_pair(&[ra.clone(), rb.clone(), ra.clone()], pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT);
-    assert_eq!(report::validate_pair(&[ra.clone(), ra], pid(), &pdigest(), NOW).unwrap_err().code(), rc::NONCE_REUSED);
+    assert_eq!(report::validate_pair(std::slice::from_ref(&ra), pid(), &pdigest(), NOW).unwrap_err().code(), rc::COUNT.as_str());
+    assert_eq!(
+        report::validate_pair(&[ra.clone(), rb.clone(), ra.clone()], pid(), &pdigest(), NOW).unwrap_err().code(),
+        rc::COUNT.as_str()
+    );
+    assert_eq!(report::validate_pair(&[ra.clone(), ra], pid(), &pdigest(), NOW).unwrap_err().code(), rc::NONCE_REUSED.as_str());
 }
 
 struct Rec {
@@ -274,20 +277,20 @@ fn record_needs_live_evidence_after_valid_reports() {
         NOW,
     )
     .unwrap_err();
-    assert_eq!(e.code(), rc::NONCE_REUSED);
+    assert_eq!(e.code(), rc::NONCE_REUSED.as_str());
     assert!(!asked.get());
     // The evidence's failure is the record's failure.
-    let e = record::record(&r.req, || Err(kijito_protocol::Error::new(kijito_protocol::codes::http::TIMEOUT, "t")), NOW).unwrap_err();
+    let e = record::record(&r.req, || Err(kijito_protocol::Error::new(kijito_client::http::codes::TIMEOUT, "t")), NOW).unwrap_err();
     assert_eq!(e.code(), "kijito_timeout");
     let qa = QaDir::open(&r.req.data_dir).unwrap();
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err(), "nothing written");
     // Not live, or another verifier.
     let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: Digest::of(b"newer"), installed_verifier: verifier() }), NOW)
         .unwrap_err();
-    assert_eq!(e.code(), record::codes::NOT_LIVE);
+    assert_eq!(e.code(), record::codes::NOT_LIVE.as_str());
     let e = record::record(&r.req, || Ok(Evidence { live_pointer_digest: pdigest(), installed_verifier: Digest::of(b"other") }), NOW)
         .unwrap_err();
-    assert_eq!(e.code(), rc::VERIFIER);
+    assert_eq!(e.code(), rc::VERIFIER.as_str());
     assert!(std::fs::symlink_metadata(qa.pass(&r.req.session_id)).is_err());
     // A transcript that is not there.
     let mut gone = r.req.clone();
@@ -303,13 +306,13 @@ fn evidence_checks_each_report() {
     assert!(check_evidence(&r.req, &evidence(), &[a.clone(), b.clone()]).is_ok());
     let mut other = b.clone();
     other.verifier_digest = Digest::of(b"x");
-    assert_eq!(check_evidence(&r.req, &evidence(), &[a.clone(), other]).unwrap_err().code(), rc::VERIFIER);
+    assert_eq!(check_evidence(&r.req, &evidence(), &[a.clone(), other]).unwrap_err().code(), rc::VERIFIER.as_str());
     let mut other = b.clone();
     other.pointer_digest = Digest::of(b"x");
-    assert_eq!(check_evidence(&r.req, &evidence(), &[a.clone(), other]).unwrap_err().code(), record::codes::NOT_LIVE);
+    assert_eq!(check_evidence(&r.req, &evidence(), &[a.clone(), other]).unwrap_err().code(), record::codes::NOT_LIVE.as_str());
     let mut req = r.req.clone();
     req.pointer_digest = Digest::of(b"x");
-    assert_eq!(check_evidence(&req, &evidence(), &[a, b]).unwrap_err().code(), record::codes::NOT_LIVE);
+    assert_eq!(check_evidence(&req, &evidence(), &[a, b]).unwrap_err().code(), record::codes::NOT_LIVE.as_str());
 }
 
 #[test]
@@ -323,7 +326,7 @@ fn the_installed_verifier_is_hashed() {
     std::fs::write(d.path().join("pointer-snapshot"), &big).unwrap();
     assert_eq!(record::installed_verifier(&helpers).unwrap(), Digest::of(&big));
     std::fs::remove_file(d.path().join("pointer-snapshot")).unwrap();
-    assert_eq!(record::installed_verifier(&helpers).unwrap_err().code(), record::codes::VERIFIER_UNREADABLE);
+    assert_eq!(record::installed_verifier(&helpers).unwrap_err().code(), record::codes::VERIFIER_UNREADABLE.as_str());
 }
 
 #[test]
@@ -345,18 +348,18 @@ fn invalidate_removes_exactly_the_four_files_or_nothing() {
     // A symlink or a directory among them: nothing is removed.
     private::write_atomic(&four[0], b"{}").unwrap();
     std::os::unix::fs::symlink("/etc/hostname", &four[3]).unwrap();
-    assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::SYMLINK);
+    assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::SYMLINK.as_str());
     assert!(std::fs::symlink_metadata(&four[0]).is_ok());
     std::fs::remove_file(&four[3]).unwrap();
     std::fs::create_dir(&four[2]).unwrap();
-    assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::NOT_REGULAR);
+    assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::NOT_REGULAR.as_str());
     assert!(std::fs::symlink_metadata(&four[0]).is_ok());
     std::fs::remove_dir(&four[2]).unwrap();
     if private::current_uid() == 0 {
         std::os::unix::fs::chown(&four[1], Some(4242), None).ok();
         private::write_atomic(&four[1], b"{}").unwrap();
         std::os::unix::fs::chown(&four[1], Some(4242), None).unwrap();
-        assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::NOT_OWNED);
+        assert_eq!(record::invalidate(&qa, s).unwrap_err().code(), private::codes::NOT_OWNED.as_str());
         assert!(std::fs::symlink_metadata(&four[0]).is_ok());
     }
     assert_eq!(
@@ -531,7 +534,7 @@ fn the_documented_bounds_as_numbers() {
     assert!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).is_ok());
     big.push(b' ');
     private::write_atomic(&f, &big).unwrap();
-    assert_eq!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).unwrap_err().code(), rc::TOO_LARGE);
+    assert_eq!(validate_report(&AbsPath::from_path(&f).unwrap(), pid(), &pdigest(), NOW).unwrap_err().code(), rc::TOO_LARGE.as_str());
 }
 
 #[test]
@@ -555,6 +558,6 @@ fn invalidate_syncs_the_directory_only_after_removing_something() {
     let linked = QaDir::read_only(&AbsPath::from_path(&data).unwrap()).unwrap();
     private::write_atomic(&real.join(StateFile::Pass.name(&s)), b"{}").unwrap();
     let e = kijito_gate::invalidate(&linked, &s).unwrap_err();
-    assert_eq!(e.code(), private::codes::WRITE, "{e}");
+    assert_eq!(e.code(), private::codes::WRITE.as_str(), "{e}");
     assert!(std::fs::symlink_metadata(real.join(StateFile::Pass.name(&s))).is_err(), "the pass was removed");
 }

@@ -102,7 +102,7 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     assert_eq!(ticket, bytes);
     private::write_atomic(&e.qa.pass(&e.s), &ticket).unwrap();
     let consumed = kijito_gate::pass::codes::PASS_CONSUMED;
-    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), consumed);
+    assert_eq!(kijito_gate::state::accepted_pass(&e.qa.pass(&e.s), &e.s, None, T0 + 20).unwrap_err().code(), consumed.as_str());
     let st = status(&e.qa, &e.s, Some(&e.transcript), T0 + 20);
     assert_eq!(st["passRejectedBecause"], consumed, "{st}");
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();

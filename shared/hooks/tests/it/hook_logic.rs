@@ -376,7 +376,7 @@ fn events_replies_and_bounds() {
     for e in [Event::SessionStart, Event::UserPromptSubmit, Event::Stop, Event::PreToolUse] {
         assert_eq!(Event::parse(e.name()).unwrap(), e);
     }
-    assert_eq!(Event::parse("PreCompact").unwrap_err().code(), kijito_protocol::codes::cli::INVALID_EVENT);
+    assert_eq!(Event::parse("PreCompact").unwrap_err().code(), kijito_protocol::codes::cli::INVALID_EVENT.as_str());
     let max = kijito_hooks::MAX_STDIN_BYTES;
     assert_eq!(kijito_hooks::read_bounded(&vec![b' '; max][..]).unwrap().len(), max);
     assert_eq!(kijito_hooks::read_bounded(&vec![b' '; max + 1][..]).unwrap_err().code(), "hook_stdin_too_large");

@@ -233,10 +233,10 @@ fn intent_versus_result() {
     only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "intent_vs_result", codes::INTENT_UNDECLARED.as_str());
     // One without the other is a usage error, not a report.
     i.intended = Some(b"x".to_vec());
-    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_INTENT_INCOMPLETE);
+    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_INTENT_INCOMPLETE.as_str());
     i.intended = None;
     i.result = Some(b"x".to_vec());
-    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_INTENT_INCOMPLETE);
+    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_INTENT_INCOMPLETE.as_str());
     // Nothing was consumed by the failures.
     assert!(f.latch.gate(T0 + 10, &input(&f)).unwrap().passed);
 }
@@ -262,7 +262,7 @@ fn targets_are_required_bounded_and_inside() {
     i.targets = vec!["src/a.rs".into(), "../outside".into()];
     only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "path_safety", codes::GATE_TARGET_TRAVERSAL.as_str());
     i.targets = vec!["src/a.rs".into(); 257];
-    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_TARGET_INVALID);
+    assert_eq!(f.latch.gate(T0 + 10, &i).unwrap_err().code(), codes::GATE_TARGET_INVALID.as_str());
     i.targets = vec!["src/a.rs".into(); 256];
     let r = f.latch.gate(T0 + 10, &i).unwrap();
     assert!(r.passed, "{r:?}");
@@ -316,7 +316,7 @@ fn a_tampered_chain_fails_the_checkpoint_and_enters_silent_witness() {
     assert_eq!(marker.reason, "verification failed");
     assert!(!marker.findings.is_empty());
     let e = f.latch.gate(T0 + 11, &input(&f)).unwrap_err();
-    assert_eq!(e.code(), codes::SILENT_WITNESS_ACTIVE);
+    assert_eq!(e.code(), codes::SILENT_WITNESS_ACTIVE.as_str());
     assert!(e.message().contains("(verification failed)"), "{}", e.message());
 }
 
@@ -378,7 +378,7 @@ fn one_step_mode_allows_one_gated_action_per_declared_step() {
     only_failure(&r, "one_step", codes::ONE_STEP_CHECKPOINT_REQUIRED.as_str());
     // A checkpoint without a next step is refused in the mode; one with it makes the mode ready.
     let e = f.latch.checkpoint(T0 + 23, &latch::CheckpointInput::default()).unwrap_err();
-    assert_eq!(e.code(), codes::ONE_STEP_NEXT_STEP_REQUIRED);
+    assert_eq!(e.code(), codes::ONE_STEP_NEXT_STEP_REQUIRED.as_str());
     f.latch
         .checkpoint(T0 + 24, &latch::CheckpointInput { next_single_step: Some("delete it again".into()), ..Default::default() })
         .unwrap();
