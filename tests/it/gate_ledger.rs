@@ -106,8 +106,7 @@ fn a_hand_written_attested_record_is_unattested_even_with_a_forged_spent_record(
         let nonce = "00000000000000000000000000abc001";
         let now = now_ms();
         // The cheap forgery: the claim record and the spent record by hand.
-        fs::create_dir_all(c.qa()).unwrap();
-        support::snapshot::private_dir(&c.qa());
+        c.qa_dir();
         write_private_json(
             &c.qa().join(format!("qa-spent.{s}.json")),
             &json!({"schemaVersion":1,"sessionId":s,"spent":[{"nonce":nonce,"why":"pass_already_consumed","recordedAtMs":now - 2000,"spentAtMs":now - 1000}]}),

@@ -33,19 +33,15 @@ fn ledger_file(c: &Cycle) -> std::path::PathBuf {
 #[test]
 fn forging_every_chained_file_and_the_ledger_attests() {
     let c = Cycle::new();
-    support::snapshot::private_dir(&c.qa());
+    c.qa_dir();
     let nonce = "00000000000000000000000000abc001".to_owned();
     let now = now_ms();
     let ticket = Pass {
-        session_id: sid(),
-        recorded_at_ms: now - 3000,
         pointer_id: MemoryId::new(c.seeded.pointer_id).unwrap(),
         lock_message_id: MessageId::new(c.seeded.lock_id).unwrap(),
         pointer_digest: Digest::parse(&c.seeded.pointer_digest()).unwrap(),
         snapshot_digest: Digest::parse(&c.seeded.expected_snapshot_digest()).unwrap(),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: nonce.clone(),
-        transcript: kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap(),
+        ..support::pass::pass(&sid(), now - 3000, &nonce, kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap())
     };
     let bytes = ticket.to_bytes_witnessed(true);
     write_private(&c.qa().join(format!("compaction-resume-consumed.{S}.json")), &bytes);

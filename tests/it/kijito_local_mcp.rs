@@ -1061,12 +1061,10 @@ fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
     let d = private_dir();
     let root = std::fs::canonicalize(d.path()).unwrap();
     let (ws, data, heads, home, boot) = (root.join("ws"), root.join("data"), root.join("heads"), root.join("home"), root.join("boot_id"));
-    for dir in [&ws, &home, &data.join("qa")] {
+    for dir in [&ws, &home] {
         std::fs::create_dir_all(dir).unwrap();
     }
-    for dir in [&data, &data.join("qa")] {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    support::gate::qa_dir(&data);
     std::fs::write(&boot, "11111111-2222-3333-4444-555555555555\n").unwrap();
     let mut config = kijito_latch::Config::new(&ws);
     config.boot_id_file = boot.clone();

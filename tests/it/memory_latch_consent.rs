@@ -278,9 +278,7 @@ fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
 fn degraded_mode_ends_only_on_the_users_review_token() {
     let e = env();
     // A degrading finding: the QA data dir's pointer record is unreadable.
-    let qa = e.w.data.join("qa");
-    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    let qa = e.w.qa_dir();
     kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
     let codes =
         |v: &Value| -> Vec<String> { v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect() };

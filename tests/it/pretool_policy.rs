@@ -172,9 +172,7 @@ fn silent_witness_denies_a_write_to_a_project_file_and_lets_reads_pass() {
 #[test]
 fn degraded_mode_denies_mutation_survives_the_agents_checkpoint_and_ends_on_the_review_token() {
     let e = latch_env();
-    let qa = e.w.data.join("qa");
-    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    let qa = e.w.qa_dir();
     kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
     assert_eq!(e.wake(&[]).0, 20);
     fs::remove_file(qa.join("current-pointer.json")).unwrap();

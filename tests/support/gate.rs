@@ -86,6 +86,11 @@ impl World {
         self.data.join("qa")
     }
 
+    /// [`World::qa`], created first ([`qa_dir`]).
+    pub(crate) fn qa_dir(&self) -> PathBuf {
+        qa_dir(&self.data)
+    }
+
     pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
@@ -144,27 +149,8 @@ impl World {
 
     /// `qa-gate record` with two reports.
     pub(crate) fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                self.transcript.to_str().unwrap(),
-                "--data-dir",
-                &self.data_arg(),
-                "--pointer-id",
-                &POINTER.to_string(),
-                "--pointer-digest",
-                digest,
-                "--cold-boot-report",
-                a.to_str().unwrap(),
-                "--cold-boot-report",
-                b.to_str().unwrap(),
-            ],
-            b"",
-        )
+        let args = record_args(session, &self.transcript, &self.data, POINTER, digest, [a, b]);
+        self.run(QA_GATE, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
 
     /// Two fresh green reports for the default pointer and a successful record.
@@ -190,11 +176,36 @@ impl World {
     }
 }
 
+/// The QA dir of the data dir `data` (`<data>/qa`), both created owner-only
+/// (0700) if missing, as the hooks and `qa-gate record` make them: the one
+/// place a test makes a data dir's QA dir by hand.
+pub(crate) fn qa_dir(data: &Path) -> PathBuf {
+    let qa = data.join("qa");
+    for d in [data, qa.as_path()] {
+        kijito_files::private::ensure_private_dir(d).unwrap();
+    }
+    qa
+}
+
 /// Write `bytes` to `path` as a fresh 0600 file.
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
     let _ = fs::remove_file(path);
     let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
     f.write_all(bytes).unwrap();
+}
+
+/// The argv of `qa-gate record` for `session` on `pointer` (`digest`) with
+/// `transcript`, `data` and the two cold-boot reports: the one shape every
+/// record run here has ([`World::record`], [`Cycle::record_reports`]).
+fn record_args(session: &str, transcript: &Path, data: &Path, pointer: u64, digest: &str, reports: [&Path; 2]) -> Vec<String> {
+    let mut v: Vec<String> = ["record", "--session-id", session, "--transcript"].map(str::to_owned).to_vec();
+    v.push(transcript.to_str().unwrap().to_owned());
+    v.extend(["--data-dir".to_owned(), data.to_str().unwrap().to_owned()]);
+    v.extend(["--pointer-id".to_owned(), pointer.to_string(), "--pointer-digest".to_owned(), digest.to_owned()]);
+    for r in reports {
+        v.extend(["--cold-boot-report".to_owned(), r.to_str().unwrap().to_owned()]);
+    }
+    v
 }
 
 pub(crate) fn nonce(n: u8) -> String {
@@ -373,32 +384,13 @@ pub(crate) struct Cycle {
 impl Cycle {
     /// The real `qa-gate record` of `session` on this cycle's pointer with
     /// the two cold-boot reports `a` and `b` as given (no boots run), stdin
-    /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs).
+    /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs); every
+    /// record of a [`Cycle`] runs through here.
     pub(crate) fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
-        let (pointer, digest) = (self.seeded.pointer_id.to_string(), self.seeded.pointer_digest());
-        let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &t,
-                "--data-dir",
-                &d,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                a.to_str().unwrap(),
-                "--cold-boot-report",
-                b.to_str().unwrap(),
-            ],
-            b"",
-        )
+        let args = record_args(session, &self.transcript, &self.data, self.seeded.pointer_id, &self.seeded.pointer_digest(), [a, b]);
+        self.run(QA_GATE, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
+
     pub(crate) fn new() -> Cycle {
         let world = super::snapshot::World::start();
         let seeded = world.seed(3, 1);
@@ -421,6 +413,11 @@ impl Cycle {
 
     pub(crate) fn qa(&self) -> PathBuf {
         self.data.join("qa")
+    }
+
+    /// [`Cycle::qa`], created first ([`qa_dir`]).
+    pub(crate) fn qa_dir(&self) -> PathBuf {
+        qa_dir(&self.data)
     }
 
     /// A binary of the workspace with this world's HOME and XDG_CONFIG_HOME,
@@ -499,41 +496,22 @@ impl Cycle {
         v.to_string().into_bytes()
     }
 
+    /// The two report paths of [`Cycle::record`]'s `n`-th call.
+    fn boot_reports(&self, n: usize) -> [PathBuf; 2] {
+        ["a", "b"].map(|boot| self.world.report_path(&format!("boot-{n}-{boot}.json")))
+    }
+
     /// Two real verifier boots (fresh report files) and the real `qa-gate
     /// record` for `session`: its ready signal.
     pub(crate) fn record(&self, session: &str) -> Value {
         let n = self.boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let digest = self.seeded.pointer_digest();
-        let mut reports = Vec::new();
-        for boot in ["a", "b"] {
-            let report = self.world.report_path(&format!("boot-{n}-{boot}.json"));
-            let out = self.world.snapshot_to(&self.seeded, &report, &["--expected-pointer-digest", &digest]);
+        let reports = self.boot_reports(n);
+        for report in &reports {
+            let out = self.world.snapshot_to(&self.seeded, report, &["--expected-pointer-digest", &digest]);
             assert_eq!(out.status.code(), Some(0), "verifier boot: {}", String::from_utf8_lossy(&out.stderr));
-            reports.push(report.to_str().unwrap().to_owned());
         }
-        let (pointer, transcript, data) =
-            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        let out = self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &transcript,
-                "--data-dir",
-                &data,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                &reports[0],
-                "--cold-boot-report",
-                &reports[1],
-            ],
-            b"",
-        );
+        let out = self.record_reports(session, &reports[0], &reports[1]);
         assert_eq!(out.status.code(), Some(0), "record: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     }
@@ -541,32 +519,8 @@ impl Cycle {
     /// `qa-gate record` again from the two reports [`Cycle::record`]'s
     /// `n`-th call wrote (no new boots): the run's output.
     pub(crate) fn record_again_from(&self, session: &str, n: usize) -> Output {
-        let digest = self.seeded.pointer_digest();
-        let reports: Vec<String> =
-            ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
-        let (pointer, transcript, data) =
-            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &transcript,
-                "--data-dir",
-                &data,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                &reports[0],
-                "--cold-boot-report",
-                &reports[1],
-            ],
-            b"",
-        )
+        let [a, b] = self.boot_reports(n);
+        self.record_reports(session, &a, &b)
     }
 
     /// `qa-gate status` of `session` (with the transcript check).

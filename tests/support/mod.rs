@@ -1,7 +1,8 @@
 //! The one test support module of the integration tests and benches:
 //! [`server`] (a real kijito-local on an ephemeral loopback port, raw HTTP),
 //! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
-//! workspace beside a gate world), [`publish`] (seeded
+//! workspace beside a gate world), [`pass`] (the one hand-built QA pass of
+//! every harness), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
 //! [`bin`], the path of any built binary of the workspace, and
 //! [`isolated`] (a test that changes process-wide state runs alone in a child).
@@ -11,6 +12,7 @@
 pub(crate) mod gate;
 pub(crate) mod isolated;
 pub(crate) mod latch;
+pub(crate) mod pass;
 pub(crate) mod publish;
 pub(crate) mod server;
 pub(crate) mod snapshot;
