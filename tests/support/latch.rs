@@ -2,7 +2,8 @@
 //! canonical workspace directory and a fixed boot id file, plus the real
 //! `session-hook` run with a host payload whose `cwd` is that workspace
 //! (tests/it/memory_latch_consent.rs, tests/it/hooks_wake.rs, tests/it/memory_latch_knobs.rs,
-//! tests/it/memory_latch_wallet.rs).
+//! tests/it/memory_latch_wallet.rs, tests/it/consent_key.rs), and the one
+//! consent request and gate run every latch test makes.
 
 #![allow(clippy::unwrap_used)]
 
@@ -89,6 +90,51 @@ impl Env {
         let p = self.ws.join(name);
         fs::write(&p, text).unwrap();
         p.to_str().unwrap().to_owned()
+    }
+    /// The real `memory-latch consent request --action-file <action>
+    /// --summary <summary> --risk <risk>` (and `--json` when `json`), which
+    /// must succeed: its (stdout, stderr).
+    pub(crate) fn consent_request(&self, action: &str, summary: &str, risk: &str, json: bool) -> (String, String) {
+        let mut args = vec!["consent", "request"];
+        if json {
+            args.push("--json");
+        }
+        args.extend(["--action-file", action, "--summary", summary, "--risk", risk]);
+        let o = self.latch(&args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+    }
+    /// A token-mode [`Env::consent_request`] ("the action"): the token it
+    /// printed (`ACT-` and six characters).
+    pub(crate) fn request_token(&self, action: &str, risk: &str) -> String {
+        let (out, _) = self.consent_request(action, "the action", risk, false);
+        let at = out.find("ACT-").expect("token printed");
+        out[at..at + 10].to_owned()
+    }
+    /// A `--json` [`Env::consent_request`]: (the request as JSON, stderr).
+    pub(crate) fn request_json(&self, action: &str, summary: &str, risk: &str) -> (Value, String) {
+        let (out, err) = self.consent_request(action, summary, risk, true);
+        (serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}")), err)
+    }
+    /// The argv of `memory-latch gate --json` for `action` on `src/a.rs`,
+    /// intended and result both `a\n`, the head as checkpoint, then `extra`.
+    pub(crate) fn gate_args(&self, action: &str, extra: &[&str]) -> Vec<String> {
+        let intended = self.file("intended.txt", "a\n");
+        let result = self.file("result.txt", "a\n");
+        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
+        let mut v: Vec<String> =
+            ["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]
+                .map(str::to_owned)
+                .to_vec();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+    /// The real `memory-latch gate` of [`Env::gate_args`]: (exit status, its
+    /// JSON report, or `Null` when stdout is not JSON).
+    pub(crate) fn gate(&self, action: &str) -> (i32, Value) {
+        let args = self.gate_args(action, &[]);
+        let o = self.latch(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     /// `memory-latch status --json`.
     pub(crate) fn status(&self) -> Value {
