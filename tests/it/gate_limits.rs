@@ -191,27 +191,7 @@ fn a_replaced_verifier_lets_record_accept_reports_no_verifier_wrote() {
     write_private(&a, green_report(&spec).to_string().as_bytes());
     write_private(&b, green_report(&ReportSpec { boot_nonce: nonce(2), ..spec.clone() }).to_string().as_bytes());
     w.live();
-    let out = w.run(
-        gate.to_str().unwrap(),
-        &[
-            "record",
-            "--session-id",
-            S,
-            "--transcript",
-            w.transcript.to_str().unwrap(),
-            "--data-dir",
-            &w.data_arg(),
-            "--pointer-id",
-            &POINTER.to_string(),
-            "--pointer-digest",
-            &spec.pointer_digest,
-            "--cold-boot-report",
-            a.to_str().unwrap(),
-            "--cold-boot-report",
-            b.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let out = w.run_args(gate.to_str().unwrap(), &record_args(S, &w.transcript, Some(&w.data), POINTER, &spec.pointer_digest, [&a, &b]));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // The real root refuses the same reports (report_verifier_mismatch): the limit is the replacement.
     let out = w.record(S, &spec.pointer_digest, &a, &b);

@@ -70,11 +70,7 @@ fn b32(h: &str) -> [u8; 32] {
 /// The user's wallet configuration at its default place
 /// (`$HOME/.config/kijito-qa/memory-latch-wallet.json`).
 fn write_wallet(w: &World, text: &str) -> PathBuf {
-    let dir = w.home.join(".config/kijito-qa");
-    fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("memory-latch-wallet.json");
-    write_private(&p, text.as_bytes());
-    p
+    support::write_config_file(&w.home.join(".config"), "memory-latch-wallet.json", text.as_bytes())
 }
 
 fn signer_config() -> String {

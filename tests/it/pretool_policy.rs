@@ -291,10 +291,11 @@ fn an_unreadable_call_is_denied_and_a_bad_invocation_denies() {
 #[test]
 fn the_users_policy_file_adds_rules_and_an_unusable_one_holds_writes() {
     let e = latch_env();
-    let dir = e.w.home.join(".config/kijito-qa");
-    fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("policy.json");
-    support::gate::write_private(&path, br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#);
+    let path = support::write_config_file(
+        &e.w.home.join(".config"),
+        "policy.json",
+        br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#,
+    );
     let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "make deploy"})).expect("the user's rule holds it");
     assert_eq!(code, "policy_consent_required", "{reason}");
     assert!(reason.contains("--summary send:make_deploy"), "{reason}");

@@ -103,9 +103,7 @@ impl World {
             o.entry("apiUrl").or_insert(s.base_url().into());
             o.entry("tokenFile").or_insert(s.token_file().to_str().unwrap().into());
         }
-        let dir = self.home.join(".config/kijito-qa");
-        fs::create_dir_all(&dir).unwrap();
-        write_private(&dir.join("config.json"), config.to_string().as_bytes());
+        super::write_config_file(&self.home.join(".config"), "config.json", config.to_string().as_bytes());
     }
 
     /// A command for one of the binaries with a clean environment.
@@ -121,6 +119,11 @@ impl World {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         c
+    }
+
+    /// `bin` (a `qa-gate`) with [`record_args`] and no stdin.
+    pub(crate) fn run_args(&self, bin: &str, args: &[String]) -> Output {
+        self.run(bin, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
 
     /// Run a binary with args and stdin; wait for it.
@@ -149,8 +152,7 @@ impl World {
 
     /// `qa-gate record` with two reports.
     pub(crate) fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
-        let args = record_args(session, &self.transcript, &self.data, POINTER, digest, [a, b]);
-        self.run(QA_GATE, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
+        self.run_args(QA_GATE, &record_args(session, &self.transcript, Some(&self.data), POINTER, digest, [a, b]))
     }
 
     /// Two fresh green reports for the default pointer and a successful record.
@@ -195,12 +197,16 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
 }
 
 /// The argv of `qa-gate record` for `session` on `pointer` (`digest`) with
-/// `transcript`, `data` and the two cold-boot reports: the one shape every
-/// record run here has ([`World::record`], [`Cycle::record_reports`]).
-fn record_args(session: &str, transcript: &Path, data: &Path, pointer: u64, digest: &str, reports: [&Path; 2]) -> Vec<String> {
+/// `transcript`, the data dir `data` (no `--data-dir` when `None`) and the
+/// two cold-boot reports: the one shape every record run of the tests has
+/// ([`World::record`], [`Cycle::record_reports`], and the tests that run
+/// another `qa-gate` or leave a flag out).
+pub(crate) fn record_args(session: &str, transcript: &Path, data: Option<&Path>, pointer: u64, digest: &str, reports: [&Path; 2]) -> Vec<String> {
     let mut v: Vec<String> = ["record", "--session-id", session, "--transcript"].map(str::to_owned).to_vec();
     v.push(transcript.to_str().unwrap().to_owned());
-    v.extend(["--data-dir".to_owned(), data.to_str().unwrap().to_owned()]);
+    if let Some(data) = data {
+        v.extend(["--data-dir".to_owned(), data.to_str().unwrap().to_owned()]);
+    }
     v.extend(["--pointer-id".to_owned(), pointer.to_string(), "--pointer-digest".to_owned(), digest.to_owned()]);
     for r in reports {
         v.extend(["--cold-boot-report".to_owned(), r.to_str().unwrap().to_owned()]);
@@ -367,6 +373,46 @@ pub(crate) fn wait_bounded(mut child: Child, secs: u64) -> Output {
     panic!("child did not finish within {secs} s");
 }
 
+/// One host's session id (as that host forms it) and the keys of its real
+/// payloads in `fixtures/hosts/<host>/stdin-by-event.json`: the per-host
+/// table of every cycle test.
+pub(crate) struct Keys {
+    pub host: &'static str,
+    pub s: &'static str,
+    pub startup: &'static str,
+    pub ups: &'static str,
+    /// A manual compaction's PreCompact.
+    pub precompact: &'static str,
+    /// An automatic compaction's PreCompact.
+    pub precompact_auto: &'static str,
+    pub postcompact: &'static str,
+    pub compact_start: &'static str,
+}
+
+/// [`Keys`] of Codex, then Claude Code.
+pub(crate) const HOSTS: [Keys; 2] = [
+    Keys {
+        host: "codex",
+        s: "01a2295e-6929-7981-9da7-935145fb97be",
+        startup: "app-server:SessionStart:startup",
+        ups: "app-server:UserPromptSubmit",
+        precompact: "app-server:PreCompact:manual",
+        precompact_auto: "app-server:PreCompact:auto",
+        postcompact: "app-server:PostCompact:manual",
+        compact_start: "app-server:SessionStart:compact",
+    },
+    Keys {
+        host: "claude",
+        s: "2208dc6c-1602-4db0-9c33-9125ee25dc44",
+        startup: "SessionStart(source=startup)",
+        ups: "UserPromptSubmit",
+        precompact: "PreCompact(manual, no args)",
+        precompact_auto: "PreCompact(auto)",
+        postcompact: "PostCompact(manual)",
+        compact_start: "SessionStart(source=compact)",
+    },
+];
+
 /// A whole QA cycle on real parts, for the hook tests that need a pass the
 /// real verifier vouched for: a kijito-local with a seeded pointer (three
 /// current anchors, a retired one), the kijito-qa config naming it (apiUrl,
@@ -387,7 +433,7 @@ impl Cycle {
     /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs); every
     /// record of a [`Cycle`] runs through here.
     pub(crate) fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
-        let args = record_args(session, &self.transcript, &self.data, self.seeded.pointer_id, &self.seeded.pointer_digest(), [a, b]);
+        let args = record_args(session, &self.transcript, Some(&self.data), self.seeded.pointer_id, &self.seeded.pointer_digest(), [a, b]);
         self.run(QA_GATE, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
 

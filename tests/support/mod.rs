@@ -77,6 +77,19 @@ fn fresh(exe: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Write `bytes` as the kijito-qa file `name` (`config.json`, `policy.json`,
+/// ...) under the config home `config_home` (`$XDG_CONFIG_HOME`, or
+/// `$HOME/.config`): `<config_home>/kijito-qa` made owner-only if missing,
+/// the file owner-only and atomic; its path. Every test's config file is
+/// written here.
+pub(crate) fn write_config_file(config_home: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = config_home.join("kijito-qa");
+    kijito_files::private::ensure_private_dir(&dir).unwrap();
+    let path = dir.join(name);
+    kijito_files::private::write_atomic(&path, bytes).unwrap();
+    path
+}
+
 /// Spawn `c`, retrying (bounded: 50 tries, 20 ms apart) while the kernel
 /// answers ETXTBSY. A test that copies a binary and runs it races the other
 /// test threads' `fork`: a child forked while the copy's write descriptor
