@@ -15,7 +15,6 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use support::gate::pre_tool_use_stdin;
 use support::latch::{env, Env};
 
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -252,7 +251,7 @@ fn the_guard_denies_the_agents_approve_in_every_form() {
     let k = key_world();
     let ml = support::bin("memory-latch");
     let ws = k.e.ws.to_str().unwrap().to_owned();
-    for (host, tool) in [("claude", "Bash"), ("codex", "shell")] {
+    for host in ["claude", "codex"] {
         for line in [
             format!("{ml} approve --workspace {ws}"),
             format!("{ml} approve --workspace {ws} --token-id tok_0123456789abcdef"),
@@ -261,9 +260,7 @@ fn the_guard_denies_the_agents_approve_in_every_form() {
             format!("script -qc \"{ml} approve --workspace {ws}\" /dev/null"),
             format!("{ml} $'\\x61pprove'"),
         ] {
-            let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": line }))).unwrap();
-            let out = k.e.session_hook(host, "PreToolUse", &stdin);
-            let text = String::from_utf8_lossy(&out.stdout);
+            let text = k.e.guard(host, &line).unwrap_or_default();
             assert!(text.contains("deny") && text.contains("command_user_only"), "{host} {line}: {text}");
         }
     }

@@ -29,13 +29,6 @@ fn env() -> Env {
 }
 
 impl Env {
-    /// The PreToolUse guard's answer for a shell command the model runs.
-    fn guard(&self, host: &str, command: &str) -> Option<String> {
-        let tool = if host == "codex" { "shell" } else { "Bash" };
-        let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": command }))).unwrap();
-        let out = self.session_hook(host, "PreToolUse", &stdin);
-        (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
-    }
     fn ledger(&self) -> String {
         fs::read_to_string(self.ws.join(".memory-latch/tokens.json")).unwrap()
     }

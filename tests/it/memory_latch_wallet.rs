@@ -209,15 +209,12 @@ fn a_signature_typed_by_the_model_in_a_tool_call_is_denied_and_refused() {
     let sig = sign(&key("signer_private_key"), &req.digest());
     let ws = e.ws.to_str().unwrap();
     for host in ["claude", "codex"] {
-        let tool = if host == "codex" { "shell" } else { "Bash" };
         for line in [
             format!("memory-latch consent confirm --action-file {action} --message {sig} --workspace {ws}"),
             format!("memory-latch consent confirm --signature {sig}"),
             format!("memory-latch consent request --action-file {action} --summary {sig} --risk high --message {sig}"),
         ] {
-            let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": line }))).unwrap();
-            let out = e.session_hook(host, "PreToolUse", &stdin);
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v: Value = serde_json::from_str(&e.guard(host, &line).expect("an answer")).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{host}: {line}");
         }
     }

@@ -23,22 +23,10 @@ fn latch_env() -> Env {
 
 /// The real PreToolUse stdin of `host` for one tool call in the workspace.
 fn call(e: &Env, host: &str, tool: &str, input: Value) -> Value {
-    let mut v = json!({
-        "session_id": "s1",
-        "transcript_path": e.w.transcript.to_str().unwrap(),
-        "cwd": e.ws.to_str().unwrap(),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": input,
-        "tool_use_id": "toolu_1",
-    });
-    if host == "codex" {
-        v["turn_id"] = json!("turn-1");
-        v["model"] = json!("fake-model");
-        v["permission_mode"] = json!("default");
-    } else {
-        v["permission_mode"] = json!("default");
-    }
+    let mut v = support::gate::pre_tool_use(host, "s1", tool, input);
+    v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    v["cwd"] = json!(e.ws.to_str().unwrap());
+    v["permission_mode"] = json!("default");
     v
 }
 

@@ -313,6 +313,11 @@ pub(crate) fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path
 
 /// The PreToolUse stdin of a shell call, per host.
 pub(crate) fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -> Vec<u8> {
+    pre_tool_use(host, session, tool, input).to_string().into_bytes()
+}
+
+/// [`pre_tool_use_stdin`] as JSON, for a test that changes a field.
+pub(crate) fn pre_tool_use(host: &str, session: &str, tool: &str, input: Value) -> Value {
     let mut v = json!({
         "session_id": session,
         "transcript_path": "/home/user/t.jsonl",
@@ -327,7 +332,7 @@ pub(crate) fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: V
         v["model"] = json!("fake-model");
         v["permission_mode"] = json!("bypassPermissions");
     }
-    v.to_string().into_bytes()
+    v
 }
 
 /// Validate one reply against a Codex output schema (file stem, e.g.

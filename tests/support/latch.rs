@@ -162,6 +162,13 @@ impl Env {
     pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
         self.hook_bin(&SESSION_HOOK, host, expect, stdin)
     }
+    /// The PreToolUse guard's answer (None: no output) for a shell command
+    /// the model of session `s1` runs (`shell` on Codex, `Bash` on Claude Code).
+    pub(crate) fn guard(&self, host: &str, command: &str) -> Option<String> {
+        let tool = if host == "codex" { "shell" } else { "Bash" };
+        let out = self.session_hook(host, "PreToolUse", &super::gate::pre_tool_use(host, "s1", tool, json!({ "command": command })));
+        (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
+    }
     /// [`Env::session_hook`] with the session-hook binary `bin`.
     pub(crate) fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
         let mut c = self.command(bin);
