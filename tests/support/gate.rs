@@ -335,6 +335,16 @@ pub(crate) fn pre_tool_use(host: &str, session: &str, tool: &str, input: Value) 
     v
 }
 
+/// The Codex output schema (file stem) of a `session-hook --expect EVENT` reply.
+pub(crate) fn schema_of(expect: &str) -> &'static str {
+    match expect {
+        "SessionStart" => "session-start",
+        "UserPromptSubmit" => "user-prompt-submit",
+        "Stop" => "stop",
+        _ => "pre-tool-use",
+    }
+}
+
 /// Validate one reply against a Codex output schema (file stem, e.g.
 /// `session-start`). Empty stdout is valid (no output).
 pub(crate) fn assert_schema_valid(schema: &str, stdout: &[u8]) {
@@ -519,13 +529,7 @@ impl Cycle {
     /// every reply valid against the Codex output schema.
     pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
         let out = self.hook(&SESSION_HOOK, host, &["--expect", expect], stdin);
-        let schema = match expect {
-            "SessionStart" => "session-start",
-            "UserPromptSubmit" => "user-prompt-submit",
-            "Stop" => "stop",
-            _ => "pre-tool-use",
-        };
-        assert_schema_valid(schema, &out.stdout);
+        assert_schema_valid(schema_of(expect), &out.stdout);
         match expect {
             "SessionStart" | "UserPromptSubmit" => context_of(&out.stdout),
             _ => (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap()),

@@ -90,6 +90,35 @@ pub(crate) fn write_config_file(config_home: &std::path::Path, name: &str, bytes
     path
 }
 
+/// The python program of install.sh's `render()`.
+fn render_program() -> String {
+    let script = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")).unwrap();
+    let start = script.find("render() {").expect("render() in install.sh");
+    let body = &script[start..];
+    let from = body.find("<<'PY'\n").unwrap() + "<<'PY'\n".len();
+    let to = body[from..].find("\nPY\n").unwrap();
+    body[from..from + to].to_owned()
+}
+
+/// Render the skill `src` for `host` into `dest` as install.sh does (its
+/// `render()` heredoc, run with python3, installed root `root`); Err(stderr)
+/// on refusal (tests/it/skills.rs, tests/it/skill_commands.rs).
+pub(crate) fn render_skill(src: &std::path::Path, dest: &std::path::Path, root: &std::path::Path, host: &str) -> Result<String, String> {
+    let mut child = std::process::Command::new("python3")
+        .args(["-", src.to_str().unwrap(), dest.to_str().unwrap(), root.to_str().unwrap(), host, "/opt/kq", "0.1.0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), render_program().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(std::fs::read_to_string(dest).unwrap())
+}
+
 /// Spawn `c`, retrying (bounded: 50 tries, 20 ms apart) while the kernel
 /// answers ETXTBSY. A test that copies a binary and runs it races the other
 /// test threads' `fork`: a child forked while the copy's write descriptor
