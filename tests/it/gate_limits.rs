@@ -41,7 +41,12 @@ fn forging_every_chained_file_and_the_ledger_attests() {
         lock_message_id: MessageId::new(c.seeded.lock_id).unwrap(),
         pointer_digest: Digest::parse(&c.seeded.pointer_digest()).unwrap(),
         snapshot_digest: Digest::parse(&c.seeded.expected_snapshot_digest()).unwrap(),
-        ..support::pass::pass(&sid(), now - 3000, &nonce, kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap())
+        ..support::pass::pass(
+            &sid(),
+            now - 3000,
+            &nonce,
+            kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap(),
+        )
     };
     let bytes = ticket.to_bytes_witnessed(true);
     write_private(&c.qa().join(format!("compaction-resume-consumed.{S}.json")), &bytes);

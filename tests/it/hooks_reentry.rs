@@ -18,7 +18,6 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use std::collections::BTreeSet;
 use std::fs;
 
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum By {
     SessionStart,

@@ -153,7 +153,8 @@ fn every_command_in_every_installed_skill_passes_the_guard() {
         let dir = HelperDir::new(&root.join("bin")).unwrap();
         for src in &skills {
             let name = src.parent().unwrap().file_name().unwrap().to_str().unwrap();
-            let text = support::render_skill(src, &tmp.path().join(format!("{host}-{name}.md")), &root, host).unwrap_or_else(|e| panic!("{e}"));
+            let text =
+                support::render_skill(src, &tmp.path().join(format!("{host}-{name}.md")), &root, host).unwrap_or_else(|e| panic!("{e}"));
             let judged = judge(&format!("{host} skill {name}"), &text, &dir);
             if name == "memory-latch" {
                 assert!(judged.1 >= 10, "{host} memory-latch skill: only {} commands", judged.1);

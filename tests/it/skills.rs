@@ -277,7 +277,8 @@ fn every_subagent_tool_field_a_skill_names_is_in_the_recorded_host_tool() {
     let mut named = 0;
     for host in ["codex", "claude"] {
         for src in skills() {
-            let text = support::render_skill(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host).unwrap();
+            let text = support::render_skill(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host)
+                .unwrap();
             let bad = unknown_tool_words(&text, host);
             assert!(bad.is_empty(), "{host} {}:\n{}", src.display(), bad.join("\n"));
             named += text

@@ -201,7 +201,14 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
 /// two cold-boot reports: the one shape every record run of the tests has
 /// ([`World::record`], [`Cycle::record_reports`], and the tests that run
 /// another `qa-gate` or leave a flag out).
-pub(crate) fn record_args(session: &str, transcript: &Path, data: Option<&Path>, pointer: u64, digest: &str, reports: [&Path; 2]) -> Vec<String> {
+pub(crate) fn record_args(
+    session: &str,
+    transcript: &Path,
+    data: Option<&Path>,
+    pointer: u64,
+    digest: &str,
+    reports: [&Path; 2],
+) -> Vec<String> {
     let mut v: Vec<String> = ["record", "--session-id", session, "--transcript"].map(str::to_owned).to_vec();
     v.push(transcript.to_str().unwrap().to_owned());
     if let Some(data) = data {

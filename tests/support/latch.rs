@@ -122,10 +122,22 @@ impl Env {
         let intended = self.file("intended.txt", "a\n");
         let result = self.file("result.txt", "a\n");
         let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let mut v: Vec<String> =
-            ["gate", "--json", "--action-file", action, "--intended", &intended, "--result", &result, "--checkpoint", &cp, "--target", "src/a.rs"]
-                .map(str::to_owned)
-                .to_vec();
+        let mut v: Vec<String> = [
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]
+        .map(str::to_owned)
+        .to_vec();
         v.extend(extra.iter().map(|s| s.to_string()));
         v
     }

@@ -84,19 +84,19 @@ fn fresh(exe: &std::path::Path) -> Result<(), String> {
 /// written here.
 pub(crate) fn write_config_file(config_home: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = config_home.join("kijito-qa");
-    kijito_files::private::ensure_private_dir(&dir).unwrap();
+    kijito_files::private::ensure_private_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let path = dir.join(name);
-    kijito_files::private::write_atomic(&path, bytes).unwrap();
+    kijito_files::private::write_atomic(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
 }
 
 /// The python program of install.sh's `render()`.
 fn render_program() -> String {
-    let script = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")).unwrap();
+    let script = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")).expect("install.sh");
     let start = script.find("render() {").expect("render() in install.sh");
     let body = &script[start..];
-    let from = body.find("<<'PY'\n").unwrap() + "<<'PY'\n".len();
-    let to = body[from..].find("\nPY\n").unwrap();
+    let from = body.find("<<'PY'\n").expect("the heredoc of render()") + "<<'PY'\n".len();
+    let to = body[from..].find("\nPY\n").expect("the end of the heredoc");
     body[from..from + to].to_owned()
 }
 
@@ -105,18 +105,18 @@ fn render_program() -> String {
 /// on refusal (tests/it/skills.rs, tests/it/skill_commands.rs).
 pub(crate) fn render_skill(src: &std::path::Path, dest: &std::path::Path, root: &std::path::Path, host: &str) -> Result<String, String> {
     let mut child = std::process::Command::new("python3")
-        .args(["-", src.to_str().unwrap(), dest.to_str().unwrap(), root.to_str().unwrap(), host, "/opt/kq", "0.1.0"])
+        .args(["-", &*src.to_string_lossy(), &*dest.to_string_lossy(), &*root.to_string_lossy(), host, "/opt/kq", "0.1.0"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("python3");
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), render_program().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().expect("piped stdin"), render_program().as_bytes()).expect("write the program");
+    let out = child.wait_with_output().expect("python3 ran");
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    Ok(std::fs::read_to_string(dest).unwrap())
+    Ok(std::fs::read_to_string(dest).unwrap_or_else(|e| panic!("{}: {e}", dest.display())))
 }
 
 /// Spawn `c`, retrying (bounded: 50 tries, 20 ms apart) while the kernel
