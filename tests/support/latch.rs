@@ -37,6 +37,26 @@ pub(crate) fn env() -> Env {
     Env { w, ws, boot, env: Vec::new() }
 }
 
+/// `o`, a memory-latch run of `args`, succeeded: its stdout.
+pub(crate) fn expect_ok(args: &[&str], o: Output) -> String {
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `o`, a memory-latch run of `args`, failed with exit 1 and `code` first
+/// on stderr: the output.
+pub(crate) fn expect_failure(args: &[&str], o: Output, code: &str) -> Output {
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert_failed_with(&o, code);
+    o
+}
+
+/// The first stderr line of `o` is `kijito_memory_latch_failed:<code>`.
+pub(crate) fn assert_failed_with(o: &Output, code: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "stderr: {err}");
+}
+
 /// The host-e2e payload key of a UserPromptSubmit hook on `host`.
 pub(crate) fn ups(host: &str) -> &'static str {
     if host == "codex" {
@@ -73,17 +93,11 @@ impl Env {
     }
     /// [`Env::latch`] that must succeed; its stdout.
     pub(crate) fn ok(&self, args: &[&str]) -> String {
-        let o = self.latch(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
+        expect_ok(args, self.latch(args))
     }
     /// [`Env::latch`] that must fail with exit 1 and `code` first on stderr.
     pub(crate) fn fails(&self, args: &[&str], code: &str) -> Output {
-        let o = self.latch(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
-        o
+        expect_failure(args, self.latch(args), code)
     }
     /// Write `text` to `name` in the workspace; its path.
     pub(crate) fn file(&self, name: &str, text: &str) -> String {
