@@ -52,17 +52,27 @@ fn status(w: &World) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn hook(w: &World, bin: &str, args: &[&str], key: &str) -> Output {
+/// Run the hook `bin --host claude ARGS --data-dir D` outside tmux with
+/// `stdin` and `env` added: every hook run of this file.
+fn run_hook(w: &World, bin: &str, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     let data = w.data_arg();
     let mut full = vec!["--host", "claude"];
     full.extend_from_slice(args);
     full.extend_from_slice(&["--data-dir", &data]);
     let mut c = w.command(bin);
     c.args(&full).env_remove("TMUX").env_remove("TMUX_PANE");
+    for (k, v) in env {
+        c.env(k, v);
+    }
     let mut child = c.spawn().unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(&w.hook_stdin("claude", key, S)).unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// [`run_hook`] with the real Claude Code payload `key` of session [`S`].
+fn hook(w: &World, bin: &str, args: &[&str], key: &str) -> Output {
+    run_hook(w, bin, args, &w.hook_stdin("claude", key, S), &[])
 }
 
 fn session_hook(w: &World, event: &str, key: &str) -> Output {
@@ -211,6 +221,18 @@ fn start_host(w: &World, shape: Shape) -> Pane {
     pane
 }
 
+/// A fresh world with the stand-in host started in `shape` ([`start_host`]):
+/// the set-up of every tmux test here; `None` (and a SKIP line) without tmux.
+fn stand_in(shape: Shape) -> Option<(World, Pane)> {
+    if !tmux_available() {
+        eprintln!("SKIP: tmux is not installed");
+        return None;
+    }
+    let w = World::new();
+    let p = start_host(&w, shape);
+    Some((w, p))
+}
+
 /// A pass, a running turn, the request (with `env` for the worker): nothing
 /// typed yet.
 fn request_in_turn(w: &World, env: &[(&str, &str)]) {
@@ -245,13 +267,8 @@ fn final_status(w: &World) -> Value {
 
 #[test]
 fn the_host_is_pinned_and_compacted_in_both_pane_shapes() {
-    if !tmux_available() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
     for shape in SHAPES {
-        let w = World::new();
-        let p = start_host(&w, shape);
+        let Some((w, p)) = stand_in(shape) else { return };
         request_in_turn(&w, &[]);
         stop(&w);
         wait_for("/compact and Enter in the pane", 10, || typed(&p.typed) == "/compact\r");
@@ -265,12 +282,7 @@ fn the_host_is_pinned_and_compacted_in_both_pane_shapes() {
 
 #[test]
 fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
-    if !tmux_available() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
-    let w = World::new();
-    let p = start_host(&w, Shape::ShellChild);
+    let Some((w, p)) = stand_in(Shape::ShellChild) else { return };
     let pin: Value = serde_json::from_slice(&std::fs::read(w.qa().join(format!("compact-pin.{S}.json"))).unwrap()).unwrap();
     // the tmux executable the hook resolved on its PATH (and used for #{pane_pid})
     let program = pin["target"]["tmux"].as_str().unwrap();
@@ -354,14 +366,9 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
 /// -k`), after the request: the worker types nothing and says why.
 #[test]
 fn a_gone_or_respawned_pane_gets_no_keystroke_in_either_shape() {
-    if !tmux_available() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
     for shape in SHAPES {
         // gone
-        let w = World::new();
-        let p = start_host(&w, shape);
+        let Some((w, p)) = stand_in(shape) else { return };
         request_in_turn(&w, &[]);
         tmux(&p.sock, &["kill-pane", "-t", "%0"]);
         stop(&w);
@@ -372,8 +379,7 @@ fn a_gone_or_respawned_pane_gets_no_keystroke_in_either_shape() {
         drop(p);
 
         // respawned: same pane id, a new process (also raw `cat`)
-        let w = World::new();
-        let p = start_host(&w, shape);
+        let Some((w, p)) = stand_in(shape) else { return };
         request_in_turn(&w, &[]);
         let other = w.path("typed-respawned.txt");
         let cmd = format!("stty raw -echo; exec cat > {}", other.display());
@@ -393,13 +399,8 @@ fn a_gone_or_respawned_pane_gets_no_keystroke_in_either_shape() {
 /// with `compact_left_in_composer`.
 #[test]
 fn the_kill_switch_between_the_keystrokes_stops_the_enter() {
-    if !tmux_available() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
     for shape in SHAPES {
-        let w = World::new();
-        let p = start_host(&w, shape);
+        let Some((w, p)) = stand_in(shape) else { return };
         let (k, v) = p.hold_env();
         request_in_turn(&w, &[(k, &v)]);
         p.release(1);
@@ -483,13 +484,8 @@ fn now_s() -> u64 {
 /// the keys still alone in the composer.
 #[test]
 fn keys_from_an_attached_client_after_the_stop_keep_the_request_waiting() {
-    if !tmux_available() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
-    }
     for shape in SHAPES {
-        let w = World::new();
-        let p = start_host(&w, shape);
+        let Some((w, p)) = stand_in(shape) else { return };
         let mut client = attach(&p.sock, "agent");
         // The attach counts as activity: let the clock pass its second, so
         // the turns below start later (tmux keeps whole seconds).
@@ -546,26 +542,15 @@ fn outside_tmux_there_is_no_safe_trigger_and_status_creates_nothing() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("ask the user to run /compact now"));
     assert!(r.stdout.is_empty());
     // A subagent's SessionStart never pins, even with adapter variables.
+    let adapter = [("KIJITO_COMPACT_ADAPTER_ID", "0123456789abcdef0123456789abcdef"), ("KIJITO_COMPACT_SOCKET", "/tmp/x.sock")];
     let mut stdin: Value = serde_json::from_slice(&w.hook_stdin("claude", "SessionStart(source=startup)", S)).unwrap();
     stdin["agent_id"] = "agent-1".into();
-    let mut c = w.command(&SESSION_HOOK);
-    c.args(["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()])
-        .env("KIJITO_COMPACT_ADAPTER_ID", "0123456789abcdef0123456789abcdef")
-        .env("KIJITO_COMPACT_SOCKET", "/tmp/x.sock");
-    let mut child = c.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
-    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    let out = run_hook(&w, &SESSION_HOOK, &["--expect", "SessionStart"], stdin.to_string().as_bytes(), &adapter);
+    assert_eq!(out.status.code(), Some(0));
     assert!(!w.qa().join(format!("compact-pin.{S}.json")).exists(), "subagents are never pinned");
     // The adapter's variables pin the session to it; request only records.
     let stdin = w.hook_stdin("claude", "SessionStart(source=startup)", S);
-    let mut c = w.command(&SESSION_HOOK);
-    c.args(["--host", "claude", "--expect", "SessionStart", "--data-dir", &w.data_arg()])
-        .env("KIJITO_COMPACT_ADAPTER_ID", "0123456789abcdef0123456789abcdef")
-        .env("KIJITO_COMPACT_SOCKET", "/tmp/x.sock");
-    let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(&stdin).unwrap();
-    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    assert_eq!(run_hook(&w, &SESSION_HOOK, &["--expect", "SessionStart"], &stdin, &adapter).status.code(), Some(0));
     let r = request(&w, &[]);
     assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     let line: Value = serde_json::from_slice(&r.stdout).unwrap();
@@ -622,7 +607,6 @@ fn protocol_section_9_examples_are_byte_exact() {
 /// `agent_id` or `agent_type`) never touch the session's turn record.
 #[test]
 fn turn_records_follow_the_session_and_ignore_subagents() {
-    use std::io::Write;
     let w = World::new();
     let turn = || -> Option<Value> {
         std::fs::read(w.qa().join(format!("compact-turn.{S}.json"))).ok().map(|b| serde_json::from_slice(&b).unwrap())
@@ -632,11 +616,7 @@ fn turn_records_follow_the_session_and_ignore_subagents() {
         if let Some((k, v)) = agent {
             stdin[k] = v.into();
         }
-        let mut c = w.command(&SESSION_HOOK);
-        c.args(["--host", "claude", "--expect", event, "--data-dir", &w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE");
-        let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
-        assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+        assert_eq!(run_hook(&w, &SESSION_HOOK, &["--expect", event], stdin.to_string().as_bytes(), &[]).status.code(), Some(0));
     };
     run("UserPromptSubmit", Some(("agent_id", "agent-1")));
     assert_eq!(turn(), None, "a subagent's prompt writes no turn record");

@@ -15,7 +15,6 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use support::gate::pre_tool_use_stdin;
 use support::latch::{env, Env};
 
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -93,18 +92,7 @@ fn key_world() -> K {
 
 impl K {
     fn request(&self, action: &str, risk: &str) -> Value {
-        let v: Value = serde_json::from_str(&self.e.ok(&[
-            "consent",
-            "request",
-            "--json",
-            "--action-file",
-            action,
-            "--summary",
-            "deploy",
-            "--risk",
-            risk,
-        ]))
-        .unwrap();
+        let (v, _) = self.e.request_json(action, "deploy", risk);
         assert!(v["token"].is_null() && v["key"]["approve"].as_str().unwrap().contains("memory-latch approve"), "{v}");
         v
     }
@@ -116,26 +104,6 @@ impl K {
         c.env("KQA_TYPED", typed).stdin(Stdio::null());
         let o = c.output().unwrap();
         (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
-    }
-    fn gate(&self, action: &str) -> (i32, Value) {
-        let intended = self.e.file("intended.txt", "a\n");
-        let result = self.e.file("result.txt", "a\n");
-        let cp = self.e.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.e.latch(&[
-            "gate",
-            "--json",
-            "--action-file",
-            action,
-            "--intended",
-            &intended,
-            "--result",
-            &result,
-            "--checkpoint",
-            &cp,
-            "--target",
-            "src/a.rs",
-        ]);
-        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     fn consent_code(report: &Value) -> String {
         report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "consent_integrity").unwrap()["code"]
@@ -181,10 +149,10 @@ fn approve_from_a_terminal_signs_once_and_the_gate_passes_once() {
     assert!(rec["key"]["signature"].is_string() && rec["key"]["key_name"].as_str().unwrap().starts_with("memory-latch-"), "{rec}");
     assert!(!fs::read_to_string(k.ledger_path()).unwrap().contains(PASSPHRASE));
     // the gate passes once; a second identical gate is refused
-    let (rc, report) = k.gate(&action);
+    let (rc, report) = k.e.gate(&action);
     assert_eq!(rc, 0, "{report}");
     assert!(report["checks"].to_string().contains("Ed25519 signature"), "{report}");
-    let (rc, report) = k.gate(&action);
+    let (rc, report) = k.e.gate(&action);
     assert_eq!((rc, K::consent_code(&report).as_str()), (1, "consent_not_authorized"), "{report}");
 }
 
@@ -213,7 +181,7 @@ fn approve_without_a_terminal_is_refused_and_signs_nothing() {
     assert_eq!(err.lines().next().unwrap(), "kijito_memory_latch_failed:approve_needs_tty", "{err}");
     assert_eq!(fs::read(k.ledger_path()).unwrap(), before, "nothing written");
     assert_eq!(k.e.status()["head"]["consent_state"], "pending");
-    let (rc, report) = k.gate(&action);
+    let (rc, report) = k.e.gate(&action);
     assert_eq!((rc, K::consent_code(&report).as_str()), (1, "consent_not_authorized"), "{report}");
 }
 
@@ -229,7 +197,7 @@ fn a_signature_over_another_action_an_expired_one_and_a_replay_are_refused() {
         |from: &PathBuf, to: &PathBuf| assert!(std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success());
     copy(&k.e.ws.join(".memory-latch"), &saved);
     let saved_cp = k.e.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-    assert_eq!(k.gate(&a).0, 0);
+    assert_eq!(k.e.gate(&a).0, 0);
     let sig_a = k.ledger()["tokens"].as_array().unwrap().last().unwrap()["key"]["signature"].as_str().unwrap().to_owned();
     // B: approved, then its signature replaced by A's (a signature over another action)
     let b = k.e.file("b.txt", "rm -rf build\n");
@@ -239,14 +207,14 @@ fn a_signature_over_another_action_an_expired_one_and_a_replay_are_refused() {
     let last = l["tokens"].as_array_mut().unwrap().last_mut().unwrap();
     last["key"]["signature"] = json!(sig_a);
     private_file(&k.ledger_path(), &l.to_string());
-    let (rc, report) = k.gate(&b);
+    let (rc, report) = k.e.gate(&b);
     assert_eq!((rc, K::consent_code(&report).as_str()), (1, "consent_signature_mismatch"), "{report}");
     // C: signed for one second; after it, refused
     let c = k.e.file("c.txt", "npm publish\n");
     k.request(&c, "low");
     assert_eq!(k.approve_in_pty(PASSPHRASE, &["--expires-in", "1"]).0, 0);
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    let (rc, report) = k.gate(&c);
+    let (rc, report) = k.e.gate(&c);
     assert_eq!((rc, K::consent_code(&report).as_str()), (1, "consent_signature_expired"), "{report}");
     // D: the signed record made "unused" again after its gate pass (the
     // ledger and the head restored from a copy): refused
@@ -283,7 +251,7 @@ fn the_guard_denies_the_agents_approve_in_every_form() {
     let k = key_world();
     let ml = support::bin("memory-latch");
     let ws = k.e.ws.to_str().unwrap().to_owned();
-    for (host, tool) in [("claude", "Bash"), ("codex", "shell")] {
+    for host in ["claude", "codex"] {
         for line in [
             format!("{ml} approve --workspace {ws}"),
             format!("{ml} approve --workspace {ws} --token-id tok_0123456789abcdef"),
@@ -292,9 +260,7 @@ fn the_guard_denies_the_agents_approve_in_every_form() {
             format!("script -qc \"{ml} approve --workspace {ws}\" /dev/null"),
             format!("{ml} $'\\x61pprove'"),
         ] {
-            let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": line }))).unwrap();
-            let out = k.e.session_hook(host, "PreToolUse", &stdin);
-            let text = String::from_utf8_lossy(&out.stdout);
+            let text = k.e.guard(host, &line).unwrap_or_default();
             assert!(text.contains("deny") && text.contains("command_user_only"), "{host} {line}: {text}");
         }
     }

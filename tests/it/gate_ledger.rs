@@ -18,33 +18,13 @@ use support::gate::*;
 use serde_json::{json, Value};
 use std::fs;
 
-/// (host, session, PreCompact key, PostCompact key, SessionStart(compact) key, UserPromptSubmit key)
-const HOSTS: [(&str, &str, &str, &str, &str, &str); 2] = [
-    (
-        "codex",
-        "01a2295e-6929-7981-9da7-935145fb97be",
-        "app-server:PreCompact:manual",
-        "app-server:PostCompact:manual",
-        "app-server:SessionStart:compact",
-        "app-server:UserPromptSubmit",
-    ),
-    (
-        "claude",
-        "2208dc6c-1602-4db0-9c33-9125ee25dc44",
-        "PreCompact(manual, no args)",
-        "PostCompact(manual)",
-        "SessionStart(source=compact)",
-        "UserPromptSubmit",
-    ),
-];
-
 fn attempt(c: &Cycle, s: &str) -> Value {
     serde_json::from_slice(&fs::read(c.qa().join(format!("compaction-attempt.{s}.json"))).unwrap()).unwrap()
 }
 
 /// PreCompact, then the host's order of PostCompact and SessionStart(compact): the re-entry text.
-fn compaction(c: &Cycle, h: &(&str, &str, &str, &str, &str, &str)) -> String {
-    let (host, s, pre, post, start, _) = *h;
+fn compaction(c: &Cycle, k: &Keys) -> String {
+    let (host, s, pre, post, start) = (k.host, k.s, k.precompact, k.postcompact, k.compact_start);
     c.hook(&PRECOMPACT, host, &[], &c.stdin(host, pre, s, None, None));
     let post = c.stdin(host, post, s, None, None);
     let start = c.stdin(host, start, s, None, None);
@@ -65,7 +45,7 @@ fn write_private_json(path: &std::path::Path, v: &Value) {
 #[test]
 fn a_consumed_pass_put_back_without_the_spent_record_attests_nothing() {
     for h in &HOSTS {
-        let (host, s, ..) = *h;
+        let (host, s) = (h.host, h.s);
         let c = Cycle::new();
         let ready = c.record(s);
         let text = compaction(&c, h);
@@ -101,13 +81,12 @@ fn a_consumed_pass_put_back_without_the_spent_record_attests_nothing() {
 #[test]
 fn a_hand_written_attested_record_is_unattested_even_with_a_forged_spent_record() {
     for h in &HOSTS {
-        let (host, s, _, _, _, ups) = *h;
+        let (host, s, ups) = (h.host, h.s, h.ups);
         let c = Cycle::new();
         let nonce = "00000000000000000000000000abc001";
         let now = now_ms();
         // The cheap forgery: the claim record and the spent record by hand.
-        fs::create_dir_all(c.qa()).unwrap();
-        support::snapshot::private_dir(&c.qa());
+        c.qa_dir();
         write_private_json(
             &c.qa().join(format!("qa-spent.{s}.json")),
             &json!({"schemaVersion":1,"sessionId":s,"spent":[{"nonce":nonce,"why":"pass_already_consumed","recordedAtMs":now - 2000,"spentAtMs":now - 1000}]}),
@@ -127,7 +106,7 @@ fn a_hand_written_attested_record_is_unattested_even_with_a_forged_spent_record(
 #[test]
 fn an_unreadable_ledger_fails_closed_and_never_blocks_the_compaction() {
     for h in &HOSTS {
-        let (host, s, pre, ..) = *h;
+        let (host, s, pre) = (h.host, h.s, h.precompact);
         let c = Cycle::new();
         c.record(s);
         // Something the agent wrote where the ledger goes: not a ledger.

@@ -33,19 +33,20 @@ fn ledger_file(c: &Cycle) -> std::path::PathBuf {
 #[test]
 fn forging_every_chained_file_and_the_ledger_attests() {
     let c = Cycle::new();
-    support::snapshot::private_dir(&c.qa());
+    c.qa_dir();
     let nonce = "00000000000000000000000000abc001".to_owned();
     let now = now_ms();
     let ticket = Pass {
-        session_id: sid(),
-        recorded_at_ms: now - 3000,
         pointer_id: MemoryId::new(c.seeded.pointer_id).unwrap(),
         lock_message_id: MessageId::new(c.seeded.lock_id).unwrap(),
         pointer_digest: Digest::parse(&c.seeded.pointer_digest()).unwrap(),
         snapshot_digest: Digest::parse(&c.seeded.expected_snapshot_digest()).unwrap(),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: nonce.clone(),
-        transcript: kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap(),
+        ..support::pass::pass(
+            &sid(),
+            now - 3000,
+            &nonce,
+            kijito_gate::transcript_identity(&AbsPath::from_path(&c.transcript).unwrap()).unwrap(),
+        )
     };
     let bytes = ticket.to_bytes_witnessed(true);
     write_private(&c.qa().join(format!("compaction-resume-consumed.{S}.json")), &bytes);
@@ -195,27 +196,7 @@ fn a_replaced_verifier_lets_record_accept_reports_no_verifier_wrote() {
     write_private(&a, green_report(&spec).to_string().as_bytes());
     write_private(&b, green_report(&ReportSpec { boot_nonce: nonce(2), ..spec.clone() }).to_string().as_bytes());
     w.live();
-    let out = w.run(
-        gate.to_str().unwrap(),
-        &[
-            "record",
-            "--session-id",
-            S,
-            "--transcript",
-            w.transcript.to_str().unwrap(),
-            "--data-dir",
-            &w.data_arg(),
-            "--pointer-id",
-            &POINTER.to_string(),
-            "--pointer-digest",
-            &spec.pointer_digest,
-            "--cold-boot-report",
-            a.to_str().unwrap(),
-            "--cold-boot-report",
-            b.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let out = w.run_args(gate.to_str().unwrap(), &record_args(S, &w.transcript, Some(&w.data), POINTER, &spec.pointer_digest, [&a, &b]));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // The real root refuses the same reports (report_verifier_mismatch): the limit is the replacement.
     let out = w.record(S, &spec.pointer_digest, &a, &b);

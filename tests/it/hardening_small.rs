@@ -60,25 +60,7 @@ fn qa_gate_resolves_the_data_dir_like_the_hooks() {
     w.write_config(&json!({"dataDir": configured.to_str().unwrap()}));
     let (a, b, digest) = w.green_pair("cfg", now_ms());
     // record without --data-dir writes the pass under the config's dataDir.
-    let out = w.run(
-        QA_GATE,
-        &[
-            "record",
-            "--session-id",
-            S,
-            "--transcript",
-            w.transcript.to_str().unwrap(),
-            "--pointer-id",
-            &POINTER.to_string(),
-            "--pointer-digest",
-            &digest,
-            "--cold-boot-report",
-            a.to_str().unwrap(),
-            "--cold-boot-report",
-            b.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let out = w.run_args(QA_GATE, &record_args(S, &w.transcript, None, POINTER, &digest, [&a, &b]));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(configured.join(format!("qa/qa-pass.{S}.json")).exists());
     // The hooks (no flag, no host variable) find the same pass.

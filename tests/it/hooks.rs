@@ -43,13 +43,7 @@ fn postcompact(w: &World, host: &str, stdin: &[u8]) -> Value {
 fn session_hook(w: &World, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
     let out = w.run(&SESSION_HOOK, &["--host", host, "--expect", expect, "--data-dir", &w.data_arg()], stdin);
     assert_eq!(out.status.code(), Some(0));
-    let schema = match expect {
-        "SessionStart" => "session-start",
-        "UserPromptSubmit" => "user-prompt-submit",
-        "Stop" => "stop",
-        _ => "pre-tool-use",
-    };
-    assert_schema_valid(schema, &out.stdout);
+    assert_schema_valid(schema_of(expect), &out.stdout);
     if !out.stdout.is_empty() && matches!(expect, "SessionStart" | "UserPromptSubmit") {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["hookSpecificOutput"]["hookEventName"], expect);

@@ -16,38 +16,7 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::Value;
 use std::fs;
 
-const CODEX_S: &str = "01a2295e-6929-7981-9da7-935145fb97be";
-const CLAUDE_S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
 const REASON: &str = "pass_invalidated_by_new_turn";
-
-/// The fixture keys of one host.
-struct Keys {
-    host: &'static str,
-    s: &'static str,
-    ups: &'static str,
-    precompact: &'static str,
-    postcompact: &'static str,
-    compact_start: &'static str,
-}
-
-const HOSTS: [Keys; 2] = [
-    Keys {
-        host: "codex",
-        s: CODEX_S,
-        ups: "app-server:UserPromptSubmit",
-        precompact: "app-server:PreCompact:auto",
-        postcompact: "app-server:PostCompact:manual",
-        compact_start: "app-server:SessionStart:compact",
-    },
-    Keys {
-        host: "claude",
-        s: CLAUDE_S,
-        ups: "UserPromptSubmit",
-        precompact: "PreCompact(auto)",
-        postcompact: "PostCompact(manual)",
-        compact_start: "SessionStart(source=compact)",
-    },
-];
 
 fn attempt(c: &Cycle, s: &str) -> Value {
     serde_json::from_slice(&fs::read(c.qa().join(format!("compaction-attempt.{s}.json"))).unwrap()).unwrap()
@@ -65,7 +34,7 @@ fn ups(c: &Cycle, k: &Keys, prompt: &str, agent: Option<&str>) -> Option<String>
 /// Claude Code prints nothing for an unattested attempt (its stdout goes to
 /// the summariser).
 fn precompact(c: &Cycle, k: &Keys) -> String {
-    let out = c.hook(&PRECOMPACT, k.host, &[], &c.stdin(k.host, k.precompact, k.s, None, None));
+    let out = c.hook(&PRECOMPACT, k.host, &[], &c.stdin(k.host, k.precompact_auto, k.s, None, None));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -18,40 +18,6 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use std::collections::BTreeSet;
 use std::fs;
 
-const CODEX_S: &str = "01a2295e-6929-7981-9da7-935145fb97be";
-const CLAUDE_S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
-
-struct Keys {
-    host: &'static str,
-    s: &'static str,
-    startup: &'static str,
-    ups: &'static str,
-    precompact: &'static str,
-    postcompact: &'static str,
-    compact_start: &'static str,
-}
-
-const HOSTS: [Keys; 2] = [
-    Keys {
-        host: "codex",
-        s: CODEX_S,
-        startup: "app-server:SessionStart:startup",
-        ups: "app-server:UserPromptSubmit",
-        precompact: "app-server:PreCompact:manual",
-        postcompact: "app-server:PostCompact:manual",
-        compact_start: "app-server:SessionStart:compact",
-    },
-    Keys {
-        host: "claude",
-        s: CLAUDE_S,
-        startup: "SessionStart(source=startup)",
-        ups: "UserPromptSubmit",
-        precompact: "PreCompact(manual, no args)",
-        postcompact: "PostCompact(manual)",
-        compact_start: "SessionStart(source=compact)",
-    },
-];
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum By {
     SessionStart,

@@ -81,9 +81,7 @@ fn a_continuity_break_prompt_injects_the_recovery_protocol() {
 #[test]
 fn recovery_joins_a_pending_reentry_in_one_context() {
     let e = env();
-    let qa = e.w.qa();
-    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    let qa = e.w.qa_dir();
     let r = Reentry { session_id: SessionId::parse("s2").unwrap(), claimed_at_ms: now_ms(), reason: "no_pass".into(), attested: None };
     write_private(&qa.join("compaction-reentry.s2.json"), r.to_value().to_string().as_bytes());
     let t = e.hook("codex", "UserPromptSubmit", ups("codex"), "s2", prompt("start over")).unwrap();

@@ -653,10 +653,7 @@ fn mcp_flags_and_config_are_checked_before_serving() {
         assert!(out.stdout.is_empty(), "nothing on stdout: {args:?}");
     }
     // The pointer comes from the config when no flag names it.
-    std::fs::create_dir_all(d.path().join("kijito-qa")).unwrap();
-    std::fs::set_permissions(d.path().join("kijito-qa"), std::fs::Permissions::from_mode(0o700)).unwrap();
-    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"pointerId":7,"lockMessageId":8,"project":"Proj"}"#)
-        .unwrap();
+    support::write_config_file(d.path(), "config.json", br#"{"pointerId":7,"lockMessageId":8,"project":"Proj"}"#);
     let dbp = d.path().join("k.db");
     let mut mcp = Mcp::start(&dbp, d.path(), &[]);
     mcp.initialize("2025-06-18");
@@ -669,7 +666,7 @@ fn mcp_flags_and_config_are_checked_before_serving() {
     assert!(refused.contains("pointer changes go through pointer-publish"));
     mcp.finish();
     // An invalid config fails closed at start.
-    kijito_files::private::write_atomic(&d.path().join("kijito-qa/config.json"), br#"{"noSuchKey":1}"#).unwrap();
+    support::write_config_file(d.path(), "config.json", br#"{"noSuchKey":1}"#);
     let out = run(&["--db", db]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
@@ -964,7 +961,7 @@ fn setup_registers_kijito_local_mcp_for_claude_and_the_registered_command_serves
     // A config that moved to another pointer: the registration is stale (yellow).
     let mut changed = inst.config();
     changed["pointerId"] = json!(id);
-    kijito_files::private::write_atomic(&inst.home.join(".config/kijito-qa/config.json"), changed.to_string().as_bytes()).unwrap();
+    support::write_config_file(&inst.home.join(".config"), "config.json", changed.to_string().as_bytes());
     let line = inst.doctor_mcp("claude");
     assert_eq!(line["status"], "yellow", "{line}");
     assert!(line["detail"].as_str().unwrap().contains("the config now means"), "{line}");
@@ -1023,7 +1020,7 @@ fn setup_merges_an_mcp_servers_block_into_codex_config_and_refuses_conflicts() {
     assert_eq!(failure_line(&o), "kijito_setup_failed:mcp_db_invalid");
     let mut hosted = inst.config();
     hosted["apiUrl"] = json!("https://api.kijito.ai");
-    kijito_files::private::write_atomic(&inst.home.join(".config/kijito-qa/config.json"), hosted.to_string().as_bytes()).unwrap();
+    support::write_config_file(&inst.home.join(".config"), "config.json", hosted.to_string().as_bytes());
     let o = inst.setup_mcp("codex", &db, true);
     assert_eq!(failure_line(&o), "kijito_setup_failed:mcp_needs_kijito_local");
     // ... and on the hosted service the doctor has no mcp line at all.
@@ -1061,12 +1058,10 @@ fn wake_check_tool_gives_the_cli_verdict_with_its_session_binding() {
     let d = private_dir();
     let root = std::fs::canonicalize(d.path()).unwrap();
     let (ws, data, heads, home, boot) = (root.join("ws"), root.join("data"), root.join("heads"), root.join("home"), root.join("boot_id"));
-    for dir in [&ws, &home, &data.join("qa")] {
+    for dir in [&ws, &home] {
         std::fs::create_dir_all(dir).unwrap();
     }
-    for dir in [&data, &data.join("qa")] {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    support::gate::qa_dir(&data);
     std::fs::write(&boot, "11111111-2222-3333-4444-555555555555\n").unwrap();
     let mut config = kijito_latch::Config::new(&ws);
     config.boot_id_file = boot.clone();

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::latch::assert_failed_with;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
@@ -43,15 +44,10 @@ impl Ws {
         self.run_env(args, &[])
     }
     fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
+        crate::support::latch::expect_ok(args, self.run(args))
     }
     fn fails(&self, args: &[&str], code: &str) -> Output {
-        let o = self.run(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        assert_first_line(&o, code);
-        o
+        crate::support::latch::expect_failure(args, self.run(args), code)
     }
     fn heads(&self) -> PathBuf {
         self.root.parent().unwrap().join("heads")
@@ -86,11 +82,6 @@ impl Ws {
         assert_eq!(v["trusted"], false);
         v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect()
     }
-}
-
-fn assert_first_line(o: &Output, code: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "stderr: {err}");
 }
 
 fn token_of(out: &str) -> String {
@@ -233,7 +224,7 @@ fn hmac_mode_needs_the_key_and_is_never_downgraded() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(v["mode"], "unverifiable");
     assert_eq!(v["trusted"], false);
-    assert_first_line(&o, "latch_unverifiable");
+    assert_failed_with(&o, "latch_unverifiable");
     w.fails(&["checkpoint", "--next-step", "x"], "latch_unverifiable");
     // a forged entry with a correct checksum still fails the signature
     let text = fs::read_to_string(w.manifest()).unwrap();
@@ -272,7 +263,7 @@ fn an_explicit_hmac_mode_whose_key_is_missing_fails_and_writes_nothing() {
     for (args, env) in cases {
         let o = w.run_env(args, env);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
-        assert_first_line(&o, "hmac_key_missing");
+        assert_failed_with(&o, "hmac_key_missing");
         assert!(!w.manifest().exists(), "no silent checksum fallback");
     }
     // Nothing configured at all: checksum, with a notice.

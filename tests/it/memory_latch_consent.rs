@@ -29,48 +29,6 @@ fn env() -> Env {
 }
 
 impl Env {
-    fn request(&self, action: &str, risk: &str) -> String {
-        let out = self.ok(&["consent", "request", "--action-file", action, "--summary", "the action", "--risk", risk]);
-        let at = out.find("ACT-").expect("token printed");
-        out[at..at + 10].to_owned()
-    }
-    /// The PreToolUse guard's answer for a shell command the model runs.
-    fn guard(&self, host: &str, command: &str) -> Option<String> {
-        let tool = if host == "codex" { "shell" } else { "Bash" };
-        let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": command }))).unwrap();
-        let out = self.session_hook(host, "PreToolUse", &stdin);
-        (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
-    }
-    fn gate_args(&self, action: &str, extra: &[&str]) -> Vec<String> {
-        let intended = self.file("intended.txt", "a\nb\n");
-        let result = self.file("result.txt", "a\nb\n");
-        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let mut v: Vec<String> = [
-            "gate",
-            "--json",
-            "--action-file",
-            action,
-            "--intended",
-            &intended,
-            "--result",
-            &result,
-            "--checkpoint",
-            &cp,
-            "--target",
-            "src/a.rs",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    }
-    fn gate(&self, action: &str) -> (i32, Value) {
-        let args = self.gate_args(action, &[]);
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = self.latch(&refs);
-        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
-    }
     fn ledger(&self) -> String {
         fs::read_to_string(self.ws.join(".memory-latch/tokens.json")).unwrap()
     }
@@ -84,7 +42,7 @@ fn check_code(report: &Value, name: &str) -> Value {
 fn a_tool_call_can_never_confirm_its_own_consent() {
     let e = env();
     let action = e.file("action.txt", "git push --force origin main\n");
-    let token = e.request(&action, "medium");
+    let token = e.request_token(&action, "medium");
     // The agent saw the token on its own stdout and tries to confirm it.
     e.fails(&["consent", "confirm", "--action-file", &action, "--message", &token], "consent_requires_user_message");
     assert_eq!(e.status()["head"]["consent_state"], "pending");
@@ -119,7 +77,7 @@ fn a_tool_call_can_never_confirm_its_own_consent() {
 fn the_users_own_standalone_message_confirms_once() {
     let e = env();
     let action = e.file("action.txt", "git push --force origin main\n");
-    let token = e.request(&action, "medium");
+    let token = e.request_token(&action, "medium");
     // Not standalone: no confirmation, and no wrong attempt either.
     assert_eq!(e.user_says("claude", &format!("yes {token}")), None);
     assert_eq!(e.status()["head"]["consent_state"], "pending");
@@ -144,7 +102,7 @@ fn the_users_own_standalone_message_confirms_once() {
 fn high_risk_needs_a_second_separate_user_message() {
     let e = env();
     let action = e.file("action.txt", "DROP TABLE users;\n");
-    let token = e.request(&action, "high");
+    let token = e.request_token(&action, "high");
     let t = e.user_says("claude", &token).unwrap();
     assert!(t.contains("High risk needs a second, separate message"), "{t}");
     assert_eq!(e.status()["head"]["consent_state"], "pending");
@@ -165,7 +123,7 @@ fn high_risk_needs_a_second_separate_user_message() {
 fn five_wrong_standalone_attempts_lock_every_live_token() {
     let e = env();
     let action = e.file("action.txt", "deploy\n");
-    let token = e.request(&action, "low");
+    let token = e.request_token(&action, "low");
     let wrong = if token == "ACT-ZZZZZZ" { "ACT-YYYYYY" } else { "ACT-ZZZZZZ" };
     for left in (0..5).rev() {
         let t = e.user_says("claude", wrong).unwrap();
@@ -182,8 +140,8 @@ fn five_wrong_standalone_attempts_lock_every_live_token() {
 fn the_ledger_holds_only_salted_hashes_and_a_guess_buys_nothing() {
     let e = env();
     let action = e.file("action.txt", "deploy\n");
-    let t1 = e.request(&action, "low");
-    let t2 = e.request(&action, "low");
+    let t1 = e.request_token(&action, "low");
+    let t2 = e.request_token(&action, "low");
     let ledger = e.ledger();
     for t in [&t1, &t2] {
         assert!(!ledger.contains(t.as_str()) && !ledger.contains(&t[4..]) && !ledger.contains(&t[4..].to_lowercase()));
@@ -204,7 +162,7 @@ fn the_ledger_holds_only_salted_hashes_and_a_guess_buys_nothing() {
 fn a_changed_action_fails_the_gate_after_confirmation() {
     let e = env();
     let action = e.file("action.txt", "git push origin main\n");
-    let token = e.request(&action, "low");
+    let token = e.request_token(&action, "low");
     e.user_says("claude", &token).unwrap();
     let changed = e.file("action.txt", "git push --force origin main\n");
     let (code, r) = e.gate(&changed);
@@ -215,7 +173,7 @@ fn a_changed_action_fails_the_gate_after_confirmation() {
 fn copying_back_an_authorized_manifest_does_not_replay_consent() {
     let e = env();
     let action = e.file("action.txt", "rm -rf build\n");
-    let token = e.request(&action, "low");
+    let token = e.request_token(&action, "low");
     e.user_says("claude", &token).unwrap();
     let dir = e.ws.join(".memory-latch");
     let saved_manifest = fs::read(dir.join("_manifest.md")).unwrap();
@@ -278,9 +236,7 @@ fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
 fn degraded_mode_ends_only_on_the_users_review_token() {
     let e = env();
     // A degrading finding: the QA data dir's pointer record is unreadable.
-    let qa = e.w.data.join("qa");
-    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    let qa = e.w.qa_dir();
     kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
     let codes =
         |v: &Value| -> Vec<String> { v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect() };
@@ -315,7 +271,7 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
     assert!(e.user_says("claude", &token).unwrap().contains("consent_token_replayed"));
     e.fails(&["review"], "review_not_needed");
     // Consent works again.
-    e.request(&action, "low");
+    e.request_token(&action, "low");
 }
 
 /// Issue 22: a UserPromptSubmit whose input carries `agent_id` or
@@ -326,7 +282,7 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
 fn a_subagents_prompt_confirms_no_token() {
     let e = env();
     let action = e.file("action.txt", "git push --force origin main\n");
-    let token = e.request(&action, "low");
+    let token = e.request_token(&action, "low");
     let ledger = e.ledger();
     for (host, key) in [("claude", "agent_id"), ("codex", "agent_type"), ("claude", "agent_type")] {
         let mut p = payload(host, support::latch::ups(host));

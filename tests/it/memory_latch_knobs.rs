@@ -111,30 +111,11 @@ impl Env {
             assert_eq!(out, None, "a subagent hook says nothing about the latch");
         }
     }
-    fn request(&self, action: &str) -> String {
-        let out = self.ok(&["consent", "request", "--action-file", action, "--summary", "the action", "--risk", "low"]);
-        let at = out.find("ACT-").expect("token printed");
-        out[at..at + 10].to_owned()
-    }
+    /// [`support::latch::Env::gate`], whose report must be JSON here.
     fn gate(&self, action: &str) -> (i32, Value) {
-        let intended = self.file("intended.txt", "a\n");
-        let result = self.file("result.txt", "a\n");
-        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.latch(&[
-            "gate",
-            "--json",
-            "--action-file",
-            action,
-            "--intended",
-            &intended,
-            "--result",
-            &result,
-            "--checkpoint",
-            &cp,
-            "--target",
-            "src/a.rs",
-        ]);
-        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap())
+        let (code, v) = self.l.gate(action);
+        assert!(!v.is_null(), "the gate answers JSON (exit {code})");
+        (code, v)
     }
     fn trusted(&self) {
         let v: Value = serde_json::from_str(&self.ok(&["verify", "--json"])).unwrap();
@@ -194,7 +175,7 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         let a1 = e.file("a1.txt", "rm -rf build/\n");
         let a2 = e.file("a2.txt", "git push origin main\n");
         // below the threshold: no mode, and the gate has its five checks only
-        let t = e.request(&a1);
+        let t = e.request_token(&a1, "low");
         assert!(e.prompt(&t).unwrap().contains("confirmed consent"));
         assert_eq!(e.stop(), None);
         e.context(0.74);
@@ -222,7 +203,7 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         assert_eq!(check(&r, "one_step").unwrap()["passed"], true);
         assert_eq!(e.status()["one_step"], "step_taken");
         // a second action, even confirmed by the user, is refused until a checkpoint names it
-        let t2 = e.request(&a2);
+        let t2 = e.request_token(&a2, "low");
         assert!(e.prompt(&t2).unwrap().contains("confirmed consent"));
         let (code, r) = e.gate(&a2);
         assert_eq!(code, 1);
@@ -250,7 +231,7 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         assert_eq!((s["head"]["event"].as_str(), &s["one_step"]), (Some("fatigue_cleared"), &Value::Null));
         assert_eq!(e.prompt("carry on"), None);
         let a3 = e.file("a3.txt", "deploy\n");
-        let t3 = e.request(&a3);
+        let t3 = e.request_token(&a3, "low");
         e.prompt(&t3);
         let (code, r) = e.gate(&a3);
         assert_eq!(code, 0, "{r}");

@@ -37,11 +37,6 @@ fn ws() -> Ws {
     Ws { _dir: dir, keys, root, boot }
 }
 
-fn assert_first_line(o: &Output, code: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "stderr: {err}");
-}
-
 impl Ws {
     fn heads(&self) -> PathBuf {
         self.root.parent().unwrap().join("heads")
@@ -64,15 +59,10 @@ impl Ws {
             .unwrap()
     }
     fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
+        crate::support::latch::expect_ok(args, self.run(args))
     }
     fn fails(&self, args: &[&str], code: &str) -> Output {
-        let o = self.run(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        assert_first_line(&o, code);
-        o
+        crate::support::latch::expect_failure(args, self.run(args), code)
     }
     fn key(&self, name: &str) -> String {
         self.keys.join(name).to_str().unwrap().to_owned()

@@ -70,11 +70,7 @@ fn b32(h: &str) -> [u8; 32] {
 /// The user's wallet configuration at its default place
 /// (`$HOME/.config/kijito-qa/memory-latch-wallet.json`).
 fn write_wallet(w: &World, text: &str) -> PathBuf {
-    let dir = w.home.join(".config/kijito-qa");
-    fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("memory-latch-wallet.json");
-    write_private(&p, text.as_bytes());
-    p
+    support::write_config_file(&w.home.join(".config"), "memory-latch-wallet.json", text.as_bytes())
 }
 
 fn signer_config() -> String {
@@ -102,13 +98,8 @@ impl Req {
 }
 
 impl Env {
-    fn request_json(&self, action: &str, risk: &str) -> (Value, String) {
-        let o = self.latch(&["consent", "request", "--json", "--action-file", action, "--summary", "the action", "--risk", risk]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        (serde_json::from_slice(&o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
-    }
     fn request(&self, action: &str) -> Req {
-        let (v, _) = self.request_json(action, "high");
+        let (v, _) = self.request_json(action, "the action", "high");
         assert_eq!(v["token"], Value::Null, "wallet mode shows no token: {v}");
         let m = &v["wallet"]["typed_data"]["message"];
         let r = Req {
@@ -120,26 +111,6 @@ impl Env {
         assert_eq!(v["wallet"]["digest"].as_str().unwrap(), format!("0x{}", wallet::hex(&r.digest())));
         assert_eq!(v["wallet"]["typed_data"]["domain"], json!({"name": "memory-latch", "version": "1"}));
         r
-    }
-    fn gate(&self, action: &str) -> (i32, Value) {
-        let intended = self.file("intended.txt", "a\n");
-        let result = self.file("result.txt", "a\n");
-        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
-        let o = self.latch(&[
-            "gate",
-            "--json",
-            "--action-file",
-            action,
-            "--intended",
-            &intended,
-            "--result",
-            &result,
-            "--checkpoint",
-            &cp,
-            "--target",
-            "src/a.rs",
-        ]);
-        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     fn consent(&self) -> String {
         self.status()["head"]["consent_state"].as_str().unwrap().to_owned()
@@ -238,15 +209,12 @@ fn a_signature_typed_by_the_model_in_a_tool_call_is_denied_and_refused() {
     let sig = sign(&key("signer_private_key"), &req.digest());
     let ws = e.ws.to_str().unwrap();
     for host in ["claude", "codex"] {
-        let tool = if host == "codex" { "shell" } else { "Bash" };
         for line in [
             format!("memory-latch consent confirm --action-file {action} --message {sig} --workspace {ws}"),
             format!("memory-latch consent confirm --signature {sig}"),
             format!("memory-latch consent request --action-file {action} --summary {sig} --risk high --message {sig}"),
         ] {
-            let stdin: Value = serde_json::from_slice(&pre_tool_use_stdin(host, "s1", tool, json!({ "command": line }))).unwrap();
-            let out = e.session_hook(host, "PreToolUse", &stdin);
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v: Value = serde_json::from_str(&e.guard(host, &line).expect("an answer")).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{host}: {line}");
         }
     }
@@ -264,12 +232,12 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     let e = env();
     fs::remove_file(e.w.home.join(".config/kijito-qa/memory-latch-wallet.json")).unwrap();
     let action = e.file("action.txt", "deploy\n");
-    let (v, err) = e.request_json(&action, "high");
+    let (v, err) = e.request_json(&action, "the action", "high");
     assert!(v["token"].as_str().unwrap().starts_with("ACT-") && v["wallet"].is_null() && v["wallet_notice"].is_null(), "{v}");
     assert!(!err.contains("notice"), "{err}");
     // 2. a malformed config (mistyped address): token mode with a notice
     write_wallet(&e.w, &json!({"schema": "memory-latch.wallet/v1", "signer": "0x9b65d0B1B43c9aB03545a78f0d962122176Bc23"}).to_string());
-    let (v, err) = e.request_json(&action, "high");
+    let (v, err) = e.request_json(&action, "the action", "high");
     assert!(v["token"].as_str().unwrap().starts_with("ACT-"), "{v}");
     assert!(v["wallet_notice"].as_str().unwrap().contains("wallet_config_invalid"), "{v}");
     assert!(err.contains("notice") && err.contains("token mode"), "{err}");
@@ -280,14 +248,14 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     // 3. a config readable by others: token mode with a notice
     let p = write_wallet(&e.w, &signer_config());
     fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
-    let (v, _) = e.request_json(&action, "high");
+    let (v, _) = e.request_json(&action, "the action", "high");
     assert!(v["token"].is_string() && v["wallet_notice"].is_string(), "{v}");
     // 4. MEMORY_LATCH_WALLET_FILE naming a missing file: token mode with a notice
     let mut e2 = env();
     let missing = e2.w.tmp.path().join("missing-wallet.json");
     e2.env.push(("MEMORY_LATCH_WALLET_FILE", missing));
     let a2 = e2.file("a.txt", "x\n");
-    let (v, _) = e2.request_json(&a2, "high");
+    let (v, _) = e2.request_json(&a2, "the action", "high");
     assert!(v["token"].is_string() && v["wallet_notice"].as_str().unwrap().contains("does not exist"), "{v}");
     // 5. the floor is the user's: with no `min_risk` the wallet applies to
     // every action, whatever `--risk` the requester (the agent) chose
@@ -295,7 +263,7 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     let e3 = env();
     let a3 = e3.file("a.txt", "x\n");
     for risk in ["low", "medium"] {
-        let (v, _) = e3.request_json(&a3, risk);
+        let (v, _) = e3.request_json(&a3, "the action", risk);
         assert!(v["token"].is_null() && v["wallet"].is_object(), "{risk}: {v}");
     }
     // 5b. a floor the user set above low is the lowest risk of every
@@ -307,7 +275,7 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
         &json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"], "min_risk": "high"}).to_string(),
     );
     for risk in ["low", "medium"] {
-        let (v, _) = e3.request_json(&a3, risk);
+        let (v, _) = e3.request_json(&a3, "the action", risk);
         assert!(v["token"].is_null() && v["wallet"].is_object() && v["record"]["risk"] == "high", "{risk}: {v}");
     }
     // 6. a wallet request whose config disappears before the user signs: nothing confirms

@@ -23,22 +23,10 @@ fn latch_env() -> Env {
 
 /// The real PreToolUse stdin of `host` for one tool call in the workspace.
 fn call(e: &Env, host: &str, tool: &str, input: Value) -> Value {
-    let mut v = json!({
-        "session_id": "s1",
-        "transcript_path": e.w.transcript.to_str().unwrap(),
-        "cwd": e.ws.to_str().unwrap(),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": input,
-        "tool_use_id": "toolu_1",
-    });
-    if host == "codex" {
-        v["turn_id"] = json!("turn-1");
-        v["model"] = json!("fake-model");
-        v["permission_mode"] = json!("default");
-    } else {
-        v["permission_mode"] = json!("default");
-    }
+    let mut v = support::gate::pre_tool_use(host, "s1", tool, input);
+    v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    v["cwd"] = json!(e.ws.to_str().unwrap());
+    v["permission_mode"] = json!("default");
     v
 }
 
@@ -172,9 +160,7 @@ fn silent_witness_denies_a_write_to_a_project_file_and_lets_reads_pass() {
 #[test]
 fn degraded_mode_denies_mutation_survives_the_agents_checkpoint_and_ends_on_the_review_token() {
     let e = latch_env();
-    let qa = e.w.data.join("qa");
-    kijito_files::private::ensure_private_dir(&e.w.data).unwrap();
-    kijito_files::private::ensure_private_dir(&qa).unwrap();
+    let qa = e.w.qa_dir();
     kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
     assert_eq!(e.wake(&[]).0, 20);
     fs::remove_file(qa.join("current-pointer.json")).unwrap();
@@ -293,10 +279,11 @@ fn an_unreadable_call_is_denied_and_a_bad_invocation_denies() {
 #[test]
 fn the_users_policy_file_adds_rules_and_an_unusable_one_holds_writes() {
     let e = latch_env();
-    let dir = e.w.home.join(".config/kijito-qa");
-    fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("policy.json");
-    support::gate::write_private(&path, br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#);
+    let path = support::write_config_file(
+        &e.w.home.join(".config"),
+        "policy.json",
+        br#"{"schema":"kijito-qa.policy/v1","add":[{"name":"make_deploy","class":"send","risk":"medium","program":"make","args":["deploy"]}]}"#,
+    );
     let (code, reason) = ask(&e, "codex", "Bash", json!({"command": "make deploy"})).expect("the user's rule holds it");
     assert_eq!(code, "policy_consent_required", "{reason}");
     assert!(reason.contains("--summary send:make_deploy"), "{reason}");

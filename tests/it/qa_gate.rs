@@ -190,27 +190,7 @@ fn record_rejects_unsafe_report_files() {
     // the transcript is read safely too
     let tlink = w.path("tlink.jsonl");
     std::os::unix::fs::symlink(&w.transcript, &tlink).unwrap();
-    let out = w.run(
-        QA_GATE,
-        &[
-            "record",
-            "--session-id",
-            S,
-            "--transcript",
-            tlink.to_str().unwrap(),
-            "--data-dir",
-            &w.data_arg(),
-            "--pointer-id",
-            &POINTER.to_string(),
-            "--pointer-digest",
-            &d,
-            "--cold-boot-report",
-            a.to_str().unwrap(),
-            "--cold-boot-report",
-            b.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let out = w.run_args(QA_GATE, &record_args(S, &tlink, Some(&w.data), POINTER, &d, [&a, &b]));
     assert_eq!(failure_code(&out), "kijito_qa_gate_failed:transcript_symlink");
     // argv: exactly two reports, typed values
     let out = w.run(

@@ -619,14 +619,11 @@ fn claude_hooks_take_the_pointer_ids_from_plugin_options_unless_the_config_has_t
     let out = session_start(&h, "codex", &opts);
     assert!(out.contains("No pointer is configured"), "{out}");
     // the config file wins
-    let dir = h.home.join(".config/kijito-qa");
-    fs::create_dir_all(&dir).unwrap();
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
-    kijito_files::private::write_atomic(&dir.join("config.json"), br#"{"pointerId":5,"lockMessageId":6}"#).unwrap();
+    let config = support::write_config_file(&h.home.join(".config"), "config.json", br#"{"pointerId":5,"lockMessageId":6}"#);
     let out = session_start(&h, "claude", &opts);
     assert!(out.contains("Pointer id 5, lock message id 6."), "{out}");
     // a malformed option is a configuration problem, said so
-    fs::remove_file(dir.join("config.json")).unwrap();
+    fs::remove_file(config).unwrap();
     let out = session_start(&h, "claude", &[("CLAUDE_PLUGIN_OPTION_POINTER_ID", "12; rm -rf /")]);
     assert!(out.contains("config_plugin_option_invalid") && !out.contains("rm -rf"), "{out}");
 }

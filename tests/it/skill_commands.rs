@@ -24,9 +24,7 @@ use support::gate::{helper_dir, Cycle, PRECOMPACT};
 
 use kijito_protocol::command::{self, HelperDir, Kind, Verdict};
 use serde_json::json;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const CODEX_S: &str = "01a2295e-6929-7981-9da7-935145fb97be";
@@ -132,25 +130,6 @@ fn judge(label: &str, text: &str, dir: &HelperDir) -> (Vec<String>, usize) {
     (bad, cands.len())
 }
 
-/// The python program of install.sh's `render()` (as tests/it/skills.rs).
-fn render(src: &Path, dest: &Path, root: &Path, host: &str) -> String {
-    let script = std::fs::read_to_string(Path::new(ROOT).join("install.sh")).unwrap();
-    let body = &script[script.find("render() {").unwrap()..];
-    let from = body.find("<<'PY'\n").unwrap() + "<<'PY'\n".len();
-    let program = &body[from..from + body[from..].find("\nPY\n").unwrap()];
-    let mut child = Command::new("python3")
-        .args(["-", src.to_str().unwrap(), dest.to_str().unwrap(), root.to_str().unwrap(), host, "/opt/kq", "0.1.0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(program.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::read_to_string(dest).unwrap()
-}
-
 fn report(all: Vec<(Vec<String>, usize)>, at_least: usize) {
     let judged: usize = all.iter().map(|(_, n)| n).sum();
     let bad: Vec<String> = all.into_iter().flat_map(|(b, _)| b).collect();
@@ -174,7 +153,8 @@ fn every_command_in_every_installed_skill_passes_the_guard() {
         let dir = HelperDir::new(&root.join("bin")).unwrap();
         for src in &skills {
             let name = src.parent().unwrap().file_name().unwrap().to_str().unwrap();
-            let text = render(src, &tmp.path().join(format!("{host}-{name}.md")), &root, host);
+            let text =
+                support::render_skill(src, &tmp.path().join(format!("{host}-{name}.md")), &root, host).unwrap_or_else(|e| panic!("{e}"));
             let judged = judge(&format!("{host} skill {name}"), &text, &dir);
             if name == "memory-latch" {
                 assert!(judged.1 >= 10, "{host} memory-latch skill: only {} commands", judged.1);

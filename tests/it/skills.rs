@@ -7,41 +7,13 @@
 //! (fixtures/hosts/tool-schemas, recorded by its record.py with tests/hosts).
 #![allow(clippy::unwrap_used)]
 
+use crate::support;
 use kijito_protocol::command::{self, HelperDir, Kind};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// The python program of install.sh's `render()`.
-fn render_program() -> String {
-    let script = std::fs::read_to_string(Path::new(ROOT).join("install.sh")).unwrap();
-    let start = script.find("render() {").expect("render() in install.sh");
-    let body = &script[start..];
-    let from = body.find("<<'PY'\n").unwrap() + "<<'PY'\n".len();
-    let to = body[from..].find("\nPY\n").unwrap();
-    body[from..from + to].to_owned()
-}
-
-/// Render `src` for `host` into `dest` as install.sh does; Err(stderr) on refusal.
-fn render(src: &Path, dest: &Path, root: &Path, host: &str) -> Result<String, String> {
-    let mut child = Command::new("python3")
-        .args(["-", src.to_str().unwrap(), dest.to_str().unwrap(), root.to_str().unwrap(), host, "/opt/kq", "0.1.0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    child.stdin.take().unwrap().write_all(render_program().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(std::fs::read_to_string(dest).unwrap())
-}
 
 fn skills() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> =
@@ -93,7 +65,7 @@ fn every_command_in_every_installed_skill_passes_the_grammar() {
         let dir = HelperDir::new(&bin).unwrap();
         for src in skills() {
             let dest = tmp.path().join(format!("{host}-{}.md", src.parent().unwrap().file_name().unwrap().to_str().unwrap()));
-            let text = render(&src, &dest, &root, host).unwrap();
+            let text = support::render_skill(&src, &dest, &root, host).unwrap();
             assert!(!text.contains("@BEGIN-") && !text.contains("@END-"), "{}", src.display());
             let left: Vec<&str> = text
                 .split('@')
@@ -130,8 +102,8 @@ fn every_command_in_every_installed_skill_passes_the_grammar() {
 fn each_host_gets_its_own_verifier_mechanism_and_the_whole_cycle() {
     let tmp = tempfile::tempdir().unwrap();
     let src = Path::new(ROOT).join("skills/kijito-memory-qa/SKILL.md");
-    let codex = render(&src, &tmp.path().join("c.md"), Path::new("/opt/kq/codex"), "codex").unwrap();
-    let claude = render(&src, &tmp.path().join("k.md"), Path::new("/opt/kq/claude"), "claude").unwrap();
+    let codex = support::render_skill(&src, &tmp.path().join("c.md"), Path::new("/opt/kq/codex"), "codex").unwrap();
+    let claude = support::render_skill(&src, &tmp.path().join("k.md"), Path::new("/opt/kq/claude"), "claude").unwrap();
     assert!(codex.contains("spawn_agent") && codex.contains("fork_context: false") && !codex.contains("Task tool"));
     assert!(claude.contains("`Agent` tool") && claude.contains("subagent_type: \"general-purpose\"") && !claude.contains("spawn_agent"));
     // Claude Code: the subagent runs in the background and reports through a task notification
@@ -203,7 +175,7 @@ fn render_refuses_unbalanced_blocks_and_unknown_tokens() {
     ] {
         let src = tmp.path().join(name);
         std::fs::write(&src, body).unwrap();
-        let err = render(&src, &tmp.path().join(format!("out-{name}")), Path::new("/opt/kq/codex"), "codex").unwrap_err();
+        let err = support::render_skill(&src, &tmp.path().join(format!("out-{name}")), Path::new("/opt/kq/codex"), "codex").unwrap_err();
         assert!(err.contains(why), "{name}: {err}");
     }
 }
@@ -305,7 +277,8 @@ fn every_subagent_tool_field_a_skill_names_is_in_the_recorded_host_tool() {
     let mut named = 0;
     for host in ["codex", "claude"] {
         for src in skills() {
-            let text = render(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host).unwrap();
+            let text = support::render_skill(&src, &tmp.path().join(format!("{host}.md")), Path::new("/opt/kq").join(host).as_path(), host)
+                .unwrap();
             let bad = unknown_tool_words(&text, host);
             assert!(bad.is_empty(), "{host} {}:\n{}", src.display(), bad.join("\n"));
             named += text
@@ -381,7 +354,7 @@ fn the_memory_latch_skill_carries_the_whole_procedure_in_order() {
     let src = Path::new(ROOT).join("skills/memory-latch/SKILL.md");
     for host in ["codex", "claude"] {
         let root = Path::new("/opt/kq").join(host);
-        let t = render(&src, &tmp.path().join(format!("{host}.md")), &root, host).unwrap();
+        let t = support::render_skill(&src, &tmp.path().join(format!("{host}.md")), &root, host).unwrap();
         let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
         let bin = format!("{}/bin/memory-latch", root.display());
         let pos = |s: &str| flat.find(s).unwrap_or_else(|| panic!("{host}: the skill lacks {s:?}"));

@@ -69,13 +69,7 @@ impl World {
     }
 
     fn qa(&self) -> PathBuf {
-        let qa = self.data.join("qa");
-        if !qa.exists() {
-            fs::create_dir_all(&qa).unwrap();
-            fs::set_permissions(&self.data, fs::Permissions::from_mode(0o700)).unwrap();
-            fs::set_permissions(&qa, fs::Permissions::from_mode(0o700)).unwrap();
-        }
-        qa
+        support::gate::qa_dir(&self.data)
     }
 
     fn put(&self, name: &str, bytes: &[u8]) {
@@ -137,17 +131,7 @@ fn sid(s: &str) -> SessionId {
 }
 
 fn pass(session: &str, at: u64) -> Pass {
-    Pass {
-        session_id: sid(session),
-        recorded_at_ms: at as i64,
-        pointer_id: MemoryId::new(5).unwrap(),
-        lock_message_id: MessageId::new(6).unwrap(),
-        pointer_digest: Digest::of(b"p"),
-        snapshot_digest: Digest::of(b"s"),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: "0123456789abcdef0123456789abcdef".into(),
-        transcript: TranscriptId { dev: 1, ino: 2, size: 3, mtime_ms: 4 },
-    }
+    support::pass::pass(&sid(session), at as i64, "0123456789abcdef0123456789abcdef", TranscriptId { dev: 1, ino: 2, size: 3, mtime_ms: 4 })
 }
 
 fn attempt(session: &str, at: u64) -> Vec<u8> {

@@ -86,6 +86,11 @@ impl World {
         self.data.join("qa")
     }
 
+    /// [`World::qa`], created first ([`qa_dir`]).
+    pub(crate) fn qa_dir(&self) -> PathBuf {
+        qa_dir(&self.data)
+    }
+
     pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
     }
@@ -98,9 +103,7 @@ impl World {
             o.entry("apiUrl").or_insert(s.base_url().into());
             o.entry("tokenFile").or_insert(s.token_file().to_str().unwrap().into());
         }
-        let dir = self.home.join(".config/kijito-qa");
-        fs::create_dir_all(&dir).unwrap();
-        write_private(&dir.join("config.json"), config.to_string().as_bytes());
+        super::write_config_file(&self.home.join(".config"), "config.json", config.to_string().as_bytes());
     }
 
     /// A command for one of the binaries with a clean environment.
@@ -118,6 +121,11 @@ impl World {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         c
+    }
+
+    /// `bin` (a `qa-gate`) with [`record_args`] and no stdin.
+    pub(crate) fn run_args(&self, bin: &str, args: &[String]) -> Output {
+        self.run(bin, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
 
     /// Run a binary with args and stdin; wait for it.
@@ -146,27 +154,7 @@ impl World {
 
     /// `qa-gate record` with two reports.
     pub(crate) fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                self.transcript.to_str().unwrap(),
-                "--data-dir",
-                &self.data_arg(),
-                "--pointer-id",
-                &POINTER.to_string(),
-                "--pointer-digest",
-                digest,
-                "--cold-boot-report",
-                a.to_str().unwrap(),
-                "--cold-boot-report",
-                b.to_str().unwrap(),
-            ],
-            b"",
-        )
+        self.run_args(QA_GATE, &record_args(session, &self.transcript, Some(&self.data), POINTER, digest, [a, b]))
     }
 
     /// Two fresh green reports for the default pointer and a successful record.
@@ -192,11 +180,47 @@ impl World {
     }
 }
 
+/// The QA dir of the data dir `data` (`<data>/qa`), both created owner-only
+/// (0700) if missing, as the hooks and `qa-gate record` make them: the one
+/// place a test makes a data dir's QA dir by hand.
+pub(crate) fn qa_dir(data: &Path) -> PathBuf {
+    let qa = data.join("qa");
+    for d in [data, qa.as_path()] {
+        kijito_files::private::ensure_private_dir(d).unwrap();
+    }
+    qa
+}
+
 /// Write `bytes` to `path` as a fresh 0600 file.
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) {
     let _ = fs::remove_file(path);
     let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
     f.write_all(bytes).unwrap();
+}
+
+/// The argv of `qa-gate record` for `session` on `pointer` (`digest`) with
+/// `transcript`, the data dir `data` (no `--data-dir` when `None`) and the
+/// two cold-boot reports: the one shape every record run of the tests has
+/// ([`World::record`], [`Cycle::record_reports`], and the tests that run
+/// another `qa-gate` or leave a flag out).
+pub(crate) fn record_args(
+    session: &str,
+    transcript: &Path,
+    data: Option<&Path>,
+    pointer: u64,
+    digest: &str,
+    reports: [&Path; 2],
+) -> Vec<String> {
+    let mut v: Vec<String> = ["record", "--session-id", session, "--transcript"].map(str::to_owned).to_vec();
+    v.push(transcript.to_str().unwrap().to_owned());
+    if let Some(data) = data {
+        v.extend(["--data-dir".to_owned(), data.to_str().unwrap().to_owned()]);
+    }
+    v.extend(["--pointer-id".to_owned(), pointer.to_string(), "--pointer-digest".to_owned(), digest.to_owned()]);
+    for r in reports {
+        v.extend(["--cold-boot-report".to_owned(), r.to_str().unwrap().to_owned()]);
+    }
+    v
 }
 
 pub(crate) fn nonce(n: u8) -> String {
@@ -298,6 +322,11 @@ pub(crate) fn hook_stdin(host: &str, key: &str, session: &str, transcript: &Path
 
 /// The PreToolUse stdin of a shell call, per host.
 pub(crate) fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: Value) -> Vec<u8> {
+    pre_tool_use(host, session, tool, input).to_string().into_bytes()
+}
+
+/// [`pre_tool_use_stdin`] as JSON, for a test that changes a field.
+pub(crate) fn pre_tool_use(host: &str, session: &str, tool: &str, input: Value) -> Value {
     let mut v = json!({
         "session_id": session,
         "transcript_path": "/home/user/t.jsonl",
@@ -312,7 +341,17 @@ pub(crate) fn pre_tool_use_stdin(host: &str, session: &str, tool: &str, input: V
         v["model"] = json!("fake-model");
         v["permission_mode"] = json!("bypassPermissions");
     }
-    v.to_string().into_bytes()
+    v
+}
+
+/// The Codex output schema (file stem) of a `session-hook --expect EVENT` reply.
+pub(crate) fn schema_of(expect: &str) -> &'static str {
+    match expect {
+        "SessionStart" => "session-start",
+        "UserPromptSubmit" => "user-prompt-submit",
+        "Stop" => "stop",
+        _ => "pre-tool-use",
+    }
 }
 
 /// Validate one reply against a Codex output schema (file stem, e.g.
@@ -358,6 +397,46 @@ pub(crate) fn wait_bounded(mut child: Child, secs: u64) -> Output {
     panic!("child did not finish within {secs} s");
 }
 
+/// One host's session id (as that host forms it) and the keys of its real
+/// payloads in `fixtures/hosts/<host>/stdin-by-event.json`: the per-host
+/// table of every cycle test.
+pub(crate) struct Keys {
+    pub host: &'static str,
+    pub s: &'static str,
+    pub startup: &'static str,
+    pub ups: &'static str,
+    /// A manual compaction's PreCompact.
+    pub precompact: &'static str,
+    /// An automatic compaction's PreCompact.
+    pub precompact_auto: &'static str,
+    pub postcompact: &'static str,
+    pub compact_start: &'static str,
+}
+
+/// [`Keys`] of Codex, then Claude Code.
+pub(crate) const HOSTS: [Keys; 2] = [
+    Keys {
+        host: "codex",
+        s: "01a2295e-6929-7981-9da7-935145fb97be",
+        startup: "app-server:SessionStart:startup",
+        ups: "app-server:UserPromptSubmit",
+        precompact: "app-server:PreCompact:manual",
+        precompact_auto: "app-server:PreCompact:auto",
+        postcompact: "app-server:PostCompact:manual",
+        compact_start: "app-server:SessionStart:compact",
+    },
+    Keys {
+        host: "claude",
+        s: "2208dc6c-1602-4db0-9c33-9125ee25dc44",
+        startup: "SessionStart(source=startup)",
+        ups: "UserPromptSubmit",
+        precompact: "PreCompact(manual, no args)",
+        precompact_auto: "PreCompact(auto)",
+        postcompact: "PostCompact(manual)",
+        compact_start: "SessionStart(source=compact)",
+    },
+];
+
 /// A whole QA cycle on real parts, for the hook tests that need a pass the
 /// real verifier vouched for: a kijito-local with a seeded pointer (three
 /// current anchors, a retired one), the kijito-qa config naming it (apiUrl,
@@ -375,32 +454,13 @@ pub(crate) struct Cycle {
 impl Cycle {
     /// The real `qa-gate record` of `session` on this cycle's pointer with
     /// the two cold-boot reports `a` and `b` as given (no boots run), stdin
-    /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs).
+    /// empty (tests/it/gate_limits.rs, tests/it/gate_witness.rs); every
+    /// record of a [`Cycle`] runs through here.
     pub(crate) fn record_reports(&self, session: &str, a: &Path, b: &Path) -> Output {
-        let (pointer, digest) = (self.seeded.pointer_id.to_string(), self.seeded.pointer_digest());
-        let (t, d) = (self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &t,
-                "--data-dir",
-                &d,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                a.to_str().unwrap(),
-                "--cold-boot-report",
-                b.to_str().unwrap(),
-            ],
-            b"",
-        )
+        let args = record_args(session, &self.transcript, Some(&self.data), self.seeded.pointer_id, &self.seeded.pointer_digest(), [a, b]);
+        self.run(QA_GATE, &args.iter().map(String::as_str).collect::<Vec<_>>(), b"")
     }
+
     pub(crate) fn new() -> Cycle {
         let world = super::snapshot::World::start();
         let seeded = world.seed(3, 1);
@@ -423,6 +483,11 @@ impl Cycle {
 
     pub(crate) fn qa(&self) -> PathBuf {
         self.data.join("qa")
+    }
+
+    /// [`Cycle::qa`], created first ([`qa_dir`]).
+    pub(crate) fn qa_dir(&self) -> PathBuf {
+        qa_dir(&self.data)
     }
 
     /// A binary of the workspace with this world's HOME and XDG_CONFIG_HOME,
@@ -473,13 +538,7 @@ impl Cycle {
     /// every reply valid against the Codex output schema.
     pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &[u8]) -> Option<String> {
         let out = self.hook(&SESSION_HOOK, host, &["--expect", expect], stdin);
-        let schema = match expect {
-            "SessionStart" => "session-start",
-            "UserPromptSubmit" => "user-prompt-submit",
-            "Stop" => "stop",
-            _ => "pre-tool-use",
-        };
-        assert_schema_valid(schema, &out.stdout);
+        assert_schema_valid(schema_of(expect), &out.stdout);
         match expect {
             "SessionStart" | "UserPromptSubmit" => context_of(&out.stdout),
             _ => (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap()),
@@ -501,41 +560,22 @@ impl Cycle {
         v.to_string().into_bytes()
     }
 
+    /// The two report paths of [`Cycle::record`]'s `n`-th call.
+    fn boot_reports(&self, n: usize) -> [PathBuf; 2] {
+        ["a", "b"].map(|boot| self.world.report_path(&format!("boot-{n}-{boot}.json")))
+    }
+
     /// Two real verifier boots (fresh report files) and the real `qa-gate
     /// record` for `session`: its ready signal.
     pub(crate) fn record(&self, session: &str) -> Value {
         let n = self.boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let digest = self.seeded.pointer_digest();
-        let mut reports = Vec::new();
-        for boot in ["a", "b"] {
-            let report = self.world.report_path(&format!("boot-{n}-{boot}.json"));
-            let out = self.world.snapshot_to(&self.seeded, &report, &["--expected-pointer-digest", &digest]);
+        let reports = self.boot_reports(n);
+        for report in &reports {
+            let out = self.world.snapshot_to(&self.seeded, report, &["--expected-pointer-digest", &digest]);
             assert_eq!(out.status.code(), Some(0), "verifier boot: {}", String::from_utf8_lossy(&out.stderr));
-            reports.push(report.to_str().unwrap().to_owned());
         }
-        let (pointer, transcript, data) =
-            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        let out = self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &transcript,
-                "--data-dir",
-                &data,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                &reports[0],
-                "--cold-boot-report",
-                &reports[1],
-            ],
-            b"",
-        );
+        let out = self.record_reports(session, &reports[0], &reports[1]);
         assert_eq!(out.status.code(), Some(0), "record: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     }
@@ -543,32 +583,8 @@ impl Cycle {
     /// `qa-gate record` again from the two reports [`Cycle::record`]'s
     /// `n`-th call wrote (no new boots): the run's output.
     pub(crate) fn record_again_from(&self, session: &str, n: usize) -> Output {
-        let digest = self.seeded.pointer_digest();
-        let reports: Vec<String> =
-            ["a", "b"].iter().map(|b| self.world.report_path(&format!("boot-{n}-{b}.json")).to_str().unwrap().to_owned()).collect();
-        let (pointer, transcript, data) =
-            (self.seeded.pointer_id.to_string(), self.transcript.to_str().unwrap().to_owned(), self.data_arg());
-        self.run(
-            QA_GATE,
-            &[
-                "record",
-                "--session-id",
-                session,
-                "--transcript",
-                &transcript,
-                "--data-dir",
-                &data,
-                "--pointer-id",
-                &pointer,
-                "--pointer-digest",
-                &digest,
-                "--cold-boot-report",
-                &reports[0],
-                "--cold-boot-report",
-                &reports[1],
-            ],
-            b"",
-        )
+        let [a, b] = self.boot_reports(n);
+        self.record_reports(session, &a, &b)
     }
 
     /// `qa-gate status` of `session` (with the transcript check).

@@ -2,7 +2,8 @@
 //! canonical workspace directory and a fixed boot id file, plus the real
 //! `session-hook` run with a host payload whose `cwd` is that workspace
 //! (tests/it/memory_latch_consent.rs, tests/it/hooks_wake.rs, tests/it/memory_latch_knobs.rs,
-//! tests/it/memory_latch_wallet.rs).
+//! tests/it/memory_latch_wallet.rs, tests/it/consent_key.rs), and the one
+//! consent request and gate run every latch test makes.
 
 #![allow(clippy::unwrap_used)]
 
@@ -34,6 +35,26 @@ pub(crate) fn env() -> Env {
     let boot = w.tmp.path().join("boot_id");
     fs::write(&boot, format!("{BOOT}\n")).unwrap();
     Env { w, ws, boot, env: Vec::new() }
+}
+
+/// `o`, a memory-latch run of `args`, succeeded: its stdout.
+pub(crate) fn expect_ok(args: &[&str], o: Output) -> String {
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `o`, a memory-latch run of `args`, failed with exit 1 and `code` first
+/// on stderr: the output.
+pub(crate) fn expect_failure(args: &[&str], o: Output, code: &str) -> Output {
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert_failed_with(&o, code);
+    o
+}
+
+/// The first stderr line of `o` is `kijito_memory_latch_failed:<code>`.
+pub(crate) fn assert_failed_with(o: &Output, code: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "stderr: {err}");
 }
 
 /// The host-e2e payload key of a UserPromptSubmit hook on `host`.
@@ -72,23 +93,74 @@ impl Env {
     }
     /// [`Env::latch`] that must succeed; its stdout.
     pub(crate) fn ok(&self, args: &[&str]) -> String {
-        let o = self.latch(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
+        expect_ok(args, self.latch(args))
     }
     /// [`Env::latch`] that must fail with exit 1 and `code` first on stderr.
     pub(crate) fn fails(&self, args: &[&str], code: &str) -> Output {
-        let o = self.latch(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(err.lines().next().unwrap_or(""), format!("kijito_memory_latch_failed:{code}"), "{args:?}: {err}");
-        o
+        expect_failure(args, self.latch(args), code)
     }
     /// Write `text` to `name` in the workspace; its path.
     pub(crate) fn file(&self, name: &str, text: &str) -> String {
         let p = self.ws.join(name);
         fs::write(&p, text).unwrap();
         p.to_str().unwrap().to_owned()
+    }
+    /// The real `memory-latch consent request --action-file <action>
+    /// --summary <summary> --risk <risk>` (and `--json` when `json`), which
+    /// must succeed: its (stdout, stderr).
+    pub(crate) fn consent_request(&self, action: &str, summary: &str, risk: &str, json: bool) -> (String, String) {
+        let mut args = vec!["consent", "request"];
+        if json {
+            args.push("--json");
+        }
+        args.extend(["--action-file", action, "--summary", summary, "--risk", risk]);
+        let o = self.latch(&args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap())
+    }
+    /// A token-mode [`Env::consent_request`] ("the action"): the token it
+    /// printed (`ACT-` and six characters).
+    pub(crate) fn request_token(&self, action: &str, risk: &str) -> String {
+        let (out, _) = self.consent_request(action, "the action", risk, false);
+        let at = out.find("ACT-").expect("token printed");
+        out[at..at + 10].to_owned()
+    }
+    /// A `--json` [`Env::consent_request`]: (the request as JSON, stderr).
+    pub(crate) fn request_json(&self, action: &str, summary: &str, risk: &str) -> (Value, String) {
+        let (out, err) = self.consent_request(action, summary, risk, true);
+        (serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}")), err)
+    }
+    /// The argv of `memory-latch gate --json` for `action` on `src/a.rs`,
+    /// intended and result both `a\n`, the head as checkpoint, then `extra`.
+    pub(crate) fn gate_args(&self, action: &str, extra: &[&str]) -> Vec<String> {
+        let intended = self.file("intended.txt", "a\n");
+        let result = self.file("result.txt", "a\n");
+        let cp = self.status()["head"]["payload_hash"].as_str().unwrap().to_owned();
+        let mut v: Vec<String> = [
+            "gate",
+            "--json",
+            "--action-file",
+            action,
+            "--intended",
+            &intended,
+            "--result",
+            &result,
+            "--checkpoint",
+            &cp,
+            "--target",
+            "src/a.rs",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+    /// The real `memory-latch gate` of [`Env::gate_args`]: (exit status, its
+    /// JSON report, or `Null` when stdout is not JSON).
+    pub(crate) fn gate(&self, action: &str) -> (i32, Value) {
+        let args = self.gate_args(action, &[]);
+        let o = self.latch(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        (o.status.code().unwrap(), serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
     /// `memory-latch status --json`.
     pub(crate) fn status(&self) -> Value {
@@ -115,6 +187,13 @@ impl Env {
     /// world's data dir and boot id file (bounded: 30 s); it must exit 0.
     pub(crate) fn session_hook(&self, host: &str, expect: &str, stdin: &Value) -> Output {
         self.hook_bin(&SESSION_HOOK, host, expect, stdin)
+    }
+    /// The PreToolUse guard's answer (None: no output) for a shell command
+    /// the model of session `s1` runs (`shell` on Codex, `Bash` on Claude Code).
+    pub(crate) fn guard(&self, host: &str, command: &str) -> Option<String> {
+        let tool = if host == "codex" { "shell" } else { "Bash" };
+        let out = self.session_hook(host, "PreToolUse", &super::gate::pre_tool_use(host, "s1", tool, json!({ "command": command })));
+        (!out.stdout.is_empty()).then(|| String::from_utf8(out.stdout).unwrap())
     }
     /// [`Env::session_hook`] with the session-hook binary `bin`.
     pub(crate) fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {

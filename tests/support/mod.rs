@@ -1,7 +1,8 @@
 //! The one test support module of the integration tests and benches:
 //! [`server`] (a real kijito-local on an ephemeral loopback port, raw HTTP),
 //! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
-//! workspace beside a gate world), [`publish`] (seeded
+//! workspace beside a gate world), [`pass`] (the one hand-built QA pass of
+//! every harness), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
 //! [`bin`], the path of any built binary of the workspace, and
 //! [`isolated`] (a test that changes process-wide state runs alone in a child).
@@ -11,6 +12,7 @@
 pub(crate) mod gate;
 pub(crate) mod isolated;
 pub(crate) mod latch;
+pub(crate) mod pass;
 pub(crate) mod publish;
 pub(crate) mod server;
 pub(crate) mod snapshot;
@@ -73,6 +75,48 @@ fn fresh(exe: &std::path::Path) -> Result<(), String> {
         return Err(format!("its dep-info {} lists no source of this workspace", dep_info.display()));
     }
     Ok(())
+}
+
+/// Write `bytes` as the kijito-qa file `name` (`config.json`, `policy.json`,
+/// ...) under the config home `config_home` (`$XDG_CONFIG_HOME`, or
+/// `$HOME/.config`): `<config_home>/kijito-qa` made owner-only if missing,
+/// the file owner-only and atomic; its path. Every test's config file is
+/// written here.
+pub(crate) fn write_config_file(config_home: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = config_home.join("kijito-qa");
+    kijito_files::private::ensure_private_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let path = dir.join(name);
+    kijito_files::private::write_atomic(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// The python program of install.sh's `render()`.
+fn render_program() -> String {
+    let script = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh")).expect("install.sh");
+    let start = script.find("render() {").expect("render() in install.sh");
+    let body = &script[start..];
+    let from = body.find("<<'PY'\n").expect("the heredoc of render()") + "<<'PY'\n".len();
+    let to = body[from..].find("\nPY\n").expect("the end of the heredoc");
+    body[from..from + to].to_owned()
+}
+
+/// Render the skill `src` for `host` into `dest` as install.sh does (its
+/// `render()` heredoc, run with python3, installed root `root`); Err(stderr)
+/// on refusal (tests/it/skills.rs, tests/it/skill_commands.rs).
+pub(crate) fn render_skill(src: &std::path::Path, dest: &std::path::Path, root: &std::path::Path, host: &str) -> Result<String, String> {
+    let mut child = std::process::Command::new("python3")
+        .args(["-", &*src.to_string_lossy(), &*dest.to_string_lossy(), &*root.to_string_lossy(), host, "/opt/kq", "0.1.0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    std::io::Write::write_all(&mut child.stdin.take().expect("piped stdin"), render_program().as_bytes()).expect("write the program");
+    let out = child.wait_with_output().expect("python3 ran");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(std::fs::read_to_string(dest).unwrap_or_else(|e| panic!("{}: {e}", dest.display())))
 }
 
 /// Spawn `c`, retrying (bounded: 50 tries, 20 ms apart) while the kernel

@@ -83,12 +83,12 @@ impl Seeded {
     pub(crate) fn on(server: LocalServer) -> Seeded {
         let tmp = tempfile::Builder::new().prefix("publish-test").tempdir().unwrap();
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
-        for sub in ["home", "config", "config/kijito-qa", "work"] {
+        for sub in ["home", "work"] {
             fs::create_dir(tmp.path().join(sub)).unwrap();
             fs::set_permissions(tmp.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
         }
         let config = json!({"apiUrl": server.base_url(), "tokenFile": server.token_file().to_str().unwrap()});
-        write_private(&tmp.path().join("config/kijito-qa/config.json"), config.to_string().as_bytes());
+        super::write_config_file(&tmp.path().join("config"), "config.json", config.to_string().as_bytes());
         let anchors: Vec<(u64, String)> = ["anchor one: the build is green", "anchor two: the schema is v1"]
             .iter()
             .map(|c| (server.create_memory(c), digest(c)))

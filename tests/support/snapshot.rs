@@ -127,7 +127,6 @@ impl World {
         let xdg = tmp.path().join("xdg");
         let reports = tmp.path().join("reports");
         private_dir(&home);
-        private_dir(&xdg.join("kijito-qa"));
         private_dir(&reports);
         let world = World { server, tmp, home, xdg, reports };
         world.write_config(&json!({"apiUrl": world.server.base_url(), "tokenFile": world.server.token_file().to_str().unwrap()}));
@@ -135,7 +134,7 @@ impl World {
     }
 
     pub(crate) fn write_config(&self, config: &Value) {
-        write_private(&self.xdg.join("kijito-qa/config.json"), config.to_string().as_bytes());
+        super::write_config_file(&self.xdg, "config.json", config.to_string().as_bytes());
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {

@@ -7,8 +7,8 @@
 
 use kijito_compact::trigger::{self, Pin, Request, Via};
 use kijito_files::private;
-use kijito_gate::{transcript_identity, Pass, QaDir};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_gate::{transcript_identity, QaDir};
+use kijito_protocol::ids::{AbsPath, SessionId};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
@@ -16,6 +16,10 @@ use std::path::PathBuf;
 pub(crate) const ADAPTER: &str = "0123456789abcdef0123456789abcdef";
 pub(crate) const NONCE: &str = "fedcba9876543210fedcba9876543210";
 pub(crate) const NONCE2: &str = "00112233445566778899aabbccddeeff";
+
+/// The one hand-built pass of every harness (tests/support/pass.rs).
+#[path = "../../../../tests/support/pass.rs"]
+pub(crate) mod pass;
 
 pub(crate) struct World {
     pub dir: tempfile::TempDir,
@@ -47,19 +51,10 @@ impl World {
         self.dir.path().join(name)
     }
 
-    /// A pass of `s` recorded at `at` with `nonce`, bound to the transcript.
+    /// A pass of `s` recorded at `at` with `nonce`, bound to the transcript
+    /// ([`pass::pass`]).
     pub(crate) fn write_pass(&self, s: &SessionId, at: i64, nonce: &str) {
-        let p = Pass {
-            session_id: s.clone(),
-            recorded_at_ms: at,
-            pointer_id: MemoryId::new(21813).unwrap(),
-            lock_message_id: MessageId::new(1234).unwrap(),
-            pointer_digest: Digest::of(b"pointer"),
-            snapshot_digest: Digest::of(b"snapshot"),
-            cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-            compaction_nonce: nonce.into(),
-            transcript: transcript_identity(&self.transcript).unwrap(),
-        };
+        let p = pass::pass(s, at, nonce, transcript_identity(&self.transcript).unwrap());
         private::write_atomic(&self.qa.pass(s), &p.to_bytes()).unwrap();
     }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use kijito_gate::{transcript_identity, Pass, QaDir};
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_protocol::ids::{AbsPath, SessionId};
 use std::os::unix::fs::PermissionsExt;
 
 pub(crate) const T0: i64 = 1_800_000_000_000;
@@ -34,20 +34,15 @@ pub(crate) fn env() -> Env {
     Env { transcript: AbsPath::from_path(&t).unwrap(), dir, data, qa, s: SessionId::parse("sess-1").unwrap() }
 }
 
+/// The one hand-built pass of every harness (tests/support/pass.rs).
+#[path = "../../../../tests/support/pass.rs"]
+pub(crate) mod pass;
+
 /// A pass of `session` recorded at `at` with `nonce`, bound to the world's
-/// transcript (pointer 21813, lock 1234, digests of "pointer" and "snapshot").
+/// transcript ([`pass::pass`]: pointer 21813, lock 1234, digests of
+/// "pointer" and "snapshot").
 pub(crate) fn pass_for(e: &Env, session: &str, at: i64, nonce: &str) -> Pass {
-    Pass {
-        session_id: SessionId::parse(session).unwrap(),
-        recorded_at_ms: at,
-        pointer_id: MemoryId::new(21813).unwrap(),
-        lock_message_id: MessageId::new(1234).unwrap(),
-        pointer_digest: Digest::of(b"pointer"),
-        snapshot_digest: Digest::of(b"snapshot"),
-        cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-        compaction_nonce: nonce.into(),
-        transcript: transcript_identity(&e.transcript).unwrap(),
-    }
+    pass::pass(&SessionId::parse(session).unwrap(), at, nonce, transcript_identity(&e.transcript).unwrap())
 }
 
 impl Env {

@@ -10,7 +10,7 @@ use kijito_gate::{transcript_identity, Pass, QaDir};
 use kijito_hooks::run::{self, HookEnv};
 use kijito_hooks::{messages, Event, Host};
 use kijito_protocol::command::HelperDir;
-use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, SessionId};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 
@@ -50,17 +50,7 @@ impl W {
         v.to_string().into_bytes()
     }
     fn pass(&self, at: i64) -> Pass {
-        let p = Pass {
-            session_id: sid(),
-            recorded_at_ms: at,
-            pointer_id: MemoryId::new(21813).unwrap(),
-            lock_message_id: MessageId::new(1234).unwrap(),
-            pointer_digest: Digest::of(b"pointer"),
-            snapshot_digest: Digest::of(b"snapshot"),
-            cold_boot_report_digests: [Digest::of(b"a"), Digest::of(b"b")],
-            compaction_nonce: NONCE.into(),
-            transcript: transcript_identity(&self.transcript).unwrap(),
-        };
+        let p = crate::pass::pass(&sid(), at, NONCE, transcript_identity(&self.transcript).unwrap());
         private::write_atomic(&self.qa().pass(&sid()), &p.to_bytes()).unwrap();
         p
     }

@@ -17,31 +17,71 @@ use std::sync::Mutex;
 /// The environment is process-wide: one test at a time sets and reads it.
 static ENV: Mutex<()> = Mutex::new(());
 
+/// One latch world of these tests, its environment set.
+struct World {
+    d: tempfile::TempDir,
+    /// The session's directory (its latch opened, not yet initialised).
+    ws: std::path::PathBuf,
+    latch: Latch,
+    /// The hooks' environment for Claude Code at the clock it was built with,
+    /// on a private data dir.
+    env: kijito_hooks::run::HookEnv,
+}
+
+/// A private temporary dir with a boot-id file holding `boot_id`, a heads
+/// dir and a workspace `ws`, named by the environment the latch hook reads
+/// (`MEMORY_LATCH_HEADS_DIR`, `MEMORY_LATCH_BOOT_ID_FILE`, and the HMAC key
+/// variable: a 64-byte key file with `key`, empty without), the latch of
+/// `ws` opened with the same settings, and the hooks' environment at `now_ms`.
+/// `more_env` sets the test's own variables (given the temporary dir) before
+/// the latch's configuration reads the environment.
+fn world(boot_id: &str, key: bool, now_ms: i64, more_env: impl FnOnce(&std::path::Path)) -> World {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let boot = d.path().join("boot");
+    fs::write(&boot, boot_id).unwrap();
+    let heads = d.path().join("heads");
+    let ws = d.path().join("ws");
+    fs::create_dir(&ws).unwrap();
+    std::env::set_var(latch::head::HEADS_ENV, &heads);
+    std::env::set_var("MEMORY_LATCH_BOOT_ID_FILE", &boot);
+    let key = key.then(|| {
+        let key = d.path().join("key");
+        fs::write(&key, [9u8; 64]).unwrap();
+        fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+        key
+    });
+    match &key {
+        Some(k) => std::env::set_var(latch::HMAC_KEY_ENV, k),
+        None => std::env::set_var(latch::HMAC_KEY_ENV, ""),
+    }
+    more_env(d.path());
+    let mut c = Config::new(&ws);
+    c.boot_id_file = boot;
+    c.heads_dir = Some(heads);
+    c.hmac_key_file = key;
+    let latch = Latch::open(&c).unwrap();
+    let data = d.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
+    let env = kijito_hooks::run::HookEnv::new(
+        kijito_hooks::Host::Claude,
+        Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
+        None,
+        None,
+        None,
+        now_ms,
+    );
+    World { d, ws, latch, env }
+}
+
 #[test]
 fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     if !isolated::alone(module_path!(), "a_token_prompt_confirms_through_the_keyed_latch_of_the_directory") {
         return; // it ran alone in a child process of this binary
     }
     let _env = ENV.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let d = tempfile::tempdir().unwrap();
-    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-    let boot = d.path().join("boot");
-    fs::write(&boot, "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee").unwrap();
-    let heads = d.path().join("heads");
-    let key = d.path().join("key");
-    fs::write(&key, [9u8; 64]).unwrap();
-    fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
-    let ws = d.path().join("ws");
-    fs::create_dir(&ws).unwrap();
-    std::env::set_var(latch::head::HEADS_ENV, &heads);
-    std::env::set_var("MEMORY_LATCH_BOOT_ID_FILE", &boot);
-    std::env::set_var(latch::HMAC_KEY_ENV, &key);
-
-    let mut c = Config::new(&ws);
-    c.boot_id_file = boot.clone();
-    c.heads_dir = Some(heads.clone());
-    c.hmac_key_file = Some(key.clone());
-    let l = Latch::open(&c).unwrap();
+    let World { d, ws, latch: l, env } = world("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", true, 6_000, |_| {});
     l.init(1_000, &latch::InitInput { objective: "o".into(), want_hmac: true, ..Default::default() }).unwrap();
     let issued = l.consent_request(2_000, b"rm -rf target\n", "clean", Risk::Low).unwrap();
 
@@ -58,17 +98,6 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     let again = confirm_from_prompt(Some(&ws), Some(&issued.token), 3_001).unwrap();
     assert!(again.starts_with("memory-latch: the user's token was NOT accepted (consent_already_confirmed: "), "{again}");
     // Through UserPromptSubmit: the session's `cwd` must be an absolute path.
-    let data = d.path().join("data");
-    fs::create_dir(&data).unwrap();
-    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv::new(
-        kijito_hooks::Host::Claude,
-        Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
-        None,
-        None,
-        None,
-        6_000,
-    );
     let ups = |cwd: &str, prompt: &str| {
         // Both hosts name the transcript; the token checks read it (issue 22).
         let transcript = d.path().join("transcript.jsonl");
@@ -104,40 +133,15 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
         return; // it ran alone in a child process of this binary
     }
     let _env = ENV.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let d = tempfile::tempdir().unwrap();
-    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-    let boot = d.path().join("boot");
-    fs::write(&boot, "11111111-2222-3333-4444-555555555555").unwrap();
-    let heads = d.path().join("heads");
-    let ws = d.path().join("ws");
-    fs::create_dir(&ws).unwrap();
-    let cfg = d.path().join("xdg");
-    fs::create_dir(&cfg).unwrap();
-    std::env::set_var(latch::head::HEADS_ENV, &heads);
-    std::env::set_var("MEMORY_LATCH_BOOT_ID_FILE", &boot);
-    std::env::set_var(latch::HMAC_KEY_ENV, "");
-    std::env::set_var(latch::wallet::WALLET_ENV, "");
-    std::env::set_var("XDG_CONFIG_HOME", &cfg);
-
-    let mut c = Config::new(&ws);
-    c.boot_id_file = boot.clone();
-    c.heads_dir = Some(heads.clone());
-    c.hmac_key_file = None;
-    let l = Latch::open(&c).unwrap();
+    let World { d, ws, latch: l, env } = world("11111111-2222-3333-4444-555555555555", false, 7_654, |d| {
+        let cfg = d.join("xdg");
+        fs::create_dir(&cfg).unwrap();
+        std::env::set_var(latch::wallet::WALLET_ENV, "");
+        std::env::set_var("XDG_CONFIG_HOME", &cfg);
+    });
     l.init(1_000, &latch::InitInput { objective: "o".into(), next_single_step: Some("write the tests".into()), ..Default::default() })
         .unwrap();
 
-    let data = d.path().join("data");
-    fs::create_dir(&data).unwrap();
-    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv::new(
-        kijito_hooks::Host::Claude,
-        Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
-        None,
-        None,
-        None,
-        7_654,
-    );
     let hook = |event: kijito_hooks::Event, name: &str, patch: &dyn Fn(&mut serde_json::Value)| {
         let mut p = serde_json::json!({"hook_event_name": name, "session_id": "s1", "cwd": ws.to_str().unwrap(), "prompt": "carry on"});
         patch(&mut p);

@@ -5,6 +5,10 @@
 #[path = "../../../../tests/support/isolated.rs"]
 mod isolated;
 
+/// The one hand-built pass of every harness.
+#[path = "../../../../tests/support/pass.rs"]
+mod pass;
+
 mod entry;
 mod hook_bins;
 mod hook_bins_answer;
