@@ -282,12 +282,17 @@ pub fn guarded<T>(work: impl FnOnce() -> T) -> std::result::Result<T, String> {
     })
 }
 
-/// The whole life of a hook process: start a watchdog that prints `fallback`
+/// The whole life of a hook process: arm a watchdog that prints `fallback`
 /// and `_exit(0)`s after `timeout`, run `work`, print its answer, exit 0.
 /// A panic anywhere answers `fallback` and exits 0 from the panic hook
 /// itself, before any unwinding, so the same holds under `panic = "abort"`
 /// (the release profile of the hook binaries, docs/architecture.md).
 /// Exactly one answer is ever printed.
+///
+/// The watchdog is a `SIGALRM` timer ([`arm_alarm`]), not a thread: a
+/// thread costs about as much as the rest of a PreToolUse read decision
+/// (measured, docs/testing.md), and this runs before every tool call. If
+/// the timer cannot be armed, a watchdog thread does the same.
 #[allow(unsafe_code)]
 pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce() -> Option<String>) -> ! {
     let on_panic = fallback.clone();
@@ -296,18 +301,85 @@ pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce()
         let _ = info;
         finish(on_panic.as_deref())
     }));
-    let fb = fallback.clone();
-    let _ = std::thread::Builder::new().name("watchdog".into()).spawn(move || {
-        std::thread::sleep(timeout);
-        if answer_once(fb.as_deref()) {
-            let _ = writeln!(std::io::stderr(), "kijito hook: {}: answered fail-soft", codes::TIMEOUT);
-            // SAFETY: _exit has no preconditions; it ends the process at once.
-            unsafe { libc::_exit(0) }
-        }
-    });
+    if !arm_alarm(timeout, fallback.as_deref()) {
+        let fb = fallback.clone();
+        let _ = std::thread::Builder::new().name("watchdog".into()).spawn(move || {
+            std::thread::sleep(timeout);
+            if answer_once(fb.as_deref()) {
+                let _ = writeln!(std::io::stderr(), "kijito hook: {}: answered fail-soft", codes::TIMEOUT);
+                // SAFETY: _exit has no preconditions; it ends the process at once.
+                unsafe { libc::_exit(0) }
+            }
+        });
+    }
     // `guarded` only matters if a panic ever got past the hook above.
     let answer = guarded(work).unwrap_or(fallback);
     finish(answer.as_deref())
+}
+
+/// What the alarm handler writes: the fallback answer line (empty: none)
+/// and the stderr line. Set once, before the timer is armed.
+static ALARM_TEXT: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock::new();
+
+/// `write(2)` all of `bytes` to `fd` (async-signal-safe: no allocation, no lock).
+#[allow(unsafe_code)]
+fn write_raw(fd: libc::c_int, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: bytes is a valid readable buffer of its length.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n > 0 {
+            bytes = &bytes[n as usize..];
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+/// The `SIGALRM` handler: unless an answer was printed, print the fallback
+/// and `_exit(0)`. Only async-signal-safe calls: an atomic, `write`, `_exit`.
+#[allow(unsafe_code)]
+extern "C" fn on_alarm(_: libc::c_int) {
+    if ANSWERED.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        // The answer is being printed; the process exits on its own.
+        return;
+    }
+    if let Some((answer, note)) = ALARM_TEXT.get() {
+        write_raw(1, answer);
+        write_raw(2, note);
+    }
+    // SAFETY: _exit has no preconditions and is async-signal-safe.
+    unsafe { libc::_exit(0) }
+}
+
+/// Arm the watchdog: a `SIGALRM` handler ([`on_alarm`], `SA_RESTART`, so a
+/// system call it interrupts goes on when an answer is already out) and a
+/// one-shot `ITIMER_REAL` of `timeout`. Timers are not inherited by
+/// children (fork) and nothing here execs after arming. `false` when either
+/// cannot be set: the caller starts a watchdog thread instead.
+#[allow(unsafe_code)]
+fn arm_alarm(timeout: Duration, fallback: Option<&str>) -> bool {
+    let answer = fallback.map(|f| format!("{f}\n").into_bytes()).unwrap_or_default();
+    let note = format!("kijito hook: {}: answered fail-soft\n", codes::TIMEOUT).into_bytes();
+    if ALARM_TEXT.set((answer, note)).is_err() {
+        return false;
+    }
+    // SAFETY: a zeroed sigaction is valid; the handler is an extern "C" fn
+    // of the signature sa_sigaction expects without SA_SIGINFO.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()) != 0 {
+            return false;
+        }
+    }
+    let value = libc::timeval { tv_sec: timeout.as_secs() as libc::time_t, tv_usec: timeout.subsec_micros() as libc::suseconds_t };
+    let timer = libc::itimerval { it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 }, it_value: value };
+    // SAFETY: timer is a valid itimerval; the old value is not wanted.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) == 0 }
 }
 
 /// Print `answer` unless one was already printed, then exit 0.
