@@ -69,16 +69,16 @@ fn is_tty_device(t: &Path) -> bool {
     t.parent() == Some(Path::new("/dev")) && t.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("tty") && n != "tty")
 }
 
-/// A `tool_use_id` this module keys a record by: 1 to 128 characters of
-/// `[A-Za-z0-9_.:-]` (Claude Code's `toolu_...`).
+/// The call's `tool_use_id`, when it is one a record may be keyed by
+/// ([`kijito_latch::tool_gate::valid_tool_use_id`]).
 pub fn valid_tool_use_id(id: Option<&str>) -> Option<&str> {
-    id.filter(|i| !i.is_empty() && i.len() <= 128 && i.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b)))
+    id.filter(|i| kijito_latch::tool_gate::valid_tool_use_id(i))
 }
 
 /// `<data>/actions/asked-<sha256(session LF tool_use_id)>.json`.
 pub fn asked_path(data_dir: &Path, session_id: &str, tool_use_id: &str) -> PathBuf {
     use sha2::Digest;
-    let hex: String = sha2::Sha256::digest(format!("{session_id}\n{tool_use_id}")).iter().map(|b| format!("{b:02x}")).collect();
+    let hex = format!("{:x}", sha2::Sha256::digest(format!("{session_id}\n{tool_use_id}")));
     data_dir.join(crate::pretool::ACTIONS_DIR).join(format!("asked-{hex}.json"))
 }
 

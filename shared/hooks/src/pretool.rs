@@ -209,10 +209,7 @@ fn consent(
                     input: c.input,
                     cls: c.cls,
                     action_file: c.action_file,
-                    action_hash: policy::action_hash(
-                        c.input.tool_name.as_deref().unwrap_or(""),
-                        c.input.tool_input.as_ref().unwrap_or(&Value::Null),
-                    ),
+                    action_hash: policy::hash_of_action_bytes(c.bytes),
                     workspace: root,
                     data_dir: data,
                 };
@@ -334,7 +331,7 @@ fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> E
 /// `<data>/actions/sha256-<hex>.json`: the action file of these bytes.
 pub fn action_path(data_dir: &Path, bytes: &[u8]) -> PathBuf {
     use sha2::Digest;
-    let hex: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let hex = format!("{:x}", sha2::Sha256::digest(bytes));
     data_dir.join(ACTIONS_DIR).join(format!("sha256-{hex}.json"))
 }
 

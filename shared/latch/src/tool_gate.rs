@@ -149,6 +149,13 @@ impl Latch {
     }
 }
 
+/// A host's `tool_use_id` as the host-consent record keys and names it:
+/// 1 to 128 characters of `[A-Za-z0-9_.:-]` (Claude Code's `toolu_...`).
+/// The one home of the rule (pretool-hook checks it before asking).
+pub fn valid_tool_use_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
+}
+
 /// How a call that the user allowed in the host's dialog ended, as the
 /// host's post event says (Claude Code: PostToolUse, PostToolUseFailure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,10 +196,7 @@ impl Latch {
         outcome: HostOutcome,
     ) -> Result<crate::entry::Entry> {
         let hash = crate::action_hash(action_bytes)?;
-        if tool_use_id.is_empty()
-            || tool_use_id.len() > 128
-            || !tool_use_id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
-        {
+        if !valid_tool_use_id(tool_use_id) {
             return Err(Error::usage(crate::codes::HOST_OUTCOME_INVALID, "--tool-use-id must be 1 to 128 characters of [A-Za-z0-9_.:-]"));
         }
         let detail = format!(

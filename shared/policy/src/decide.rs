@@ -88,7 +88,12 @@ pub fn action_bytes(tool_name: &str, tool_input: &Value) -> Vec<u8> {
 
 /// `sha256:<hex>` of [`action_bytes`]: memory-latch's action hash of the same action.
 pub fn action_hash(tool_name: &str, tool_input: &Value) -> String {
-    format!("sha256:{:x}", Sha256::digest(action_bytes(tool_name, tool_input)))
+    hash_of_action_bytes(&action_bytes(tool_name, tool_input))
+}
+
+/// [`action_hash`] of bytes [`action_bytes`] already made.
+pub fn hash_of_action_bytes(bytes: &[u8]) -> String {
+    format!("sha256:{:x}", Sha256::digest(bytes))
 }
 
 /// The exact command that requests consent for this call.
