@@ -14,12 +14,11 @@ use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 use support::gate::*;
-use tungstenite::{Message, WebSocket};
+use support::ws::{send, Ws};
 
 const KIJITO_COMPACT: &str = env!("CARGO_BIN_EXE_kijito-compact");
 
@@ -80,37 +79,13 @@ fn start(turn_ms: u64, compact_ms: u64) -> Run {
     Run { w, fd, child, sock, log }
 }
 
-fn connect(sock: &Path) -> tungstenite::Result<WebSocket<UnixStream>> {
-    let s = UnixStream::connect(sock).map_err(tungstenite::Error::Io)?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    tungstenite::client("ws://localhost/rpc", s).map(|(ws, _)| ws).map_err(|e| match e {
-        tungstenite::HandshakeError::Failure(e) => e,
-        tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::ConnectionClosed,
-    })
+fn connect(sock: &Path) -> tungstenite::Result<Ws> {
+    support::ws::connect(sock, Duration::from_secs(10))
 }
 
-fn send(ws: &mut WebSocket<UnixStream>, v: Value) {
-    ws.send(Message::text(v.to_string())).unwrap();
-}
-
-/// Read messages until `pred` matches (bounded by the read timeout and a count).
-fn until(ws: &mut WebSocket<UnixStream>, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..500 {
-        let m = match ws.read() {
-            // A stop and continue of this process (a loaded or frozen
-            // machine) ends a timed socket read with EINTR, even without a
-            // handler (signal(7)); the frame read so far stays buffered.
-            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            m => m.unwrap_or_else(|e| panic!("reading while waiting for {what}: {e}")),
-        };
-        let Message::Text(t) = m else { continue };
-        let v: Value = serde_json::from_str(t.as_str()).unwrap();
-        seen.push(v.clone());
-        if pred(&v) {
-            return v;
-        }
-    }
-    panic!("no {what} within 500 messages")
+/// [`support::ws::until`], at most 500 messages.
+fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    support::ws::until(ws, seen, what, 500, pred)
 }
 
 fn is_method(v: &Value, m: &str) -> bool {

@@ -5,7 +5,8 @@
 //! every harness), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
 //! [`bin`], the path of any built binary of the workspace, and
-//! [`isolated`] (a test that changes process-wide state runs alone in a child).
+//! [`isolated`] (a test that changes process-wide state runs alone in a child),
+//! [`ws`] (the TUI side of the Codex adapter's WebSocket).
 
 #![allow(dead_code, unused_imports)]
 
@@ -16,6 +17,7 @@ pub(crate) mod pass;
 pub(crate) mod publish;
 pub(crate) mod server;
 pub(crate) mod snapshot;
+pub(crate) mod ws;
 
 pub(crate) use server::*;
 

@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use crate::ws::{send, Ws};
 use common::*;
 use kijito_compact::trigger::{self, RequestState};
 use kijito_compact_codex::{run, Bounds, Options};
@@ -18,14 +19,10 @@ use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
-use tungstenite::{Message, WebSocket};
-
-type Ws = WebSocket<UnixStream>;
 
 struct Adapter {
     w: World,
@@ -133,37 +130,12 @@ impl Adapter {
 }
 
 fn connect(sock: &Path) -> tungstenite::Result<Ws> {
-    let s = UnixStream::connect(sock).map_err(tungstenite::Error::Io)?;
-    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    tungstenite::client("ws://localhost/rpc", s).map(|(ws, _)| ws).map_err(|e| match e {
-        tungstenite::HandshakeError::Failure(e) => e,
-        tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::ConnectionClosed,
-    })
+    crate::ws::connect(sock, Duration::from_secs(15))
 }
 
-fn send(ws: &mut Ws, v: Value) {
-    ws.send(Message::text(v.to_string())).unwrap();
-}
-
-/// Read until `pred` matches (bounded by the read timeout and a count);
-/// everything read goes to `seen`.
+/// [`crate::ws::until`], at most 20000 messages.
 fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..20_000 {
-        let m = match ws.read() {
-            // A stop and continue of this process (a loaded or frozen
-            // machine) ends a timed socket read with EINTR, even without a
-            // handler (signal(7)); the frame read so far stays buffered.
-            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            m => m.unwrap_or_else(|e| panic!("reading while waiting for {what}: {e}")),
-        };
-        let Message::Text(t) = m else { continue };
-        let v: Value = serde_json::from_str(t.as_str()).unwrap();
-        seen.push(v.clone());
-        if pred(&v) {
-            return v;
-        }
-    }
-    panic!("no {what} within 20000 messages")
+    crate::ws::until(ws, seen, what, 20_000, pred)
 }
 
 /// A request and its answer through the adapter: every message the

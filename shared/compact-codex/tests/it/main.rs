@@ -5,6 +5,10 @@
 #[path = "../../../../tests/support/isolated.rs"]
 mod isolated;
 
+/// The TUI side of the adapter's WebSocket (shared with the root harness).
+#[path = "../../../../tests/support/ws.rs"]
+mod ws;
+
 #[path = "../common/mod.rs"]
 mod common;
 
