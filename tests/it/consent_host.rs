@@ -280,3 +280,33 @@ fn the_agent_cannot_run_the_record_command() {
     }
     assert_eq!(e.status()["head"]["event"], "init", "nothing recorded");
 }
+
+#[test]
+fn the_agent_cannot_play_the_post_event_itself() {
+    // An agent that wants a host_consent entry for a call nobody allowed
+    // needs a post event for an id the host chose: it can write an asked
+    // record, but only a run of the hook by hand makes the event, and that
+    // call is denied before it runs (in every form the agent can type).
+    let e = host_world();
+    let before = head(&e);
+    let post = stdin_of(&e, "PostToolUse", "rm -rf build", "toolu_04A");
+    let hook = format!("{}/pretool-hook", support::gate::helper_dir().display());
+    for line in [
+        format!("echo '{post}' | {hook} --host claude --expect PostToolUse"),
+        format!("cd /tmp && {hook} --host claude --expect PostToolUseFailure < post.json"),
+        format!("bash -c '{hook} --host claude --expect PostToolUse' < post.json"),
+    ] {
+        let v = hook_call(&e, &line);
+        let (d, reason) = decision(&v);
+        assert_eq!(d, "deny", "{line}: {v}");
+        assert!(reason.contains("tripwire_hook_binary") || reason.contains("command guard: denied"), "{line}: {reason}");
+    }
+    assert_eq!(head(&e)["entry_seq"], before["entry_seq"], "nothing recorded");
+}
+
+/// The PreToolUse answer to the agent's Bash `command` (Claude Code, no terminal).
+fn hook_call(e: &Env, command: &str) -> Value {
+    let mut pre = stdin_of(e, "PreToolUse", "", "toolu_04B");
+    pre["tool_input"] = json!({"command": command, "description": "x"});
+    hook(e, Parent::Pipes, "claude", Some("cli"), &pre)
+}
