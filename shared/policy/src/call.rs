@@ -22,8 +22,8 @@ pub enum ToolCall {
     FileWrite { tool: String, paths: Vec<String> },
     /// `apply_patch`: the files the patch adds/updates (and moves to), and deletes.
     Patch { tool: String, writes: Vec<String>, deletes: Vec<String> },
-    /// `mcp__<server>__<tool>`.
-    Mcp { tool: String, server: String, name: String },
+    /// `mcp__<server>__<tool>` and its input (SQL tools and memory ids are read from it).
+    Mcp { tool: String, server: String, name: String, input: Value },
     /// A host tool that only reads (or only talks to the agent itself).
     Read { tool: String },
     /// Any other tool name: treated as a write of unknown effect.
@@ -65,7 +65,7 @@ impl ToolCall {
         let tool = tool_name.to_owned();
         if let Some(rest) = tool_name.strip_prefix("mcp__") {
             let (server, name) = rest.split_once("__").unwrap_or(("", rest));
-            return ToolCall::Mcp { tool, server: server.to_owned(), name: name.to_owned() };
+            return ToolCall::Mcp { tool, server: server.to_owned(), name: name.to_owned(), input: tool_input.clone() };
         }
         if matches!(tool_name, "apply_patch" | "applypatch" | "ApplyPatch") {
             let text = ["input", "patch", "command", "cmd"]
@@ -157,7 +157,12 @@ mod tests {
         );
         assert_eq!(
             ToolCall::parse("mcp__github__create_issue", &json!({})),
-            ToolCall::Mcp { tool: "mcp__github__create_issue".into(), server: "github".into(), name: "create_issue".into() }
+            ToolCall::Mcp {
+                tool: "mcp__github__create_issue".into(),
+                server: "github".into(),
+                name: "create_issue".into(),
+                input: json!({})
+            }
         );
         let patch =
             "*** Begin Patch\n*** Add File: a.rs\n+x\n*** Update File: b.rs\n*** Move to: c.rs\n*** Delete File: d.rs\n*** End Patch\n";

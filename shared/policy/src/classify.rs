@@ -4,10 +4,13 @@
 //!
 //! Default rules cover the seed's five irreversible categories (delete,
 //! send, public-post, wallet-transfer, core-config); [`RULES`] lists every
-//! rule id with its class and risk. **Anything the rules do not name is not
-//! irreversible**: an unknown program is a `write` (`shell_other`), an
-//! unknown host tool a `write` (`host_tool_other`), an unknown MCP tool a
-//! `write` (`mcp_write`).
+//! rule id with its class and risk. What the shell model cannot resolve to
+//! known programs and literal arguments is `opaque` ([`crate::opaque`];
+//! consent, as an irreversible call); an unknown program with literal
+//! arguments is a `write` (`shell_other`), an unknown host tool a `write`
+//! (`host_tool_other`), an unknown MCP tool a `write` (`mcp_write`). The
+//! halting modes pass only the allow-list ([`crate::opaque::allow_listed`],
+//! [`Classification::unlisted`]); docs/policy.md.
 
 use crate::call::ToolCall;
 use crate::shell::{self, Parsed, Simple};
@@ -26,11 +29,23 @@ pub enum Class {
     CoreConfig,
     /// One of this toolkit's helper commands (held to the command guard).
     Helper,
+    /// What the shell model cannot resolve to known programs and literal
+    /// arguments (docs/policy.md): consent, as an irreversible call.
+    Opaque,
 }
 
 impl Class {
-    pub const ALL: [Class; 8] =
-        [Class::Read, Class::Write, Class::Delete, Class::Send, Class::PublicPost, Class::WalletTransfer, Class::CoreConfig, Class::Helper];
+    pub const ALL: [Class; 9] = [
+        Class::Read,
+        Class::Write,
+        Class::Delete,
+        Class::Send,
+        Class::PublicPost,
+        Class::WalletTransfer,
+        Class::CoreConfig,
+        Class::Helper,
+        Class::Opaque,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,6 +57,7 @@ impl Class {
             Class::WalletTransfer => "wallet-transfer",
             Class::CoreConfig => "core-config",
             Class::Helper => "helper",
+            Class::Opaque => "opaque",
         }
     }
 
@@ -49,9 +65,10 @@ impl Class {
         Class::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
-    /// The seed's five irreversible categories.
+    /// The seed's five irreversible categories, and `opaque` (a call whose
+    /// effect the policy cannot read needs consent as they do).
     pub fn is_irreversible(self) -> bool {
-        matches!(self, Class::Delete | Class::Send | Class::PublicPost | Class::WalletTransfer | Class::CoreConfig)
+        matches!(self, Class::Delete | Class::Send | Class::PublicPost | Class::WalletTransfer | Class::CoreConfig | Class::Opaque)
     }
 
     /// Everything but reads and helper commands.
@@ -103,6 +120,8 @@ pub mod rules {
     pub const FORGE_DELETE: &str = "forge_delete";
     pub const PACKAGE_UNPUBLISH: &str = "package_unpublish";
     pub const MCP_DELETE: &str = "mcp_delete";
+    /// An MCP SQL tool (`execute_sql`, `query`) with a statement that writes, or none to read.
+    pub const MCP_SQL_WRITE: &str = "mcp_sql_write";
     // send
     pub const HTTP_WRITE: &str = "http_write";
     pub const REMOTE_SHELL: &str = "remote_shell";
@@ -134,6 +153,25 @@ pub mod rules {
     // the user's policy file (crate::user)
     /// A call whose irreversible rules the user's policy file removed: a write.
     pub const USER_RULE_REMOVED: &str = "user_rule_removed";
+    // opaque: what the shell model cannot resolve (docs/policy.md)
+    /// A program name the line computes: a variable it does not set, a glob, `$IFS`.
+    pub const OPAQUE_PROGRAM: &str = "opaque_program";
+    /// `eval`, `source`/`.` of a script.
+    pub const OPAQUE_EVAL: &str = "opaque_eval";
+    /// A function or alias defined in the line, `coproc`, `trap`.
+    pub const OPAQUE_DEFINITION: &str = "opaque_definition";
+    /// A shell reading its script from a here-string, here-document, pipe or redirection.
+    pub const OPAQUE_SHELL_INPUT: &str = "opaque_shell_input";
+    /// An assignment that makes a shell or program run more (`IFS`, `PROMPT_COMMAND`, `BASH_ENV`, a pager).
+    pub const OPAQUE_SHELL_ENV: &str = "opaque_shell_env";
+    /// A wrapper whose inner command the policy does not read as such (strace, fakeroot, at, ...).
+    pub const OPAQUE_WRAPPER: &str = "opaque_wrapper";
+    /// An option that runs a command (`git -c core.pager=`, `less +!`, `man -P`, awk `system`, sed `e`).
+    pub const OPAQUE_OPTION: &str = "opaque_option";
+    /// Interpreter code given inline (`python -c`, `perl -e`, `node -e`) that is not a harmless probe.
+    pub const OPAQUE_INLINE_CODE: &str = "opaque_inline_code";
+    /// A file this session wrote, executed (`python3 x.py`, `bash run.sh`, `./x`, `make -f x`).
+    pub const OPAQUE_TAINTED: &str = "opaque_tainted";
 }
 
 /// Stable tripwire codes (a separate verdict: denied in every mode, no
@@ -213,6 +251,16 @@ pub const RULES: &[(&str, Class, Risk)] = &[
     (r::SHELL_PROFILE_WRITE, Class::CoreConfig, Risk::Medium),
     (r::USER_POLICY_WRITE, Class::CoreConfig, Risk::High),
     (r::USER_RULE_REMOVED, Class::Write, Risk::Low),
+    (r::MCP_SQL_WRITE, Class::Delete, Risk::High),
+    (r::OPAQUE_PROGRAM, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_EVAL, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_DEFINITION, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_SHELL_INPUT, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_SHELL_ENV, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_WRAPPER, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_OPTION, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_INLINE_CODE, Class::Opaque, Risk::Medium),
+    (r::OPAQUE_TAINTED, Class::Opaque, Risk::Medium),
 ];
 
 /// The class and risk of a rule id.
@@ -247,7 +295,17 @@ pub struct Classification {
     /// The lowest risk of an irreversible call, whatever its rules say (a
     /// cautious wake-check answer: [`Classification::raise_risk`]).
     risk_floor: Option<Risk>,
+    /// The first command that is not on the halting modes' allow-list.
+    unlisted: Option<String>,
+    /// Files the call executes (absolute, lexical), for the session taint.
+    executes: Vec<String>,
+    /// Files the call writes (absolute, lexical), for the session taint.
+    writes: Vec<String>,
 }
+
+/// At most this many paths a call's [`Classification::executes`] and
+/// [`Classification::writes`] keep each.
+pub const MAX_CALL_PATHS: usize = 64;
 
 /// Shell text one call may make the classifier parse, nested lines
 /// (`bash -c`, `watch`, `eval`, ...) included; past it the call is a
@@ -285,6 +343,53 @@ impl Classification {
             .max(self.risk_floor.unwrap_or(Risk::Low))
     }
 
+    /// The first command not on the halting modes' allow-list
+    /// ([`crate::opaque::allow_listed`]), with why; `None` when every
+    /// command is (or the call is no shell call).
+    pub fn unlisted(&self) -> Option<&str> {
+        self.unlisted.as_deref()
+    }
+
+    /// A call the halting modes deny: one that mutates, or a command off the allow-list.
+    pub fn halts(&self) -> bool {
+        self.mutates() || self.unlisted.is_some()
+    }
+
+    /// The files this call executes (a script given to an interpreter or a
+    /// shell, a program by path, a Makefile, a sourced file).
+    pub fn executes(&self) -> &[String] {
+        &self.executes
+    }
+
+    /// The files this call writes (host file tools, patches, redirections,
+    /// `tee`/`cp`/`mv`/`curl -o` targets the policy reads).
+    pub fn writes(&self) -> &[String] {
+        &self.writes
+    }
+
+    /// The session taint (docs/policy.md): a file this session wrote and
+    /// this call executes makes the call `opaque_tainted`. `written` holds
+    /// absolute paths; `all` when the session's record is past its bound.
+    pub fn apply_taint(&mut self, written: &BTreeSet<String>, all: bool) {
+        if let Some(p) = self.executes.iter().find(|p| all || written.contains(*p)) {
+            let p = p.clone();
+            self.hit(Class::Opaque, r::OPAQUE_TAINTED);
+            self.unlist(&format!("{p}: a file this session wrote"));
+        }
+    }
+
+    fn unlist(&mut self, what: &str) {
+        if self.unlisted.is_none() {
+            self.unlisted = Some(kijito_protocol::ids::clip(what).to_string());
+        }
+    }
+
+    fn executes_file(&mut self, abs: String) {
+        if self.executes.len() < MAX_CALL_PATHS && !self.executes.contains(&abs) {
+            self.executes.push(abs);
+        }
+    }
+
     /// Raise the risk of this call's irreversible rules to at least `floor`.
     pub fn raise_risk(&mut self, floor: Risk) {
         self.risk_floor = Some(self.risk_floor.map_or(floor, |f| f.max(floor)));
@@ -295,7 +400,7 @@ impl Classification {
         self.hits.iter().any(|h| h.rule == r::KIJITO_MCP_WRITE || h.rule == r::POINTER_PUBLISH)
     }
 
-    fn hit(&mut self, class: Class, rule: &'static str) {
+    pub(crate) fn hit(&mut self, class: Class, rule: &'static str) {
         let h = Hit { class, rule };
         if !self.hits.contains(&h) {
             self.hits.push(h);
@@ -351,18 +456,9 @@ pub fn classify(call: &ToolCall, env: &Env) -> Classification {
                 path_write(p, env, &mut out, false);
             }
         }
-        ToolCall::Patch { writes, deletes, .. } => {
-            out.hit(Class::Write, r::FILE_WRITE);
-            for p in writes {
-                path_write(p, env, &mut out, false);
-            }
-            for p in deletes {
-                out.hit(Class::Delete, r::PATCH_DELETE);
-                path_write(p, env, &mut out, true);
-            }
-        }
-        ToolCall::Mcp { tool, server, name } => {
-            classify_mcp(server, name, &mut out);
+        ToolCall::Patch { writes, deletes, .. } => patch(writes, deletes, env, &mut out),
+        ToolCall::Mcp { tool, server, name, input } => {
+            crate::mcp::classify_mcp(server, name, input, &mut out);
             for rule in env.user_policy.mcp_hits(tool) {
                 out.hit(rule.class, rule.name);
             }
@@ -392,66 +488,6 @@ fn apply_user_policy(policy: &UserPolicy, out: &mut Classification) {
     out.user_risks = out.hits.iter().filter_map(|h| policy.risk_of(h.rule).map(|k| (h.rule, k))).collect();
 }
 
-fn words_of(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c == '_' || c == '-' || c == '.' || c == ' ' {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_ascii_lowercase();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn classify_mcp(server: &str, name: &str, out: &mut Classification) {
-    let mut words = words_of(name);
-    // `kijito_update` on server `kijito`: the tool's own verb comes after the server's name
-    if words.len() > 1 && words[0] == server.to_ascii_lowercase() {
-        words.remove(0);
-    }
-    let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
-    const READ: &[&str] =
-        &["get", "list", "search", "read", "fetch", "query", "find", "view", "show", "describe", "status", "lookup", "count"];
-    // an edit of something others read: an issue, a pull request, a comment, ...
-    const PUBLIC_THINGS: &[&str] =
-        &["issue", "issues", "pull", "pr", "comment", "comments", "review", "release", "discussion", "gist", "post", "page", "wiki"];
-    const CHANGE: &[&str] = &["create", "open", "submit", "update", "edit", "close", "reopen", "add", "lock", "approve"];
-    let kijito = server.to_ascii_lowercase().contains("kijito");
-    if words.first().is_some_and(|w| READ.contains(&w.as_str())) {
-        out.hit(Class::Read, r::MCP_READ);
-        return;
-    }
-    if has(&["transfer", "pay", "withdraw", "swap"]) {
-        out.hit(Class::WalletTransfer, r::MCP_TRANSFER);
-    } else if has(&["delete", "remove", "destroy", "drop", "purge", "erase", "truncate"]) {
-        out.hit(Class::Delete, r::MCP_DELETE);
-    } else if has(&["send", "email", "mail", "message", "notify", "dm"]) {
-        out.hit(Class::Send, r::MCP_SEND);
-    } else if has(&["post", "publish", "comment", "tweet", "release", "merge", "reply", "push", "share"])
-        || (has(CHANGE) && has(PUBLIC_THINGS))
-    {
-        out.hit(Class::PublicPost, r::MCP_PUBLIC_POST);
-    } else {
-        out.hit(Class::Write, r::MCP_WRITE);
-    }
-    if kijito {
-        out.hit(Class::Write, r::KIJITO_MCP_WRITE);
-    }
-}
-
 fn vars(env: &Env) -> HashMap<String, String> {
     let mut v = HashMap::new();
     if !env.home.is_empty() {
@@ -477,8 +513,17 @@ fn classify_line(line: &str, env: &Env, out: &mut Classification) {
     if !budget(out, line.len()) {
         return;
     }
+    scan_opaque(line, out);
     let parsed = shell::parse(line, &vars(env));
     classify_parsed(&parsed, env, out, 0);
+}
+
+/// The opaque forms only the raw text shows ([`crate::opaque::scan_text`]).
+fn scan_opaque(line: &str, out: &mut Classification) {
+    if let Some((rule, what)) = crate::opaque::scan_text(line) {
+        out.hit(Class::Opaque, rule);
+        out.unlist(what);
+    }
 }
 
 fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: usize) {
@@ -487,6 +532,22 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
     }
     for (i, cmd) in parsed.commands.iter().enumerate() {
         let piped: Vec<&Simple> = parsed.commands[..i].iter().filter(|c| c.pipeline == cmd.pipeline).collect();
+        if let Err(why) = crate::opaque::allow_listed(cmd, is_helper) {
+            out.unlist(&why);
+        }
+        let before = cmd.argv.first().map(|p| base(p));
+        if cmd.assigns.iter().any(|(k, v)| crate::opaque::command_var(k, v, before)) {
+            out.hit(Class::Opaque, r::OPAQUE_SHELL_ENV);
+        }
+        // a shell that reads its script from a redirection (`bash < <(..)`, `sh < x`)
+        if cmd.argv.first().is_some_and(|p| shells().contains(&base(p)) && stdin_script(&cmd.argv[1..]))
+            && cmd.redirects.iter().any(|rd| !rd.write)
+        {
+            out.hit(Class::Opaque, r::OPAQUE_SHELL_INPUT);
+            for rd in cmd.redirects.iter().filter(|rd| !rd.write) {
+                out.executes_file(resolve(&rd.target, env));
+            }
+        }
         for rd in &cmd.redirects {
             if rd.write && !matches!(rd.target.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr") {
                 out.hit(Class::Write, r::SHELL_WRITE);
@@ -516,6 +577,7 @@ fn nested(line: &str, env: &Env, out: &mut Classification, depth: usize) {
     if !budget(out, line.len()) {
         return;
     }
+    scan_opaque(line, out);
     let mut p = Parsed::default();
     shell::parse_nested(line, &vars(env), depth + 1, &mut p);
     classify_parsed(&p, env, out, depth + 1);
@@ -749,7 +811,10 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             tail(skip(rest, &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"], 1))
         }
         "script" => {
-            let k = rest.iter().position(|w| w == "-c" || w == "--command")?;
+            // -c LINE, --command LINE, or a cluster ending in c (`-qc LINE`)
+            let k = rest
+                .iter()
+                .position(|w| w == "-c" || w == "--command" || w.starts_with('-') && !w.starts_with("--") && w.ends_with('c'))?;
             rest.get(k + 1).map(|s| Err(s.clone()))
         }
         "su" => {
@@ -852,6 +917,11 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         out.trip(tripwires::SHELL_UNPARSED, "the program name is computed by a command");
         return;
     }
+    if crate::opaque::unresolved_program(first) {
+        out.hit(Class::Opaque, r::OPAQUE_PROGRAM);
+        out.unlist(&format!("{first}: a program name the line does not resolve"));
+        return;
+    }
     // TIOCSTI pushes bytes into a terminal's input: code an interpreter or
     // compiler runs that names it (a grep for the word does not)
     if INTERPRETERS.contains(&prog)
@@ -875,6 +945,12 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         return;
     }
+    if opaque_command(prog, argv, stdin, env, out, depth) {
+        return;
+    }
+    if prog == "eval" {
+        out.hit(Class::Opaque, r::OPAQUE_EVAL);
+    }
     if let Some(inner) = unwrap_wrapper(prog, argv) {
         match inner {
             Ok(words) => command(&words, stdin, env, out, depth + 1),
@@ -886,12 +962,26 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         return;
     }
     if shells().contains(&prog) && stdin_script(&argv[1..]) && !stdin.is_empty() {
+        out.hit(Class::Opaque, r::OPAQUE_SHELL_INPUT);
         for text in stdin {
             nested(text, env, out, depth);
         }
         return;
     }
     let args = &argv[1..];
+    if help_only(prog, args) {
+        out.hit(Class::Read, r::SHELL_READ);
+        return;
+    }
+    if first.contains('/') {
+        out.executes_file(resolve(first, env));
+    }
+    if let Some(script) = script_file(prog, args) {
+        out.executes_file(resolve(&script, env));
+    }
+    if prog == "make" || prog == "gmake" {
+        makefiles(args, env, out);
+    }
     let hit_path = |out: &mut Classification, p: &str| path_write(p, env, out, false);
     match prog {
         "rm" | "srm" => {
@@ -917,7 +1007,17 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         "find" => find(args, stdin, env, out, depth),
         "git" => git(args, env, out),
         "gh" | "glab" => forge(prog, args, out),
-        "curl" => curl(args, out),
+        "curl" => {
+            curl(args, out);
+            // the file a download writes (`-o F`, `--output F`, `--output=F`)
+            for (k, a) in args.iter().enumerate() {
+                let target =
+                    if a == "-o" || a == "--output" { args.get(k + 1).cloned() } else { a.strip_prefix("--output=").map(str::to_owned) };
+                if let Some(t) = target {
+                    hit_path(out, &t);
+                }
+            }
+        }
         "wget" => {
             if args.iter().any(|a| {
                 ["--post-data", "--post-file", "--body-data", "--body-file"].iter().any(|f| a == f || a.starts_with(&format!("{f}=")))
@@ -934,11 +1034,13 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             }
         }
         "npm" | "pnpm" | "yarn" | "bun" => match sub(args, &[]).as_deref() {
+            Some("publish") if dry_run(args) => out.hit(Class::Read, r::SHELL_READ),
             Some("publish") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
             Some("unpublish") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
             _ => out.hit(Class::Write, r::SHELL_OTHER),
         },
         "cargo" => match sub(args, &["--manifest-path", "-Z", "--config", "-C"]).as_deref() {
+            Some("publish") if dry_run(args) || args.iter().any(|a| a == "-n") => out.hit(Class::Read, r::SHELL_READ),
             Some("publish") => out.hit(Class::PublicPost, r::PACKAGE_PUBLISH),
             Some("yank") => out.hit(Class::Delete, r::PACKAGE_UNPUBLISH),
             Some(
@@ -1014,7 +1116,14 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             if prog == "rsync" && flags.iter().any(|f| f.starts_with("--delete") || f == "--remove-source-files") {
                 out.hit(Class::Delete, r::RSYNC_DELETE);
             }
-            if prog == "sftp" || pos.iter().any(|p| is_remote(p)) || (prog == "rclone" && pos.iter().skip(1).any(|p| p.contains(':'))) {
+            // a copy to a remote host sends; from one to local disk is a download (a write)
+            let dest_remote = pos.last().is_some_and(|p| is_remote(p) || prog == "rclone" && pos.len() > 2 && p.contains(':'));
+            let download =
+                pos.len() >= 2 && !dest_remote && pos[..pos.len() - 1].iter().any(|p| is_remote(p) || prog == "rclone" && p.contains(':'));
+            if prog == "sftp"
+                || dest_remote
+                || !download && (pos.iter().any(|p| is_remote(p)) || (prog == "rclone" && pos.iter().skip(1).any(|p| p.contains(':'))))
+            {
                 out.hit(Class::Send, r::REMOTE_COPY);
             } else {
                 out.hit(Class::Write, r::SHELL_WRITE);
@@ -1044,8 +1153,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             out.hit(Class::WalletTransfer, r::WALLET_TRANSFER)
         }
         "screen" => {
-            if args.windows(2).any(|w| w[0] == "-X" && matches!(w[1].as_str(), "stuff" | "paste" | "readbuf" | "register"))
-                || args.iter().any(|a| a == "-Xstuff")
+            if args.windows(2).any(|w| {
+                w[0] == "-X"
+                    && matches!(w[1].as_str(), "stuff" | "paste" | "readbuf" | "register" | "eval" | "exec" | "source" | "bindkey" | "bind")
+            }) || args.iter().any(|a| a == "-Xstuff" || a == "-Xeval")
             {
                 out.trip(tripwires::TERMINAL_INPUT, "screen -X stuff");
             }
@@ -1058,9 +1169,21 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             }
             out.hit(Class::Write, r::SHELL_OTHER);
         }
-        "ttyecho" | "writevt" | "wtype" => out.trip(tripwires::TERMINAL_INPUT, prog),
-        "xdotool" | "ydotool" if args.iter().any(|a| matches!(a.as_str(), "type" | "key" | "keydown")) => {
-            out.trip(tripwires::TERMINAL_INPUT, prog)
+        "ttyecho" | "writevt" | "wtype" | "xdotool" | "ydotool" | "dotool" => out.trip(tripwires::TERMINAL_INPUT, prog),
+        // other terminals' remote control: kitty @ send-text, wezterm cli send-text, zellij action write-chars
+        "kitty" | "kitten" | "wezterm" | "zellij"
+            if args.iter().any(|a| matches!(a.as_str(), "send-text" | "send-key" | "write-chars" | "write" | "paste")) =>
+        {
+            out.trip(
+                tripwires::TERMINAL_INPUT,
+                &format!(
+                    "{prog} {}",
+                    args.iter()
+                        .find(|a| !a.starts_with('-') && *a != "@" && *a != "cli" && *a != "action")
+                        .map(String::as_str)
+                        .unwrap_or("")
+                ),
+            )
         }
         p if p.starts_with("mkfs") || matches!(p, "wipefs" | "fdisk" | "sfdisk" | "parted" | "sgdisk" | "blkdiscard") => {
             out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE)
@@ -1108,6 +1231,10 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 }
             }
         }
+        "sed" if sed_script(args).iter().any(|t| crate::opaque::sed_runs_or_writes(t)) => {
+            out.hit(Class::Opaque, r::OPAQUE_OPTION);
+        }
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" if awk_opaque(args, env, out) => out.hit(Class::Opaque, r::OPAQUE_OPTION),
         "sed" | "perl" | "ruby"
             if args.iter().any(|a| a.starts_with("--in-place") || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))) =>
         {
@@ -1118,19 +1245,36 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 hit_path(out, p);
             }
         }
-        "sed" | "awk" | "gawk" | "mawk" => out.hit(Class::Read, r::SHELL_READ),
+        "sed" | "awk" | "gawk" | "mawk" | "nawk" => out.hit(Class::Read, r::SHELL_READ),
+        "sort" if args.iter().any(|a| a.starts_with("--compress-prog")) => out.hit(Class::Opaque, r::OPAQUE_OPTION),
         "sort" if args.iter().any(|a| a == "-o" || a.starts_with("--output")) => out.hit(Class::Write, r::SHELL_WRITE),
+        // uniq [OPTION]... [INPUT [OUTPUT]]
+        "uniq" if split_flags_with(args, &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"]).1.len() >= 2 => {
+            out.hit(Class::Write, r::SHELL_WRITE);
+            if let Some(o) = split_flags_with(args, &["-f", "-s", "-w"]).1.get(1) {
+                hit_path(out, o);
+            }
+        }
+        "less" | "more"
+            if args.iter().any(|a| {
+                a.starts_with('+') && (a.contains('!') || a.contains('|')) || a.starts_with("-k") || a.starts_with("--lesskey")
+            }) =>
+        {
+            out.hit(Class::Opaque, r::OPAQUE_OPTION)
+        }
+        "vi" | "vim" | "nvim" | "ex" | "view" | "vimdiff" | "gvim" | "emacs" => out.hit(Class::Opaque, r::OPAQUE_OPTION),
+        "man"
+            if args.iter().any(|a| {
+                a == "-P" || a.starts_with("--pager") || a == "-H" || a.starts_with("--html") || (a.starts_with("-P") && a.len() > 2)
+            }) =>
+        {
+            out.hit(Class::Opaque, r::OPAQUE_OPTION)
+        }
+        "rg" if args.iter().any(|a| a.starts_with("--pre") || a.starts_with("--hostname-bin")) => out.hit(Class::Opaque, r::OPAQUE_OPTION),
         "apply_patch" | "applypatch" => {
             let text: String = args.iter().chain(stdin.iter()).cloned().collect::<Vec<_>>().join("\n");
             let (writes, deletes) = crate::call::patch_files(&text);
-            out.hit(Class::Write, r::FILE_WRITE);
-            for p in writes {
-                hit_path(out, &p);
-            }
-            for p in deletes {
-                out.hit(Class::Delete, r::PATCH_DELETE);
-                path_write(&p, env, out, true);
-            }
+            patch(&writes, &deletes, env, out);
         }
         "crontab" => {
             if args.iter().any(|a| a == "-r") {
@@ -1141,8 +1285,331 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 out.hit(Class::CoreConfig, r::SHELL_PROFILE_WRITE);
             }
         }
-        p if READ_ONLY.contains(&p) => out.hit(Class::Read, r::SHELL_READ),
+        // a read-only program by name or from a system directory (not `./bin/cat`)
+        p if READ_ONLY.contains(&p)
+            && (!first.contains('/') || ["/bin/", "/usr/bin/", "/usr/local/bin/"].iter().any(|d| first.starts_with(d))) =>
+        {
+            out.hit(Class::Read, r::SHELL_READ)
+        }
         _ => out.hit(Class::Write, r::SHELL_OTHER),
+    }
+}
+
+/// `/proc/<pid>/fd/0` (any process), `/proc/<pid>/fd/1|2` of another
+/// process: a terminal's input or screen.
+fn proc_terminal_fd(comps: &[&str]) -> bool {
+    matches!(comps, ["proc", pid, "fd", fd] if *fd == "0" || !matches!(*pid, "self" | "thread-self") && matches!(*fd, "1" | "2"))
+        || matches!(comps, ["proc", _, "task", _, "fd", "0"])
+}
+
+/// Wrappers whose inner command the policy does not read as a plain
+/// command (tracers, fake environments, schedulers): `opaque_wrapper`.
+const OPAQUE_WRAPPERS: &[&str] = &[
+    "strace",
+    "ltrace",
+    "chronic",
+    "fakeroot",
+    "fakechroot",
+    "prlimit",
+    "faketime",
+    "numactl",
+    "xvfb-run",
+    "dbus-run-session",
+    "dbus-launch",
+    "sg",
+    "newgrp",
+    "at",
+    "batch",
+    "valgrind",
+    "perf",
+    "rr",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "bwrap",
+    "ssh-agent",
+    "entr",
+    "watchexec",
+    "hyperfine",
+    "ifne",
+    "cpulimit",
+    "systemd-inhibit",
+    "schroot",
+    "pkexec",
+    "lckdo",
+    "nocache",
+    "eatmydata",
+    "trickle",
+    "sandbox-exec",
+    "nsjail",
+    "catchsegv",
+];
+
+/// The opaque forms of one command, before the wrappers are unwrapped:
+/// unknown wrappers, definitions, `source`, interpreter inline code. True
+/// when the command is fully classified here.
+fn opaque_command(prog: &str, argv: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) -> bool {
+    let args = &argv[1..];
+    if OPAQUE_WRAPPERS.contains(&prog) {
+        out.hit(Class::Opaque, r::OPAQUE_WRAPPER);
+        // what it runs, read as well as it can be: never allowed without consent either way
+        match prog {
+            "at" | "batch" => stdin.iter().for_each(|t| nested(t, env, out, depth)),
+            _ => {
+                let mut i = 0;
+                while i < args.len() && (args[i].starts_with('-') || args[i].starts_with('+')) {
+                    if matches!(args[i].as_str(), "-o" | "-e" | "-p" | "-s" | "-u" | "-E" | "-a" | "-P" | "-S" | "-X" | "-O" | "-I" | "-b")
+                    {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if prog == "faketime" || prog == "sg" || prog == "cpulimit" {
+                    i += 1;
+                }
+                if i < args.len() {
+                    command(&args[i..], stdin, env, out, depth + 1);
+                }
+            }
+        }
+        return true;
+    }
+    match prog {
+        "source" | "." => {
+            let sourced = args.first().cloned().unwrap_or_default();
+            out.executes_file(resolve(&sourced, env));
+            // a virtualenv's activate script, cargo's env file: known set-up
+            if !(sourced.ends_with("/bin/activate") || sourced.ends_with(".cargo/env") || sourced.ends_with("/nvm.sh")) {
+                out.hit(Class::Opaque, r::OPAQUE_EVAL);
+            } else {
+                out.hit(Class::Read, r::SHELL_READ);
+            }
+            true
+        }
+        "coproc" | "function" => {
+            out.hit(Class::Opaque, r::OPAQUE_DEFINITION);
+            true
+        }
+        "alias" | "trap" if !args.is_empty() && !args.iter().all(|a| a.starts_with('-')) => {
+            if prog == "trap" {
+                if let Some(line) = args.iter().find(|a| !a.starts_with('-')) {
+                    nested(line, env, out, depth);
+                }
+            }
+            out.hit(Class::Opaque, r::OPAQUE_DEFINITION);
+            true
+        }
+        _ => {
+            if let Some(code) = crate::opaque::inline_code(prog, args) {
+                // the code: given inline, or read from a here-document/here-string/echo
+                let stdin_code =
+                    (code.is_none() && script_file(prog, args).is_none() && !args.iter().any(|a| a == "-m")).then(|| stdin.join("\n"));
+                let text = code.or(stdin_code.filter(|t| !t.is_empty()));
+                if text.is_some_and(|t| !crate::opaque::harmless_code(&t)) {
+                    out.hit(Class::Opaque, r::OPAQUE_INLINE_CODE);
+                }
+            }
+            false
+        }
+    }
+}
+
+/// `--help`/`--version` with nothing but subcommand words: prints and exits.
+fn help_only(prog: &str, args: &[String]) -> bool {
+    !INTERPRETERS.contains(&prog)
+        && !shells().contains(&prog)
+        && !matches!(prog, "ssh" | "autossh" | "mosh" | "xargs" | "parallel" | "watch")
+        && args.len() <= 3
+        && args.iter().any(|a| a == "--help" || a == "--version")
+        && args
+            .iter()
+            .all(|a| a == "--help" || a == "--version" || !a.starts_with('-') && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+}
+
+fn dry_run(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--dry-run")
+}
+
+/// `git -c KEY=VALUE` keys that make git run a program.
+fn git_config_runs(kv: &str) -> bool {
+    let key = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
+    let value = kv.split_once('=').map(|(_, v)| v).unwrap_or("");
+    if key.starts_with("alias.") {
+        return value.trim_start().starts_with('!');
+    }
+    matches!(
+        key.as_str(),
+        "core.pager"
+            | "core.sshcommand"
+            | "core.fsmonitor"
+            | "core.editor"
+            | "core.hookspath"
+            | "core.askpass"
+            | "core.gitproxy"
+            | "core.alternaterefscommand"
+            | "diff.external"
+            | "sequence.editor"
+            | "credential.helper"
+            | "gpg.program"
+            | "gpg.ssh.program"
+            | "uploadpack.packobjectshook"
+            | "pager.log"
+            | "pager.diff"
+            | "pager.show"
+            | "pager.status"
+            | "include.path"
+            | "init.templatedir"
+    ) || key.starts_with("pager.")
+        || key.starts_with("filter.")
+        || key.starts_with("includeif.")
+        || key.starts_with("protocol.")
+        || key.starts_with("remote.") && (key.ends_with(".receivepack") || key.ends_with(".uploadpack") || key.ends_with(".vcs"))
+        || key.starts_with("url.")
+        || (key.starts_with("diff.") || key.starts_with("merge."))
+            && (key.ends_with(".textconv") || key.ends_with(".command") || key.ends_with(".driver"))
+        || key.starts_with("credential.") && key.ends_with(".helper")
+}
+
+/// The script file an interpreter or a shell runs (`python3 x.py`,
+/// `bash run.sh`, `node x.js`, `awk -f x`).
+fn script_file(prog: &str, args: &[String]) -> Option<String> {
+    let value_opts: &[&str] = match prog {
+        p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => &["-W", "-X", "--check-hash-based-pycs"],
+        "node" | "nodejs" | "bun" | "deno" => &["-r", "--require", "--import", "--loader", "--conditions", "-C"],
+        "perl" => &["-I", "-M", "-m"],
+        "ruby" => &["-I", "-r", "-C"],
+        p if shells().contains(&p) => &["-o", "-O", "+o", "+O"],
+        "php" | "lua" | "luajit" | "tclsh" | "Rscript" | "tsx" | "ts-node" | "osascript" => &[],
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" => {
+            let k = args.iter().position(|a| a == "-f" || a == "--file")?;
+            return args.get(k + 1).cloned();
+        }
+        _ => return None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let code_flag =
+            if shells().contains(&prog) { a == "-c" } else { matches!(a, "-c" | "-e" | "-E" | "-m" | "-p" | "--eval" | "--print" | "-r") };
+        if code_flag && !value_opts.contains(&a) {
+            return None;
+        }
+        if a == "--" {
+            return args.get(i + 1).cloned();
+        }
+        if a.starts_with('-') || a.starts_with('+') {
+            let code_letters: &[char] = if shells().contains(&prog) { &['c'] } else { &['c', 'e', 'm'] };
+            if !a.starts_with("--") && a.len() > 2 && a[1..].contains(code_letters) && !prog.starts_with("perl") {
+                return None;
+            }
+            i += if value_opts.contains(&a) { 2 } else { 1 };
+            continue;
+        }
+        if prog == "deno" || prog == "bun" {
+            // deno run FILE, bun run FILE
+            if matches!(a, "run" | "x") {
+                i += 1;
+                continue;
+            }
+        }
+        return Some(a.to_owned());
+    }
+    None
+}
+
+/// The Makefile `make` reads: `-f FILE`, or the default names in its directory.
+fn makefiles(args: &[String], env: &Env, out: &mut Classification) {
+    let mut dir = ".".to_owned();
+    let mut named = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let value = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
+        if matches!(a, "-f" | "--file" | "--makefile") {
+            out.executes_file(resolve(&value(i), env));
+            named = true;
+            i += 1;
+        } else if let Some(f) =
+            a.strip_prefix("--file=").or_else(|| a.strip_prefix("--makefile=")).or_else(|| a.strip_prefix("-f").filter(|f| !f.is_empty()))
+        {
+            out.executes_file(resolve(f, env));
+            named = true;
+        } else if a == "-C" || a == "--directory" {
+            dir = value(i);
+            i += 1;
+        }
+        i += 1;
+    }
+    if !named {
+        for name in ["GNUmakefile", "makefile", "Makefile"] {
+            out.executes_file(resolve(&format!("{dir}/{name}"), env));
+        }
+    }
+}
+
+/// The sed scripts of a command line: `-e`/`--expression` values, else the first operand.
+fn sed_script(args: &[String]) -> Vec<String> {
+    let mut scripts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "-e" || a == "--expression" {
+            scripts.extend(args.get(i + 1).cloned());
+            i += 2;
+            continue;
+        }
+        if let Some(v) = a.strip_prefix("--expression=") {
+            scripts.push(v.to_owned());
+        } else if a.starts_with("-e") && a.len() > 2 {
+            scripts.push(a[2..].to_owned());
+        }
+        i += 1;
+    }
+    if scripts.is_empty() && !args.iter().any(|a| a == "-f" || a == "--file") {
+        let (_, pos) = split_flags_with(args, &["-l", "--line-length", "-E"]);
+        scripts.extend(pos.first().cloned());
+    }
+    scripts
+}
+
+/// An awk program that runs commands or writes files; `-f FILE` is a file it executes.
+fn awk_opaque(args: &[String], env: &Env, out: &mut Classification) -> bool {
+    let mut i = 0;
+    let mut program = None;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if matches!(a, "-f" | "--file" | "-i" | "--include" | "-l" | "--load" | "-E" | "--exec") {
+            if let Some(f) = args.get(i + 1) {
+                out.executes_file(resolve(f, env));
+            }
+            return matches!(a, "-l" | "--load");
+        }
+        if matches!(a, "-v" | "-F" | "--assign" | "--field-separator") {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            i += 1;
+            continue;
+        }
+        program = Some(a);
+        break;
+    }
+    program.is_some_and(crate::opaque::awk_runs_or_writes)
+}
+
+/// A Codex patch: its writes, its deletes, and a move to a device (`*** Move to: /dev/null`) is a delete.
+fn patch(writes: &[String], deletes: &[String], env: &Env, out: &mut Classification) {
+    out.hit(Class::Write, r::FILE_WRITE);
+    for p in writes {
+        if resolve(p, env).starts_with("/dev/") {
+            out.hit(Class::Delete, r::PATCH_DELETE);
+        }
+        path_write(p, env, out, false);
+    }
+    for p in deletes {
+        out.hit(Class::Delete, r::PATCH_DELETE);
+        path_write(p, env, out, true);
     }
 }
 
@@ -1252,10 +1719,17 @@ fn find(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, 
 }
 
 fn git(args: &[String], env: &Env, out: &mut Classification) {
-    // global options
+    // global options; a `-c` that makes git run a program is opaque
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
+        if a == "-c" && args.get(i + 1).is_some_and(|kv| git_config_runs(kv))
+            || a.starts_with("--config-env")
+            || a.starts_with("--exec-path=")
+            || a == "--exec-path" && args.get(i + 1).is_some()
+        {
+            out.hit(Class::Opaque, r::OPAQUE_OPTION);
+        }
         if matches!(a, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env") {
             i += 2;
         } else if a.starts_with('-') {
@@ -1273,7 +1747,16 @@ fn git(args: &[String], env: &Env, out: &mut Classification) {
     let flag =
         |names: &[&str]| flags.iter().any(|f| names.contains(&f.as_str()) || names.iter().any(|n| n.ends_with('=') && f.starts_with(n)));
     let short = |c: char| flags.iter().any(|f| has_short(f, c));
+    // `git log --output=F`, `git diff --output F`: a file written
+    if let Some(k) = rest.iter().position(|a| a.starts_with("--output")) {
+        let target = rest[k].strip_prefix("--output=").map(str::to_owned).or_else(|| rest.get(k + 1).cloned());
+        out.hit(Class::Write, r::SHELL_WRITE);
+        if let Some(t) = target {
+            path_write(&t, env, out, false);
+        }
+    }
     match subcmd.as_str() {
+        "push" if flag(&["--dry-run"]) || short('n') => out.hit(Class::Read, r::GIT_READ),
         "push" => {
             let force = flag(&["--force", "--force-with-lease", "--force-with-lease=", "--mirror", "--force-if-includes"])
                 || short('f')
@@ -1529,6 +2012,34 @@ fn curl(args: &[String], out: &mut Classification) {
 /// deletes or updates; string literals and comments are not read
 /// (`SELECT ... WHERE name = 'update'`, `SELECT ... FOR UPDATE` are not).
 fn destructive_sql(text: &str) -> bool {
+    sql_statements(text).iter().any(|words| match words.first().map(String::as_str) {
+        Some("DROP" | "DELETE" | "TRUNCATE" | "UPDATE") => true,
+        Some("ALTER") => words.iter().any(|w| w == "DROP"),
+        Some("WITH") => {
+            words.iter().any(|w| matches!(w.as_str(), "DELETE" | "UPDATE" | "DROP" | "TRUNCATE"))
+                && !words.windows(2).any(|p| p[0] == "FOR" && p[1] == "UPDATE")
+        }
+        _ => false,
+    })
+}
+
+/// SQL that changes anything: a statement that is not a plain read
+/// (SELECT, SHOW, DESCRIBE, EXPLAIN without ANALYZE, VALUES, TABLE, a WITH
+/// whose body only selects), or [`destructive_sql`].
+pub(crate) fn sql_writes(text: &str) -> bool {
+    destructive_sql(text)
+        || sql_statements(text).iter().any(|words| match words.first().map(String::as_str) {
+            None => false,
+            Some("SELECT" | "SHOW" | "DESCRIBE" | "DESC" | "VALUES" | "TABLE") => words.iter().any(|w| w == "INTO"),
+            Some("EXPLAIN") => words.iter().any(|w| w == "ANALYZE"),
+            Some("WITH") => words.iter().any(|w| matches!(w.as_str(), "INSERT" | "MERGE" | "INTO")),
+            Some(_) => true,
+        })
+}
+
+/// The upper-cased words of each `;`-separated statement, string literals
+/// and comments left out.
+fn sql_statements(text: &str) -> Vec<Vec<String>> {
     let mut code = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -1562,18 +2073,10 @@ fn destructive_sql(text: &str) -> bool {
             c => code.push(c.to_ascii_uppercase()),
         }
     }
-    code.split(';').any(|stmt| {
-        let words: Vec<&str> = stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
-        match words.first().copied() {
-            Some("DROP" | "DELETE" | "TRUNCATE" | "UPDATE") => true,
-            Some("ALTER") => words.contains(&"DROP"),
-            Some("WITH") => {
-                words.iter().any(|w| matches!(*w, "DELETE" | "UPDATE" | "DROP" | "TRUNCATE"))
-                    && !words.windows(2).any(|p| p == ["FOR", "UPDATE"])
-            }
-            _ => false,
-        }
-    })
+    code.split(';')
+        .map(|stmt| stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_owned).collect())
+        .filter(|w: &Vec<String>| !w.is_empty())
+        .collect()
 }
 
 fn sql(prog: &str, args: &[String], stdin: &[String], out: &mut Classification) {
@@ -1680,30 +2183,172 @@ fn tmux_shell_commands(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// tmux commands (and aliases) that put input into a pane or run tmux
+/// commands the line does not show: typing, pasting, and every route to
+/// them (a hook, a key binding, a prompt, a file of commands, a shell test,
+/// a shell command's output, a respawned pane) (docs/policy.md, tripwires).
+const TMUX_INPUT_ROUTES: &[&str] = &[
+    "if-shell",
+    "if",
+    "run-shell",
+    "run",
+    "set-hook",
+    "bind-key",
+    "bind",
+    "command-prompt",
+    "source-file",
+    "source",
+    "respawn-pane",
+    "respawnp",
+    "respawn-window",
+    "respawnw",
+    "confirm-before",
+    "confirm",
+    "display-menu",
+    "menu",
+];
+
+/// Every tmux command name (tmux(1)), to resolve a unique prefix.
+const TMUX_COMMANDS: &[&str] = &[
+    "attach-session",
+    "bind-key",
+    "break-pane",
+    "capture-pane",
+    "choose-buffer",
+    "choose-client",
+    "choose-tree",
+    "clear-history",
+    "clear-prompt-history",
+    "clock-mode",
+    "command-prompt",
+    "confirm-before",
+    "copy-mode",
+    "customize-mode",
+    "delete-buffer",
+    "detach-client",
+    "display-menu",
+    "display-message",
+    "display-panes",
+    "display-popup",
+    "find-window",
+    "has-session",
+    "if-shell",
+    "join-pane",
+    "kill-pane",
+    "kill-server",
+    "kill-session",
+    "kill-window",
+    "last-pane",
+    "last-window",
+    "link-window",
+    "list-buffers",
+    "list-clients",
+    "list-commands",
+    "list-keys",
+    "list-panes",
+    "list-sessions",
+    "list-windows",
+    "load-buffer",
+    "lock-client",
+    "lock-server",
+    "lock-session",
+    "move-pane",
+    "move-window",
+    "new-session",
+    "new-window",
+    "next-layout",
+    "next-window",
+    "paste-buffer",
+    "pipe-pane",
+    "previous-layout",
+    "previous-window",
+    "refresh-client",
+    "rename-session",
+    "rename-window",
+    "resize-pane",
+    "resize-window",
+    "respawn-pane",
+    "respawn-window",
+    "rotate-window",
+    "run-shell",
+    "save-buffer",
+    "select-layout",
+    "select-pane",
+    "select-window",
+    "send-keys",
+    "send-prefix",
+    "server-access",
+    "set-buffer",
+    "set-environment",
+    "set-hook",
+    "set-option",
+    "set-window-option",
+    "show-buffer",
+    "show-environment",
+    "show-hooks",
+    "show-messages",
+    "show-options",
+    "show-prompt-history",
+    "show-window-options",
+    "source-file",
+    "split-window",
+    "start-server",
+    "suspend-client",
+    "swap-pane",
+    "swap-window",
+    "switch-client",
+    "unbind-key",
+    "unlink-window",
+    "wait-for",
+];
+
+/// Whether a tmux command word (a name, an alias or a prefix) puts input
+/// into a pane: typing or one of [`TMUX_INPUT_ROUTES`]. A prefix that could
+/// be such a command counts (fail closed); `pipe-pane` only with `-I`.
+fn tmux_input(name: &str, args: &[String]) -> bool {
+    let typing = TMUX_ALIASES.contains(&name) || TMUX_TYPING.contains(&name) || TMUX_INPUT_ROUTES.contains(&name);
+    if typing {
+        return true;
+    }
+    if matches!(name, "pipe-pane" | "pipep") || name.len() >= 2 && "pipe-pane".starts_with(name) {
+        return args.iter().take_while(|a| a.starts_with('-')).any(|a| !a.starts_with("--") && a.contains('I'));
+    }
+    if name.len() < 2 || TMUX_COMMANDS.contains(&name) {
+        return false;
+    }
+    TMUX_COMMANDS.iter().filter(|c| c.starts_with(name)).any(|c| TMUX_TYPING.contains(c) || TMUX_INPUT_ROUTES.contains(c))
+}
+
 fn tmux(argv: &[String], out: &mut Classification) {
     let rest = &argv[1..];
     let mut i = 0;
-    // global options
+    // global options: -C (control mode) reads commands from standard input, -f a file of commands
     while i < rest.len() && rest[i].starts_with('-') {
-        if matches!(rest[i].as_str(), "-L" | "-S" | "-f" | "-c" | "-T") {
+        let w = rest[i].as_str();
+        if !w.starts_with("--") && (w[1..].contains('C') || w == "-f") {
+            out.trip(tripwires::TERMINAL_INPUT, &format!("tmux {w}"));
+        }
+        if matches!(w, "-L" | "-S" | "-f" | "-c" | "-T") {
             i += 1;
         }
         i += 1;
     }
-    let mut at_command = true;
-    while i < rest.len() {
-        let w = rest[i].as_str();
-        if at_command {
-            let name = w.trim_end_matches(';');
-            if TMUX_ALIASES.contains(&name) || (name.len() >= 2 && TMUX_TYPING.iter().any(|t| t.starts_with(name))) {
+    let words = &rest[i.min(rest.len())..];
+    let mut start = 0;
+    for k in 0..=words.len() {
+        let end = k == words.len() || words[k] == ";" || words[k].ends_with(';');
+        if !end {
+            continue;
+        }
+        let upto = if k < words.len() && words[k] != ";" { k + 1 } else { k };
+        if let Some(name) = words.get(start).filter(|_| start < upto) {
+            let name = name.trim_end_matches(';');
+            let args: Vec<String> = words[(start + 1).min(upto)..upto].iter().map(|w| w.trim_end_matches(';').to_owned()).collect();
+            if tmux_input(name, &args) {
                 out.trip(tripwires::TERMINAL_INPUT, &format!("tmux {name}"));
             }
-            at_command = false;
         }
-        if w == ";" || w.ends_with(';') {
-            at_command = true;
-        }
-        i += 1;
+        start = k + 1;
     }
 }
 
@@ -1739,9 +2384,17 @@ fn under(path: &str, dir: &str) -> bool {
 /// A write (or deletion) of one path: tripwires and core-config rules.
 fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
     let abs = resolve(p, env);
+    if out.writes.len() < MAX_CALL_PATHS && !out.writes.contains(&abs) {
+        out.writes.push(abs.clone());
+    }
     let comps: Vec<&str> = abs.split('/').filter(|c| !c.is_empty()).collect();
     // tripwires
-    if abs.starts_with("/dev/pts/") || abs.starts_with("/dev/tty") || abs == "/dev/console" || abs.starts_with("/dev/vcs") {
+    if abs.starts_with("/dev/pts/")
+        || abs.starts_with("/dev/tty")
+        || abs == "/dev/console"
+        || abs.starts_with("/dev/vcs")
+        || proc_terminal_fd(&comps)
+    {
         out.trip(tripwires::TERMINAL_INPUT, &abs);
         return;
     }
@@ -1882,6 +2535,203 @@ mod tests {
         assert_eq!(rules_of(&m), vec![r::MCP_SEND]);
         assert!(!bash("cargo test -p x").is_irreversible());
         assert_eq!(bash("git status").classes(), BTreeSet::from([Class::Read]));
+    }
+
+    /// Each form that passed the deny-list policy, by name: opaque (consent),
+    /// an irreversible rule, or a tripwire; never a plain read or write.
+    #[test]
+    fn the_evasions_need_consent_or_trip() {
+        use r::*;
+        let ti = tripwires::TERMINAL_INPUT;
+        for (line, rule) in [
+            ("awk 'BEGIN{system(\"rm -rf build\")}'", OPAQUE_OPTION),
+            ("git -c core.pager='rm -rf build' log", OPAQUE_OPTION),
+            ("git -c core.fsmonitor='rm -rf build' status", OPAQUE_OPTION),
+            ("git -c core.sshCommand='rm -rf build' fetch", OPAQUE_OPTION),
+            ("git -c diff.external=./x.sh diff", OPAQUE_OPTION),
+            ("git -c alias.x='!rm -rf build' x", OPAQUE_OPTION),
+            ("less +'!rm -rf build' README.md", OPAQUE_OPTION),
+            ("sed -n '1e rm -rf build' README.md", OPAQUE_OPTION),
+            ("rg --pre ./x.sh TODO", OPAQUE_OPTION),
+            ("sort --compress-program=./x.sh f", OPAQUE_OPTION),
+            ("man -P 'rm -rf build' ls", OPAQUE_OPTION),
+            ("vim -c '!rm -rf build' x", OPAQUE_OPTION),
+            ("/???/r? -rf build", OPAQUE_PROGRAM),
+            ("export R=rm; $R -rf build", OPAQUE_PROGRAM),
+            ("${X:-rm} -rf build", OPAQUE_PROGRAM),
+            ("rm$IFS-rf${IFS}build", OPAQUE_PROGRAM),
+            ("function f { rm -rf \"$1\"; }; f build", OPAQUE_DEFINITION),
+            ("f() { rm -rf \"$1\"; }; f build", OPAQUE_DEFINITION),
+            ("coproc rm -rf build", OPAQUE_DEFINITION),
+            ("alias ls='rm -rf build'; ls", OPAQUE_DEFINITION),
+            ("trap 'rm -rf build' EXIT", OPAQUE_DEFINITION),
+            ("eval 'rm -rf build'", OPAQUE_EVAL),
+            ("source ./x.sh", OPAQUE_EVAL),
+            (". ./x.sh", OPAQUE_EVAL),
+            ("bash < <(echo rm -rf build)", OPAQUE_SHELL_INPUT),
+            ("bash <<< 'rm -rf build'", OPAQUE_SHELL_INPUT),
+            ("echo 'rm -rf build' | sh", OPAQUE_SHELL_INPUT),
+            ("IFS=,; c=rm,-rf,build; $c", OPAQUE_SHELL_ENV),
+            ("PROMPT_COMMAND='rm -rf build' bash -i", OPAQUE_SHELL_ENV),
+            ("export BASH_ENV=./x.sh; bash -c ls", OPAQUE_SHELL_ENV),
+            ("ENV=./x.sh sh -i", OPAQUE_SHELL_ENV),
+            ("strace -o /dev/null rm -rf build", OPAQUE_WRAPPER),
+            ("ltrace rm -rf build", OPAQUE_WRAPPER),
+            ("chronic rm -rf build", OPAQUE_WRAPPER),
+            ("fakeroot rm -rf build", OPAQUE_WRAPPER),
+            ("prlimit --nofile=64 rm -rf build", OPAQUE_WRAPPER),
+            ("faketime '2020-01-01' rm -rf build", OPAQUE_WRAPPER),
+            ("numactl -N 0 rm -rf build", OPAQUE_WRAPPER),
+            ("xvfb-run rm -rf build", OPAQUE_WRAPPER),
+            ("dbus-run-session rm -rf build", OPAQUE_WRAPPER),
+            ("sg staff 'rm -rf build'", OPAQUE_WRAPPER),
+            ("echo 'rm -rf build' | at now", OPAQUE_WRAPPER),
+            ("echo 'rm -rf build' | batch", OPAQUE_WRAPPER),
+            ("python3 -c 'import shutil; shutil.rmtree(\"build\")'", OPAQUE_INLINE_CODE),
+            ("perl -e 'system(\"rm -rf build\")'", OPAQUE_INLINE_CODE),
+            ("node -e 'require(\"fs\").rmSync(\"build\",{recursive:true})'", OPAQUE_INLINE_CODE),
+            ("ruby -e 'system(%q(rm -rf build))'", OPAQUE_INLINE_CODE),
+            ("python3 - <<'EOF'\nimport os\nos.system('rm -rf build')\nEOF", OPAQUE_INLINE_CODE),
+            ("script -qc 'rm -rf build' /dev/null", RM_RECURSIVE_FORCE),
+        ] {
+            let c = bash(line);
+            assert!(rules_of(&c).contains(&rule), "{line}: {:?}", c.hits);
+            assert!(c.halts(), "{line}");
+        }
+        for line in [
+            "tmux if-shell true 'send-keys -t 0 y Enter'",
+            "tmux run-shell 'echo hi'",
+            "tmux pipe-pane -I -t 0 'echo ls'",
+            "tmux -C attach",
+            "tmux -CC new",
+            "tmux set-hook -g after-new-window 'send-keys ls Enter'",
+            "tmux bind-key x send-keys y",
+            "tmux command-prompt -I x",
+            "tmux source-file /tmp/cmds",
+            "tmux respawn-pane -k -t 0 ls",
+            "tmux new -d \\; if true 'send y'",
+            "screen -X eval 'stuff ls'",
+            "kitty @ send-text --match id:1 ls",
+            "wezterm cli send-text ls",
+            "zellij action write-chars ls",
+            "xdotool key Return",
+            "ydotool type ls",
+            "echo ls > /proc/1234/fd/0",
+        ] {
+            assert_eq!(bash(line).tripwires.first().map(|t| t.code), Some(ti), "{line}");
+        }
+        for line in ["tmux list-sessions", "tmux new -d -s work", "tmux kill-session -t work", "tmux pipe-pane -o -t 0 'cat >> log'"] {
+            assert!(bash(line).tripwires.is_empty(), "{line}");
+        }
+        let moved = classify(
+            &ToolCall::parse(
+                "apply_patch",
+                &json!({"input": "*** Begin Patch\n*** Update File: a.rs\n*** Move to: /dev/null\n*** End Patch\n"}),
+            ),
+            &env(),
+        );
+        assert_eq!(rules_of(&moved), vec![r::PATCH_DELETE]);
+    }
+
+    #[test]
+    fn the_deny_lists_false_positives_pass() {
+        for line in [
+            "rm --help",
+            "rm --version",
+            "git push --help",
+            "git push --dry-run --force",
+            "git push -n -f origin main",
+            "npm publish --dry-run",
+            "cargo publish --dry-run",
+            "scp host:x /tmp/",
+            "rsync -av host:/srv/logs/ ./logs/",
+            "python3 -c 'import sys; print(sys.version)'",
+            "perl -pi -e 's/x/y/g' src/a.rs",
+            "GIT_PAGER=cat git log -3",
+            "while IFS= read -r l; do echo \"$l\"; done < list.txt",
+            "source .venv/bin/activate && pytest -q",
+        ] {
+            let c = bash(line);
+            assert!(!c.is_irreversible() && c.tripwires.is_empty(), "{line}: {:?}", c.hits);
+        }
+        assert_eq!(rules_of(&bash("scp build.tar host:/srv/")), vec![r::REMOTE_COPY]);
+    }
+
+    /// Halting modes: only the allow-list passes.
+    #[test]
+    fn the_allow_list() {
+        for line in [
+            "cat a",
+            "git status",
+            "git -C sub log -1",
+            "git --no-pager diff",
+            "ls -la | head",
+            "grep -rn x src",
+            "rg x",
+            "find . -name x",
+            "echo hi",
+            "less README.md",
+            "/opt/kijito/bin/memory-latch status",
+        ] {
+            assert_eq!(bash(line).unlisted(), None, "{line}");
+        }
+        for line in [
+            "git -c x.y=z status",
+            "git log --output=f",
+            "git diff --ext-diff",
+            "git fetch",
+            "rg --pre x y",
+            "rg -z y",
+            "find . -fls /tmp/x",
+            "find . -delete",
+            "less +!ls x",
+            "less -k k x",
+            "sort x",
+            "uniq a b",
+            "awk 1 x",
+            "sed -n 1p x",
+            "X=1 cat a",
+            "./cat a",
+            "cargo tree",
+        ] {
+            assert!(bash(line).halts(), "{line}");
+        }
+    }
+
+    /// The session taint: a file this session wrote, executed, is opaque.
+    #[test]
+    fn executed_files_meet_the_taint() {
+        let written: BTreeSet<String> =
+            ["/home/u/proj/diag.py", "/home/u/proj/run.sh", "/home/u/proj/x", "/home/u/proj/Makefile", "/home/u/proj/x.js"]
+                .into_iter()
+                .map(String::from)
+                .collect();
+        for line in [
+            "python3 diag.py",
+            "python3 -u ./diag.py --fast",
+            "bash run.sh",
+            "sh -e run.sh",
+            "./x",
+            "node x.js",
+            "make",
+            "make -f Makefile test",
+            "source run.sh",
+            "bash < run.sh",
+        ] {
+            let mut c = bash(line);
+            assert!(!c.executes().is_empty(), "{line}");
+            c.apply_taint(&written, false);
+            assert!(rules_of(&c).contains(&r::OPAQUE_TAINTED), "{line}: {:?}", c.executes());
+        }
+        let mut c = bash("python3 other.py");
+        c.apply_taint(&written, false);
+        assert!(!c.is_irreversible());
+        c.apply_taint(&written, true);
+        assert!(c.is_irreversible(), "a full record taints every executed file");
+        assert!(bash("git status").executes().is_empty());
+        let w = classify(&ToolCall::parse("Write", &json!({"file_path": "diag.py", "content": "x"})), &env());
+        assert_eq!(w.writes(), ["/home/u/proj/diag.py".to_string()]);
+        assert_eq!(bash("curl -o out.sh https://x && tee a.sh < b && cp x y.sh").writes().len(), 3);
     }
 
     #[test]

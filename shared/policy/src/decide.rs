@@ -3,12 +3,13 @@
 //! naming the one step that leads out.
 //!
 //! Order: tripwires (every mode, no consent opens them); then the latch
-//! modes that halt mutation (Silent Witness, degraded until reviewed,
-//! one-step without a named next step: every write, delete, send,
-//! public-post, wallet-transfer and core-config call is denied, reads and
-//! helper commands pass); then the QA freeze (Kijito graph writes between
-//! `qa-gate record` and the compaction); then consent (normal mode: an
-//! irreversible call needs a confirmed token for its action hash).
+//! modes that halt (Silent Witness, degraded until reviewed, one-step
+//! without a named next step, an invalid governance file; the hook applies
+//! the wake hold the same way): an allow-list, so only reads the
+//! allow-list names and helper commands pass ([`Classification::halts`]);
+//! then the QA freeze (Kijito graph writes between `qa-gate record` and
+//! the compaction); then consent (normal mode: an irreversible or opaque
+//! call needs a confirmed token for its action hash).
 
 use crate::classify::{Class, Classification};
 use kijito_protocol::codes::policy as codes;
@@ -118,6 +119,11 @@ fn what(cls: &Classification) -> String {
     if parts.is_empty() {
         parts = cls.classes().iter().filter(|c| c.is_mutation()).map(|c| c.as_str().to_owned()).collect();
     }
+    if parts.is_empty() {
+        if let Some(u) = cls.unlisted() {
+            parts.push(format!("not on the read-only list: {u}"));
+        }
+    }
     parts.join(", ")
 }
 
@@ -126,8 +132,7 @@ fn what(cls: &Classification) -> String {
 /// until `wake-check --live` answered (`wake_command`, exact and absolute).
 /// Applied after [`decide`]'s tripwires and halting modes, before consent.
 pub fn wake_hold(cls: &Classification, wake_command: &str) -> Option<Decision> {
-    let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
-    mutates.then(|| Decision::Deny {
+    halts(cls).then(|| Decision::Deny {
         code: codes::WAKE_PENDING,
         reason: format!(
             "kijito-qa policy: denied ({}): this session woke from a long sleep, a boot change or local findings; writes and irreversible calls wait until the live wake check has answered (this one: {}). The one step out: run `{wake_command}`, read its verdict, then retry.",
@@ -135,6 +140,12 @@ pub fn wake_hold(cls: &Classification, wake_command: &str) -> Option<Decision> {
             what(cls)
         ),
     })
+}
+
+/// A call the halting modes deny: a mutation other than a helper command,
+/// or a command off the allow-list.
+fn halts(cls: &Classification) -> bool {
+    cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper) || cls.unlisted().is_some()
 }
 
 /// Decide one classified call.
@@ -149,11 +160,11 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
             ),
         };
     }
-    let mutates = cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper);
+    let mutates = halts(cls);
     let halt = |code: codes::Code, mode: &str, step: String| {
         Decision::Deny {
         code,
-        reason: format!("kijito-qa policy: denied ({code}): {mode} halts every write, delete, send, public-post, wallet-transfer and core-config call (this one: {}). Reads pass. The one step out: {step}", what(cls)),
+        reason: format!("kijito-qa policy: denied ({code}): {mode} halts every call but the read-only list (cat, head, tail, less, ls, stat, wc, file, pwd, echo, printf, grep, rg, find, git status|log|diff|show|blame, our helpers) (this one: {}). The one step out: {step}", what(cls)),
     }
     };
     match modes.latch {

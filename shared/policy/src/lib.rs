@@ -8,12 +8,17 @@
 //! | tool call to classes with the rule that fired, tripwires | [`classify`] |
 //! | allow / deny by latch mode, QA freeze and consent | [`decide`] |
 //! | the user's policy file: rules removed, added, re-risked | [`user`] |
+//! | MCP tools by name and SQL, Kijito stores on any server, memory ids | [`mcp`] |
+//! | what the shell model cannot resolve (`opaque`), the halting modes' allow-list | [`opaque`] |
 //!
 //! Classes: read, write, delete, send, public-post, wallet-transfer,
-//! core-config, helper; the middle five are the seed's irreversible
-//! categories. **Anything the rules do not name is not irreversible**: an
-//! unknown program or tool is classified `write`, which only the halting
-//! modes (Silent Witness, degraded, one-step without a step) deny. The
+//! core-config, helper, opaque; the five after write are the seed's
+//! irreversible categories, and `opaque` (what the shell model cannot
+//! resolve to known programs and literal arguments) needs consent as they
+//! do. An unknown program with literal arguments is a `write`; the halting
+//! modes (Silent Witness, degraded, one-step without a step, an invalid
+//! governance file, the wake hold) pass only the allow-list of read-only
+//! programs with read-only options (docs/policy.md). The
 //! classifier reads what the shell would run (compound lists, pipelines,
 //! subshells, command substitution, `bash -c`/`sh -c` and `eval`
 //! recursively up to [`shell::MAX_DEPTH`], `env`, `sudo`, `xargs`,
@@ -29,6 +34,8 @@
 pub mod call;
 pub mod classify;
 pub mod decide;
+pub mod mcp;
+pub mod opaque;
 pub mod user;
 /// The shell model lives once, in kijito-protocol (the command guard reads
 /// the same words).

@@ -105,9 +105,11 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
 }
 
 /// The decision over the whole corpus, from the labels: Silent Witness,
-/// degraded and one-step without a step deny exactly the calls labelled
-/// with a mutating class (write, delete, send, public-post,
-/// wallet-transfer, core-config) or a tripwire; normal mode denies exactly
+/// degraded and one-step without a step deny every call labelled with a
+/// mutating class (write, delete, send, public-post, wallet-transfer,
+/// core-config, opaque) or a tripwire, and the calls labelled `"halting":
+/// "deny"` (off the allow-list); they pass the calls labelled `"halting":
+/// "allow"`; normal mode denies exactly
 /// the irreversible and tripwire calls, and with a confirmed token only
 /// the tripwires; without a latch only the tripwires.
 #[test]
@@ -124,6 +126,7 @@ fn decisions_by_mode_follow_the_labels() {
     };
     let mut denied = [0usize; 5];
     let mut lines = 0;
+    let (mut unlabelled_reads, mut reads_off_the_list) = (0usize, 0usize);
     for line in text.lines() {
         let e: Value = serde_json::from_str(line).unwrap();
         let classes: BTreeSet<Class> = strings(&e["expect"]["classes"]).iter().map(|c| Class::parse(c).unwrap()).collect();
@@ -131,10 +134,27 @@ fn decisions_by_mode_follow_the_labels() {
         let mutating = classes.iter().any(|c| c.is_mutation());
         let irreversible = classes.iter().any(|c| c.is_irreversible());
         let cls = classify(&ToolCall::parse(e["tool_name"].as_str().unwrap(), &e["tool_input"]), &env);
+        // the halting modes' allow-list: a call labelled `"halting": "allow"` passes, `"deny"` is
+        // denied; a read without that label may be either (it is counted below)
+        let halting = match e["expect"]["halting"].as_str() {
+            Some("allow") => {
+                assert!(!trip && !mutating, "{}: a mutating call labelled halting allow", e["id"]);
+                false
+            }
+            Some("deny") => true,
+            Some(other) => panic!("{}: halting label {other}", e["id"]),
+            None if trip || mutating => true,
+            None => {
+                unlabelled_reads += 1;
+                let d = decide(&cls, &Modes { latch: LatchMode::SilentWitness, qa_frozen: false, consent_confirmed: false }, &target);
+                reads_off_the_list += usize::from(!d.allowed());
+                !d.allowed()
+            }
+        };
         let cases = [
-            (LatchMode::SilentWitness, false, trip || mutating),
-            (LatchMode::Degraded, false, trip || mutating),
-            (LatchMode::OneStepWithoutStep, false, trip || mutating),
+            (LatchMode::SilentWitness, false, halting),
+            (LatchMode::Degraded, false, halting),
+            (LatchMode::OneStepWithoutStep, false, halting),
             (LatchMode::Normal, false, trip || irreversible),
             (LatchMode::Normal, true, trip),
         ];
@@ -150,6 +170,9 @@ fn decisions_by_mode_follow_the_labels() {
     println!(
         "decisions over {lines} calls: denied in silent witness {}, degraded {}, one-step without step {}, normal {}, normal with token {}",
         denied[0], denied[1], denied[2], denied[3], denied[4]
+    );
+    println!(
+        "halting modes: {reads_off_the_list} of {unlabelled_reads} read calls without a halting label are off the allow-list (denied)"
     );
 }
 

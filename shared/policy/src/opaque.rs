@@ -1,0 +1,749 @@
+//! What the shell model cannot resolve, and the halting modes' allow-list
+//! (docs/policy.md, "Opaque calls" and "The halting modes' allow-list").
+//!
+//! Pure helpers over words and text: the classifier ([`crate::classify`])
+//! calls them and records the hits.
+
+use crate::shell::Simple;
+
+/// Variables that make a shell or a later program run something the line
+/// does not show (`BASH_ENV`, `PROMPT_COMMAND`, a pager, an editor,
+/// preloaded libraries, interpreter start-up options).
+pub const COMMAND_VARS: &[&str] = &[
+    "IFS",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+    "PS0",
+    "PS4",
+    "PAGER",
+    "MANPAGER",
+    "GIT_PAGER",
+    "SYSTEMD_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_EXEC_PATH",
+    "EDITOR",
+    "VISUAL",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "PERL5OPT",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "BASH_FUNC",
+];
+
+/// Values of [`COMMAND_VARS`] that run nothing new (`GIT_PAGER=cat git log`).
+const HARMLESS_VALUES: &[&str] = &["", "cat", "less", "more", "true", "false", ":", "less -R", "less -FRX", "less -FRSX"];
+
+/// A variable assignment that makes something run the line does not show;
+/// `IFS=` only in front of `read` (`while IFS= read -r l`) is plain.
+pub fn command_var(name: &str, value: &str, before: Option<&str>) -> bool {
+    let name_hit = COMMAND_VARS.contains(&name) || name.starts_with("BASH_FUNC_") || name.starts_with("GIT_CONFIG_");
+    if !name_hit {
+        return false;
+    }
+    if name == "IFS" {
+        return before != Some("read");
+    }
+    !HARMLESS_VALUES.contains(&value.trim())
+}
+
+/// Opaque forms read from the raw line (the shell model folds them away):
+/// a function definition (`f() {`, `function f`), `coproc`, a standalone
+/// assignment to a [`COMMAND_VARS`] name, `$IFS`. The rule id that fires.
+pub fn scan_text(line: &str) -> Option<(&'static str, &'static str)> {
+    use crate::classify::rules as r;
+    let b = line.as_bytes();
+    let ident = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
+    let word_at = |i: usize, w: &str| {
+        b[i..].starts_with(w.as_bytes())
+            && (i == 0 || !ident(b[i - 1]) && b[i - 1] != b'-' && b[i - 1] != b'.' && b[i - 1] != b'/')
+            && b.get(i + w.len()).is_none_or(|c| !ident(*c) && *c != b'-' && *c != b'.')
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")) {
+            return Some((r::OPAQUE_PROGRAM, "$IFS in a word"));
+        }
+        if word_at(i, "coproc") && command_position(b, i) {
+            return Some((r::OPAQUE_DEFINITION, "coproc"));
+        }
+        if word_at(i, "function") && command_position(b, i) {
+            return Some((r::OPAQUE_DEFINITION, "a function defined in the line"));
+        }
+        if c == b'(' && i > 0 {
+            // NAME ( ) { or NAME ( ) (
+            let mut k = i;
+            while k > 0 && b[k - 1] == b' ' {
+                k -= 1;
+            }
+            let name_end = k;
+            while k > 0 && (ident(b[k - 1]) || b[k - 1] == b'-' || b[k - 1] == b':') {
+                k -= 1;
+            }
+            let mut j = i + 1;
+            while j < b.len() && b[j] == b' ' {
+                j += 1;
+            }
+            if name_end > k && j < b.len() && b[j] == b')' && command_position(b, k) {
+                let mut m = j + 1;
+                while m < b.len() && matches!(b[m], b' ' | b'\n' | b'\t') {
+                    m += 1;
+                }
+                if m < b.len() && matches!(b[m], b'{' | b'(') {
+                    return Some((r::OPAQUE_DEFINITION, "a function defined in the line"));
+                }
+            }
+        }
+        if c.is_ascii_uppercase() && (i == 0 || !ident(b[i - 1])) && command_position(b, i) {
+            let mut k = i;
+            while k < b.len() && ident(b[k]) {
+                k += 1;
+            }
+            if b.get(k) == Some(&b'=') {
+                let name = &line[i..k];
+                // the value, then the word after it
+                let mut v = k + 1;
+                let quote = b.get(v).copied().filter(|q| *q == b'\'' || *q == b'"');
+                if let Some(q) = quote {
+                    v += 1;
+                    while v < b.len() && b[v] != q {
+                        v += 1;
+                    }
+                    v += 1;
+                } else {
+                    while v < b.len() && !matches!(b[v], b' ' | b';' | b'\n' | b'&' | b'|') {
+                        v += 1;
+                    }
+                }
+                let value = line.get(k + 1..v.min(b.len())).unwrap_or("").trim_matches(|c| c == '\'' || c == '"');
+                let rest = line.get(v.min(b.len())..).unwrap_or("").trim_start();
+                let next = rest.split([' ', ';', '\n']).next().filter(|_| !rest.starts_with([';', '\n', '&', '|']));
+                if command_var(name, value, next) {
+                    return Some((r::OPAQUE_SHELL_ENV, "an assignment that makes a shell or program run more"));
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether byte `i` starts a word in command position (line start, after
+/// `;`, `&`, `|`, `(`, `{`, a newline, `export`/`declare`/... , or after
+/// another assignment).
+fn command_position(b: &[u8], i: usize) -> bool {
+    let mut k = i;
+    while k > 0 && matches!(b[k - 1], b' ' | b'\t') {
+        k -= 1;
+    }
+    if k == 0 || matches!(b[k - 1], b';' | b'&' | b'|' | b'(' | b'{' | b'\n' | b'`') {
+        return true;
+    }
+    // the word before: a builtin that takes assignments, or an assignment
+    let end = k;
+    while k > 0 && !matches!(b[k - 1], b' ' | b'\t' | b';' | b'&' | b'|' | b'(' | b'\n') {
+        k -= 1;
+    }
+    let prev = std::str::from_utf8(&b[k..end]).unwrap_or("");
+    matches!(prev, "export" | "declare" | "typeset" | "local" | "readonly" | "env" | "then" | "do" | "else" | "!" | "time")
+        || prev.contains('=')
+        || prev.starts_with('-') && k > 0 && {
+            // `declare -x NAME=..`
+            let mut j = k;
+            while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+                j -= 1;
+            }
+            let e = j;
+            while j > 0 && !matches!(b[j - 1], b' ' | b'\t' | b';' | b'&' | b'|' | b'\n') {
+                j -= 1;
+            }
+            matches!(std::str::from_utf8(&b[j..e]).unwrap_or(""), "export" | "declare" | "typeset" | "local" | "readonly")
+        }
+}
+
+/// A program word the shell model could not resolve to a name: a variable
+/// left unexpanded, a glob, `$IFS` tricks.
+pub fn unresolved_program(word: &str) -> bool {
+    if matches!(word, "[" | "[[") {
+        return false;
+    }
+    word.contains('$') || word.contains(['*', '?']) || (word.contains('[') && word.contains(']'))
+}
+
+/// Identifiers interpreter inline code may use and still be harmless
+/// (version and environment probes, JSON and text printing).
+const HARMLESS_IDENTS: &[&str] = &[
+    "print",
+    "println",
+    "import",
+    "from",
+    "as",
+    "sys",
+    "json",
+    "math",
+    "re",
+    "platform",
+    "datetime",
+    "date",
+    "time",
+    "version",
+    "version_info",
+    "hexversion",
+    "executable",
+    "path",
+    "argv",
+    "stdin",
+    "read",
+    "readlines",
+    "load",
+    "loads",
+    "dumps",
+    "indent",
+    "sort_keys",
+    "len",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "sorted",
+    "range",
+    "enumerate",
+    "zip",
+    "sum",
+    "min",
+    "max",
+    "abs",
+    "round",
+    "repr",
+    "hex",
+    "for",
+    "in",
+    "if",
+    "else",
+    "elif",
+    "not",
+    "and",
+    "or",
+    "is",
+    "None",
+    "True",
+    "False",
+    "true",
+    "false",
+    "null",
+    "nil",
+    "lambda",
+    "join",
+    "split",
+    "strip",
+    "rstrip",
+    "lstrip",
+    "keys",
+    "values",
+    "items",
+    "get",
+    "format",
+    "upper",
+    "lower",
+    "replace",
+    "startswith",
+    "endswith",
+    "count",
+    "match",
+    "search",
+    "findall",
+    "group",
+    "console",
+    "log",
+    "process",
+    "versions",
+    "arch",
+    "JSON",
+    "parse",
+    "stringify",
+    "Math",
+    "Object",
+    "length",
+    "puts",
+    "p",
+    "RUBY_VERSION",
+    "say",
+    "exit",
+    "quit",
+    "maxsize",
+    "byteorder",
+    "implementation",
+    "name",
+    "python_version",
+    "machine",
+    "node",
+    "release",
+    "now",
+    "today",
+    "isoformat",
+    "utcnow",
+    "env",
+    "x",
+    "i",
+    "k",
+    "v",
+    "d",
+    "s",
+    "line",
+    "data",
+    "obj",
+    "e",
+    "end",
+    "do",
+    "then",
+    "const",
+    "let",
+    "var",
+    "return",
+    "new",
+    "Date",
+    "toISOString",
+    "getTime",
+    "PHP_VERSION",
+    "phpversion",
+    "echo",
+];
+
+/// Inline code an interpreter runs (`python -c`, `perl -e`, `node -e`,
+/// `ruby -e`, here-documents) that only uses [`HARMLESS_IDENTS`]: no
+/// imports of other modules, no file, process or network calls, no
+/// backticks, no string interpolation that runs code.
+pub fn harmless_code(code: &str) -> bool {
+    if code.len() > 4096 || code.contains('`') {
+        return false;
+    }
+    if substitutions_only(code) {
+        return true;
+    }
+    let c: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    let mut prev_ident = String::new();
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\'' || ch == '"' {
+            // an f-string (python), or interpolation (ruby, perl, js) runs code
+            if matches!(prev_ident.as_str(), "f" | "F" | "rf" | "fr" | "Rf" | "fR" | "b" | "br") && prev_ident != "b" {
+                return false;
+            }
+            let mut j = i + 1;
+            let mut body = String::new();
+            while j < c.len() && c[j] != ch {
+                if c[j] == '\\' {
+                    j += 1;
+                }
+                if let Some(x) = c.get(j) {
+                    body.push(*x);
+                }
+                j += 1;
+            }
+            if ch == '"' && (body.contains("#{") || body.contains("${") || body.contains("@{") || body.contains("@[")) {
+                return false;
+            }
+            i = j + 1;
+            prev_ident.clear();
+            continue;
+        }
+        if ch == '_' || ch.is_alphabetic() {
+            let mut j = i;
+            let mut w = String::new();
+            while j < c.len() && (c[j] == '_' || c[j].is_alphanumeric()) {
+                w.push(c[j]);
+                j += 1;
+            }
+            if !HARMLESS_IDENTS.contains(&w.as_str()) {
+                return false;
+            }
+            prev_ident = w;
+            i = j;
+            continue;
+        }
+        prev_ident.clear();
+        i += 1;
+    }
+    true
+}
+
+/// Perl one-liners that only substitute text (`s/a/b/g`, `y/a-z/A-Z/`,
+/// `tr/a/b/`), without the `e` (evaluate) or `r` flags.
+fn substitutions_only(code: &str) -> bool {
+    let c: Vec<char> = code.trim().chars().collect();
+    let mut i = 0;
+    let mut any = false;
+    while i < c.len() {
+        while i < c.len() && matches!(c[i], ' ' | ';' | '\n') {
+            i += 1;
+        }
+        if i >= c.len() {
+            break;
+        }
+        let parts = if c[i] == 's' || c[i] == 'y' {
+            i += 1;
+            2
+        } else if c[i] == 't' && c.get(i + 1) == Some(&'r') {
+            i += 2;
+            2
+        } else {
+            return false;
+        };
+        let Some(&d) = c.get(i) else { return false };
+        if d.is_alphanumeric() || d.is_whitespace() || matches!(d, '{' | '(' | '[' | '<') {
+            return false;
+        }
+        i += 1;
+        for _ in 0..parts {
+            while i < c.len() && c[i] != d {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                // a variable or code in the replacement: `@{[ ]}`, `${\ }`
+                if matches!(c.get(i), Some('@' | '$')) && matches!(c.get(i + 1), Some('{' | '(')) {
+                    return false;
+                }
+                i += 1;
+            }
+            if i >= c.len() {
+                return false;
+            }
+            i += 1;
+        }
+        while i < c.len() && c[i].is_ascii_alphabetic() {
+            if !matches!(c[i], 'g' | 'i' | 'm' | 's' | 'x' | 'u' | 'c' | 'd') {
+                return false;
+            }
+            i += 1;
+        }
+        any = true;
+    }
+    any
+}
+
+/// The option letters that give an interpreter its code inline, per program.
+pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
+    let (short, long): (&[char], &[&str]) = match prog {
+        "python" | "python2" | "python3" | "py" | "pypy" | "pypy3" => (&['c'], &["--command"]),
+        "perl" | "ruby" | "lua" | "luajit" | "Rscript" => (&['e', 'E'], &["--eval"]),
+        "node" | "nodejs" | "bun" => (&['e', 'p'], &["--eval", "--print"]),
+        "deno" => (&[], &["eval"]),
+        "php" => (&['r'], &["--run"]),
+        "osascript" => (&['e'], &[]),
+        _ => return None,
+    };
+    let mut code: Option<String> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if long.contains(&a) {
+            code = Some(args.get(i + 1).cloned().unwrap_or_default());
+            i += 2;
+            continue;
+        }
+        if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
+            code = Some(v.to_owned());
+        } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+            if let Some(k) = a[1..].find(|ch| short.contains(&ch)) {
+                let rest = &a[2 + k..];
+                // perl/ruby -ne 'code', python -c 'code'; a glued value: -c'code'
+                if rest.is_empty() || prog.starts_with("perl") || prog == "ruby" && rest.chars().all(|ch| ch.is_ascii_alphabetic()) {
+                    code = Some(args.get(i + 1).cloned().unwrap_or_default());
+                    i += 2;
+                    continue;
+                }
+                code = Some(rest.to_owned());
+            }
+        } else if !a.starts_with('-') && code.is_none() {
+            break;
+        }
+        i += 1;
+    }
+    Some(code)
+}
+
+/// A sed script's `e` command or `e`/`w` flag of `s`, or a `w`/`W`
+/// command: it runs a command or writes a file.
+pub fn sed_runs_or_writes(script: &str) -> bool {
+    let c: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        // skip separators and the address
+        while i < c.len() && matches!(c[i], ' ' | '\t' | '\n' | ';' | '{' | '}' | '!') {
+            i += 1;
+        }
+        while i < c.len() {
+            match c[i] {
+                '0'..='9' | '$' | ',' | '~' | '+' | ' ' | '!' => i += 1,
+                '/' | '\\' => {
+                    let d = if c[i] == '\\' {
+                        i += 1;
+                        c.get(i).copied().unwrap_or('/')
+                    } else {
+                        '/'
+                    };
+                    i += 1;
+                    while i < c.len() && c[i] != d {
+                        if c[i] == '\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                    // address flags I/M
+                    while i < c.len() && matches!(c[i], 'I' | 'M') {
+                        i += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let Some(&cmd) = c.get(i) else { break };
+        i += 1;
+        match cmd {
+            'e' | 'w' | 'W' => return true,
+            's' | 'y' => {
+                let Some(&d) = c.get(i) else { break };
+                i += 1;
+                for _ in 0..2 {
+                    while i < c.len() && c[i] != d {
+                        if c[i] == '\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if cmd == 's' {
+                    while i < c.len() && !matches!(c[i], ';' | '\n' | '}') {
+                        if matches!(c[i], 'e' | 'w' | 'W') {
+                            return true;
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | ':' | 'q' | 'Q' | 'l' | 'L' | 'v' | 'F' | 'z' => {
+                // text or a label to the end of the line (a, i, c, r, R: the line; b, t, :, to `;`)
+                let to_semicolon = matches!(cmd, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | 'F' | 'z');
+                while i < c.len() && c[i] != '\n' && !(to_semicolon && matches!(c[i], ';' | '}')) {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// An awk program that runs commands (`system`, pipes to or from a command)
+/// or writes files (`print > "f"`), or loads extensions.
+pub fn awk_runs_or_writes(program: &str) -> bool {
+    let c: Vec<char> = program.chars().collect();
+    let mut code = String::new();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '"' {
+            code.push_str("\"\"");
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        code.push(c[i]);
+        i += 1;
+    }
+    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    squeezed.contains("system(")
+        || squeezed.contains("@load")
+        || squeezed.contains("@include")
+        || squeezed.replace("||", "").contains('|')
+        || squeezed.contains(">\"\"")
+        || squeezed.contains(">>")
+        || code.contains("printf >")
+        || code.contains("print >")
+}
+
+/// The halting modes' allow-list (docs/policy.md): `Ok` when this simple
+/// command is a known read-only program with read-only options;
+/// `Err(what)` otherwise. Our helper commands pass (the command guard
+/// holds them to their grammar).
+pub fn allow_listed(cmd: &Simple, is_helper: impl Fn(&str) -> bool) -> Result<(), String> {
+    let Some(first) = cmd.argv.first() else { return Ok(()) };
+    let prog = first.rsplit('/').next().unwrap_or(first);
+    if is_helper(prog) {
+        return Ok(());
+    }
+    let deny = |why: &str| Err(format!("{prog}: {why}"));
+    if !cmd.assigns.is_empty() {
+        return deny("an assignment in front of the program");
+    }
+    if first.contains('/') && !["/bin/", "/usr/bin/", "/usr/local/bin/"].iter().any(|d| first.starts_with(d)) {
+        return deny("a program outside /bin, /usr/bin and /usr/local/bin");
+    }
+    let args = &cmd.argv[1..];
+    let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|a| f(a));
+    match prog {
+        "cat" | "head" | "tail" | "ls" | "stat" | "wc" | "pwd" | "cd" | "true" | "false" | "test" | "[" | "echo" | "printf"
+        | "basename" | "dirname" | "realpath" | "readlink" | "whoami" | "id" | "uname" | "which" | "sha256sum" | "md5sum" | "du" | "df"
+        | "nproc" | "grep" | "egrep" | "fgrep" => Ok(()),
+        "date" if !any(&|a| a == "-s" || a.starts_with("--set")) => Ok(()),
+        "file" if !any(&|a| a == "-C" || a == "--compile") => Ok(()),
+        "less" | "more"
+            if !any(&|a| {
+                a.starts_with('+') && (a.contains('!') || a.contains('|'))
+                    || a.starts_with("-k")
+                    || a.starts_with("--lesskey")
+                    || a.starts_with("-o")
+                    || a.starts_with("-O")
+                    || a.starts_with("--log-file")
+                    || a.starts_with("--LOG-FILE")
+            }) =>
+        {
+            Ok(())
+        }
+        "rg" if !any(&|a| {
+            a.starts_with("--pre")
+                || a == "--search-zip"
+                || a.starts_with("--hostname-bin")
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('z'))
+        }) =>
+        {
+            Ok(())
+        }
+        "find"
+            if !any(&|a| {
+                matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls")
+            }) =>
+        {
+            Ok(())
+        }
+        "git" => git_read_only(args).map_err(|why| format!("git: {why}")),
+        _ => deny("not on the read-only list"),
+    }
+}
+
+/// `git status|log|diff|show|blame` with no `-c`, `--output`, pager or
+/// external-diff option; `-C DIR` and `--no-pager` only as global options.
+fn git_read_only(args: &[String]) -> Result<(), String> {
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-C" => i += 2,
+            "--no-pager" | "-P" => i += 1,
+            a if a.starts_with('-') => return Err(format!("the global option {a}")),
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i) else { return Err("no subcommand".into()) };
+    if !matches!(sub.as_str(), "status" | "log" | "diff" | "show" | "blame") {
+        return Err(format!("{sub} is not a read-only subcommand here"));
+    }
+    for a in &args[i + 1..] {
+        if a == "--" {
+            break;
+        }
+        if a.starts_with("--output") || a == "--ext-diff" || a == "--textconv" || a.starts_with("--open-files-in-pager") || a == "-O" {
+            return Err(format!("the option {a}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harmless_code_is_a_narrow_probe() {
+        for ok in [
+            "s/x/y/",
+            "s/foo/bar/g; s|a|b|",
+            "y/abc/xyz/",
+            "import sys; print(sys.version)",
+            "import json,sys; print(json.load(sys.stdin)['name'])",
+            "console.log(process.version)",
+            "puts RUBY_VERSION",
+        ] {
+            assert!(harmless_code(ok), "{ok}");
+        }
+        for bad in [
+            "import os; os.system('rm -rf build')",
+            "__import__('shutil').rmtree('build')",
+            "open('x','w').write('y')",
+            "print(f'{__import__(\"os\").getcwd()}')",
+            "require('fs').rmSync('build',{recursive:true})",
+            "system 'rm -rf build'",
+            "puts \"#{`rm -rf build`}\"",
+            "exec('x')",
+            "s/x/system('id')/e",
+            "s/x/@{[system 'id']}/",
+        ] {
+            assert!(!harmless_code(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sed_and_awk_that_run_commands() {
+        assert!(sed_runs_or_writes("1e rm -rf build"));
+        assert!(sed_runs_or_writes("s/x/rm -rf build/e"));
+        assert!(sed_runs_or_writes("w out.txt"));
+        assert!(sed_runs_or_writes("/re/w out"));
+        assert!(!sed_runs_or_writes("s/foo/bar/g"));
+        assert!(!sed_runs_or_writes("1,5p"));
+        assert!(!sed_runs_or_writes("/^#/d;s/a/b/"));
+        assert!(!sed_runs_or_writes("s|/usr/local|/opt|g"));
+        assert!(awk_runs_or_writes("BEGIN{system(\"rm -rf build\")}"));
+        assert!(awk_runs_or_writes("{ print | \"sh\" }"));
+        assert!(awk_runs_or_writes("{ \"date\" | getline d }"));
+        assert!(awk_runs_or_writes("{ print > \"out\" }"));
+        assert!(!awk_runs_or_writes("$3 > 100 { print $1 }"));
+        assert!(!awk_runs_or_writes("{ if (a || b) print }"));
+        assert!(!awk_runs_or_writes("{ s += $2 } END { print s }"));
+    }
+
+    #[test]
+    fn the_text_scan_finds_definitions_and_shell_variables() {
+        use crate::classify::rules as r;
+        assert_eq!(scan_text("function f { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("f() { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("coproc rm -rf build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("rm$IFS-rf${IFS}build").map(|x| x.0), Some(r::OPAQUE_PROGRAM));
+        assert_eq!(scan_text("PROMPT_COMMAND='rm -rf build'; ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
+        assert_eq!(scan_text("export BASH_ENV=./x.sh; bash -c ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
+        assert_eq!(scan_text("IFS=,; set -- a,b").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
+        for ok in [
+            "while IFS= read -r l; do echo $l; done < f",
+            "GIT_PAGER=cat git log",
+            "grep -n 'main()' src/*.c",
+            "echo function",
+            "npm run build-function",
+        ] {
+            assert_eq!(scan_text(ok), None, "{ok}");
+        }
+    }
+}
