@@ -240,7 +240,8 @@ fn initialize_negotiates_the_revision_and_lists_tools_with_schemas() {
 #[test]
 fn every_tool_succeeds_and_fails_closed() {
     let (d, db) = fresh_store();
-    let mut mcp = Mcp::start(&db, d.path(), &["--pointer-id", "1", "--lock-message-id", "2", "--persona", "codex", "--project", "Codex"]);
+    // the lock message's id (20) is no memory of this store: fade and correct refuse it as update does
+    let mut mcp = Mcp::start(&db, d.path(), &["--pointer-id", "1", "--lock-message-id", "20", "--persona", "codex", "--project", "Codex"]);
     mcp.initialize("2025-11-25");
 
     // remember: the pointer (id 1), two anchors, one in another project.
@@ -324,7 +325,7 @@ fn every_tool_succeeds_and_fails_closed() {
 
     // startup: counts, the configured pointer and lock, previews.
     let text = mcp.ok("kijito_startup", json!({"persona": "codex", "project": "Codex"}));
-    assert!(text.starts_with("kijito-local startup\nPersona: codex\nProject: Codex\nMemories: 3 (3 live)\nCurrent-state pointer: [1] (read it in full with kijito_get)\nLock message: 2\nMost important (live):\n  [1] note"), "{text}");
+    assert!(text.starts_with("kijito-local startup\nPersona: codex\nProject: Codex\nMemories: 3 (3 live)\nCurrent-state pointer: [1] (read it in full with kijito_get)\nLock message: 20\nMost important (live):\n  [1] note"), "{text}");
     mcp.err("kijito_startup", json!({"persona": "BAD PERSONA"}), "invalid_persona");
 
     // correct: a Source: correction memory, the old one eroded.
@@ -401,12 +402,19 @@ fn every_tool_succeeds_and_fails_closed() {
     assert!(mcp.ok("kijito_get", json!({"id": c})).contains("\nThe port is 8789.\n"));
     let refused = mcp.err("kijito_update", json!({"id": pointer, "content": "RESUME NOW: hijacked"}), "pointer_update_refused");
     assert!(refused.contains("pointer changes go through pointer-publish"), "{refused}");
-    let refused = mcp.err("kijito_update", json!({"id": 2, "content": "x"}), "pointer_update_refused");
+    let refused = mcp.err("kijito_update", json!({"id": 20, "content": "x"}), "pointer_update_refused");
     assert!(refused.contains("pointer changes go through pointer-publish"), "{refused}");
+    // correct and fade are refused for the pointer and the lock id as well (docs/policy.md)
+    for id in [pointer, 20] {
+        mcp.err("kijito_fade", json!({ "id": id }), "pointer_update_refused");
+        mcp.err("kijito_correct", json!({"id": id, "content": "RESUME NOW: hijacked"}), "pointer_update_refused");
+        mcp.err("kijito_fade", json!({ "id": id as f64 + 0.5 }), "invalid_id");
+    }
     assert!(
         mcp.ok("kijito_get", json!({"id": pointer})).contains("\nCODEX_CURRENT_STATE_POINTER_V1 RESUME NOW: build the MCP server\n"),
         "the pointer is unchanged"
     );
+    assert!(!mcp.ok("kijito_get", json!({"id": pointer})).contains("hijacked"), "the pointer was not corrected");
     mcp.err("kijito_update", json!({"id": c, "content": "x", "project": "Other"}), "not_found_or_forbidden");
     mcp.err("kijito_update", json!({"id": 999, "content": "x"}), "not_found_or_forbidden");
 

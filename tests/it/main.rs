@@ -47,6 +47,7 @@ mod pointer_digest;
 mod pointer_publish;
 mod pointer_snapshot;
 mod policy_action_hash;
+mod policy_fail_closed;
 mod policy_user_file;
 mod pretool_policy;
 mod qa_gate;

@@ -23,6 +23,7 @@ pub mod nudge;
 pub mod pretool;
 pub mod run;
 pub mod summary;
+pub mod taint;
 pub mod text;
 
 pub use kijito_files::datadir::HostKind as Host;

@@ -3,10 +3,12 @@
 //! ([`kijito_policy`]): tripwires, the latch modes, the QA freeze, pointer
 //! writes outside `pointer-publish`, and consent for irreversible calls.
 //!
-//! Cost, because this runs before every tool call: a call the classifier
-//! calls a read (or a helper command) is decided from its stdin alone; the
-//! latch is opened only for a mutating call in an enforced workspace, the
-//! QA pass is looked at (one stat, one small read) only for a Kijito write.
+//! Cost, because this runs before every tool call: a read on the halting
+//! modes' allow-list (or a helper command) is decided from its stdin alone;
+//! the session taint ([`crate::taint`]) is appended to only by a call that
+//! writes files and read only by one that executes a file; the latch is
+//! opened only for another call in an enforced workspace, the QA pass is
+//! looked at (one stat, one small read) only for a Kijito write.
 //!
 //! Enforcement (latch modes and consent) is on in a workspace that holds an
 //! initialised latch (`.memory-latch/`), or everywhere with the config's
@@ -87,7 +89,18 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
         Err(e) => Some(e),
     };
     let mut cls = policy::classify(&call, &cenv);
-    if !cls.mutates() && cls.tripwires.is_empty() {
+    // The session taint (docs/policy.md): files this call writes are
+    // recorded; a file it executes that this session wrote makes it opaque.
+    if let Some(d) = data_dir.as_ref() {
+        if !cls.writes().is_empty() {
+            let _ = crate::taint::record(d.as_path(), input.session_id.as_str(), cls.writes());
+        }
+        if !cls.executes().is_empty() {
+            let (written, all) = crate::taint::read(d.as_path(), input.session_id.as_str());
+            cls.apply_taint(&written, all);
+        }
+    }
+    if !cls.halts() && cls.tripwires.is_empty() {
         return None;
     }
     if let Some(e) = user_error {
@@ -115,12 +128,12 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
     };
 
     let enforced = crate::latch_hook::enforced(env, cwd.as_deref());
-    let latch = if enforced && cls.mutates() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
+    let latch = if enforced && cls.halts() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
     let mode = match (&latch, enforced) {
         (_, false) => LatchMode::Absent,
         (Some(l), true) => LatchMode::from(&l.tool_mode()),
         // A latch directory that does not open is not a latch to trust.
-        (None, true) if cwd.as_deref().is_some_and(crate::latch_hook::has_latch_dir) && cls.mutates() => LatchMode::SilentWitness,
+        (None, true) if cwd.as_deref().is_some_and(crate::latch_hook::has_latch_dir) && cls.halts() => LatchMode::SilentWitness,
         (None, true) => LatchMode::Normal,
     };
     let qa_frozen = cls.kijito_write() && pass_recorded(env, data_dir.as_ref(), input);
@@ -283,11 +296,9 @@ fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification, tool_inpu
     if targets.is_empty() || !cls.kijito_write() {
         return None;
     }
-    let named = ["id", "memory_id", "memoryId", "message_id", "messageId", "target_id", "targetId"]
-        .iter()
-        .filter_map(|k| tool_input.get(*k))
-        .filter_map(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok())))
-        .any(|id| targets.contains(&id));
+    // every spelling of the id (`21813.0`, `"21813"`, `[21813]`, any key case), on any server
+    // whose tools are a Kijito store's (kijito_policy::mcp)
+    let named = policy::mcp::target_ids(tool_input).iter().any(|id| targets.contains(id));
     named.then(|| {
         format!(
             "kijito-qa policy: denied ({}): {name} would change the configured pointer or lock message. The pointer changes only through `pointer-publish` (lease, read-verify-write, rollback artifact); run the publish step of the QA skill instead.",

@@ -973,7 +973,8 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         out.hit(Class::Read, r::SHELL_READ);
         return;
     }
-    if first.contains('/') {
+    // a program by path (not a system one): the session taint may know it
+    if first.contains('/') && !["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"].iter().any(|d| first.starts_with(d)) {
         out.executes_file(resolve(first, env));
     }
     if let Some(script) = script_file(prog, args) {
@@ -1414,16 +1415,27 @@ fn opaque_command(prog: &str, argv: &[String], stdin: &[String], env: &Env, out:
     }
 }
 
-/// `--help`/`--version` with nothing but subcommand words: prints and exits.
+/// `rm --help`, `git push --help`: `--help`/`--version` alone, or after one
+/// subcommand word of a tool that answers it (not one that runs a program:
+/// `npx pkg --help`, `docker run img --help`).
 fn help_only(prog: &str, args: &[String]) -> bool {
-    !INTERPRETERS.contains(&prog)
-        && !shells().contains(&prog)
-        && !matches!(prog, "ssh" | "autossh" | "mosh" | "xargs" | "parallel" | "watch")
-        && args.len() <= 3
-        && args.iter().any(|a| a == "--help" || a == "--version")
-        && args
-            .iter()
-            .all(|a| a == "--help" || a == "--version" || !a.starts_with('-') && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+    let help = |a: &String| a == "--help" || a == "--version";
+    if INTERPRETERS.contains(&prog) || shells().contains(&prog) || matches!(prog, "npx" | "bunx" | "pnpx" | "uvx" | "pipx") {
+        return false;
+    }
+    match args {
+        [a] => help(a),
+        [sub, a] => {
+            help(a)
+                && matches!(
+                    prog,
+                    "git" | "npm" | "pnpm" | "yarn" | "cargo" | "gh" | "glab" | "kubectl" | "helm" | "terraform" | "docker" | "podman"
+                )
+                && !matches!(sub.as_str(), "run" | "exec" | "x" | "dlx" | "start" | "test")
+                && sub.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        }
+        _ => false,
+    }
 }
 
 fn dry_run(args: &[String]) -> bool {

@@ -258,6 +258,26 @@ mod tests {
         assert!(reason.contains("/opt/k/bin/memory-latch checkpoint --workspace /w --next-step TEXT"), "{reason}");
     }
 
+    /// The halting modes are an allow-list: a read off the list is denied
+    /// there (and by the wake hold), passes in normal mode; an opaque call
+    /// needs consent in normal mode.
+    #[test]
+    fn the_halting_modes_pass_only_the_allow_list() {
+        let tree = cls("Bash", json!({"command": "cargo tree"}));
+        let pager = cls("Bash", json!({"command": "git -c core.pager='rm -rf x' log"}));
+        for mode in [LatchMode::SilentWitness, LatchMode::Degraded, LatchMode::OneStepWithoutStep, LatchMode::GovernanceInvalid] {
+            let Decision::Deny { reason, .. } = decide(&tree, &modes(mode), &T) else { panic!("{mode:?}") };
+            assert!(reason.contains("not on the read-only list: cargo"), "{reason}");
+            assert!(!decide(&pager, &modes(mode), &T).allowed());
+        }
+        assert!(decide(&tree, &modes(LatchMode::Normal), &T).allowed());
+        assert!(wake_hold(&tree, "/opt/k/bin/wake-check --live").is_some());
+        assert!(wake_hold(&cls("Bash", json!({"command": "git status"})), "/opt/k/bin/wake-check --live").is_none());
+        let Decision::Deny { code, reason } = decide(&pager, &modes(LatchMode::Normal), &T) else { panic!() };
+        assert_eq!(code, codes::CONSENT_REQUIRED);
+        assert!(reason.contains("--summary opaque:opaque_option --risk medium"), "{reason}");
+    }
+
     #[test]
     fn normal_mode_needs_a_confirmed_token_for_irreversible_calls() {
         let rm = cls("Bash", json!({"command": "rm -rf build"}));

@@ -88,21 +88,23 @@ pub fn classify_mcp(server: &str, name: &str, input: &Value, out: &mut Classific
         words.remove(0);
     }
     let has = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()) || set.contains(&stem(w)));
-    let sql_tool = has(&["sql", "query", "statement", "execute", "exec"]) && !kijito;
-    if sql_tool {
-        let texts = sql_texts(input);
-        let writes = texts.iter().any(|t| crate::classify::sql_writes(t));
-        let reads_only = !texts.is_empty() && !writes;
-        if reads_only {
+    if has(&["sql", "query", "statement", "execute", "exec"]) && !kijito {
+        let sql: Vec<String> = sql_texts(input).into_iter().filter(|t| looks_like_sql(t)).collect();
+        if sql.iter().any(|t| crate::classify::sql_writes(t)) {
+            out.hit(Class::Delete, r::MCP_SQL_WRITE);
+            return;
+        }
+        if !sql.is_empty() {
             out.hit(Class::Read, r::MCP_READ);
             return;
         }
-        if writes || words.first().is_some_and(|w| w != "query" && w != "explain") {
+        // an SQL tool with no statement to read (`execute_sql {}`); a `query_*` tool goes by its name
+        if has(&["sql", "statement", "execute", "exec"]) {
             out.hit(Class::Delete, r::MCP_SQL_WRITE);
             return;
         }
     }
-    if words.first().is_some_and(|w| READ.contains(&w.as_str())) || (words.first().is_some_and(|w| w == "query") && !sql_tool) {
+    if words.first().is_some_and(|w| READ.contains(&w.as_str()) || w == "query") {
         out.hit(Class::Read, r::MCP_READ);
         return;
     }
@@ -148,6 +150,58 @@ fn collect_strings(v: &Value, out: &mut Vec<String>, depth: usize) {
         Value::Array(a) if depth < 4 => a.iter().take(256).for_each(|x| collect_strings(x, out, depth + 1)),
         _ => {}
     }
+}
+
+/// Text whose first word is an SQL statement's (not a search phrase).
+fn looks_like_sql(text: &str) -> bool {
+    let first: String = text.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).chars().take_while(char::is_ascii_alphabetic).collect();
+    matches!(
+        first.to_ascii_uppercase().as_str(),
+        "SELECT"
+            | "INSERT"
+            | "UPDATE"
+            | "DELETE"
+            | "DROP"
+            | "CREATE"
+            | "ALTER"
+            | "TRUNCATE"
+            | "WITH"
+            | "MERGE"
+            | "REPLACE"
+            | "GRANT"
+            | "REVOKE"
+            | "COPY"
+            | "CALL"
+            | "EXEC"
+            | "EXECUTE"
+            | "SET"
+            | "VACUUM"
+            | "SHOW"
+            | "DESCRIBE"
+            | "DESC"
+            | "EXPLAIN"
+            | "PRAGMA"
+            | "BEGIN"
+            | "COMMIT"
+            | "VALUES"
+            | "TABLE"
+            | "USE"
+            | "ATTACH"
+            | "DETACH"
+            | "LOAD"
+            | "INSTALL"
+            | "RENAME"
+            | "COMMENT"
+            | "LOCK"
+            | "DO"
+            | "REINDEX"
+            | "CLUSTER"
+            | "ANALYZE"
+            | "UPSERT"
+            | "UNLOAD"
+            | "OPTIMIZE"
+            | "REFRESH"
+    )
 }
 
 /// A key lower-cased without `_` and `-` (`memory_id`, `memoryId`, `MEMORY-ID`).
@@ -235,6 +289,9 @@ mod tests {
         assert_eq!(rules("mcp__supabase__execute_sql", json!({})), vec![r::MCP_SQL_WRITE]);
         assert!(rules("mcp__pg__query", json!({"sql": "select * from t where x = 'delete'"})).is_empty());
         assert!(rules("mcp__supabase__execute_sql", json!({"query": "SELECT 1"})).is_empty());
+        // a search tool whose input is called query is no SQL tool
+        let c = classify(&ToolCall::parse("mcp__docs__query_docs", &json!({"query": "how to delete a branch"})), &Env::default());
+        assert!(!c.mutates(), "{:?}", c.hits);
     }
 
     #[test]

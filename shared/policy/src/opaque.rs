@@ -65,6 +65,10 @@ pub fn command_var(name: &str, value: &str, before: Option<&str>) -> bool {
 /// assignment to a [`COMMAND_VARS`] name, `$IFS`. The rule id that fires.
 pub fn scan_text(line: &str) -> Option<(&'static str, &'static str)> {
     use crate::classify::rules as r;
+    // here-document bodies are data (a file's text); a shell that reads one
+    // has it classified as a nested line
+    let stripped = strip_heredocs(line);
+    let line = stripped.as_str();
     let b = line.as_bytes();
     let ident = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
     let word_at = |i: usize, w: &str| {
@@ -140,6 +144,48 @@ pub fn scan_text(line: &str) -> Option<(&'static str, &'static str)> {
         i += 1;
     }
     None
+}
+
+/// The line without its here-document bodies (`<<EOF`, `<<-'EOF'`, `<< "EOF"`).
+fn strip_heredocs(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut pending: Vec<(String, bool)> = Vec::new();
+    let mut lines = line.split('\n').peekable();
+    while let Some(l) = lines.next() {
+        out.push_str(l);
+        out.push('\n');
+        // delimiters opened on this line
+        let mut rest = l;
+        while let Some(k) = rest.find("<<") {
+            let after = &rest[k + 2..];
+            if let Some(more) = after.strip_prefix('<') {
+                rest = more;
+                continue;
+            }
+            let strip = after.starts_with('-');
+            let word = after.trim_start_matches('-').trim_start();
+            let delim: String = word
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>' | ')'))
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect();
+            if !delim.is_empty() {
+                pending.push((delim, strip));
+            }
+            rest = after;
+        }
+        for (delim, strip) in std::mem::take(&mut pending) {
+            for body in lines.by_ref() {
+                let cmp = if strip { body.trim_start_matches('\t') } else { body };
+                if cmp == delim {
+                    out.push_str(body);
+                    out.push('\n');
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether byte `i` starts a word in command position (line start, after
@@ -742,6 +788,8 @@ mod tests {
             "grep -n 'main()' src/*.c",
             "echo function",
             "npm run build-function",
+            "cat > app.js <<'EOF'\nfunction main() {\n  run();\n}\nEOF\nnode app.js",
+            "cat <<-EOF > x.sh\n\tf() { ls; }\n\tEOF",
         ] {
             assert_eq!(scan_text(ok), None, "{ok}");
         }

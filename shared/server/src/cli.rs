@@ -36,9 +36,9 @@ mcp:
   kijito_wake_check (wake-check's verdict),
   kijito_hive_send, kijito_hive_claim, kijito_hive_release. --pointer-id and
   --lock-message-id (default: pointerId/lockMessageId of the kijito-qa
-  config) are refused by kijito_update; --persona/--project (default: the
-  config's) are the defaults of the tools' arguments. Exits 0 at the end of
-  stdin.
+  config) are refused by kijito_update, kijito_correct and kijito_fade;
+  --persona/--project (default: the config's) are the defaults of the
+  tools' arguments. Exits 0 at the end of stdin.
 
   kijito-local demo [--host codex|claude] [--keep]
 

@@ -353,9 +353,24 @@ impl Mcp {
         Ok(render::answer::created(id))
     }
 
+    /// The configured pointer and lock message change only through
+    /// pointer-publish: `kijito_update`, `kijito_correct` and `kijito_fade`
+    /// refuse them (`pointer_update_refused`), nothing written.
+    fn refuse_protected(&self, id: u64) -> Field<()> {
+        let what = if Some(id) == self.opts.pointer_id {
+            "the configured current-state pointer"
+        } else if Some(id) == self.opts.lock_message_id {
+            "the configured lock message's id"
+        } else {
+            return Ok(());
+        };
+        Err(bad("pointer_update_refused", format!("{id} is {what}: pointer changes go through pointer-publish; nothing was written")))
+    }
+
     fn correct(&self, args: &Map<String, Value>) -> Field<String> {
         args_object(args, &["id", "content", "persona"])?;
         let id = memory_id_field(args, "id")?;
+        self.refuse_protected(id)?;
         let content = string_field(args, "content")?;
         let persona = maybe(args, "persona", persona_field)?;
         match self.store.correct(id, &content, persona.as_deref(), wall_ms()).map_err(|e| store_failure(&e))? {
@@ -367,6 +382,7 @@ impl Mcp {
     fn fade(&self, args: &Map<String, Value>) -> Field<String> {
         args_object(args, &["id"])?;
         let id = memory_id_field(args, "id")?;
+        self.refuse_protected(id)?;
         if self.store.set_marker(id, Marker::Faded).map_err(|e| store_failure(&e))? {
             Ok(render::answer::faded(id))
         } else {
@@ -379,19 +395,7 @@ impl Mcp {
         let id = memory_id_field(args, "id")?;
         let content = string_field(args, "content")?;
         maybe(args, "persona", persona_field)?;
-        let what = if Some(id) == self.opts.pointer_id {
-            Some("the configured current-state pointer")
-        } else if Some(id) == self.opts.lock_message_id {
-            Some("the configured lock message's id")
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(bad(
-                "pointer_update_refused",
-                format!("{id} is {what}: pointer changes go through pointer-publish; nothing was written"),
-            ));
-        }
+        self.refuse_protected(id)?;
         let (scope, project) = match (maybe(args, "scope", word_field)?, maybe(args, "project", label_field)?) {
             (Some(s), Some(p)) => (s, p),
             (s, p) => {
@@ -589,9 +593,9 @@ pub fn tool_definitions() -> Value {
                 "basis": word("observed or derived; default observed"),
                 "model": { "type": "string", "description": "the writing model (accepted, not stored on kijito-local)" },
             }), &["content"]), false),
-        tool("kijito_correct", "Correct a memory", "Correct a false or outdated memory: a new memory (Source: correction) corrects it, and it is marked eroded (retired).",
+        tool("kijito_correct", "Correct a memory", "Correct a false or outdated memory: a new memory (Source: correction) corrects it, and it is marked eroded (retired). Refused for the configured pointer and lock message.",
             schema(json!({ "id": id, "content": { "type": "string", "description": "the corrected text" }, "persona": persona }), &["id", "content"]), false),
-        tool("kijito_fade", "Fade a memory", "Mark an obsolete-but-true memory faded.",
+        tool("kijito_fade", "Fade a memory", "Mark an obsolete-but-true memory faded. Refused for the configured pointer and lock message.",
             schema(json!({ "id": id }), &["id"]), false),
         tool("kijito_update", "Update a memory", "Replace a living memory's content in place. Refused for the configured pointer and lock message: pointer changes go through pointer-publish.",
             schema(json!({ "id": id, "content": { "type": "string" }, "persona": persona, "scope": word("must equal the memory's scope; default its own"), "project": project }), &["id", "content"]), false),

@@ -1,0 +1,104 @@
+//! The session taint (docs/policy.md, docs/protocol.md §8a): the files a
+//! session's tool calls wrote, so that running one of them later is
+//! `opaque_tainted` (consent), not a plain program.
+//!
+//! One owner-only file a session, `<data>/taint/<sha256(session_id)>.paths`:
+//! one absolute path a line, appended with `O_APPEND`
+//! ([`kijito_files::private::append_private`]), at most [`MAX_BYTES`]. It is
+//! read only when a call executes a file. A record past its bound, or one
+//! that cannot be read as this user's private file, taints every executed
+//! file (fail closed); a path that is not one line (a newline in it) is
+//! recorded as `*`, which does the same.
+
+use kijito_files::private;
+use sha2::Digest;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Where the session records live, under the data dir.
+pub const DIR: &str = "taint";
+/// The most one session's record holds.
+pub const MAX_BYTES: u64 = 256 * 1024;
+/// The longest path recorded as itself (longer ones are `*`).
+const MAX_PATH: usize = 4096;
+
+/// The record file of one session.
+pub fn path(data_dir: &Path, session_id: &str) -> PathBuf {
+    let hex = format!("{:x}", sha2::Sha256::digest(session_id.as_bytes()));
+    data_dir.join(DIR).join(format!("{}.paths", &hex[..32]))
+}
+
+/// Append the files one call writes. A record that cannot be written (a
+/// full one, a foreign file in its place) leaves the call to the policy:
+/// a full record already taints everything.
+pub fn record(data_dir: &Path, session_id: &str, written: &[String]) -> kijito_protocol::error::Result<()> {
+    let mut lines = String::new();
+    for p in written {
+        if p.contains('\n') || p.len() > MAX_PATH {
+            lines.push_str("*\n");
+        } else {
+            lines.push_str(p);
+            lines.push('\n');
+        }
+    }
+    let file = path(data_dir, session_id);
+    if let Some(dir) = file.parent() {
+        private::ensure_private_dir(dir)?;
+    }
+    private::append_private(&file, lines.as_bytes(), MAX_BYTES)
+}
+
+/// The files this session wrote, and whether every executed file counts as
+/// written (the record is full, holds `*`, or is not this user's private file).
+pub fn read(data_dir: &Path, session_id: &str) -> (BTreeSet<String>, bool) {
+    let file = path(data_dir, session_id);
+    if std::fs::symlink_metadata(&file).is_err() {
+        return (BTreeSet::new(), false);
+    }
+    let rules = private::FileRules { owner_only: true, min_bytes: 0, max_bytes: MAX_BYTES };
+    match private::read_checked(&file, rules) {
+        Ok((bytes, _)) => {
+            let full = bytes.len() as u64 + MAX_PATH as u64 + 1 > MAX_BYTES;
+            let text = String::from_utf8_lossy(&bytes);
+            let set: BTreeSet<String> = text.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
+            let all = full || set.contains("*");
+            (set, all)
+        }
+        Err(_) => (BTreeSet::new(), true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn data() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_session_record_is_private_appended_and_bounded() {
+        let d = data();
+        assert_eq!(read(d.path(), "s1"), (BTreeSet::new(), false));
+        record(d.path(), "s1", &["/w/diag.py".into()]).unwrap();
+        record(d.path(), "s1", &["/w/run.sh".into(), "/w/a\nb".into()]).unwrap();
+        let (set, all) = read(d.path(), "s1");
+        assert!(set.contains("/w/diag.py") && set.contains("/w/run.sh"));
+        assert!(all, "a path of two lines taints everything");
+        assert_eq!(read(d.path(), "s2"), (BTreeSet::new(), false), "another session's record is its own");
+        let f = path(d.path(), "s1");
+        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(f.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+        // full: every executed file is tainted
+        let big = "/".to_string() + &"x".repeat(4000);
+        while record(d.path(), "s3", std::slice::from_ref(&big)).is_ok() {}
+        assert!(read(d.path(), "s3").1);
+        // a record opened to others is not trusted
+        record(d.path(), "s4", &["/w/x".into()]).unwrap();
+        std::fs::set_permissions(path(d.path(), "s4"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read(d.path(), "s4").1);
+    }
+}
