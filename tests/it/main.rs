@@ -42,6 +42,7 @@ mod memory_latch_lib;
 mod memory_latch_pii;
 mod memory_latch_sign;
 mod memory_latch_wallet;
+mod moatbench;
 mod pointer_corpus;
 mod pointer_digest;
 mod pointer_publish;
