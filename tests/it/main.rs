@@ -48,6 +48,7 @@ mod pointer_digest;
 mod pointer_publish;
 mod pointer_snapshot;
 mod policy_action_hash;
+mod policy_adversarial;
 mod policy_user_file;
 mod pretool_policy;
 mod qa_gate;
