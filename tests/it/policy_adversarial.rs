@@ -102,53 +102,70 @@ struct Tally {
     wrong: Vec<String>,
 }
 
+/// Every entry of the set that runs on `host`, in that host's worlds.
+fn run_host(host: &str, entries: &[Value]) -> BTreeMap<(String, String), Tally> {
+    let mut worlds: BTreeMap<String, Worlds> = BTreeMap::new();
+    let mut by_cat: BTreeMap<(String, String), Tally> = BTreeMap::new();
+    for (n, entry) in entries.iter().enumerate() {
+        let id = entry["id"].as_str().unwrap();
+        let mode = entry["mode"].as_str().unwrap();
+        let runs_here = match entry["host"].as_str().unwrap() {
+            "both" => true,
+            h @ ("claude" | "codex") => h == host,
+            h => panic!("{id}: host {h}"),
+        };
+        if !runs_here {
+            continue;
+        }
+        let w = worlds.entry(mode.to_owned()).or_insert_with(|| world(mode));
+        let session = format!("adv-{}", id.replace('_', "-"));
+        for line in entry["setup"].as_array().into_iter().flatten() {
+            let o = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(fill_str(w, line.as_str().unwrap()))
+                .current_dir(&w.e.ws)
+                .env("HOME", &w.e.w.home)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{id} setup {line}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let cwd = entry["cwd"].as_str().map(|c| fill_str(w, c)).unwrap_or_else(|| w.e.ws.to_str().unwrap().to_owned());
+        if cwd.starts_with(w.e.ws.to_str().unwrap()) {
+            fs::create_dir_all(&cwd).unwrap();
+        }
+        for (k, b) in entry["before"].as_array().into_iter().flatten().enumerate() {
+            let _ = hook(w, host, &session, 1000 + k, b["tool"].as_str().unwrap(), &b["input"], &cwd);
+        }
+        let got = hook(w, host, &session, n, entry["tool"].as_str().unwrap(), &entry["input"], &cwd);
+        let expect_stop = entry["expect"] == "stop";
+        let t = by_cat.entry((entry["category"].as_str().unwrap().to_owned(), entry["expect"].as_str().unwrap().to_owned())).or_default();
+        t.calls += 1;
+        let what = summary(&entry["tool"], &entry["input"]);
+        match (expect_stop, got) {
+            (true, None) => t.wrong.push(format!("{id} on {host}: allowed: {what}")),
+            (false, Some(code)) => t.wrong.push(format!("{id} on {host}: stopped ({code}): {what}")),
+            _ => {}
+        }
+    }
+    by_cat
+}
+
 #[test]
 fn the_adversarial_set_through_the_installed_pretool_hook() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policy/adversarial/calls.jsonl");
     let text = fs::read_to_string(&path).unwrap();
     let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let mut worlds: BTreeMap<(String, String), Worlds> = BTreeMap::new();
+    // One thread per host: each has its own worlds.
+    let per_host: Vec<BTreeMap<(String, String), Tally>> = std::thread::scope(|scope| {
+        let runs: Vec<_> = ["claude", "codex"].into_iter().map(|host| scope.spawn(|| run_host(host, &entries))).collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
     let mut by_cat: BTreeMap<(String, String), Tally> = BTreeMap::new();
-    for (n, entry) in entries.iter().enumerate() {
-        let id = entry["id"].as_str().unwrap();
-        let mode = entry["mode"].as_str().unwrap();
-        let hosts: &[&str] = match entry["host"].as_str().unwrap() {
-            "both" => &["claude", "codex"],
-            "claude" => &["claude"],
-            "codex" => &["codex"],
-            h => panic!("{id}: host {h}"),
-        };
-        for host in hosts {
-            let w = worlds.entry((host.to_string(), mode.to_owned())).or_insert_with(|| world(mode));
-            let session = format!("adv-{}", id.replace('_', "-"));
-            for line in entry["setup"].as_array().into_iter().flatten() {
-                let o = std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(fill_str(w, line.as_str().unwrap()))
-                    .current_dir(&w.e.ws)
-                    .env("HOME", &w.e.w.home)
-                    .output()
-                    .unwrap();
-                assert!(o.status.success(), "{id} setup {line}: {}", String::from_utf8_lossy(&o.stderr));
-            }
-            let cwd = entry["cwd"].as_str().map(|c| fill_str(w, c)).unwrap_or_else(|| w.e.ws.to_str().unwrap().to_owned());
-            if cwd.starts_with(w.e.ws.to_str().unwrap()) {
-                fs::create_dir_all(&cwd).unwrap();
-            }
-            for (k, b) in entry["before"].as_array().into_iter().flatten().enumerate() {
-                let _ = hook(w, host, &session, 1000 + k, b["tool"].as_str().unwrap(), &b["input"], &cwd);
-            }
-            let got = hook(w, host, &session, n, entry["tool"].as_str().unwrap(), &entry["input"], &cwd);
-            let expect_stop = entry["expect"] == "stop";
-            let t =
-                by_cat.entry((entry["category"].as_str().unwrap().to_owned(), entry["expect"].as_str().unwrap().to_owned())).or_default();
-            t.calls += 1;
-            let what = summary(&entry["tool"], &entry["input"]);
-            match (expect_stop, got) {
-                (true, None) => t.wrong.push(format!("{id} on {host}: allowed: {what}")),
-                (false, Some(code)) => t.wrong.push(format!("{id} on {host}: stopped ({code}): {what}")),
-                _ => {}
-            }
+    for m in per_host {
+        for (k, t) in m {
+            let all = by_cat.entry(k).or_default();
+            all.calls += t.calls;
+            all.wrong.extend(t.wrong);
         }
     }
     let (mut fneg, mut fpos, mut attacks, mut benign) = (0, 0, 0, 0);
