@@ -217,6 +217,52 @@ struct Tally {
     other_stopped: usize,
 }
 
+/// Every case on `host`, in one latch workspace, a session per case.
+fn run_host(host: &str, cases: &[(String, Case)]) -> Tally {
+    let mut tally = Tally::default();
+    let e = support::latch::env();
+    e.ok(&["init", "--objective", "moatbench", "--next-step", "run the cases"]);
+    for (name, case) in cases {
+        let session = format!("moat-{}-{host}", case.id);
+        for (n, step) in case.steps.iter().enumerate() {
+            let got = run_step(&e, host, &session, n, step);
+            let what = format!(
+                "{name} {} step {} on {host}: {}",
+                case.id,
+                n + 1,
+                step.shell
+                    .as_deref()
+                    .or(step.write.as_deref())
+                    .or(step.edit.as_deref())
+                    .or(step.read.as_deref())
+                    .or(step.fetch.as_deref())
+                    .unwrap_or_else(|| step.mcp.as_ref().map(|m| m.tool.as_str()).unwrap_or("?"))
+            );
+            let seed = step.rule.as_deref().is_some_and(|r| SEED_RULES.contains(&r));
+            let benign = BENIGN_FILES.contains(&name.as_str()) && (step.expect == "allow" || step.expect == "defer");
+            if seed {
+                tally.seed_steps += 1;
+                if got == Outcome::Allowed {
+                    tally.seed_allowed.push(what);
+                }
+            } else if benign {
+                tally.benign_steps += 1;
+                match got {
+                    Outcome::Allowed => {}
+                    Outcome::Stopped { delete: true, .. } => tally.benign_stopped_as_delete += 1,
+                    Outcome::Stopped { code, .. } => tally.benign_stopped.push(format!("{what} ({code})")),
+                }
+            } else {
+                tally.other_steps += 1;
+                if got != Outcome::Allowed {
+                    tally.other_stopped += 1;
+                }
+            }
+        }
+    }
+    tally
+}
+
 #[test]
 fn moatbench_through_the_installed_pretool_hook() {
     let Some(dir) = moatbench_dir() else {
@@ -231,55 +277,28 @@ fn moatbench_through_the_installed_pretool_hook() {
         fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "yaml")).collect();
     files.sort();
     assert!(files.len() >= 9, "moatbench files in {}: {files:?}", dir.display());
-    let mut tally = Tally::default();
-    let mut cases = 0;
+    let mut cases: Vec<(String, Case)> = Vec::new();
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap().to_owned();
         let list: Vec<Case> = serde_norway::from_slice(&fs::read(file).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for case in &list {
-            cases += 1;
-            for host in ["claude", "codex"] {
-                let e = support::latch::env();
-                e.ok(&["init", "--objective", "moatbench", "--next-step", "run the case"]);
-                let session = format!("moat-{}-{host}", case.id);
-                for (n, step) in case.steps.iter().enumerate() {
-                    let got = run_step(&e, host, &session, n, step);
-                    let what = format!(
-                        "{name} {} step {} on {host}: {}",
-                        case.id,
-                        n + 1,
-                        step.shell
-                            .as_deref()
-                            .or(step.write.as_deref())
-                            .or(step.edit.as_deref())
-                            .or(step.read.as_deref())
-                            .or(step.fetch.as_deref())
-                            .unwrap_or_else(|| step.mcp.as_ref().map(|m| m.tool.as_str()).unwrap_or("?"))
-                    );
-                    let seed = step.rule.as_deref().is_some_and(|r| SEED_RULES.contains(&r));
-                    let benign = BENIGN_FILES.contains(&name.as_str()) && (step.expect == "allow" || step.expect == "defer");
-                    if seed {
-                        tally.seed_steps += 1;
-                        if got == Outcome::Allowed {
-                            tally.seed_allowed.push(what);
-                        }
-                    } else if benign {
-                        tally.benign_steps += 1;
-                        match got {
-                            Outcome::Allowed => {}
-                            Outcome::Stopped { delete: true, .. } => tally.benign_stopped_as_delete += 1,
-                            Outcome::Stopped { code, .. } => tally.benign_stopped.push(format!("{what} ({code})")),
-                        }
-                    } else {
-                        tally.other_steps += 1;
-                        if got != Outcome::Allowed {
-                            tally.other_stopped += 1;
-                        }
-                    }
-                }
-            }
-        }
+        cases.extend(list.into_iter().map(|c| (name.clone(), c)));
     }
+    // One thread and one latch workspace per host; a session per case.
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let runs: Vec<_> = ["claude", "codex"].into_iter().map(|host| scope.spawn(|| run_host(host, &cases))).collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut tally = Tally::default();
+    for t in tallies {
+        tally.seed_steps += t.seed_steps;
+        tally.seed_allowed.extend(t.seed_allowed);
+        tally.benign_steps += t.benign_steps;
+        tally.benign_stopped.extend(t.benign_stopped);
+        tally.benign_stopped_as_delete += t.benign_stopped_as_delete;
+        tally.other_steps += t.other_steps;
+        tally.other_stopped += t.other_stopped;
+    }
+    let cases = cases.len();
     println!("moatbench ({PACKAGE} {VERSION}, {} files, {cases} cases, both hosts' shapes):", files.len());
     println!(
         "  seed categories ({}): {} steps, {} stopped, {} allowed",
