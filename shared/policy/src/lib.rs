@@ -29,6 +29,7 @@
 pub mod call;
 pub mod classify;
 pub mod decide;
+pub mod paths;
 pub mod user;
 /// The shell model lives once, in kijito-protocol (the command guard reads
 /// the same words).
