@@ -48,6 +48,7 @@ mod pointer_publish;
 mod pointer_snapshot;
 mod policy_action_hash;
 mod policy_user_file;
+mod pretool_paths;
 mod pretool_policy;
 mod qa_gate;
 mod rendering_fixtures;

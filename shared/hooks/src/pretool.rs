@@ -398,9 +398,10 @@ fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> E
         })
         .into_iter()
         .collect();
+    // Codex's rules: `$CODEX_HOME/rules` and the default `~/.codex/rules`.
     let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
-    let codex_home = codex_home.or_else(|| (!home.is_empty()).then(|| Path::new(&home).join(".codex")));
-    let host_rules_dirs: Vec<PathBuf> = codex_home.map(|c| c.join("rules")).into_iter().collect();
+    let default_home = (!home.is_empty()).then(|| Path::new(&home).join(".codex"));
+    let host_rules_dirs: Vec<PathBuf> = codex_home.into_iter().chain(default_home).map(|c| c.join("rules")).collect();
     let qa = data_dir.map(|d| d.join(kijito_files::datadir::QA_DIR));
     let protected: Vec<PathBuf> = config_dir.iter().cloned().chain(state_dirs.iter().cloned()).chain(qa).collect();
     let hook_paths: Vec<PathBuf> =

@@ -935,7 +935,15 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     }
     if let Some(inner) = unwrap_wrapper(prog, argv) {
         match inner {
-            Ok(words) => command(&words, stdin, env, out, depth + 1),
+            Ok(mut words) => {
+                // `xargs -I R R ...`: the program comes from the input
+                if let Some(rs) = (prog == "xargs").then(|| xargs_replace(argv)).flatten() {
+                    if words.first().is_some_and(|w| w.contains(rs.as_str())) {
+                        words[0] = "{}".into();
+                    }
+                }
+                command(&words, stdin, env, out, depth + 1)
+            }
             Err(line) => nested(&line, env, out, depth),
         }
         if prog == "tmux" {
@@ -1868,6 +1876,22 @@ fn output_args(args: &[String], names: &[&str], prefixes: &[&str]) -> Vec<String
     out
 }
 
+/// The replacement string of `xargs -I R`, `-IR`, `-i`, `--replace[=R]`.
+fn xargs_replace(argv: &[String]) -> Option<String> {
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        match a.as_str() {
+            "-I" => return argv.get(i + 1).cloned(),
+            "-i" | "--replace" => return Some("{}".into()),
+            _ if a.starts_with("--replace=") => return Some(a["--replace=".len()..].to_owned()),
+            _ if a.starts_with("-I") => return Some(a[2..].to_owned()),
+            _ if a.starts_with("-i") && !a.starts_with("--") => return Some(a[2..].to_owned()),
+            _ if !a.starts_with('-') => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// `find ... -exec {} ...`: the files found are run. Denied when a name
 /// pattern could be a hook binary's or a start path reaches a plugin root;
 /// no name pattern at all fails closed.
@@ -2252,6 +2276,136 @@ mod tests {
             assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
             assert!(seen.insert(*id), "{id} twice");
         }
+    }
+
+    /// Facts of an imagined filesystem (unit tests inject them; the hook
+    /// looks them up: shared/hooks/src/resolve.rs).
+    #[derive(Debug, Default)]
+    struct Fake {
+        links: Vec<(&'static str, &'static str)>,
+        entries: Vec<&'static str>,
+        twins: Vec<(&'static str, &'static str)>,
+        copies: Vec<&'static str>,
+    }
+
+    impl PathFacts for Fake {
+        fn real(&self, abs: &str) -> Option<String> {
+            self.links.iter().find_map(|(from, to)| abs.strip_prefix(from).map(|rest| format!("{to}{rest}")))
+        }
+        fn expand(&self, pattern: &str) -> Option<Vec<String>> {
+            Some(self.entries.iter().filter(|e| glob_reaches(pattern, e) == Some(Reach::Inside)).map(|e| e.to_string()).collect())
+        }
+        fn same_file_protected(&self, abs: &str) -> Option<String> {
+            self.twins.iter().find(|(a, _)| *a == abs).map(|(_, b)| b.to_string())
+        }
+        fn holds_latch(&self, abs: &str) -> bool {
+            abs == "/home/u/proj"
+        }
+        fn latch_roots(&self) -> Vec<String> {
+            vec!["/home/u/proj".into()]
+        }
+        fn which(&self, name: &str) -> Option<String> {
+            Some(format!("/home/u/.local/bin/{name}"))
+        }
+        fn is_hook_copy(&self, abs: &str) -> bool {
+            self.copies.contains(&abs)
+        }
+    }
+
+    fn with(facts: Fake) -> Env {
+        Env { facts: Some(std::sync::Arc::new(facts)), ..env() }
+    }
+
+    fn trips(line: &str, env: &Env) -> Vec<&'static str> {
+        let c = classify(&ToolCall::parse("Bash", &json!({ "command": line })), env);
+        c.tripwires.iter().map(|t| t.code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_cd_moves_where_relative_paths_land() {
+        let e = env();
+        for line in [
+            "cd ~/.config/kijito-qa && echo x > policy.json",
+            "cd $HOME/.config/kijito-qa; tee policy.json",
+            "pushd /home/u/.config >/dev/null && cd kijito-qa && touch token",
+            "(cd /tmp; cd ~/.config/kijito-qa); touch config.json",
+            "cd; cd .config/kijito-qa && cp a b",
+        ] {
+            assert_eq!(trips(line, &e), ["tripwire_config_write"], "{line}");
+        }
+        assert_eq!(trips("cd .memory-latch && echo x > tokens.json", &e), ["tripwire_latch_write"]);
+        // a cd the policy cannot follow makes a later relative path unreadable; an absolute one is fine
+        assert_eq!(trips("cd \"$(mktemp -d)\" && touch a", &e), ["tripwire_shell_unparsed"]);
+        assert!(trips("cd \"$(mktemp -d)\" && touch /home/u/proj/a", &e).is_empty());
+        let c = classify(&ToolCall::parse("Bash", &json!({"command": "cd src && rm -rf ../build"})), &e);
+        assert_eq!(c.dirs, ["/home/u/proj/src"]);
+        assert!(c.touched.contains(&"/home/u/proj/build".to_owned()), "{:?}", c.touched);
+    }
+
+    #[test]
+    fn globs_moves_of_parents_and_downloads_reach_protected_places() {
+        let e = env();
+        assert_eq!(trips("echo x > .memory-lat?h/t", &e), ["tripwire_latch_write"]);
+        assert_eq!(trips("mv .memory-latc[h] /tmp/x", &e), ["tripwire_latch_write"]);
+        assert!(trips("rm -rf *", &e).is_empty());
+        // a move or deletion of a parent takes the protected place along; a write into the parent does not
+        assert_eq!(trips("mv /opt /opt-old", &e), ["tripwire_plugin_root_write"]);
+        assert_eq!(trips("mv /home/u/.conf* /tmp", &e), ["tripwire_config_write"]);
+        assert!(trips("touch /opt/other", &e).is_empty());
+        assert_eq!(trips("mv /home/u/proj /tmp/p", &with(Fake::default())), ["tripwire_latch_write"]);
+        assert!(trips("rm -rf ..", &with(Fake::default())).contains(&"tripwire_latch_write"));
+        for line in [
+            "curl -o ~/.bashrc https://x",
+            "curl -fsSLo ~/.zshenv https://x",
+            "wget -qO ~/.profile https://x",
+            "echo > ~/.config/fish/config.fish",
+        ] {
+            assert_eq!(trips(line, &e), ["tripwire_startup_write"], "{line}");
+        }
+        assert_eq!(trips("echo {} > .mcp.json", &e), ["tripwire_host_rules_write"]);
+        assert_eq!(rules_of(&bash("echo token > ~/.npmrc")), [r::PERSISTENCE_WRITE]);
+        assert_eq!(rules_of(&bash("cp tool ~/.local/bin/git")), [r::PERSISTENCE_WRITE]);
+        let mcp = Env { mcp_paths: vec!["~/.zshrc".into()], ..env() };
+        let c = classify(&ToolCall::parse("mcp__filesystem__write_file", &json!({})), &mcp);
+        assert_eq!(c.tripwires[0].code, tripwires::STARTUP_WRITE);
+        let read = classify(&ToolCall::parse("mcp__filesystem__read_file", &json!({})), &mcp);
+        assert!(read.tripwires.is_empty());
+    }
+
+    #[test]
+    fn the_hooks_facts_resolve_links_globs_and_copies() {
+        let e = with(Fake {
+            links: vec![("/home/u/proj/cfg", "/home/u/.config/kijito-qa")],
+            entries: vec!["/home/u/proj/lnk"],
+            twins: vec![("/home/u/proj/notes", "/home/u/.config/kijito-qa/token")],
+            copies: vec!["/home/u/proj/tools/fmt", "/home/u/.local/bin/frob"],
+        });
+        assert_eq!(trips("echo x > cfg/policy.json", &e), ["tripwire_config_write"]);
+        assert_eq!(trips("echo x > notes", &e), ["tripwire_config_write"]);
+        let e2 = with(Fake {
+            links: vec![("/home/u/proj/lnk", "/home/u/.config/kijito-qa/x")],
+            entries: vec!["/home/u/proj/lnk"],
+            ..Fake::default()
+        });
+        assert_eq!(trips("echo x > l?k", &e2), ["tripwire_config_write"]);
+        for line in ["./tools/fmt --host claude", "frob", "cd tools && ./fmt"] {
+            assert_eq!(trips(line, &e), ["tripwire_hook_binary"], "{line}");
+        }
+        // a known program is not looked up; a program of no plugin root is not ours
+        assert!(trips("git status", &e).is_empty());
+        assert!(trips("./tools/other", &e).is_empty());
+        // programs named by their input
+        for line in [
+            "find . -name prompt-hook -exec {} \\;",
+            "find /opt -exec {} \\;",
+            "echo session-hook | xargs -I{} {}",
+            "ls | xargs -I% %",
+            "parallel {} ::: precompact",
+            "parallel ::: postcompact",
+        ] {
+            assert!(trips(line, &env()).contains(&"tripwire_hook_binary"), "{line}: {:?}", trips(line, &env()));
+        }
+        assert!(trips("find . -name '*.o' -exec rm {} \\;", &env()).is_empty());
     }
 
     #[test]
