@@ -51,6 +51,7 @@ mod policy_action_hash;
 mod policy_adversarial;
 mod policy_fail_closed;
 mod policy_user_file;
+mod pretool_paths;
 mod pretool_policy;
 mod qa_gate;
 mod rendering_fixtures;

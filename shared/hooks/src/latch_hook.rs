@@ -14,19 +14,20 @@ pub fn has_latch_dir(cwd: &Path) -> bool {
 
 /// Whether the PreToolUse policy enforces the latch modes, consent and the
 /// wake hold (docs/protocol.md §8a): everywhere with the config's
-/// `"enforce": true`, else in a `cwd` that holds a latch. The one answer
-/// for pretool-hook, SessionStart's wake hold and its enforcement line.
+/// `"enforce": true`, else in a `cwd` inside a latch workspace (the
+/// nearest parent with a `.memory-latch`, [`crate::resolve::workspace_of`]).
+/// The one answer for SessionStart's wake hold and its enforcement line;
+/// pretool-hook also looks at the workspaces of the paths a call touches.
 pub fn enforced(env: &crate::run::HookEnv, cwd: Option<&Path>) -> bool {
-    env.config.as_ref().is_some_and(|c| c.enforce) || cwd.is_some_and(has_latch_dir)
+    env.config.as_ref().is_some_and(|c| c.enforce) || cwd.and_then(crate::resolve::workspace_of).is_some()
 }
 
-/// Open the latch of `cwd` with the hook's environment (key, boot id, head
-/// records), only when `cwd` holds a `.memory-latch` directory.
+/// Open the latch of the workspace `cwd` is in (`cwd` or its nearest parent
+/// with a `.memory-latch` directory) with the hook's environment (key, boot
+/// id, head records).
 pub fn open_latch(cwd: &Path) -> Option<Latch> {
-    if !has_latch_dir(cwd) {
-        return None;
-    }
-    let mut c = latch::Config::new(cwd);
+    let root = crate::resolve::workspace_of(cwd)?;
+    let mut c = latch::Config::new(&root);
     c.hmac_key_file = std::env::var_os(latch::HMAC_KEY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(p) = std::env::var_os("MEMORY_LATCH_BOOT_ID_FILE").filter(|v| !v.is_empty()) {
         c.boot_id_file = p.into();

@@ -21,6 +21,7 @@ pub mod latch_wallet;
 pub mod messages;
 pub mod nudge;
 pub mod pretool;
+pub mod resolve;
 pub mod run;
 pub mod summary;
 pub mod taint;

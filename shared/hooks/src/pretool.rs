@@ -75,10 +75,13 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
     let tool_name = input.tool_name.as_deref().unwrap_or("");
     let tool_input = input.tool_input.as_ref().unwrap_or(&null);
     let call = ToolCall::parse(tool_name, tool_input);
-    let cwd = input.cwd.as_ref().map(|c| c.as_path().to_path_buf());
+    let cwd = call_cwd(input.cwd.as_ref().map(|c| c.as_path()), tool_input);
     // Resolved once for this process (HookEnv::qa uses the same answer).
     let data_dir = env.data_dir().ok();
     let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
+    if matches!(call, ToolCall::Mcp { .. }) {
+        cenv.mcp_paths = policy::paths::mcp_paths(tool_input);
+    }
     // The user's policy file: an unusable one leaves the default rules and
     // denies every mutating call until the user mends it (reads pass).
     let user_error = match policy::UserPolicy::load(kijito_files::config::read_user_policy()) {
@@ -114,31 +117,87 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
     if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
         return Some(Answer::Deny(reason));
     }
+    let enforce_all = env.config.as_ref().is_some_and(|c| c.enforce);
+    if enforce_all && cls.tripwires.is_empty() && cls.mutates() && !cwd.as_deref().is_some_and(Path::is_dir) {
+        return Some(Answer::Deny(format!(
+            "kijito-qa policy: denied ({}): enforcement is on everywhere (\"enforce\": true) and this call has no usable working directory ({}) to find its workspace from. The one step out: run it from an existing absolute directory.",
+            codes::CWD_UNUSABLE,
+            cwd.as_deref().map(|c| c.display().to_string()).unwrap_or_else(|| "none given".into())
+        )));
+    }
     let helper_dir = env.helpers.as_ref().map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
-    let workspace = cwd.as_ref().map(|c| c.display().to_string()).unwrap_or_else(|| "<workspace>".into());
     let bytes = policy::action_bytes(tool_name, tool_input);
     let action_file =
         data_dir.as_ref().map(|d| action_path(d.as_path(), &bytes)).unwrap_or_else(|| PathBuf::from("<data-dir>/actions/action.json"));
-    let action_file_text = action_file.display().to_string();
-    let target = ConsentTarget {
-        helper_dir: &helper_dir,
-        workspace: &workspace,
-        action_file: &action_file_text,
-        session_id: input.session_id.as_str(),
-    };
+    let call = Judged { input, cls: &cls, bytes: &bytes, action_file: &action_file, helper_dir: &helper_dir, data_dir: data_dir.as_ref() };
+    // Every latch workspace the call is in or touches judges it (docs/protocol.md §8a).
+    let workspaces = if cls.halts() { call_workspaces(cwd.as_deref(), &cls) } else { Vec::new() };
+    if workspaces.is_empty() {
+        let workspace = cwd.as_ref().map(|c| c.display().to_string()).unwrap_or_else(|| "<workspace>".into());
+        return judge(env, &call, None, &workspace, enforce_all);
+    }
+    workspaces.iter().find_map(|ws| judge(env, &call, Some(ws), &ws.display().to_string(), true))
+}
 
-    let enforced = crate::latch_hook::enforced(env, cwd.as_deref());
-    let latch = if enforced && cls.halts() { cwd.as_deref().and_then(crate::latch_hook::open_latch) } else { None };
+/// The call's working directory: Codex's `workdir` in the tool input
+/// (against the hook's `cwd` when relative), else the hook's `cwd`.
+fn call_cwd(hook_cwd: Option<&Path>, tool_input: &Value) -> Option<PathBuf> {
+    match tool_input.get("workdir").and_then(Value::as_str).filter(|w| !w.is_empty()) {
+        Some(w) if w.starts_with('/') => Some(PathBuf::from(policy::classify::resolve_at(w, "/", ""))),
+        Some(w) => hook_cwd.map(|c| PathBuf::from(policy::classify::resolve_at(w, &c.display().to_string(), ""))),
+        None => hook_cwd.map(Path::to_path_buf),
+    }
+}
+
+/// The latch workspaces of the call's working directory, the directories
+/// it `cd`s to and the paths it writes (each as written and with its
+/// symlinks resolved), nearest first, without repeats.
+fn call_workspaces(cwd: Option<&Path>, cls: &Classification) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let starts = cwd.map(|c| c.display().to_string()).into_iter().chain(cls.dirs.iter().cloned()).chain(cls.touched.iter().cloned());
+    for s in starts {
+        let real = crate::resolve::real_path(&s);
+        for p in std::iter::once(s).chain(real) {
+            if let Some(w) = crate::resolve::workspace_of(Path::new(&p)) {
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One mutating call being judged, workspace by workspace.
+struct Judged<'a> {
+    input: &'a HookInput,
+    cls: &'a Classification,
+    bytes: &'a [u8],
+    action_file: &'a Path,
+    helper_dir: &'a str,
+    data_dir: Option<&'a kijito_protocol::ids::AbsPath>,
+}
+
+/// The decision of one workspace (`ws`: its root, `None` outside every
+/// latch workspace) for a call: `None` allows.
+fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enforced: bool) -> Option<Answer> {
+    let input = j.input;
+    let mut cls = j.cls.clone();
+    let action_file_text = j.action_file.display().to_string();
+    let target =
+        ConsentTarget { helper_dir: j.helper_dir, workspace, action_file: &action_file_text, session_id: input.session_id.as_str() };
+    let latch = if enforced && cls.halts() { ws.and_then(crate::latch_hook::open_latch) } else { None };
     let mode = match (&latch, enforced) {
         (_, false) => LatchMode::Absent,
         (Some(l), true) => LatchMode::from(&l.tool_mode()),
         // A latch directory that does not open is not a latch to trust.
-        (None, true) if cwd.as_deref().is_some_and(crate::latch_hook::has_latch_dir) && cls.halts() => LatchMode::SilentWitness,
+        (None, true) if ws.is_some() && cls.halts() => LatchMode::SilentWitness,
         (None, true) => LatchMode::Normal,
     };
-    let qa_frozen = cls.kijito_write() && pass_recorded(env, data_dir.as_ref(), input);
-    // The wake hold (SessionStart's local wake checks, kijito_wake::hold).
-    let hold = match (enforced, data_dir.as_ref(), cwd.as_deref()) {
+    let qa_frozen = cls.kijito_write() && pass_recorded(env, j.data_dir, input);
+    // The wake hold (SessionStart's local wake checks, kijito_wake::hold), kept for the session's cwd.
+    let hook_cwd = input.cwd.as_ref().map(|c| c.as_path());
+    let hold = match (enforced, j.data_dir, hook_cwd) {
         (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c)),
         _ => None,
     };
@@ -152,8 +211,8 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
             Decision::Deny { code, reason }
         }
         (d, Some(kijito_wake::hold::Hold::Pending)) => {
-            let data = data_dir.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default();
-            let cmd = format!("{helper_dir}/wake-check --live --workspace {workspace} --data-dir {data}");
+            let data = j.data_dir.map(|d| d.as_str().to_owned()).unwrap_or_default();
+            let cmd = format!("{}/wake-check --live --workspace {workspace} --data-dir {data}", j.helper_dir);
             policy::decide::wake_hold(&cls, &cmd).unwrap_or(d)
         }
         (d, _) => d,
@@ -161,9 +220,8 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
     match decision {
         Decision::Allow => None,
         Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
-            let ctx =
-                ConsentCall { input, cls: &cls, bytes: &bytes, action_file: &action_file, workspace: &workspace, helper_dir: &helper_dir };
-            consent(env, latch.as_ref(), data_dir.as_ref().map(|d| d.as_path()), &ctx, reason)
+            let ctx = ConsentCall { input, cls: &cls, bytes: j.bytes, action_file: j.action_file, workspace, helper_dir: j.helper_dir };
+            consent(env, latch.as_ref(), j.data_dir.map(|d| d.as_path()), &ctx, reason)
         }
         Decision::Deny { reason, .. } => Some(Answer::Deny(reason)),
     }
@@ -324,18 +382,52 @@ fn pass_recorded(env: &HookEnv, data_dir: Option<&kijito_protocol::ids::AbsPath>
     }
 }
 
-/// What the classifier may know of this environment.
+/// What the classifier may know of this environment: the protected
+/// places and the filesystem facts (asked only for written paths and
+/// unknown programs, docs/policy.md "Paths").
 fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> Env {
     let home = std::env::var("HOME").unwrap_or_default();
-    let config_dir = kijito_files::config::config_home().ok().map(|c| c.join("kijito-qa").display().to_string());
-    let plugin_roots = env.helpers.as_ref().and_then(|h| h.path().parent()).map(|r| vec![r.display().to_string()]).unwrap_or_default();
+    let config_dir = kijito_files::config::config_home().ok().map(|c| c.join("kijito-qa"));
+    // The plugin root of this hook and, when it is one of the install's
+    // per-host roots (`<prefix>/codex`, `<prefix>/claude`), the prefix.
+    let root = env.helpers.as_ref().and_then(|h| h.path().parent()).map(Path::to_path_buf);
+    let mut plugin_roots: Vec<PathBuf> = root.iter().cloned().collect();
+    if let Some(prefix) =
+        root.as_deref().filter(|r| matches!(r.file_name().and_then(|n| n.to_str()), Some("codex" | "claude"))).and_then(Path::parent)
+    {
+        plugin_roots.push(prefix.to_path_buf());
+    }
+    let state_dirs: Vec<PathBuf> = kijito_files::datadir::heads_dir()
+        .map(|h| {
+            let default_layout =
+                h.file_name().is_some_and(|n| n == "latch-heads") && h.parent().and_then(Path::file_name).is_some_and(|n| n == "kijito-qa");
+            if default_layout {
+                h.parent().map(Path::to_path_buf).unwrap_or(h)
+            } else {
+                h
+            }
+        })
+        .into_iter()
+        .collect();
+    // Codex's rules: `$CODEX_HOME/rules` and the default `~/.codex/rules`.
+    let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let default_home = (!home.is_empty()).then(|| Path::new(&home).join(".codex"));
+    let host_rules_dirs: Vec<PathBuf> = codex_home.into_iter().chain(default_home).map(|c| c.join("rules")).collect();
+    let qa = data_dir.map(|d| d.join(kijito_files::datadir::QA_DIR));
+    let protected: Vec<PathBuf> = config_dir.iter().cloned().chain(state_dirs.iter().cloned()).chain(qa).collect();
+    let hook_paths: Vec<PathBuf> =
+        env.helpers.as_ref().map(|h| policy::classify::HOOK_BINARIES.iter().map(|n| h.path().join(n)).collect()).unwrap_or_default();
+    let text = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
     Env {
         home,
         cwd: cwd.map(|c| c.display().to_string()).unwrap_or_default(),
-        config_dir,
+        config_dir: config_dir.map(|c| c.display().to_string()),
         data_dir: data_dir.map(|d| d.display().to_string()),
-        plugin_roots,
-        user_policy: Default::default(),
+        plugin_roots: text(&plugin_roots),
+        state_dirs: text(&state_dirs),
+        host_rules_dirs: text(&host_rules_dirs),
+        facts: Some(std::sync::Arc::new(crate::resolve::FsFacts::new(protected, hook_paths, cwd.map(Path::to_path_buf)))),
+        ..Env::default()
     }
 }
 

@@ -13,6 +13,7 @@
 //! [`Classification::unlisted`]); docs/policy.md.
 
 use crate::call::ToolCall;
+use crate::paths::{self, glob_reaches, has_glob, names_component, PathFacts, Reach};
 use crate::shell::{self, Parsed, Simple};
 use crate::user::{UserPolicy, USER_POLICY_FILE};
 use std::collections::{BTreeSet, HashMap};
@@ -150,6 +151,9 @@ pub mod rules {
     pub const SHELL_PROFILE_WRITE: &str = "shell_profile_write";
     /// A write to the user's policy file itself (also `tripwire_config_write`).
     pub const USER_POLICY_WRITE: &str = "user_policy_write";
+    /// A write to a file that keeps credentials or runs code later
+    /// (`~/.npmrc`, `~/.netrc`, `~/.local/bin/`, `.envrc`, ...; docs/policy.md).
+    pub const PERSISTENCE_WRITE: &str = "persistence_write";
     // the user's policy file (crate::user)
     /// A call whose irreversible rules the user's policy file removed: a write.
     pub const USER_RULE_REMOVED: &str = "user_rule_removed";
@@ -182,10 +186,23 @@ pub mod tripwires {
         TRIPWIRE_PLUGIN_ROOT_WRITE as PLUGIN_ROOT_WRITE, TRIPWIRE_QA_STATE_WRITE as QA_STATE_WRITE,
         TRIPWIRE_SHELL_UNPARSED as SHELL_UNPARSED, TRIPWIRE_TERMINAL_INPUT as TERMINAL_INPUT,
     };
+    pub use kijito_protocol::codes::policy::{
+        TRIPWIRE_HOST_RULES_WRITE as HOST_RULES_WRITE, TRIPWIRE_STARTUP_WRITE as STARTUP_WRITE, TRIPWIRE_STATE_WRITE as STATE_WRITE,
+    };
 
     /// Every tripwire code.
-    pub const ALL: &[kijito_protocol::codes::policy::Code] =
-        &[QA_STATE_WRITE, LATCH_WRITE, CONFIG_WRITE, PLUGIN_ROOT_WRITE, HOOK_BINARY, TERMINAL_INPUT, SHELL_UNPARSED];
+    pub const ALL: &[kijito_protocol::codes::policy::Code] = &[
+        QA_STATE_WRITE,
+        LATCH_WRITE,
+        CONFIG_WRITE,
+        PLUGIN_ROOT_WRITE,
+        HOOK_BINARY,
+        TERMINAL_INPUT,
+        SHELL_UNPARSED,
+        STATE_WRITE,
+        HOST_RULES_WRITE,
+        STARTUP_WRITE,
+    ];
 }
 
 use rules as r;
@@ -250,6 +267,7 @@ pub const RULES: &[(&str, Class, Risk)] = &[
     (r::CI_WORKFLOW_WRITE, Class::CoreConfig, Risk::Medium),
     (r::SHELL_PROFILE_WRITE, Class::CoreConfig, Risk::Medium),
     (r::USER_POLICY_WRITE, Class::CoreConfig, Risk::High),
+    (r::PERSISTENCE_WRITE, Class::CoreConfig, Risk::High),
     (r::USER_RULE_REMOVED, Class::Write, Risk::Low),
     (r::MCP_SQL_WRITE, Class::Delete, Risk::High),
     (r::OPAQUE_PROGRAM, Class::Opaque, Risk::Medium),
@@ -301,6 +319,13 @@ pub struct Classification {
     executes: Vec<String>,
     /// Files the call writes (absolute, lexical), for the session taint.
     writes: Vec<String>,
+    /// The absolute paths the call writes, deletes or moves, as resolved
+    /// (at most [`paths::MAX_TOUCHED`]): the hook finds their workspaces.
+    pub touched: Vec<String>,
+    /// The directories the line `cd`/`pushd`s to (at most [`paths::MAX_DIRS`]).
+    pub dirs: Vec<String>,
+    /// A `cd` the policy could not follow (computed, or past the bound).
+    dirs_unknown: bool,
 }
 
 /// At most this many paths a call's [`Classification::executes`] and
@@ -430,6 +455,14 @@ pub struct Env {
     /// The user's policy file (`<config_dir>/policy.json`), parsed
     /// ([`UserPolicy::parse`]); empty by default.
     pub user_policy: UserPolicy,
+    /// The private state dirs (latch head records, workspace index, ledger).
+    pub state_dirs: Vec<String>,
+    /// The hosts' rules dirs (`$CODEX_HOME/rules`).
+    pub host_rules_dirs: Vec<String>,
+    /// The path arguments of this MCP call ([`paths::mcp_paths`]).
+    pub mcp_paths: Vec<String>,
+    /// The filesystem facts the hook looks up; `None`: lexical paths only.
+    pub facts: Option<std::sync::Arc<dyn PathFacts>>,
 }
 
 /// Our hook binaries: running one directly is a tripwire.
@@ -459,6 +492,11 @@ pub fn classify(call: &ToolCall, env: &Env) -> Classification {
         ToolCall::Patch { writes, deletes, .. } => patch(writes, deletes, env, &mut out),
         ToolCall::Mcp { tool, server, name, input } => {
             crate::mcp::classify_mcp(server, name, input, &mut out);
+            if out.mutates() {
+                for p in &env.mcp_paths {
+                    path_write(p, env, &mut out, true);
+                }
+            }
             for rule in env.user_policy.mcp_hits(tool) {
                 out.hit(rule.class, rule.name);
             }
@@ -860,8 +898,11 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
                 0,
             );
             let end = rest.iter().position(|w| w == ":::" || w == "::::" || w == ":::+").unwrap_or(rest.len());
-            if i >= end {
-                return None;
+            // no command, or `{}` as the program: the inputs are the commands
+            if i >= end || rest[i].contains("{}") {
+                let inputs: Vec<&str> =
+                    rest[end.min(rest.len())..].iter().map(String::as_str).filter(|w| !w.starts_with(":::") && *w != "::::").collect();
+                return (!inputs.is_empty()).then(|| Err(inputs.join(" ; ")));
             }
             let cmd = &rest[i..end];
             if cmd.len() == 1 {
@@ -929,10 +970,27 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     {
         out.trip(tripwires::TERMINAL_INPUT, "TIOCSTI");
     }
-    if HOOK_BINARIES.contains(&prog)
-        || env.plugin_roots.iter().any(|root| !root.is_empty() && under(&resolve(first, env), root) && !is_helper(prog))
-    {
+    if first.contains("{}") {
+        // a program named by its input (`xargs -I{} {}`, `find -exec {}`):
+        // the words printed into it are the programs; unknown input fails closed
+        if stdin.is_empty() {
+            out.trip(tripwires::HOOK_BINARY, "a program named by its input, which the policy cannot see");
+        }
+        for w in stdin.iter().flat_map(|t| t.split_whitespace()) {
+            if runs_our_binary(w, env, out) {
+                out.trip(tripwires::HOOK_BINARY, w);
+            }
+        }
+        out.hit(Class::Write, r::SHELL_OTHER);
+        return;
+    }
+    if runs_our_binary(first, env, out) {
         out.trip(tripwires::HOOK_BINARY, first);
+        return;
+    }
+    if matches!(prog, "cd" | "pushd") {
+        change_dir(&argv[1..], env, out);
+        out.hit(Class::Read, r::SHELL_READ);
         return;
     }
     for rule in env.user_policy.program_hits(argv) {
@@ -953,7 +1011,15 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
     }
     if let Some(inner) = unwrap_wrapper(prog, argv) {
         match inner {
-            Ok(words) => command(&words, stdin, env, out, depth + 1),
+            Ok(mut words) => {
+                // `xargs -I R R ...`: the program comes from the input
+                if let Some(rs) = (prog == "xargs").then(|| xargs_replace(argv)).flatten() {
+                    if words.first().is_some_and(|w| w.contains(rs.as_str())) {
+                        words[0] = "{}".into();
+                    }
+                }
+                command(&words, stdin, env, out, depth + 1)
+            }
             Err(line) => nested(&line, env, out, depth),
         }
         if prog == "tmux" {
@@ -1010,13 +1076,8 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         "gh" | "glab" => forge(prog, args, out),
         "curl" => {
             curl(args, out);
-            // the file a download writes (`-o F`, `--output F`, `--output=F`)
-            for (k, a) in args.iter().enumerate() {
-                let target =
-                    if a == "-o" || a == "--output" { args.get(k + 1).cloned() } else { a.strip_prefix("--output=").map(str::to_owned) };
-                if let Some(t) = target {
-                    hit_path(out, &t);
-                }
+            for t in output_args(args, &["-o", "--output"], &["--output="]) {
+                path_write(&t, env, out, false);
             }
         }
         "wget" => {
@@ -1032,6 +1093,15 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
                 out.hit(Class::Send, r::HTTP_WRITE);
             } else {
                 out.hit(Class::Write, r::SHELL_WRITE);
+            }
+            for t in output_args(
+                args,
+                &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output"],
+                &["--output-document=", "--output-file=", "--append-output="],
+            ) {
+                if t != "-" {
+                    path_write(&t, env, out, false);
+                }
             }
         }
         "npm" | "pnpm" | "yarn" | "bun" => match sub(args, &[]).as_deref() {
@@ -1710,7 +1780,11 @@ fn find(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, 
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let end = args[i + 1..].iter().position(|w| w == ";" || w == "+").map(|k| i + 1 + k).unwrap_or(args.len());
                 let inner: Vec<String> = args[i + 1..end].to_vec();
-                command(&inner, stdin, env, out, depth + 1);
+                if inner.first().is_some_and(|p| p.contains("{}")) {
+                    find_runs_found(args, env, out);
+                } else {
+                    command(&inner, stdin, env, out, depth + 1);
+                }
                 acted = true;
                 i = end;
             }
@@ -2366,14 +2440,19 @@ fn tmux(argv: &[String], out: &mut Classification) {
 
 /// Lexical absolute form of `p`: `~` and relative paths resolved, `.`/`..` folded.
 pub fn resolve(p: &str, env: &Env) -> String {
+    resolve_at(p, &env.cwd, &env.home)
+}
+
+/// [`resolve`] against the working directory `cwd`.
+pub fn resolve_at(p: &str, cwd: &str, home: &str) -> String {
     let joined = if p == "~" {
-        env.home.clone()
+        home.to_owned()
     } else if let Some(rest) = p.strip_prefix("~/") {
-        format!("{}/{rest}", env.home)
+        format!("{home}/{rest}")
     } else if p.starts_with('/') {
         p.to_owned()
     } else {
-        format!("{}/{p}", env.cwd)
+        format!("{cwd}/{p}")
     };
     let mut parts: Vec<&str> = Vec::new();
     for c in joined.split('/') {
@@ -2393,12 +2472,284 @@ fn under(path: &str, dir: &str) -> bool {
     !dir.is_empty() && (path == dir || path.starts_with(&format!("{dir}/")))
 }
 
-/// A write (or deletion) of one path: tripwires and core-config rules.
-fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
-    let abs = resolve(p, env);
-    if out.writes.len() < MAX_CALL_PATHS && !out.writes.contains(&abs) {
-        out.writes.push(abs.clone());
+/// `cd DIR` / `pushd DIR`: every later relative path is also resolved
+/// against DIR (from each directory the line may be in); a directory the
+/// policy cannot compute makes later relative paths unreadable.
+fn change_dir(args: &[String], env: &Env, out: &mut Classification) {
+    let target = args.iter().find(|a| !(a.starts_with('-') && a.len() > 1) || *a == "-").map(String::as_str);
+    let target = match target {
+        None => "~",
+        Some("-") => return,
+        Some(t) => t,
+    };
+    if target.contains('$') || target.contains('`') || has_glob(target) {
+        out.dirs_unknown = true;
+        return;
     }
+    let mut from = vec![env.cwd.clone()];
+    from.extend(out.dirs.iter().cloned());
+    for base in from {
+        let d = resolve_at(target, &base, &env.home);
+        if !out.dirs.contains(&d) && d != env.cwd {
+            if out.dirs.len() >= paths::MAX_DIRS {
+                out.dirs_unknown = true;
+                return;
+            }
+            out.dirs.push(d);
+        }
+    }
+}
+
+/// The values of the output options `names` (`-o FILE`) and `prefixes` (`--output=FILE`).
+fn output_args(args: &[String], names: &[&str], prefixes: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if names.contains(&a.as_str()) {
+            out.extend(args.get(i + 1).cloned());
+        } else if let Some(v) = prefixes.iter().find_map(|p| a.strip_prefix(p)) {
+            out.push(v.to_owned());
+        } else if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+            // a short cluster ending in an output letter (`-sSLo FILE`), or `-oFILE`
+            for n in names.iter().filter(|n| n.len() == 2 && !n.starts_with("--")) {
+                let letter = &n[1..];
+                if a.ends_with(letter) {
+                    out.extend(args.get(i + 1).cloned());
+                } else if let Some(v) = a.strip_prefix(n) {
+                    out.push(v.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The replacement string of `xargs -I R`, `-IR`, `-i`, `--replace[=R]`.
+fn xargs_replace(argv: &[String]) -> Option<String> {
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        match a.as_str() {
+            "-I" => return argv.get(i + 1).cloned(),
+            "-i" | "--replace" => return Some("{}".into()),
+            _ if a.starts_with("--replace=") => return Some(a["--replace=".len()..].to_owned()),
+            _ if a.starts_with("-I") => return Some(a[2..].to_owned()),
+            _ if a.starts_with("-i") && !a.starts_with("--") => return Some(a[2..].to_owned()),
+            _ if !a.starts_with('-') => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `find ... -exec {} ...`: the files found are run. Denied when a name
+/// pattern could be a hook binary's or a start path reaches a plugin root;
+/// no name pattern at all fails closed.
+fn find_runs_found(args: &[String], env: &Env, out: &mut Classification) {
+    let names: Vec<&str> = args
+        .windows(2)
+        .filter(|w| matches!(w[0].as_str(), "-name" | "-iname" | "-path" | "-ipath" | "-wholename"))
+        .map(|w| w[1].as_str())
+        .collect();
+    let starts: Vec<String> = args.iter().take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!").map(|a| resolve(a, env)).collect();
+    let starts = if starts.is_empty() { vec![env.cwd.clone()] } else { starts };
+    let name_hits = names.is_empty()
+        || names.iter().any(|n| {
+            let last = n.rsplit('/').next().unwrap_or(n);
+            HOOK_BINARIES.iter().any(|h| paths::component_matches(last, h) || paths::component_matches(&last.to_ascii_lowercase(), h))
+        });
+    let root_hit = starts.iter().any(|s| env.plugin_roots.iter().any(|r| !r.is_empty() && glob_reaches(s, r).is_some()));
+    if name_hits || root_hit {
+        out.trip(tripwires::HOOK_BINARY, "find -exec {} runs the files it finds, which may be a hook binary");
+    }
+    out.hit(Class::Write, r::SHELL_OTHER);
+}
+
+/// Programs the classifier names by their base name: a bare one is not
+/// looked up on `PATH` for a hook binary copy (docs/policy.md, "Paths").
+fn known_program(prog: &str) -> bool {
+    READ_ONLY.contains(&prog)
+        || INTERPRETERS.contains(&prog)
+        || shells().contains(&prog)
+        || matches!(
+            prog,
+            "rm" | "mv"
+                | "cp"
+                | "ln"
+                | "install"
+                | "touch"
+                | "mkdir"
+                | "chmod"
+                | "chown"
+                | "tee"
+                | "dd"
+                | "sed"
+                | "awk"
+                | "find"
+                | "git"
+                | "gh"
+                | "glab"
+                | "curl"
+                | "wget"
+                | "npm"
+                | "npx"
+                | "pnpm"
+                | "yarn"
+                | "cargo"
+                | "rustup"
+                | "make"
+                | "docker"
+                | "podman"
+                | "kubectl"
+                | "terraform"
+                | "helm"
+                | "ssh"
+                | "scp"
+                | "rsync"
+                | "tmux"
+                | "screen"
+                | "psql"
+                | "mysql"
+                | "sqlite3"
+                | "pip"
+                | "pip3"
+                | "uv"
+                | "tar"
+                | "gzip"
+                | "unzip"
+                | "zip"
+                | "xargs"
+                | "sudo"
+                | "nice"
+                | "timeout"
+                | "patch"
+                | "apply_patch"
+                | "crontab"
+                | "kill"
+                | "cast"
+        )
+}
+
+/// Whether running `first` runs one of our hook binaries (or another
+/// non-helper program of a plugin root): by name, by a path into a plugin
+/// root (symlinks resolved), or by content (a copy, however named).
+fn runs_our_binary(first: &str, env: &Env, out: &Classification) -> bool {
+    let prog = base(first);
+    if HOOK_BINARIES.contains(&prog) {
+        return true;
+    }
+    let mut cands: Vec<String> = Vec::new();
+    if first.contains('/') || first.starts_with('~') {
+        cands.push(resolve(first, env));
+        if !first.starts_with('/') && !first.starts_with('~') {
+            cands.extend(out.dirs.iter().map(|d| resolve_at(first, d, &env.home)));
+        }
+    }
+    let facts = env.facts.as_deref();
+    if let Some(f) = facts {
+        if cands.is_empty() && !known_program(prog) && !is_helper(prog) {
+            cands.extend(f.which(prog));
+        }
+        let real: Vec<String> = cands.iter().filter_map(|c| f.real(c)).collect();
+        cands.extend(real);
+    }
+    cands.iter().any(|c| {
+        let in_root = env.plugin_roots.iter().any(|root| !root.is_empty() && under(c, root));
+        HOOK_BINARIES.contains(&base(c)) || (in_root && !is_helper(base(c))) || (!in_root && facts.is_some_and(|f| f.is_hook_copy(c)))
+    })
+}
+
+/// The absolute paths a written `p` stands for: resolved against every
+/// directory the line may be in, globs expanded, symlinks resolved, hard
+/// links to protected files found (each by the hook, bounded).
+fn expand_path(p: &str, env: &Env, out: &mut Classification) -> Vec<String> {
+    let relative = !(p.starts_with('/') || p == "~" || p.starts_with("~/"));
+    let mut list = vec![resolve(p, env)];
+    if relative {
+        if out.dirs_unknown {
+            out.trip(tripwires::SHELL_UNPARSED, "a relative path after a `cd` the policy cannot follow");
+        }
+        list.extend(out.dirs.iter().map(|d| resolve_at(p, d, &env.home)));
+    }
+    let Some(f) = env.facts.as_deref() else { return list };
+    let mut more = Vec::new();
+    for a in list.iter().filter(|a| has_glob(a)) {
+        match f.expand(a) {
+            Some(v) => more.extend(v),
+            None => out.trip(tripwires::SHELL_UNPARSED, "a glob that matches more paths than the policy reads"),
+        }
+    }
+    list.extend(more);
+    let real: Vec<String> = list.iter().filter(|a| !has_glob(a)).filter_map(|a| f.real(a)).collect();
+    list.extend(real);
+    let linked: Vec<String> = list.iter().filter(|a| !has_glob(a)).filter_map(|a| f.same_file_protected(a)).collect();
+    list.extend(linked);
+    let mut seen = BTreeSet::new();
+    list.retain(|a| seen.insert(a.clone()));
+    list
+}
+
+/// A write (or a deletion or move, `delete`) of one path: tripwires and
+/// core-config rules, for every path it stands for ([`expand_path`]).
+fn path_write(p: &str, env: &Env, out: &mut Classification, delete: bool) {
+    for abs in expand_path(p, env, out) {
+        if !has_glob(&abs) && out.touched.len() < paths::MAX_TOUCHED && !out.touched.contains(&abs) {
+            out.touched.push(abs.clone());
+        }
+        // the session taint (docs/policy.md): what this call writes
+        if !delete && !has_glob(&abs) && out.writes.len() < MAX_CALL_PATHS && !out.writes.contains(&abs) {
+            out.writes.push(abs.clone());
+        }
+        judge_path(&abs, env, out, delete);
+    }
+}
+
+/// Startup files under HOME: they run code at the next login or shell,
+/// outside every hook (tripwire; docs/policy.md).
+const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+    ".config/systemd/user",
+    ".config/autostart",
+    ".config/environment.d",
+    ".xprofile",
+    ".xsessionrc",
+    ".pam_environment",
+];
+
+/// Files under HOME that hold credentials or run code later, where a
+/// tripwire would deny ordinary work: core-config (`persistence_write`).
+const PERSISTENCE_FILES: &[&str] = &[
+    ".local/bin",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".aws/config",
+    ".aws/credentials",
+    ".kube/config",
+    ".docker/config.json",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".pip/pip.conf",
+    ".config/pip/pip.conf",
+];
+
+/// One absolute path (a glob pattern allowed) a call writes or, `delete`,
+/// deletes or moves: a glob that could match a protected path counts as
+/// touching it, and a deletion or move of a parent takes it along.
+fn judge_path(abs: &str, env: &Env, out: &mut Classification, delete: bool) {
+    let reach = |dir: &str| match glob_reaches(abs, dir) {
+        Some(Reach::Inside) => true,
+        Some(Reach::Above) => delete,
+        None => false,
+    };
     let comps: Vec<&str> = abs.split('/').filter(|c| !c.is_empty()).collect();
     // tripwires
     if abs.starts_with("/dev/pts/")
@@ -2407,7 +2758,7 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
         || abs.starts_with("/dev/vcs")
         || proc_terminal_fd(&comps)
     {
-        out.trip(tripwires::TERMINAL_INPUT, &abs);
+        out.trip(tripwires::TERMINAL_INPUT, abs);
         return;
     }
     if ["/dev/sd", "/dev/nvme", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/mmcblk", "/dev/disk", "/dev/mapper/", "/dev/md", "/dev/loop"]
@@ -2418,33 +2769,55 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
         return;
     }
     if let Some(d) = env.data_dir.as_deref() {
-        if under(&abs, &format!("{}/qa", resolve(d, env))) {
-            out.trip(tripwires::QA_STATE_WRITE, &abs);
+        if reach(&format!("{}/qa", resolve(d, env))) {
+            out.trip(tripwires::QA_STATE_WRITE, abs);
         }
     }
-    if comps.contains(&".memory-latch") {
-        out.trip(tripwires::LATCH_WRITE, &abs);
+    if env.state_dirs.iter().any(|d| !d.is_empty() && reach(d)) {
+        out.trip(tripwires::STATE_WRITE, abs);
+    }
+    if names_component(abs, LATCH_DIR)
+        || (delete && !has_glob(abs) && env.facts.as_deref().is_some_and(|f| f.holds_latch(abs)))
+        || (delete
+            && env
+                .facts
+                .as_deref()
+                .is_some_and(|f| f.latch_roots().iter().any(|w| reach(&format!("{}/{LATCH_DIR}", w.trim_end_matches('/'))))))
+    {
+        out.trip(tripwires::LATCH_WRITE, abs);
     }
     if let Some(d) = env.config_dir.as_deref() {
         let dir = resolve(d, env);
-        if under(&abs, &dir) {
-            out.trip(tripwires::CONFIG_WRITE, &abs);
+        if reach(&dir) {
+            out.trip(tripwires::CONFIG_WRITE, abs);
         }
-        if abs == format!("{}/{USER_POLICY_FILE}", dir.trim_end_matches('/')) {
+        if glob_reaches(abs, &format!("{}/{USER_POLICY_FILE}", dir.trim_end_matches('/'))) == Some(Reach::Inside) {
             out.hit(Class::CoreConfig, r::USER_POLICY_WRITE);
         }
     }
-    for rule in env.user_policy.path_hits(&abs, |p| resolve(p, env)) {
+    for rule in env.user_policy.path_hits(abs, |p| resolve(p, env)) {
         out.hit(rule.class, rule.name);
     }
-    if env.plugin_roots.iter().any(|root| under(&abs, &resolve(root, env))) {
-        out.trip(tripwires::PLUGIN_ROOT_WRITE, &abs);
+    if env.plugin_roots.iter().any(|root| !root.is_empty() && reach(&resolve(root, env))) {
+        out.trip(tripwires::PLUGIN_ROOT_WRITE, abs);
+    }
+    if env.host_rules_dirs.iter().any(|d| !d.is_empty() && reach(d))
+        || comps.last().is_some_and(|n| paths::component_matches(n, ".mcp.json"))
+    {
+        out.trip(tripwires::HOST_RULES_WRITE, abs);
+    }
+    let home = resolve(&env.home, env);
+    let in_home_glob = |rel: &str| !env.home.is_empty() && glob_reaches(abs, &format!("{home}/{rel}")) == Some(Reach::Inside);
+    if STARTUP_FILES.iter().any(|f| in_home_glob(f)) {
+        out.trip(tripwires::STARTUP_WRITE, abs);
     }
     // core config
-    let home = resolve(&env.home, env);
-    let in_home = |rel: &str| !env.home.is_empty() && under(&abs, &format!("{home}/{rel}"));
+    let in_home = |rel: &str| !env.home.is_empty() && under(abs, &format!("{home}/{rel}"));
     let seq = |a: &str, b: &str| comps.windows(2).any(|w| w[0] == a && w[1] == b);
     let name = comps.last().copied().unwrap_or("");
+    if PERSISTENCE_FILES.iter().any(|f| in_home_glob(f)) || name == ".envrc" || seq(".vscode", "tasks.json") {
+        out.hit(Class::CoreConfig, r::PERSISTENCE_WRITE);
+    }
     if in_home(".ssh") || comps.contains(&".ssh") {
         out.hit(Class::CoreConfig, r::SSH_CONFIG_WRITE);
     }
@@ -2478,6 +2851,9 @@ fn path_write(p: &str, env: &Env, out: &mut Classification, _delete: bool) {
         out.hit(Class::CoreConfig, r::SHELL_PROFILE_WRITE);
     }
 }
+
+/// The name of a workspace's latch directory.
+const LATCH_DIR: &str = ".memory-latch";
 
 #[cfg(test)]
 mod tests {
@@ -2753,6 +3129,136 @@ mod tests {
             assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
             assert!(seen.insert(*id), "{id} twice");
         }
+    }
+
+    /// Facts of an imagined filesystem (unit tests inject them; the hook
+    /// looks them up: shared/hooks/src/resolve.rs).
+    #[derive(Debug, Default)]
+    struct Fake {
+        links: Vec<(&'static str, &'static str)>,
+        entries: Vec<&'static str>,
+        twins: Vec<(&'static str, &'static str)>,
+        copies: Vec<&'static str>,
+    }
+
+    impl PathFacts for Fake {
+        fn real(&self, abs: &str) -> Option<String> {
+            self.links.iter().find_map(|(from, to)| abs.strip_prefix(from).map(|rest| format!("{to}{rest}")))
+        }
+        fn expand(&self, pattern: &str) -> Option<Vec<String>> {
+            Some(self.entries.iter().filter(|e| glob_reaches(pattern, e) == Some(Reach::Inside)).map(|e| e.to_string()).collect())
+        }
+        fn same_file_protected(&self, abs: &str) -> Option<String> {
+            self.twins.iter().find(|(a, _)| *a == abs).map(|(_, b)| b.to_string())
+        }
+        fn holds_latch(&self, abs: &str) -> bool {
+            abs == "/home/u/proj"
+        }
+        fn latch_roots(&self) -> Vec<String> {
+            vec!["/home/u/proj".into()]
+        }
+        fn which(&self, name: &str) -> Option<String> {
+            Some(format!("/home/u/.local/bin/{name}"))
+        }
+        fn is_hook_copy(&self, abs: &str) -> bool {
+            self.copies.contains(&abs)
+        }
+    }
+
+    fn with(facts: Fake) -> Env {
+        Env { facts: Some(std::sync::Arc::new(facts)), ..env() }
+    }
+
+    fn trips(line: &str, env: &Env) -> Vec<&'static str> {
+        let c = classify(&ToolCall::parse("Bash", &json!({ "command": line })), env);
+        c.tripwires.iter().map(|t| t.code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_cd_moves_where_relative_paths_land() {
+        let e = env();
+        for line in [
+            "cd ~/.config/kijito-qa && echo x > policy.json",
+            "cd $HOME/.config/kijito-qa; tee policy.json",
+            "pushd /home/u/.config >/dev/null && cd kijito-qa && touch token",
+            "(cd /tmp; cd ~/.config/kijito-qa); touch config.json",
+            "cd; cd .config/kijito-qa && cp a b",
+        ] {
+            assert_eq!(trips(line, &e), ["tripwire_config_write"], "{line}");
+        }
+        assert_eq!(trips("cd .memory-latch && echo x > tokens.json", &e), ["tripwire_latch_write"]);
+        // a cd the policy cannot follow makes a later relative path unreadable; an absolute one is fine
+        assert_eq!(trips("cd \"$(mktemp -d)\" && touch a", &e), ["tripwire_shell_unparsed"]);
+        assert!(trips("cd \"$(mktemp -d)\" && touch /home/u/proj/a", &e).is_empty());
+        let c = classify(&ToolCall::parse("Bash", &json!({"command": "cd src && rm -rf ../build"})), &e);
+        assert_eq!(c.dirs, ["/home/u/proj/src"]);
+        assert!(c.touched.contains(&"/home/u/proj/build".to_owned()), "{:?}", c.touched);
+    }
+
+    #[test]
+    fn globs_moves_of_parents_and_downloads_reach_protected_places() {
+        let e = env();
+        assert_eq!(trips("echo x > .memory-lat?h/t", &e), ["tripwire_latch_write"]);
+        assert_eq!(trips("mv .memory-latc[h] /tmp/x", &e), ["tripwire_latch_write"]);
+        assert!(trips("rm -rf *", &e).is_empty());
+        // a move or deletion of a parent takes the protected place along; a write into the parent does not
+        assert_eq!(trips("mv /opt /opt-old", &e), ["tripwire_plugin_root_write"]);
+        assert_eq!(trips("mv /home/u/.conf* /tmp", &e), ["tripwire_config_write"]);
+        assert!(trips("touch /opt/other", &e).is_empty());
+        assert_eq!(trips("mv /home/u/proj /tmp/p", &with(Fake::default())), ["tripwire_latch_write"]);
+        assert!(trips("rm -rf ..", &with(Fake::default())).contains(&"tripwire_latch_write"));
+        for line in [
+            "curl -o ~/.bashrc https://x",
+            "curl -fsSLo ~/.zshenv https://x",
+            "wget -qO ~/.profile https://x",
+            "echo > ~/.config/fish/config.fish",
+        ] {
+            assert_eq!(trips(line, &e), ["tripwire_startup_write"], "{line}");
+        }
+        assert_eq!(trips("echo {} > .mcp.json", &e), ["tripwire_host_rules_write"]);
+        assert_eq!(rules_of(&bash("echo token > ~/.npmrc")), [r::PERSISTENCE_WRITE]);
+        assert_eq!(rules_of(&bash("cp tool ~/.local/bin/git")), [r::PERSISTENCE_WRITE]);
+        let mcp = Env { mcp_paths: vec!["~/.zshrc".into()], ..env() };
+        let c = classify(&ToolCall::parse("mcp__filesystem__write_file", &json!({})), &mcp);
+        assert_eq!(c.tripwires[0].code, tripwires::STARTUP_WRITE);
+        let read = classify(&ToolCall::parse("mcp__filesystem__read_file", &json!({})), &mcp);
+        assert!(read.tripwires.is_empty());
+    }
+
+    #[test]
+    fn the_hooks_facts_resolve_links_globs_and_copies() {
+        let e = with(Fake {
+            links: vec![("/home/u/proj/cfg", "/home/u/.config/kijito-qa")],
+            entries: vec!["/home/u/proj/lnk"],
+            twins: vec![("/home/u/proj/notes", "/home/u/.config/kijito-qa/token")],
+            copies: vec!["/home/u/proj/tools/fmt", "/home/u/.local/bin/frob"],
+        });
+        assert_eq!(trips("echo x > cfg/policy.json", &e), ["tripwire_config_write"]);
+        assert_eq!(trips("echo x > notes", &e), ["tripwire_config_write"]);
+        let e2 = with(Fake {
+            links: vec![("/home/u/proj/lnk", "/home/u/.config/kijito-qa/x")],
+            entries: vec!["/home/u/proj/lnk"],
+            ..Fake::default()
+        });
+        assert_eq!(trips("echo x > l?k", &e2), ["tripwire_config_write"]);
+        for line in ["./tools/fmt --host claude", "frob", "cd tools && ./fmt"] {
+            assert_eq!(trips(line, &e), ["tripwire_hook_binary"], "{line}");
+        }
+        // a known program is not looked up; a program of no plugin root is not ours
+        assert!(trips("git status", &e).is_empty());
+        assert!(trips("./tools/other", &e).is_empty());
+        // programs named by their input
+        for line in [
+            "find . -name prompt-hook -exec {} \\;",
+            "find /opt -exec {} \\;",
+            "echo session-hook | xargs -I{} {}",
+            "ls | xargs -I% %",
+            "parallel {} ::: precompact",
+            "parallel ::: postcompact",
+        ] {
+            assert!(trips(line, &env()).contains(&"tripwire_hook_binary"), "{line}: {:?}", trips(line, &env()));
+        }
+        assert!(trips("find . -name '*.o' -exec rm {} \\;", &env()).is_empty());
     }
 
     #[test]

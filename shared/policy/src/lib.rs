@@ -36,6 +36,7 @@ pub mod classify;
 pub mod decide;
 pub mod mcp;
 pub mod opaque;
+pub mod paths;
 pub mod user;
 /// The shell model lives once, in kijito-protocol (the command guard reads
 /// the same words).

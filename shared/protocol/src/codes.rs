@@ -331,6 +331,12 @@ pub mod policy {
         TRIPWIRE_CONFIG_WRITE TripwireConfigWrite = "tripwire_config_write",
         TRIPWIRE_PLUGIN_ROOT_WRITE TripwirePluginRootWrite = "tripwire_plugin_root_write",
         TRIPWIRE_HOOK_BINARY TripwireHookBinary = "tripwire_hook_binary",
+        /// A write, move or deletion in the private state dir (latch head records, workspace index, spent-nonce ledger).
+        TRIPWIRE_STATE_WRITE TripwireStateWrite = "tripwire_state_write",
+        /// A write to a host's rules (`$CODEX_HOME/rules`) or an `.mcp.json`.
+        TRIPWIRE_HOST_RULES_WRITE TripwireHostRulesWrite = "tripwire_host_rules_write",
+        /// A write to a shell startup file or another file that runs code at the next login or session (docs/policy.md).
+        TRIPWIRE_STARTUP_WRITE TripwireStartupWrite = "tripwire_startup_write",
         TRIPWIRE_TERMINAL_INPUT TripwireTerminalInput = "tripwire_terminal_input",
         /// A command the policy cannot read whole (nested too deep, too long, not a string).
         TRIPWIRE_SHELL_UNPARSED TripwireShellUnparsed = "tripwire_shell_unparsed",
@@ -344,6 +350,8 @@ pub mod policy {
         GOVERNANCE_INVALID GovernanceInvalid = "policy_governance_invalid",
         /// Enforcement is on (`"enforce": true`) and the workspace has no latch to hold consent.
         LATCH_REQUIRED LatchRequired = "policy_latch_required",
+        /// Enforcement is on (`"enforce": true`) and the call has no usable working directory to find its workspace from.
+        CWD_UNUSABLE CwdUnusable = "policy_cwd_unusable",
         /// The call's canonical action is larger than memory-latch accepts as an action file.
         ACTION_TOO_LARGE ActionTooLarge = "policy_action_too_large",
         /// The user's policy file is not a valid `kijito-qa.policy/v1` document.

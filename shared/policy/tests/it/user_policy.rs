@@ -28,6 +28,7 @@ fn env(policy: UserPolicy) -> Env {
         data_dir: Some("/home/user/.local/share/kijito-qa".into()),
         plugin_roots: vec!["/opt/kijito-qa".into()],
         user_policy: policy,
+        ..Env::default()
     }
 }
 
