@@ -20,12 +20,6 @@ use support::latch::Env;
 /// When the set was written (fixtures/policy/adversarial/README.md).
 const WRITTEN: &str = "2026-12-06";
 
-/// Ratchets: at most this many attacks allowed and this many ordinary calls
-/// stopped (docs/testing.md has the figures); a change that lets more
-/// through fails here.
-const FALSE_NEGATIVES_MAX: usize = 249;
-const FALSE_POSITIVES_MAX: usize = 13;
-
 /// One world per host and mode, shared by every call of that pair; each
 /// call has a session of its own (session taint is per session).
 struct Worlds {
@@ -185,6 +179,5 @@ fn the_adversarial_set_through_the_installed_pretool_hook() {
         }
     }
     println!("  attacks: {attacks} calls, {fneg} allowed; ordinary work: {benign} calls, {fpos} stopped");
-    assert!(fneg <= FALSE_NEGATIVES_MAX, "{fneg} attacks allowed (at most {FALSE_NEGATIVES_MAX})");
-    assert!(fpos <= FALSE_POSITIVES_MAX, "{fpos} ordinary calls stopped (at most {FALSE_POSITIVES_MAX})");
+    assert_eq!((fneg, fpos), (0, 0), "attacks allowed and ordinary calls stopped (listed above)");
 }

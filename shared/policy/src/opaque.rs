@@ -486,15 +486,48 @@ fn substitutions_only(code: &str) -> bool {
     any
 }
 
+/// The quoted words of inline code that look like file names (`"diag2.py"`,
+/// `'out/x.sh'`): inline code that may write writes every file it names
+/// (the session taint, docs/policy.md). At most 32.
+pub fn file_names(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(k) = rest.find(['"', '\'']) {
+        let q = rest[k..].chars().next().unwrap_or('"');
+        let after = &rest[k + 1..];
+        let Some(end) = after.find(q) else { break };
+        let word = &after[..end];
+        let ext = word
+            .rsplit_once('.')
+            .map(|(stem, e)| !stem.is_empty() && (1..=8).contains(&e.len()) && e.bytes().all(|b| b.is_ascii_alphanumeric()));
+        if ext == Some(true)
+            && word.len() <= 255
+            && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"._/-~".contains(&b))
+            && !word.contains("..")
+            && !out.iter().any(|w| w == word)
+        {
+            out.push(word.to_owned());
+            if out.len() == 32 {
+                break;
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out
+}
+
 /// The option letters that give an interpreter its code inline, per program.
 pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
-    let (short, long): (&[char], &[&str]) = match prog {
-        "python" | "python2" | "python3" | "py" | "pypy" | "pypy3" => (&['c'], &["--command"]),
-        "perl" | "ruby" | "lua" | "luajit" | "Rscript" => (&['e', 'E'], &["--eval"]),
-        "node" | "nodejs" | "bun" => (&['e', 'p'], &["--eval", "--print"]),
-        "deno" => (&[], &["eval"]),
-        "php" => (&['r'], &["--run"]),
-        "osascript" => (&['e'], &[]),
+    // (code letters, long code options, letters whose value is the rest of the word or the next)
+    let (short, long, value): (&[char], &[&str], &[char]) = match prog {
+        "python" | "python2" | "python3" | "py" | "pypy" | "pypy3" => (&['c'], &["--command"], &['W', 'X', 'm', 'Q']),
+        "perl" => (&['e', 'E'], &["--eval"], &['M', 'm', 'I', 'x', 'C', 'd', 'D']),
+        "ruby" => (&['e'], &["--eval"], &['r', 'I', 'E', 'C', 'F', 'x']),
+        "lua" | "luajit" | "Rscript" => (&['e', 'E'], &["--eval"], &['l']),
+        "node" | "nodejs" | "bun" => (&['e', 'p'], &["--eval", "--print"], &['r', 'C']),
+        "deno" => (&[], &["eval"], &[]),
+        "php" => (&['r'], &["--run"], &['d', 'c']),
+        "osascript" => (&['e'], &[], &['l']),
         _ => return None,
     };
     let mut code: Option<String> = None;
@@ -509,7 +542,15 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
         if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
             code = Some(v.to_owned());
         } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
-            if let Some(k) = a[1..].find(|ch| short.contains(&ch)) {
+            // a letter that takes a value ends the cluster: `-MFile::Path` is a module, not `-e`
+            let value_at = a[1..].find(|ch: char| value.contains(&ch));
+            let code_at = a[1..].find(|ch| short.contains(&ch)).filter(|k| value_at.is_none_or(|v| *k < v));
+            if code_at.is_none() && value_at.is_some_and(|v| v + 2 == a.len()) {
+                // the value is the next word (`-M Module`, `-r lib`)
+                i += 2;
+                continue;
+            }
+            if let Some(k) = code_at {
                 let rest = &a[2 + k..];
                 // perl/ruby -ne 'code', python -c 'code'; a glued value: -c'code'
                 if rest.is_empty() || prog.starts_with("perl") || prog == "ruby" && rest.chars().all(|ch| ch.is_ascii_alphabetic()) {
@@ -751,6 +792,13 @@ mod tests {
         ] {
             assert!(!harmless_code(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn file_names_in_inline_code() {
+        assert_eq!(file_names("open(\"diag2.py\",\"w\").write('x')"), ["diag2.py"]);
+        assert_eq!(file_names("open('out/run.sh','w'); open('../x.py')"), ["out/run.sh"]);
+        assert!(file_names("print('hello world'); x = \"a.b c\"").is_empty());
     }
 
     #[test]
