@@ -542,7 +542,7 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
         if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
             code = Some(v.to_owned());
         } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
-            // a letter that takes a value ends the cluster: `-MFile::Path` is a module, not `-e`
+            // a letter that takes a value ends the cluster: in `-MData::Dumper` the `e` is part of a module name, not `-e`
             let value_at = a[1..].find(|ch: char| value.contains(&ch));
             let code_at = a[1..].find(|ch| short.contains(&ch)).filter(|k| value_at.is_none_or(|v| *k < v));
             if code_at.is_none() && value_at.is_some_and(|v| v + 2 == a.len()) {
