@@ -89,6 +89,13 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
     }
     let total: usize = per_kind.values().sum();
     println!("policy corpus: {total} calls; by kind {per_kind:?}; by category {per_category:?}; by host {hosts:?}; {} forms", forms.len());
+    let benign = per_kind.get("benign").copied().unwrap_or(0);
+    println!(
+        "false-positive rate: {} of {benign} benign calls ({:.2} %, bound 1 %)",
+        fpos.len(),
+        100.0 * fpos.len() as f64 / benign.max(1) as f64
+    );
+    assert!(fpos.len() * 100 <= benign, "more than 1 % of the benign calls flagged");
     for (name, list) in [("false negatives", &fneg), ("false positives", &fpos), ("wrong rules", &wrong)] {
         println!("{name}: {}", list.len());
         for r in list.iter() {
