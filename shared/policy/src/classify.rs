@@ -1309,11 +1309,17 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             let target =
                 flags.iter().zip(flags.iter().skip(1)).find(|(f, _)| *f == "-t" || *f == "--target-directory").map(|(_, v)| v.clone());
             let target = target.or_else(|| flags.iter().find_map(|f| f.strip_prefix("--target-directory=").map(str::to_owned)));
-            match &target {
-                Some(t) => hit_path(out, t),
-                None => {
-                    if let Some(last) = pos.last() {
-                        hit_path(out, last);
+            let (dest, sources) = match target.clone() {
+                Some(t) => (Some(t), &pos[..]),
+                None => (pos.last().cloned(), &pos[..pos.len().saturating_sub(1)]),
+            };
+            if let Some(t) = dest {
+                hit_path(out, &t);
+                // into a directory: each source lands at DEST/<its name> (`cp -r x/kijito-qa ~/.config`)
+                for src in sources.iter().take(paths::MAX_TOUCHED) {
+                    let name = src.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                    if !name.is_empty() && name != "." && name != ".." {
+                        hit_path(out, &format!("{}/{name}", t.trim_end_matches('/')));
                     }
                 }
             }
@@ -3274,6 +3280,8 @@ mod tests {
             assert_eq!(trips(line, &e), ["tripwire_startup_write"], "{line}");
         }
         assert_eq!(trips("echo {} > .mcp.json", &e), ["tripwire_host_rules_write"]);
+        assert_eq!(trips("cp -r /tmp/x/kijito-qa ~/.config/", &e), ["tripwire_config_write"]);
+        assert_eq!(trips("mv /tmp/.memory-latch /home/u/other/", &e), ["tripwire_latch_write"]);
         assert_eq!(rules_of(&bash("echo token > ~/.npmrc")), [r::PERSISTENCE_WRITE]);
         assert_eq!(rules_of(&bash("cp tool ~/.local/bin/git")), [r::PERSISTENCE_WRITE]);
         let mcp = Env { mcp_paths: vec!["~/.zshrc".into()], ..env() };
