@@ -30,7 +30,11 @@ keeping everything else in them.
                  the one line that puts <root>/bin on PATH.
   --debug        install the debug build (cargo build --locked, no --release):
                  for the test suite, which has built it already
-  --uninstall    remove what a previous install put there
+  --uninstall    remove what a previous install put there, the MCP
+                 registrations and the helper allow rules of that root
+                 (Codex's kijito-qa.rules, Claude Code's Bash(<root>/bin/...)
+                 rules); list what stays yours (config, token, QA state,
+                 latch state, workspace latches)
   --help         this text
 EOF
 }
@@ -153,10 +157,94 @@ PY
     [ -d "$root" ] && say "kept $root (it holds files this script did not install)"; fi
 }
 
+# What `kijito-setup --allow-helpers --write` wrote for ROOT of HOST (the
+# allow rules name ROOT/bin/, so they would let whatever later sits there run
+# unprompted): Codex, kijito-qa's own rules file when it is this root's;
+# Claude Code, the `Bash(ROOT/bin/...)` entries of permissions.allow in the
+# user settings, every other key and entry kept (written atomically, same mode).
+uninstall_allow_rules() {
+  local h="$1" root="$2"
+  python3 - "$h" "$root/bin/" "${CODEX_HOME:-$HOME/.codex}/rules/kijito-qa.rules" "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json" <<'PY'
+import json, os, sys
+host, bindir, codex_rules, settings = sys.argv[1:]
+def say(m): print("install.sh: " + m)
+if host == "codex":
+    if os.path.isfile(codex_rules) and not os.path.islink(codex_rules):
+        first = open(codex_rules, encoding="utf-8", errors="replace").readline()
+        if first.startswith("# kijito-qa: the helper commands of %s that" % bindir.rstrip("/")):
+            os.unlink(codex_rules)
+            say("removed %s (the Codex allow rules for %s)" % (codex_rules, bindir))
+        else:
+            say("kept %s: it is not the rules file of %s" % (codex_rules, bindir))
+    sys.exit(0)
+if not os.path.isfile(settings) or os.path.islink(settings) or os.path.getsize(settings) > 1024 * 1024:
+    sys.exit(0)
+try:
+    data = json.load(open(settings, encoding="utf-8"))
+except ValueError as e:
+    say("kept %s: not JSON (%s); remove its Bash(%s...) allow rules by hand" % (settings, e, bindir))
+    sys.exit(0)
+allow = data.get("permissions", {}).get("allow") if isinstance(data, dict) and isinstance(data.get("permissions"), dict) else None
+if not isinstance(allow, list):
+    sys.exit(0)
+ours = [r for r in allow if isinstance(r, str) and r.startswith("Bash(" + bindir) and r.endswith(":*)")]
+if not ours:
+    sys.exit(0)
+data["permissions"]["allow"] = [r for r in allow if r not in ours]
+tmp = os.path.join(os.path.dirname(settings), ".%s.tmp.%d" % (os.path.basename(settings), os.getpid()))
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, os.stat(settings).st_mode & 0o777)
+with os.fdopen(fd, "w", encoding="utf-8") as f:
+    f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+os.replace(tmp, settings)
+dfd = os.open(os.path.dirname(settings), os.O_RDONLY)
+os.fsync(dfd)
+os.close(dfd)
+say("removed %d Claude Code allow rule(s) for %s from %s" % (len(ours), bindir, settings))
+PY
+}
+
+# What kijito-qa's binaries wrote outside the prefix that is yours to keep
+# or delete: listed, never removed (docs/configuration.md, Install).
+list_kept() {
+  python3 - "$HOME" <<'PY'
+import json, os, sys
+home = sys.argv[1]
+env = lambda k, d: os.environ.get(k) or d
+cfg_dir = os.path.join(env("XDG_CONFIG_HOME", os.path.join(home, ".config")), "kijito-qa")
+data_dir = os.path.join(home, ".cache", "kijito-qa")
+try:
+    data_dir = os.path.expanduser(json.load(open(os.path.join(cfg_dir, "config.json"))).get("dataDir") or data_dir)
+except (OSError, ValueError, AttributeError):
+    pass
+state = os.path.join(env("XDG_STATE_HOME", os.path.join(home, ".local", "state")), "kijito-qa")
+claude_data = os.path.join(env("CLAUDE_CONFIG_DIR", os.path.join(home, ".claude")), "plugins", "data")
+items = [
+    (cfg_dir, "your config and token file (the token is your secret)"),
+    (data_dir, "the hooks' QA state and its audit trail (consumed tickets)"),
+    (state, "latch head records, the latch workspace index and the QA spent-nonce ledgers; deleting them lets a rolled-back latch pass"),
+]
+if os.path.isdir(claude_data):
+    items += [(os.path.join(claude_data, d), "the Claude Code hooks' data dir") for d in sorted(os.listdir(claude_data)) if d.startswith("kijito-qa")]
+kept = [(p, why) for p, why in items if os.path.lexists(p)]
+print("install.sh: kept (yours: remove by hand with rm -r when you no longer want them):")
+for p, why in kept:
+    print("install.sh:   %s: %s" % (p, why))
+print("install.sh:   every workspace's .memory-latch/ (your memory-latch history; %s names them)" % os.path.join(state, "latch-heads"))
+PY
+}
+
 if [ "$uninstall" = 1 ]; then
+  [ -n "${HOME:-}" ] || die "HOME is not set"
   unlink_bins
-  for h in "${hosts[@]}"; do uninstall_root "$prefix/$h"; done
+  for h in "${hosts[@]}"; do
+    # the rules go first: they name binaries this uninstall removes
+    [ -f "$prefix/$h/$MANIFEST_NAME" ] && uninstall_allow_rules "$h" "$prefix/$h"
+    uninstall_root "$prefix/$h"
+  done
   if rmdir "$prefix" 2>/dev/null; then say "removed empty $prefix"; fi
+  list_kept
   exit 0
 fi
 

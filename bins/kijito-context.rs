@@ -5,7 +5,7 @@ use kijito_protocol::argv::{Command, Tool};
 
 const TOOL: Tool = Tool {
     name: "kijito-context",
-    code_name: "kijito_context",
+    code_name: "context",
     help: "\
 kijito-context --session-id S --transcript ABS [--host codex|claude]
 kijito-context --statusline [--data-dir ABS]
@@ -20,7 +20,7 @@ says why; it is never guessed. Exit 0.
 The second form reads the Claude Code statusline JSON on stdin and prints
 one short line, e.g. `ctx 62% · QA pass valid 21 min` or `ctx 62% · no QA pass`.
 
-Exit 1 with kijito_kijito_context_failed:<code> on stderr; 2 for usage errors.
+Exit 1 with kijito_context_failed:<code> on stderr; 2 for usage errors.
 ",
     commands: &[Command { name: "", flags: kijito_context::FLAGS }],
 };

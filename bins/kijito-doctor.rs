@@ -14,22 +14,37 @@ const TOOL: Tool = Tool {
     help: "\
 kijito-doctor [--host codex|claude|both] [--root ABS] [--offline] [--json]
 
-Check, per host, what makes hooks silently not fire: the plugin root layout,
-absolute commands in hooks/hooks.json, every hook binary running --help, the data
-dir, the config and token files (the token is never printed), the apiUrl answering
-one GET of the configured pointer (--offline skips it), Codex hook trust for this
-root (codex app-server hooks/list; needs codex on PATH),
-`claude plugin validate --strict` (needs claude on PATH), the allow rules that
-let an unattended session run the agent's helper commands (permissions; the fix
-is kijito-setup --allow-helpers), and whether a Codex shared daemon runs, in
-which no adapter may compact the session (compaction: codex_daemon).
+Check, per host, what makes hooks silently not fire. Every check (one line
+each; docs/configuration.md, kijito-doctor):
+  config          the config file's rules (owner-only, known keys, ids)
+  token file      the token file's rules (the token is never printed)
+  plugin options  (claude) the pointer ids Claude Code hands the hooks
+  api             one GET of the configured pointer (--offline skips it)
+  layout          the plugin root: bin/, hooks/hooks.json, manifest, skills
+  hooks.json      every event, absolute commands inside this root
+  hook binaries   every hook binary runs --help
+  data dir        the data dir the hooks would use
+  hook trust      (codex) Codex loads and trusts these hooks (codex app-server
+                  hooks/list; needs codex on PATH)
+  validate        (claude) `claude plugin validate --strict` (needs claude on PATH)
+  permissions     the allow rules that let an unattended session run the
+                  agent's helper commands (fix: kijito-setup --allow-helpers)
+  mcp             the host registers kijito-local's MCP server and it lists
+                  the curation tools (only when apiUrl is a loopback kijito-local)
+  compaction      (codex) no Codex shared daemon runs (codex_daemon)
 
-  --host H    codex, claude or both (default both): check only what you
-              installed (install.sh --host H prints this command)
-  --root ABS  the install prefix (install.sh --prefix; default
-              ~/.local/share/kijito-qa) or one host's plugin root
-  --json      one JSON object instead of text
+  --host H    codex, claude or both: check these, red where one is not
+              installed. Default: the hosts installed under the root; one
+              not installed there is a [skip] line, not red
+  --root ABS  the install prefix (install.sh --prefix) or one host's plugin
+              root. Default: the install this kijito-doctor was run from
+              (<root>/bin/kijito-doctor), else ~/.local/share/kijito-qa
+  --offline   do not contact apiUrl (the api line is [skip])
+  --json      one JSON object instead of text (status green, yellow, red or
+              not_checked)
 
+A check that could not be made (codex or claude not on PATH, --offline, a
+host not installed) is a [skip] line, never green; the last line names them.
 Exit 0 when nothing is red; 1 when something is (kijito_doctor_failed:red
 on stderr), every red line with its fix; 2 usage.
 ",
@@ -37,10 +52,11 @@ on stderr), every red line with its fix; 2 usage.
 };
 
 fn run(args: Args) -> Result<i32> {
-    let hosts = match args.raw("--host").unwrap_or("both") {
-        "both" => vec![HostKind::Codex, HostKind::Claude],
-        h => vec![HostKind::parse(h)
-            .map_err(|_| Error::usage(kijito_protocol::codes::cli::INVALID_HOST, "--host must be codex, claude or both"))?],
+    let hosts = match args.raw("--host") {
+        None => None,
+        Some("both") => Some(vec![HostKind::Codex, HostKind::Claude]),
+        Some(h) => Some(vec![HostKind::parse(h)
+            .map_err(|_| Error::usage(kijito_protocol::codes::cli::INVALID_HOST, "--host must be codex, claude or both"))?]),
     };
     let root: Option<AbsPath> = args.optional("--root")?;
     let opts = Options::from_process(hosts, root, args.has("--offline"))?;

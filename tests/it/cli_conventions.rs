@@ -57,6 +57,7 @@ const BINS: &[Bin] = &[
     Bin { path: None, name: "precompact", code_name: "precompact", prefix: &[], value_flag: "--host", hook: true },
     Bin { path: None, name: "postcompact", code_name: "postcompact", prefix: &[], value_flag: "--host", hook: true },
     Bin { path: None, name: "session-hook", code_name: "session_hook", prefix: &[], value_flag: "--host", hook: true },
+    Bin { path: None, name: "kijito-context", code_name: "context", prefix: &[], value_flag: "--session-id", hook: false },
     Bin {
         path: Some(env!("CARGO_BIN_EXE_kijito-local")),
         name: "kijito-local",

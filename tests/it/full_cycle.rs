@@ -95,3 +95,49 @@ fn codex_order_postcompact_then_sessionstart_twice() {
 fn claude_order_sessionstart_then_postcompact() {
     check("claude", 1);
 }
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_demo_writes_nothing_outside_its_temp_dir_and_removes_that() {
+    // HOME and every XDG directory of the user, and the temp dir the demo
+    // makes its own dir in: after a run without --keep all are empty.
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for host in ["codex", "claude"] {
+        let out = Command::new(KIJITO_LOCAL)
+            .args(["demo", "--host", host])
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("MEMORY_LATCH_HEADS_DIR", home.path().join("heads"))
+            .env("TMPDIR", tmp.path())
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("PLUGIN_DATA")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.starts_with(&format!("kijito-qa demo ({host} host order) in {}/kijito-demo-", tmp.path().display())), "{stdout}");
+        assert_eq!(files_under(home.path()), Vec::<String>::new(), "the demo wrote into the user's dirs");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "the demo left its temp dir behind");
+    }
+}

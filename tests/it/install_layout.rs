@@ -268,6 +268,72 @@ fn doctor_hint_checks_only_what_was_installed(out: &str, prefix: &Path, tmp: &Pa
     fs::remove_dir_all(&home).expect("rm");
 }
 
+fn install_env(args: &[&str], home: &Path) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    Command::new("bash")
+        .arg(script)
+        .arg("--debug")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .expect("run install.sh")
+}
+
+#[test]
+fn uninstall_removes_the_allow_rules_of_its_roots_and_lists_what_stays_yours() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let prefix = tmp.path().join("prefix");
+    let p = prefix.to_str().expect("utf-8");
+    fs::create_dir_all(&home).expect("mkdir");
+    ok(&install_env(&["--prefix", p, "--host", "both"], &home));
+    // the allow rules, as the user writes them with kijito-setup
+    for host in ["codex", "claude"] {
+        let root = prefix.join(host);
+        let o = Command::new(root.join("bin/kijito-setup"))
+            .args(["--allow-helpers", "--host", host, "--root", root.to_str().expect("utf-8"), "--write"])
+            .env("HOME", &home)
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .expect("kijito-setup");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let rules = home.join(".codex/rules/kijito-qa.rules");
+    let settings = home.join(".claude/settings.json");
+    assert!(rules.is_file());
+    // the user's own rules and settings, and what the helpers write while in use
+    fs::write(home.join(".codex/rules/mine.rules"), "prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n").expect("write");
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&settings).expect("settings")).expect("json");
+    v["permissions"]["allow"].as_array_mut().expect("allow").push("Bash(ls:*)".into());
+    v["theme"] = "dark".into();
+    fs::write(&settings, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    for d in [".config/kijito-qa", ".cache/kijito-qa/qa", ".local/state/kijito-qa/latch-heads"] {
+        fs::create_dir_all(home.join(d)).expect("mkdir");
+    }
+    fs::write(home.join(".config/kijito-qa/token"), "t\n").expect("write");
+
+    let out = ok(&install_env(&["--prefix", p, "--uninstall"], &home));
+    assert!(!prefix.exists(), "{out}");
+    assert!(!rules.exists(), "the Codex rules file of the root stays: {out}");
+    assert!(home.join(".codex/rules/mine.rules").is_file(), "the user's rules file went");
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&settings).expect("settings")).expect("json");
+    assert_eq!(v["permissions"]["allow"], serde_json::json!(["Bash(ls:*)"]), "{v:#}");
+    assert_eq!(v["theme"], "dark");
+    assert!(out.contains(&format!("removed {} (the Codex allow rules for {p}/codex/bin/)", rules.display())), "{out}");
+    assert!(out.contains(&format!("removed 19 Claude Code allow rule(s) for {p}/claude/bin/ from {}", settings.display())), "{out}");
+    // kept and listed, never deleted
+    for d in [".config/kijito-qa", ".cache/kijito-qa", ".local/state/kijito-qa"] {
+        assert!(home.join(d).is_dir(), "{d} deleted");
+        assert!(out.contains(&format!("install.sh:   {}: ", home.join(d).display())), "{d} not listed: {out}");
+    }
+    assert!(out.contains(".memory-latch/"), "{out}");
+}
+
 #[test]
 fn install_refuses_prefixes_that_need_shell_quoting() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -480,19 +480,22 @@ fn doctor_is_green_on_a_fresh_install_and_red_with_the_fix_after_one_thing_break
     for name in ["config", "token file", "api"] {
         assert_eq!(check(&v, "all", name)["status"], "green", "{name}: {v:#}");
     }
-    // no codex / claude on PATH: yellow lines that say so, never red
-    assert_eq!(check(&v, "codex", "hook trust")["status"], "yellow");
+    // no codex / claude on PATH: not_checked lines that say so, never red nor green
+    assert_eq!(check(&v, "codex", "hook trust")["status"], "not_checked");
     assert!(check(&v, "codex", "hook trust")["detail"].as_str().unwrap().contains("not on PATH"));
-    assert_eq!(check(&v, "claude", "validate")["status"], "yellow");
+    assert_eq!(check(&v, "claude", "validate")["status"], "not_checked");
     // the token is never printed, in text or JSON
     let text_out = h.run(DOCTOR, &root_arg);
     assert_eq!(text_out.status.code(), Some(0));
     assert!(text(&text_out.stdout).contains("[ok]"));
+    // the last line does not call that all green: it names what was not checked
+    let last = text(&text_out.stdout).lines().last().unwrap().to_owned();
+    assert_eq!(last, "kijito-doctor: nothing red, but 2 check(s) not made (codex hook trust, claude validate): see each [skip] line");
     assert!(!text(&text_out.stdout).contains(server.token()) && !v.to_string().contains(server.token()));
-    // --offline skips the GET (yellow), still green overall
+    // --offline skips the GET (not checked), still nothing red
     let (code, v, _) = doctor_json(&h, &[root_arg[0], root_arg[1], "--offline"]);
     assert_eq!(code, 0);
-    assert_eq!(check(&v, "all", "api")["status"], "yellow");
+    assert_eq!(check(&v, "all", "api")["status"], "not_checked");
     // --root may name one host's plugin root
     let (code, v, _) = doctor_json(&h, &["--root", s(&codex), "--host", "codex", "--offline"]);
     assert_eq!(code, 0, "{v:#}");
@@ -567,6 +570,41 @@ fn doctor_is_green_on_a_fresh_install_and_red_with_the_fix_after_one_thing_break
     // and all green again offline once repaired
     let (code, v, _) = doctor_json(&h, &offline);
     assert_eq!(code, 0, "{v:#}");
+}
+
+#[test]
+fn doctor_run_from_an_install_checks_that_install_and_only_its_hosts() {
+    // install.sh --host claude into a prefix, then the installed
+    // kijito-doctor by its absolute path, without --root or --host: it checks
+    // that prefix (not ~/.local/share/kijito-qa) and only Claude; Codex is
+    // "not installed", not red.
+    let server = LocalServer::start();
+    let h = Home::new();
+    create(&h, &server);
+    let prefix = h.path("prefix");
+    let claude = install_root(&prefix, "claude");
+    let doctor = claude.join("bin/kijito-doctor");
+    fs::copy(DOCTOR, &doctor).unwrap();
+    let o = h.run(s(&doctor), &["--json", "--offline"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", text(&o.stdout), text(&o.stderr)));
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    assert_eq!(v["prefix"], s(&prefix));
+    for name in ["layout", "hooks.json", "hook binaries", "data dir"] {
+        assert_eq!(check(&v, "claude", name)["status"], "green", "claude {name}: {v:#}");
+    }
+    let codex = check(&v, "codex", "layout");
+    assert_eq!(codex["status"], "not_checked", "{v:#}");
+    assert!(codex["detail"].as_str().unwrap().contains("not installed"), "{codex}");
+    let codex_lines: Vec<&Value> = v["checks"].as_array().unwrap().iter().filter(|c| c["host"] == "codex").collect();
+    assert_eq!(codex_lines.len(), 1, "nothing else is checked for codex: {v:#}");
+    // what it could not check says so: claude is not on PATH, --offline
+    assert_eq!(check(&v, "claude", "validate")["status"], "not_checked");
+    assert_eq!(check(&v, "all", "api")["status"], "not_checked");
+    // --host codex asked for explicitly is red where nothing is installed
+    let o = h.run(s(&doctor), &["--json", "--offline", "--host", "codex"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(check(&v, "codex", "layout")["status"], "red");
 }
 
 #[test]

@@ -103,13 +103,10 @@ impl Demo {
         self.dir.join(name)
     }
 
-    /// Run a sibling binary with the demo's config environment.
+    /// Run a sibling binary in the demo's environment ([`isolate`]).
     fn run(&self, name: &str, args: &[&str], stdin: Option<&str>) -> Result<Run> {
         let mut cmd = Command::new(self.helper(name));
-        cmd.args(args)
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env_remove("CLAUDE_PLUGIN_DATA")
-            .env_remove("PLUGIN_DATA")
+        isolate(cmd.args(args), &self.dir)
             .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -183,8 +180,26 @@ fn manifest(pointer_id: u64, lock: u64, title: &str, next: &str, anchors: &[(u64
     }))
 }
 
+/// The demo's environment for every child: HOME and every XDG directory
+/// inside the demo's temp dir `dir`, so no helper writes into the user's own
+/// state (the spent-nonce ledger, latch heads), config or cache; removing
+/// `dir` leaves nothing behind (docs/kijito-local.md, demo).
+fn isolate<'c>(cmd: &'c mut Command, dir: &Path) -> &'c mut Command {
+    cmd.env("HOME", dir.join("home"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("home/.local/state"))
+        .env("XDG_CACHE_HOME", dir.join("home/.cache"))
+        .env("XDG_DATA_HOME", dir.join("home/.local/share"))
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("MEMORY_LATCH_HEADS_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("PLUGIN_DATA")
+}
+
 fn start_server(bin: &Path, dir: &Path) -> Result<(Server, String)> {
-    let mut child = Command::new(bin.join("kijito-local"))
+    let mut child = isolate(&mut Command::new(bin.join("kijito-local")), dir)
         .args(["serve", "--db"])
         .arg(dir.join("kijito.sqlite"))
         .arg("--token-file")
@@ -276,6 +291,7 @@ pub fn run(bin: &Path, options: Options, out: Box<dyn Write>) -> Result<bool> {
     let base = std::env::temp_dir();
     let dir = base.join(format!("kijito-demo-{}", kijito_files::random::hex(6)));
     private::ensure_private_dir(&dir)?;
+    private::ensure_private_dir(&dir.join("home"))?;
     let mut demo = Demo { bin: bin.to_owned(), dir: dir.clone(), host: options.host, steps: Vec::new(), out };
     let result = demo_steps(&mut demo);
     let all_ok = result.is_ok() && demo.steps.iter().all(|s| s.ok);

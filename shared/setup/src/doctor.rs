@@ -52,6 +52,9 @@ pub enum Status {
     Green,
     Yellow,
     Red,
+    /// Not checked (a tool not on PATH, `--offline`, a host not installed
+    /// here): never counted as green.
+    NotChecked,
 }
 
 impl Status {
@@ -60,6 +63,7 @@ impl Status {
             Status::Green => "green",
             Status::Yellow => "yellow",
             Status::Red => "red",
+            Status::NotChecked => "not_checked",
         }
     }
     fn tag(self) -> &'static str {
@@ -67,6 +71,7 @@ impl Status {
             Status::Green => "[ok]  ",
             Status::Yellow => "[warn]",
             Status::Red => "[FAIL]",
+            Status::NotChecked => "[skip]",
         }
     }
 }
@@ -99,6 +104,11 @@ impl Report {
         self.checks.iter().filter(|c| c.status == Status::Red).count()
     }
 
+    /// The checks that could not be made (`[skip]` lines).
+    pub fn not_checked(&self) -> Vec<String> {
+        self.checks.iter().filter(|c| c.status == Status::NotChecked).map(|c| format!("{} {}", c.host, c.name)).collect()
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "ok": self.ok(),
@@ -115,8 +125,11 @@ impl Report {
                 out.push_str(&format!("{:>6} {:<6} {:<14} fix: {}\n", "", "", "", f));
             }
         }
-        out.push_str(&if self.ok() {
+        let skipped = self.not_checked();
+        out.push_str(&if self.ok() && skipped.is_empty() {
             "kijito-doctor: all green (warnings do not stop hooks)\n".to_owned()
+        } else if self.ok() {
+            format!("kijito-doctor: nothing red, but {} check(s) not made ({}): see each [skip] line\n", skipped.len(), skipped.join(", "))
         } else {
             format!("kijito-doctor: {} red line(s): these stop hooks from working\n", self.red_count())
         });
@@ -128,8 +141,14 @@ impl Report {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub hosts: Vec<HostKind>,
+    /// `--host` was not given: check only the hosts installed under the
+    /// root; one not installed there is a `[skip]` line, not red.
+    pub installed_only: bool,
     /// `--root`: the install prefix (or one host's plugin root).
     pub root: Option<AbsPath>,
+    /// The plugin root this kijito-doctor was run from (`<root>/bin/kijito-doctor`),
+    /// the default `--root` (else `~/.local/share/kijito-qa`).
+    pub own_root: Option<PathBuf>,
     pub offline: bool,
     /// Directory Codex lists hooks for (the current directory).
     pub cwd: PathBuf,
@@ -145,13 +164,16 @@ pub struct Options {
 
 impl Options {
     /// Options from the real environment: PATH lookups, current directory.
-    pub fn from_process(hosts: Vec<HostKind>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
+    /// `hosts` None: `--host` not given (check what is installed).
+    pub fn from_process(hosts: Option<Vec<HostKind>>, root: Option<AbsPath>, offline: bool) -> Result<Options> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::new(crate::codes::CWD_UNKNOWN, format!("cannot read the current directory: {e}")))?;
         let dir = |k: &str| std::env::var_os(k).map(PathBuf::from).filter(|p| p.is_absolute());
         Ok(Options {
-            hosts,
+            installed_only: hosts.is_none(),
+            hosts: hosts.unwrap_or_else(|| vec![HostKind::Codex, HostKind::Claude]),
             root,
+            own_root: std::env::current_exe().ok().and_then(|e| plugin_root_of(&e)),
             offline,
             cwd,
             codex: proc::which("codex"),
@@ -160,6 +182,13 @@ impl Options {
             codex_home: dir("CODEX_HOME"),
         })
     }
+}
+
+/// The plugin root a binary at `<root>/bin/<name>` belongs to: `<root>`
+/// when it holds a host's plugin manifest directory (install.sh's layout).
+fn plugin_root_of(exe: &Path) -> Option<PathBuf> {
+    let root = exe.parent()?.parent()?;
+    [HostKind::Codex, HostKind::Claude].iter().any(|h| root.join(manifest_dir(*h)).is_dir()).then(|| root.to_path_buf())
 }
 
 fn host_name(h: HostKind) -> &'static str {
@@ -216,9 +245,11 @@ fn check_install_dir(dir: &Path) -> std::result::Result<(), String> {
 
 /// The prefix and each host's root.
 fn roots(opts: &Options) -> Result<(PathBuf, Vec<(HostKind, PathBuf)>)> {
-    let given = match &opts.root {
-        Some(r) => r.as_path().to_owned(),
-        None => config::home_dir()?.join(".local/share/kijito-qa"),
+    let given = match (&opts.root, &opts.own_root) {
+        (Some(r), _) => r.as_path().to_owned(),
+        // run from an install: that install's prefix
+        (None, Some(own)) => own.parent().map(Path::to_path_buf).unwrap_or_else(|| own.clone()),
+        (None, None) => config::home_dir()?.join(".local/share/kijito-qa"),
     };
     // --root may name one host's plugin root directly.
     for h in [HostKind::Codex, HostKind::Claude] {
@@ -234,8 +265,26 @@ fn roots(opts: &Options) -> Result<(PathBuf, Vec<(HostKind, PathBuf)>)> {
 
 /// Run every check.
 pub fn run(opts: &Options) -> Result<Report> {
-    let (prefix, host_roots) = roots(opts)?;
+    let (prefix, mut host_roots) = roots(opts)?;
     let mut out = Out { checks: Vec::new() };
+    // Without --host: the hosts installed here; the others are not checked
+    // (when none is, every host's layout line says so in red).
+    if opts.installed_only && host_roots.iter().any(|(h, r)| r.join(manifest_dir(*h)).is_dir()) {
+        host_roots.retain(|(h, root)| {
+            let installed = root.join(manifest_dir(*h)).is_dir();
+            if !installed {
+                let host = host_name(*h);
+                out.push(
+                    host,
+                    "layout",
+                    Status::NotChecked,
+                    format!("{host} is not installed at {}: not checked", root.display()),
+                    Some(format!("./install.sh --prefix {} --host {host} adds it", prefix.display())),
+                );
+            }
+            installed
+        });
+    }
     let mut config = check_config(&mut out);
     if host_roots.iter().any(|(h, _)| *h == HostKind::Claude) {
         if let Some(c) = config.as_mut() {
@@ -388,11 +437,12 @@ fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
         }
     };
     if opts.offline {
-        out.yellow(
+        out.push(
             "all",
             "api",
+            Status::NotChecked,
             format!("{} not contacted (--offline)", c.api_url.as_str()),
-            "run without --offline to check that it answers",
+            Some("run without --offline to check that it answers".into()),
         );
         return;
     }
@@ -814,11 +864,12 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
 
 fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     let Some(codex) = &opts.codex else {
-        out.yellow(
+        out.push(
             "codex",
             "hook trust",
-            "codex is not on PATH: trust not checked",
-            "put codex on PATH and run kijito-doctor again (Codex ignores untrusted hooks)",
+            Status::NotChecked,
+            "codex is not on PATH: whether Codex loads and trusts these hooks is not checked",
+            Some("put codex on PATH and run kijito-doctor again (Codex ignores untrusted hooks)".into()),
         );
         return;
     };
@@ -903,11 +954,12 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
 
 fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
     let Some(claude) = &opts.claude else {
-        out.yellow(
+        out.push(
             "claude",
             "validate",
+            Status::NotChecked,
             "claude is not on PATH: `claude plugin validate --strict` not run",
-            format!("run `claude plugin validate --strict {}` where claude is installed", root.display()),
+            Some(format!("run `claude plugin validate --strict {}` where claude is installed", root.display())),
         );
         return;
     };

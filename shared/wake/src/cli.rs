@@ -46,6 +46,25 @@ visible degraded_mode entry that locks consent until the user reviews: every
 later entry keeps it locked (the agent's checkpoint does not end it); only the
 user's own message with the token of `memory-latch review` does.
 
+Checks (docs/wake-check.md, Checks; each pass, finding or skipped):
+  latch_chain       the whole memory-latch chain verifies
+  latch_checkpoint  consistency from the last saved checkpoint to now (an
+                    RFC 6962 proof: history rewritten or rolled back since it
+                    is latch_checkpoint_inconsistent); with
+                    MEMORY_LATCH_PUBLIC_KEY_FILE only a user-signed one counts.
+                    To check from a checkpoint you saved yourself:
+                    memory-latch verify --since-checkpoint FILE
+  silent_witness    the latch is not in Silent Witness
+  latch_lock        no stale manifest lock, no interrupted write
+  consent_tokens    expired or still-open consent tokens
+  qa_dir            the QA data dir and its files are owner-only
+  qa_pass, qa_ticket, qa_attempt, qa_reentry   stale QA state files
+  pointer_record    the recorded pointer expectation parses
+  live_pointer      (--live) the pointer and anchors on the server
+  clock             the clock did not go back
+  long_sleep        time since the newest verified record
+  boot_id           the boot id changed since the verified head
+
   --workspace ABS           where .memory-latch lives (default: current dir)
   --data-dir ABS            QA data dir (default: config dataDir, else ~/.cache/kijito-qa)
   Paths are absolute, as for every kijito-qa helper.

@@ -105,7 +105,7 @@ fn compaction_without_a_later_turn_is_unknown_never_a_guess() {
 fn usage_errors_and_unsafe_paths() {
     let o = run(&["--session-id", "s", "--transcript", "relative.jsonl"], b"");
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_kijito_context_failed:"));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_context_failed:"));
     let o = run(&["--transcript", "/x"], b"");
     assert_eq!(o.status.code(), Some(2));
     let o = run(&["--session-id", "s", "--transcript", "/x", "--host", "gemini"], b"");
@@ -134,5 +134,5 @@ fn statusline_line_from_the_claude_statusline_json() {
     assert!(!data.exists(), "the status line never creates the data dir");
     let o = run(&["--statusline"], b"not json");
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_kijito_context_failed:statusline_stdin_invalid"));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("kijito_context_failed:statusline_stdin_invalid"));
 }
