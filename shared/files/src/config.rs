@@ -174,6 +174,24 @@ pub fn home_dir() -> Result<PathBuf> {
     }
 }
 
+/// Claude Code's config directory: `$CLAUDE_CONFIG_DIR` (if absolute) else
+/// `~/.claude` (its `settings.json`, and its transcripts under `projects/`).
+pub fn claude_config_dir() -> Result<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(x) if Path::new(&x).is_absolute() => Ok(PathBuf::from(x)),
+        _ => Ok(home_dir()?.join(".claude")),
+    }
+}
+
+/// Codex's home: `$CODEX_HOME` (if absolute) else `~/.codex` (its
+/// `config.toml`, and its transcripts under `sessions/`).
+pub fn codex_home() -> Result<PathBuf> {
+    match std::env::var_os("CODEX_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => Ok(PathBuf::from(x)),
+        _ => Ok(home_dir()?.join(".codex")),
+    }
+}
+
 /// `$XDG_CONFIG_HOME` (if absolute) else `~/.config`.
 pub fn config_home() -> Result<PathBuf> {
     match std::env::var_os("XDG_CONFIG_HOME") {
