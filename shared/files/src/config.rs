@@ -113,6 +113,11 @@ impl ApiUrl {
     pub fn as_str(&self) -> &str {
         &self.base
     }
+
+    /// The host part, lowercased (an IPv6 address without brackets).
+    pub fn host(&self) -> String {
+        self.base.split_once("://").and_then(|(_, rest)| host_of(rest)).unwrap_or_default()
+    }
 }
 
 /// Host part of `host[:port]` or `[v6][:port]`, lowercased; None if malformed.
