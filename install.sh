@@ -475,6 +475,7 @@ else
 fi
 for h in "${hosts[@]}"; do
   say "an unattended $h session runs the helper commands without stopping for approval once you allow them (README, Permissions): $prefix/$h/bin/kijito-setup --allow-helpers --host $h --root $prefix/$h (shows the rules; add --write)"
+  say "the hard boundary is the $h sandbox, which keeps the agent's commands off kijito-qa's state, config, this prefix and the latch (README, What an agent can still do): $prefix/$h/bin/kijito-setup --sandbox --host $h --root $prefix (shows the change; add --write)"
 done
 case "$host" in
   both|codex) say "Codex: start it as \`codex --no-daemon\` inside tmux, or through the compaction adapter: $prefix/codex/bin/kijito-setup --codex-alias --root $prefix/codex prints the alias" ;;

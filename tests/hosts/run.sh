@@ -111,6 +111,7 @@ run_one() {
     adapter-compact|adapter-long|plain-request) need="$hook_bins $pass_bins kijito-compact" ;;
     consent) need="$hook_bins memory-latch" ;;
     policy-consent) need="$hook_bins pretool-hook memory-latch" ;;
+    sandbox) need="prompt-hook memory-latch kijito-setup" ;;
     policy-mcp) need="$hook_bins pretool-hook kijito-local" ;;
     *) need="$hook_bins" ;;
   esac
@@ -213,6 +214,17 @@ run_one() {
       if [ "$name" = summary-carried ]; then kind=summary-true; else kind=summary-false; extra=(--summary-drop kijito-snapshot-digest); fi
       args+=(--scenario manual-compact --summary-echo "${extra[@]}" --before-compact "$(printf '%q %q' "$seed" "$root")"
              --after "$(printf '%q' "$here/scenarios/summary-after.sh")"); extra=() ;;
+    sandbox)  # Claude Code only: the OS sandbox as kijito-setup --sandbox --write sets it, no kijito-qa
+      # hook installed (only the sandbox stands in the way): the helpers run outside it and work, the
+      # agent's writes to kijito-qa's config, state, the latch, a forged transcript and ~/.bashrc fail,
+      # its own run of prompt-hook confirms nothing (scenarios/sandbox-seed.sh, check_sandbox.py)
+      [ "$host" = claude ] || return 0
+      local pdir="$work/sandbox-$host"; mkdir -p "$pdir"; echo '{"hooks": {}}' > "$pdir/settings.json"
+      kind=sandbox
+      args=(claude --settings-hooks "$pdir/settings.json" --scenario prompts --host-arg=--allowedTools=Bash
+            --before-first "$(printf '%q %q %q %q' "$here/scenarios/sandbox-seed.sh" "$root" "$prefix" "$pdir")"
+            --after "ls -la > \"\$HOST_E2E_OUT/project-ls.txt\"; $(printf '%q' "$root/bin/memory-latch") verify --workspace \"\$PWD\" > \"\$HOST_E2E_OUT/latch-verify.txt\" 2>&1")
+      local i; for i in 1 2 3 4 5 6 7 8 9 10; do args+=(--prompt-file "$pdir/prompt-$i"); done ;;
     plugin-options) kind=options
       # Claude Code userConfig: the ids come from the plugin options, no kijito-qa config file
       python3 -c 'import json,sys; json.dump({"hooks": {}, "pluginConfigs": {"kijito-qa@inline": {"options": {"pointer_id": 21813, "lock_message_id": 77}}}}, open(sys.argv[1], "w"))' "$work/options-settings.json"
@@ -233,6 +245,8 @@ run_one() {
   local verdict=0
   if [[ "$kind" == policy-* ]]; then
     python3 "$here/scenarios/check_policy.py" "${kind#policy-}" "$out" "$root" "$host" ${pdir:+"$pdir"} || verdict=$?
+  elif [ "$kind" = sandbox ]; then
+    python3 "$here/scenarios/check_sandbox.py" "$out" || verdict=$?
   elif [ "$kind" = options ]; then
     python3 "$here/scenarios/plugin_options.py" "$out" 21813 77 || verdict=$?
   elif [[ "$kind" == summary-* ]]; then
@@ -433,7 +447,7 @@ for h in $hosts; do
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
   run_one "$h" plain-request
   if [ "$h" = claude ]; then run_host_consent; fi
-  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; fi
+  if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).

@@ -420,6 +420,7 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("setup::setup", spellings(kijito_setup::setup::codes::Code::ALL)),
         ("setup::mcp", spellings(kijito_setup::mcp::codes::Code::ALL)),
         ("setup::permissions", spellings(kijito_setup::permissions::codes::Code::ALL)),
+        ("setup::sandbox", spellings(kijito_setup::sandbox::codes::Code::ALL)),
     ]
 }
 

@@ -242,6 +242,10 @@ fn doctor_hint_checks_only_what_was_installed(out: &str, prefix: &Path, tmp: &Pa
     assert!(line.ends_with(&want), "{line}");
     assert!(out.contains(&format!("{p}/codex/bin/kijito-setup --allow-helpers --host codex --root {p}/codex")), "{out}");
     assert!(out.contains(&format!("{p}/codex/bin/kijito-setup --codex-alias --root {p}/codex")), "{out}");
+    assert!(
+        out.contains(&format!("{p}/codex/bin/kijito-setup --sandbox --host codex --root {p} (shows the change; add --write)")),
+        "{out}"
+    );
     let words: Vec<&str> = want.rsplit(": ").next().expect("command").split(' ').collect();
     let home = tmp.join("doctor-home");
     let empty = tmp.join("doctor-path");

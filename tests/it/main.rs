@@ -12,6 +12,7 @@ mod compact_codex;
 mod compact_tmux;
 mod consent_host;
 mod consent_key;
+mod consent_origin;
 mod consent_token;
 mod doc_examples;
 mod doc_hooks;

@@ -71,7 +71,8 @@ impl Env {
     fn hook_with(&self, event: &str, key: &str, patch: impl FnOnce(&mut Value)) -> Option<Value> {
         let mut p = payload(self.host, key);
         p["session_id"] = json!("s1");
-        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
+        // the host's own transcript of s1 (a token prompt names no other, docs/protocol.md §10.4)
+        p["transcript_path"] = json!(self.host_transcript(self.host, "s1").to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         patch(&mut p);
         let out = self.w.run(

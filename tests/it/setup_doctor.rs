@@ -1054,3 +1054,165 @@ fn doctor_says_what_to_do_about_codex_in_its_shared_daemon_mode() {
     assert_eq!(text(&o.stdout), format!("alias codex-qa='{}/bin/kijito-compact codex --'\n", s(&root)));
     assert!(text(&o.stderr).contains("codex --no-daemon"));
 }
+
+// ------------------------------------------------ sandbox (kijito-setup --sandbox)
+
+/// Claude Code: the doctor's `sandbox` line is yellow with the fix; the
+/// command shows the change and writes nothing; `--write` merges it into the
+/// user settings (0600, every other setting kept, the helpers excluded, the
+/// latch and kijito-qa's dirs write-denied); the doctor turns green; a second
+/// `--write` changes nothing; `--uninstall --write` gives the user's settings back.
+#[test]
+fn sandbox_shows_writes_and_takes_out_the_claude_code_sandbox_settings() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    let root = install_root(&prefix, "claude");
+    let settings = h.home.join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let user = r#"{"model":"opus","permissions":{"allow":["Bash(ls:*)"]},"sandbox":{"excludedCommands":["docker *"]}}"#;
+    kijito_files::private::write_atomic(&settings, user.as_bytes()).unwrap();
+    let doctor_sandbox = |h: &Home| {
+        let (_, v) = doctor_env(h, &["--host", "claude", "--root", s(&prefix), "--offline"], &[]);
+        check(&v, "claude", "sandbox").clone()
+    };
+    let c = doctor_sandbox(&h);
+    assert_eq!(c["status"], "yellow", "{c}");
+    assert_eq!(
+        c["fix"].as_str().unwrap(),
+        format!("kijito-setup --sandbox --host claude --root {} --write (without --write it shows the change first)", s(&prefix))
+    );
+    // shown, not written
+    let o = h.run(SETUP, &["--sandbox", "--host", "claude", "--root", s(&prefix)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let helper = format!("{}/bin/pointer-digest *", s(&root));
+    assert!(out.contains(&format!("+ sandbox.excludedCommands: {helper}")), "{out}");
+    assert!(out.contains("= sandbox.enabled: true") && out.contains("= sandbox.allowUnsandboxedCommands: false"), "{out}");
+    assert!(out.contains(&format!("kijito-setup --sandbox --host claude --root {} --write", s(&prefix))), "{out}");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), user, "nothing written without --write");
+    // written: merged, 0600, atomic (no temp file left), the user's keys kept
+    let o = h.run(SETUP, &["--sandbox", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(mode(&settings), 0o600);
+    assert_eq!(fs::read_dir(settings.parent().unwrap()).unwrap().count(), 1, "only settings.json in the dir");
+    let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
+    let sb = &v["sandbox"];
+    assert_eq!(
+        (sb["enabled"].as_bool(), sb["failIfUnavailable"].as_bool(), sb["allowUnsandboxedCommands"].as_bool()),
+        (Some(true), Some(true), Some(false))
+    );
+    let excluded: Vec<&str> = sb["excludedCommands"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert_eq!(excluded[0], "docker *");
+    assert_eq!(excluded.len(), 1 + kijito_setup::permissions::AGENT_COMMANDS.len());
+    assert!(excluded.contains(&format!("{}/bin/memory-latch consent request *", s(&root)).as_str()));
+    assert!(!excluded.iter().any(|e| e.contains("session-hook") || e.contains("kijito-setup") || e.contains(" approve")), "{excluded:?}");
+    let deny: Vec<&str> = sb["filesystem"]["denyWrite"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    for p in [
+        prefix.clone(),
+        h.home.join(".config/kijito-qa"),
+        h.home.join(".local/state/kijito-qa"),
+        h.home.join(".cache/kijito-qa"),
+        h.home.join(".claude"),
+        h.home.join(".ssh"),
+        h.home.join(".bashrc"),
+    ] {
+        assert!(deny.contains(&s(&p)), "{} in {deny:?}", p.display());
+    }
+    let rules: Vec<&str> = v["permissions"]["deny"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert!(rules.contains(&"Edit(.memory-latch/**)") && rules.contains(&"Edit(.git/hooks/**)"), "{rules:?}");
+    assert_eq!(doctor_sandbox(&h)["status"], "green");
+    // again: nothing to write
+    let before = fs::read(&settings).unwrap();
+    let o = h.run(SETUP, &["--sandbox", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert!(text(&o.stdout).contains("already holds them all"), "{}", text(&o.stdout));
+    assert_eq!(fs::read(&settings).unwrap(), before);
+    // taken out: the user's settings as they were
+    let o = h.run(SETUP, &["--sandbox", "--host", "claude", "--root", s(&prefix), "--uninstall", "--write"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let back: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(user).unwrap());
+    assert_eq!(doctor_sandbox(&h)["status"], "yellow");
+    // a settings file that is not JSON is refused, and not touched
+    kijito_files::private::write_atomic(&settings, b"{oops").unwrap();
+    let o = h.run(SETUP, &["--sandbox", "--host", "claude", "--root", s(&prefix), "--write"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "kijito_setup_failed:settings_invalid");
+    assert_eq!(fs::read(&settings).unwrap(), b"{oops");
+}
+
+/// Codex: one top-level `sandbox_mode = "workspace-write"` line in
+/// `$CODEX_HOME/config.toml`; the user's own `sandbox_mode` kept as a comment
+/// and put back by `--uninstall`; every other line kept; 0600; the doctor's line.
+#[test]
+fn sandbox_sets_codex_workspace_write_and_gives_the_users_mode_back() {
+    let h = Home::new();
+    let prefix = h.path("prefix");
+    install_root(&prefix, "codex");
+    let codex_home = h.path("codex-home");
+    fs::create_dir(&codex_home).unwrap();
+    let cfg = codex_home.join("config.toml");
+    let user = "model = \"gpt\"\nsandbox_mode = \"danger-full-access\"\n\n[features]\nhooks = true\n";
+    fs::write(&cfg, user).unwrap();
+    let env = [("CODEX_HOME", s(&codex_home))];
+    let doctor_sandbox = |h: &Home| {
+        let (_, v) = doctor_env(h, &["--host", "codex", "--root", s(&prefix), "--offline"], &env);
+        check(&v, "codex", "sandbox").clone()
+    };
+    let c = doctor_sandbox(&h);
+    assert_eq!(c["status"], "yellow", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("danger-full-access"), "{c}");
+    let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix)], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("sandbox_mode: workspace-write (was \"danger-full-access\""), "{}", text(&o.stdout));
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), user);
+    let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix), "--write"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let t = fs::read_to_string(&cfg).unwrap();
+    assert!(t.contains("\nsandbox_mode = \"workspace-write\" # kijito-setup --sandbox\n"), "{t}");
+    assert!(t.starts_with("model = \"gpt\"\n") && t.ends_with("[features]\nhooks = true\n"), "{t}");
+    assert_eq!(mode(&cfg), 0o600);
+    assert_eq!(doctor_sandbox(&h)["status"], "green");
+    let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix), "--uninstall", "--write"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), user);
+    // usage
+    for (args, code) in [
+        (&["--sandbox"][..], "missing_flag"),
+        (&["--sandbox", "--host", "vim"][..], "invalid_host"),
+        (&["--sandbox", "--host", "codex", "--force"][..], "conflicting_flags"),
+        (&["--uninstall"][..], "conflicting_flags"),
+    ] {
+        let o = h.run_env(SETUP, args, &env);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(first_line(&o).ends_with(code), "{args:?}: {}", first_line(&o));
+    }
+}
+
+/// The exclusion is not the escape: Claude Code 2.1.328 runs a line outside
+/// the sandbox only when every command of it matches an excluded
+/// `<helper> *` (measured, docs/protocol.md §12); every such line the agent
+/// could send that is not exactly one helper command is denied by the
+/// PreToolUse guard before the host matches it.
+#[test]
+fn every_line_the_hosts_exclusion_would_run_outside_is_one_helper_or_denied() {
+    use kijito_protocol::command::{guard_line, HelperDir, Verdict};
+    let dir = support::gate::helper_dir();
+    let helpers = HelperDir::new(&dir).unwrap();
+    let d = dir.display();
+    let one = format!("{d}/pointer-digest --pointer-id 7");
+    assert!(matches!(guard_line(&one, Some(&helpers)), Verdict::Helper(_)), "{one}");
+    for line in [
+        format!("{d}/pointer-digest --pointer-id 7; {d}/pointer-digest --pointer-id 8"),
+        format!("{d}/pointer-digest --pointer-id 7 && {d}/memory-latch status"),
+        format!("{d}/pointer-digest --pointer-id 7 | {d}/wake-check"),
+        format!("LD_PRELOAD=/tmp/x.so {d}/pointer-digest --pointer-id 7"),
+        format!("{d}/pointer-digest --pointer-id $(touch /tmp/x)"),
+        format!("{d}/pointer-digest --pointer-id 7 > /tmp/x"),
+        format!("sh -c '{d}/pointer-digest --pointer-id 7'"),
+        format!("{d}/memory-latch consent confirm ACT-23456A"),
+    ] {
+        assert!(matches!(guard_line(&line, Some(&helpers)), Verdict::Deny(_)), "{line}");
+    }
+}

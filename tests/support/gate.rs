@@ -117,6 +117,8 @@ impl World {
             .env_remove("CLAUDE_PLUGIN_DATA")
             .env_remove("CLAUDE_CODE_ENTRYPOINT")
             .env_remove("MEMORY_LATCH_CONSENT_FILE")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -172,12 +172,36 @@ impl Env {
     pub(crate) fn user_says_to(&self, bin: &str, host: &str, text: &str) -> Option<String> {
         let mut p = payload(host, ups(host));
         p["session_id"] = json!("s1");
-        p["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
+        p["transcript_path"] = json!(self.host_transcript(host, "s1").to_str().unwrap());
         p["cwd"] = json!(self.ws.to_str().unwrap());
         p["prompt"] = json!(text);
         let out = self.hook_bin(bin, host, "UserPromptSubmit", &p);
         assert_schema_valid("user-prompt-submit", &out.stdout);
         context_of(&out.stdout)
+    }
+    /// Where `host` keeps the transcript of `session` under this world's
+    /// HOME (Claude Code `~/.claude/projects/<project>/<session>.jsonl`,
+    /// Codex `~/.codex/sessions/Y/M/D/rollout-<time>-<session>.jsonl`),
+    /// holding a copy of [`World::transcript`] (0600), or absent when that
+    /// file is: the one a token prompt may name (docs/protocol.md §10.4).
+    pub(crate) fn host_transcript(&self, host: &str, session: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = if host == "codex" {
+            self.w.home.join(format!(".codex/sessions/2026/12/06/rollout-2026-12-06T01-00-00-{session}.jsonl"))
+        } else {
+            self.w.home.join(format!(".claude/projects/-ws/{session}.jsonl"))
+        };
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        match fs::read(&self.w.transcript) {
+            Ok(bytes) => {
+                fs::write(&p, bytes).unwrap();
+                fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            Err(_) => {
+                let _ = fs::remove_file(&p);
+            }
+        }
+        p
     }
     /// [`Env::user_says_to`] the real session-hook.
     pub(crate) fn user_says(&self, host: &str, text: &str) -> Option<String> {

@@ -113,6 +113,11 @@ impl ApiUrl {
     pub fn as_str(&self) -> &str {
         &self.base
     }
+
+    /// The host part, lowercased (an IPv6 address without brackets).
+    pub fn host(&self) -> String {
+        self.base.split_once("://").and_then(|(_, rest)| host_of(rest)).unwrap_or_default()
+    }
 }
 
 /// Host part of `host[:port]` or `[v6][:port]`, lowercased; None if malformed.
@@ -171,6 +176,24 @@ pub fn home_dir() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
         _ => Err(config_error(codes::HOME, "HOME is not set to an absolute path")),
+    }
+}
+
+/// Claude Code's config directory: `$CLAUDE_CONFIG_DIR` (if absolute) else
+/// `~/.claude` (its `settings.json`, and its transcripts under `projects/`).
+pub fn claude_config_dir() -> Result<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(x) if Path::new(&x).is_absolute() => Ok(PathBuf::from(x)),
+        _ => Ok(home_dir()?.join(".claude")),
+    }
+}
+
+/// Codex's home: `$CODEX_HOME` (if absolute) else `~/.codex` (its
+/// `config.toml`, and its transcripts under `sessions/`).
+pub fn codex_home() -> Result<PathBuf> {
+    match std::env::var_os("CODEX_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => Ok(PathBuf::from(x)),
+        _ => Ok(home_dir()?.join(".codex")),
     }
 }
 

@@ -80,15 +80,16 @@ pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
 ///   docs/protocol.md §10.4), so a prompt that arrives while a tool call of
 ///   the transcript is still waiting for its output came from that tool
 ///   call (the agent ran the hook itself: `consent_prompt_not_newest`);
-/// - the transcript cannot be read (`consent_transcript_unreadable`); a
-///   transcript that does not exist yet (the session's first prompt) has
-///   no tool call to check.
+/// - the transcript cannot be read (`consent_transcript_unreadable`), or is
+///   not the host's own transcript of this session ([`transcript_origin`]:
+///   `consent_transcript_missing`, `_foreign`, `_other_session`, `_not_host`).
 pub fn confirm_from_user_prompt(
     cwd: Option<&Path>,
     helpers: Option<&HelperDir>,
     prompt: Option<&str>,
     now_ms: u64,
     transcript: Option<&Path>,
+    origin: (crate::Host, &str),
     subagent: bool,
 ) -> Option<String> {
     let p = prompt?;
@@ -109,12 +110,92 @@ pub fn confirm_from_user_prompt(
         let Some(path) = transcript else {
             return refused(latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, "the hook input names no transcript to check the token against");
         };
+        let root = transcript_root(origin.0);
+        if let Err((code, why)) = root.and_then(|root| transcript_origin(origin.0, &root, origin.1, path)) {
+            return refused(code, &why);
+        }
         match check_transcript(path, t, p.trim()) {
             Ok(()) => {}
             Err((code, why)) => return refused(code, &why),
         }
     }
     confirm_from_prompt_with(cwd, helpers, prompt, now_ms)
+}
+
+/// Why a transcript is refused: its code and the reason said in the reply.
+pub type Refusal = (latch::codes::Code, String);
+
+/// The host's own transcript directory: Claude Code
+/// `<config dir>/projects` (`$CLAUDE_CONFIG_DIR` or `~/.claude`), Codex
+/// `<CODEX_HOME>/sessions` (`$CODEX_HOME` or `~/.codex`).
+pub fn transcript_root(host: crate::Host) -> std::result::Result<PathBuf, Refusal> {
+    let dir = match host {
+        crate::Host::Claude => kijito_files::config::claude_config_dir().map(|d| d.join("projects")),
+        crate::Host::Codex => kijito_files::config::codex_home().map(|d| d.join("sessions")),
+    };
+    dir.map_err(|e| (latch::codes::CONSENT_TRANSCRIPT_FOREIGN, format!("the host's transcript directory is unknown: {}", e.message())))
+}
+
+/// Whether `path` is the host's own transcript of `session` under `root`
+/// (docs/protocol.md §10.4): a token prompt whose transcript fails any of
+/// these confirms nothing.
+/// - `consent_transcript_foreign`: `path` is not under `root` (lexically, no
+///   `..`, and once its links are resolved);
+/// - `consent_transcript_other_session`: the file name is not this
+///   session's (Claude Code `<session_id>.jsonl`, Codex
+///   `rollout-<time>-<session_id>.jsonl`);
+/// - `consent_transcript_missing`: the file does not exist (a token is
+///   issued by a tool call the host wrote to the transcript first);
+/// - `consent_transcript_not_host`: a symlink, not a regular file, owned by
+///   another user, or writable by group or others.
+pub fn transcript_origin(host: crate::Host, root: &Path, session: &str, path: &Path) -> std::result::Result<(), Refusal> {
+    use std::os::unix::fs::MetadataExt as _;
+    use std::path::Component;
+    let foreign = |why: String| Err((latch::codes::CONSENT_TRANSCRIPT_FOREIGN, why));
+    if !path.is_absolute()
+        || path.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        || !path.starts_with(root)
+        || path == root
+    {
+        return foreign(format!("{} is not under the host's transcript directory {}", path.display(), root.display()));
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let ours = !session.is_empty()
+        && match host {
+            crate::Host::Claude => name == format!("{session}.jsonl"),
+            crate::Host::Codex => name.starts_with("rollout-") && name.ends_with(&format!("-{session}.jsonl")),
+        };
+    if !ours {
+        return Err((latch::codes::CONSENT_TRANSCRIPT_OTHER_SESSION, format!("the transcript {name} is not the one of session {session}")));
+    }
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err((
+                latch::codes::CONSENT_TRANSCRIPT_MISSING,
+                "the transcript does not exist, so no tool call of this session issued the token".into(),
+            ))
+        }
+        Err(e) => return Err((latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, format!("cannot stat the transcript: {e}"))),
+    };
+    let not_host =
+        |why: &str| Err((latch::codes::CONSENT_TRANSCRIPT_NOT_HOST, format!("the transcript is {why}, not a file the host wrote")));
+    if meta.file_type().is_symlink() {
+        return not_host("a symlink");
+    }
+    if !meta.is_file() {
+        return not_host("not a regular file");
+    }
+    if meta.uid() != kijito_files::private::current_uid() {
+        return not_host("owned by another user");
+    }
+    if meta.mode() & 0o022 != 0 {
+        return not_host("writable by group or others");
+    }
+    match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+        (Ok(p), Ok(r)) if p.starts_with(&r) => Ok(()),
+        _ => foreign(format!("{} resolves outside the host's transcript directory {}", path.display(), root.display())),
+    }
 }
 
 /// One conversational item of either host's transcript.
@@ -130,11 +211,7 @@ pub enum Item {
 pub fn check_transcript(path: &Path, token_upper: &str, prompt: &str) -> std::result::Result<(), (latch::codes::Code, String)> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let unreadable = |why: String| (latch::codes::CONSENT_TRANSCRIPT_UNREADABLE, why);
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(unreadable(format!("cannot open the transcript: {e}"))),
-    };
+    let mut f = std::fs::File::open(path).map_err(|e| unreadable(format!("cannot open the transcript: {e}")))?;
     let len = f.metadata().map_err(|e| unreadable(format!("cannot stat the transcript: {e}")))?.len();
     let start = len.saturating_sub(TRANSCRIPT_TAIL_BYTES);
     f.seek(SeekFrom::Start(start)).map_err(|e| unreadable(format!("cannot seek the transcript: {e}")))?;
@@ -310,6 +387,41 @@ mod tests {
         // the host already wrote the prompt: it is the newest user entry
         let items = [request, issued, Item::UserText(T.into())];
         assert_eq!(check_items(&items, T, T), Ok(()));
+    }
+
+    #[test]
+    fn only_the_hosts_own_transcript_of_this_session_counts() {
+        use crate::Host;
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("projects");
+        std::fs::create_dir_all(root.join("-p")).unwrap();
+        let own = root.join("-p/s1.jsonl");
+        std::fs::write(&own, "{}\n").unwrap();
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let code = |host, session: &str, path: &Path| transcript_origin(host, &root, session, path).map_err(|e| e.0.as_str());
+        assert_eq!(code(Host::Claude, "s1", &own), Ok(()));
+        assert_eq!(code(Host::Claude, "s1", Path::new("/nonexistent")), Err("consent_transcript_foreign"));
+        assert_eq!(code(Host::Claude, "s1", &root.join("-p/../-p/s1.jsonl")), Err("consent_transcript_foreign"));
+        assert_eq!(code(Host::Claude, "s2", &own), Err("consent_transcript_other_session"));
+        assert_eq!(code(Host::Claude, "s1", &root.join("-q/s1.jsonl")), Err("consent_transcript_missing"));
+        let codex = root.join("2026/12/06/rollout-2026-12-06T01-00-00-s1.jsonl");
+        std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+        std::fs::write(&codex, "{}\n").unwrap();
+        std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(code(Host::Codex, "s1", &codex), Ok(()));
+        assert_eq!(code(Host::Codex, "s1", &own), Err("consent_transcript_other_session"));
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o620)).unwrap();
+        assert_eq!(code(Host::Claude, "s1", &own), Err("consent_transcript_not_host"));
+        let link = root.join("-p/s3.jsonl");
+        std::os::unix::fs::symlink(&codex, &link).unwrap();
+        assert_eq!(code(Host::Claude, "s3", &link), Err("consent_transcript_not_host"));
+        let outside = tmp.path().join("elsewhere");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("s4.jsonl"), "{}\n").unwrap();
+        std::fs::set_permissions(outside.join("s4.jsonl"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("-linked")).unwrap();
+        assert_eq!(code(Host::Claude, "s4", &root.join("-linked/s4.jsonl")), Err("consent_transcript_foreign"));
     }
 
     #[test]

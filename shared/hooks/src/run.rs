@@ -512,6 +512,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         extras.prompt.as_deref(),
         u64::try_from(env.now_ms).unwrap_or(0),
         input.transcript_path.as_ref().map(|p| p.as_path()),
+        (env.host, input.session_id.as_str()),
         extras.subagent,
     );
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.

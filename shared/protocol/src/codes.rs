@@ -308,6 +308,18 @@ pub mod latch {
         /// transcript cannot be read).
         CONSENT_PROMPT_NOT_NEWEST ConsentPromptNotNewest = "consent_prompt_not_newest",
         CONSENT_TRANSCRIPT_UNREADABLE ConsentTranscriptUnreadable = "consent_transcript_unreadable",
+        /// The transcript the input names does not exist: a token is issued by
+        /// a tool call the host wrote to its session's transcript, so a prompt
+        /// without one answers nothing (docs/protocol.md §10.4).
+        CONSENT_TRANSCRIPT_MISSING ConsentTranscriptMissing = "consent_transcript_missing",
+        /// The transcript is not under the host's own transcript directory
+        /// (Claude Code `<config dir>/projects/`, Codex `<CODEX_HOME>/sessions/`).
+        CONSENT_TRANSCRIPT_FOREIGN ConsentTranscriptForeign = "consent_transcript_foreign",
+        /// The transcript's file name names another session than the input's `session_id`.
+        CONSENT_TRANSCRIPT_OTHER_SESSION ConsentTranscriptOtherSession = "consent_transcript_other_session",
+        /// The transcript is not a file the host wrote: a symlink, not a regular
+        /// file, another owner, or writable by group or others.
+        CONSENT_TRANSCRIPT_NOT_HOST ConsentTranscriptNotHost = "consent_transcript_not_host",
     }
 }
 

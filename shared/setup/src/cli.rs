@@ -3,7 +3,7 @@
 //! (docs/first-pointer.md).
 
 use crate::setup::{self, Mode, SetupRequest};
-use crate::{mcp, permissions};
+use crate::{mcp, permissions, sandbox};
 use kijito_cli as cli;
 use kijito_files::config::{user_path, ApiUrl};
 use kijito_files::datadir::HostKind;
@@ -29,6 +29,8 @@ pub const FLAGS: &[Flag] = &[
     Flag::switch("--mcp"),
     Flag::value("--db"),
     Flag::switch("--mcp-uninstall"),
+    Flag::switch("--sandbox"),
+    Flag::switch("--uninstall"),
 ];
 
 pub const TOOL: Tool = Tool {
@@ -42,6 +44,7 @@ kijito-setup --allow-helpers --host claude|codex [--root ABS] [--write]
 kijito-setup --codex-alias [--root ABS]
 kijito-setup --mcp --host claude|codex --db ABS [--root ABS] [--write]
 kijito-setup --mcp-uninstall --root ABS
+kijito-setup --sandbox --host claude|codex [--root ABS] [--write] [--uninstall]
 
 Write $XDG_CONFIG_HOME/kijito-qa/config.json (default ~/.config/kijito-qa/config.json,
 mode 0600) with apiUrl, tokenFile, pointerId and lockMessageId, after checking the
@@ -78,6 +81,16 @@ must exist). Without --write it shows what it would write. Each file written is
 recorded in <root>/.kijito-mcp-registrations; --mcp-uninstall --root <host root>
 (install.sh --uninstall runs it) takes kijito-qa's server out of those files,
 keeping the user's other servers and lines (a file it created goes when empty).
+--sandbox: the host's own OS sandbox for the agent's commands (docs/configuration.md,
+Sandbox): Claude Code user settings ($CLAUDE_CONFIG_DIR/settings.json) gain
+sandbox.enabled, failIfUnavailable, allowUnsandboxedCommands false, the helpers
+as excludedCommands (<root>/claude/bin/<helper> [<subcommand>] *),
+filesystem.denyWrite over kijito-qa's config, state and data dirs, the prefix,
+the hosts' dirs, ~/.ssh and shell startup files, permissions.deny Edit rules for
+.memory-latch, .git/hooks, CI files and the hosts' project files, and the API
+host as network.allowedDomains; Codex's config.toml gains a top-level
+sandbox_mode = \"workspace-write\". Shows the change; --write merges it (every
+other setting kept; atomic, 0600); --uninstall takes kijito-qa's entries out.
 --codex-alias: print the shell alias that starts Codex through the compaction
 adapter (kijito-compact codex), whose sessions can be compacted.
 
@@ -249,6 +262,63 @@ fn run_mcp(args: &Args) -> Result<i32> {
     Ok(0)
 }
 
+const SANDBOX_FLAGS: &[&str] = &["--sandbox", "--host", "--root", "--write", "--uninstall"];
+
+/// `--sandbox`: show, write or take out the host's sandbox settings.
+fn run_sandbox(args: &Args) -> Result<i32> {
+    if let Some(f) = FLAGS.iter().map(|f| f.name).find(|f| !SANDBOX_FLAGS.contains(f) && args.has(f)) {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, format!("{f} does not go with --sandbox")));
+    }
+    let host = match args.raw("--host") {
+        Some(h) => HostKind::parse(h).map_err(|_| Error::usage(cli_codes::INVALID_HOST, "--host must be claude or codex"))?,
+        None => return Err(Error::usage(cli_codes::MISSING_FLAG, "--sandbox needs --host claude|codex")),
+    };
+    let root = root_arg(args)?;
+    permissions::check_safe_path(&root)?;
+    let uninstall = args.has("--uninstall");
+    let plan = sandbox::plan(host, &sandbox::Paths::from_env(&root)?, uninstall)?;
+    let name = if host == HostKind::Claude { "claude" } else { "codex" };
+    let mut out = format!(
+        "kijito-setup: {} the {} sandbox settings of kijito-qa ({}) {} {}:\n",
+        if uninstall { "taking out" } else { "setting" },
+        if host == HostKind::Claude { "Claude Code" } else { "Codex" },
+        root.display(),
+        if uninstall { "from" } else { "in" },
+        plan.path.display()
+    );
+    for c in &plan.changes {
+        out.push_str(&format!("  {c}\n"));
+    }
+    if plan.changes.is_empty() {
+        out.push_str(&format!(
+            "kijito-setup: {} already {}; nothing to write\n",
+            plan.path.display(),
+            if uninstall { "holds none of them" } else { "holds them all" }
+        ));
+    } else if args.has("--write") {
+        sandbox::write(&plan)?;
+        out.push_str(&format!(
+            "kijito-setup: wrote {} ({} change(s); every other setting kept; 0600); the host reads it at its next start\n",
+            plan.path.display(),
+            plan.changes.len()
+        ));
+    } else {
+        out.push_str(&format!(
+            "kijito-setup: nothing written; to write it: kijito-setup --sandbox --host {name} --root {}{} --write\n",
+            root.display(),
+            if uninstall { " --uninstall" } else { "" }
+        ));
+    }
+    if !uninstall {
+        out.push_str(&format!(
+            "kijito-setup: the helpers run outside the sandbox only with their allow rules: kijito-setup --allow-helpers --host {name} --root {} --write\n",
+            root.display()
+        ));
+    }
+    cli::print_stdout(&out)?;
+    Ok(0)
+}
+
 /// One `kijito-setup` run from parsed argv: flags to a [`SetupRequest`],
 /// the run, its JSON line and the human sentence. Returns the exit status.
 pub fn run(args: Args) -> Result<i32> {
@@ -260,6 +330,12 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if args.has("--db") {
         return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "--db goes with --mcp"));
+    }
+    if args.has("--sandbox") {
+        return run_sandbox(&args);
+    }
+    if args.has("--uninstall") {
+        return Err(Error::usage(cli_codes::CONFLICTING_FLAGS, "--uninstall goes with --sandbox"));
     }
     if args.has("--allow-helpers") || args.has("--codex-alias") {
         return run_permissions(&args);

@@ -525,6 +525,7 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
         HostKind::Claude => check_claude_validate(out, opts, root),
     }
     check_permissions(out, opts, h, root);
+    check_sandbox(out, h, root);
     check_mcp(out, opts, h, root, config);
     if h == HostKind::Codex {
         check_codex_daemon(out, root);
@@ -665,6 +666,33 @@ fn check_permissions(out: &mut Out, opts: &Options, h: HostKind, root: &Path) {
                 root.display()
             ),
         );
+    }
+}
+
+/// `sandbox`: the host's own OS sandbox is on for the agent's commands, as
+/// `kijito-setup --sandbox --write` sets it (crate::sandbox).
+fn check_sandbox(out: &mut Out, h: HostKind, root: &Path) {
+    let host = host_name(h);
+    let paths = match crate::sandbox::Paths::from_env(root) {
+        Ok(p) => p,
+        Err(e) => return out.yellow(host, "sandbox", e.message().to_owned(), "set HOME to an absolute path"),
+    };
+    let prefix = paths.root.clone();
+    match crate::sandbox::check(h, &paths) {
+        Ok(()) => out.green(
+            host,
+            "sandbox",
+            match h {
+                HostKind::Claude => "the Bash sandbox is on (no unsandboxed retry; kijito-qa's paths write-denied; the helpers excluded)",
+                HostKind::Codex => "sandbox_mode confines the agent's commands (workspace-write or read-only)",
+            },
+        ),
+        Err(why) => out.yellow(
+            host,
+            "sandbox",
+            format!("{why}: the agent's commands are checked only by the hook policy, which decides on command text"),
+            format!("kijito-setup --sandbox --host {host} --root {} --write (without --write it shows the change first)", prefix.display()),
+        ),
     }
 }
 

@@ -11,6 +11,7 @@
 //! | [`codex`] | Codex hook trust through `codex app-server` `hooks/list` |
 //! | [`mcp`] | `kijito-setup --mcp`: register `kijito-local mcp` with Claude Code (plugin `.mcp.json`) and Codex (`mcp_servers` in config.toml); the doctor's `mcp` check |
 //! | [`permissions`] | `kijito-setup --allow-helpers`: the hosts' allow rules for the agent's helper commands; the doctor's `permissions` check |
+//! | [`sandbox`] | `kijito-setup --sandbox`: the hosts' own OS sandboxes (Claude Code `sandbox` settings, Codex `sandbox_mode`); the doctor's `sandbox` check |
 //! | [`proc`] | running a child with bounded time and output |
 
 #![forbid(unsafe_code)]
@@ -32,4 +33,5 @@ pub mod explain;
 pub mod mcp;
 pub mod permissions;
 pub mod proc;
+pub mod sandbox;
 pub mod setup;

@@ -75,7 +75,7 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Most `*.rules` files the doctor reads.
 pub const MAX_RULES_FILES: usize = 256;
 
-fn command_words(bin: &Path, helper: &str, sub: &str) -> Vec<String> {
+pub(crate) fn command_words(bin: &Path, helper: &str, sub: &str) -> Vec<String> {
     let mut w = vec![bin.join(helper).to_string_lossy().into_owned()];
     w.extend(sub.split(' ').filter(|s| !s.is_empty()).map(str::to_owned));
     w
@@ -137,7 +137,7 @@ pub fn codex_rules_dir(codex_home: Option<&Path>, home: &Path) -> PathBuf {
 }
 
 /// Read a file that may be absent (`Ok(None)`): regular, not a symlink, bounded.
-fn read_optional(path: &Path, code: codes::Code) -> Result<Option<Vec<u8>>> {
+pub(crate) fn read_optional(path: &Path, code: codes::Code) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::new(code, format!("cannot stat {}: {e}", path.display()))),
