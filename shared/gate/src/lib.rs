@@ -13,6 +13,7 @@
 //! | `compaction-attempt-claimed.<s>.json` | claim | the claimed attempt (renamed) |
 //! | `compaction-resume-consumed.<s>.json` | claim | the consumed ticket (renamed), audit evidence |
 //! | `compaction-reentry.<s>.json` | claim | the re-entry record waiting for delivery |
+//! | `compaction-reentry-delivering.<s>.json` | delivery | the record whose text is being printed (renamed); one left behind is delivered again, UNATTESTED |
 //! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
 //! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
 //! | `qa-pass-withdrawn.<s>.json` | UserPromptSubmit (a new turn) | the withdrawn pass (renamed); the next PreCompact names the reason and removes it |
@@ -191,6 +192,9 @@ impl QaDir {
     pub fn reentry(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::Reentry.name(s))
     }
+    pub fn reentry_delivering(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::ReentryDelivering.name(s))
+    }
     pub fn reentry_delivered(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::ReentryDelivered.name(s))
     }
@@ -228,10 +232,12 @@ impl QaDir {
     }
 }
 
-/// Atomic rename that reports "someone else got there first" as `Ok(false)`.
+/// Atomic rename that reports "someone else got there first" as `Ok(false)`;
+/// a rename that happened is made durable (the directory is fsynced) before
+/// anything relies on it.
 pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Result<bool> {
     match std::fs::rename(from, to) {
-        Ok(()) => Ok(true),
+        Ok(()) => private::fsync_parent(to).map(|()| true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::new(codes::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
     }
