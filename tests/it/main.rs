@@ -13,6 +13,7 @@ mod compact_tmux;
 mod consent_host;
 mod consent_key;
 mod consent_token;
+mod crash;
 mod doc_examples;
 mod full_cycle;
 mod gate_ledger;

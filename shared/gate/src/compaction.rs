@@ -77,19 +77,26 @@ pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLoc
 }
 
 /// Under the held session lock: remove the temp files a killed write of this
-/// session's compaction state left (docs/protocol.md §7, "Crash recovery"):
-/// of the files only lock holders write (attempt, re-entry records) at once;
-/// of the pass and the spent record, written without it, when older than
-/// any hook's life ([`STALE_TEMP_SECS`]). Best effort.
+/// session's state left (docs/protocol.md §7, "Crash recovery"): of the
+/// files only lock holders and the session's own hooks write (attempt,
+/// re-entry records, spent record, turn, pin) at once; of the pass and the
+/// compaction request, which commands and the adapter write beside the
+/// hooks, when older than any of their lives ([`STALE_TEMP_SECS`]). Best effort.
 fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
     let name = |p: std::path::PathBuf| p.file_name().and_then(|n| n.to_str()).map(str::to_owned).unwrap_or_default();
+    // Written under this lock, or by the session's other hooks, which the
+    // hosts run one after the other (docs/protocol.md §7, "New turn").
     let locked = [
         name(qa.attempt(session)),
         name(qa.reentry(session)),
         name(qa.reentry_delivered(session)),
         name(crate::summary::noting_path(qa, session)),
+        name(qa.spent(session)),
+        name(qa.turn(session)),
+        name(qa.pin(session)),
     ];
-    let unlocked = [name(qa.pass(session)), name(qa.spent(session))];
+    // Written by commands and workers that may run beside a hook.
+    let unlocked = [name(qa.pass(session)), name(qa.request(session))];
     let old = std::time::Duration::from_secs(STALE_TEMP_SECS);
     let _ = private::remove_stale_temps_for(qa.path().as_path(), |target, age| {
         locked.iter().any(|n| n == target) || (age > old && unlocked.iter().any(|n| n == target))
