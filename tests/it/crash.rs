@@ -645,3 +645,76 @@ fn no_kill_of_a_latch_write_wedges_the_latch() {
     assert!(t.violations.is_empty(), "{}", t.violations.join("\n"));
     assert!(t.unsynced.is_empty(), "without a parent fsync:\n{}", t.unsynced.join("\n"));
 }
+
+/// Concurrency stays proven (docs/testing.md, "Crash explorer"): sixteen
+/// identical PreToolUse calls racing after one consent allow exactly one.
+#[test]
+fn sixteen_identical_tool_calls_after_one_consent_allow_exactly_one() {
+    let e = support::latch::env();
+    e.ok(&["init", "--objective", "race the gate"]);
+    let host = "claude";
+    let rm = serde_json::json!({"command": "rm -rf build", "description": "clean"});
+    let mut stdin = support::gate::pre_tool_use(host, "s1", "Bash", rm.clone());
+    stdin["transcript_path"] = serde_json::json!(e.w.transcript.to_str().unwrap());
+    stdin["cwd"] = serde_json::json!(e.ws.to_str().unwrap());
+    stdin["permission_mode"] = serde_json::json!("default");
+    let pretool = support::bin("pretool-hook");
+    let first = e.hook_bin(&pretool, host, "PreToolUse", &stdin);
+    let reason = String::from_utf8(first.stdout).unwrap();
+    assert!(reason.contains("policy_consent_required"), "{reason}");
+    // The consent request the reason names, run as the agent would.
+    let cmd = reason.split('`').nth(1).unwrap().replace("\\\"", "\"");
+    let words = shell_words::split(&cmd).unwrap();
+    let out = e.command(&words[0]).args(&words[1..]).stdin(Stdio::null()).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let token = &text[text.find("ACT-").expect("a token")..][..10];
+    assert!(e.user_says_to(&support::bin("prompt-hook"), host, token).unwrap().contains("confirmed"));
+    let children: Vec<_> = (0..16)
+        .map(|_| {
+            let mut c = e.command(&pretool);
+            c.args(["--host", host, "--expect", "PreToolUse", "--data-dir", &e.w.data_arg()]);
+            let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(stdin.to_string().as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    let outs: Vec<Output> = children.into_iter().map(|c| wait_bounded(c, 60)).collect();
+    let allowed = outs.iter().filter(|o| o.stdout.iter().all(u8::is_ascii_whitespace)).count();
+    assert_eq!(allowed, 1, "{:?}", outs.iter().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).collect::<Vec<_>>());
+}
+
+/// Two sessions of one workspace and data dir compacting at the same time:
+/// each gets its own ATTESTED re-entry, once.
+#[test]
+fn two_sessions_compacting_at_once_each_get_their_own_reentry() {
+    let w = World::new();
+    let sessions = ["sess-a", "sess-b"];
+    for s in sessions {
+        w.record_ok(s);
+    }
+    let run_all = |key: &str, expect: Option<&str>, bin: &str| -> Vec<Output> {
+        let children: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                let mut args = vec!["--host", "claude"];
+                if let Some(e) = expect {
+                    args.extend(["--expect", e]);
+                }
+                let data = w.data_arg();
+                args.extend(["--data-dir", &data]);
+                w.spawn(bin, &args, &w.hook_stdin("claude", key, s))
+            })
+            .collect();
+        children.into_iter().map(|c| wait_bounded(c, 60)).collect()
+    };
+    run_all("PreCompact(manual, no args)", None, &PRECOMPACT);
+    let outs = run_all("SessionStart(source=compact)", Some("SessionStart"), &SESSION_HOOK);
+    for (s, o) in sessions.iter().zip(&outs) {
+        let r = reentries(&o.stdout);
+        assert_eq!(r.len(), 1, "{s}: {r:?}");
+        assert!(r[0].starts_with(&format!("kijito-qa re-entry after compaction: ATTESTED (session {s}).")), "{s}: {r:?}");
+    }
+    let again = run_all("SessionStart(source=compact)", Some("SessionStart"), &SESSION_HOOK);
+    assert!(again.iter().all(|o| reentries(&o.stdout).is_empty()), "delivered once each");
+}
