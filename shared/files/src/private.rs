@@ -291,6 +291,14 @@ impl CheckedDir {
         }
     }
 
+    /// [`write_provisional`] for a file of this directory (any other path gets the full check).
+    pub fn write_provisional(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if !self.holds(path) {
+            check_ancestors(path)?;
+        }
+        write_provisional_here(path, bytes)
+    }
+
     /// [`ensure_private_dir`] for the entry `name` of this directory: its
     /// ancestors are this directory's, already checked.
     pub fn private_subdir(&self, name: &str) -> Result<CheckedDir> {
@@ -514,6 +522,36 @@ fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)));
     }
     fsync_parent(path)
+}
+
+/// [`write_atomic`] without either fsync, for a record that a later write of
+/// the same operation replaces durably (that write's directory fsync then
+/// also covers this rename): a kill leaves it whole (rename), and a power
+/// loss may leave it missing or torn, which its reader must refuse (fail
+/// closed). PreCompact's provisional attempt (docs/protocol.md §7).
+pub fn write_provisional(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_ancestors(path)?;
+    write_provisional_here(path, bytes)
+}
+
+fn write_provisional_here(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
+        }
+        if !meta.is_file() {
+            return Err(file_error(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+        }
+    }
+    let dir = parent_of(path)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.tmp-", file_name_of(path)?))
+        .rand_bytes(16)
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| file_error(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display())))?;
+    tmp.write_all(bytes).map_err(|e| file_error(codes::WRITE, format!("cannot write {}: {e}", tmp.path().display())))?;
+    tmp.persist(path).map(|_| ()).map_err(|e| file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)))
 }
 
 /// Create `path` exclusively with `bytes`, owner-only: the complete content is

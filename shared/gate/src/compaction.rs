@@ -271,17 +271,13 @@ impl Reentry {
     }
 }
 
-/// Remove each file; the directory is fsynced when any was removed (the
-/// next step relies on their absence).
+/// Remove each file (PreCompact's next write in the same directory, the
+/// attempt's, fsyncs the directory).
 fn remove_all(paths: &[std::path::PathBuf]) -> Result<()> {
-    let mut any = false;
     for p in paths {
-        any |= private::remove_owned(p)?;
+        private::remove_owned(p)?;
     }
-    match paths.first() {
-        Some(p) if any => private::fsync_parent(p),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// Load and check the session's pass for promotion; returns it with the
@@ -338,7 +334,9 @@ fn precompact_with(
         reason: codes::PRECOMPACT_INTERRUPTED.into(),
         compaction_nonce: None,
     };
-    qa.write_atomic(&qa.attempt(session), provisional.to_value().to_string().as_bytes())?;
+    // Not fsynced: the real attempt below replaces it durably, and a power
+    // loss that tears it leaves an attempt the claim refuses (unattested).
+    qa.write_provisional(&qa.attempt(session), provisional.to_value().to_string().as_bytes())?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
     // A pass withdrawn by a new turn since the last PreCompact: its reason,
     // once (the marker goes with this attempt).
@@ -658,8 +656,13 @@ fn take_locked(qa: &QaDir, session: &SessionId, now_ms: i64, lock: SessionLock) 
     recover(qa, session, now_ms)?;
     let delivering = qa.reentry_delivering(session);
     let interrupted = std::fs::symlink_metadata(&delivering).is_ok();
-    if !interrupted && !rename_claim(&qa.reentry(session), &delivering)? {
-        return Ok(None);
+    if !interrupted {
+        if !rename_claim(&qa.reentry(session), &delivering)? {
+            return Ok(None);
+        }
+        // Durable before the text is printed: a power loss must not put
+        // back a record whose ATTESTED text may already be out.
+        private::fsync_parent(&delivering)?;
     }
     let r = qa.read_state(&delivering).and_then(|b| Reentry::parse(&b)).and_then(|r| {
         if &r.session_id == session {

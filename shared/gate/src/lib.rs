@@ -171,6 +171,14 @@ impl QaDir {
         }
     }
 
+    /// [`private::write_provisional`] for a file of this directory (see [`QaDir::read_state`]).
+    pub fn write_provisional(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+        match &self.checked {
+            Some(c) => c.write_provisional(path, bytes),
+            None => private::write_provisional(path, bytes),
+        }
+    }
+
     fn file(&self, name: String) -> PathBuf {
         self.dir.as_path().join(name)
     }
@@ -232,12 +240,13 @@ impl QaDir {
     }
 }
 
-/// Atomic rename that reports "someone else got there first" as `Ok(false)`;
-/// a rename that happened is made durable (the directory is fsynced) before
-/// anything relies on it.
+/// Atomic rename that reports "someone else got there first" as `Ok(false)`.
+/// Not fsynced here: every caller's next write in the same directory fsyncs
+/// it (which makes this rename durable too), or the caller calls
+/// [`private::fsync_parent`] itself before relying on it.
 pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Result<bool> {
     match std::fs::rename(from, to) {
-        Ok(()) => private::fsync_parent(to).map(|()| true),
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::new(codes::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", from.display()))),
     }
