@@ -210,7 +210,22 @@ fn main() {
         stdin("PostCompact", r#","trigger":"manual","compact_summary":"s""#),
         stdin("SessionStart", r#","source":"compact""#),
     );
-    let env: [(&str, &Path); 1] = [("XDG_CONFIG_HOME", &config_home)];
+    // The spent-nonce ledger of this fixture's session lives here, and is
+    // cleared with `qa-spent` before each round (one pass, one compaction:
+    // the same pass is promoted again only once its spend is forgotten).
+    let heads = dir.join("heads");
+    std::fs::create_dir_all(&heads).unwrap();
+    std::fs::set_permissions(&heads, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let spent = data.join(format!("qa/qa-spent.{SESSION}.json"));
+    let forget_spends = || {
+        let _ = std::fs::remove_file(&spent);
+        for e in std::fs::read_dir(&heads).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with("qa-ledger.") {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    };
+    let env: [(&str, &Path); 2] = [("XDG_CONFIG_HOME", &config_home), ("MEMORY_LATCH_HEADS_DIR", &heads)];
     let mut sets = vec![HookSet::new("A", hook_bin)];
     if let Some(d) = std::env::var_os("KIJITO_BENCH_AB_DIR") {
         sets.push(HookSet::new("B", d.into()));
@@ -229,6 +244,7 @@ fn main() {
         for i in 0..n {
             let set = &mut sets[(i + round) % n];
             // A fresh valid pass each time (the previous one was promoted and consumed).
+            forget_spends();
             std::fs::write(&pass_path, &pass).unwrap();
             std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
             let s = measure(&set.dir.join("precompact"), &["--host", "codex"], &pre, &env);

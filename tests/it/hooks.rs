@@ -359,13 +359,25 @@ fn session_start_emits_the_exact_commands() {
         let helpers: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap().rsplit('/').next().unwrap()).collect();
         assert_eq!(
             helpers,
-            ["pointer-digest", "pointer-publish", "pointer-snapshot", "pointer-snapshot", "qa-gate", "qa-gate", "kijito-compact"]
+            [
+                "pointer-digest",
+                "pointer-publish",
+                "pointer-publish",
+                "pointer-snapshot",
+                "pointer-snapshot",
+                "qa-gate",
+                "qa-gate",
+                "kijito-compact"
+            ]
         );
         assert!(text.contains("kijito_compact_failed:no_safe_trigger, ask the user to run /compact"), "{text}");
         let content = w.path("manifest.json");
         for line in &lines {
             assert!(
-                line.contains(&format!("--pointer-id {POINTER}")) || line.contains("invalidate") || line.contains("kijito-compact request")
+                line.contains(&format!("--pointer-id {POINTER}"))
+                    || line.contains("invalidate")
+                    || line.contains("kijito-compact request")
+                    || line.ends_with(&format!("pointer-publish --release-lease --lock-message-id {LOCK}"))
             );
             if line.contains(" record ") || line.contains(" invalidate ") || line.contains(" request ") {
                 assert!(line.contains(&format!("--session-id {s}")) && line.contains(&format!("--data-dir {}", w.data.display())));

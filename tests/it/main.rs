@@ -14,6 +14,7 @@ mod consent_host;
 mod consent_key;
 mod consent_origin;
 mod consent_token;
+mod crash;
 mod doc_examples;
 mod doc_hooks;
 mod full_cycle;

@@ -225,7 +225,11 @@ fn expired_lease_requires_a_human() {
     let detail = failed(&run, "pointer_mutex_expired_requires_human");
     assert_eq!(detail["claimed_by"], "other");
     assert_eq!(detail["lease_expired"], true);
-    assert!(run.ran.stderr.contains("operator") && run.ran.stderr.contains("must not be taken"), "{}", run.ran.stderr);
+    assert!(
+        run.ran.stderr.contains("another persona") && run.ran.stderr.contains("not this persona's to release or take over"),
+        "{}",
+        run.ran.stderr
+    );
     assert_eq!(calls(&run.log), ["POST /api/claim"]);
     assert_eq!(s.pointer_content(), run.old);
 }

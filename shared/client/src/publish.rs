@@ -217,7 +217,9 @@ pub fn publish<T: Transport>(api: &Api<T>, plan: &Plan, now_ms: u64) -> Result<R
     // Step 2: claim; a refusal ends here (nothing held, nothing to release).
     match api.claim(plan.lock_message_id, LEASE_SECONDS) {
         Ok(Claim::Claimed) => {}
-        Ok(Claim::Refused { reason, claimed_by, lease_expired }) => return Err(refused(&reason, &claimed_by, lease_expired)),
+        Ok(Claim::Refused { reason, claimed_by, lease_expired }) => {
+            return Err(refused(&reason, &claimed_by, lease_expired, plan.lock_message_id))
+        }
         Err(err) => {
             // An ambiguous claim may have been granted: release best-effort,
             // and report the claim failure.
@@ -287,18 +289,40 @@ fn release_words(r: &Result<bool>) -> String {
     }
 }
 
-fn refused(reason: &str, claimed_by: &str, lease_expired: bool) -> Error {
+/// The exact command that releases this persona's own lease on `lock`
+/// (the installed `pointer-publish` beside the running executable).
+pub fn release_command(lock: MessageId) -> String {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("pointer-publish").display().to_string()))
+        .unwrap_or_else(|| "pointer-publish".into());
+    format!("{exe} --release-lease --lock-message-id {lock}")
+}
+
+/// The refusal of a claim on the mutex, saying exactly what happens next
+/// (docs/publish.md, "The lease"): an expired lease is refused to every
+/// claim until its holder releases it or the server reaps it, so "wait for
+/// it to expire" is never the advice.
+fn refused(reason: &str, claimed_by: &str, lease_expired: bool, lock: MessageId) -> Error {
     let detail = json!({"claimed_by": claimed_by, "reason": reason, "lease_expired": lease_expired});
-    if lease_expired {
+    let release = release_command(lock);
+    if lease_expired && reason == "self_claimed" {
         Error::new(
             codes::MUTEX_EXPIRED,
-            format!("the pointer mutex is held by {claimed_by:?} with an expired lease; an operator must clean it up. The lease must not be taken over."),
+            format!("the pointer mutex is held by this persona ({claimed_by:?}) with an expired lease: a crashed publication left it; nothing was written. Every claim is refused until it is released (or the server reaps it): release it with `{release}`, then publish again."),
+        )
+        .with_detail(detail)
+    } else if lease_expired {
+        Error::new(
+            codes::MUTEX_EXPIRED,
+            format!("the pointer mutex is held by {claimed_by:?}, another persona, with an expired lease; nothing was written. Every claim is refused until that persona releases it or the server reaps it; it is not this persona's to release or take over: ask the user."),
         )
         .with_detail(detail)
     } else if reason == "self_claimed" {
         Error::new(
             codes::MUTEX_UNAVAILABLE,
-            format!("the pointer mutex is already held by this persona ({claimed_by:?}): another publication is running, or a crashed one left its lease; nothing was written. Try again after it is released (or the lease expires)."),
+            format!("the pointer mutex is already held by this persona ({claimed_by:?}): another publication of this persona is running, or a crashed one left its lease; nothing was written. If none is running, release it with `{release}`, then publish again; otherwise wait for it to finish."),
         )
         .with_detail(detail)
     } else {

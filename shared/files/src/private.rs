@@ -291,6 +291,14 @@ impl CheckedDir {
         }
     }
 
+    /// [`write_provisional`] for a file of this directory (any other path gets the full check).
+    pub fn write_provisional(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if !self.holds(path) {
+            check_ancestors(path)?;
+        }
+        write_provisional_here(path, bytes)
+    }
+
     /// [`ensure_private_dir`] for the entry `name` of this directory: its
     /// ancestors are this directory's, already checked.
     pub fn private_subdir(&self, name: &str) -> Result<CheckedDir> {
@@ -338,8 +346,19 @@ pub fn ensure_private_dir_checked(dir: &Path) -> Result<CheckedDir> {
     }
 }
 
-/// mkdir -p `dir` 0700 (missing parents too), its own mode made exact.
+/// mkdir -p `dir` 0700 (missing parents too), its own mode made exact; the
+/// parent of every directory it made is fsynced ([`fsync_parent`]), so a
+/// file written into it later never outlives the directory on power loss.
 fn create_private_dir(dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut p = dir;
+    while fs::symlink_metadata(p).is_err() {
+        missing.push(p);
+        match p.parent() {
+            Some(q) if !q.as_os_str().is_empty() => p = q,
+            _ => break,
+        }
+    }
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -347,7 +366,12 @@ fn create_private_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot create {}: {e}", dir.display())))?;
     // mkdir honours the umask; make the mode exact.
     fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))
+        .map_err(|e| Error::new(codes::DIR_CREATE, format!("cannot chmod {}: {e}", dir.display())))?;
+    // Outermost first: each new directory's entry in its parent.
+    for made in missing.iter().rev() {
+        fsync_parent(made)?;
+    }
+    Ok(())
 }
 
 /// fsync a directory so a rename or create in it is durable.
@@ -358,6 +382,85 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
         .open(dir)
         .map_err(|e| file_error(codes::WRITE, format!("cannot open directory {}: {e}", dir.display())))?;
     f.sync_all().map_err(|e| file_error(codes::WRITE, format!("cannot fsync directory {}: {e}", dir.display())))
+}
+
+/// fsync the directory holding `path`: the one step after every rename,
+/// link, unlink or mkdir of `path` that a later step relies on (a power loss
+/// then never undoes it behind that step's back).
+pub fn fsync_parent(path: &Path) -> Result<()> {
+    fsync_dir(parent_of(path)?)
+}
+
+/// Rename `from` to `to` (same directory) and make it durable ([`fsync_parent`]).
+pub fn rename_durable(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::rename(from, to)?;
+    fsync_parent(to).map_err(|e| std::io::Error::other(e.message().to_owned()))
+}
+
+/// Remove the temp files a killed [`write_atomic`] or [`create_new`] of
+/// `path` left beside it (`.<name>.tmp-*`, regular files owned by this user;
+/// anything else is left alone). Call it only under the lock that
+/// serialises the writers of `path`, so no live write's temp file is taken.
+/// Returns how many were removed (the directory is fsynced when any was).
+pub fn remove_stale_temps(path: &Path) -> Result<usize> {
+    remove_stale_temps_older(path, std::time::Duration::ZERO)
+}
+
+/// [`remove_stale_temps`] of only the temp files last modified more than
+/// `age` ago: for a file written without a lock, where no live write lasts
+/// that long (a hook's watchdog ends it within seconds).
+pub fn remove_stale_temps_older(path: &Path, age: std::time::Duration) -> Result<usize> {
+    let dir = parent_of(path)?;
+    let prefix = format!(".{}.tmp-", file_name_of(path)?);
+    remove_temps_matching(dir, |name, meta| {
+        name.starts_with(&prefix) && (age.is_zero() || meta.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|e| e > age))
+    })
+}
+
+/// [`remove_stale_temps`] for every file of `dir` a killed write left
+/// (`.<anything>.tmp-*`); for a directory only one lock's writers write in.
+pub fn remove_stale_temps_in(dir: &Path) -> Result<usize> {
+    remove_temps_matching(dir, |name, _| is_temp_name(name))
+}
+
+/// Remove the temp files a killed write left in `dir` for the files
+/// `stale(target, age)` names: `target` is the name the write was
+/// replacing (`.<target>.tmp-*`), `age` how long ago the temp file was last
+/// modified. One directory listing for many files of one lock's writers.
+pub fn remove_stale_temps_for(dir: &Path, stale: impl Fn(&str, std::time::Duration) -> bool) -> Result<usize> {
+    remove_temps_matching(dir, |name, meta| {
+        let target = name.strip_prefix('.').and_then(|n| n.rsplit_once(".tmp-")).map(|(t, _)| t);
+        let age = meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
+        target.is_some_and(|t| stale(t, age))
+    })
+}
+
+/// Whether `name` is the name of a temp file of [`write_atomic`] / [`create_new`].
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".tmp-")
+}
+
+fn remove_temps_matching(dir: &Path, matches: impl Fn(&str, &fs::Metadata) -> bool) -> Result<usize> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(file_error(codes::READ, format!("cannot list {}: {e}", dir.display()))),
+    };
+    let mut removed = 0;
+    for ent in rd.take(100_000).flatten() {
+        let name = ent.file_name();
+        let hit = match (name.to_str(), ent.metadata()) {
+            (Some(n), Ok(meta)) => matches(n, &meta),
+            _ => false,
+        };
+        if hit && remove_owned(&ent.path()).unwrap_or(false) {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        fsync_dir(dir)?;
+    }
+    Ok(removed)
 }
 
 fn parent_of(path: &Path) -> Result<&Path> {
@@ -418,7 +521,37 @@ fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Err(e) = tmp.persist(path) {
         return Err(file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)));
     }
-    fsync_dir(parent_of(path)?)
+    fsync_parent(path)
+}
+
+/// [`write_atomic`] without either fsync, for a record that a later write of
+/// the same operation replaces durably (that write's directory fsync then
+/// also covers this rename): a kill leaves it whole (rename), and a power
+/// loss may leave it missing or torn, which its reader must refuse (fail
+/// closed). PreCompact's provisional attempt (docs/protocol.md §7).
+pub fn write_provisional(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_ancestors(path)?;
+    write_provisional_here(path, bytes)
+}
+
+fn write_provisional_here(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
+        }
+        if !meta.is_file() {
+            return Err(file_error(codes::NOT_REGULAR, format!("{} is not a regular file", path.display())));
+        }
+    }
+    let dir = parent_of(path)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.tmp-", file_name_of(path)?))
+        .rand_bytes(16)
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| file_error(codes::WRITE, format!("cannot create a temp file in {}: {e}", dir.display())))?;
+    tmp.write_all(bytes).map_err(|e| file_error(codes::WRITE, format!("cannot write {}: {e}", tmp.path().display())))?;
+    tmp.persist(path).map(|_| ()).map_err(|e| file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)))
 }
 
 /// Create `path` exclusively with `bytes`, owner-only: the complete content is
@@ -433,7 +566,7 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let tmp = write_temp(path, bytes)?;
     match tmp.persist_noclobber(path).map_err(|e| e.error) {
-        Ok(_) => fsync_dir(parent_of(path)?),
+        Ok(_) => fsync_parent(path),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(file_error(codes::EXISTS, format!("{} already exists", path.display())))
         }

@@ -27,6 +27,22 @@ pub mod codes {
         REENTRY_UNBACKED ReentryUnbacked = "reentry_unbacked",
         /// Another PreCompact of this session held the lock for too long.
         PRECOMPACT_BUSY PrecompactBusy = "precompact_busy",
+        /// The PreCompact of this compaction was killed before it recorded
+        /// its attempt (its provisional attempt says so; docs/protocol.md §7,
+        /// "Crash recovery").
+        PRECOMPACT_INTERRUPTED PrecompactInterrupted = "precompact_interrupted",
+        /// As `precompact_interrupted`, after it had already spent the pass
+        /// (the ledger lists the nonce at the attempt's time): record a new one.
+        PASS_SPENT_BY_INTERRUPTED PassSpentByInterrupted = "pass_spent_by_interrupted_precompact",
+        /// The claim after compaction was killed between renaming the attempt
+        /// and writing the re-entry record; the next hook finished it.
+        CLAIM_INTERRUPTED ClaimInterrupted = "claim_interrupted",
+        /// A delivery was killed after it took the record and before it was
+        /// marked delivered: delivered again, never ATTESTED twice.
+        DELIVERY_INTERRUPTED DeliveryInterrupted = "delivery_interrupted",
+        /// SessionStart(compact) found no record of this compaction at all
+        /// (no PreCompact recorded an attempt, or its state was lost).
+        COMPACTION_UNRECORDED CompactionUnrecorded = "compaction_unrecorded",
     }
 }
 
@@ -36,9 +52,10 @@ pub const PRECOMPACT_LOCK_WAIT_MS: u64 = 800;
 
 /// An exclusive flock on `precompact.<session>.lock` in the QA dir
 /// ([`kijito_files::lock`]); released when dropped (closing the descriptor).
-struct SessionLock(#[allow(dead_code)] kijito_files::lock::Held);
+/// PreCompact, the claim and the delivery of a session all hold it.
+pub(crate) struct SessionLock(#[allow(dead_code)] kijito_files::lock::Held);
 
-fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
+pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
     use kijito_files::lock;
     use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
@@ -52,10 +69,43 @@ fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
         .open(&path)
         .map_err(|e| Error::new(codes::PRECOMPACT_BUSY, format!("cannot open {}: {e}", path.display())))?;
     let every_5_ms = lock::Backoff { first: std::time::Duration::from_millis(5), max: std::time::Duration::from_millis(5) };
-    lock::exclusive_within(file, std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS), every_5_ms)
+    let held = lock::exclusive_within(file, std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS), every_5_ms)
         .map(SessionLock)
-        .map_err(|_| Error::new(codes::PRECOMPACT_BUSY, "another PreCompact of this session is still running"))
+        .map_err(|_| Error::new(codes::PRECOMPACT_BUSY, "another PreCompact of this session is still running"))?;
+    remove_interrupted_writes(qa, session);
+    Ok(held)
 }
+
+/// Under the held session lock: remove the temp files a killed write of this
+/// session's state left (docs/protocol.md §7, "Crash recovery"): of the
+/// files only lock holders and the session's own hooks write (attempt,
+/// re-entry records, spent record, turn, pin) at once; of the pass and the
+/// compaction request, which commands and the adapter write beside the
+/// hooks, when older than any of their lives ([`STALE_TEMP_SECS`]). Best effort.
+fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
+    let name = |p: std::path::PathBuf| p.file_name().and_then(|n| n.to_str()).map(str::to_owned).unwrap_or_default();
+    // Written under this lock, or by the session's other hooks, which the
+    // hosts run one after the other (docs/protocol.md §7, "New turn").
+    let locked = [
+        name(qa.attempt(session)),
+        name(qa.reentry(session)),
+        name(qa.reentry_delivered(session)),
+        name(crate::summary::noting_path(qa, session)),
+        name(qa.spent(session)),
+        name(qa.turn(session)),
+        name(qa.pin(session)),
+    ];
+    // Written by commands and workers that may run beside a hook.
+    let unlocked = [name(qa.pass(session)), name(qa.request(session))];
+    let old = std::time::Duration::from_secs(STALE_TEMP_SECS);
+    let _ = private::remove_stale_temps_for(qa.path().as_path(), |target, age| {
+        locked.iter().any(|n| n == target) || (age > old && unlocked.iter().any(|n| n == target))
+    });
+}
+
+/// A temp file older than this was left by a killed writer: no hook or
+/// `qa-gate` command lives that long (their watchdogs end them).
+const STALE_TEMP_SECS: u64 = 30;
 
 /// `compaction-attempt.<session>.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +271,8 @@ impl Reentry {
     }
 }
 
+/// Remove each file (PreCompact's next write in the same directory, the
+/// attempt's, fsyncs the directory).
 fn remove_all(paths: &[std::path::PathBuf]) -> Result<()> {
     for p in paths {
         private::remove_owned(p)?;
@@ -271,6 +323,20 @@ fn precompact_with(
     linked: &dyn Fn(),
 ) -> Result<Attempt> {
     let _lock = lock_session(qa, session)?;
+    // First of all, a provisional unattested attempt: a PreCompact killed
+    // anywhere after this still leaves an attempt to claim, and its re-entry
+    // says so (docs/protocol.md §7, "Crash recovery").
+    let provisional = Attempt {
+        session_id: session.clone(),
+        recorded_at_ms: now_ms,
+        trigger: code_text(trigger),
+        attested: false,
+        reason: codes::PRECOMPACT_INTERRUPTED.into(),
+        compaction_nonce: None,
+    };
+    // Not fsynced: the real attempt below replaces it durably, and a power
+    // loss that tears it leaves an attempt the claim refuses (unattested).
+    qa.write_provisional(&qa.attempt(session), provisional.to_value().to_string().as_bytes())?;
     remove_all(&[qa.ticket(session), qa.reentry(session)])?;
     // A pass withdrawn by a new turn since the last PreCompact: its reason,
     // once (the marker goes with this attempt).
@@ -348,6 +414,23 @@ pub fn claim(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<ClaimOutcom
 /// attempt's. Writes the re-entry record either way; an attested one with
 /// the verdict on `summary` ([`crate::summary::check`]).
 pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary<'_>) -> Result<ClaimOutcome> {
+    let _lock = lock_session(qa, session)?;
+    claim_locked(qa, session, now_ms, summary)
+}
+
+/// SessionStart(compact): under one hold of the session's lock, claim (if
+/// still unclaimed) and take the re-entry for delivery
+/// ([`take_reentry_for_delivery`]); the lock is held until the delivery is
+/// committed or dropped, so a concurrent hook never mistakes a delivery in
+/// progress for an interrupted one.
+pub fn claim_and_take(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary<'_>) -> Result<Option<(Reentry, Delivery)>> {
+    let lock = lock_session(qa, session)?;
+    claim_locked(qa, session, now_ms, summary)?;
+    take_locked(qa, session, now_ms, lock)
+}
+
+/// [`claim_with`] under the held session lock.
+fn claim_locked(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary<'_>) -> Result<ClaimOutcome> {
     let claimed = qa.attempt_claimed(session);
     if !rename_claim(&qa.attempt(session), &claimed)? {
         return Ok(ClaimOutcome::NothingToClaim);
@@ -373,7 +456,7 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
         }
         Ok(a) if !a.attested => {
             private::remove_owned(&qa.ticket(session))?;
-            unattested(&a.reason)
+            unattested(&unattested_reason(qa, session, &a))
         }
         Ok(a) => {
             let consumed = qa.ticket_consumed(session);
@@ -405,6 +488,72 @@ pub fn claim_with(qa: &QaDir, session: &SessionId, now_ms: i64, summary: Summary
     };
     qa.write_atomic(&qa.reentry(session), reentry.to_value().to_string().as_bytes())?;
     Ok(ClaimOutcome::Claimed(reentry))
+}
+
+/// The reason an unattested attempt gives its re-entry: its own, except
+/// that an interrupted PreCompact that had already spent the pass (the
+/// ledger lists a nonce of this session consumed at the attempt's time)
+/// says so, so the agent knows the pass is gone.
+fn unattested_reason(qa: &QaDir, session: &SessionId, a: &Attempt) -> String {
+    let spent = a.reason == codes::PRECOMPACT_INTERRUPTED.as_str()
+        && crate::ledger::read(qa, session)
+            .map(|l| l.iter().any(|e| e.why == pass::codes::PASS_CONSUMED && e.spent_at_ms == a.recorded_at_ms))
+            .unwrap_or(false);
+    if spent {
+        codes::PASS_SPENT_BY_INTERRUPTED.as_str().to_owned()
+    } else {
+        a.reason.clone()
+    }
+}
+
+/// Finish what a killed hook left, before a delivery looks for a record
+/// (docs/protocol.md §7, "Crash recovery"):
+/// - a claim killed after it renamed the attempt and before it wrote the
+///   re-entry record (a claimed attempt newer than every record) gets its
+///   record now, UNATTESTED: the attempt's own reason when it was
+///   unattested, else `claim_interrupted`;
+/// - a PostCompact killed while it noted the summary (a `-noting` record;
+///   noting holds the same lock) puts the record back.
+fn recover(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<()> {
+    let reentry = qa.reentry(session);
+    let noting = crate::summary::noting_path(qa, session);
+    // Under the session lock a `-noting` record is never a live one.
+    if std::fs::symlink_metadata(&noting).is_ok() {
+        crate::summary::put_back(&noting, &reentry)?;
+    }
+    let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+    if exists(&reentry) || exists(&qa.reentry_delivering(session)) || exists(&noting) {
+        return Ok(());
+    }
+    let Some(bytes) = crate::state::read_optional(&qa.attempt_claimed(session))? else { return Ok(()) };
+    let attempt = Attempt::parse(&bytes).ok().filter(|a| &a.session_id == session);
+    let attempt_ms = attempt.as_ref().map(|a| a.recorded_at_ms).unwrap_or(i64::MIN);
+    let delivered = crate::state::read_optional(&qa.reentry_delivered(session)).ok().flatten().and_then(|b| Reentry::parse(&b).ok());
+    if delivered.is_some_and(|d| d.claimed_at_ms >= attempt_ms) {
+        return Ok(());
+    }
+    let reason = match &attempt {
+        Some(a) if !a.attested => unattested_reason(qa, session, a),
+        _ => codes::CLAIM_INTERRUPTED.as_str().to_owned(),
+    };
+    let r = Reentry { session_id: session.clone(), claimed_at_ms: now_ms.max(attempt_ms), reason, attested: None };
+    match private::create_new(&reentry, r.to_value().to_string().as_bytes()) {
+        Err(e) if e.code_as() == Some(private::codes::EXISTS) => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether this session's re-entry of a compaction claimed at most 5 minutes
+/// ago was delivered (or is being delivered): a second SessionStart(compact)
+/// then says nothing.
+pub fn delivered_recently(qa: &QaDir, session: &SessionId, now_ms: i64) -> bool {
+    [qa.reentry_delivered(session), qa.reentry_delivering(session)].iter().any(|p| {
+        crate::state::read_optional(p)
+            .ok()
+            .flatten()
+            .and_then(|b| Reentry::parse(&b).ok())
+            .is_some_and(|r| &r.session_id == session && (now_ms - r.claimed_at_ms).abs() <= ATTEMPT_MAX_AGE_MS)
+    })
 }
 
 /// Whether the spent record lists `nonce` as consumed by a PreCompact at or
@@ -455,17 +604,67 @@ fn backed(qa: &QaDir, session: &SessionId, r: &Reentry, a: &Attested) -> Option<
         .then(|| Pass::boots_witnessed(&bytes))
 }
 
-/// Deliver the pending re-entry record exactly once: rename it to
-/// `compaction-reentry-delivered` (first wins) and return it. A record that
-/// does not parse is still delivered, as unattested; an attested one whose
-/// chain ([`backed`]) is incomplete is delivered UNATTESTED with
-/// `reentry_unbacked`.
+/// The last step of a delivery, run once its text is out
+/// ([`take_reentry`]): the record moves from `-delivering` to `-delivered`.
+#[must_use = "commit the delivery once its text is printed"]
+pub struct Delivery {
+    delivering: std::path::PathBuf,
+    delivered: std::path::PathBuf,
+    /// The session's lock, released once the delivery is committed.
+    _lock: SessionLock,
+}
+
+impl Delivery {
+    /// Mark the record delivered. Deliberately not fsynced: a power loss
+    /// that undoes it leaves `-delivering`, which is delivered again,
+    /// UNATTESTED (a duplicate is harmless; a lost text is not), while a
+    /// fsync here would be one more point where a kill after the print
+    /// could lose the text (docs/protocol.md §7, "Crash recovery").
+    pub fn commit(self) -> Result<()> {
+        std::fs::rename(&self.delivering, &self.delivered)
+            .map_err(|e| Error::new(crate::codes::STATE_RENAME_FAILED, format!("cannot rename {}: {e}", self.delivering.display())))
+    }
+}
+
+/// [`take_reentry_for_delivery`] marked delivered at once (a caller with
+/// nothing to print first: tests, status tools).
 pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<Reentry>> {
-    let delivered = qa.reentry_delivered(session);
-    if !rename_claim(&qa.reentry(session), &delivered)? {
+    take_reentry_for_delivery(qa, session, now_ms)?.map(|(r, d)| d.commit().map(|()| r)).transpose()
+}
+
+/// Take the pending re-entry record for delivery, at least once and
+/// ATTESTED at most once: after [`recover`], rename it to
+/// `compaction-reentry-delivering` (first wins, fsynced) and return it with
+/// the [`Delivery`] to commit once its text is printed. A `-delivering`
+/// record left by a killed delivery is returned again, UNATTESTED with
+/// `delivery_interrupted`. A record that does not parse is still
+/// delivered, as unattested; an attested one whose chain ([`backed`]) is
+/// incomplete is delivered UNATTESTED with `reentry_unbacked`.
+pub fn take_reentry_for_delivery(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Option<(Reentry, Delivery)>> {
+    // Nothing a delivery or a recovery could act on: no lock (and no lock
+    // file) for a session that never compacted.
+    let candidates =
+        [qa.reentry(session), qa.reentry_delivering(session), crate::summary::noting_path(qa, session), qa.attempt_claimed(session)];
+    if !candidates.iter().any(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Ok(None);
     }
-    let r = qa.read_state(&delivered).and_then(|b| Reentry::parse(&b)).and_then(|r| {
+    let lock = lock_session(qa, session)?;
+    take_locked(qa, session, now_ms, lock)
+}
+
+fn take_locked(qa: &QaDir, session: &SessionId, now_ms: i64, lock: SessionLock) -> Result<Option<(Reentry, Delivery)>> {
+    recover(qa, session, now_ms)?;
+    let delivering = qa.reentry_delivering(session);
+    let interrupted = std::fs::symlink_metadata(&delivering).is_ok();
+    if !interrupted {
+        if !rename_claim(&qa.reentry(session), &delivering)? {
+            return Ok(None);
+        }
+        // Durable before the text is printed: a power loss must not put
+        // back a record whose ATTESTED text may already be out.
+        private::fsync_parent(&delivering)?;
+    }
+    let r = qa.read_state(&delivering).and_then(|b| Reentry::parse(&b)).and_then(|r| {
         if &r.session_id == session {
             Ok(r)
         } else {
@@ -473,8 +672,10 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
         }
     });
     // ATTESTED only when a PreCompact really consumed that nonce before the
-    // claim: a hand-written record with `attested:true` is not enough.
+    // claim: a hand-written record with `attested:true` is not enough; and
+    // never a second time.
     let r = r.map(|r| match &r.attested {
+        _ if interrupted => Reentry { attested: None, reason: codes::DELIVERY_INTERRUPTED.into(), ..r },
         Some(a) => match backed(qa, session, &r, a) {
             Some(boots_witnessed) => Reentry { attested: Some(Attested { boots_witnessed, ..a.clone() }), ..r },
             None => Reentry { attested: None, reason: codes::REENTRY_UNBACKED.into(), ..r },
@@ -483,12 +684,13 @@ pub fn take_reentry(qa: &QaDir, session: &SessionId, now_ms: i64) -> Result<Opti
     });
     // Whatever failed (unreadable, malformed, another session's), the reason
     // is the one re-entry code.
-    Ok(Some(r.unwrap_or_else(|_| Reentry {
+    let r = r.unwrap_or_else(|_| Reentry {
         session_id: session.clone(),
         claimed_at_ms: now_ms,
-        reason: codes::REENTRY_INVALID.into(),
+        reason: if interrupted { codes::DELIVERY_INTERRUPTED } else { codes::REENTRY_INVALID }.into(),
         attested: None,
-    })))
+    });
+    Ok(Some((r, Delivery { delivering, delivered: qa.reentry_delivered(session), _lock: lock })))
 }
 
 #[cfg(test)]

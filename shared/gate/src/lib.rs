@@ -13,6 +13,7 @@
 //! | `compaction-attempt-claimed.<s>.json` | claim | the claimed attempt (renamed) |
 //! | `compaction-resume-consumed.<s>.json` | claim | the consumed ticket (renamed), audit evidence |
 //! | `compaction-reentry.<s>.json` | claim | the re-entry record waiting for delivery |
+//! | `compaction-reentry-delivering.<s>.json` | delivery | the record whose text is being printed (renamed); one left behind is delivered again, UNATTESTED |
 //! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
 //! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
 //! | `qa-pass-withdrawn.<s>.json` | UserPromptSubmit (a new turn) | the withdrawn pass (renamed); the next PreCompact names the reason and removes it |
@@ -170,6 +171,14 @@ impl QaDir {
         }
     }
 
+    /// [`private::write_provisional`] for a file of this directory (see [`QaDir::read_state`]).
+    pub fn write_provisional(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+        match &self.checked {
+            Some(c) => c.write_provisional(path, bytes),
+            None => private::write_provisional(path, bytes),
+        }
+    }
+
     fn file(&self, name: String) -> PathBuf {
         self.dir.as_path().join(name)
     }
@@ -190,6 +199,9 @@ impl QaDir {
     }
     pub fn reentry(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::Reentry.name(s))
+    }
+    pub fn reentry_delivering(&self, s: &SessionId) -> PathBuf {
+        self.file(StateFile::ReentryDelivering.name(s))
     }
     pub fn reentry_delivered(&self, s: &SessionId) -> PathBuf {
         self.file(StateFile::ReentryDelivered.name(s))
@@ -229,6 +241,9 @@ impl QaDir {
 }
 
 /// Atomic rename that reports "someone else got there first" as `Ok(false)`.
+/// Not fsynced here: every caller's next write in the same directory fsyncs
+/// it (which makes this rename durable too), or the caller calls
+/// [`private::fsync_parent`] itself before relying on it.
 pub(crate) fn rename_claim(from: &std::path::Path, to: &std::path::Path) -> Result<bool> {
     match std::fs::rename(from, to) {
         Ok(()) => Ok(true),

@@ -24,6 +24,10 @@ pub enum StateFile {
     Attempt,
     AttemptClaimed,
     Reentry,
+    /// A re-entry record whose text is being printed (renamed from
+    /// `Reentry`; renamed to `ReentryDelivered` once the answer is out): one
+    /// left behind was interrupted and is delivered again, UNATTESTED.
+    ReentryDelivering,
     ReentryDelivered,
     /// The compaction adapters' pin of a session (`kijito_compact::trigger`).
     Pin,
@@ -39,13 +43,14 @@ pub enum StateFile {
 }
 
 impl StateFile {
-    pub const ALL: [StateFile; 12] = [
+    pub const ALL: [StateFile; 13] = [
         StateFile::Pass,
         StateFile::Ticket,
         StateFile::TicketConsumed,
         StateFile::Attempt,
         StateFile::AttemptClaimed,
         StateFile::Reentry,
+        StateFile::ReentryDelivering,
         StateFile::ReentryDelivered,
         StateFile::Pin,
         StateFile::Turn,
@@ -63,6 +68,7 @@ impl StateFile {
             StateFile::Attempt => "compaction-attempt.",
             StateFile::AttemptClaimed => "compaction-attempt-claimed.",
             StateFile::Reentry => "compaction-reentry.",
+            StateFile::ReentryDelivering => "compaction-reentry-delivering.",
             StateFile::ReentryDelivered => "compaction-reentry-delivered.",
             StateFile::Pin => "compact-pin.",
             StateFile::Turn => "compact-turn.",

@@ -154,14 +154,14 @@ pub fn check(summary: Summary<'_>, a: &Attested) -> SummaryCheck {
 
 /// The private name a pending re-entry record is moved to while PostCompact
 /// adds the verdict (so a concurrent delivery never sees half of it).
-fn noting_path(qa: &QaDir, s: &SessionId) -> std::path::PathBuf {
+pub(crate) fn noting_path(qa: &QaDir, s: &SessionId) -> std::path::PathBuf {
     qa.path().as_path().join(format!("compaction-reentry-noting.{s}.json"))
 }
 
 /// Move the record back for delivery by link-then-unlink: a record that a
 /// newer claim wrote meanwhile is never overwritten (ours is then superseded
 /// and dropped).
-fn put_back(noting: &std::path::Path, reentry: &std::path::Path) -> Result<()> {
+pub(crate) fn put_back(noting: &std::path::Path, reentry: &std::path::Path) -> Result<()> {
     put_back_with(noting, reentry, &|| {})
 }
 
@@ -179,7 +179,7 @@ fn put_back_with(noting: &std::path::Path, reentry: &std::path::Path, linked: &d
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(Error::new(crate::codes::STATE_RENAME_FAILED, format!("cannot remove {}: {e}", noting.display())))
         }
-        _ => Ok(()),
+        _ => private::fsync_parent(reentry),
     }
 }
 
@@ -199,6 +199,8 @@ fn updated(bytes: &[u8], s: &SessionId, nonce: &str, now_ms: i64, summary: Summa
 /// or `None` when there is no attested claim of this compaction with a
 /// pending check (unattested, another compaction's, already decided).
 pub fn note_summary(qa: &QaDir, s: &SessionId, summary: Summary<'_>, now_ms: i64) -> Result<Option<SummaryCheck>> {
+    // Under the session's lock, as the claim and the delivery.
+    let _lock = crate::compaction::lock_session(qa, s)?;
     // The claimed attempt names this compaction's nonce.
     let Some(attempt) = crate::state::read_optional(&qa.attempt_claimed(s))? else { return Ok(None) };
     let Ok(attempt) = crate::Attempt::parse(&attempt) else { return Ok(None) };

@@ -314,9 +314,12 @@ pub fn run_hook(timeout: Duration, fallback: Option<String>, work: impl FnOnce()
             }
         });
     }
+    IN_HOOK.store(true, Ordering::SeqCst);
     // `guarded` only matters if a panic ever got past the hook above.
-    let answer = guarded(work).unwrap_or(fallback);
-    finish(answer.as_deref())
+    match guarded(work) {
+        Ok(answer) => finish_then(answer.as_deref(), true),
+        Err(_) => finish(fallback.as_deref()),
+    }
 }
 
 /// What the alarm handler writes: the fallback answer line (empty: none)
@@ -384,10 +387,45 @@ fn arm_alarm(timeout: Duration, fallback: Option<&str>) -> bool {
     unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) == 0 }
 }
 
+/// Set by [`run_hook`]: this process prints its answer at its end, so
+/// [`after_answer`] steps wait for it.
+static IN_HOOK: AtomicBool = AtomicBool::new(false);
+
+/// Steps that must come after the answer is printed ([`after_answer`]).
+#[allow(clippy::type_complexity)]
+static AFTER_ANSWER: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>> = std::sync::Mutex::new(Vec::new());
+
+/// Run `step` once this hook's answer is printed (and flushed), before the
+/// process exits; never after a fallback answer (panic, watchdog). Outside
+/// a hook process ([`run_hook`] not running: tests, embedders) it runs at
+/// once. A re-entry delivery is marked delivered this way: a kill before
+/// the print leaves it to be delivered again (docs/protocol.md §7).
+pub fn after_answer(step: impl FnOnce() + Send + 'static) {
+    if IN_HOOK.load(Ordering::SeqCst) {
+        if let Ok(mut steps) = AFTER_ANSWER.lock() {
+            steps.push(Box::new(step));
+        }
+    } else {
+        step()
+    }
+}
+
 /// Print `answer` unless one was already printed, then exit 0.
 #[allow(unsafe_code)]
 fn finish(answer: Option<&str>) -> ! {
+    finish_then(answer, false)
+}
+
+/// [`finish`], running the [`after_answer`] steps after the print when `then`.
+#[allow(unsafe_code)]
+fn finish_then(answer: Option<&str>, then: bool) -> ! {
     if answer_once(answer) {
+        if then {
+            let steps = AFTER_ANSWER.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+            for step in steps {
+                step();
+            }
+        }
         std::process::exit(0);
     }
     // The watchdog won the race and is exiting; never print a second answer.

@@ -258,18 +258,47 @@ enum Then {
 /// Claim (if still unclaimed) and deliver the pending re-entry, exactly once.
 fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool, then: Then) -> Result<Option<String>> {
     let (_, qa) = env.qa()?;
-    if claim_first {
-        gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
-    }
-    let Some(r) = gate::take_reentry(&qa, &input.session_id, env.now_ms)? else {
+    let taken = if claim_first {
+        gate::compaction::claim_and_take(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?
+    } else {
+        gate::compaction::take_reentry_for_delivery(&qa, &input.session_id, env.now_ms)?
+    };
+    let Some((r, delivery)) = taken else {
         return Ok(None);
     };
-    let report = qa.fresh_report_path("reentry")?;
-    let reentry = text::reentry_text(&r, env.helpers()?, &report);
+    // Marked delivered only once the answer is out: a kill before the print
+    // leaves it to the next SessionStart or UserPromptSubmit (docs/protocol.md §7).
+    crate::after_answer(move || {
+        let _ = delivery.commit();
+    });
+    let reentry = reentry_text(env, &qa, &r)?;
     Ok(Some(match then {
         Then::Nothing => reentry,
         Then::Commands { subagent } => format!("{reentry}\n\n{}", command_block(env, input, subagent)),
     }))
+}
+
+fn reentry_text(env: &HookEnv, qa: &QaDir, r: &gate::Reentry) -> Result<String> {
+    let report = qa.fresh_report_path("reentry")?;
+    Ok(text::reentry_text(r, env.helpers()?, &report))
+}
+
+/// SessionStart(compact) that found nothing to deliver: nothing when this
+/// compaction's re-entry was already delivered (a duplicate event), else
+/// the UNATTESTED text with `compaction_unrecorded`: every compaction gets
+/// its re-entry (docs/protocol.md §7, "Crash recovery").
+fn unrecorded(env: &HookEnv, input: &HookInput, subagent: bool) -> Result<Option<String>> {
+    let (_, qa) = env.qa()?;
+    if gate::compaction::delivered_recently(&qa, &input.session_id, env.now_ms) {
+        return Ok(None);
+    }
+    let r = gate::Reentry {
+        session_id: input.session_id.clone(),
+        claimed_at_ms: env.now_ms,
+        reason: gate::compaction::codes::COMPACTION_UNRECORDED.into(),
+        attested: None,
+    };
+    Ok(Some(format!("{}\n\n{}", reentry_text(env, &qa, &r)?, command_block(env, input, subagent))))
 }
 
 /// The authoritative command block of this session with fresh paths, as
@@ -425,7 +454,11 @@ fn wake_hold(env: &HookEnv, extras: &Extras, findings: &[String], at_ms: u64) ->
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     if input.source.as_deref() == Some("compact") {
-        return match deliver(env, input, true, Then::Commands { subagent: extras.subagent }) {
+        let delivered = deliver(env, input, true, Then::Commands { subagent: extras.subagent }).and_then(|t| match t {
+            Some(t) => Ok(Some(t)),
+            None => unrecorded(env, input, extras.subagent),
+        });
+        return match delivered {
             Ok(Some(t)) => Some(context_reply(Event::SessionStart, &t)),
             Ok(None) => None,
             Err(e) => Some(context_reply(

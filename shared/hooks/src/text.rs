@@ -145,6 +145,8 @@ pub fn commands_text(
                  - Current pointer digest:\n  {digest} --pointer-id {p}\n\
                  - Publish a new canonical manifest (read-verify-write; {cf} is the absolute path of the new manifest file):\n  \
                  {publish} --pointer-id {p} --lock-message-id {l} --expected-pointer-digest {epd} --content-file {cf} --rollback-file {rb}\n\
+                 - If it is refused because this persona already holds the mutex (a crashed publication left its lease, expired or not), release that lease, then publish again:\n  \
+                 {publish} --release-lease --lock-message-id {l}\n\
                  - Verify twice, each run from a fresh context (two cold boots):\n  {sa}\n  {sb}\n\
                  - Record the one-use QA pass before compaction ({pdh} is the pointer digest both reports name):\n  \
                  {gate} record --session-id {session} --transcript {tr} --data-dir {data_dir} --pointer-id {p} --pointer-digest {pdh} --cold-boot-report {ra} --cold-boot-report {rbp}\n",

@@ -396,6 +396,10 @@ pub fn list_segments(paths: &Paths, findings: &mut Vec<Finding>) -> Vec<u64> {
                 let name = ent.file_name();
                 match name.to_str().and_then(layout::parse_segment_name) {
                     Some(n) => idx.push(n),
+                    // A killed seal's temp file (`.segment-*.tmp-*`): never
+                    // read as history; the next write under the lock removes
+                    // it (docs/memory-latch.md, "Crashes").
+                    None if name.to_str().is_some_and(|n| n.starts_with(".segment-") && kijito_files::private::is_temp_name(n)) => {}
                     None => findings.push(Finding::new(
                         crate::codes::HISTORY_UNEXPECTED_FILE,
                         format!("unexpected file in history/: {:?}", name),

@@ -390,7 +390,23 @@ impl Latch {
         layout::refuse_symlink(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK)?;
         layout::refuse_symlink(&self.paths.ledger, crate::codes::LEDGER_SYMLINK)?;
         layout::check_latch_dir(&self.paths.history, "history directory")?;
-        lock::acquire(&self.paths.lock, self.governance.lock_timeout_ms)
+        let held = lock::acquire(&self.paths.lock, self.governance.lock_timeout_ms)?;
+        self.remove_interrupted_writes();
+        Ok(held)
+    }
+
+    /// Under the held lock, before anything is read: remove the temp files
+    /// a killed write of this latch left (`.memory-latch/` and `history/`,
+    /// the segment seal's included, and this workspace's head record and
+    /// checkpoints in the state directory), so a crashed write never wedges
+    /// the latch (docs/memory-latch.md, "Crashes"). Best effort: a file that
+    /// cannot be removed is what `verify` reports.
+    fn remove_interrupted_writes(&self) {
+        let _ = kijito_files::private::remove_stale_temps_in(&self.paths.dir);
+        let _ = kijito_files::private::remove_stale_temps_in(&self.paths.history);
+        for p in [self.head_record_path(), self.checkpoint_state_path()].into_iter().flatten() {
+            let _ = kijito_files::private::remove_stale_temps(&p);
+        }
     }
 
     /// Run the five deterministic checks; a pass consumes the authorization.
