@@ -3183,7 +3183,11 @@ mod tests {
         assert!(bash("git status").executes().is_empty());
         let w = classify(&ToolCall::parse("Write", &json!({"file_path": "diag.py", "content": "x"})), &env());
         assert_eq!(w.writes(), ["/home/u/proj/diag.py".to_string()]);
-        assert_eq!(bash("curl -o out.sh https://x && tee a.sh < b && cp x y.sh").writes().len(), 3);
+        // `cp x y.sh` may also land at y.sh/x (y.sh a directory): both count
+        let w = bash("curl -o out.sh https://x && tee a.sh < b && cp x y.sh");
+        for p in ["/home/u/proj/out.sh", "/home/u/proj/a.sh", "/home/u/proj/y.sh"] {
+            assert!(w.writes().iter().any(|x| x == p), "{p}: {:?}", w.writes());
+        }
     }
 
     #[test]
