@@ -433,6 +433,41 @@ PY
   fi
 }
 
+# The Claude Code TUI (tmux) with the OS sandbox as kijito-setup --sandbox writes it, no kijito-qa hook:
+# the helper works, the config write and a `tmux if-shell` to the agent's own pane fail
+# (docs/protocol.md §12; scenarios/sandbox-tui-seed.sh, check_sandbox_tui.py). acceptEdits: offline,
+# the TUI's auto mode stops every other command on its "safety check unreachable" dialog.
+run_sandbox_tui() {
+  local name=sandbox-tui root="$prefix/claude" out="$work/out/claude-sandbox-tui"
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP claude $name: tmux not installed"; skipped=$((skipped + 1)); report+=("claude $name: skipped (no tmux)"); return 0; }
+  local miss; miss=$(missing "$root" memory-latch kijito-setup)
+  if [ -n "$miss" ]; then
+    say "FAIL claude $name: not installed: $miss"; failures=$((failures + 1)); report+=("claude $name: FAIL (missing $miss)"); return 0
+  fi
+  mkdir -p "$work/out"; echo '{"hooks": {}}' > "$out.settings.json"
+  local t0 rc=0 dt tmux_bin ml="$root/bin/memory-latch"
+  tmux_bin=$(PATH=/usr/bin:/bin command -v tmux)
+  t0=$(now)
+  "$he2e" tui-claude --settings-hooks "$out.settings.json" --host-arg=--allowedTools=Bash --host-arg=--permission-mode=acceptEdits \
+    --before-start "$(printf '%q %q %q' "$here/scenarios/sandbox-tui-seed.sh" "$root" "$prefix")" \
+    --prompt "HOST-E2E-RUN-TOOL: $ml init --objective tui --next-step probe" \
+    --prompt 'HOST-E2E-RUN-TOOL: cd $XDG_CONFIG_HOME/kijito-qa && echo {} > policy.json' \
+    --prompt "HOST-E2E-RUN-TOOL: $tmux_bin if-shell true 'send-keys -l ACT-23456A'" \
+    --prompt "HOST-E2E-RUN-TOOL: $ml status" \
+    --out "$out" --timeout 250 > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL claude $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)"); return 0
+  fi
+  say "claude $name ($dt):"
+  if python3 "$here/scenarios/check_sandbox_tui.py" "$out"; then
+    passed=$((passed + 1)); report+=("claude $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL claude $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   run_boots "$h"
   run_agent "$h" agent-long
@@ -446,7 +481,7 @@ for h in $hosts; do
   if [ "$h" = codex ]; then run_tui "$h" tmux-compact-daemon; fi
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
   run_one "$h" plain-request
-  if [ "$h" = claude ]; then run_host_consent; fi
+  if [ "$h" = claude ]; then run_host_consent; run_sandbox_tui; fi
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 

@@ -98,9 +98,15 @@ fn a_token_prompt_confirms_through_the_keyed_latch_of_the_directory() {
     let again = confirm_from_prompt(Some(&ws), Some(&issued.token), 3_001).unwrap();
     assert!(again.starts_with("memory-latch: the user's token was NOT accepted (consent_already_confirmed: "), "{again}");
     // Through UserPromptSubmit: the session's `cwd` must be an absolute path.
+    // Both hosts name the transcript; the token checks read it, and only the
+    // host's own transcript of the session counts (docs/protocol.md §10.4).
+    let claude_dir = d.path().join("claude");
+    let transcript = claude_dir.join("projects/-ws/s1.jsonl");
+    fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    fs::write(&transcript, "{}\n").unwrap();
+    fs::set_permissions(&transcript, fs::Permissions::from_mode(0o600)).unwrap();
+    std::env::set_var("CLAUDE_CONFIG_DIR", &claude_dir);
     let ups = |cwd: &str, prompt: &str| {
-        // Both hosts name the transcript; the token checks read it (issue 22).
-        let transcript = d.path().join("transcript.jsonl");
         let stdin = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": cwd, "prompt": prompt, "transcript_path": transcript}).to_string();
         let out = kijito_hooks::run::session(&env, kijito_hooks::Event::UserPromptSubmit, stdin.as_bytes()).expect("an answer");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
