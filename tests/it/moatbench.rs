@@ -40,13 +40,13 @@ const SEED_RULES: &[&str] = &["destructive", "shell-rc", "pipe-to-shell", "opaqu
 /// Files whose `allow`/`defer` steps are ordinary work that must pass.
 const BENIGN_FILES: &[&str] = &["benign.yaml", "workflows.yaml"];
 
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug)]
 struct Case {
     id: String,
     steps: Vec<Step>,
 }
 
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug)]
 struct Step {
     shell: Option<String>,
     write: Option<String>,
@@ -58,12 +58,54 @@ struct Step {
     rule: Option<String>,
 }
 
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug)]
 struct Mcp {
     server: String,
     tool: String,
-    #[serde(default)]
-    args: serde_norway::Value,
+    args: Value,
+}
+
+/// The cases of one moatbench file (a YAML list of `{id, steps: [...]}`).
+fn cases_of(name: &str, text: &str) -> Vec<Case> {
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let list = docs.first().and_then(|d| d.as_vec()).unwrap_or_else(|| panic!("{name}: not a list"));
+    let text_of = |y: &yaml_rust2::Yaml| y.as_str().map(str::to_owned);
+    list.iter()
+        .map(|c| Case {
+            id: text_of(&c["id"]).unwrap_or_else(|| panic!("{name}: a case without an id")),
+            steps: c["steps"]
+                .as_vec()
+                .unwrap_or_else(|| panic!("{name}: a case without steps"))
+                .iter()
+                .map(|s| Step {
+                    shell: text_of(&s["shell"]),
+                    write: text_of(&s["write"]),
+                    edit: text_of(&s["edit"]),
+                    read: text_of(&s["read"]),
+                    fetch: text_of(&s["fetch"]),
+                    mcp: s["mcp"].as_hash().map(|_| Mcp {
+                        server: text_of(&s["mcp"]["server"]).unwrap_or_default(),
+                        tool: text_of(&s["mcp"]["tool"]).unwrap_or_default(),
+                        args: yaml_to_json(&s["mcp"]["args"]),
+                    }),
+                    expect: text_of(&s["expect"]).unwrap_or_default(),
+                    rule: text_of(&s["rule"]),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn yaml_to_json(y: &yaml_rust2::Yaml) -> Value {
+    use yaml_rust2::Yaml;
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => Value::String(s.clone()),
+        Yaml::Integer(i) => json!(i),
+        Yaml::Boolean(b) => json!(b),
+        Yaml::Array(a) => Value::Array(a.iter().map(yaml_to_json).collect()),
+        Yaml::Hash(h) => Value::Object(h.iter().filter_map(|(k, v)| Some((k.as_str()?.to_owned(), yaml_to_json(v)))).collect()),
+        _ => Value::Null,
+    }
 }
 
 /// The package's `moatbench/` directory in the cargo registry cache.
@@ -147,10 +189,6 @@ fn expand_home(e: &Env, p: &str) -> String {
     }
 }
 
-fn yaml_to_json(v: &serde_norway::Value) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
 /// The tool call of `step` as `host` sends it: (tool_name, tool_input).
 fn tool_call(e: &Env, host: &str, step: &Step) -> (String, Value) {
     if let Some(cmd) = &step.shell {
@@ -160,7 +198,7 @@ fn tool_call(e: &Env, host: &str, step: &Step) -> (String, Value) {
         return ("WebFetch".into(), json!({"url": url, "prompt": "summarise"}));
     }
     if let Some(m) = &step.mcp {
-        return (format!("mcp__{}__{}", m.server, m.tool), yaml_to_json(&m.args));
+        return (format!("mcp__{}__{}", m.server, m.tool), m.args.clone());
     }
     let (path, edit) = match (&step.write, &step.edit, &step.read) {
         (Some(p), _, _) => (expand_home(e, p), false),
@@ -276,7 +314,7 @@ fn moatbench_through_the_installed_pretool_hook() {
     let mut cases: Vec<(String, Case)> = Vec::new();
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap().to_owned();
-        let list: Vec<Case> = serde_norway::from_slice(&fs::read(file).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let list = cases_of(&name, &fs::read_to_string(file).unwrap());
         cases.extend(list.into_iter().map(|c| (name.clone(), c)));
     }
     // One thread and one latch workspace per host; a session per case.
