@@ -10,7 +10,8 @@ Usage: install.sh [--prefix DIR] [--host codex|claude|both] [--bin-dir DIR] [--d
 
 Builds the release binaries (cargo build --release --locked; the hook binaries
 with the size-optimised `hooks` profile: cargo build --profile hooks -p
-kijito-hooks) and installs one plugin root per host:
+kijito-hooks, linked static-pie on x86_64 Linux) and installs one plugin root
+per host:
   <prefix>/codex/   bin/, hooks/hooks.json, skills/, .codex-plugin/plugin.json
   <prefix>/claude/  bin/, hooks/hooks.json, skills/, .claude-plugin/plugin.json
 Hook commands carry the absolute installed paths, written at install time.
@@ -266,8 +267,23 @@ if [ "$profile" = release ]; then
   (cd "$here" && "$CARGO" build --release --locked --workspace --exclude kijito-hooks --bins) || die "cargo build failed"
   # The hook binaries run on every tool call and prompt: the `hooks` profile
   # (Cargo.toml) builds them small; see docs/architecture.md (Binary sizes).
-  say "building the hook binaries (cargo build --profile hooks --locked -p kijito-hooks)"
-  (cd "$here" && "$CARGO" build --profile hooks --locked -p kijito-hooks --bins) || die "cargo build failed"
+  # On x86_64 Linux they are linked static-pie (no dynamic loader at start:
+  # faster to start, docs/testing.md); `--target` keeps RUSTFLAGS off the
+  # build scripts and proc-macros. Elsewhere, or when the static link fails
+  # (no static libc), the dynamic build. KIJITO_HOOKS_DYNAMIC=1 forces it.
+  hooks_target=
+  if [ "$(uname -s)/$(uname -m)" = Linux/x86_64 ] && [ -z "${KIJITO_HOOKS_DYNAMIC:-}" ]; then
+    say "building the hook binaries static-pie (cargo build --profile hooks --locked -p kijito-hooks --target x86_64-unknown-linux-gnu, +crt-static)"
+    if (cd "$here" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" "$CARGO" build --profile hooks --locked -p kijito-hooks --bins --target x86_64-unknown-linux-gnu); then
+      hooks_target=x86_64-unknown-linux-gnu
+    else
+      say "WARNING: the static link failed (is libc6-dev's libc.a installed?); building the hook binaries dynamic"
+    fi
+  fi
+  if [ -z "$hooks_target" ]; then
+    say "building the hook binaries (cargo build --profile hooks --locked -p kijito-hooks)"
+    (cd "$here" && "$CARGO" build --profile hooks --locked -p kijito-hooks --bins) || die "cargo build failed"
+  fi
 else
   say "building debug binaries (cargo build --locked)"
   (cd "$here" && "$CARGO" build --locked --workspace --bins) || die "cargo build failed"
@@ -297,7 +313,7 @@ built() {
   local h
   if [ "$profile" = release ]; then
     for h in "${hook_bins[@]}"; do
-      [ "$h" = "$1" ] && { printf '%s/hooks/%s' "$target_dir" "$1"; return; }
+      [ "$h" = "$1" ] && { printf '%s/%shooks/%s' "$target_dir" "${hooks_target:+$hooks_target/}" "$1"; return; }
     done
   fi
   printf '%s/%s/%s' "$target_dir" "$profile" "$1"

@@ -14,7 +14,7 @@
 //! from `target/hooks/` and the other binaries from `target/release/`;
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
 //! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB;
-//! it also prints each hook binary's size against the 1 MB bound.
+//! it also prints each hook binary's size against the 2 MB bound.
 //!
 //! A/B: `KIJITO_BENCH_AB_DIR=<dir>` also runs the three hook binaries of
 //! another build (e.g. one from before the crate split) on the same fixture,
@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 /// Rounds per run; `KIJITO_BENCH_ROUNDS` overrides (1..=100000).
 const ROUNDS: usize = 200;
-/// The size bound of each hook binary (issue 16: at most 1 MB).
-const MAX_HOOK_BYTES: u64 = 1_000_000;
+/// The size bound of each hook binary (docs/architecture.md, Binary sizes).
+const MAX_HOOK_BYTES: u64 = 2_000_000;
 const SESSION: &str = "bench-hook-latency-0001";
 
 struct Sample {

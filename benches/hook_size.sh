@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # hook_size.sh BIN_DIR: the size gate of the hook binaries (issue 16).
 # The hosts run them on every tool call and prompt; each must be at most
-# 1,000,000 B (docs/architecture.md, Binary sizes). Prints every size and
+# 2,000,000 B (docs/architecture.md, Binary sizes). Prints every size and
 # exits 1 naming each binary over the bound or missing (a gate that finds
 # nothing to measure does not pass). .ci/run runs it on the installed
 # bin/ of each host root; tests/it/hook_size.rs tests both branches.
 set -euo pipefail
-bound=1000000
+bound=2000000
 # kijito-hooks' [[bin]] targets (tests/it/hook_size.rs keeps this list equal to them).
 hooks=(precompact postcompact session-hook prompt-hook pretool-hook)
 if [ "$#" -ne 1 ] || [ ! -d "$1" ]; then

@@ -1,7 +1,7 @@
 //! prompt-hook: UserPromptSubmit (late re-entry delivery, the new-turn rule,
 //! consent/reseed/review tokens from the user's own message, the recovery
 //! protocol, the latch knobs and nudges). Always exits 0. Its own binary so
-//! that session-hook stays within the 1 MB bound (docs/architecture.md).
+//! that session-hook stays within the size bound (docs/architecture.md).
 
 #![no_main]
 

@@ -224,6 +224,73 @@ fn no_library_depends_on_a_binary_package() {
     }
 }
 
+/// The Rust files a workspace package's code can be in: every `.rs` under
+/// its directory (the root package: bins/, benches/, tests/), each target's
+/// own file (the hook binaries' are in bins/), and the files those pull in
+/// with `#[path = "..."]`; all of it as one text.
+fn package_text(p: &Value) -> String {
+    let dir = Path::new(p["manifest_path"].as_str().unwrap()).parent().unwrap().to_owned();
+    let mut files = Vec::new();
+    if dir == Path::new(ROOT) {
+        for d in ["bins", "benches", "tests"] {
+            rust_files(&dir.join(d), &mut files);
+        }
+    } else {
+        rust_files(&dir, &mut files);
+    }
+    files.extend(p["targets"].as_array().unwrap().iter().map(|t| std::path::PathBuf::from(t["src_path"].as_str().unwrap())));
+    let mut text = String::new();
+    let mut seen = BTreeSet::new();
+    while let Some(f) = files.pop() {
+        if !seen.insert(f.clone()) {
+            continue;
+        }
+        let t = std::fs::read_to_string(&f).unwrap();
+        for l in t.lines().filter_map(|l| l.trim().strip_prefix("#[path = \"")) {
+            let included = f.parent().unwrap().join(l.split('"').next().unwrap());
+            if included.is_file() {
+                files.push(included);
+            }
+        }
+        text.push_str(&t);
+    }
+    text
+}
+
+/// The dependencies (normal, dev, build) `p` declares that no file of it
+/// names (`crate::`, `use crate`, `crate!`).
+fn unused_dependencies(p: &Value, text: &str) -> Vec<String> {
+    let mut unused = Vec::new();
+    for d in p["dependencies"].as_array().unwrap() {
+        let name = d["rename"].as_str().unwrap_or(d["name"].as_str().unwrap()).replace('-', "_");
+        let named = [format!("{name}::"), format!("use {name}"), format!("{name}!"), format!("extern crate {name}")];
+        if !named.iter().any(|n| text.contains(n.as_str())) {
+            unused.push(format!("{} ({})", d["name"].as_str().unwrap(), d["kind"].as_str().unwrap_or("normal")));
+        }
+    }
+    unused
+}
+
+#[test]
+fn every_declared_dependency_is_used() {
+    let m = metadata();
+    let members: BTreeSet<&str> = m["workspace_members"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let mut found = Vec::new();
+    for p in m["packages"].as_array().unwrap().iter().filter(|p| members.contains(p["id"].as_str().unwrap())) {
+        for d in unused_dependencies(p, &package_text(p)) {
+            found.push(format!("{}: {d}", p["name"].as_str().unwrap()));
+        }
+    }
+    assert!(found.is_empty(), "declared but never named in the package's code (remove them from its Cargo.toml):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_unused_dependency_scan_sees_a_use_and_its_absence() {
+    let p = serde_json::json!({"dependencies": [{"name": "shell-words", "rename": null, "kind": null}, {"name": "libc", "rename": null, "kind": "dev"}]});
+    assert_eq!(unused_dependencies(&p, "let w = shell_words::split(x);"), ["libc (dev)"]);
+    assert_eq!(unused_dependencies(&p, "use shell_words;\n// libc is not named as code here\nlibc::getuid()"), Vec::<String>::new());
+}
+
 fn version(v: &str) -> Vec<u64> {
     let mut parts: Vec<u64> = v.split('.').map(|p| p.parse().unwrap()).collect();
     parts.resize(3, 0);

@@ -3,7 +3,7 @@
 
 fake-codex.py app-server
     A JSON-lines app-server on stdin/stdout that behaves as measured on Codex 0.169
-    (/work/notes/codex-appserver.md): thread/start, turn/start (turn/started, turn/completed after
+    (docs/adapters.md, Codex app-server adapter): thread/start, turn/start (turn/started, turn/completed after
     FAKE_TURN_MS), thread/compact/start (result {} first, then turn/started, item/started
     contextCompaction, item/completed after FAKE_COMPACT_MS, turn/completed); a turn/start while
     the compaction turn runs is refused with ActiveTurnNotSteerable; a thread/compact/start during

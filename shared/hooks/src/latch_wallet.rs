@@ -6,8 +6,8 @@
 //!
 //! Every step runs here except the secp256k1 public-key recovery, which the
 //! installed sibling `memory-latch wallet-recover` does ([`Sibling`]): the
-//! hook binary runs on every prompt and tool call and must stay at most
-//! 1 MB, so it links no `k256` (docs/architecture.md, Binary sizes). A
+//! hook binary runs on every prompt and tool call and must stay within the
+//! size bound, so it links no `k256` (docs/architecture.md, Binary sizes). A
 //! sibling that is missing, fails, hangs or answers malformed confirms
 //! nothing (`wallet_recovery_failed`).
 

@@ -133,7 +133,7 @@ pub fn session(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
 /// What the `session-hook` binary runs: every event but UserPromptSubmit
 /// and PreToolUse, which `prompt-hook` and `pretool-hook` serve (the binary
 /// execs them), so that the consent, recovery, new-turn and policy code is
-/// not linked into session-hook (the 1 MB bound, docs/architecture.md). If
+/// not linked into session-hook (the size bound, docs/architecture.md). If
 /// the sibling cannot be run, a PreToolUse is denied (`pretool_missing`).
 pub fn session_without_prompt(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     dispatch(env, event, stdin, |_, _, _| None, pretool_missing)
@@ -358,7 +358,7 @@ impl Extras {
 /// SessionStart(startup|resume): the local wake checks (never --live) on
 /// the session's `cwd` and the QA state, run by the installed sibling
 /// `wake-check --hook` (so that the latch verification is not linked into
-/// session-hook: the 1 MB bound, docs/architecture.md); in degraded mode a
+/// session-hook: the size bound, docs/architecture.md); in degraded mode a
 /// trustworthy latch gets its one visible `degraded_mode` entry there.
 /// Returns the context to inject when the mode is not full trust or a long
 /// sleep was detected. A sibling that is missing, fails, hangs or answers
@@ -580,7 +580,7 @@ fn stop(env: &HookEnv, input: &HookInput) -> Option<String> {
 
 /// session-hook's PreToolUse when its sibling `pretool-hook` could not be
 /// run: denied (fail closed), so that the guard and the policy are linked
-/// into pretool-hook only (the 1 MB bound, docs/architecture.md).
+/// into pretool-hook only (the size bound, docs/architecture.md).
 fn pretool_missing(_: &HookEnv, _: &HookInput) -> Option<String> {
     Some(crate::deny_reply(&format!(
         "kijito-qa: denied ({}): this installed root's pretool-hook, which decides every tool call, could not be run; reinstall kijito-qa (install.sh) or ask the user.",

@@ -863,7 +863,7 @@ pub const HOOK_SCHEMA: &str = "kijito.wake-check.hook/v1";
 
 /// `wake-check --hook`: what SessionStart(startup|resume) needs from the
 /// local checks, which run in this binary so that the latch verification
-/// is not linked into session-hook (the 1 MB bound, docs/architecture.md):
+/// is not linked into session-hook (the size bound, docs/architecture.md):
 /// `context`, the text to inject (null when full trust without a long
 /// sleep; the degraded entry's fate appended), `hold`, whether the wake
 /// hold is needed ([`hold::needed`]), the finding codes and the time.
