@@ -391,6 +391,7 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("config", spellings(kijito_files::config::codes::Code::ALL)),
         ("data_dir", spellings(kijito_files::datadir::codes::Code::ALL)),
         ("journal", spellings(kijito_files::journal::codes::Code::ALL)),
+        ("flight", spellings(kijito_server::report::codes::Code::ALL)),
         ("token", spellings(kijito_client::token::codes::Code::ALL)),
         ("http", spellings(kijito_client::http::codes::Code::ALL)),
         ("publish", spellings(kijito_client::publish::codes::Code::ALL)),

@@ -76,6 +76,7 @@ impl HookEnv {
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     let outcome = precompact_work(env, stdin);
+    crate::journal::precompact(env, stdin, &outcome);
     if env.host == Host::Claude {
         // Claude Code: stdout goes to the summariser; only an attested attempt says anything.
         return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a));
@@ -108,6 +109,7 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
     let outcome = parse_input(stdin, "PostCompact").and_then(|input| {
         let (_, qa) = env.qa()?;
         let claimed = gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_postcompact(summary.as_deref()))?;
+        crate::journal::claim(env, &input.session_id, "PostCompact", &claimed);
         if claimed == ClaimOutcome::NothingToClaim {
             noted = crate::summary::note(&qa, &input.session_id, summary.as_deref(), env.now_ms);
         }
@@ -163,6 +165,7 @@ pub fn prompt_stdin(env: &HookEnv, stdin: Result<Vec<u8>>) -> Option<String> {
 fn prompt_event(env: &HookEnv, input: &HookInput, stdin: &[u8]) -> Option<String> {
     let extras = Extras::of(stdin);
     let withdrawn = new_turn(env, input, &extras);
+    crate::journal::prompt(env, input, extras.prompt.as_deref(), extras.subagent, withdrawn.as_ref());
     crate::compact::turn(env, input, extras.subagent, crate::compact::TurnState::Running);
     user_prompt_submit(env, input, &extras, withdrawn)
 }
@@ -192,6 +195,7 @@ fn dispatch(
         Event::Stop => {
             let extras = Extras::of(stdin);
             crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
+            crate::journal::context_sample(env, &input);
             let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
@@ -259,11 +263,13 @@ enum Then {
 fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool, then: Then) -> Result<Option<String>> {
     let (_, qa) = env.qa()?;
     if claim_first {
-        gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
+        let claimed = gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_session_start(env.host))?;
+        crate::journal::claim(env, &input.session_id, &input.event, &claimed);
     }
     let Some(r) = gate::take_reentry(&qa, &input.session_id, env.now_ms)? else {
         return Ok(None);
     };
+    crate::journal::delivery(env, input, &r);
     let report = qa.fresh_report_path("reentry")?;
     let reentry = text::reentry_text(&r, env.helpers()?, &report);
     Ok(Some(match then {
@@ -335,15 +341,17 @@ impl Extras {
 /// sleep was detected. A sibling that is missing, fails, hangs or answers
 /// malformed output is said so (`hook_wake_check_failed`) and, where
 /// enforcement is on, holds writes as a long sleep would (fail closed).
-fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
+fn wake_context(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     let data = env.data_dir().ok();
     match run_wake_check(env, extras.cwd.as_deref(), data.as_ref()) {
         Ok(w) => {
+            crate::journal::wake_check(env, input, &w.findings, w.hold, None);
             let held = if w.hold { wake_hold(env, extras, &w.findings, w.checked_at_ms) } else { None };
             w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
         }
         Err(why) => {
             let codes = [crate::codes::WAKE_CHECK_FAILED.as_str().to_owned()];
+            crate::journal::wake_check(env, input, &codes, true, Some(&why));
             let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
             Some(format!(
                 "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",
@@ -424,6 +432,7 @@ fn wake_hold(env: &HookEnv, extras: &Extras, findings: &[String], at_ms: u64) ->
 }
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
+    crate::journal::session_start(env, input);
     if input.source.as_deref() == Some("compact") {
         return match deliver(env, input, true, Then::Commands { subagent: extras.subagent }) {
             Ok(Some(t)) => Some(context_reply(Event::SessionStart, &t)),
@@ -441,7 +450,7 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
         parts.push(t);
     }
     if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
-        if let Some(t) = wake_context(env, extras) {
+        if let Some(t) = wake_context(env, input, extras) {
             parts.push(t);
         }
     }
@@ -514,6 +523,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         input.transcript_path.as_ref().map(|p| p.as_path()),
         extras.subagent,
     );
+    crate::journal::consent_prompt(env, input, consent.as_deref());
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> =

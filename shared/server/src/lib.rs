@@ -12,6 +12,7 @@
 //! | [`lease`] | claim/release advisory semantics |
 //! | [`faults`] | the `--faults` rule file |
 //! | [`reqlog`] | the `--request-log` JSON lines |
+//! | [`report`] | `kijito-report`: a session's summary and timeline from its flight recorder |
 //!
 //! Threads: one acceptor, one thread per connection (at most
 //! `MAX_CONNECTIONS`, at most `MAX_PER_SOURCE` per source address). When a
@@ -35,6 +36,7 @@ pub mod http;
 pub mod lease;
 pub mod mcp;
 pub mod render;
+pub mod report;
 pub mod reqlog;
 pub mod store;
 
