@@ -51,6 +51,7 @@ mod policy_user_file;
 mod pretool_policy;
 mod qa_gate;
 mod rendering_fixtures;
+mod report;
 mod setup_doctor;
 mod skill_commands;
 mod skills;

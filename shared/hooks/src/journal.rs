@@ -94,10 +94,14 @@ pub fn summary(tool_input: Option<&Value>) -> String {
 }
 
 /// PreToolUse: the policy's decision on a call it did not simply allow as a
-/// read (every deny and consent request, and the allowed mutating calls).
+/// read (every deny, every call that needs consent, and the allowed mutating
+/// calls). Allowed reads are not recorded: they are most calls, and say
+/// nothing about what the agent changed (docs/protocol.md §12).
 pub(crate) fn decision(env: &HookEnv, input: &HookInput, cls: &Classification, mode: LatchMode, d: &Decision) {
     let (verdict, code) = match d {
         Decision::Allow => ("allow", None),
+        // The consent check decides: consent_requested, _spent or _refused follows.
+        Decision::Deny { code, .. } if *code == kijito_protocol::codes::policy::CONSENT_REQUIRED => ("consent", Some(code.as_str())),
         Decision::Deny { code, .. } => ("deny", Some(code.as_str())),
     };
     let rules: Vec<&str> = cls.hits.iter().map(|h| h.rule).chain(cls.tripwires.iter().map(|t| t.code.as_str())).collect();

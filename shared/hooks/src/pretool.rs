@@ -184,6 +184,7 @@ fn consent(
     reason: String,
 ) -> Option<Answer> {
     let Some(latch) = latch else {
+        crate::journal::consent_check(env, c.input, codes::LATCH_REQUIRED.as_str());
         return Some(Answer::Deny(format!(
             "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{}/memory-latch init --workspace {} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
             codes::LATCH_REQUIRED,

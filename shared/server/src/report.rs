@@ -62,6 +62,7 @@ with the line); 2 usage.
 
 /// The command line.
 pub fn run(args: Args) -> Result<i32> {
+    let since_ms = args.raw("--since").map(parse_since).transpose()?;
     let flag: Option<AbsPath> = args.optional("--data-dir")?;
     let config = kijito_files::config::Config::load().ok();
     let data = kijito_files::datadir::resolve(flag.as_ref(), None, config.as_ref())?;
@@ -83,7 +84,6 @@ pub fn run(args: Args) -> Result<i32> {
             .with_detail(v["break"].clone())),
         };
     }
-    let since_ms = args.raw("--since").map(parse_since).transpose()?;
     let cutoff = since_ms.map(|d| now_ms() - d);
     let s = summary(&session, &j, cutoff);
     let text = if args.has("--json") { format!("{s}\n") } else { to_text(&s) };
@@ -189,11 +189,17 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
         *reasons.entry(str_of(c, "reason").to_owned()).or_default() += 1;
     }
 
+    // Denials by rule: the policy's denials, each consent asked for
+    // (`policy_consent_required`) and each consent check refused (its code).
     let mut denials: BTreeMap<String, u64> = BTreeMap::new();
-    for e in of("tool_decision").filter(|e| str_of(e, "decision") == "deny") {
-        let rule =
-            e["code"].as_str().map(str::to_owned).or_else(|| e["rules"][0].as_str().map(str::to_owned)).unwrap_or_else(|| "unknown".into());
-        *denials.entry(rule).or_default() += 1;
+    for e in events.iter() {
+        let rule = match (str_of(e, "kind"), str_of(e, "decision")) {
+            ("tool_decision", "deny") => e["code"].as_str().or_else(|| e["rules"][0].as_str()).unwrap_or("unknown"),
+            ("consent_requested", _) => "policy_consent_required",
+            ("consent_refused", _) => e["code"].as_str().unwrap_or("unknown"),
+            _ => continue,
+        };
+        *denials.entry(rule.to_owned()).or_default() += 1;
     }
 
     // What waits for the user: the last consent request not followed by a
