@@ -392,6 +392,7 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
         ("data_dir", spellings(kijito_files::datadir::codes::Code::ALL)),
         ("journal", spellings(kijito_files::journal::codes::Code::ALL)),
         ("flight", spellings(kijito_server::report::codes::Code::ALL)),
+        ("view", spellings(kijito_server::view::codes::Code::ALL)),
         ("token", spellings(kijito_client::token::codes::Code::ALL)),
         ("http", spellings(kijito_client::http::codes::Code::ALL)),
         ("publish", spellings(kijito_client::publish::codes::Code::ALL)),
