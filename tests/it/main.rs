@@ -57,5 +57,6 @@ mod skill_commands;
 mod skills;
 mod summary_carried;
 mod token_secrecy;
+mod viewer;
 mod wake_check;
 mod wake_latch_index;

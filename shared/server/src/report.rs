@@ -311,7 +311,15 @@ pub fn event_detail(e: &Value) -> String {
         }
         "precompact" => format!("{} reason {} trigger {}", att(e), s("reason"), s("trigger")),
         "claim" => format!("{} at {} reason {}", att(e), s("hook"), s("reason")),
-        "delivery" => format!("{} at {} reason {}", att(e), s("hook"), s("reason")),
+        "delivery" => {
+            let digests = match (e["pointer_digest"].as_str(), e["snapshot_digest"].as_str()) {
+                (Some(p), Some(n)) => {
+                    format!(" pointer {} digest {} snapshot {}", e["pointer_id"], p.get(..12).unwrap_or(p), n.get(..12).unwrap_or(n))
+                }
+                _ => String::new(),
+            };
+            format!("{} at {} reason {}{digests}", att(e), s("hook"), s("reason"))
+        }
         "latch_mode" => format!("{} {}", s("mode"), s("note")),
         "wake_check" => format!("hold {} findings {}", e["hold"], e["findings"]),
         "context_sample" => format!("context {:.0}%", e["ratio"].as_f64().unwrap_or(0.0) * 100.0),

@@ -460,8 +460,8 @@ fn session_page(app: &App, s: &SessionId) -> Vec<u8> {
 <dt>duration</dt><dd>{dur} s</dd>\
 <dt>compactions</dt><dd id=\"compactions\" data-total=\"{total}\" data-attested=\"{att}\" data-unattested=\"{unatt}\">{total}: <span class=\"badge attested\">ATTESTED {att}</span> <span class=\"badge unattested\">UNATTESTED {unatt}</span><ul class=\"reasons\">{reasons}</ul></dd>\
 <dt>consents</dt><dd id=\"consents\" data-requested=\"{kr}\" data-confirmed=\"{kc}\" data-spent=\"{ks}\" data-refused=\"{kf}\">requested {kr}, confirmed {kc}, spent {ks}, refused {kf}</dd>\
-<dt>denials</dt><dd><ul id=\"denials\">{denials}</ul></dd>\
-<dt>waiting for you</dt><dd><ul id=\"waiting\">{waiting}</ul></dd>\
+<dt>denials</dt><dd><ul id=\"denials\">{denials}</ul>{no_denials}</dd>\
+<dt>waiting for you</dt><dd><ul id=\"waiting\">{waiting}</ul>{no_waiting}</dd>\
 <dt>latch mode</dt><dd id=\"latch-mode\">{mode}</dd>\
 <dt>journal</dt><dd id=\"chain\">{chain}</dd>\
 </dl></section>\n<h2>context</h2>\n{chart}\n<h2>timeline</h2>\n{note}<table id=\"timeline\"><thead><tr><th>time (UTC)</th><th>event</th><th></th><th>detail</th></tr></thead><tbody>\n{rows}</tbody></table>",
@@ -476,6 +476,8 @@ fn session_page(app: &App, s: &SessionId) -> Vec<u8> {
         kf = k["refused"],
         mode = esc(v["latch_mode"].as_str().unwrap_or("unknown")),
         chart = chart(&ratios),
+        no_denials = if denials.is_empty() { "none" } else { "" },
+        no_waiting = if waiting.is_empty() { "nothing" } else { "" },
         note = if shown.len() < events.len() { format!("<p class=\"note\">The newest {MAX_ROWS} of {} events.</p>", events.len()) } else { String::new() },
     );
     html(200, shell_with(&format!("session {s}"), &body, &format!(" data-session=\"{}\" data-last-seq=\"{last_seq}\"", esc(s.as_str()))))
