@@ -186,6 +186,14 @@ pub(crate) fn wake_check(env: &HookEnv, input: &HookInput, findings: &[String], 
     note(env, &input.session_id, Kind::WakeCheck, json!({"findings": findings, "hold": hold, "failed": failed}));
 }
 
+/// Stop: the latch's turn end wrote an entry (one-step mode, a checkpoint).
+pub(crate) fn latch_note(env: &HookEnv, input: &HookInput, note: Option<&str>) {
+    if let Some(n) = note {
+        let clipped: String = n.chars().map(|c| if c.is_control() { ' ' } else { c }).take(SUMMARY_CHARS).collect();
+        note(env, &input.session_id, Kind::LatchMode, json!({"note": kijito_latch::redact::redact(&clipped)}));
+    }
+}
+
 /// Stop: the context ratio, when the transcript gives one.
 pub(crate) fn context_sample(env: &HookEnv, input: &HookInput) {
     if let Some(r) = crate::nudge::session_ratio(env, input) {

@@ -197,6 +197,7 @@ fn dispatch(
             crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
             crate::journal::context_sample(env, &input);
             let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
+            crate::journal::latch_note(env, &input, latch_note.as_deref());
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
         }
