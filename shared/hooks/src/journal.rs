@@ -187,8 +187,8 @@ pub(crate) fn wake_check(env: &HookEnv, input: &HookInput, findings: &[String], 
 }
 
 /// Stop: the latch's turn end wrote an entry (one-step mode, a checkpoint).
-pub(crate) fn latch_note(env: &HookEnv, input: &HookInput, note: Option<&str>) {
-    if let Some(n) = note {
+pub(crate) fn latch_note(env: &HookEnv, input: &HookInput, line: Option<&str>) {
+    if let Some(n) = line {
         let clipped: String = n.chars().map(|c| if c.is_control() { ' ' } else { c }).take(SUMMARY_CHARS).collect();
         note(env, &input.session_id, Kind::LatchMode, json!({"note": kijito_latch::redact::redact(&clipped)}));
     }

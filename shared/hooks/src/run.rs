@@ -346,14 +346,14 @@ fn wake_context(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<Str
     let data = env.data_dir().ok();
     match run_wake_check(env, extras.cwd.as_deref(), data.as_ref()) {
         Ok(w) => {
-            crate::journal::wake_check(env, input, &w.findings, w.hold, None);
             let held = if w.hold { wake_hold(env, extras, &w.findings, w.checked_at_ms) } else { None };
+            crate::journal::wake_check(env, input, &w.findings, held.is_some(), None);
             w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
         }
         Err(why) => {
             let codes = [crate::codes::WAKE_CHECK_FAILED.as_str().to_owned()];
-            crate::journal::wake_check(env, input, &codes, true, Some(&why));
             let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
+            crate::journal::wake_check(env, input, &codes, !held.is_empty(), Some(&why));
             Some(format!(
                 "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",
                 crate::codes::WAKE_CHECK_FAILED

@@ -203,7 +203,7 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
     }
 
     // What waits for the user: the last consent request not followed by a
-    // spent or confirmed consent; a wake hold not followed by a clear check.
+    // spent or confirmed consent; a wake hold not lifted since.
     let mut waiting = Vec::new();
     let consent_kinds = ["consent_requested", "consent_confirmed", "consent_spent", "consent_refused"];
     if let Some(e) = j.events.iter().rev().find(|e| consent_kinds.contains(&str_of(e, "kind"))) {
@@ -211,8 +211,12 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
             waiting.push(json!({"what": "consent", "since_ms": e["ts_ms"], "tool": str_of(e, "tool"), "summary": str_of(e, "summary"), "via": str_of(e, "via")}));
         }
     }
-    if let Some(e) = j.events.iter().rev().find(|e| str_of(e, "kind") == "wake_check") {
-        if e["hold"] == true {
+    // A held session lets no mutating call through until `wake-check --live`
+    // answered: an allowed mutating call after the hold says it was lifted.
+    if let Some(i) = j.events.iter().rposition(|e| str_of(e, "kind") == "wake_check") {
+        let e = &j.events[i];
+        let lifted = j.events[i..].iter().any(|l| str_of(l, "kind") == "tool_decision" && str_of(l, "decision") == "allow");
+        if e["hold"] == true && !lifted {
             waiting.push(json!({"what": "wake_check_live", "since_ms": e["ts_ms"], "findings": e["findings"]}));
         }
     }
