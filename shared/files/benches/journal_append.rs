@@ -4,7 +4,7 @@
 //! writes, on a journal that already holds `PREFILL` lines. Prints the
 //! median and p90 per append in microseconds.
 //!
-//! `cargo bench --bench journal_append`
+//! `cargo bench -p kijito-files --bench journal_append`
 #![allow(clippy::unwrap_used)]
 
 use kijito_files::journal::{self, Kind};
