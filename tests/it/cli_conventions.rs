@@ -106,6 +106,14 @@ const BINS: &[Bin] = &[
         value_flag: "--root",
         hook: false,
     },
+    Bin {
+        path: Some(env!("CARGO_BIN_EXE_kijito-report")),
+        name: "kijito-report",
+        code_name: "report",
+        prefix: &["verify"],
+        value_flag: "--session",
+        hook: false,
+    },
 ];
 
 fn run(bin: &Bin, args: &[&str]) -> (i32, String, String) {

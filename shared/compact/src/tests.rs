@@ -1461,3 +1461,15 @@ fn main_reads_the_process_argv() {
     assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("kijito_compact_failed:"), "the usage error was reported");
 }
+
+#[test]
+fn each_request_state_is_a_journal_line() {
+    let d = data_dir();
+    trigger::write_request(&d.qa, &req(RequestState::Pending)).unwrap();
+    trigger::write_request(&d.qa, &req(RequestState::Sent)).unwrap();
+    let j = kijito_files::journal::read(d.data.as_path(), &sid()).unwrap();
+    let kinds: Vec<&str> = j.events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["compaction_requested", "compaction_triggered"]);
+    assert_eq!((j.events[1]["via"].as_str(), j.events[1]["state"].as_str()), (Some("tmux"), Some("sent")));
+    assert!(j.broken.is_none());
+}

@@ -462,7 +462,24 @@ pub fn read_request(qa: &QaDir, s: &SessionId) -> Result<Option<Request>> {
 
 /// Replace the request file (the adapter's state transitions).
 pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
-    private::write_atomic(&qa.request(&r.session_id), format!("{}\n", r.to_value()).as_bytes())
+    private::write_atomic(&qa.request(&r.session_id), format!("{}\n", r.to_value()).as_bytes())?;
+    kijito_files::journal::event(qa.path().parent(), &r.session_id, journal_kind(&r.state), request_fields(r));
+    Ok(())
+}
+
+/// The flight recorder's kind for a request state (docs/protocol.md §13):
+/// a new request is `compaction_requested`, every later state `compaction_triggered`.
+fn journal_kind(state: &RequestState) -> kijito_files::journal::Kind {
+    match state {
+        RequestState::Pending => kijito_files::journal::Kind::CompactionRequested,
+        _ => kijito_files::journal::Kind::CompactionTriggered,
+    }
+}
+
+/// A request's journal fields: the adapter, the state and its outcome keys.
+fn request_fields(r: &Request) -> Value {
+    let v = r.to_value();
+    json!({"via": r.via.as_str(), "state": r.state.name(), "attested": v["attested"], "reason": v["reason"], "code": v["code"]})
 }
 
 /// Fail the session's request for the pass `nonce` with `code` when it is

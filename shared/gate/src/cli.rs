@@ -165,6 +165,12 @@ pub fn run(args: Args, live: LiveRead<'_>) -> Result<i32> {
                 })
             };
             let ready = gate::record(&req, evidence, now)?;
+            kijito_files::journal::event(
+                req.data_dir.as_path(),
+                &ready.pass.session_id,
+                kijito_files::journal::Kind::PassRecorded,
+                ready.journal_fields(),
+            );
             cli::print_stdout(&format!("{}\n", ready.signal))?;
             eprintln!(
                 "QA pass recorded for session {} (pointer {}, snapshot {}); it is valid for 30 minutes and one compaction.",

@@ -119,6 +119,18 @@ pub struct Ready {
     pub boots: crate::witness::Boots,
 }
 
+impl Ready {
+    /// The flight recorder's `pass_recorded` fields (docs/protocol.md §13).
+    pub fn journal_fields(&self) -> serde_json::Value {
+        serde_json::json!({
+            "pointer_id": self.pass.pointer_id.get(),
+            "pointer_digest": self.pass.pointer_digest.as_str(),
+            "snapshot_digest": self.pass.snapshot_digest.as_str(),
+            "boots_witnessed": matches!(self.boots, crate::witness::Boots::Witnessed { .. }),
+        })
+    }
+}
+
 /// A new pass needs new boots: both reports must be verified no earlier than
 /// the last time a pass of this session was withdrawn by a new turn or
 /// consumed by a PreCompact (the spent record, [`crate::withdraw`]), so the

@@ -59,6 +59,16 @@ pub struct Seen {
 
 impl Seen {
     /// The line, newline included.
+    /// The flight recorder's `boot` fields (docs/protocol.md §13).
+    pub fn journal_fields(&self) -> Value {
+        serde_json::json!({
+            "pointer_id": self.pointer_id.get(),
+            "agent": self.agent_id,
+            "report_file": self.report_file.as_str(),
+            "expected_pointer_digest": self.expected_pointer_digest.as_ref().map(|d| d.as_str()),
+        })
+    }
+
     pub fn to_line(&self) -> String {
         let v = json!({
             "reportFile": self.report_file.as_str(),
@@ -125,6 +135,7 @@ pub fn observe(qa: &QaDir, session: &SessionId, agent: Option<&str>, line: &str,
         seen_at_ms: now_ms,
     };
     append(qa, session, &seen, now_ms)?;
+    kijito_files::journal::event(qa.path().parent(), session, kijito_files::journal::Kind::Boot, seen.journal_fields());
     Ok(true)
 }
 

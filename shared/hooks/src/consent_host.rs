@@ -186,7 +186,10 @@ pub fn post_tool(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     let outcome = if event == Event::PostToolUseFailure { "failed" } else { "ran" };
     let args = ["tool-record", "--workspace", s("workspace"), "--action-file", s("actionFile"), "--tool-use-id", id, "--outcome", outcome];
     match crate::pretool::run_latch_sibling(env, &args) {
-        Ok(v) if v.get("recorded").and_then(Value::as_bool) == Some(true) => None,
+        Ok(v) if v.get("recorded").and_then(Value::as_bool) == Some(true) => {
+            crate::journal::consent(env, &input, kijito_files::journal::Kind::ConsentSpent, "host", None);
+            None
+        }
         Ok(v) => Some(not_recorded(
             v.get("code").and_then(Value::as_str).unwrap_or("latch_error"),
             v.get("message").and_then(Value::as_str).unwrap_or(""),

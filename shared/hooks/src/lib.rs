@@ -15,6 +15,7 @@ pub mod compact;
 pub mod consent_host;
 pub mod entry;
 pub mod guard;
+pub mod journal;
 pub mod latch_hook;
 pub mod latch_knobs;
 pub mod latch_wallet;

@@ -33,6 +33,7 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
         Err(e) => return crate::guard::unreadable(stdin, &e),
     };
     if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &input) {
+        crate::journal::guard_deny(env, &input);
         return Some(deny);
     }
     // Witnessed verifier boots (docs/protocol.md §7): a `pointer-snapshot`
@@ -217,6 +218,7 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
         }
         (d, _) => d,
     };
+    crate::journal::decision(env, input, &cls, mode, &decision);
     match decision {
         Decision::Allow => None,
         Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
@@ -253,6 +255,7 @@ fn consent(
     reason: String,
 ) -> Option<Answer> {
     let Some(latch) = latch else {
+        crate::journal::consent_check(env, c.input, codes::LATCH_REQUIRED.as_str());
         return Some(Answer::Deny(format!(
             "kijito-qa policy: denied ({}): irreversible action ({}) and enforcement is on, but this workspace has no latch to hold the user's consent. The one step out: `{}/memory-latch init --workspace {} --objective TEXT` (TEXT: the objective, one word or quoted), then retry.",
             codes::LATCH_REQUIRED,
@@ -285,7 +288,10 @@ fn consent(
                     data_dir: data,
                 };
                 match crate::consent_host::ask(env, &call) {
-                    Ok(r) => return Some(Answer::Ask(r)),
+                    Ok(r) => {
+                        crate::journal::consent(env, c.input, kijito_files::journal::Kind::ConsentRequested, "host", None);
+                        return Some(Answer::Ask(r));
+                    }
                     Err(e) => note = format!(" (Consent mode host: the host could not be asked: {}: {}.)", e.code(), e.message()),
                 }
             }
@@ -294,9 +300,13 @@ fn consent(
         }
     }
     let (code, message) = match run_tool_gate(env, root, c.action_file, c.cls.risk()) {
-        Ok(()) => return None,
+        Ok(()) => {
+            crate::journal::consent(env, c.input, kijito_files::journal::Kind::ConsentSpent, "token", None);
+            return None;
+        }
         Err(e) => e,
     };
+    crate::journal::consent_check(env, c.input, &code);
     Some(Answer::Deny(if kijito_latch::codes::Code::parse(&code) == Some(kijito_latch::codes::CONSENT_NOT_AUTHORIZED) {
         // Nothing authorized yet: the plain instruction says it all.
         format!("{reason}{note}")

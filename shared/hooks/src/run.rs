@@ -76,6 +76,7 @@ impl HookEnv {
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     let outcome = precompact_work(env, stdin);
+    crate::journal::precompact(env, stdin, &outcome);
     if env.host == Host::Claude {
         // Claude Code: stdout goes to the summariser; only an attested attempt says anything.
         return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a));
@@ -108,6 +109,7 @@ pub fn postcompact(env: &HookEnv, stdin: &[u8]) -> String {
     let outcome = parse_input(stdin, "PostCompact").and_then(|input| {
         let (_, qa) = env.qa()?;
         let claimed = gate::claim_with(&qa, &input.session_id, env.now_ms, crate::summary::at_postcompact(summary.as_deref()))?;
+        crate::journal::claim(env, &input.session_id, "PostCompact", &claimed);
         if claimed == ClaimOutcome::NothingToClaim {
             noted = crate::summary::note(&qa, &input.session_id, summary.as_deref(), env.now_ms);
         }
@@ -163,6 +165,7 @@ pub fn prompt_stdin(env: &HookEnv, stdin: Result<Vec<u8>>) -> Option<String> {
 fn prompt_event(env: &HookEnv, input: &HookInput, stdin: &[u8]) -> Option<String> {
     let extras = Extras::of(stdin);
     let withdrawn = new_turn(env, input, &extras);
+    crate::journal::prompt(env, input, extras.prompt.as_deref(), extras.subagent, withdrawn.as_ref());
     crate::compact::turn(env, input, extras.subagent, crate::compact::TurnState::Running);
     user_prompt_submit(env, input, &extras, withdrawn)
 }
@@ -192,7 +195,9 @@ fn dispatch(
         Event::Stop => {
             let extras = Extras::of(stdin);
             crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
+            crate::journal::context_sample(env, &input);
             let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
+            crate::journal::latch_note(env, &input, latch_note.as_deref());
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
         }
@@ -266,6 +271,11 @@ fn deliver(env: &HookEnv, input: &HookInput, claim_first: bool, then: Then) -> R
     let Some((r, delivery)) = taken else {
         return Ok(None);
     };
+    // the claim, when this very call made it (a claim stamps the record with now)
+    if claim_first && r.claimed_at_ms == env.now_ms {
+        crate::journal::claim(env, &input.session_id, &input.event, &gate::compaction::ClaimOutcome::Claimed(r.clone()));
+    }
+    crate::journal::delivery(env, input, &r);
     // Marked delivered only once the answer is out: a kill before the print
     // leaves it to the next SessionStart or UserPromptSubmit (docs/protocol.md §7).
     crate::after_answer(move || {
@@ -364,16 +374,18 @@ impl Extras {
 /// sleep was detected. A sibling that is missing, fails, hangs or answers
 /// malformed output is said so (`hook_wake_check_failed`) and, where
 /// enforcement is on, holds writes as a long sleep would (fail closed).
-fn wake_context(env: &HookEnv, extras: &Extras) -> Option<String> {
+fn wake_context(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     let data = env.data_dir().ok();
     match run_wake_check(env, extras.cwd.as_deref(), data.as_ref()) {
         Ok(w) => {
             let held = if w.hold { wake_hold(env, extras, &w.findings, w.checked_at_ms) } else { None };
+            crate::journal::wake_check(env, input, &w.findings, held.is_some(), None);
             w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
         }
         Err(why) => {
             let codes = [crate::codes::WAKE_CHECK_FAILED.as_str().to_owned()];
             let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
+            crate::journal::wake_check(env, input, &codes, !held.is_empty(), Some(&why));
             Some(format!(
                 "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",
                 crate::codes::WAKE_CHECK_FAILED
@@ -453,6 +465,7 @@ fn wake_hold(env: &HookEnv, extras: &Extras, findings: &[String], at_ms: u64) ->
 }
 
 fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
+    crate::journal::session_start(env, input);
     if input.source.as_deref() == Some("compact") {
         let delivered = deliver(env, input, true, Then::Commands { subagent: extras.subagent }).and_then(|t| match t {
             Some(t) => Ok(Some(t)),
@@ -474,7 +487,7 @@ fn session_start(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<St
         parts.push(t);
     }
     if matches!(input.source.as_deref(), Some("startup") | Some("resume")) {
-        if let Some(t) = wake_context(env, extras) {
+        if let Some(t) = wake_context(env, input, extras) {
             parts.push(t);
         }
     }
@@ -548,6 +561,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         (env.host, input.session_id.as_str()),
         extras.subagent,
     );
+    crate::journal::consent_prompt(env, input, consent.as_deref());
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> =

@@ -28,12 +28,17 @@ pub fn path(data_dir: &Path, session_id: &str) -> PathBuf {
     data_dir.join(DIR).join(format!("{}.paths", &hex[..32]))
 }
 
-/// Append the files one call writes. A record that cannot be written (a
-/// full one, a foreign file in its place) leaves the call to the policy:
-/// a full record already taints everything.
+/// Append the files one call writes that the record does not hold yet (a
+/// file edited again costs one read, not an append and its fsync). A
+/// record that cannot be written (a full one, a foreign file in its place)
+/// leaves the call to the policy: a full record already taints everything.
 pub fn record(data_dir: &Path, session_id: &str, written: &[String]) -> kijito_protocol::error::Result<()> {
+    let (known, all) = read(data_dir, session_id);
+    if all || written.iter().all(|p| known.contains(p)) {
+        return Ok(());
+    }
     let mut lines = String::new();
-    for p in written {
+    for p in written.iter().filter(|p| !known.contains(*p)) {
         if p.contains('\n') || p.len() > MAX_PATH {
             lines.push_str("*\n");
         } else {
@@ -87,6 +92,10 @@ mod tests {
         record(d.path(), "s1", &["/w/run.sh".into(), "/w/a\nb".into()]).unwrap();
         let (set, all) = read(d.path(), "s1");
         assert!(set.contains("/w/diag.py") && set.contains("/w/run.sh"));
+        // a path already held is not appended again
+        let len = std::fs::metadata(path(d.path(), "s1")).unwrap().len();
+        record(d.path(), "s1", &["/w/diag.py".into()]).unwrap();
+        assert_eq!(std::fs::metadata(path(d.path(), "s1")).unwrap().len(), len);
         assert!(all, "a path of two lines taints everything");
         assert_eq!(read(d.path(), "s2"), (BTreeSet::new(), false), "another session's record is its own");
         let f = path(d.path(), "s1");

@@ -44,7 +44,8 @@ pub struct Command {
 }
 
 /// A whole tool: name (used in `kijito_<tool>_failed:`), help text and its
-/// commands. A tool with one command named "" takes no subcommand.
+/// commands. A tool with one command named "" takes no subcommand; one with
+/// others besides "" runs "" when the first word is a flag or absent.
 #[derive(Debug, Clone, Copy)]
 pub struct Tool {
     pub name: &'static str,
@@ -94,7 +95,10 @@ pub fn parse(tool: &Tool, argv: impl IntoIterator<Item = OsString>) -> Result<Pa
     }
     let mut words = words.into_iter().peekable();
     let needs_subcommand = !(tool.commands.len() == 1 && tool.commands[0].name.is_empty());
-    let subcommand = if needs_subcommand {
+    // A tool with subcommands and a command named "" runs that one when no
+    // subcommand word comes first (`kijito-report --last`, `kijito-report verify`).
+    let default_command = tool.commands.iter().any(|c| c.name.is_empty()) && words.peek().is_none_or(|w| w.starts_with('-'));
+    let subcommand = if needs_subcommand && !default_command {
         match words.next() {
             Some(word) if tool.commands.iter().any(|c| c.name == word) => word,
             // Two-word commands (`consent request`): the command name holds one space.

@@ -51,6 +51,16 @@ demo:
   UNATTESTED. Prints a step table; exit 0 only if every step behaved as
   expected. --keep keeps the temporary directory.
 
+  kijito-local view [--listen 127.0.0.1:0] [--open] [--data-dir D] [--db PATH]
+
+view:
+  A read-only web viewer of the flight recorder (every session's journal in
+  <data-dir>/journal): sessions, a session's timeline with ATTESTED and
+  UNATTESTED badges and its context chart, live by Server-Sent Events; with
+  --db the configured pointer, any memory and a search. Loopback only; the
+  printed URL holds this launch's secret (exchanged for a cookie); GET
+  only. --open also asks the desktop (xdg-open) to open the URL.
+
 The first stdout line of serve is `kijito-local listening on http://<addr>`.
 SIGTERM or SIGINT stops the server cleanly. See docs/kijito-local.md.
 ";
@@ -73,6 +83,8 @@ pub const MCP_FLAGS: &[Flag] = &[
     Flag::value("--reap-after"),
 ];
 
+pub const VIEW_FLAGS: &[Flag] = &[Flag::value("--listen"), Flag::switch("--open"), Flag::value("--data-dir"), Flag::value("--db")];
+
 pub const TOOL: Tool = Tool {
     name: "kijito-local",
     code_name: "local",
@@ -81,6 +93,7 @@ pub const TOOL: Tool = Tool {
         Command { name: "serve", flags: SERVE_FLAGS },
         Command { name: "mcp", flags: MCP_FLAGS },
         Command { name: "demo", flags: &[Flag::value("--host"), Flag::switch("--keep")] },
+        Command { name: "view", flags: VIEW_FLAGS },
     ],
 };
 
@@ -90,6 +103,7 @@ pub fn run(args: Args) -> Result<i32> {
         "serve" => serve(&args),
         "mcp" => mcp(&args),
         "demo" => demo(&args),
+        "view" => view(&args),
         other => Err(Error::usage(kijito_protocol::codes::cli::UNKNOWN_SUBCOMMAND, format!("unknown subcommand {other:?}"))),
     }
 }
@@ -170,6 +184,29 @@ fn mcp(args: &Args) -> Result<i32> {
 /// the Kijito client (as the wake-check binary's --live).
 fn live_probe(r: &kijito_wake::Recorded) -> Result<()> {
     kijito_client::snapshot::verify_recorded(r.pointer_id, r.lock_message_id, &r.pointer_digest, &r.snapshot_digest)
+}
+
+/// `kijito-local view`: print the URL (with this launch's secret), serve until killed.
+fn view(args: &Args) -> Result<i32> {
+    let config = kijito_files::config::Config::load().ok();
+    let flag: Option<kijito_protocol::ids::AbsPath> = args.optional("--data-dir")?;
+    let data = kijito_files::datadir::resolve(flag.as_ref(), None, config.as_ref())?;
+    let listen = server::parse_listen(args.raw("--listen").unwrap_or("127.0.0.1:0"))?;
+    let pointer = config.as_ref().and_then(|c| c.pointer_id).map(|p| p.get());
+    let viewer = crate::view::Viewer::bind(&crate::view::options(listen, data.as_path(), path_flag(args, "--db")?, pointer))?;
+    let url = viewer.url()?;
+    cli::print_stdout(&format!("kijito-local view on {url}\n"))?;
+    if args.has("--open") {
+        // The desktop's opener, if any; the URL is printed either way.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    viewer.run()?;
+    Ok(0)
 }
 
 fn demo(args: &Args) -> Result<i32> {

@@ -32,6 +32,8 @@ pub struct Request {
     pub method: String,
     /// The target path without the query string.
     pub path: String,
+    /// The query string (after `?`, not decoded; empty when none).
+    pub query: String,
     /// Header names lowercased, values trimmed, in arrival order.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -274,6 +276,13 @@ impl Conn {
         }
     }
 
+    /// Write bytes as they are (a response whose head the caller built: the
+    /// viewer's pages and its event stream).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stream.write_all(bytes)?;
+        self.stream.flush()
+    }
+
     /// Close the connection at once, answering nothing.
     pub fn abort(self) {
         let _ = self.stream.shutdown(Shutdown::Both);
@@ -303,7 +312,7 @@ fn parse_head(head: &[u8]) -> Result<Request, ReadError> {
     if !target.starts_with('/') || !target.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(bad(400, "request_line_invalid", "bad request target"));
     }
-    let path = target.split_once('?').map_or(target, |(p, _)| p).to_owned();
+    let (path, query) = target.split_once('?').map_or((target.to_owned(), String::new()), |(p, q)| (p.to_owned(), q.to_owned()));
     let keep_alive_default = match version {
         "HTTP/1.1" => true,
         "HTTP/1.0" => false,
@@ -348,7 +357,7 @@ fn parse_head(head: &[u8]) -> Result<Request, ReadError> {
     } else {
         keep_alive_default
     };
-    Ok(Request { method: method.to_owned(), path, headers, body: Vec::new(), keep_alive })
+    Ok(Request { method: method.to_owned(), path, query, headers, body: Vec::new(), keep_alive })
 }
 
 /// Reason phrase of a status code.
@@ -358,6 +367,7 @@ pub fn reason(status: u16) -> &'static str {
         200 => "OK",
         201 => "Created",
         204 => "No Content",
+        303 => "See Other",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",

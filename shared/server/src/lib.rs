@@ -12,6 +12,8 @@
 //! | [`lease`] | claim/release advisory semantics |
 //! | [`faults`] | the `--faults` rule file |
 //! | [`reqlog`] | the `--request-log` JSON lines |
+//! | [`view`] | `kijito-local view`: the read-only web viewer of the flight recorder |
+//! | [`report`] | `kijito-report`: a session's summary and timeline from its flight recorder |
 //!
 //! Threads: one acceptor, one thread per connection (at most
 //! `MAX_CONNECTIONS`, at most `MAX_PER_SOURCE` per source address). When a
@@ -35,8 +37,10 @@ pub mod http;
 pub mod lease;
 pub mod mcp;
 pub mod render;
+pub mod report;
 pub mod reqlog;
 pub mod store;
+pub mod view;
 
 use kijito_protocol::error::{Error, Result};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
