@@ -26,21 +26,7 @@ fn latch_env() -> Env {
 /// The hook's answer to `host`'s PreToolUse call in session `session`:
 /// `None` allowed, `Some((code, reason))` denied.
 fn ask_in(e: &Env, session: &str, host: &str, tool: &str, input: Value) -> Option<(String, String)> {
-    let mut v = support::gate::pre_tool_use(host, session, tool, input);
-    v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
-    v["cwd"] = json!(e.ws.to_str().unwrap());
-    v["permission_mode"] = json!("default");
-    let out = e.hook_bin(&PRETOOL, host, "PreToolUse", &v);
-    support::gate::assert_schema_valid("pre-tool-use", &out.stdout);
-    if out.stdout.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let o = &v["hookSpecificOutput"];
-    assert_eq!(o["permissionDecision"], "deny", "{v}");
-    let reason = o["permissionDecisionReason"].as_str().unwrap().to_owned();
-    let code = reason.split("denied (").nth(1).and_then(|r| r.split([')', ':']).next()).unwrap_or("").to_owned();
-    Some((code, reason))
+    e.pretool_answer(&PRETOOL, session, &e.ws, host, tool, input)
 }
 
 fn ask(e: &Env, host: &str, tool: &str, input: Value) -> Option<(String, String)> {

@@ -13,7 +13,7 @@ use crate::support;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
-use support::gate::{assert_schema_valid, helper_dir};
+use support::gate::helper_dir;
 use support::latch::Env;
 
 static PRETOOL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| support::bin("pretool-hook"));
@@ -27,21 +27,7 @@ fn latch_env() -> Env {
 /// The hook's answer for one call with the hook input's `cwd` at `cwd`:
 /// `None` allowed, `Some((code, reason))` denied.
 fn ask_in(e: &Env, cwd: &Path, host: &str, tool: &str, input: Value) -> Option<(String, String)> {
-    let mut v = support::gate::pre_tool_use(host, "s1", tool, input);
-    v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
-    v["cwd"] = json!(cwd.to_str().unwrap());
-    v["permission_mode"] = json!("default");
-    let out = e.hook_bin(&PRETOOL, host, "PreToolUse", &v);
-    assert_schema_valid("pre-tool-use", &out.stdout);
-    if out.stdout.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let o = &v["hookSpecificOutput"];
-    assert_eq!(o["permissionDecision"], "deny", "{v}");
-    let reason = o["permissionDecisionReason"].as_str().unwrap().to_owned();
-    let code = reason.split("denied (").nth(1).and_then(|r| r.split([')', ':']).next()).unwrap_or("").to_owned();
-    Some((code, reason))
+    e.pretool_answer(&PRETOOL, "s1", cwd, host, tool, input)
 }
 
 fn bash_in(e: &Env, cwd: &Path, line: &str) -> Option<(String, String)> {

@@ -21,28 +21,9 @@ fn latch_env() -> Env {
     e
 }
 
-/// The real PreToolUse stdin of `host` for one tool call in the workspace.
-fn call(e: &Env, host: &str, tool: &str, input: Value) -> Value {
-    let mut v = support::gate::pre_tool_use(host, "s1", tool, input);
-    v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
-    v["cwd"] = json!(e.ws.to_str().unwrap());
-    v["permission_mode"] = json!("default");
-    v
-}
-
 /// The hook's answer: `None` allowed, `Some((code, reason))` denied.
 fn ask_with(e: &Env, bin: &str, host: &str, tool: &str, input: Value) -> Option<(String, String)> {
-    let out = e.hook_bin(bin, host, "PreToolUse", &call(e, host, tool, input));
-    assert_schema_valid("pre-tool-use", &out.stdout);
-    if out.stdout.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let o = &v["hookSpecificOutput"];
-    assert_eq!(o["permissionDecision"], "deny", "{v}");
-    let reason = o["permissionDecisionReason"].as_str().unwrap().to_owned();
-    let code = reason.split("denied (").nth(1).and_then(|r| r.split([')', ':']).next()).unwrap_or("").to_owned();
-    Some((code, reason))
+    e.pretool_answer(bin, "s1", &e.ws, host, tool, input)
 }
 
 fn ask(e: &Env, host: &str, tool: &str, input: Value) -> Option<(String, String)> {

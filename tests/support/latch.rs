@@ -238,4 +238,33 @@ impl Env {
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         out
     }
+    /// The real PreToolUse hook `bin`'s answer to `host`'s call of `tool`
+    /// in `session`, the hook input's `cwd` at `cwd` (this world's
+    /// transcript, permission mode `default`; the reply checked against the
+    /// host's schema): `None` allowed, `Some((code, reason))` denied.
+    pub(crate) fn pretool_answer(
+        &self,
+        bin: &str,
+        session: &str,
+        cwd: &std::path::Path,
+        host: &str,
+        tool: &str,
+        input: Value,
+    ) -> Option<(String, String)> {
+        let mut v = super::gate::pre_tool_use(host, session, tool, input);
+        v["transcript_path"] = json!(self.w.transcript.to_str().unwrap());
+        v["cwd"] = json!(cwd.to_str().unwrap());
+        v["permission_mode"] = json!("default");
+        let out = self.hook_bin(bin, host, "PreToolUse", &v);
+        assert_schema_valid("pre-tool-use", &out.stdout);
+        if out.stdout.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let o = &v["hookSpecificOutput"];
+        assert_eq!(o["permissionDecision"], "deny", "{v}");
+        let reason = o["permissionDecisionReason"].as_str().unwrap().to_owned();
+        let code = reason.split("denied (").nth(1).and_then(|r| r.split([')', ':']).next()).unwrap_or("").to_owned();
+        Some((code, reason))
+    }
 }
