@@ -3,19 +3,13 @@
 kijito-qa hook): the helpers ran outside the sandbox and worked; every attempt of the agent on
 kijito-qa's files failed; the latch is intact afterwards. Prints one line per step; exit 1 on a
 failed expectation."""
-import json, os, sys
+import os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from he2e.common import judge_steps, transcript_tool_calls  # noqa: E402
 
 out = sys.argv[1]
-calls, results = [], {}
-for line in open(os.path.join(out, "transcript.jsonl")):
-    v = json.loads(line)
-    content = (v.get("message") or {}).get("content")
-    for p in content if isinstance(content, list) else []:
-        if p.get("type") == "tool_use":
-            calls.append((p["id"], p["input"].get("command", "")))
-        elif p.get("type") == "tool_result":
-            c = p.get("content")
-            results[p["tool_use_id"]] = (c if isinstance(c, str) else json.dumps(c), bool(p.get("is_error")))
+calls, results = transcript_tool_calls([os.path.join(out, "transcript.jsonl")])
 want = [
     ("helper: memory-latch init", lambda t, e: not e and "initialised" in t),
     ("helper: memory-latch checkpoint", lambda t, e: not e),
@@ -28,15 +22,7 @@ want = [
     ("append to ~/.bashrc (python)", lambda t, e: e and ("Read-only file system" in t or "Permission denied" in t)),
     ("helper: memory-latch status", lambda t, e: not e),
 ]
-bad = 0
-if len(calls) != len(want):
-    print("FAIL: %d tool calls, want %d" % (len(calls), len(want)))
-    bad += 1
-for (name, ok), (cid, cmd) in zip(want, calls):
-    text, err = results.get(cid, ("<no result>", True))
-    good = ok(text, err)
-    bad += not good
-    print("%s %s: %s -> %s%s" % ("ok  " if good else "FAIL", name, cmd[:120], "error: " if err else "", text[:200].replace("\n", " | ")))
+bad = judge_steps(want, calls, results)
 for f in ("project-ls.txt", "latch-verify.txt"):
     p = os.path.join(out, f)
     if os.path.exists(p):
