@@ -99,16 +99,7 @@ fn check_reentry(c: &Cycle, k: &Keys, text: &str, attested: bool, seen_paths: &m
     assert!(text.contains("kijito_compact_failed:no_safe_trigger, ask the user to run /compact"), "{text}");
     let lines = command_lines(text);
     let helpers: Vec<&str> = lines.iter().map(|l| helper_of(l)).collect();
-    let block = [
-        "pointer-digest",
-        "pointer-publish",
-        "pointer-publish",
-        "pointer-snapshot",
-        "pointer-snapshot",
-        "qa-gate",
-        "qa-gate",
-        "kijito-compact",
-    ];
+    let block = COMMAND_BLOCK;
     let expected: Vec<&str> = if attested { ["pointer-snapshot"].iter().chain(block.iter()).copied().collect() } else { block.to_vec() };
     assert_eq!(helpers, expected, "{} {kind}: {text}", k.host);
     let content = c.world.path("manifest.json");

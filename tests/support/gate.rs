@@ -31,6 +31,20 @@ pub(crate) static VERIFIER: std::sync::LazyLock<String> = std::sync::LazyLock::n
 });
 pub(crate) const LOCK: u64 = 1234;
 
+/// The helpers of the hooks' command block, in order, one per command line
+/// (shared/hooks/src/text.rs): digest, publish, its lease release, the two
+/// verifier boots, record and invalidate, the compaction request.
+pub(crate) const COMMAND_BLOCK: [&str; 8] = [
+    "pointer-digest",
+    "pointer-publish",
+    "pointer-publish",
+    "pointer-snapshot",
+    "pointer-snapshot",
+    "qa-gate",
+    "qa-gate",
+    "kijito-compact",
+];
+
 pub(crate) fn now_ms() -> i64 {
     kijito_gate::now_ms()
 }
