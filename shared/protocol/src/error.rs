@@ -325,6 +325,7 @@ pub fn io_error(code: impl Into<ErrorCode>, what: &str, err: &std::io::Error) ->
 }
 
 #[cfg(test)]
+#[allow(unreachable_pub)]
 mod tests {
     use super::*;
 
