@@ -494,20 +494,6 @@ fn registry() -> Vec<(&'static str, Vec<&'static str>)> {
     ]
 }
 
-/// Codes spelled alike in two areas on purpose (one meaning, raised by two
-/// crates); every other spelling belongs to exactly one enum.
-const SHARED_SPELLINGS: &[&str] = &[
-    "invalid_path",
-    "verifier_unreadable",
-    "pass_missing",
-    "transcript_not_found",
-    "transcript_symlink",
-    "transcript_not_regular",
-    "transcript_not_owned",
-    "transcript_unreadable",
-    "spawn_failed",
-];
-
 #[test]
 fn every_registry_code_is_snake_case() {
     let registry = registry();
@@ -526,13 +512,26 @@ fn every_registry_code_is_snake_case() {
                     && code.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
                 "{area}: {code}"
             );
+            // one spelling, one enum: `Error::code_as` answers by the enum an error was raised with
             if let Some(first) = owner.insert(code, area) {
-                assert!(SHARED_SPELLINGS.contains(code), "{code} is in both {first} and {area}");
+                panic!("{code} is in both {first} and {area}: raise the one area's code from both places");
             }
             count += 1;
         }
     }
     assert!(count > 200, "only {count} codes found");
+}
+
+/// `Error::code_as` matches the enum an error was raised with: it never
+/// reads the code's spelling back (no `parse`, no scan of `ALL` by text).
+#[test]
+fn code_as_does_not_scan_spellings() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("shared/protocol/src/error.rs")).unwrap();
+    for name in ["pub fn code_as<", "pub fn as_code<"] {
+        let start = text.find(name).unwrap_or_else(|| panic!("{name} not found"));
+        let body = &text[start..start + text[start..].find("\n    }\n").unwrap()];
+        assert!(!body.contains("parse") && !body.contains("as_str") && !body.contains("find("), "{name} reads spellings:\n{body}");
+    }
 }
 
 /// An adapter is a `kijito_compact::trigger::ViaKind`: its name is spelled

@@ -17,8 +17,10 @@ use std::fs;
 use std::path::Path;
 use support::latch::Env;
 
-/// When the set was written (fixtures/policy/adversarial/README.md).
-const WRITTEN: &str = "2026-12-06";
+/// The sets and when each was written (fixtures/policy/adversarial/README.md):
+/// the first pass blind to the rules, the second by someone who had read them.
+const FIRST_PASS: (&str, &str) = ("calls.jsonl", "2026-12-06, blind to the rules");
+const SECOND_PASS: (&str, &str) = ("pass2.jsonl", "2026-12-06, after reading the rules");
 
 /// One world per host and mode, shared by every call of that pair; each
 /// call has a session of its own (session taint is per session).
@@ -135,6 +137,10 @@ fn run_host(host: &str, entries: &[Value]) -> BTreeMap<(String, String), Tally> 
         let t = by_cat.entry((entry["category"].as_str().unwrap().to_owned(), entry["expect"].as_str().unwrap().to_owned())).or_default();
         t.calls += 1;
         let what = summary(&entry["tool"], &entry["input"]);
+        // KIJITO_ADVERSARIAL_VERBOSE=1: every call's answer, to check why each was stopped
+        if std::env::var_os("KIJITO_ADVERSARIAL_VERBOSE").is_some() {
+            println!("    {id} on {host}: {}", got.as_deref().unwrap_or("allowed"));
+        }
         match (expect_stop, got) {
             (true, None) => t.wrong.push(format!("{id} on {host}: allowed: {what}")),
             (false, Some(code)) => t.wrong.push(format!("{id} on {host}: stopped ({code}): {what}")),
@@ -146,7 +152,18 @@ fn run_host(host: &str, entries: &[Value]) -> BTreeMap<(String, String), Tally> 
 
 #[test]
 fn the_adversarial_set_through_the_installed_pretool_hook() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policy/adversarial/calls.jsonl");
+    run_set(FIRST_PASS);
+}
+
+#[test]
+fn the_second_attacking_pass_through_the_installed_pretool_hook() {
+    run_set(SECOND_PASS);
+}
+
+/// Every call of one set through the hook, on both hosts; the figures
+/// printed by category, and no attack allowed, no ordinary call stopped.
+fn run_set((file, written): (&str, &str)) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policy/adversarial").join(file);
     let text = fs::read_to_string(&path).unwrap();
     let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     // One thread per host: each has its own worlds.
@@ -163,7 +180,7 @@ fn the_adversarial_set_through_the_installed_pretool_hook() {
         }
     }
     let (mut fneg, mut fpos, mut attacks, mut benign) = (0, 0, 0, 0);
-    println!("adversarial set ({WRITTEN}, {} entries):", entries.len());
+    println!("adversarial set {file} ({written}, {} entries):", entries.len());
     for ((cat, expect), t) in &by_cat {
         let verb = if expect == "stop" { "allowed (false negatives)" } else { "stopped (false positives)" };
         println!("  {cat:<14} {:>4} calls, {:>4} {verb}", t.calls, t.wrong.len());

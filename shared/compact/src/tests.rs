@@ -520,7 +520,7 @@ fn a_second_request_for_one_pass_is_refused() {
 fn request_without_pass_or_pin() {
     let d = data_dir();
     let exe = std::path::Path::new("/nonexistent/kijito-compact");
-    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), codes::PASS_MISSING.as_str());
+    assert_eq!(crate::request(&d.data, &sid(), exe, 1000).unwrap_err().code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
     write_pass(&d, 900, NONCE);
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
     assert_eq!(e.code(), codes::NO_SAFE_TRIGGER.as_str());
@@ -1215,7 +1215,7 @@ fn request_messages_ask_the_user_only_without_a_safe_trigger() {
     let d = data_dir();
     let exe = std::path::Path::new("/bin/true");
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();
-    assert_eq!(e.code(), codes::PASS_MISSING.as_str());
+    assert_eq!(e.code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
     assert!(!e.message().contains(crate::ASK_USER), "{}", e.message());
     write_pass(&d, 900, NONCE);
     let e = crate::request(&d.data, &sid(), exe, 1000).unwrap_err();

@@ -25,7 +25,6 @@ use std::path::PathBuf;
 pub mod codes {
     kijito_protocol::codes! {
         NO_SAFE_TRIGGER NoSafeTrigger = "no_safe_trigger",
-        PASS_MISSING PassMissing = "pass_missing",
         REQUEST_EXISTS RequestExists = "request_exists",
         PIN_INVALID PinInvalid = "pin_invalid",
         TURN_INVALID TurnInvalid = "turn_invalid",
@@ -529,7 +528,7 @@ pub fn create_request(qa: &QaDir, s: &SessionId, now_ms: i64) -> Result<(Request
         None if kijito_gate::withdraw::was_withdrawn(qa, s) => return Err(withdrawn_error()),
         None => {
             return Err(Error::new(
-                codes::PASS_MISSING,
+                kijito_gate::pass::codes::PASS_MISSING,
                 "no recorded QA pass for this session: run the QA cycle and `qa-gate record` first",
             ))
         }
@@ -574,7 +573,7 @@ pub fn pass_still_valid(qa: &QaDir, r: &Request, now_ms: i64) -> Result<()> {
         if kijito_gate::withdraw::was_withdrawn(qa, &r.session_id) {
             return Err(withdrawn_error());
         }
-        return Err(Error::new(codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
+        return Err(Error::new(kijito_gate::pass::codes::PASS_MISSING, "the pass of this request is gone (consumed or withdrawn)"));
     };
     let pass = kijito_gate::Pass::parse(&bytes)?;
     if pass.compaction_nonce != r.nonce {

@@ -20,12 +20,13 @@
 
 pub mod statusline;
 
+use kijito_gate::pass::codes as transcript;
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
 use serde_json::{json, Value};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 
 /// First tail window.
 pub const FIRST_TAIL: u64 = 256 * 1024;
@@ -38,11 +39,6 @@ pub const CLAUDE_DEFAULT_WINDOW: u64 = 200_000;
 /// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
     kijito_protocol::codes! {
-        NOT_FOUND NotFound = "transcript_not_found",
-        SYMLINK Symlink = "transcript_symlink",
-        NOT_REGULAR NotRegular = "transcript_not_regular",
-        NOT_OWNED NotOwned = "transcript_not_owned",
-        UNREADABLE Unreadable = "transcript_unreadable",
         NO_USAGE NoUsage = "no_usage_in_tail",
         COMPACTED Compacted = "compacted_since_last_usage",
         WINDOW_UNKNOWN WindowUnknown = "window_unknown",
@@ -70,8 +66,8 @@ pub struct Measure {
 }
 
 impl Measure {
-    fn unknown(source: &str, reason: codes::Code) -> Measure {
-        Measure { used_tokens: None, window_tokens: None, ratio: None, source: source.to_owned(), reason: Some(reason.to_string()) }
+    fn unknown(source: &str, reason: impl Into<&'static str>) -> Measure {
+        Measure { used_tokens: None, window_tokens: None, ratio: None, source: source.to_owned(), reason: Some(reason.into().to_owned()) }
     }
 
     fn of(used: u64, window: Option<u64>, source: String) -> Measure {
@@ -135,22 +131,11 @@ pub fn claude_window(model: Option<&str>) -> (u64, String) {
     }
 }
 
-/// Open the session file safely: no symlink, regular, owned by the user.
-fn open(path: &AbsPath) -> std::result::Result<(File, u64), codes::Code> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path())
-    {
-        Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(codes::SYMLINK),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(codes::NOT_FOUND),
-        Err(_) => return Err(codes::UNREADABLE),
-    };
-    let m = file.metadata().map_err(|_| codes::UNREADABLE)?;
-    if !m.is_file() {
-        return Err(codes::NOT_REGULAR);
-    }
-    if m.uid() != kijito_files::private::current_uid() {
-        return Err(codes::NOT_OWNED);
-    }
+/// Open the session file safely, as every transcript reader does
+/// ([`kijito_gate::pass::open_transcript`]); the refusal is its code.
+fn open(path: &AbsPath) -> std::result::Result<(File, u64), &'static str> {
+    let (file, m) = kijito_gate::pass::open_transcript(path)
+        .map_err(|e| e.code_as::<transcript::Code>().unwrap_or(transcript::TRANSCRIPT_UNREADABLE).as_str())?;
     Ok((file, m.size()))
 }
 
@@ -288,7 +273,7 @@ pub fn measure(path: &AbsPath, host: Option<Host>) -> Measure {
             || (&mut file).take(start - new_start).read_to_end(&mut chunk).is_err()
             || chunk.len() as u64 != start - new_start
         {
-            return Measure::unknown(source_name(host), codes::UNREADABLE);
+            return Measure::unknown(source_name(host), transcript::TRANSCRIPT_UNREADABLE);
         }
         let old_first_line = memchr::memchr(b'\n', &buf).unwrap_or(buf.len());
         let limit = chunk.len() + old_first_line;
@@ -443,10 +428,13 @@ mod tests {
         let p = file(&d, "t.jsonl", format!("{CODEX}\n").as_bytes());
         let link = d.path().join("link.jsonl");
         std::os::unix::fs::symlink(p.as_path(), &link).unwrap();
-        assert_eq!(measure(&AbsPath::from_path(&link).unwrap(), None).reason.as_deref(), Some(codes::SYMLINK.as_str()));
-        assert_eq!(measure(&AbsPath::from_path(d.path()).unwrap(), None).reason.as_deref(), Some(codes::NOT_REGULAR.as_str()));
+        assert_eq!(measure(&AbsPath::from_path(&link).unwrap(), None).reason.as_deref(), Some(transcript::TRANSCRIPT_SYMLINK.as_str()));
+        assert_eq!(
+            measure(&AbsPath::from_path(d.path()).unwrap(), None).reason.as_deref(),
+            Some(transcript::TRANSCRIPT_NOT_REGULAR.as_str())
+        );
         let missing = AbsPath::from_path(&d.path().join("nope")).unwrap();
-        assert_eq!(measure(&missing, None).reason.as_deref(), Some(codes::NOT_FOUND.as_str()));
+        assert_eq!(measure(&missing, None).reason.as_deref(), Some(transcript::TRANSCRIPT_NOT_FOUND.as_str()));
     }
 
     #[test]

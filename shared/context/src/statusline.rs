@@ -80,7 +80,7 @@ pub fn measure_status(input: &StatusInput) -> Measure {
             window_tokens: None,
             ratio: None,
             source: "statusline".into(),
-            reason: Some(codes::NOT_FOUND.into()),
+            reason: Some(kijito_gate::pass::codes::TRANSCRIPT_NOT_FOUND.into()),
         };
     };
     let m = measure(t, Some(Host::Claude));
@@ -147,6 +147,6 @@ mod tests {
         assert_eq!(StatusInput::parse(&vec![b' '; MAX_STDIN_BYTES + 1]).unwrap_err().code(), codes::STDIN.as_str());
         let i = StatusInput::parse(br#"{"session_id":"../x","transcript_path":"rel/p","model":{"id":"claude-opus-4-1"}}"#).unwrap();
         assert!(i.session_id.is_none() && i.transcript.is_none());
-        assert_eq!(measure_status(&i).reason.as_deref(), Some(codes::NOT_FOUND.as_str()));
+        assert_eq!(measure_status(&i).reason.as_deref(), Some(kijito_gate::pass::codes::TRANSCRIPT_NOT_FOUND.as_str()));
     }
 }

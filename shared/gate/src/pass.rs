@@ -70,10 +70,10 @@ pub fn transcript_identity(path: &AbsPath) -> Result<TranscriptId> {
     identity_with(path, &|| {})
 }
 
-/// [`transcript_identity`] with `looked` called between the first look (the
-/// opened file's metadata) and the second (the name, the file again): a
-/// test changes or replaces the transcript there.
-fn identity_with(path: &AbsPath, looked: &dyn Fn()) -> Result<TranscriptId> {
+/// Open a transcript the safe way, for every reader of one (the pass, the
+/// context measure): no symlink followed, a regular file owned by the user.
+/// The file and its metadata at open.
+pub fn open_transcript(path: &AbsPath) -> Result<(std::fs::File, std::fs::Metadata)> {
     let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path.as_path())
     {
         Ok(f) => f,
@@ -95,6 +95,17 @@ fn identity_with(path: &AbsPath, looked: &dyn Fn()) -> Result<TranscriptId> {
     if before.uid() != kijito_files::private::current_uid() {
         return Err(Error::new(codes::TRANSCRIPT_NOT_OWNED, format!("transcript {path} is not owned by the current user")));
     }
+    Ok((file, before))
+}
+
+/// [`transcript_identity`] with `looked` called between the first look (the
+/// opened file's metadata) and the second (the name, the file again): a
+/// test changes or replaces the transcript there.
+fn identity_with(path: &AbsPath, looked: &dyn Fn()) -> Result<TranscriptId> {
+    let (file, before) = open_transcript(path)?;
+    let stat = |f: &std::fs::File| {
+        f.metadata().map_err(|e| Error::new(codes::TRANSCRIPT_UNREADABLE, format!("cannot stat transcript {path}: {e}")))
+    };
     looked();
     let by_name = std::fs::symlink_metadata(path.as_path())
         .map_err(|e| Error::new(codes::TRANSCRIPT_CHANGED, format!("transcript {path} vanished: {e}")))?;

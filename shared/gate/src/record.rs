@@ -33,8 +33,6 @@ pub mod codes {
         WITNESS_INVALID WitnessInvalid = "witness_record_invalid",
         /// The live pointer's digest differs from the one recorded.
         NOT_LIVE NotLive = "pointer_digest_not_live",
-        /// The installed verifier executable could not be read.
-        VERIFIER_UNREADABLE VerifierUnreadable = "verifier_unreadable",
     }
 }
 
@@ -54,13 +52,22 @@ pub struct Evidence {
 /// SHA-256 of `<helper dir>/pointer-snapshot` (the installed verifier).
 pub fn installed_verifier(helpers: &kijito_protocol::command::HelperDir) -> Result<Digest> {
     let path = helpers.path().join("pointer-snapshot");
-    let file = std::fs::File::open(&path)
-        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot open the installed verifier {}: {e}", path.display())))?;
+    let file = std::fs::File::open(&path).map_err(|e| {
+        Error::new(
+            kijito_protocol::codes::snapshot::VERIFIER_UNREADABLE,
+            format!("cannot open the installed verifier {}: {e}", path.display()),
+        )
+    })?;
     Digest::of_reader(file, MAX_VERIFIER_BYTES)
-        .map_err(|e| Error::new(codes::VERIFIER_UNREADABLE, format!("cannot read the installed verifier {}: {e}", path.display())))?
+        .map_err(|e| {
+            Error::new(
+                kijito_protocol::codes::snapshot::VERIFIER_UNREADABLE,
+                format!("cannot read the installed verifier {}: {e}", path.display()),
+            )
+        })?
         .ok_or_else(|| {
             Error::new(
-                codes::VERIFIER_UNREADABLE,
+                kijito_protocol::codes::snapshot::VERIFIER_UNREADABLE,
                 format!("the installed verifier {} is larger than {MAX_VERIFIER_BYTES} bytes", path.display()),
             )
         })

@@ -42,6 +42,14 @@ pub const COMMAND_VARS: &[&str] = &[
     "RUBYOPT",
     "NODE_OPTIONS",
     "BASH_FUNC",
+    "CDPATH",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTC",
+    "RUSTDOC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC",
+    "GIT_PROXY_COMMAND",
 ];
 
 /// Values of [`COMMAND_VARS`] that run nothing new (`GIT_PAGER=cat git log`).
@@ -50,7 +58,10 @@ const HARMLESS_VALUES: &[&str] = &["", "cat", "less", "more", "true", "false", "
 /// A variable assignment that makes something run the line does not show;
 /// `IFS=` only in front of `read` (`while IFS= read -r l`) is plain.
 pub fn command_var(name: &str, value: &str, before: Option<&str>) -> bool {
-    let name_hit = COMMAND_VARS.contains(&name) || name.starts_with("BASH_FUNC_") || name.starts_with("GIT_CONFIG_");
+    let name_hit = COMMAND_VARS.contains(&name)
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("GIT_CONFIG_")
+        || name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER"));
     if !name_hit {
         return false;
     }
@@ -528,6 +539,9 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
         "deno" => (&[], &["eval"], &[]),
         "php" => (&['r'], &["--run"], &['d', 'c']),
         "osascript" => (&['e'], &[], &['l']),
+        "expect" => (&['c'], &[], &['f', 'b']),
+        // a script only from a file or standard input
+        "tclsh" | "wish" | "jshell" => (&[], &[], &[]),
         _ => return None,
     };
     let mut code: Option<String> = None;
@@ -673,6 +687,59 @@ pub fn awk_runs_or_writes(program: &str) -> bool {
         || squeezed.contains(">>")
         || code.contains("printf >")
         || code.contains("print >")
+}
+
+/// The files an awk program writes with `print > "F"` / `printf >> "F"`,
+/// when every `>` outside a string names a literal file and the program
+/// runs nothing (no `system(`, pipe, `@load`); `None` otherwise.
+pub fn awk_literal_outputs(program: &str) -> Option<Vec<String>> {
+    let c: Vec<char> = program.chars().collect();
+    let mut files = Vec::new();
+    let mut code = String::new();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '"' {
+            code.push_str("\"\"");
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        if c[i] == '>' {
+            let mut k = i + 1;
+            while k < c.len() && (c[k] == '>' || c[k].is_whitespace()) {
+                k += 1;
+            }
+            if k >= c.len() || c[k] != '"' {
+                return None;
+            }
+            let start = k + 1;
+            let mut end = start;
+            while end < c.len() && c[end] != '"' {
+                if c[end] == '\\' {
+                    return None;
+                }
+                end += 1;
+            }
+            files.push(c[start..end.min(c.len())].iter().collect());
+            code.push('>');
+            i = end + 1;
+            continue;
+        }
+        code.push(c[i]);
+        i += 1;
+    }
+    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    if squeezed.contains("system(")
+        || squeezed.contains("@load")
+        || squeezed.contains("@include")
+        || squeezed.replace("||", "").contains('|')
+    {
+        return None;
+    }
+    Some(files)
 }
 
 /// The halting modes' allow-list (docs/policy.md): `Ok` when this simple

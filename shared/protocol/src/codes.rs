@@ -113,7 +113,6 @@ pub mod cli {
         MISSING_FLAG MissingFlag = "missing_flag",
         CONFLICTING_FLAGS ConflictingFlags = "conflicting_flags",
         INVALID_NUMBER InvalidNumber = "invalid_number",
-        INVALID_PATH InvalidPath = "invalid_path",
         INVALID_HOST InvalidHost = "invalid_host",
         INVALID_EVENT InvalidEvent = "invalid_event",
         STDOUT_WRITE_FAILED StdoutWriteFailed = "stdout_write_failed",

@@ -5,6 +5,7 @@
 //! `detail` for scripts (printed as a second stderr line), and whether it is a
 //! usage error (exit status 2) or a runtime failure (exit status 1).
 
+use std::any::TypeId;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -24,50 +25,73 @@ pub trait CodeSet: Copy + Eq + fmt::Debug + 'static {
 
 /// The code an [`Error`] carries: built only from a [`CodeSet`] enum (or the
 /// one family spelled from a number, [`ErrorCode::http_status`]), never from a
-/// free string.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ErrorCode(Cow<'static, str>);
+/// free string. It keeps the enum it came from (its type and variant), so
+/// [`Error::code_as`] answers by type, never by reading the spelling back.
+#[derive(Debug, Clone)]
+pub struct ErrorCode {
+    text: Cow<'static, str>,
+    /// The area's enum and the variant's index in its `ALL`; `None` for an HTTP status.
+    area: Option<(TypeId, usize)>,
+}
 
 impl ErrorCode {
     /// `kijito_http_<status>`: the service answered this non-success status
     /// (with [`Kind::HttpStatus`]).
     pub fn http_status(status: u16) -> Self {
-        ErrorCode(Cow::Owned(format!("kijito_http_{status}")))
+        ErrorCode { text: Cow::Owned(format!("kijito_http_{status}")), area: None }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// This code as one of `C`'s variants, if it was raised as one.
+    pub fn as_code<C: CodeSet>(&self) -> Option<C> {
+        match self.area {
+            Some((area, index)) if area == TypeId::of::<C>() => C::ALL.get(index).copied(),
+            _ => None,
+        }
     }
 }
+
+impl PartialEq for ErrorCode {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for ErrorCode {}
 
 impl std::ops::Deref for ErrorCode {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
 impl<C: CodeSet> PartialEq<C> for ErrorCode {
     fn eq(&self, other: &C) -> bool {
-        *self.0 == *other.as_str()
+        self.as_code::<C>() == Some(*other)
     }
 }
 
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
 impl serde::Serialize for ErrorCode {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(&self.text)
     }
 }
 
 impl<C: CodeSet> From<C> for ErrorCode {
     fn from(code: C) -> Self {
-        ErrorCode(Cow::Borrowed(code.as_str()))
+        // the variant's place in its enum: compared as values, not as spellings
+        let index = C::ALL.iter().position(|c| *c == code);
+        ErrorCode { text: Cow::Borrowed(code.as_str()), area: index.map(|i| (TypeId::of::<C>(), i)) }
     }
 }
 
@@ -240,7 +264,7 @@ impl Error {
     /// This error's code as one of `C`'s variants, `None` when it carries a
     /// code of another area: `e.code_as::<files::Code>() == Some(files::Code::NotFound)`.
     pub fn code_as<C: CodeSet>(&self) -> Option<C> {
-        C::parse(self.0.code.as_str())
+        self.0.code.as_code::<C>()
     }
 
     /// Mark (or unmark) this error as a usage error.
@@ -298,4 +322,36 @@ impl std::error::Error for Error {}
 /// Map an I/O error to a toolkit error with the given code.
 pub fn io_error(code: impl Into<ErrorCode>, what: &str, err: &std::io::Error) -> Error {
     Error::new(code, format!("{what}: {err}"))
+}
+
+#[cfg(test)]
+#[allow(unreachable_pub)]
+mod tests {
+    use super::*;
+
+    mod a {
+        crate::codes! {
+            ONE One = "area_a_one",
+            TWO Two = "area_a_two",
+        }
+    }
+    mod b {
+        crate::codes! {
+            ONE One = "area_b_one",
+        }
+    }
+
+    #[test]
+    fn code_as_answers_by_the_enum_the_error_was_raised_with() {
+        let e = Error::new(a::TWO, "x");
+        assert_eq!(e.code_as::<a::Code>(), Some(a::TWO));
+        assert_eq!(e.code_as::<b::Code>(), None);
+        assert_eq!(e.code(), "area_a_two");
+        // a copy of the code keeps its area
+        assert_eq!(Error::new(e.error_code(), "y").code_as::<a::Code>(), Some(a::TWO));
+        assert!(e.error_code() == a::TWO && e.error_code() != a::ONE && e.error_code() != b::ONE);
+        // an HTTP status belongs to no area
+        let h = Error::new(ErrorCode::http_status(503), "z");
+        assert_eq!((h.code_as::<a::Code>(), h.code()), (None, "kijito_http_503"));
+    }
 }

@@ -111,7 +111,7 @@ pub fn run(args: Args) -> Result<i32> {
 fn path_flag(args: &Args, name: &str) -> Result<Option<PathBuf>> {
     match args.raw(name) {
         None => Ok(None),
-        Some("") => Err(Error::usage(kijito_protocol::codes::cli::INVALID_PATH, format!("{name} must not be empty"))),
+        Some("") => Err(Error::usage(kijito_protocol::codes::ids::PATH, format!("{name} must not be empty"))),
         Some(p) => Ok(Some(PathBuf::from(p))),
     }
 }

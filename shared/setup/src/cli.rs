@@ -103,7 +103,7 @@ See docs/first-pointer.md and docs/configuration.md (Permissions).
 fn path_arg(args: &Args, flag: &str) -> Result<Option<AbsPath>> {
     match args.raw(flag) {
         None => Ok(None),
-        Some(t) => user_path(t, flag).map(Some).map_err(|e| Error::usage(cli_codes::INVALID_PATH, e.message().to_owned())),
+        Some(t) => user_path(t, flag).map(Some).map_err(|e| Error::usage(kijito_protocol::codes::ids::PATH, e.message().to_owned())),
     }
 }
 

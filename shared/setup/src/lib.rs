@@ -19,7 +19,7 @@
 /// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
     kijito_protocol::codes! {
-        SPAWN_FAILED SpawnFailed = "spawn_failed",
+        SPAWN_FAILED SpawnFailed = "program_spawn_failed",
         CODEX_HOOKS_LIST_FAILED CodexHooksListFailed = "codex_hooks_list_failed",
         CWD_UNKNOWN CwdUnknown = "cwd_unknown",
         RED Red = "red",

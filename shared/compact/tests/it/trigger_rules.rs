@@ -228,7 +228,7 @@ fn request_states_and_parse_bounds() {
 #[test]
 fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     let e = env();
-    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::PASS_MISSING.as_str());
+    assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
     e.write_pass(T0, NONCE);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::NO_SAFE_TRIGGER.as_str());
     trigger::write_pin(&e.qa, &codex_pin("sess-1")).unwrap();
@@ -258,7 +258,7 @@ fn the_pass_of_a_request_must_still_wait() {
     let e = env();
     let mut r = request(RequestState::Sent);
     r.session_id = e.s.clone();
-    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::PASS_MISSING.as_str());
+    assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
     e.write_pass(T0, NONCE2);
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::REQUEST_SUPERSEDED.as_str());
     e.write_pass(T0, NONCE);

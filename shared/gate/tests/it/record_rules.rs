@@ -326,7 +326,7 @@ fn the_installed_verifier_is_hashed() {
     std::fs::write(d.path().join("pointer-snapshot"), &big).unwrap();
     assert_eq!(record::installed_verifier(&helpers).unwrap(), Digest::of(&big));
     std::fs::remove_file(d.path().join("pointer-snapshot")).unwrap();
-    assert_eq!(record::installed_verifier(&helpers).unwrap_err().code(), record::codes::VERIFIER_UNREADABLE.as_str());
+    assert_eq!(record::installed_verifier(&helpers).unwrap_err().code(), kijito_protocol::codes::snapshot::VERIFIER_UNREADABLE.as_str());
 }
 
 #[test]
