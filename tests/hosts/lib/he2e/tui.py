@@ -208,8 +208,7 @@ class TuiRun:
         t0 = time.time()
         self.state["tag"] = name
         self.send_text(text)
-        self.wait_event("UserPromptSubmit", n, min(20.0, self.job["turn_timeout"]),
-                        "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
+        self.submitted(text, n, name, False, "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
         i, rec = self.wait_event("Stop", n, self.job["turn_timeout"], "Stop after prompt %r" % text)
         self.summary["steps"].append({"step": name, "prompt": text, "t": round(t0 - self.clock.t0, 3),
                                       "stop_after_s": round(rec["t"] - t0, 3)})
@@ -263,7 +262,7 @@ class TuiRun:
         self.capture(name)
         self.summary["steps"].append({"step": "wait-compact", "post_compact_after_s": round(rec["t"] - t0, 3)})
 
-    def submitted(self, text, mark, name, client):
+    def submitted(self, text, mark, name, client, what=None):
         """kijito-qa: wait for the UserPromptSubmit of a typed prompt (20 s, as before). Claude Code
         2.1.328 sometimes keeps the first prompt of a session in its composer and the Enter submits
         nothing (measured under load, the text and the Enter both in the pane); while the composer
@@ -273,15 +272,15 @@ class TuiRun:
         while True:
             try:
                 return self.wait_event("UserPromptSubmit", mark, max(0.5, min(6.0, end - time.time())),
-                                       "UserPromptSubmit of step %s" % name)
+                                       what or "UserPromptSubmit of step %s" % name)
             except TuiError:
-                if time.time() >= end:
+                if time.time() >= end or self.pane_dead():
                     raise
             lines = (self.capture() or "").splitlines()
             # the composer: the line under a rule (a submitted prompt is echoed above, not there)
             if again < 2 and [b for a, b in zip(lines, lines[1:]) if a.startswith("\u2500") and text[:40] in b]:
                 again += 1
-                self.summary["steps"][-1]["enter_again"] = again
+                self.summary.setdefault("enter_again", []).append(name)  # kijito-qa: which prompts needed it
                 if client:
                     self.client.type("\r")
                 else:
