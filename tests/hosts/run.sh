@@ -485,6 +485,50 @@ for h in $hosts; do
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 
+# Issue 30 for Claude Code: the real TUI in tmux with kijito-qa's hooks (--plugin-dir) AND the OS
+# sandbox as `kijito-setup --sandbox --host claude --write` sets it (scenarios/sandbox-claude-seed.sh),
+# offline, the fake model issuing the calls (scenarios/sandbox_steps.py; docs/protocol.md §12):
+#   sandbox-cycle:        the whole QA cycle (two verifier boots, qa-gate record, kijito-compact
+#                         request, the adapter's compaction) re-entered ATTESTED: the helpers run
+#                         outside the sandbox (sandbox.excludedCommands) and reach kijito-local;
+#   sandbox-consent:      `rm -rf build` denied, consent requested, the user types the token, the
+#                         retry runs, the repeat is denied (check_policy.py consent);
+#   sandbox-self-consent: the agent runs the installed prompt-hook itself with the real token
+#                         (`find ... -exec prompt-hook ... <<< '{...}'`): nothing confirmed, the
+#                         retried `rm -rf build` stays denied.
+# Each first proves the sandbox is on in that session (the agent's `touch ~/sandbox-probe` fails).
+# --permission-mode=acceptEdits: see tests/hosts/README.md (The host's default permission mode).
+run_sandbox_claude() {
+  local name="$1" root="$prefix/claude" out="$work/out/claude-$1" mode="${1#sandbox-}"
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP claude $name: tmux not installed"; skipped=$((skipped + 1)); report+=("claude $name: skipped (no tmux)"); return 0; }
+  local miss; miss=$(missing "$root" $hook_bins $pass_bins pretool-hook prompt-hook memory-latch kijito-compact kijito-setup)
+  if [ -n "$miss" ]; then
+    say "FAIL claude $name: not installed: $miss"; failures=$((failures + 1)); report+=("claude $name: FAIL (missing $miss)"); return 0
+  fi
+  local pdir="$work/$name" t0 rc=0 dt seedmode=consent
+  [ "$mode" = cycle ] && seedmode=cycle
+  mkdir -p "$work/out" "$pdir"
+  python3 "$here/scenarios/sandbox_steps.py" "$mode" "$root" "$pdir" "$out.steps.json"
+  t0=$(now)
+  "$he2e" tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash \
+    --pane-host --out "$out" --timeout 900 --turn-timeout 300 \
+    --before-start "$(printf '%q %q %q %q %q' "$here/scenarios/sandbox-claude-seed.sh" "$root" "$prefix" "$seedmode" "$pdir")" \
+    --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL claude $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)"); return 0
+  fi
+  say "claude $name ($dt):"
+  if python3 "$here/scenarios/check_sandbox_claude.py" "$mode" "$out" "$root" "$pdir"; then
+    passed=$((passed + 1)); report+=("claude $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
+    say "FAIL claude $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("claude $name: FAIL ($dt)")
+  fi
+}
+case " $hosts " in *" claude "*) for s in sandbox-cycle sandbox-consent sandbox-self-consent; do run_sandbox_claude "$s"; done ;; esac
+
 # The real Codex TUI in a tmux pane, attached through `kijito-compact codex` (needs tmux).
 run_adapter_tui() {
   local name=adapter-tui root="$prefix/codex" out="$work/out/codex-adapter-tui"

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
 from . import policy_driver  # kijito-qa addition (issue 21): any tool call; the consent role
+from . import selfconsent_driver  # kijito-qa addition (issue 30): the agent confirming its own token
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")
@@ -361,7 +362,7 @@ class Messages(Base):
         if claude_request_kind(body) != "compaction":
             usage["input_tokens"] = tokens_override([claude_last_user_text(body)]) or usage["input_tokens"]
         mid = "msg_fake_" + uuid.uuid4().hex[:16]
-        act = ((policy_driver.claude_action(body) or qa_driver.claude_action(body))
+        act = ((selfconsent_driver.claude_action(body) or policy_driver.claude_action(body) or qa_driver.claude_action(body))
                if claude_request_kind(body) == "turn" else None)  # kijito-qa
         if act and act[0] != "text":
             return self._claude_tool_use(body, model, mid, usage, None, act[0], act[1])

@@ -208,8 +208,7 @@ class TuiRun:
         t0 = time.time()
         self.state["tag"] = name
         self.send_text(text)
-        self.wait_event("UserPromptSubmit", n, min(20.0, self.job["turn_timeout"]),
-                        "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
+        self.submitted(text, n, name, False, "UserPromptSubmit after typing %r and Enter (Enter lost?)" % text)
         i, rec = self.wait_event("Stop", n, self.job["turn_timeout"], "Stop after prompt %r" % text)
         self.summary["steps"].append({"step": name, "prompt": text, "t": round(t0 - self.clock.t0, 3),
                                       "stop_after_s": round(rec["t"] - t0, 3)})
@@ -263,10 +262,34 @@ class TuiRun:
         self.capture(name)
         self.summary["steps"].append({"step": "wait-compact", "post_compact_after_s": round(rec["t"] - t0, 3)})
 
+    def submitted(self, text, mark, name, client, what=None):
+        """kijito-qa: wait for the UserPromptSubmit of a typed prompt (20 s, as before). Claude Code
+        2.1.328 sometimes keeps the first prompt of a session in its composer and the Enter submits
+        nothing (measured under load, the text and the Enter both in the pane); while the composer
+        (the line under a rule) still holds the text 6 s after an Enter, the Enter is pressed again,
+        as a person would (at most twice)."""
+        end, again = time.time() + min(20.0, self.job["turn_timeout"]), 0
+        while True:
+            try:
+                return self.wait_event("UserPromptSubmit", mark, max(0.5, min(6.0, end - time.time())),
+                                       what or "UserPromptSubmit of step %s" % name)
+            except TuiError:
+                if time.time() >= end or self.pane_dead():
+                    raise
+            lines = (self.capture() or "").splitlines()
+            # the composer: the line under a rule (a submitted prompt is echoed above, not there)
+            if again < 2 and [b for a, b in zip(lines, lines[1:]) if a.startswith("\u2500") and text[:40] in b]:
+                again += 1
+                self.summary.setdefault("enter_again", []).append(name)  # kijito-qa: which prompts needed it
+                if client:
+                    self.client.type("\r")
+                else:
+                    self.tmux("send-keys", "-t", self.pane, "Enter", caller="harness")
+
     # ---------------------------------------------------------------- kijito-qa --steps
     def run_steps(self, steps):
         """A scripted session (JSON list, --steps FILE), each step one dict:
-        {"prompt": TEXT[, "name": N][, "via": "keys"|"client"][, "type_after_stop": TEXT]
+        {"prompt": TEXT | "prompt_file": FILE (read when the step starts)[, "name": N][, "via": "keys"|"client"][, "type_after_stop": TEXT]
          [, "answer": {"when": TEXT, "keys": K}]}: type TEXT and Enter (send-keys as caller
           "harness", or the attached client), wait for UserPromptSubmit and Stop; with answer, once
           the pane shows `when` (a host dialog) the attached client types K; with type_after_stop,
@@ -282,6 +305,9 @@ class TuiRun:
         self.state.setdefault("last_request_result_t", None)
         for i, st in enumerate(steps):
             name = st.get("name") or "step-%d" % (i + 1)
+            if "prompt_file" in st:  # kijito-qa: the text a person types, written by an earlier `run` step
+                with open(st["prompt_file"], encoding="utf-8") as f:
+                    st = dict(st, prompt=f.read().strip())
             self.summary["steps"].append({"step": name, "kind": next(k for k in ("prompt", "enter", "attach", "quiet",
                                           "wait_compact", "run") if k in st), "t": self.clock.rel(),
                                           **{k: v for k, v in st.items() if k != "name"}})
@@ -297,8 +323,11 @@ class TuiRun:
                     self.client.type("\r")
                 else:
                     self.send_text(st["prompt"])
-                self.wait_event("UserPromptSubmit", mark, min(20.0, self.job["turn_timeout"]),
-                                "UserPromptSubmit of step %s" % name)
+                if "prompt" in st:
+                    self.submitted(st["prompt"], mark, name, st.get("via") == "client")
+                else:
+                    self.wait_event("UserPromptSubmit", mark, min(20.0, self.job["turn_timeout"]),
+                                    "UserPromptSubmit of step %s" % name)
                 if st.get("answer"):
                     # kijito-qa: a dialog the host shows in this turn (its permission prompt): wait
                     # until the pane shows answer.when, then the attached client types answer.keys,
