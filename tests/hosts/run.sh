@@ -468,6 +468,51 @@ run_sandbox_tui() {
   fi
 }
 
+# Codex 0.169 with its own sandbox as kijito-setup --sandbox --host codex --write sets it, and the
+# helpers' prefix rules of --allow-helpers --write (docs/protocol.md §12): the real TUI in tmux, the
+# throwaway config.toml without a sandbox_mode line (host-e2e --sandbox-mode none), so our setup
+# writes it; the fake model runs one shell call per prompt (scenarios/sandbox-codex-seed.sh,
+# sandbox_codex.py: the steps, which layer held each one, the files before and after, the doctor).
+# Codex's workspace-write lets a command write /tmp (measured), so the run's HOME, XDG dirs and
+# CODEX_HOME go under /var/tmp (host-e2e honours TMPDIR), as a user's home is not under /tmp; give
+# an install --prefix outside /tmp too, else the prefix itself is writable to the agent.
+#   sandbox-codex:       no kijito-qa hook installed: what the OS sandbox alone holds
+#   sandbox-codex-hooks: the installed hooks.json too (the user's real setup): every attempt fails
+run_sandbox_codex() {
+  local name="$1" root="$prefix/codex" out="$work/out/codex-$1" variant hooks
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP codex $name: tmux not installed"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0; }
+  local miss; miss=$(missing "$root" $hook_bins pretool-hook prompt-hook memory-latch kijito-setup kijito-doctor)
+  if [ -n "$miss" ]; then
+    say "FAIL codex $name: not installed: $miss"; failures=$((failures + 1)); report+=("codex $name: FAIL (missing $miss)"); return 0
+  fi
+  mkdir -p "$work/out"
+  case "$name" in
+    sandbox-codex) variant=os hooks="$out.hooks.json"; echo '{"hooks": {}}' > "$hooks" ;;
+    *) variant=both hooks="$root/hooks/hooks.json" ;;
+  esac
+  local t0 rc=0 dt tmux_bin home_tmp
+  tmux_bin=$(PATH=/usr/bin:/bin command -v tmux)
+  home_tmp=$(mktemp -d /var/tmp/kijito-sbx.XXXXXX)
+  case "$prefix" in /tmp/*) say "note: the prefix $prefix is under /tmp, which Codex's workspace-write lets the agent write" ;; esac
+  python3 "$here/scenarios/sandbox_codex.py" steps "$variant" "$root" "$prefix" "$tmux_bin" "$out.steps.json"
+  t0=$(now)
+  TMPDIR="$home_tmp" "$he2e" tui-codex --hooks "$hooks" --sandbox-mode none --host-arg=--no-daemon --out "$out" --timeout 500 \
+    --before-start "$(printf '%q %q %q' "$here/scenarios/sandbox-codex-seed.sh" "$root" "$prefix")" \
+    --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  [ "${KEEP:-}" = 1 ] || rm -rf "$home_tmp"
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt, host-e2e exit $rc):"
+  if [ "$rc" = 0 ] && python3 "$here/scenarios/sandbox_codex.py" check "$variant" "$out"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   run_boots "$h"
   run_agent "$h" agent-long
@@ -482,6 +527,7 @@ for h in $hosts; do
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
   run_one "$h" plain-request
   if [ "$h" = claude ]; then run_host_consent; run_sandbox_tui; fi
+  if [ "$h" = codex ]; then run_sandbox_codex sandbox-codex; run_sandbox_codex sandbox-codex-hooks; fi
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 
