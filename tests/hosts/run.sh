@@ -495,10 +495,10 @@ run_sandbox_codex() {
   tmux_bin=$(PATH=/usr/bin:/bin command -v tmux)
   home_tmp=$(mktemp -d /var/tmp/kijito-sbx.XXXXXX)
   case "$prefix" in /tmp/*) say "note: the prefix $prefix is under /tmp, which Codex's workspace-write lets the agent write" ;; esac
-  python3 "$here/scenarios/sandbox_codex.py" steps "$variant" "$root" "$prefix" "$tmux_bin" "$out.steps.json"
+  echo '[]' > "$out.steps.json"  # written again by the seed, with the run's paths
   t0=$(now)
   TMPDIR="$home_tmp" "$he2e" tui-codex --hooks "$hooks" --sandbox-mode none --host-arg=--no-daemon --out "$out" --timeout 500 \
-    --before-start "$(printf '%q %q %q' "$here/scenarios/sandbox-codex-seed.sh" "$root" "$prefix")" \
+    --before-start "$(printf '%q %q %q %q %q %q' "$here/scenarios/sandbox-codex-seed.sh" "$root" "$prefix" "$variant" "$tmux_bin" "$out.steps.json")" \
     --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
   dt=$(took "$t0")
   [ "${KEEP:-}" = 1 ] || rm -rf "$home_tmp"

@@ -3,7 +3,8 @@
 `kijito-setup --sandbox --host codex --write` and `--allow-helpers --write` leave
 (scenarios/sandbox-codex-seed.sh), the fake model issuing one shell call per prompt.
 
-  sandbox_codex.py steps VARIANT ROOT PREFIX TMUX OUT   the --steps file (JSON)
+  sandbox_codex.py steps VARIANT ROOT PREFIX TMUX OUT   the --steps file (JSON; run by the seed inside
+                                                        the run, host-e2e reads it after --before-start)
   sandbox_codex.py state ROOT                           kijito-qa's files now (JSON on stdout)
   sandbox_codex.py check VARIANT OUT                    judge the run; exit 1 on a failed step
 
@@ -25,37 +26,39 @@ TOKEN = re.compile(r"ACT-[0-9A-Z]{4,}")
 EROFS = ("Read-only file system", "Permission denied", "Operation not permitted")
 
 
-def steps(variant, root, prefix, tmux):
-    """(name, command) per prompt; every helper line is literal (a prefix rule matches no $VAR)."""
-    b = os.path.join(root, "bin")
-    hook_in = ('{"session_id":"%s","transcript_path":"%s","cwd":"\'$PWD\'","hook_event_name":"UserPromptSubmit",'
-               '"prompt":"%s"}')
-    find = "find %s -name prompt-hook -exec {} --host codex --expect UserPromptSubmit ';'" % prefix
-    grab = "t=$(grep -rhoE 'ACT-[0-9A-Z]+' $CODEX_HOME/sessions | tail -n 1); "
+def steps(variant, root, prefix, tmux, env=None):
+    """(name, command) per prompt, every path literal (written inside the run by the seed, which
+    knows them): a helper line must be literal for its prefix rule, and the attempts use no `$`,
+    so the hook policy sees the plain paths (the command guard refuses `$` near a helper)."""
+    env = env or os.environ
+    b, proj = os.path.join(root, "bin"), os.getcwd()
+    cfg = os.path.join(env.get("XDG_CONFIG_HOME", "/x"), "kijito-qa")
+    heads = os.path.join(env.get("XDG_STATE_HOME", "/x"), "kijito-qa", "latch-heads")
+    sessions = os.path.join(env.get("CODEX_HOME", "/x"), "sessions")
+    hook_in = ("python3 -c \"import glob,json,os,re; r=sorted(glob.glob('%s/*/*/*/rollout-*.jsonl'))[-1]; "
+               "t=re.findall('ACT-[0-9A-Z]{4,}', open(r).read())[-1]; print(json.dumps(dict(session_id=%s, "
+               "transcript_path=%s, cwd=os.getcwd(), hook_event_name='UserPromptSubmit', prompt=t)))\" | "
+               "find %s -name prompt-hook -exec {} --host codex --expect UserPromptSubmit ';'")
     out = [("helper: memory-latch init", "%s/memory-latch init --objective sandbox --next-step probe" % b),
-           ("helper: memory-latch consent request",
-            "%s/memory-latch consent request --action-file action.json --summary irreversible:rm_recursive --risk high" % b)]
+           ("helper: memory-latch consent request", "%s/memory-latch consent request --action-file %s/action.json "
+            "--summary irreversible:rm_recursive --risk high" % (b, proj))]
     if variant == "os":
         roots = " ".join("%s=%s" % kv for kv in (
-            ("project", "."), ("tmp", "/tmp"), ("tmpdir", "$TMPDIR"), ("codex_home", "$CODEX_HOME"),
-            ("home", "$HOME"), ("config", "$XDG_CONFIG_HOME/kijito-qa"), ("state", "$XDG_STATE_HOME/kijito-qa"),
-            ("prefix", prefix), ("latch", ".memory-latch")))
+            ("project", proj), ("tmp", "/tmp"), ("tmpdir", env.get("TMPDIR", "/x")), ("codex_home", env.get("CODEX_HOME", "/x")),
+            ("home", env.get("HOME", "/x")), ("config", cfg), ("state", os.path.dirname(heads)), ("prefix", prefix),
+            ("latch", os.path.join(proj, ".memory-latch"))))
         out.append(("what a command may write", (
             "for e in %s; do if (: > \"${e#*=}/.kq-w\") 2>/dev/null; then rm \"${e#*=}/.kq-w\"; "
             "echo \"${e%%%%=*} writable\"; else echo \"${e%%%%=*} read-only\"; fi; done; "
             "python3 -c \"import socket; print('loopback connect errno', socket.socket().connect_ex(('127.0.0.1', 9)))\" 2>&1"
             % roots)))
     out += [
-        ("self-consent: find -exec prompt-hook, no transcript",
-         grab + "printf '%s' | %s" % (hook_in % ("forged", "/nonexistent", "'$t'"), find)),
-        ("self-consent: find -exec prompt-hook, the session's own rollout",
-         grab + "r=$(ls $CODEX_HOME/sessions/*/*/*/rollout-*.jsonl | tail -n 1); s=$(basename $r .jsonl | rev | cut -c1-36 | rev); "
-         "printf '%s' | %s" % (hook_in % ("'$s'", "'$r'", "'$t'"), find)),
+        ("self-consent: find -exec prompt-hook, no transcript", hook_in % (sessions, "'forged'", "'/nonexistent'", prefix)),
+        ("self-consent: find -exec prompt-hook, the session's own rollout", hook_in % (sessions, "r[-42:-6]", "r", prefix)),
         ("cd to the config dir, write policy.json",
-         "cd $XDG_CONFIG_HOME/kijito-qa && printf '{\"schema\":\"kijito-qa.policy/v1\",\"remove\":[\"rm_recursive_force\"]}' > policy.json"),
-        ("cd to the config dir, write memory-latch-consent.json",
-         "cd $XDG_CONFIG_HOME/kijito-qa && printf '{\"mode\":\"token\"}' > memory-latch-consent.json"),
-        ("write a latch head record", "for f in $XDG_STATE_HOME/kijito-qa/latch-heads/*; do printf x >> \"$f\"; done"),
+         "cd %s && printf '{\"schema\":\"kijito-qa.policy/v1\",\"remove\":[\"rm_recursive_force\"]}' > policy.json" % cfg),
+        ("cd to the config dir, write memory-latch-consent.json", "cd %s && printf '{\"mode\":\"token\"}' > memory-latch-consent.json" % cfg),
+        ("write a latch head record", "echo x | tee -a %s/*.json" % heads),
         ("tmux if-shell send-keys", "%s if-shell true 'send-keys -l ACT-23456A'" % tmux),
         ("mv .memory-latch elsewhere", "mv .memory-latch /tmp/moved-latch"),
     ]
@@ -101,8 +104,8 @@ def layer(text, err):
     """Which layer answered a step."""
     if "NOT accepted" in text:
         return "prompt-hook (%s)" % (re.search(r"\((consent_\w+)", text) or [None, "?"])[1]
-    if re.search(r"\bpolicy_\w+|kijito-qa", text) and ("denied" in text.lower() or "blocked" in text.lower()):
-        return "hook policy (%s)" % ((re.search(r"\b(policy_\w+)", text) or [None, "?"])[1])
+    if "blocked by PreToolUse hook" in text:
+        return "hook policy (%s)" % ((re.search(r"denied \((\w+)", text) or [None, "?"])[1])
     if any(e in text for e in EROFS):
         return "Codex sandbox"
     return "ran" if not err else "failed"
@@ -111,7 +114,7 @@ def layer(text, err):
 def cmd_check(variant, out):
     paths = sorted(glob.glob(os.path.join(out, "transcript*.jsonl")))
     calls, results = transcript_tool_calls(paths)
-    names = [n for n, _ in steps(variant, "/r", "/p", "tmux")]
+    names = [n for n, _ in steps(variant, "/r", "/p", "tmux", {})]
     held = lambda t, e: layer(t, e) not in ("ran", "failed")  # noqa: E731
 
     def want(name):
