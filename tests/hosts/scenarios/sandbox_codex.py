@@ -7,6 +7,8 @@
                                                         the run, host-e2e reads it after --before-start)
   sandbox_codex.py state ROOT                           kijito-qa's files now (JSON on stdout)
   sandbox_codex.py check VARIANT OUT                    judge the run; exit 1 on a failed step
+  sandbox_codex.py mode OUT                             exit 1 unless every turn of the rollouts in OUT
+                                                        ran under workspace-write (sandbox-agent, -consent)
 
 VARIANT `os`: no kijito-qa hook installed, only the sandbox stands in the way (which layer holds
 what); `both`: the installed hooks.json too (the user's real setup). Each step's result is read
@@ -20,7 +22,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from he2e.common import judge_steps, transcript_tool_calls  # noqa: E402
+from he2e.common import judge_steps, read_jsonl, transcript_tool_calls  # noqa: E402
 
 TOKEN = re.compile(r"ACT-[0-9A-Z]{4,}")
 EROFS = ("Read-only file system", "Permission denied", "Operation not permitted")
@@ -167,12 +169,23 @@ def cmd_check(variant, out):
     return 1 if bad else 0
 
 
+def cmd_mode(out):
+    modes = [(v.get("payload") or {}).get("sandbox_policy", {}).get("type")
+             for p in sorted(glob.glob(os.path.join(out, "transcript*.jsonl")))
+             for v in read_jsonl(p) if v.get("type") == "turn_context"]
+    good = bool(modes) and set(modes) == {"workspace-write"}
+    print("  %s: %d turns, sandbox_policy %s" % ("ok" if good else "FAIL", len(modes), sorted(set(map(str, modes)))))
+    return 0 if good else 1
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["steps"] and len(a) == 6:
         cmd_steps(*a[1:])
     elif a[:1] == ["state"] and len(a) == 2:
         cmd_state(a[1])
+    elif a[:1] == ["mode"] and len(a) == 2:
+        sys.exit(cmd_mode(a[1]))
     elif a[:1] == ["check"] and len(a) == 3:
         sys.exit(cmd_check(a[1], a[2]))
     else:
