@@ -476,7 +476,8 @@ run_sandbox_tui() {
 # Codex's workspace-write lets a command write /tmp (measured), so the run's HOME, XDG dirs and
 # CODEX_HOME go under /var/tmp (host-e2e honours TMPDIR), as a user's home is not under /tmp; give
 # an install --prefix outside /tmp too, else the prefix itself is writable to the agent.
-#   sandbox-codex:       no kijito-qa hook installed: what the OS sandbox alone holds
+#   sandbox-codex:       no kijito-qa hook installed: what the OS sandbox alone holds (kijito-setup's
+#                        permission profile: .memory-latch read-only in the writable workspace)
 #   sandbox-codex-hooks: the installed hooks.json too (the user's real setup): every attempt fails
 run_sandbox_codex() {
   local name="$1" root="$prefix/codex" out="$work/out/codex-$1" variant hooks

@@ -1,7 +1,8 @@
 #!/bin/sh
 # sandbox-codex-seed.sh ROOT PREFIX VARIANT TMUX STEPS: host-e2e tui-codex --before-start (in the project dir, the run's
 # CODEX_HOME and XDG dirs; the throwaway config.toml has no sandbox_mode line: --sandbox-mode none).
-# The setup a user runs: kijito-setup --sandbox --host codex --write (sandbox_mode workspace-write),
+# The setup a user runs: kijito-setup --sandbox --host codex --write (the permission profile kijito-qa:
+# workspace-write with .memory-latch read-only),
 # --allow-helpers --host codex --write (the prefix rules in $CODEX_HOME/rules/kijito-qa.rules); then
 # kijito-qa's config dir, a build/ dir to delete and the action file the agent asks consent for.
 # Writes $HOST_E2E_OUT/setup-*.txt, $HOST_E2E_OUT/before.json (scenarios/sandbox_codex.py state) and
