@@ -468,6 +468,123 @@ run_sandbox_tui() {
   fi
 }
 
+# Codex 0.169 with its own sandbox as kijito-setup --sandbox --host codex --write sets it, and the
+# helpers' prefix rules of --allow-helpers --write (docs/protocol.md §12): the real TUI in tmux, the
+# throwaway config.toml without a sandbox_mode line (host-e2e --sandbox-mode none), so our setup
+# writes it; the fake model runs one shell call per prompt (scenarios/sandbox-codex-seed.sh,
+# sandbox_codex.py: the steps, which layer held each one, the files before and after, the doctor).
+# Codex's workspace-write lets a command write /tmp (measured), so the run's HOME, XDG dirs and
+# CODEX_HOME go under /var/tmp (host-e2e honours TMPDIR), as a user's home is not under /tmp; give
+# an install --prefix outside /tmp too, else the prefix itself is writable to the agent.
+#   sandbox-codex:       no kijito-qa hook installed: what the OS sandbox alone holds (kijito-setup's
+#                        permission profile: .memory-latch read-only in the writable workspace)
+#   sandbox-codex-hooks: the installed hooks.json too (the user's real setup): every attempt fails
+run_sandbox_codex() {
+  local name="$1" root="$prefix/codex" out="$work/out/codex-$1" variant hooks
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP codex $name: tmux not installed"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0; }
+  local miss; miss=$(missing "$root" $hook_bins pretool-hook prompt-hook memory-latch kijito-setup kijito-doctor)
+  if [ -n "$miss" ]; then
+    say "FAIL codex $name: not installed: $miss"; failures=$((failures + 1)); report+=("codex $name: FAIL (missing $miss)"); return 0
+  fi
+  mkdir -p "$work/out"
+  case "$name" in
+    sandbox-codex) variant=os hooks="$out.hooks.json"; echo '{"hooks": {}}' > "$hooks" ;;
+    *) variant=both hooks="$root/hooks/hooks.json" ;;
+  esac
+  local t0 rc=0 dt tmux_bin home_tmp
+  tmux_bin=$(PATH=/usr/bin:/bin command -v tmux)
+  home_tmp=$(mktemp -d /var/tmp/kijito-sbx.XXXXXX)
+  case "$prefix" in /tmp/*) say "note: the prefix $prefix is under /tmp, which Codex's workspace-write lets the agent write" ;; esac
+  echo '[]' > "$out.steps.json"  # written again by the seed, with the run's paths
+  t0=$(now)
+  TMPDIR="$home_tmp" "$he2e" tui-codex --hooks "$hooks" --sandbox-mode none --host-arg=--no-daemon --out "$out" --timeout 500 \
+    --before-start "$(printf '%q %q %q %q %q %q' "$here/scenarios/sandbox-codex-seed.sh" "$root" "$prefix" "$variant" "$tmux_bin" "$out.steps.json")" \
+    --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  [ "${KEEP:-}" = 1 ] || rm -rf "$home_tmp"
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt, host-e2e exit $rc):"
+  if [ "$rc" = 0 ] && python3 "$here/scenarios/sandbox_codex.py" check "$variant" "$out"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)")
+  fi
+}
+
+# sandbox-agent (Codex): the agent-driven QA cycle (run_agent's machinery: agent_steps.py long with 2
+# cycles, check_agent.py long) with Codex's workspace-write sandbox and the helpers' prefix rules as
+# kijito-setup writes them: every helper the agent runs (pointer-digest, the verifiers'
+# pointer-snapshot, qa-gate record, kijito-compact request) reaches kijito-local on loopback from
+# outside the sandbox; each compaction is re-entered ATTESTED, the ceiling one UNATTESTED.
+run_agent_sandbox() {
+  local name=sandbox-agent root="$prefix/codex" out="$work/out/codex-sandbox-agent"
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP codex $name: tmux not installed"; skipped=$((skipped + 1)); report+=("codex $name: skipped (no tmux)"); return 0; }
+  local miss; miss=$(missing "$root" $hook_bins $pass_bins kijito-compact kijito-setup)
+  if [ -n "$miss" ]; then
+    say "FAIL codex $name: not installed: $miss"; failures=$((failures + 1)); report+=("codex $name: FAIL (missing $miss)"); return 0
+  fi
+  mkdir -p "$work/out"
+  python3 "$here/scenarios/agent_steps.py" long "$root" "$out.steps.json" 2
+  local t0 rc=0 dt home_tmp setup
+  home_tmp=$(mktemp -d /var/tmp/kijito-sbx.XXXXXX)
+  setup="$(printf '%q' "$root/bin/kijito-setup") --root $(printf '%q' "$prefix") --host codex --write"
+  t0=$(now)
+  TMPDIR="$home_tmp" "$he2e" tui-codex --hooks "$root/hooks/hooks.json" --sandbox-mode none --host-arg=--no-daemon \
+    --host-arg=-c --host-arg=model_auto_compact_token_limit=200000 --pane-host --out "$out" --timeout 600 --turn-timeout 150 \
+    --before-start "$(printf '%q %q publish-only' "$seed" "$root") && $setup --sandbox && $setup --allow-helpers" \
+    --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  [ "${KEEP:-}" = 1 ] || rm -rf "$home_tmp"
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL codex $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)"); return 0
+  fi
+  say "codex $name ($dt):"
+  if python3 "$here/scenarios/sandbox_codex.py" mode "$out" && python3 "$here/scenarios/check_agent.py" long "$out" "$root"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)")
+  fi
+}
+
+# sandbox-consent (Codex): policy-consent's flow (scenarios/policy-seed.sh, policy_user.py,
+# check_policy.py consent) with the workspace-write sandbox and the prefix rules from kijito-setup:
+# the agent's `rm -r build` is denied, `memory-latch consent request` runs outside the sandbox, the
+# user types the token, the identical retry runs once (inside the sandbox: the project is writable),
+# a repeat is denied.
+run_consent_sandbox() {
+  local name=sandbox-consent host=codex root="$prefix/codex" out="$work/out/codex-sandbox-consent"
+  wanted "$name" || return 0
+  local miss; miss=$(missing "$root" $hook_bins pretool-hook prompt-hook memory-latch kijito-setup)
+  if [ -n "$miss" ]; then
+    say "FAIL codex $name: not installed: $miss"; failures=$((failures + 1)); report+=("codex $name: FAIL (missing $miss)"); return 0
+  fi
+  local pdir="$work/sandbox-consent" t0 rc=0 dt home_tmp setup ml
+  mkdir -p "$pdir" "$work/out"
+  home_tmp=$(mktemp -d /var/tmp/kijito-sbx.XXXXXX)
+  setup="$(printf '%q' "$root/bin/kijito-setup") --root $(printf '%q' "$prefix") --host codex --write"
+  ml=$(printf '%q' "$root/bin/memory-latch")
+  t0=$(now)
+  TMPDIR="$home_tmp" "$he2e" codex --hooks "$root/hooks/hooks.json" --sandbox-mode none --scenario prompts \
+    --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2" --out "$out" --timeout 300 \
+    --before-first "$setup --sandbox > \"\$HOST_E2E_OUT/setup-sandbox.txt\" && $setup --allow-helpers > /dev/null && $(printf '%q %q %q consent %q' "$here/scenarios/policy-seed.sh" "$root" "$pdir" 'rm -r build')" \
+    --before-each "$(printf '%q %q' "$here/scenarios/policy_user.py" "$pdir/prompt-2")" \
+    --after "cp \"\$CODEX_HOME/config.toml\" \"\$HOST_E2E_OUT/config-used.toml\"; { [ -d build ] && echo present || echo absent; } > \"\$HOST_E2E_OUT/build-after.txt\"; cat .memory-latch/_manifest.md > \"\$HOST_E2E_OUT/latch-log.txt\"; $ml verify > \"\$HOST_E2E_OUT/latch-verify.txt\" 2>&1" \
+    > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  [ "${KEEP:-}" = 1 ] || rm -rf "$home_tmp"
+  say "codex $name ($dt, host-e2e exit $rc):"
+  if [ -f "$out/summary.json" ] && python3 "$here/scenarios/sandbox_codex.py" mode "$out" \
+     && python3 "$here/scenarios/check_policy.py" consent "$out" "$root" "$host" "$pdir"; then
+    passed=$((passed + 1)); report+=("codex $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; say "FAIL codex $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("codex $name: FAIL ($dt)")
+  fi
+}
+
 for h in $hosts; do
   run_boots "$h"
   run_agent "$h" agent-long
@@ -482,6 +599,7 @@ for h in $hosts; do
   if [ "$h" = codex ]; then run_one codex adapter-compact; run_one codex adapter-long; fi
   run_one "$h" plain-request
   if [ "$h" = claude ]; then run_host_consent; run_sandbox_tui; fi
+  if [ "$h" = codex ]; then run_sandbox_codex sandbox-codex; run_sandbox_codex sandbox-codex-hooks; run_agent_sandbox; run_consent_sandbox; fi
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 
@@ -506,7 +624,7 @@ run_sandbox_claude() {
   if [ -n "$miss" ]; then
     say "FAIL claude $name: not installed: $miss"; failures=$((failures + 1)); report+=("claude $name: FAIL (missing $miss)"); return 0
   fi
-  local pdir="$work/$name" t0 rc=0 dt seedmode=consent
+  local pdir="$work/claude-$name" t0 rc=0 dt seedmode=consent
   [ "$mode" = cycle ] && seedmode=cycle
   mkdir -p "$work/out" "$pdir"
   python3 "$here/scenarios/sandbox_steps.py" "$mode" "$root" "$pdir" "$out.steps.json"

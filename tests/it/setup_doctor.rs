@@ -1142,11 +1142,13 @@ fn sandbox_shows_writes_and_takes_out_the_claude_code_sandbox_settings() {
     assert_eq!(fs::read(&settings).unwrap(), b"{oops");
 }
 
-/// Codex: one top-level `sandbox_mode = "workspace-write"` line in
-/// `$CODEX_HOME/config.toml`; the user's own `sandbox_mode` kept as a comment
-/// and put back by `--uninstall`; every other line kept; 0600; the doctor's line.
+/// Codex: the permission profile kijito-qa in `$CODEX_HOME/config.toml`
+/// (`default_permissions` first, the `[permissions.kijito-qa]` tables last;
+/// docs/protocol.md §12); the user's own `sandbox_mode`, which would win over
+/// it, kept as a comment and put back by `--uninstall`; every other line
+/// kept; 0600; the doctor's line.
 #[test]
-fn sandbox_sets_codex_workspace_write_and_gives_the_users_mode_back() {
+fn sandbox_sets_the_codex_permission_profile_and_gives_the_users_mode_back() {
     let h = Home::new();
     let prefix = h.path("prefix");
     install_root(&prefix, "codex");
@@ -1165,13 +1167,21 @@ fn sandbox_sets_codex_workspace_write_and_gives_the_users_mode_back() {
     assert!(c["detail"].as_str().unwrap().contains("danger-full-access"), "{c}");
     let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix)], &env);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("sandbox_mode: workspace-write (was \"danger-full-access\""), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("sandbox_mode: the user's line kept as a comment"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("+ default_permissions = \"kijito-qa\""), "{}", text(&o.stdout));
     assert_eq!(fs::read_to_string(&cfg).unwrap(), user);
     let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix), "--write"], &env);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let t = fs::read_to_string(&cfg).unwrap();
-    assert!(t.contains("\nsandbox_mode = \"workspace-write\" # kijito-setup --sandbox\n"), "{t}");
-    assert!(t.starts_with("model = \"gpt\"\n") && t.ends_with("[features]\nhooks = true\n"), "{t}");
+    assert!(t.starts_with("default_permissions = \"kijito-qa\" # kijito-setup --sandbox\nmodel = \"gpt\"\n"), "{t}");
+    assert!(t.contains("\n# kijito-setup --sandbox replaced: sandbox_mode = \"danger-full-access\"\n"), "{t}");
+    assert!(
+        t.contains("[features]\nhooks = true\n\n# kijito-setup --sandbox: the kijito-qa permission profile")
+            && t.ends_with(
+                "[permissions.kijito-qa]\nextends = \":workspace\"\n[permissions.kijito-qa.filesystem.\":workspace_roots\"]\n\".memory-latch\" = \"read\"\n"
+            ),
+        "{t}"
+    );
     assert_eq!(mode(&cfg), 0o600);
     assert_eq!(doctor_sandbox(&h)["status"], "green");
     let o = h.run_env(SETUP, &["--sandbox", "--host", "codex", "--root", s(&prefix), "--uninstall", "--write"], &env);

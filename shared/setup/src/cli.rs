@@ -88,9 +88,11 @@ as excludedCommands (<root>/claude/bin/<helper> [<subcommand>] *),
 filesystem.denyWrite over kijito-qa's config, state and data dirs, the prefix,
 the hosts' dirs, ~/.ssh and shell startup files, permissions.deny Edit rules for
 .memory-latch, .git/hooks, CI files and the hosts' project files, and the API
-host as network.allowedDomains; Codex's config.toml gains a top-level
-sandbox_mode = \"workspace-write\". Shows the change; --write merges it (every
-other setting kept; atomic, 0600); --uninstall takes kijito-qa's entries out.
+host as network.allowedDomains; Codex's config.toml gains the permission
+profile kijito-qa (default_permissions; the workspace writable, .memory-latch
+read-only; a sandbox_mode line of the user's kept as a comment). Shows the
+change; --write merges it (every other setting kept; atomic, 0600);
+--uninstall takes kijito-qa's entries out.
 --codex-alias: print the shell alias that starts Codex through the compaction
 adapter (kijito-compact codex), whose sessions can be compacted.
 

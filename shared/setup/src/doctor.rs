@@ -684,7 +684,7 @@ fn check_sandbox(out: &mut Out, h: HostKind, root: &Path) {
             "sandbox",
             match h {
                 HostKind::Claude => "the Bash sandbox is on (no unsandboxed retry; kijito-qa's paths write-denied; the helpers excluded)",
-                HostKind::Codex => "sandbox_mode confines the agent's commands (workspace-write or read-only)",
+                HostKind::Codex => "the kijito-qa permission profile (the workspace writable, .memory-latch read-only) or the user's sandbox_mode (workspace-write or read-only) confines the agent's commands",
             },
         ),
         Err(why) => out.yellow(

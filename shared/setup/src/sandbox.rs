@@ -19,9 +19,15 @@
 //!   `sh -c` stays sandboxed; a line of excluded commands only (`a; b`) runs
 //!   outside, which the PreToolUse guard denies for helper lines.
 //!
-//! Codex 0.169: `sandbox_mode = "workspace-write"` at the top of
-//! `$CODEX_HOME/config.toml` (network off by default); the helpers run
-//! outside it through the `--allow-helpers` prefix rules.
+//! Codex 0.169 (measured the same way, docs/protocol.md §12): the
+//! permission profile `kijito-qa` (`default_permissions` at the top of
+//! `$CODEX_HOME/config.toml`, the `[permissions.kijito-qa]` tables at its
+//! end): the built-in `:workspace` (the project, `/tmp` and `$TMPDIR`
+//! writable, network off) with `.memory-latch` read-only in every workspace
+//! root, which `sandbox_mode = "workspace-write"` cannot say. A `sandbox_mode`
+//! line wins over `default_permissions`, so the user's is kept as a comment
+//! (and put back by `--uninstall`). The helpers run outside it through the
+//! `--allow-helpers` prefix rules.
 
 use crate::permissions::{self, AGENT_COMMANDS};
 use kijito_files::datadir::HostKind;
@@ -39,9 +45,22 @@ pub mod codes {
 }
 
 /// The line kijito-qa writes at the top of Codex's config.toml.
-pub const CODEX_LINE: &str = "sandbox_mode = \"workspace-write\" # kijito-setup --sandbox";
-/// The comment that keeps a `sandbox_mode` line of the user's that
-/// [`CODEX_LINE`] replaced (`--uninstall` puts it back).
+pub const CODEX_LINE: &str = "default_permissions = \"kijito-qa\" # kijito-setup --sandbox";
+/// The profile's tables, appended at the end of config.toml after the
+/// comment line (a top-level key after a table would land in it). No end
+/// marker: Codex appends its own tables (`[tui]`) after the last line.
+pub const CODEX_PROFILE: &[&str] = &[
+    "# kijito-setup --sandbox: the kijito-qa permission profile (docs/protocol.md §12)",
+    "[permissions.kijito-qa]",
+    "extends = \":workspace\"",
+    "[permissions.kijito-qa.filesystem.\":workspace_roots\"]",
+    "\".memory-latch\" = \"read\"",
+];
+/// The line an earlier kijito-setup wrote instead; taken out by both ways.
+const CODEX_OLD_LINE: &str = "sandbox_mode = \"workspace-write\" # kijito-setup --sandbox";
+/// The comment that keeps a top-level `sandbox_mode` or
+/// `default_permissions` line of the user's that would override or replace
+/// the profile (`--uninstall` puts it back).
 pub const CODEX_REPLACED: &str = "# kijito-setup --sandbox replaced: ";
 
 /// Where the protected paths are.
@@ -256,14 +275,14 @@ fn prune_empty(root: &mut Value, keys: &[&str]) {
     }
 }
 
-/// The top-level `sandbox_mode` of Codex config.toml text: (line index, value).
-pub fn codex_mode(text: &str) -> Option<(usize, String)> {
+/// The top-level value of `key` in Codex config.toml text: (line index, value).
+fn codex_top(text: &str, key: &str) -> Option<(usize, String)> {
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.starts_with('[') {
             return None;
         }
-        if let Some(rest) = t.strip_prefix("sandbox_mode") {
+        if let Some(rest) = t.strip_prefix(key) {
             if let Some(v) = rest.trim_start().strip_prefix('=') {
                 let v = v.split('#').next().unwrap_or("").trim().trim_matches(['"', '\'']);
                 return Some((i, v.to_owned()));
@@ -273,35 +292,70 @@ pub fn codex_mode(text: &str) -> Option<(usize, String)> {
     None
 }
 
-/// Merge (or take out) [`CODEX_LINE`] in Codex config.toml text: a
-/// top-level `sandbox_mode` of the user's is kept as a comment and put back
-/// by `uninstall`; every other line kept. Returns the text and the changes.
+/// The top-level `sandbox_mode` of Codex config.toml text: (line index, value).
+pub fn codex_mode(text: &str) -> Option<(usize, String)> {
+    codex_top(text, "sandbox_mode")
+}
+
+/// Merge (or take out) the kijito-qa permission profile in Codex
+/// config.toml text: [`CODEX_LINE`] first, [`CODEX_PROFILE`] last; a
+/// top-level `sandbox_mode` or `default_permissions` of the user's kept as a
+/// comment and put back by `uninstall`; every other line kept. Returns the
+/// text and the changes.
 pub fn merge_codex(existing: &str, uninstall: bool) -> (String, Vec<String>) {
     let mut lines: Vec<String> = existing.lines().map(str::to_owned).collect();
-    let ours = lines.iter().position(|l| l.trim() == CODEX_LINE);
     let mut changes = Vec::new();
-    match (uninstall, ours) {
-        (false, Some(_)) | (true, None) => {}
-        (false, None) => match codex_mode(existing) {
-            Some((i, v)) => {
-                let orig = std::mem::take(&mut lines[i]);
-                lines[i] = CODEX_LINE.to_owned();
-                lines.insert(i, format!("{CODEX_REPLACED}{orig}"));
-                changes.push(format!("= sandbox_mode: workspace-write (was {v:?}, kept as a comment)"));
-            }
-            None => {
-                lines.insert(0, CODEX_LINE.to_owned());
-                changes.push("+ sandbox_mode = \"workspace-write\"".to_owned());
-            }
-        },
-        (true, Some(i)) => {
+    if let Some(i) = lines.iter().position(|l| l.trim() == CODEX_OLD_LINE) {
+        lines.remove(i);
+        changes.push("- sandbox_mode = \"workspace-write\" (an earlier kijito-setup's line)".to_owned());
+    }
+    let line_at = |lines: &[String]| lines.iter().position(|l| l.trim() == CODEX_LINE);
+    // the comment line and the profile's lines that follow it (a damaged
+    // profile is taken out whole too)
+    let block_at = |lines: &[String]| {
+        let b = lines.iter().position(|l| l == CODEX_PROFILE[0])?;
+        let n = lines[b..].iter().take_while(|l| CODEX_PROFILE.contains(&l.as_str())).count();
+        Some((b, b + n - 1))
+    };
+    let whole = |lines: &[String]| block_at(lines).is_some_and(|(b, e)| lines[b..=e] == *CODEX_PROFILE);
+    if uninstall {
+        if let Some((b, e)) = block_at(&lines) {
+            let from = if b > 0 && lines[b - 1].trim().is_empty() { b - 1 } else { b };
+            lines.drain(from..=e);
+            changes.push("- [permissions.kijito-qa]".to_owned());
+        }
+        if let Some(i) = line_at(&lines) {
             lines.remove(i);
-            changes.push("- sandbox_mode = \"workspace-write\"".to_owned());
-            if let Some(orig) = i.checked_sub(1).and_then(|j| lines[j].strip_prefix(CODEX_REPLACED).map(|o| (j, o.to_owned()))) {
-                lines[orig.0] = orig.1;
-                changes.push("= sandbox_mode: the user's line put back".to_owned());
+            changes.push("- default_permissions = \"kijito-qa\"".to_owned());
+        }
+        for l in lines.iter_mut() {
+            if let Some(orig) = l.strip_prefix(CODEX_REPLACED) {
+                *l = orig.to_owned();
+                changes.push(format!("= the user's line put back: {l}"));
             }
         }
+    } else if line_at(&lines).is_none() || !whole(&lines) {
+        let top = lines.iter().position(|l| l.trim().starts_with('[')).unwrap_or(lines.len());
+        for l in lines[..top].iter_mut() {
+            let t = l.trim();
+            let key = ["sandbox_mode", "default_permissions"].into_iter().find(|k| codex_top(t, k).is_some());
+            if let (Some(k), false) = (key, t == CODEX_LINE) {
+                changes.push(format!("= {k}: the user's line kept as a comment ({t})"));
+                *l = format!("{CODEX_REPLACED}{l}");
+            }
+        }
+        if line_at(&lines).is_none() {
+            lines.insert(0, CODEX_LINE.to_owned());
+            changes.push("+ default_permissions = \"kijito-qa\"".to_owned());
+        }
+        if let Some((b, e)) = block_at(&lines) {
+            lines.drain(b..=e);
+        }
+        if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+            lines.push(String::new());
+        }
+        lines.extend(CODEX_PROFILE.iter().map(|l| (*l).to_owned()));
+        changes.push("+ [permissions.kijito-qa]: extends :workspace, .memory-latch read-only".to_owned());
     }
     let mut text = lines.join("\n");
     if !text.is_empty() {
@@ -366,7 +420,7 @@ pub fn check(host: HostKind, p: &Paths) -> std::result::Result<(), String> {
             match codex_mode(&text) {
                 Some((_, m)) if m == "workspace-write" || m == "read-only" => Ok(()),
                 Some((_, m)) => Err(format!("sandbox_mode is {m:?} in {}", plan.path.display())),
-                None => Err(format!("no top-level sandbox_mode in {}", plan.path.display())),
+                None => Err(format!("no kijito-qa permission profile (nor a sandbox_mode) in {}", plan.path.display())),
             }
         }
         Ok(plan) => {
@@ -422,17 +476,31 @@ mod tests {
     }
 
     #[test]
-    fn codex_config_gains_one_top_level_line_and_gets_the_users_back() {
+    fn codex_config_gains_the_profile_and_gets_the_users_back() {
         let user = "model = \"m\"\nsandbox_mode = \"danger-full-access\"\n\n[features]\nhooks = true\n";
         let (text, changes) = merge_codex(user, false);
-        assert_eq!(changes.len(), 1);
-        assert_eq!(codex_mode(&text).unwrap().1, "workspace-write");
-        assert!(text.contains("[features]\nhooks = true"));
+        assert_eq!(changes.len(), 3, "{changes:?}");
+        assert!(text.starts_with(&format!("{CODEX_LINE}\n")), "{text}");
+        assert!(text.ends_with(&format!("hooks = true\n\n{}\n", CODEX_PROFILE.join("\n"))), "{text}");
+        assert_eq!(codex_mode(&text), None, "the user's sandbox_mode would override the profile: a comment now");
+        assert!(text.contains(&format!("{CODEX_REPLACED}sandbox_mode = \"danger-full-access\"")));
         assert_eq!(merge_codex(&text, false).1.len(), 0);
         assert_eq!(merge_codex(&text, true).0, user);
-        let (fresh, _) = merge_codex("[features]\nhooks = true\n", false);
-        assert!(fresh.starts_with(CODEX_LINE));
-        assert_eq!(merge_codex(&fresh, true).0, "[features]\nhooks = true\n");
+        for base in ["[features]\nhooks = true\n", "", "default_permissions = \":read-only\"\n"] {
+            let (fresh, _) = merge_codex(base, false);
+            assert!(fresh.starts_with(CODEX_LINE), "{fresh}");
+            assert_eq!(merge_codex(&fresh, true).0, base);
+        }
+        let old = format!("{CODEX_OLD_LINE}\n[features]\nhooks = true\n");
+        let (moved, _) = merge_codex(&old, false);
+        assert!(!moved.contains("sandbox_mode"), "an earlier kijito-setup's line goes: {moved}");
+        assert_eq!(merge_codex(&old, true).0, "[features]\nhooks = true\n");
+        let cut = text.replace("extends = \":workspace\"\n", "");
+        let (fixed, c) = merge_codex(&cut, false);
+        assert!(!c.is_empty() && fixed == text, "a damaged profile is written whole again: {fixed}");
+        let codex_added = format!("{text}\n[tui]\nscreen_reader_detection_done = true\n");
+        assert_eq!(merge_codex(&codex_added, false).1.len(), 0, "Codex's own tables after ours");
+        assert_eq!(merge_codex(&codex_added, true).0, format!("{user}\n[tui]\nscreen_reader_detection_done = true\n"));
         assert_eq!(codex_mode("[x]\nsandbox_mode = \"read-only\"\n"), None, "a table's key is not the top level");
     }
 }

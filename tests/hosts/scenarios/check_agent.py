@@ -280,7 +280,10 @@ def main():
     s = json.load(open(os.path.join(out, "summary.json")))
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
     steps = json.load(open(out.rstrip("/") + ".steps.json"))
-    {"long": check_long, "typing": check_typing}[mode](out, s, reqs, s.get("host"), steps)
+    if mode == "long":  # as many cycles as the steps file has (agent_steps.py long ROOT OUT [CYCLES])
+        check_long(out, s, reqs, s.get("host"), steps, sum(1 for st in steps if st.get("name", "").startswith("cycle-")))
+    else:
+        check_typing(out, s, reqs, s.get("host"), steps)
 
 
 if __name__ == "__main__":

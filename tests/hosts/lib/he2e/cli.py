@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 
-from . import common
+from . import codex as codex_mod, common
 from .common import EXIT_ENV, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refuse, log
 
 LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -213,7 +213,7 @@ def cmd_codex(a):
            "probe": not a.no_probe, "timeout": a.timeout, "auto_compact_limit": a.auto_compact_limit,
            "before_compact": a.before_compact, "after": a.after, "tool_command": a.tool_command,
            "app_server_cmd": a.app_server_cmd, "cycles": a.cycles, "between": a.between,
-           "config_extra": a.config_extra,
+           "config_extra": a.config_extra, "sandbox_mode": a.sandbox_mode,
            "before_first": a.before_first, "prompt_files": [os.path.abspath(f) for f in (a.prompt_file or [])],
            "before_each": a.before_each}
     return run_confined(job, "codex", prefix)
@@ -293,7 +293,7 @@ def cmd_tui(a):
         job.update(settings_hooks=os.path.abspath(a.settings_hooks) if a.settings_hooks else None,
                    plugin_dir=os.path.abspath(a.plugin_dir) if a.plugin_dir else None)
     else:
-        job.update(hooks=os.path.abspath(a.hooks), config_extra=a.config_extra)
+        job.update(hooks=os.path.abspath(a.hooks), config_extra=a.config_extra, sandbox_mode=a.sandbox_mode)
     return run_confined(job, a.cmd, prefix)
 
 
@@ -369,6 +369,9 @@ def parser():
                         "the run's environment (kijito-qa addition)")
     c.add_argument("--config-extra", metavar="TOML",
                    help="kijito-qa: TOML appended to the throwaway config.toml (e.g. an [mcp_servers.x] table)")
+    c.add_argument("--sandbox-mode", choices=codex_mod.SANDBOX_MODES,
+                   help="kijito-qa: the config's top-level sandbox_mode (`none`: no line); the threads then keep it "
+                        "(default: read-only, and the prompts/adapter/plain-request threads run danger-full-access)")
     c.add_argument("--no-probe", action="store_true",
                    help="do not add the stdin-recording probe hook (source/trigger then stay null)")
     c.add_argument("--auto-compact-limit", type=int, default=50,
@@ -410,6 +413,8 @@ def parser():
         else:
             t.add_argument("--hooks", required=True, help="Codex hooks.json (trusted through the app-server)")
             t.add_argument("--config-extra", help="TOML appended to config.toml")
+            t.add_argument("--sandbox-mode", choices=codex_mod.SANDBOX_MODES,
+                           help="kijito-qa: the config's top-level sandbox_mode (`none`: no line; default read-only)")
         t.add_argument("--out", required=True, help="results dir (created; must be empty)")
         t.add_argument("--prompt", action="append", help="typed into the pane (send-keys -l, then Enter); "
                                                          "waits for the Stop hook; repeatable")

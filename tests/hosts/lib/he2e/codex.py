@@ -24,8 +24,7 @@ CEILING_TOKENS = 990000
 CONFIG_TOML = """model = "fake-model"
 model_provider = "fake"
 approval_policy = "never"
-sandbox_mode = "read-only"
-
+{sandbox_line}
 [model_providers.fake]
 name = "host-e2e fake provider"
 base_url = "http://127.0.0.1:{port}/v1"
@@ -40,6 +39,17 @@ hooks = true
 [analytics]
 enabled = false
 """
+
+# kijito-qa: --sandbox-mode MODE (codex, tui-codex): the config's top-level sandbox_mode; `none`
+# writes no line (a newcomer's config, where kijito-setup --sandbox adds its own). Without the
+# option: read-only, and the prompts/adapter/plain-request threads run danger-full-access (upstream).
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access", "none")
+
+
+def config_toml(port, sandbox_mode=None):
+    mode = sandbox_mode or "read-only"
+    return CONFIG_TOML.format(port=port, sandbox_line="" if mode == "none" else 'sandbox_mode = "%s"\n' % mode)
+
 
 PROMPT_1 = "Say hello"
 PROMPT_2 = "Second prompt after compaction"
@@ -317,7 +327,7 @@ def run(job):
     srv, state = fakeserver.start("responses", req_log, clock)
     port = srv.server_address[1]
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
-        f.write(CONFIG_TOML.format(port=port))
+        f.write(config_toml(port, job.get("sandbox_mode")))  # kijito-qa: --sandbox-mode
         if job.get("config_extra"):  # kijito-qa: --config-extra
             f.write("\n" + job["config_extra"] + "\n")
     write_hooks(job, os.path.join(codex_home, "hooks.json"), probe_cmd)
@@ -368,7 +378,8 @@ def run(job):
                     state["tag"] = "before-first"
                     cmds.run("before-first", job["before_first"], env, {"HOST_E2E_SESSION_ID": "",
                              "HOST_E2E_TRANSCRIPT_PATH": "", "HOST_E2E_CWD": proj}, summary["steps"])
-                params["config"] = {"sandbox_mode": "danger-full-access"}
+                if not job.get("sandbox_mode"):  # kijito-qa: with --sandbox-mode the config decides
+                    params["config"] = {"sandbox_mode": "danger-full-access"}
                 state["tag"] = "thread"
                 thread_id = c.request("thread/start", params, step_timeout())["thread"]["id"]
                 for n, pf in enumerate(job["prompt_files"]):
@@ -400,7 +411,7 @@ def run(job):
             if job["scenario"] == "auto-compact":
                 params["config"] = {"model_auto_compact_token_limit": job["auto_compact_limit"]}
             if job["scenario"] in ("adapter-compact", "adapter-long", "plain-request"):  # the tool call writes the request file
-                params["config"] = {"sandbox_mode": "danger-full-access"}
+                params["config"] = {} if job.get("sandbox_mode") else {"sandbox_mode": "danger-full-access"}
             if job["scenario"] == "adapter-long":  # the ceiling turn (HOST-E2E-INPUT-TOKENS) crosses it
                 params["config"]["model_auto_compact_token_limit"] = CEILING_LIMIT
             state["tag"] = "thread"

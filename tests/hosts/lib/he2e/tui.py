@@ -518,7 +518,7 @@ def setup_codex(r, job):
     srv, state = fakeserver.start("responses", r.req_log, r.clock,
                                   {"input_tokens": job["input_tokens"]} if job.get("input_tokens") else {})
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
-        f.write(codex.CONFIG_TOML.format(port=srv.server_address[1]))
+        f.write(codex.config_toml(srv.server_address[1], job.get("sandbox_mode")))  # kijito-qa: --sandbox-mode
         f.write('\n[projects."%s"]\ntrust_level = "trusted"\n' % r.proj)
         if job.get("config_extra"):
             f.write("\n" + job["config_extra"] + "\n")
