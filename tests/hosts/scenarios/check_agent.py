@@ -283,4 +283,5 @@ def main():
     {"long": check_long, "typing": check_typing}[mode](out, s, reqs, s.get("host"), steps)
 
 
-main()
+if __name__ == "__main__":
+    main()
