@@ -212,7 +212,7 @@ fn the_next_cycle_runs_from_the_reentry_commands_alone() {
 /// status` shows it as `reentryDelivering`, the next UserPromptSubmit
 /// delivers it again UNATTESTED (`delivery_interrupted`), and the next
 /// cycle is ATTESTED (docs/protocol.md §7, "Crash recovery"; the real-host
-/// kill scenarios of tests/hosts, crash-restart, kill the host there).
+/// kill scenarios of tests/hosts, crash-*, kill the host around it).
 #[test]
 fn a_reentry_whose_print_failed_is_shown_delivering_and_delivered_again() {
     for k in &HOSTS {
