@@ -707,6 +707,51 @@ run_mcp_tools() {
 }
 for h in $hosts; do run_mcp_tools "$h"; run_mcp_tools "$h" mcp-cycle; done
 
+# Issue 32 item 6 (kijito-qa): the host killed mid-cycle and restarted. The real TUI as the pane's
+# own command (--pane-host), driven by its own agent (lib/he2e/qa_driver.py) like run_agent; the
+# probe hook SIGKILLs the host from inside the host's own hook at the point (race-free: the host
+# waits for that hook; lib/he2e/tui.py arm_kill), the pane's command is restarted the way people
+# resume (`claude --continue`, `codex resume --last`), then the next cycle runs.
+#   crash-record:      after `qa-gate record` (at the PreToolUse of `kijito-compact request`)
+#   crash-precompact:  in PreCompact, after it recorded its attempt, before the compaction
+#   crash-postcompact: in PostCompact (Codex: claimed, before SessionStart(compact) delivers;
+#                      Claude Code: after its SessionStart(compact) delivered)
+# Steps: scenarios/crash_steps.py; checks (on the model's requests and the qa/ files):
+# scenarios/check_crash.py.
+run_crash() {
+  local host="$1" name="$2" root="$prefix/$1" out="$work/out/$1-$2" args=() point
+  wanted "$name" || return 0
+  command -v tmux >/dev/null 2>&1 || { say "SKIP $host $name: tmux not installed"; skipped=$((skipped + 1)); report+=("$host $name: skipped (no tmux)"); return 0; }
+  local miss
+  miss=$(missing "$root" $hook_bins $pass_bins kijito-compact)
+  if [ -n "$miss" ]; then
+    say "FAIL $host $name: not installed: $miss"; failures=$((failures + 1)); report+=("$host $name: FAIL (missing $miss)"); return 0
+  fi
+  point=${name#crash-}
+  mkdir -p "$work/out"
+  python3 "$here/scenarios/crash_steps.py" "$point" "$root" "$host" "$out.steps.json"
+  case "$host" in
+    claude) args=(tui-claude --plugin-dir "$root" --host-arg=--permission-mode=acceptEdits --host-arg=--allowedTools=Bash) ;;
+    codex) args=(tui-codex --hooks "$root/hooks/hooks.json" --host-arg=--sandbox=danger-full-access --host-arg=--no-daemon) ;;
+  esac
+  local t0 rc=0 dt
+  t0=$(now)
+  "$he2e" "${args[@]}" --pane-host --out "$out" --timeout 600 --turn-timeout 150 \
+    --before-start "$(printf '%q %q publish-only' "$seed" "$root")" --steps "$out.steps.json" > "$out.log" 2>&1 || rc=$?
+  dt=$(took "$t0")
+  if [ ! -f "$out/summary.json" ]; then
+    cat "$out.log"; say "FAIL $host $name: host-e2e exited $rc ($dt)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)"); return 0
+  fi
+  say "$host $name ($dt):"
+  if python3 "$here/scenarios/check_crash.py" "$point" "$out" "$root"; then
+    passed=$((passed + 1)); report+=("$host $name: ok ($dt)")
+  else
+    tail -n 20 "$out.log"; [ -f "$out/then.log" ] && { echo "--- then.log"; tail -n 30 "$out/then.log"; }
+    say "FAIL $host $name (results in $out; KEEP=1 keeps them)"; failures=$((failures + 1)); report+=("$host $name: FAIL ($dt)")
+  fi
+}
+for h in $hosts; do for p in record precompact postcompact; do run_crash "$h" "crash-$p"; done; done
+
 say "summary: $passed passed, $failures failed, $skipped skipped"
 for r in "${report[@]}"; do say "  $r"; done
 [ "$failures" -eq 0 ]

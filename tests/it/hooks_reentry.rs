@@ -206,3 +206,54 @@ fn the_next_cycle_runs_from_the_reentry_commands_alone() {
         assert!(text.starts_with("kijito-qa re-entry after compaction: ATTESTED"), "{} after cycle 3: {text}", k.host);
     }
 }
+
+/// A delivery whose print fails (the host died or closed the hook's stdout:
+/// EPIPE, the hooks ignore SIGPIPE) is not marked delivered: `qa-gate
+/// status` shows it as `reentryDelivering`, the next UserPromptSubmit
+/// delivers it again UNATTESTED (`delivery_interrupted`), and the next
+/// cycle is ATTESTED (docs/protocol.md §7, "Crash recovery"; the real-host
+/// kill scenarios of tests/hosts, crash-*, kill the host around it).
+#[test]
+fn a_reentry_whose_print_failed_is_shown_delivering_and_delivered_again() {
+    for k in &HOSTS {
+        let c = Cycle::new();
+        c.record(k.s);
+        c.hook(&PRECOMPACT, k.host, &[], &c.stdin(k.host, k.precompact, k.s, None, None));
+        c.hook(&POSTCOMPACT, k.host, &[], &c.stdin(k.host, k.postcompact, k.s, None, None));
+        let keys = ["reentryPending", "reentryDelivering", "reentryDelivered"];
+        let state = |c: &Cycle| keys.map(|key| c.status(k.s)[key].as_bool().unwrap());
+        assert_eq!(state(&c), [true, false, false], "{}: claimed, waiting for delivery", k.host);
+        // the delivering hook's stdout is a pipe nobody reads any more
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let data = c.data_arg();
+        let mut child = c
+            .command(&SESSION_HOOK)
+            .args(["--host", k.host, "--expect", "UserPromptSubmit", "--data-dir", &data])
+            .stdout(writer)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(&c.stdin(k.host, k.ups, k.s, Some("go on"), None)).unwrap();
+        }
+        let out = wait_bounded(child, 30);
+        assert_eq!(out.status.code(), Some(0), "{}: the hook exits 0 even when its print fails", k.host);
+        assert_eq!(state(&c), [false, true, false], "{}: printed into a closed pipe, so not delivered", k.host);
+        let again = c.session_hook(k.host, "UserPromptSubmit", &c.stdin(k.host, k.ups, k.s, Some("go on"), None)).unwrap();
+        assert!(
+            again.contains("re-entry after compaction: UNATTESTED") && again.contains("delivery_interrupted"),
+            "{}: delivered again, UNATTESTED: {again}",
+            k.host
+        );
+        assert!(!again.contains("re-entry after compaction: ATTESTED"), "{}: never ATTESTED twice", k.host);
+        assert_eq!(state(&c), [false, false, true], "{}: now delivered", k.host);
+        assert_eq!(c.session_hook(k.host, "UserPromptSubmit", &c.stdin(k.host, k.ups, k.s, Some("go on"), None)), None);
+        // the next cycle is whole again
+        c.record(k.s);
+        let text = compact_and_deliver(&c, k, By::SessionStart);
+        assert!(text.contains("re-entry after compaction: ATTESTED"), "{}: the next cycle is ATTESTED: {text}", k.host);
+    }
+}

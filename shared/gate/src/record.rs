@@ -321,6 +321,9 @@ pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now
         "attemptClaimed": exists(&qa.attempt_claimed(session)),
         "ticketConsumed": exists(&qa.ticket_consumed(session)),
         "reentryPending": exists(&qa.reentry(session)),
+        // a re-entry whose text was printed but not yet marked delivered (a
+        // killed delivery; docs/protocol.md §7 "Crash recovery")
+        "reentryDelivering": exists(&qa.reentry_delivering(session)),
         "reentryDelivered": exists(&qa.reentry_delivered(session)),
         "currentPointer": exists(&qa.current_pointer()),
     })

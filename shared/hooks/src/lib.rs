@@ -263,18 +263,26 @@ pub fn ask_reply(reason: &str) -> String {
 
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 
+/// Whether this process's answer reached its stdout whole (set by
+/// [`answer_once`]; nothing to print counts as written).
+static WRITTEN: AtomicBool = AtomicBool::new(false);
+
 /// Print `text` (if any) as the one answer of this process; returns false if
-/// an answer was already printed.
+/// an answer was already printed. Whether the write succeeded is kept in
+/// [`WRITTEN`]: a host that died or closed the pipe (EPIPE, SIGPIPE is
+/// ignored) never read it.
 fn answer_once(text: Option<&str>) -> bool {
     if ANSWERED.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
         return false;
     }
-    if let Some(t) = text {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(t.as_bytes());
-        let _ = out.write_all(b"\n");
-        let _ = out.flush();
-    }
+    let written = match text {
+        Some(t) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(t.as_bytes()).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush()).is_ok()
+        }
+        None => true,
+    };
+    WRITTEN.store(written, Ordering::SeqCst);
     true
 }
 
@@ -397,7 +405,8 @@ static IN_HOOK: AtomicBool = AtomicBool::new(false);
 static AFTER_ANSWER: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>> = std::sync::Mutex::new(Vec::new());
 
 /// Run `step` once this hook's answer is printed (and flushed), before the
-/// process exits; never after a fallback answer (panic, watchdog). Outside
+/// process exits; never after a fallback answer (panic, watchdog) nor when
+/// the print failed (the host closed the pipe or died: EPIPE). Outside
 /// a hook process ([`run_hook`] not running: tests, embedders) it runs at
 /// once. A re-entry delivery is marked delivered this way: a kill before
 /// the print leaves it to be delivered again (docs/protocol.md §7).
@@ -421,7 +430,10 @@ fn finish(answer: Option<&str>) -> ! {
 #[allow(unsafe_code)]
 fn finish_then(answer: Option<&str>, then: bool) -> ! {
     if answer_once(answer) {
-        if then {
+        // the steps that need the answer out (marking a re-entry delivered)
+        // run only when it was written whole: a failed print leaves the
+        // re-entry to the next hook (docs/protocol.md §7, "Crash recovery")
+        if then && WRITTEN.load(Ordering::SeqCst) {
             let steps = AFTER_ANSWER.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
             for step in steps {
                 step();

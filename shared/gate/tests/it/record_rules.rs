@@ -403,6 +403,7 @@ fn status_reports_what_exists_and_creates_nothing() {
         ("attemptClaimed", qa.attempt_claimed(s)),
         ("ticketConsumed", qa.ticket_consumed(s)),
         ("reentryPending", qa.reentry(s)),
+        ("reentryDelivering", qa.reentry_delivering(s)),
         ("reentryDelivered", qa.reentry_delivered(s)),
     ] {
         assert_eq!(record::status_of(&r.req.data_dir, s, None, NOW)[key], false, "{key}");

@@ -299,7 +299,10 @@ class TuiRun:
         {"attach": true}: attach the client (a pty running `tmux attach`);
         {"quiet": S[, "name": N]}: wait S seconds (keys the adapter sends meanwhile are in the log);
         {"wait_compact": S[, "name": N]}: wait for a PostCompact after the last prompt step began;
-        {"run": CMD[, "name": N]}: like --then (session values in the env; a non-zero exit fails).
+        {"run": CMD[, "name": N]}: like --then (session values in the env; a non-zero exit fails);
+        kijito-qa (issue 32): {"arm_kill": SPEC} (TuiRun.arm_kill: the probe hook SIGKILLs the host
+          at a hook event), {"wait_killed": S}, {"restart": "resume"} (TuiRun.restart), and
+          "until_killed": true on a prompt step (the armed kill ends the turn; no Stop awaited).
         Each step is appended to summary["steps"] with its start time."""
         mark = len(self.probes())
         self.state.setdefault("last_request_result_t", None)
@@ -309,7 +312,8 @@ class TuiRun:
                 with open(st["prompt_file"], encoding="utf-8") as f:
                     st = dict(st, prompt=f.read().strip())
             self.summary["steps"].append({"step": name, "kind": next(k for k in ("prompt", "enter", "attach", "quiet",
-                                          "wait_compact", "run") if k in st), "t": self.clock.rel(),
+                                          "wait_compact", "run", "arm_kill", "wait_killed", "restart") if k in st),
+                                          "t": self.clock.rel(),
                                           **{k: v for k, v in st.items() if k != "name"}})
             if "prompt" in st or "enter" in st:
                 mark = len(self.probes())
@@ -343,7 +347,10 @@ class TuiRun:
                     self.capture(name + "-dialog")
                     self.client.type(want["keys"])
                     self.summary["steps"][-1]["answered_t"] = self.clock.rel()
-                if st.get("type_after_stop"):
+                if st.get("until_killed"):
+                    # kijito-qa: an armed kill (arm_kill) ends this turn: wait for it, not for Stop
+                    self.wait_killed(name, self.job["turn_timeout"])
+                elif st.get("type_after_stop"):
                     # the Stop of the turn whose model request carried the `kijito-compact request`
                     # result (Claude Code: a cycle may end several turns while it waits for background
                     # verifiers); the fake server notes when such a request first comes in
@@ -371,8 +378,72 @@ class TuiRun:
                 self.wait_compact(mark, float(st["wait_compact"]), name)
             elif "run" in st:
                 self.then(st["run"], name)
+            elif "arm_kill" in st:
+                self.arm_kill(st["arm_kill"])
+            elif "wait_killed" in st:
+                self.wait_killed(name, float(st["wait_killed"]))
+            elif "restart" in st:
+                self.state["tag"] = name
+                self.restart(st["restart"], name)
             else:
                 raise TuiError("unknown step %r" % st)
+
+    # ---------------------------------------------------------------- kijito-qa: kill and restart
+    def arm_kill(self, spec):
+        """{"event": E, "match": M, "wait": CMD, "timeout": S}: written to $HOST_E2E_OUT/kill-at.json,
+        which the probe hook reads (lib/he2e/tui_probe.py kill_host): on the first hook event E whose
+        stdin holds M, once CMD exits 0, the probe SIGKILLs the host from inside the host's own hook,
+        so the host is stopped exactly there (it waits for its hooks). CMD gets the run's
+        HOST_E2E_* values plus HOST_E2E_KILL_SESSION_ID and HOST_E2E_KILL_TRANSCRIPT."""
+        common.write_json(os.path.join(self.out, "kill-at.json"), spec)
+        self.summary.setdefault("kills", []).append({"armed_t": self.clock.rel(), "spec": spec})
+
+    def wait_killed(self, name, limit):
+        """Until the armed kill fired (kill-fired.json) and the pane's process is dead (bounded)."""
+        fired = os.path.join(self.out, "kill-fired.json")
+        end = time.time() + self.left(limit)
+        while not (os.path.exists(fired) and self.pane_dead()):
+            if time.time() >= end:
+                self.capture("no-kill")
+                raise TuiError("step %s: the armed kill did not fire within %.0fs" % (name, limit))
+            time.sleep(0.2)
+        time.sleep(0.3)
+        with open(fired, encoding="utf-8") as f:
+            rec = json.load(f)
+        rec["t_rel"] = round(rec["t"] - self.clock.t0, 3)
+        self.summary["kills"][-1].update(fired=rec)
+        os.rename(fired, os.path.join(self.out, "kill-fired-%d.json" % len(self.summary["kills"])))
+        os.unlink(os.path.join(self.out, "kill-at.json"))
+        self.capture(name)
+
+    def restart(self, how, name):
+        """The dead pane's command restarted the way a person resumes (`tmux respawn-pane`, same
+        env and cwd): how "resume" = `claude --continue` (the first argv without --session-id, a new
+        --debug-file) or `codex resume --last` (plus the --host-arg's). Then waits until ready."""
+        if how != "resume":
+            raise TuiError("restart: unknown way %r" % how)
+        if not self.pane_dead():
+            raise TuiError("restart: the pane's process is still alive")
+        n = len(self.summary.get("restarts", [])) + 1
+        if self.host == "claude":
+            argv, skip = [], 0
+            for a in self.argv:
+                if skip:
+                    skip -= 1
+                elif a in ("--session-id", "--debug-file"):
+                    skip = 1
+                else:
+                    argv.append(a)
+            argv[1:1] = ["--continue", "--debug-file", os.path.join(self.out, "claude-restart-%d.debug" % n)]
+        else:
+            argv = [self.job["exe"], "resume", "--last", *(self.job.get("host_args") or [])]
+        self.tmux("clear-history", "-t", self.pane, check=False)
+        self.tmux("respawn-pane", "-t", self.pane, "-c", self.proj, *argv)
+        self.pane_pid = int(self.tmux("display-message", "-p", "-t", self.pane, "#{pane_pid}").strip())
+        self.summary.setdefault("restarts", []).append({"t": self.clock.rel(), "argv": argv, "pane_pid": self.pane_pid})
+        log("%s: restarted the pane's command (pane_pid %d): %s" % (name, self.pane_pid, " ".join(argv)))
+        time.sleep(3.0)  # the dead host's last screen may still match READY until the new one draws
+        self.wait_ready(self.job["ready_timeout"])
 
     def stop(self):
         if getattr(self, "client", None):
@@ -475,6 +546,16 @@ def host_pid_of(chain, pane_pid, pane_host=False):
 
 # -------------------------------------------------------------------- hosts
 
+def probe_events(job):
+    """EVENTS, plus PreToolUse when a --steps step arms a kill there (kijito-qa, TuiRun.arm_kill)."""
+    extra = ()
+    if job.get("steps"):
+        with open(job["steps"], encoding="utf-8") as f:
+            if any((st.get("arm_kill") or {}).get("event") == "PreToolUse" for st in json.load(f)):
+                extra = ("PreToolUse",)
+    return EVENTS + extra
+
+
 def setup_claude(r, job):
     home = os.path.join(r.work, "home")
     config_dir = os.path.join(home, ".claude")
@@ -491,7 +572,7 @@ def setup_claude(r, job):
                               "allowedTools": [], "projectOnboardingSeenCount": 1}}})
     probe_settings = os.path.join(r.work, "probe-settings.json")
     common.write_json(probe_settings, {"hooks": {ev: [{"hooks": [
-        {"type": "command", "command": r.probe_cmd(), "timeout": 30}]}] for ev in EVENTS}})
+        {"type": "command", "command": r.probe_cmd(), "timeout": 30}]}] for ev in probe_events(job)}})
     cfg = {"input_tokens": job["input_tokens"]} if job.get("input_tokens") else {}
     srv, state = fakeserver.start("messages", r.req_log, r.clock, cfg)
     r.env = r.env_for({
@@ -524,7 +605,7 @@ def setup_codex(r, job):
             f.write("\n" + job["config_extra"] + "\n")
     with open(job["hooks"], encoding="utf-8") as f:
         data = json.load(f)
-    for ev in EVENTS:  # the probe on every event, next to the user's handlers
+    for ev in probe_events(job):  # the probe on every event, next to the user's handlers
         data["hooks"].setdefault(ev, []).append({"hooks": [{"type": "command", "command": r.probe_cmd(),
                                                             "timeout": 30}]})
     common.write_json(os.path.join(codex_home, "hooks.json"), data)
@@ -558,6 +639,7 @@ def run(job):
     srv = None
     try:
         srv, r.state, argv = (setup_claude if r.host == "claude" else setup_codex)(r, job)
+        r.argv = argv  # kijito-qa: TuiRun.restart derives the resume command from it
         r.summary["host_version"] = common.host_version(job["exe"], r.env, r.proj)
         r.summary["fake_server_port"] = srv.server_address[1]
         if job.get("before_start"):  # kijito-qa: e.g. seed the pointer before SessionStart prints its commands

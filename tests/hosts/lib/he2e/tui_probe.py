@@ -66,3 +66,58 @@ if path:
 extra = os.environ.get("HOST_E2E_PROBE_PRINT_%s" % (event or "").upper())
 if extra:
     sys.stdout.write(extra + "\n")
+
+
+def kill_host(spec_path, data, pid):
+    """kijito-qa: the host killed from inside one of its own hooks, race-free (tui.TuiRun.run_steps
+    `arm_kill`). $HOST_E2E_OUT/kill-at.json = {"event", "match", "wait", "timeout"}: on the first
+    EVENT whose stdin holds MATCH, this probe (which the host waits for, so the host cannot move
+    on) runs WAIT (`sh -c`, with HOST_E2E_KILL_SESSION_ID / HOST_E2E_KILL_TRANSCRIPT) every 0.1 s
+    until it exits 0 (at most TIMEOUT s: the kijito-qa hook of the same event has done its work),
+    then SIGKILLs, top first, the pane's process and every process between it and this probe (the
+    host: on Codex the npm launcher and the native binary under it), as `kill -9` or the OOM
+    killer would. Fires once: $HOST_E2E_OUT/kill-fired.json records what it did."""
+    import signal
+    fired = os.path.join(os.path.dirname(spec_path), "kill-fired.json")
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    if spec.get("event") != event or spec.get("match", "") not in raw:
+        return
+    try:
+        fd = os.open(fired, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    env = dict(os.environ, HOST_E2E_KILL_SESSION_ID=str(data.get("session_id") or ""),
+               HOST_E2E_KILL_TRANSCRIPT=str(data.get("transcript_path") or ""))
+    t0, ready, tries = time.time(), False, 0
+    while time.time() - t0 < float(spec.get("timeout", 30)):
+        tries += 1
+        if spec.get("wait") is None or subprocess.run(["/bin/sh", "-c", spec["wait"]], env=env, stdin=subprocess.DEVNULL,
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            ready = True
+            break
+        time.sleep(0.1)
+    pane_pid = None
+    try:
+        pane_pid = int((rec.get("tmux_display") or "").split()[1])
+    except (IndexError, ValueError):
+        pass
+    ups = chain(pid)[1:]
+    cut = next((i for i, c in enumerate(ups) if c["pid"] == pane_pid), None)
+    victims = list(reversed(ups[:cut + 1])) if cut is not None else []
+    killed = []
+    for c in victims:
+        try:
+            os.kill(c["pid"], signal.SIGKILL)
+            killed.append({"pid": c["pid"], "comm": c["comm"]})
+        except OSError as e:
+            killed.append({"pid": c["pid"], "comm": c["comm"], "error": str(e)})
+    os.write(fd, json.dumps({"t": time.time(), "event": event, "session_id": data.get("session_id"),
+                             "wait_ready": ready, "wait_tries": tries, "waited_s": round(time.time() - t0, 3),
+                             "pane_pid": pane_pid, "killed": killed}).encode("utf-8"))
+    os.close(fd)
+
+
+spec_path = os.path.join(os.environ.get("HOST_E2E_OUT") or "/nonexistent", "kill-at.json")
+if event and os.path.exists(spec_path) and isinstance(data, dict):
+    kill_host(spec_path, data, os.getpid())
