@@ -1070,3 +1070,78 @@ fn a_record_killed_while_it_writes_the_current_pointer_leaves_a_temp_file_the_ne
     c.next_cycle("after a record was killed at the current pointer", &mut tally);
     assert!(tally.violations.is_empty(), "{:?}", tally.violations);
 }
+
+/// `pointer-publish` killed at each mutating call, against a real
+/// kijito-local (docs/publish.md): the pointer is exactly the old or the new
+/// content, never the new one without its rollback artifact on disk, and the
+/// lease never stays wedged: the next publish goes through, after
+/// `pointer-publish --release-lease` when the killed run left its lease.
+#[test]
+fn no_kill_of_pointer_publish_tears_the_pointer_or_wedges_the_lease() {
+    if strace().is_none() {
+        return;
+    }
+    let s = support::publish::Seeded::new();
+    let scratch = s.path("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    let n = std::cell::Cell::new(0);
+    // A publish of fresh content over the current pointer, with its own rollback path.
+    let next = || {
+        let i = n.get();
+        n.set(i + 1);
+        let content = s.manifest(&format!("publish {i}"));
+        let file = s.content_file(&format!("p{i}.json"), &content);
+        let rollback = s.path(&format!("p{i}.rollback.json"));
+        let mut c = s.command();
+        c.args(s.publish_args(&s.pointer_digest(), &file, &rollback));
+        (c, content, rollback)
+    };
+    let (cmd, content, _) = next();
+    let (out, calls) = traced(&cmd, b"", &scratch);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(s.pointer_content(), content, "a publish leaves exactly its content");
+    let mut t = Tally { unsynced: unsynced(&calls).into_iter().map(|l| format!("pointer-publish: {l}")).collect(), ..Tally::default() };
+    let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
+    t.points = points.len();
+    let mut rollback_temps = 0;
+    for p in sample(&points) {
+        t.explored += 1;
+        t.states += 1;
+        let at = format!("pointer-publish killed at {}#{} ({})", p.name, p.nth, p.line);
+        let old = s.pointer_content();
+        let (cmd, new, rollback) = next();
+        killed_at(&cmd, b"", &p.name, p.nth);
+        let now = s.pointer_content();
+        if now != old && now != new {
+            t.violations.push(format!("{at}: the pointer is neither the old nor the new content"));
+        }
+        if now == new && now != old && !rollback.is_file() {
+            t.violations.push(format!("{at}: published without its rollback artifact"));
+        }
+        let (cmd, new, _) = next();
+        let mut out = cmd.output_with(b"");
+        if !out.status.success() {
+            let release = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string()]);
+            if !release.status.success() {
+                t.violations.push(format!("{at}: --release-lease failed: {}", String::from_utf8_lossy(&release.stderr)));
+            }
+            let (cmd, again, _) = next();
+            out = cmd.output_with(b"");
+            if out.status.success() && s.pointer_content() != again {
+                t.violations.push(format!("{at}: the publish after the release left other content"));
+            }
+        } else if s.pointer_content() != new {
+            t.violations.push(format!("{at}: the next publish left other content"));
+        }
+        if !out.status.success() {
+            t.violations.push(format!("{at}: the lease is wedged: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        rollback_temps = temp_files(&s.work()).len();
+    }
+    t.print("pointer-publish");
+    // Each publish names its own fresh rollback path (the hooks print a new
+    // one each time), so a killed run's temp file of that path is never
+    // replaced; nothing reads it (docs/testing.md, "Crash explorer").
+    println!("crash explorer: pointer-publish: {rollback_temps} temp files of killed rollback writes left in the work dir");
+    assert_clean(&[t]);
+}
