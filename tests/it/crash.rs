@@ -1145,3 +1145,77 @@ fn no_kill_of_pointer_publish_tears_the_pointer_or_wedges_the_lease() {
     println!("crash explorer: pointer-publish: {rollback_temps} temp files of killed rollback writes left in the work dir");
     assert_clean(&[t]);
 }
+
+/// `kijito-setup` writing the configuration (`--force` over an existing
+/// one), killed at each mutating call: `config.json` is exactly the old or
+/// the new file, owner-only, and the next run succeeds and leaves no temp
+/// file (docs/setup.md).
+#[test]
+fn no_kill_of_kijito_setup_tears_the_config_or_leaves_a_temp_file() {
+    if strace().is_none() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let s = support::publish::Seeded::new();
+    let scratch = s.path("scratch");
+    let config_dir = s.tmp.path().join("config");
+    let config = config_dir.join("kijito-qa/config.json");
+    let snap = s.path("config-snap");
+    copy_tree(&config_dir, &snap);
+    let restore = || copy_tree(&snap, &config_dir);
+    let setup = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-setup"));
+        c.env("HOME", s.tmp.path().join("home")).env("XDG_CONFIG_HOME", &config_dir).args([
+            "--api-url".to_owned(),
+            s.server.base_url(),
+            "--token-file".to_owned(),
+            s.server.token_file().to_str().unwrap().to_owned(),
+            "--pointer-id".to_owned(),
+            s.pointer_id.to_string(),
+            "--lock-message-id".to_owned(),
+            s.lock_id.to_string(),
+            "--force".to_owned(),
+        ]);
+        c
+    };
+    restore();
+    let old = fs::read(&config).unwrap();
+    let first = setup().output_with(b"");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let new = fs::read(&config).unwrap();
+    assert_ne!(old, new, "the run writes a new configuration");
+    let t = explore_alone("kijito-setup (config.json)", &scratch, &restore, &setup, b"", &|at, _, t| {
+        t.states += 1;
+        match fs::read(&config) {
+            Ok(b) if b == old || b == new => {}
+            other => t.violations.push(format!("{at}: config.json is neither old nor new: {other:?}")),
+        }
+        // The next run comes later than any live run lasts: its temp files
+        // of a killed run are over 30 s old.
+        age_temps(std::slice::from_ref(&config_dir));
+        let mut next = setup().output_with(b"");
+        if !next.status.success() && String::from_utf8_lossy(&next.stderr).starts_with("kijito_setup_failed:lease_held") {
+            // Killed between its claim of the lease and the release: the
+            // lease this installation holds is released as after a killed
+            // publish, then setup runs again.
+            let release = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string()]);
+            if !release.status.success() {
+                t.violations.push(format!("{at}: --release-lease failed: {}", String::from_utf8_lossy(&release.stderr)));
+            }
+            next = setup().output_with(b"");
+        }
+        if !next.status.success() {
+            t.violations.push(format!("{at}: the next run failed: {}", String::from_utf8_lossy(&next.stderr)));
+        }
+        if fs::read(&config).ok().as_deref() != Some(new.as_slice())
+            || fs::metadata(&config).map(|m| m.permissions().mode() & 0o777).ok() != Some(0o600)
+        {
+            t.violations.push(format!("{at}: config.json after the next run is not the new owner-only file"));
+        }
+        let temps = temp_files(&config_dir);
+        if !temps.is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next run: {temps:?}"));
+        }
+    });
+    assert_clean(&[t]);
+}
