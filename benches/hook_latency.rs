@@ -19,7 +19,7 @@
 //! A/B: `KIJITO_BENCH_AB_DIR=<dir>` also runs the three hook binaries of
 //! another build (e.g. one from before the crate split) on the same fixture,
 //! interleaved with this build's round by round (the order alternating each
-//! round, each set starting from a freshly written pass), and prints both
+//! round, each set starting from a freshly written pass with its own nonce), and prints both
 //! sets' medians and, per hook, the ratio of medians B/A (above 1: B is
 //! slower). On a shared machine only medians measured together compare.
 #![allow(clippy::unwrap_used)]
@@ -189,14 +189,17 @@ fn main() {
     // run of this bench so the gate library (and its report schema) never
     // grows this process: `ru_maxrss` of the hooks counts this process's
     // memory from before exec.
-    let st = Command::new(std::env::current_exe().unwrap())
-        .env(WRITE_PASS, "1")
-        .args([data.as_os_str(), transcript.as_os_str(), pointer.as_ref(), digest.as_ref()])
-        .status()
-        .expect("pass writer");
-    assert!(st.success(), "writing the pass failed");
-    let pass_path = data.join(format!("qa/qa-pass.{SESSION}.json"));
-    let pass = std::fs::read(&pass_path).unwrap();
+    // Run before every set of every round: each PreCompact promotes a pass
+    // with its own fresh nonce (a nonce is spent once: set B must never get
+    // the pass set A just consumed, `pass_already_consumed`).
+    let fresh_pass = || {
+        let st = Command::new(std::env::current_exe().unwrap())
+            .env(WRITE_PASS, "1")
+            .args([data.as_os_str(), transcript.as_os_str(), pointer.as_ref(), digest.as_ref()])
+            .status()
+            .expect("pass writer");
+        assert!(st.success(), "writing the pass failed");
+    };
 
     let stdin = |event: &str, extra: &str| {
         format!(
@@ -211,8 +214,8 @@ fn main() {
         stdin("SessionStart", r#","source":"compact""#),
     );
     // The spent-nonce ledger of this fixture's session lives here, and is
-    // cleared with `qa-spent` before each round (one pass, one compaction:
-    // the same pass is promoted again only once its spend is forgotten).
+    // cleared with `qa-spent` before each set of each round, so every
+    // PreCompact reads and appends to the same small ledger.
     let heads = dir.join("heads");
     std::fs::create_dir_all(&heads).unwrap();
     std::fs::set_permissions(&heads, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -243,10 +246,10 @@ fn main() {
         let n = sets.len();
         for i in 0..n {
             let set = &mut sets[(i + round) % n];
-            // A fresh valid pass each time (the previous one was promoted and consumed).
+            // A fresh valid pass (its own nonce) each time: the previous
+            // one was promoted and consumed.
             forget_spends();
-            std::fs::write(&pass_path, &pass).unwrap();
-            std::fs::set_permissions(&pass_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            fresh_pass();
             let s = measure(&set.dir.join("precompact"), &["--host", "codex"], &pre, &env);
             assert!(s.stdout.contains("attested"), "{} round {round}: {}", set.label, s.stdout);
             set.pre.push(s);

@@ -190,6 +190,65 @@ fn stride() -> usize {
     }
 }
 
+/// The points explored: every [`stride`]th, and the first call of each
+/// system call name, so the `cargo test` sample kills every writer at every
+/// kind of call it makes at least once.
+fn sample<'a>(points: &[&'a Call]) -> Vec<&'a Call> {
+    let mut seen = std::collections::HashSet::new();
+    points.iter().enumerate().filter(|(i, c)| seen.insert(c.name.as_str()) | (i % stride() == 0)).map(|(_, c)| *c).collect()
+}
+
+/// Age every temp file of a killed write under `dirs` by a minute: the next
+/// write comes later than any live write lasts (docs/protocol.md §7, "Crash
+/// recovery": temp files of files written beside the hooks are removed once
+/// older than 30 s).
+fn age_temps(dirs: &[PathBuf]) {
+    for t in dirs.iter().flat_map(|d| temp_files(d)) {
+        let st = Command::new("touch").args(["-h", "-d", "-60 seconds"]).arg(&t).status().unwrap();
+        assert!(st.success());
+    }
+}
+
+/// Explore one writer run alone: traced once from the starting state
+/// `restore` puts back, then killed at each [`sample`] point from that state,
+/// and `check` runs what comes next and records what it finds.
+fn explore_alone(
+    writer: &str,
+    scratch: &Path,
+    restore: &dyn Fn(),
+    cmd: &dyn Fn() -> Command,
+    stdin: &[u8],
+    check: &dyn Fn(&str, &Output, &mut Tally),
+) -> Tally {
+    let _ = fs::create_dir_all(scratch);
+    restore();
+    let (_, calls) = traced(&cmd(), stdin, scratch);
+    let mut t = Tally { unsynced: unsynced(&calls).into_iter().map(|l| format!("{writer}: {l}")).collect(), ..Tally::default() };
+    let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
+    t.points = points.len();
+    for p in sample(&points) {
+        t.explored += 1;
+        restore();
+        let out = killed_at(&cmd(), stdin, &p.name, p.nth);
+        check(&format!("{writer} killed at {}#{} ({})", p.name, p.nth, p.line), &out, &mut t);
+    }
+    t.print(writer);
+    t
+}
+
+/// The tallies' violations and unsynced calls, asserted empty.
+fn assert_clean(all: &[Tally]) {
+    let violations: Vec<&String> = all.iter().flat_map(|t| &t.violations).collect();
+    let unsynced: Vec<&String> = all.iter().flat_map(|t| &t.unsynced).collect();
+    assert!(
+        violations.is_empty(),
+        "{} violations:\n{}",
+        violations.len(),
+        violations.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+    );
+    assert!(unsynced.is_empty(), "without a parent fsync:\n{}", unsynced.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+}
+
 /// What one writer's exploration found.
 #[derive(Default)]
 struct Tally {
@@ -309,7 +368,7 @@ impl Compaction {
         tally.unsynced.extend(unsynced(&calls).into_iter().map(|l| format!("{}: {l}", writer.label)));
         let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
         tally.points += points.len();
-        for p in points.iter().step_by(stride()) {
+        for p in sample(&points) {
             tally.explored += 1;
             self.restore();
             let mut delivered = Vec::new();
@@ -338,31 +397,76 @@ impl Compaction {
             if attested > 1 {
                 tally.violations.push(format!("{at}: ATTESTED {attested} times"));
             }
-            // The next cycle: a new pass is promoted and delivered ATTESTED once.
-            let out =
-                self.w.record(self.k.s, &self.w.green_pair("next", now_ms()).2, &self.w.path("next-a.json"), &self.w.path("next-b.json"));
-            if !out.status.success() {
-                tally.violations.push(format!("{at}: the next record failed: {}", String::from_utf8_lossy(&out.stderr)));
-                continue;
-            }
-            let next = if self.k.host == "claude" {
-                vec![self.precompact(), self.session_start(), self.postcompact()]
-            } else {
-                vec![self.precompact(), self.postcompact(), self.session_start()]
-            };
-            let mut again = Vec::new();
-            for s in &next {
-                again.extend(reentries(&self.command(s).output_with(&s.stdin).stdout));
-            }
-            tally.states += 1;
-            if again.len() != 1 || !again[0].contains(": ATTESTED") {
-                tally.violations.push(format!("{at}: the next cycle delivered {again:?}"));
-            }
-            let temps: Vec<PathBuf> = [self.w.data.clone(), self.heads()].iter().flat_map(|d| temp_files(d)).collect();
-            if !temps.is_empty() {
-                tally.violations.push(format!("{at}: temp files left after the next writes: {temps:?}"));
-            }
+            self.next_cycle(&at, tally);
         }
+    }
+
+    /// The next cycle: a new pass is recorded, promoted and delivered
+    /// ATTESTED once, and no temp file is left after these writes.
+    fn next_cycle(&self, at: &str, tally: &mut Tally) {
+        let out = self.w.record(self.k.s, &self.w.green_pair("next", now_ms()).2, &self.w.path("next-a.json"), &self.w.path("next-b.json"));
+        tally.states += 1;
+        if !out.status.success() {
+            tally.violations.push(format!("{at}: the next record failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return;
+        }
+        let next = if self.k.host == "claude" {
+            vec![self.precompact(), self.session_start(), self.postcompact()]
+        } else {
+            vec![self.precompact(), self.postcompact(), self.session_start()]
+        };
+        let mut again = Vec::new();
+        for s in &next {
+            again.extend(reentries(&self.command(s).output_with(&s.stdin).stdout));
+        }
+        if again.len() != 1 || !again[0].contains(": ATTESTED") {
+            tally.violations.push(format!("{at}: the next cycle delivered {again:?}"));
+        }
+        let temps = self.temps();
+        if !temps.is_empty() {
+            tally.violations.push(format!("{at}: temp files left after the next writes: {temps:?}"));
+        }
+    }
+
+    fn temps(&self) -> Vec<PathBuf> {
+        [self.w.data.clone(), self.heads()].iter().flat_map(|d| temp_files(d)).collect()
+    }
+
+    /// The session's spent-nonce ledger in the state directory
+    /// (`kijito_gate::ledger`).
+    fn ledger(&self) -> PathBuf {
+        let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::from_path(&self.w.data).unwrap())
+            .unwrap()
+            .with_ledger_dir(Some(self.heads()));
+        kijito_gate::ledger::path(&qa, &kijito_protocol::ids::SessionId::parse(self.k.s).unwrap()).unwrap()
+    }
+
+    /// [`Compaction::new`] whose ledger has no room for one more entry, with
+    /// entries nothing uses any more, so PreCompact's append rewrites it
+    /// (`kijito_gate::ledger::append`).
+    fn with_full_ledger(k: &'static Keys) -> Compaction {
+        let c = Compaction::new(k);
+        let old = now_ms() - 10 * kijito_gate::ledger::RETAIN_MS;
+        let mut bytes = String::new();
+        for n in 0u32.. {
+            let line = kijito_gate::ledger::LedgerEntry {
+                nonce: format!("{n:032x}"),
+                why: kijito_gate::ledger::codes::PASS_CONSUMED,
+                pass_sha256: kijito_protocol::ids::Digest::of(b"old pass"),
+                reports: [kijito_protocol::ids::Digest::of(b"a"), kijito_protocol::ids::Digest::of(b"b")],
+                recorded_at_ms: old,
+                spent_at_ms: old + 1,
+            }
+            .to_line();
+            if (bytes.len() + line.len()) as u64 > kijito_gate::ledger::MAX_LEDGER_BYTES {
+                break;
+            }
+            bytes.push_str(&line);
+        }
+        kijito_files::private::ensure_private_dir(&c.heads()).unwrap();
+        write_private(&c.ledger(), bytes.as_bytes());
+        copy_tree(&c.heads(), &c.snap.join("heads"));
+        c
     }
 }
 
@@ -420,15 +524,13 @@ fn every_compaction_gets_its_reentry_whatever_hook_is_killed_where() {
             all.push(t);
         }
     }
-    let violations: Vec<&String> = all.iter().flat_map(|t| &t.violations).collect();
-    let unsynced: Vec<&String> = all.iter().flat_map(|t| &t.unsynced).collect();
-    assert!(
-        violations.is_empty(),
-        "{} violations:\n{}",
-        violations.len(),
-        violations.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
-    );
-    assert!(unsynced.is_empty(), "without a parent fsync:\n{}", unsynced.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+    // PreCompact whose ledger append rewrites the full ledger.
+    let c = Compaction::with_full_ledger(&HOSTS[0]);
+    let mut t = Tally::default();
+    c.explore(false, 0, &mut t);
+    t.print("codex precompact (ledger rewrite)");
+    all.push(t);
+    assert_clean(&all);
 }
 
 /// Run `cmd` killed at the first traced call `pick` accepts (traced once
@@ -623,7 +725,7 @@ fn no_kill_of_a_latch_write_wedges_the_latch() {
     let mut t = Tally { unsynced: unsynced(&calls), ..Tally::default() };
     let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
     t.points = points.len();
-    for p in points.iter().step_by(stride()) {
+    for p in sample(&points) {
         t.explored += 1;
         s.restore();
         killed_at(&s.checkpoint("seal"), b"", &p.name, p.nth);
@@ -717,4 +819,403 @@ fn two_sessions_compacting_at_once_each_get_their_own_reentry() {
     }
     let again = run_all("SessionStart(source=compact)", Some("SessionStart"), &SESSION_HOOK);
     assert!(again.iter().all(|o| reentries(&o.stdout).is_empty()), "delivered once each");
+}
+
+#[test]
+fn a_ledger_rewrite_killed_before_its_rename_is_cleaned_by_the_next_hook_of_the_session() {
+    if strace().is_none() {
+        return;
+    }
+    let k = &HOSTS[0];
+    let c = Compaction::with_full_ledger(k);
+    let scratch = c.w.path("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    let pre = c.precompact();
+    let ledger = c.ledger();
+    let name = ledger.file_name().unwrap().to_str().unwrap().to_owned();
+    // The rewritten ledger is written and fsynced; killed before it replaces the old one.
+    kill_where(&c.command(&pre), &pre.stdin, &scratch, || c.restore(), |call| renames_into(call, &name));
+    let left: Vec<PathBuf> = temp_files(&c.heads());
+    assert!(left.iter().any(|t| t.file_name().unwrap().to_str().unwrap().starts_with(&format!(".{name}.tmp-"))), "{left:?}");
+    // The next hook of the session takes the session's lock and removes it.
+    c.command(&c.postcompact()).output_with(&c.postcompact().stdin);
+    assert!(c.temps().is_empty(), "{:?}", c.temps());
+    let t = context(&c.command(&c.session_start()).output_with(&c.session_start().stdin));
+    assert!(t.starts_with("kijito-qa re-entry after compaction: UNATTESTED"), "{t}");
+    let mut tally = Tally::default();
+    c.next_cycle("after the ledger rewrite was killed", &mut tally);
+    assert!(tally.violations.is_empty(), "{:?}", tally.violations);
+}
+
+#[test]
+fn a_witness_rewrite_killed_before_its_rename_is_cleaned_once_stale_by_the_next_hook_of_the_session() {
+    if strace().is_none() {
+        return;
+    }
+    let k = &HOSTS[1];
+    let c = Compaction::new(k);
+    let scratch = c.w.path("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    // A witness record with no room for one more call, every call older than a report lives.
+    let witness = c.w.qa().join(format!("qa-witness.{}.jsonl", k.s));
+    let old = now_ms() - 2 * 3_600_000;
+    let line = |n: usize| {
+        format!("{{\"reportFile\":\"/tmp/old-{n:06}.json\",\"pointerId\":1,\"expectedPointerDigest\":null,\"agentId\":null,\"seenAtMs\":{old}}}\n")
+    };
+    let mut bytes = String::new();
+    while (bytes.len() + line(0).len()) as u64 <= kijito_gate::witness::MAX_WITNESS_BYTES {
+        bytes.push_str(&line(bytes.len()));
+    }
+    write_private(&witness, bytes.as_bytes());
+    copy_tree(&c.w.data, &c.snap.join("data"));
+    // The PreToolUse hook sees a verifier boot (docs/protocol.md §7, "Witnessed boots").
+    let boot = format!(
+        "{}/pointer-snapshot --pointer-id {POINTER} --lock-message-id 2 --expected-pointer-digest {} --report-file {}",
+        helper_dir().display(),
+        "a".repeat(64),
+        c.w.path("boot.json").display()
+    );
+    let stdin = pre_tool_use_stdin(k.host, k.s, "Bash", serde_json::json!({ "command": boot }));
+    let mut pretool = c.w.command(&support::bin("pretool-hook"));
+    pretool.args(["--host", k.host, "--expect", "PreToolUse", "--data-dir", &c.w.data_arg()]);
+    let name = witness.file_name().unwrap().to_str().unwrap().to_owned();
+    kill_where(&pretool, &stdin, &scratch, || c.restore(), |call| renames_into(call, &name));
+    assert!(!c.temps().is_empty(), "the killed rewrite left its temp file");
+    // PreToolUse may run beside the session's hooks: its temp file is
+    // removed once older than any live write (30 s), by the next hook
+    // holding the session's lock.
+    age_temps(std::slice::from_ref(&c.w.data));
+    let t = context(&c.command(&c.session_start()).output_with(&c.session_start().stdin));
+    assert!(t.starts_with("kijito-qa re-entry after compaction:"), "{t}");
+    assert!(c.temps().is_empty(), "{:?}", c.temps());
+}
+
+/// Every writer beside the compaction hooks (docs/testing.md, "Crash
+/// explorer"): `qa-gate record` and `qa-gate invalidate`, killed at each
+/// mutating call, then the command again and a whole next cycle: the pass
+/// is the old or the new one, the next cycle ATTESTED once, no temp file
+/// left.
+#[test]
+fn no_kill_of_qa_gate_record_or_invalidate_wedges_the_next_cycle() {
+    if strace().is_none() {
+        return;
+    }
+    let mut all = Vec::new();
+    for k in &HOSTS {
+        let c = Compaction::new(k);
+        let scratch = c.w.path("scratch");
+        let (a, b, digest) = c.w.green_pair("again", now_ms());
+        let record = || {
+            let mut cmd = c.w.command(QA_GATE);
+            cmd.args(record_args(k.s, &c.w.transcript, Some(&c.w.data), POINTER, &digest, [&a, &b]));
+            cmd
+        };
+        let pass = c.w.qa().join(format!("qa-pass.{}.json", k.s));
+        let old = fs::read(&pass).unwrap();
+        all.push(explore_alone(&format!("{} qa-gate record", k.host), &scratch, &|| c.restore(), &record, b"", &|at, _, t| {
+            t.states += 1;
+            match fs::read(&pass) {
+                Ok(now) if now == old || serde_json::from_slice::<Value>(&now).is_ok() => {}
+                other => t.violations.push(format!("{at}: the pass is neither old nor new: {other:?}")),
+            }
+            age_temps(&[c.w.data.clone(), c.heads()]);
+            c.next_cycle(at, t);
+        }));
+        let invalidate = || {
+            let mut cmd = c.w.command(QA_GATE);
+            cmd.args(["invalidate", "--session-id", k.s, "--data-dir", &c.w.data_arg()]);
+            cmd
+        };
+        all.push(explore_alone(&format!("{} qa-gate invalidate", k.host), &scratch, &|| c.restore(), &invalidate, b"", &|at, _, t| {
+            t.states += 1;
+            let again = invalidate().output_with(b"");
+            if !again.status.success() || pass.exists() {
+                t.violations.push(format!("{at}: invalidate again: {:?} {}", again.status, String::from_utf8_lossy(&again.stderr)));
+            }
+            age_temps(&[c.w.data.clone(), c.heads()]);
+            c.next_cycle(at, t);
+        }));
+    }
+    assert_clean(&all);
+}
+
+/// A latch with a confirmed consent for `action`, saved (docs/memory-latch.md, "Crashes").
+struct Consented {
+    e: support::latch::Env,
+    snap: PathBuf,
+    action: String,
+    gate: Vec<String>,
+}
+
+impl Consented {
+    fn new() -> Consented {
+        let e = support::latch::env();
+        e.ok(&["init", "--objective", "crash the consent"]);
+        let action = e.file("action.txt", "git push --force origin main\n");
+        let token = e.request_token(&action, "low");
+        assert!(e.user_says_to(&support::bin("prompt-hook"), "claude", &token).unwrap().contains("confirmed"));
+        let gate = e.gate_args(&action, &[]);
+        let snap = e.w.path("snap");
+        fs::create_dir(&snap).unwrap();
+        let c = Consented { e, snap, action, gate };
+        copy_tree(&c.e.ws.join(".memory-latch"), &c.snap.join("latch"));
+        copy_tree(&c.e.w.home.join("latch-heads"), &c.snap.join("heads"));
+        c
+    }
+    fn restore(&self) {
+        copy_tree(&self.snap.join("latch"), &self.e.ws.join(".memory-latch"));
+        copy_tree(&self.snap.join("heads"), &self.e.w.home.join("latch-heads"));
+    }
+    fn latch(&self, args: &[&str]) -> Command {
+        let mut c = self.e.command(&support::bin("memory-latch"));
+        c.args(args).arg("--workspace").arg(&self.e.ws);
+        c
+    }
+    fn seq(&self) -> Option<u64> {
+        let o = self.latch(&["status", "--json"]).output_with(b"");
+        serde_json::from_slice::<Value>(&o.stdout).ok()?["head"]["seq"].as_u64()
+    }
+    fn temps(&self) -> Vec<PathBuf> {
+        [self.e.ws.join(".memory-latch"), self.e.w.home.join("latch-heads")].iter().flat_map(|d| temp_files(d)).collect()
+    }
+    /// After a kill: the next write (a checkpoint) succeeds with `entry_seq`
+    /// one or two past `start`, `verify` says TRUSTED, no temp file is left.
+    fn next_write(&self, start: u64, at: &str, t: &mut Tally) {
+        t.states += 1;
+        let next = self.latch(&["checkpoint", "--next-step", "after"]).output_with(b"");
+        if !next.status.success() {
+            t.violations.push(format!("{at}: the next checkpoint failed: {}", String::from_utf8_lossy(&next.stderr)));
+        }
+        let seq = self.seq();
+        if !matches!(seq, Some(n) if n == start + 1 || n == start + 2) {
+            t.violations.push(format!("{at}: entry_seq {seq:?} after the next write (was {start})"));
+        }
+        let v = self.latch(&["verify", "--json"]).output_with(b"");
+        if !v.status.success() {
+            t.violations.push(format!("{at}: UNTRUSTED after the next write: {}", String::from_utf8_lossy(&v.stdout)));
+        }
+        if !self.temps().is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next write: {:?}", self.temps()));
+        }
+    }
+}
+
+/// Passed: a complete answer of `memory-latch gate --json` / `tool-gate`
+/// that says so.
+fn passed(out: &Output) -> bool {
+    serde_json::from_slice::<Value>(&out.stdout).is_ok_and(|v| v["passed"] == Value::Bool(true))
+}
+
+/// `memory-latch consent request`, `gate` and `tool-gate` killed at each
+/// mutating call: the latch TRUSTED after the next write with `entry_seq`
+/// +1 or +2, no temp file left, and no consent used twice (the killed run's
+/// complete answer counts).
+#[test]
+fn no_kill_of_a_consent_write_wedges_the_latch_or_passes_a_consent_twice() {
+    if strace().is_none() {
+        return;
+    }
+    let c = Consented::new();
+    let scratch = c.e.w.path("scratch");
+    let start = c.seq().unwrap();
+    let other = c.e.file("other.txt", "rm -rf build\n");
+    let mut all = Vec::new();
+    let request = || c.latch(&["consent", "request", "--action-file", &other, "--summary", "clean", "--risk", "low"]);
+    all.push(explore_alone("memory-latch consent request", &scratch, &|| c.restore(), &request, b"", &|at, _, t| {
+        c.next_write(start, at, t)
+    }));
+    let gate = || c.latch(&c.gate.iter().map(String::as_str).collect::<Vec<_>>());
+    let tool_gate = || c.latch(&["tool-gate", "--json", "--action-file", &c.action, "--min-risk", "low"]);
+    for (name, cmd) in [("memory-latch gate", &gate as &dyn Fn() -> Command), ("memory-latch tool-gate", &tool_gate)] {
+        // From the starting state the consent passes (so a kill is what stops it).
+        c.restore();
+        let first = cmd().output_with(b"");
+        assert!(
+            passed(&first),
+            "{name} passes from the starting state: {} {}",
+            String::from_utf8_lossy(&first.stdout),
+            String::from_utf8_lossy(&first.stderr)
+        );
+        all.push(explore_alone(name, &scratch, &|| c.restore(), cmd, b"", &|at, out, t| {
+            c.next_write(start, at, t);
+            // (`gate` again would name the checkpoint the next write replaced.)
+            let passes = usize::from(passed(out)) + (0..2).filter(|_| passed(&tool_gate().output_with(b""))).count();
+            if passes > 1 {
+                t.violations.push(format!("{at}: the consent passed {passes} times"));
+            }
+        }));
+    }
+    assert_clean(&all);
+}
+
+#[test]
+fn a_record_killed_while_it_writes_the_current_pointer_leaves_a_temp_file_the_next_hook_removes_once_stale() {
+    if strace().is_none() {
+        return;
+    }
+    let k = &HOSTS[1];
+    let c = Compaction::new(k);
+    let scratch = c.w.path("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    let (a, b, digest) = c.w.green_pair("again", now_ms());
+    let mut record = c.w.command(QA_GATE);
+    record.args(record_args(k.s, &c.w.transcript, Some(&c.w.data), POINTER, &digest, [&a, &b]));
+    // `current-pointer.json`'s temp file is written; killed at its fsync.
+    kill_where(&record, b"", &scratch, || c.restore(), |call| call.name == "fsync" && call.line.contains("/.current-pointer.json.tmp-"));
+    assert!(c.temps().iter().any(|t| t.to_str().unwrap().contains("/.current-pointer.json.tmp-")), "{:?}", c.temps());
+    // Written by `qa-gate record` of any session beside the hooks: removed
+    // by the next hook holding a session's lock once older than 30 s.
+    age_temps(std::slice::from_ref(&c.w.data));
+    let mut tally = Tally::default();
+    c.next_cycle("after a record was killed at the current pointer", &mut tally);
+    assert!(tally.violations.is_empty(), "{:?}", tally.violations);
+}
+
+/// `pointer-publish` killed at each mutating call, against a real
+/// kijito-local (docs/publish.md): the pointer is exactly the old or the new
+/// content, never the new one without its rollback artifact on disk, and the
+/// lease never stays wedged: the next publish goes through, after
+/// `pointer-publish --release-lease` when the killed run left its lease.
+#[test]
+fn no_kill_of_pointer_publish_tears_the_pointer_or_wedges_the_lease() {
+    if strace().is_none() {
+        return;
+    }
+    let s = support::publish::Seeded::new();
+    let scratch = s.path("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    let n = std::cell::Cell::new(0);
+    // A publish of fresh content over the current pointer, with its own rollback path.
+    let next = || {
+        let i = n.get();
+        n.set(i + 1);
+        let content = s.manifest(&format!("publish {i}"));
+        let file = s.content_file(&format!("p{i}.json"), &content);
+        let rollback = s.path(&format!("p{i}.rollback.json"));
+        let mut c = s.command();
+        c.args(s.publish_args(&s.pointer_digest(), &file, &rollback));
+        (c, content, rollback)
+    };
+    let (cmd, content, _) = next();
+    let (out, calls) = traced(&cmd, b"", &scratch);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(s.pointer_content(), content, "a publish leaves exactly its content");
+    let mut t = Tally { unsynced: unsynced(&calls).into_iter().map(|l| format!("pointer-publish: {l}")).collect(), ..Tally::default() };
+    let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
+    t.points = points.len();
+    let mut rollback_temps = 0;
+    for p in sample(&points) {
+        t.explored += 1;
+        t.states += 1;
+        let at = format!("pointer-publish killed at {}#{} ({})", p.name, p.nth, p.line);
+        let old = s.pointer_content();
+        let (cmd, new, rollback) = next();
+        killed_at(&cmd, b"", &p.name, p.nth);
+        let now = s.pointer_content();
+        if now != old && now != new {
+            t.violations.push(format!("{at}: the pointer is neither the old nor the new content"));
+        }
+        if now == new && now != old && !rollback.is_file() {
+            t.violations.push(format!("{at}: published without its rollback artifact"));
+        }
+        let (cmd, new, _) = next();
+        let mut out = cmd.output_with(b"");
+        if !out.status.success() {
+            let release = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string()]);
+            if !release.status.success() {
+                t.violations.push(format!("{at}: --release-lease failed: {}", String::from_utf8_lossy(&release.stderr)));
+            }
+            let (cmd, again, _) = next();
+            out = cmd.output_with(b"");
+            if out.status.success() && s.pointer_content() != again {
+                t.violations.push(format!("{at}: the publish after the release left other content"));
+            }
+        } else if s.pointer_content() != new {
+            t.violations.push(format!("{at}: the next publish left other content"));
+        }
+        if !out.status.success() {
+            t.violations.push(format!("{at}: the lease is wedged: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        rollback_temps = temp_files(&s.work()).len();
+    }
+    t.print("pointer-publish");
+    // Each publish names its own fresh rollback path (the hooks print a new
+    // one each time), so a killed run's temp file of that path is never
+    // replaced; nothing reads it (docs/testing.md, "Crash explorer").
+    println!("crash explorer: pointer-publish: {rollback_temps} temp files of killed rollback writes left in the work dir");
+    assert_clean(&[t]);
+}
+
+/// `kijito-setup` writing the configuration (`--force` over an existing
+/// one), killed at each mutating call: `config.json` is exactly the old or
+/// the new file, owner-only, and the next run succeeds and leaves no temp
+/// file (docs/setup.md).
+#[test]
+fn no_kill_of_kijito_setup_tears_the_config_or_leaves_a_temp_file() {
+    if strace().is_none() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let s = support::publish::Seeded::new();
+    let scratch = s.path("scratch");
+    let config_dir = s.tmp.path().join("config");
+    let config = config_dir.join("kijito-qa/config.json");
+    let snap = s.path("config-snap");
+    copy_tree(&config_dir, &snap);
+    let restore = || copy_tree(&snap, &config_dir);
+    let setup = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-setup"));
+        c.env("HOME", s.tmp.path().join("home")).env("XDG_CONFIG_HOME", &config_dir).args([
+            "--api-url".to_owned(),
+            s.server.base_url(),
+            "--token-file".to_owned(),
+            s.server.token_file().to_str().unwrap().to_owned(),
+            "--pointer-id".to_owned(),
+            s.pointer_id.to_string(),
+            "--lock-message-id".to_owned(),
+            s.lock_id.to_string(),
+            "--force".to_owned(),
+        ]);
+        c
+    };
+    restore();
+    let old = fs::read(&config).unwrap();
+    let first = setup().output_with(b"");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let new = fs::read(&config).unwrap();
+    assert_ne!(old, new, "the run writes a new configuration");
+    let t = explore_alone("kijito-setup (config.json)", &scratch, &restore, &setup, b"", &|at, _, t| {
+        t.states += 1;
+        match fs::read(&config) {
+            Ok(b) if b == old || b == new => {}
+            other => t.violations.push(format!("{at}: config.json is neither old nor new: {other:?}")),
+        }
+        // The next run comes later than any live run lasts: its temp files
+        // of a killed run are over 30 s old.
+        age_temps(std::slice::from_ref(&config_dir));
+        let mut next = setup().output_with(b"");
+        if !next.status.success() && String::from_utf8_lossy(&next.stderr).starts_with("kijito_setup_failed:lease_held") {
+            // Killed between its claim of the lease and the release: the
+            // lease this installation holds is released as after a killed
+            // publish, then setup runs again.
+            let release = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string()]);
+            if !release.status.success() {
+                t.violations.push(format!("{at}: --release-lease failed: {}", String::from_utf8_lossy(&release.stderr)));
+            }
+            next = setup().output_with(b"");
+        }
+        if !next.status.success() {
+            t.violations.push(format!("{at}: the next run failed: {}", String::from_utf8_lossy(&next.stderr)));
+        }
+        if fs::read(&config).ok().as_deref() != Some(new.as_slice())
+            || fs::metadata(&config).map(|m| m.permissions().mode() & 0o777).ok() != Some(0o600)
+        {
+            t.violations.push(format!("{at}: config.json after the next run is not the new owner-only file"));
+        }
+        let temps = temp_files(&config_dir);
+        if !temps.is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next run: {temps:?}"));
+        }
+    });
+    assert_clean(&[t]);
 }

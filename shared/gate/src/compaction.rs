@@ -79,9 +79,10 @@ pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLoc
 /// Under the held session lock: remove the temp files a killed write of this
 /// session's state left (docs/protocol.md §7, "Crash recovery"): of the
 /// files only lock holders and the session's own hooks write (attempt,
-/// re-entry records, spent record, turn, pin) at once; of the pass and the
-/// compaction request, which commands and the adapter write beside the
-/// hooks, when older than any of their lives ([`STALE_TEMP_SECS`]). Best effort.
+/// re-entry records, spent record, turn, pin, and the spent-nonce ledger in
+/// the state directory) at once; of the pass, the compaction request, the
+/// witness record and `current-pointer.json`, which commands, the adapter
+/// and PreToolUse write beside the hooks, when older than any of their lives ([`STALE_TEMP_SECS`]). Best effort.
 fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
     let name = |p: std::path::PathBuf| p.file_name().and_then(|n| n.to_str()).map(str::to_owned).unwrap_or_default();
     // Written under this lock, or by the session's other hooks, which the
@@ -95,12 +96,19 @@ fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
         name(qa.turn(session)),
         name(qa.pin(session)),
     ];
-    // Written by commands and workers that may run beside a hook.
-    let unlocked = [name(qa.pass(session)), name(qa.request(session))];
+    // Written by commands and workers that may run beside a hook (the
+    // witness record by PreToolUse, which a host may run for parallel tool
+    // calls; `current-pointer.json` by `qa-gate record` of any session).
+    let unlocked = [name(qa.pass(session)), name(qa.request(session)), name(qa.witness(session)), name(qa.current_pointer())];
     let old = std::time::Duration::from_secs(STALE_TEMP_SECS);
     let _ = private::remove_stale_temps_for(qa.path().as_path(), |target, age| {
         locked.iter().any(|n| n == target) || (age > old && unlocked.iter().any(|n| n == target))
     });
+    // The spent-nonce ledger's rewrite, in the state directory: written by
+    // PreCompact under this lock and by the session's UserPromptSubmit.
+    if let Ok(ledger) = crate::ledger::path(qa, session) {
+        let _ = private::remove_stale_temps(&ledger);
+    }
 }
 
 /// A temp file older than this was left by a killed writer: no hook or
