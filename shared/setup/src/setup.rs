@@ -157,11 +157,7 @@ pub fn run(req: &SetupRequest) -> Result<Outcome> {
     Config::from_json(text.as_bytes())?; // what we write must load
     let dir = config_path.parent().ok_or_else(|| Error::new(kijito_files::config::codes::INVALID, "config path has no directory"))?;
     private::ensure_private_dir(dir).map_err(|e| e.context("config directory (it must be owner-only: chmod 700 it)"))?;
-    // A killed earlier run's temp file (docs/testing.md, "Crash explorer"):
-    // removed once older than any live run's write, so a run beside this
-    // one keeps its own.
-    let _ = private::remove_stale_temps_older(&config_path, std::time::Duration::from_secs(30));
-    private::write_atomic(&config_path, text.as_bytes())?;
+    crate::write_replacing(&config_path, text.as_bytes())?;
     Ok(Outcome { config_path, api_url, token_file, pointer_id, lock_message_id, anchor_id, pointer_digest: digest })
 }
 
