@@ -1197,7 +1197,10 @@ fn no_kill_of_kijito_setup_tears_the_config_or_leaves_a_temp_file() {
         if !next.status.success() && String::from_utf8_lossy(&next.stderr).starts_with("kijito_setup_failed:lease_held") {
             // Killed between its claim of the lease and the release: the
             // lease this installation holds is released as after a killed
-            // publish, then setup runs again.
+            // publish, then setup runs again. The refusal names that command.
+            if !String::from_utf8_lossy(&next.stderr).contains("pointer-publish --release-lease --lock-message-id") {
+                t.violations.push(format!("{at}: lease_held does not name the release: {}", String::from_utf8_lossy(&next.stderr)));
+            }
             let release = s.run(&["--release-lease".into(), "--lock-message-id".into(), s.lock_id.to_string()]);
             if !release.status.success() {
                 t.violations.push(format!("{at}: --release-lease failed: {}", String::from_utf8_lossy(&release.stderr)));

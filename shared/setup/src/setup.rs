@@ -183,12 +183,23 @@ fn verify<'a, T: Transport>(api: &Api<T>, pointer_id: MemoryId, lock: MessageId,
     match api.claim(lock, VERIFY_LEASE_SECONDS).map_err(|e| explain::explain(e, &cx(Target::Message(lock))))? {
         Claim::Claimed => {}
         Claim::Refused { reason, claimed_by, lease_expired } => {
+            // what happens next, exactly (docs/publish.md, "The lease"): a lease of this
+            // persona is released with the one command that may; another's is never taken
+            let next = if reason == "self_claimed" {
+                format!(
+                    "this persona holds it: if no publication of yours is running, a killed run (kijito-setup or pointer-publish) left it; release it with `{}` and run kijito-setup again",
+                    kijito_client::publish::release_command(lock)
+                )
+            } else if lease_expired {
+                "another persona holds it with an expired lease: every claim is refused until it releases it or the server reaps it; it is not yours to take: ask the user".to_owned()
+            } else {
+                "another session may be publishing: wait until it is done (a lease lasts at most 300 s) and run kijito-setup again"
+                    .to_owned()
+            };
             return Err(Error::new(
                 codes::LEASE_HELD,
-                format!(
-                    "the lease of message {lock} is held ({reason}, by {claimed_by}, lease_expired={lease_expired}): another session may be publishing; wait until it is done (a lease lasts at most 300 s) and run kijito-setup again; never take a lease that reports lease_expired (docs/protocol.md §2)"
-                ),
-            ))
+                format!("the lease of message {lock} is held ({reason}, by {claimed_by}, lease_expired={lease_expired}): {next}; never take a lease that reports lease_expired (docs/protocol.md §2)"),
+            ));
         }
     }
     if !api.release(lock).map_err(|e| explain::explain(e, &cx(Target::Message(lock))))? {
