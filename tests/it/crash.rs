@@ -1222,3 +1222,95 @@ fn no_kill_of_kijito_setup_tears_the_config_or_leaves_a_temp_file() {
     });
     assert_clean(&[t]);
 }
+
+/// `kijito-setup --sandbox` and `--allow-helpers` with `--write` merge into
+/// the hosts' own files (Claude Code's `settings.json`, Codex's `config.toml`
+/// and rules): killed at any step, each file is the user's old one or the
+/// new one (0600), and the next run finishes the job and leaves no temp file.
+#[test]
+fn no_kill_of_kijito_setups_host_writes_tears_a_settings_file_or_leaves_a_temp_file() {
+    if strace().is_none() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("prefix");
+    for host in ["claude", "codex"] {
+        crate::setup_doctor::link_helpers(&crate::setup_doctor::install_root(&prefix, host));
+    }
+    let world = tmp.path().join("world");
+    let (home, codex_home) = (world.join("home"), world.join("codex-home"));
+    let settings = home.join(".claude/settings.json");
+    let config = codex_home.join("config.toml");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    fs::create_dir_all(codex_home.join("rules")).unwrap();
+    kijito_files::private::write_atomic(&settings, br#"{"model":"opus","permissions":{"allow":["Bash(ls:*)"]}}"#).unwrap();
+    kijito_files::private::write_atomic(&config, b"model = \"gpt\"\n\n[features]\nhooks = true\n").unwrap();
+    let snap = tmp.path().join("world-snap");
+    copy_tree(&world, &snap);
+    let restore = || copy_tree(&snap, &world);
+    let scratch = tmp.path().join("scratch");
+    let mut all = Vec::new();
+    for (what, host) in [("--sandbox", "claude"), ("--allow-helpers", "claude"), ("--sandbox", "codex"), ("--allow-helpers", "codex")] {
+        let setup = || {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-setup"));
+            c.env("HOME", &home).env("CODEX_HOME", &codex_home).env_remove("CLAUDE_CONFIG_DIR").args([
+                what,
+                "--host",
+                host,
+                "--root",
+                prefix.to_str().unwrap(),
+                "--write",
+            ]);
+            c
+        };
+        // every file of the world before and after one whole run
+        let files = |dir: &Path| -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+            let mut m = std::collections::BTreeMap::new();
+            let mut stack = vec![dir.to_path_buf()];
+            while let Some(d) = stack.pop() {
+                for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+                    if e.file_type().unwrap().is_dir() {
+                        stack.push(e.path());
+                    } else {
+                        m.insert(e.path(), fs::read(e.path()).unwrap());
+                    }
+                }
+            }
+            m
+        };
+        restore();
+        let old = files(&world);
+        let first = setup().output_with(b"");
+        assert!(first.status.success(), "{what} {host}: {}", String::from_utf8_lossy(&first.stderr));
+        let new = files(&world);
+        assert_ne!(old, new, "{what} {host} writes something");
+        let writer = format!("kijito-setup {what} --host {host} --write");
+        let t = explore_alone(&writer, &scratch, &restore, &setup, b"", &|at, _, t| {
+            t.states += 1;
+            let now = files(&world);
+            for (p, bytes) in now.iter().filter(|(p, _)| !temp_files(p.parent().unwrap()).contains(p)) {
+                if old.get(p) != Some(bytes) && new.get(p) != Some(bytes) {
+                    t.violations.push(format!("{at}: {} is neither old nor new", p.display()));
+                }
+                if new.contains_key(p) && fs::metadata(p).unwrap().permissions().mode() & 0o077 != 0 && old.get(p) != Some(bytes) {
+                    t.violations.push(format!("{at}: {} is not owner-only", p.display()));
+                }
+            }
+            age_temps(std::slice::from_ref(&world));
+            let next = setup().output_with(b"");
+            if !next.status.success() {
+                t.violations.push(format!("{at}: the next run failed: {}", String::from_utf8_lossy(&next.stderr)));
+            }
+            if files(&world) != new {
+                t.violations.push(format!("{at}: the next run did not end with the files one whole run writes"));
+            }
+            let left = temp_files(&world);
+            if !left.is_empty() {
+                t.violations.push(format!("{at}: temp files left after the next run: {left:?}"));
+            }
+        });
+        all.push(t);
+    }
+    assert_clean(&all);
+}

@@ -407,7 +407,7 @@ fn create_then_the_skills_cycle_works_with_the_written_config() {
 // ------------------------------------------------------------------ doctor
 
 /// Lay out `<prefix>/<host>` from the templates as install.sh renders them.
-fn install_root(prefix: &Path, host: &str) -> PathBuf {
+pub(crate) fn install_root(prefix: &Path, host: &str) -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = prefix.join(host);
     let mdir = if host == "codex" { ".codex-plugin" } else { ".claude-plugin" };
@@ -816,7 +816,7 @@ fn doctor_is_red_without_the_token_file_and_prints_the_fix() {
 // ------------------------------------------------ permissions (kijito-setup --allow-helpers)
 
 /// The agent's helpers in `<root>/bin` as install.sh puts them (hard links to the built binaries).
-fn link_helpers(root: &Path) {
+pub(crate) fn link_helpers(root: &Path) {
     for b in ["pointer-digest", "pointer-publish", "pointer-snapshot", "qa-gate", "kijito-compact", "memory-latch", "wake-check"] {
         let src = support::bin(b);
         if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
