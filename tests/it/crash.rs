@@ -1314,3 +1314,61 @@ fn no_kill_of_kijito_setups_host_writes_tears_a_settings_file_or_leaves_a_temp_f
     }
     assert_clean(&all);
 }
+
+/// `kijito-compact request`, the session pinned to a Codex app-server
+/// adapter (so the request is only written, no worker started): killed at
+/// any step, the request file is absent or whole, the pass untouched, the
+/// next request goes through (or the killed run's request stands:
+/// `request_exists`) and leaves no temp file, and the next cycle is
+/// re-entered ATTESTED exactly once.
+#[test]
+fn no_kill_of_kijito_compact_request_tears_the_request_or_wedges_the_next_cycle() {
+    if strace().is_none() {
+        return;
+    }
+    use kijito_compact::trigger::{self, Pin, Via};
+    use kijito_gate::QaDir;
+    use kijito_protocol::ids::{AbsPath, SessionId};
+    let mut all = Vec::new();
+    for k in &HOSTS {
+        let c = Compaction::new(k);
+        let scratch = c.w.path("scratch");
+        let data = AbsPath::parse(&c.w.data_arg()).unwrap();
+        let qa = QaDir::open(&data).unwrap();
+        let s = SessionId::parse(k.s).unwrap();
+        let socket = AbsPath::parse(c.w.path("adapter.sock").to_str().unwrap()).unwrap();
+        let via = Via::CodexAppServer { adapter_id: "a".repeat(32), socket };
+        trigger::write_pin(&qa, &Pin { session_id: s.clone(), via, pinned_at_ms: now_ms() }).unwrap();
+        copy_tree(&c.w.data, &c.snap.join("data"));
+        let pass = c.w.qa().join(format!("qa-pass.{}.json", k.s));
+        let pass_bytes = fs::read(&pass).unwrap();
+        let request = || {
+            let mut cmd = c.w.command(env!("CARGO_BIN_EXE_kijito-compact"));
+            cmd.args(["request", "--session-id", k.s, "--data-dir", &c.w.data_arg()]);
+            cmd
+        };
+        all.push(explore_alone(&format!("{} kijito-compact request", k.host), &scratch, &|| c.restore(), &request, b"", &|at, _, t| {
+            t.states += 1;
+            if let Err(e) = trigger::read_request(&qa, &s) {
+                t.violations.push(format!("{at}: the request is torn: {}", e.code()));
+            }
+            if fs::read(&pass).ok().as_deref() != Some(pass_bytes.as_slice()) {
+                t.violations.push(format!("{at}: the pass changed"));
+            }
+            age_temps(&[c.w.data.clone()]);
+            let next = request().output_with(b"");
+            let err = String::from_utf8_lossy(&next.stderr);
+            if !next.status.success() && !err.starts_with("kijito_compact_failed:request_exists") {
+                t.violations.push(format!("{at}: the next request failed: {err}"));
+            }
+            if !matches!(trigger::read_request(&qa, &s), Ok(Some(_))) {
+                t.violations.push(format!("{at}: no request after the next one"));
+            }
+            if !c.temps().is_empty() {
+                t.violations.push(format!("{at}: temp files left after the next request: {:?}", c.temps()));
+            }
+            c.next_cycle(at, t);
+        }));
+    }
+    assert_clean(&all);
+}

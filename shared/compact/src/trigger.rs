@@ -461,7 +461,11 @@ pub fn read_request(qa: &QaDir, s: &SessionId) -> Result<Option<Request>> {
 
 /// Replace the request file (the adapter's state transitions).
 pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
-    private::write_atomic(&qa.request(&r.session_id), format!("{}\n", r.to_value()).as_bytes())?;
+    let path = qa.request(&r.session_id);
+    // a killed earlier write's temp file, once older than any live write
+    // (docs/protocol.md §7, "Crash recovery"), goes with this one
+    let _ = private::remove_stale_temps_older(&path, std::time::Duration::from_secs(30));
+    private::write_atomic(&path, format!("{}\n", r.to_value()).as_bytes())?;
     kijito_files::journal::event(qa.path().parent(), &r.session_id, journal_kind(&r.state), request_fields(r));
     Ok(())
 }
