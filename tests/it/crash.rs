@@ -1355,7 +1355,7 @@ fn no_kill_of_kijito_compact_request_tears_the_request_or_wedges_the_next_cycle(
             if fs::read(&pass).ok().as_deref() != Some(pass_bytes.as_slice()) {
                 t.violations.push(format!("{at}: the pass changed"));
             }
-            age_temps(&[c.w.data.clone()]);
+            age_temps(std::slice::from_ref(&c.w.data));
             let next = request().output_with(b"");
             let err = String::from_utf8_lossy(&next.stderr);
             if !next.status.success() && !err.starts_with("kijito_compact_failed:request_exists") {
