@@ -17,7 +17,7 @@
 
 use crate::run::HookEnv;
 use crate::{ask_reply, deny_reply, parse_input, HookInput};
-use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall};
+use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall, Wake};
 use kijito_protocol::codes::policy as codes;
 use kijito_protocol::error::Error;
 use serde_json::Value;
@@ -185,8 +185,6 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
     let input = j.input;
     let mut cls = j.cls.clone();
     let action_file_text = j.action_file.display().to_string();
-    let target =
-        ConsentTarget { helper_dir: j.helper_dir, workspace, action_file: &action_file_text, session_id: input.session_id.as_str() };
     let latch = if enforced && cls.halts() { ws.and_then(crate::latch_hook::open_latch) } else { None };
     let mode = match (&latch, enforced) {
         (_, false) => LatchMode::Absent,
@@ -196,32 +194,21 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
         (None, true) => LatchMode::Normal,
     };
     let qa_frozen = cls.kijito_write() && pass_recorded(env, j.data_dir, input);
-    // The wake hold (SessionStart's local wake checks, kijito_wake::hold), kept for the session's cwd.
-    let hook_cwd = input.cwd.as_ref().map(|c| c.as_path());
-    let hold = match (enforced, j.data_dir, hook_cwd) {
-        (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c)),
-        _ => None,
+    let wake = wake_of(enforced, j.data_dir, input);
+    wake.apply(&mut cls);
+    let target = ConsentTarget {
+        helper_dir: j.helper_dir,
+        workspace,
+        action_file: &action_file_text,
+        session_id: input.session_id.as_str(),
+        data_dir: j.data_dir.map(|d| d.as_str()).unwrap_or_default(),
     };
-    if hold == Some(kijito_wake::hold::Hold::Cautious) {
-        cls.raise_risk(policy::Risk::High);
-    }
-    let modes = Modes { latch: mode, qa_frozen, consent_confirmed: false };
-    let decision = match (policy::decide(&cls, &modes, &target), hold) {
-        // Tripwires and the halting modes come first; the hold before the freeze and consent.
-        (Decision::Deny { code, reason }, _) if policy::classify::tripwires::ALL.contains(&code) || HALTING.contains(&code) => {
-            Decision::Deny { code, reason }
-        }
-        (d, Some(kijito_wake::hold::Hold::Pending)) => {
-            let data = j.data_dir.map(|d| d.as_str().to_owned()).unwrap_or_default();
-            let cmd = format!("{}/wake-check --live --workspace {workspace} --data-dir {data}", j.helper_dir);
-            policy::decide::wake_hold(&cls, &cmd).unwrap_or(d)
-        }
-        (d, _) => d,
-    };
+    let decision = policy::decide(&cls, &Modes { latch: mode, wake, qa_frozen, consent_confirmed: false }, &target);
     crate::journal::decision(env, input, &cls, mode, &decision);
+    let consent_lifts = decision.needs_consent();
     match decision {
         Decision::Allow => None,
-        Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
+        Decision::Deny { reason, .. } if consent_lifts => {
             let ctx = ConsentCall { input, cls: &cls, bytes: j.bytes, action_file: j.action_file, workspace, helper_dir: j.helper_dir };
             consent(env, latch.as_ref(), j.data_dir.map(|d| d.as_path()), &ctx, reason)
         }
@@ -229,8 +216,19 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
     }
 }
 
-/// The latch modes that halt every mutating call, ahead of the wake hold.
-const HALTING: &[codes::Code] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
+/// The wake hold (SessionStart's local wake checks, [`kijito_wake::hold`])
+/// kept for the session's cwd, where enforcement is on.
+fn wake_of(enforced: bool, data_dir: Option<&kijito_protocol::ids::AbsPath>, input: &HookInput) -> Wake {
+    let hold = match (enforced, data_dir, input.cwd.as_ref()) {
+        (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c.as_path())),
+        _ => None,
+    };
+    match hold {
+        None => Wake::Clear,
+        Some(kijito_wake::hold::Hold::Cautious) => Wake::Cautious,
+        Some(kijito_wake::hold::Hold::Pending) => Wake::Pending,
+    }
+}
 
 /// One irreversible call awaiting consent.
 struct ConsentCall<'a> {
