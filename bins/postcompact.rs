@@ -4,7 +4,7 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Host};
+use kijito_hooks::{self as hooks, HookEnv, Host};
 use kijito_protocol::argv::{Command, Flag, Tool};
 use kijito_protocol::ids::AbsPath;
 

@@ -7,7 +7,7 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
+use kijito_hooks::{self as hooks, Event, HookEnv, Host};
 use kijito_protocol::argv::{Command, Flag, Tool};
 use kijito_protocol::ids::AbsPath;
 

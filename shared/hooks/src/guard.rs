@@ -7,11 +7,9 @@ use kijito_protocol::command::{self, HelperDir, Verdict};
 use kijito_protocol::error::Error;
 use serde_json::Value;
 
-/// Tool names whose calls run a shell command. The installed hooks.json
-/// matcher is `Bash` (both hosts report their shell tool as `Bash`); the
-/// Codex-internal names are listed so a host that reports them is still
-/// inspected. Whatever the name, every `tool_input.command`/`cmd` is checked.
-pub const SHELL_TOOLS: &[&str] = &["Bash", "shell", "exec_command", "local_shell", "unified_exec", "container.exec"];
+// Tool names whose calls run a shell command: the policy's one list.
+// Whatever the name, every `tool_input.command`/`cmd` is checked.
+use kijito_policy::call::SHELL_TOOLS;
 
 const GUARD_HELP: &str = "Helper commands run only exactly as the kijito-qa hook printed them for this session";
 

@@ -18,7 +18,7 @@ pub fn has_latch_dir(cwd: &Path) -> bool {
 /// nearest parent with a `.memory-latch`, [`crate::resolve::workspace_of`]).
 /// The one answer for SessionStart's wake hold and its enforcement line;
 /// pretool-hook also looks at the workspaces of the paths a call touches.
-pub fn enforced(env: &crate::run::HookEnv, cwd: Option<&Path>) -> bool {
+pub fn enforced(env: &crate::env::HookEnv, cwd: Option<&Path>) -> bool {
     env.config.as_ref().is_some_and(|c| c.enforce) || cwd.and_then(crate::resolve::workspace_of).is_some()
 }
 

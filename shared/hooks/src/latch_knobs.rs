@@ -8,7 +8,7 @@
 //! Fail-soft: a latch that cannot be opened or written changes nothing here
 //! (the write itself enters Silent Witness on a verification failure).
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::HookInput;
 use std::path::Path;
 

@@ -14,6 +14,7 @@
 pub mod compact;
 pub mod consent_host;
 pub mod entry;
+pub mod env;
 pub mod guard;
 pub mod journal;
 pub mod latch_hook;
@@ -28,6 +29,7 @@ pub mod summary;
 pub mod taint;
 pub mod text;
 
+pub use env::HookEnv;
 pub use kijito_files::datadir::HostKind as Host;
 
 use kijito_protocol::error::{Error, Result};

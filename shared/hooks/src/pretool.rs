@@ -15,7 +15,7 @@
 //! `"enforce": true`. Tripwires, the freeze and the pointer rule apply in
 //! every workspace: they protect the QA protocol itself.
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::{ask_reply, deny_reply, parse_input, HookInput};
 use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall, Wake};
 use kijito_protocol::codes::policy as codes;
