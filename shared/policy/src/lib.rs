@@ -42,7 +42,7 @@ pub mod user;
 /// the same words).
 pub use kijito_protocol::shell;
 
-pub use call::ToolCall;
+pub use call::{ParsedCall, ToolCall};
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
 pub use decide::{
     action_bytes, action_hash, consent_command, decide, hash_of_action_bytes, ConsentTarget, Decision, LatchMode, Modes, Wake,
