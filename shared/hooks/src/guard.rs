@@ -40,9 +40,8 @@ pub fn guard_tool_call(helpers: Option<&HelperDir>, call: &ParsedCall) -> Option
 /// wrong event, no session id): deny, unless it is readable JSON naming a
 /// tool that is not a shell tool and carries no command.
 pub fn unreadable(stdin: &[u8], err: &Error) -> Option<String> {
-    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(stdin) {
-        let tool = o.get("tool_name").and_then(Value::as_str);
-        let call = ParsedCall::parse(tool.unwrap_or(""), o.get("tool_input").unwrap_or(&Value::Null));
+    if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(stdin) {
+        let (tool, call) = ParsedCall::of_hook_object(&v);
         if tool.is_some_and(|t| !SHELL_TOOLS.contains(&t)) && call.lines.is_empty() {
             return None;
         }

@@ -83,6 +83,14 @@ impl ParsedCall {
         ParsedCall { kind, lines, workdir }
     }
 
+    /// The call a raw hook stdin object names (its `tool_name`, if a
+    /// string, and its `tool_input`): for stdin the hook could not parse
+    /// whole, which is still denied unless clearly no shell call.
+    pub fn of_hook_object(stdin: &Value) -> (Option<&str>, ParsedCall) {
+        let tool = stdin.get("tool_name").and_then(Value::as_str);
+        (tool, ParsedCall::parse(tool.unwrap_or(""), stdin.get("tool_input").unwrap_or(&Value::Null)))
+    }
+
     /// The MCP tool's input, for the SQL, path and memory-id readers.
     pub fn mcp_input(&self) -> Option<&Value> {
         match &self.kind {
@@ -226,6 +234,12 @@ mod tests {
         let c = ParsedCall::parse("shell", &json!({"command": ["bash", "-lc", "ls"], "workdir": ""}));
         assert_eq!(c.kind, ToolCall::Shell { tool: "shell".into(), lines: vec!["ls".into()], invalid: None });
         assert_eq!((c.workdir.as_deref(), c.mcp_input()), (None, None));
+        let stdin = json!({"tool_name": "Bash", "tool_input": {"cmd": "ls"}});
+        let (tool, c) = ParsedCall::of_hook_object(&stdin);
+        assert_eq!((tool, c.lines), (Some("Bash"), vec![Ok("ls".to_owned())]));
+        let stdin = json!({"tool_name": 5});
+        let (tool, c) = ParsedCall::of_hook_object(&stdin);
+        assert_eq!((tool, c.kind), (None, ToolCall::Other { tool: String::new() }));
         let c = ParsedCall::parse("Read", &serde_json::Value::Null);
         assert_eq!((c.kind, c.lines), (ToolCall::Read { tool: "Read".into() }, vec![]));
     }
