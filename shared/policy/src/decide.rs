@@ -466,6 +466,19 @@ mod tests {
         assert!(!Decision::Allow.needs_consent());
     }
 
+    /// An invalid governance file halts like the other halting modes: a
+    /// write is denied with its own code, a read and a helper command pass.
+    #[test]
+    fn an_invalid_governance_file_halts_writes_and_passes_reads() {
+        let m = modes(LatchMode::GovernanceInvalid);
+        let write = cls("Write", json!({"file_path": "/w/src/a.rs", "content": "x"}));
+        let Decision::Deny { code, reason } = decide(&write, &m, &T) else { panic!() };
+        assert_eq!(code, codes::GOVERNANCE_INVALID);
+        assert!(reason.contains("`/opt/k/bin/memory-latch status --workspace /w` names the problem"), "{reason}");
+        assert!(decide(&cls("Bash", json!({"command": "git status"})), &m, &T).allowed());
+        assert!(decide(&cls("Bash", json!({"command": "/opt/k/bin/memory-latch status"})), &m, &T).allowed());
+    }
+
     #[test]
     fn action_hash_is_of_the_canonical_bytes() {
         let input = json!({"command": "rm -rf build", "description": "clean"});
