@@ -1,5 +1,5 @@
 //! Every command the agent is told to run passes the PreToolUse command
-//! guard (issue 21 item 5): the installed skills (rendered for both hosts by
+//! guard: the installed skills (rendered for both hosts by
 //! install.sh's own render program, as tests/it/skills.rs does), the text the
 //! real hook binaries give the model (SessionStart's command block, the
 //! withdrawn-pass text and its command block, the attested re-entry, the

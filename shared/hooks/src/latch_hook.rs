@@ -65,7 +65,7 @@ pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>,
 /// The most bytes of the transcript's end read by the token checks.
 pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
 
-/// UserPromptSubmit (issue 22, token mode made harder): before a prompt
+/// UserPromptSubmit (token mode made harder): before a prompt
 /// that is a token or a signature may confirm anything, refuse (a stable
 /// code, nothing confirmed) when
 /// - the input names a subagent (`agent_id`/`agent_type`): its "prompt" is

@@ -487,7 +487,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         .map(|signal| kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref()));
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
-    // confirms no token (issue 22).
+    // confirms no token.
     let consent = crate::latch_hook::confirm_from_user_prompt(
         extras.cwd.as_deref(),
         env.helpers.as_ref(),

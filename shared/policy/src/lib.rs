@@ -1,4 +1,4 @@
-//! kijito-policy: one PreToolUse policy over every tool call (issue 21),
+//! kijito-policy: one PreToolUse policy over every tool call,
 //! pure (no I/O, no HTTP stack).
 //!
 //! | step | module |

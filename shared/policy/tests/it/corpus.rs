@@ -1,4 +1,4 @@
-//! The labelled classifier corpus (fixtures/policy/corpus.jsonl, issue 21):
+//! The labelled classifier corpus (fixtures/policy/corpus.jsonl):
 //! every call of both hosts' shapes is classified and compared with its
 //! hand-written label. Prints the false-negative count (an irreversible or
 //! tripwire call classified as neither), the false-positive count (a benign

@@ -12,7 +12,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
-from . import policy_driver  # kijito-qa addition (issue 21): any tool call; the consent role
+from . import policy_driver  # kijito-qa addition: any tool call; the consent role
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")
