@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hook_size.sh BIN_DIR: the size gate of the hook binaries (issue 16).
+# hook_size.sh BIN_DIR: the size gate of the hook binaries.
 # The hosts run them on every tool call and prompt; each must be at most
 # 2,000,000 B (docs/architecture.md, Binary sizes). Prints every size and
 # exits 1 naming each binary over the bound or missing (a gate that finds

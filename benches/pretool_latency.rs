@@ -1,4 +1,4 @@
-//! PreToolUse latency (issue 21 item 8): the installed `pretool-hook` run
+//! PreToolUse latency: the installed `pretool-hook` run
 //! as a fresh process per call, as the hosts run it before every tool call,
 //! beside `/bin/true` in the same run, rounds interleaved. Three calls:
 //! a read (`git status`, decided from stdin alone), an ordinary edit in a

@@ -4,24 +4,23 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Host};
-use kijito_protocol::argv::{Command, Flag, Tool};
-use kijito_protocol::ids::AbsPath;
+use kijito_hooks::{self as hooks, HookArgs, HookEnv};
+use kijito_protocol::argv::Tool;
 
 const TOOL: Tool = Tool {
     name: "postcompact",
     code_name: "postcompact",
     help: "postcompact --host codex|claude [--data-dir ABS]\n  PostCompact hook: claims the compaction attempt (first of PostCompact and\n  SessionStart(compact)) and writes the re-entry record. Answers {\"continue\":true}.\n",
-    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--data-dir")] }],
+    commands: hooks::COMPACT_HOOK_FLAGS,
 };
 
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
     let fallback = Some(hooks::postcompact_reply(None));
-    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = HookArgs::parse(&TOOL);
     let (host, data_dir) = match parsed {
-        Ok(v) => v,
+        Ok(a) => (a.host, a.data_dir),
         Err(e) => {
             cli::report_failure(&TOOL, &e);
             hooks::run_hook(hooks::WATCHDOG_SESSION, fallback.clone(), move || fallback)

@@ -3,23 +3,22 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Host};
-use kijito_protocol::argv::{Command, Flag, Tool};
-use kijito_protocol::ids::AbsPath;
+use kijito_hooks::{self as hooks, HookArgs, HookEnv};
+use kijito_protocol::argv::Tool;
 
 const TOOL: Tool = Tool {
     name: "precompact",
     code_name: "precompact",
     help: "precompact --host codex|claude [--data-dir ABS]\n  PreCompact hook: reads the hook JSON on stdin, promotes a valid QA pass or records an\n  unattested attempt. Codex answer: {\"continue\":true,\"systemMessage\":...}; Claude Code: no output.\n",
-    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--data-dir")] }],
+    commands: hooks::COMPACT_HOOK_FLAGS,
 };
 
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL).and_then(|a| Ok((a.required::<Host>("--host")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = HookArgs::parse(&TOOL);
     let (host, data_dir) = match parsed {
-        Ok(v) => v,
+        Ok(a) => (a.host, a.data_dir),
         Err(e) => {
             // A broken install must still never block compaction.
             cli::report_failure(&TOOL, &e);

@@ -7,25 +7,25 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
-use kijito_protocol::argv::{Command, Flag, Tool};
-use kijito_protocol::ids::AbsPath;
+use kijito_hooks::{self as hooks, Event, HookArgs, HookEnv};
+use kijito_protocol::argv::Tool;
 
 const TOOL: Tool = Tool {
     name: "pretool-hook",
     code_name: "pretool_hook",
     help: "pretool-hook --host codex|claude --expect PreToolUse|PostToolUse|PostToolUseFailure [--data-dir ABS]\n  Reads the PreToolUse hook JSON on stdin and answers in the host's format (or prints nothing: allowed).\n  PostToolUse and PostToolUseFailure (Claude Code, consent mode host): records a call the user allowed\n  in the host's dialog; prints nothing.\n",
-    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
+    commands: hooks::EVENT_HOOK_FLAGS,
 };
 
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL)
-        .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = HookArgs::parse(&TOOL);
     let deny = hooks::run::session_fallback(Event::PreToolUse);
     let (host, event, data_dir) = match parsed {
-        Ok((host, ev @ (Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure), data_dir)) => (host, ev, data_dir),
+        Ok(HookArgs { host, event: Some(ev @ (Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure)), data_dir }) => {
+            (host, ev, data_dir)
+        }
         // A tool call this hook cannot even start deciding is denied.
         Ok(_) => hooks::run_hook(hooks::WATCHDOG_SESSION, deny.clone(), || deny),
         Err(e) => {

@@ -6,24 +6,22 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
-use kijito_protocol::argv::{Command, Flag, Tool};
-use kijito_protocol::ids::AbsPath;
+use kijito_hooks::{self as hooks, Event, HookArgs, HookEnv};
+use kijito_protocol::argv::Tool;
 
 const TOOL: Tool = Tool {
     name: "prompt-hook",
     code_name: "prompt_hook",
     help: "prompt-hook --host codex|claude --expect UserPromptSubmit [--data-dir ABS]\n  Reads the UserPromptSubmit hook JSON on stdin and answers in the host's format (or prints nothing).\n",
-    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
+    commands: hooks::EVENT_HOOK_FLAGS,
 };
 
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL)
-        .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = HookArgs::parse(&TOOL);
     let (host, data_dir) = match parsed {
-        Ok((host, Event::UserPromptSubmit, data_dir)) => (host, data_dir),
+        Ok(HookArgs { host, event: Some(Event::UserPromptSubmit), data_dir }) => (host, data_dir),
         Ok(_) => {
             cli::report_failure(
                 &TOOL,

@@ -7,24 +7,23 @@
 #![no_main]
 
 use kijito_cli as cli;
-use kijito_hooks::{self as hooks, run::HookEnv, Event, Host};
-use kijito_protocol::argv::{Command, Flag, Tool};
-use kijito_protocol::ids::AbsPath;
+use kijito_hooks::{self as hooks, Event, HookArgs, HookEnv};
+use kijito_protocol::argv::Tool;
 
 const TOOL: Tool = Tool {
     name: "session-hook",
     code_name: "session_hook",
     help: "session-hook --host codex|claude --expect SessionStart|UserPromptSubmit|Stop|PreToolUse [--data-dir ABS]\n  Reads the hook JSON on stdin and answers in the host's format (or prints nothing).\n",
-    commands: &[Command { name: "", flags: &[Flag::value("--host"), Flag::value("--expect"), Flag::value("--data-dir")] }],
+    commands: hooks::EVENT_HOOK_FLAGS,
 };
 
 kijito_hooks::hook_main!(run);
 
 fn run() -> ! {
-    let parsed = cli::hook_args(&TOOL)
-        .and_then(|a| Ok((a.required::<Host>("--host")?, a.required::<Event>("--expect")?, a.optional::<AbsPath>("--data-dir")?)));
+    let parsed = HookArgs::parse(&TOOL);
     let (host, event, data_dir) = match parsed {
-        Ok(v) => v,
+        Ok(HookArgs { host, event: Some(event), data_dir }) => (host, event, data_dir),
+        Ok(_) => unreachable!("session-hook declares --expect"),
         Err(e) => {
             cli::report_failure(&TOOL, &e);
             std::process::exit(0)

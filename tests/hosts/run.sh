@@ -135,8 +135,8 @@ run_one() {
     attested-manual) kind=attested; args+=(--scenario manual-compact --before-compact "$(printf '%q %q' "$seed" "$root")") ;;
     attested-auto) kind=attested
       # Claude Code auto-compacts only after the next prompt's UserPromptSubmit, and that new user turn
-      # withdraws the pass the harness recorded before it (pass_invalidated_by_new_turn, issue 23 item
-      # 3): the compaction is re-entered UNATTESTED with that reason, on purpose. Codex compacts at the
+      # withdraws the pass the harness recorded before it (pass_invalidated_by_new_turn):
+      # the compaction is re-entered UNATTESTED with that reason, on purpose. Codex compacts at the
       # start of the turn, before its UserPromptSubmit: still ATTESTED.
       [ "$host" = claude ] && kind=withdrawn
       args+=(--scenario auto-compact --before-compact "$(printf '%q %q' "$seed" "$root")") ;;
@@ -170,7 +170,7 @@ run_one() {
       args+=(--scenario prompts --prompt-file "$pdir/prompt-1" --prompt-file "$pdir/prompt-2"
              --before-first "$(printf '%q %q %q' "$here/scenarios/seed-consent.sh" "$root" "$pdir")"
              --after "$(printf '%q' "$root/bin/memory-latch") status --json > \"\$HOST_E2E_OUT/latch-status.json\"") ;;
-    policy-consent)  # issue 21: the agent's `rm -rf build` denied, consent requested with the command of
+    policy-consent)  # the agent's `rm -rf build` denied, consent requested with the command of
       # the deny reason, the user types the token they saw, the identical retry runs once, a repeat is
       # denied (scenarios/policy-seed.sh, policy_user.py, check_policy.py; lib/he2e/policy_driver.py)
       local pdir="$work/policy-consent-$host"; mkdir -p "$pdir"
@@ -322,7 +322,7 @@ run_tui() {
 # run_boots HOST: the QA skill's two cold boots by fresh verifier agents of the real host (Claude
 # Code: Agent tool subagents; Codex: spawn_agent), then digest again and record; then the negative
 # control (the fake main agent forks its conversation into the verifiers; the check must see it).
-# `boots` also checks the PreToolUse hook's witness record (issue 22: two distinct subagents, the
+# `boots` also checks the PreToolUse hook's witness record (two distinct subagents, the
 # pass bootsWitnessed true). `boots-main-refused` (its own --only name): the main agent runs the two
 # boots itself; `qa-gate record` must refuse them (boot_by_main_agent), no pass.
 # See scenarios/seed-boots.sh, lib/he2e/qa_driver.py and scenarios/check_boots.py.
@@ -684,7 +684,7 @@ case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
 # Issue 24: kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
 # the fake model curates through them.
-# mcp-cycle (issue 24 "Done when"): the same registration, then the whole cycle through the MCP tools:
+# mcp-cycle: the same registration, then the whole cycle through the MCP tools:
 # recall, create two, correct one, fade one, publish, two witnessed verifier boots, record,
 # compaction, ATTESTED re-entry (scenarios/mcp-cycle.sh, check_mcp_cycle.py).
 run_mcp_tools() {

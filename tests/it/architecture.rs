@@ -423,7 +423,7 @@ fn the_scan_finds_spelling_comparisons() {
     assert_eq!(code_spelling_comparisons(text), vec![(2, ".code() == \""), (3, ".code() != \"")]);
 }
 
-/// Issue 25 (Done when): no Rust file of the repository, tests included,
+/// No Rust file of the repository, tests included,
 /// compares an error's code with a spelling: a test asserts
 /// `e.code_as() == Some(CODE)` or `assert_eq!(e.code(), CODE.as_str())`, and
 /// a `codes!` enum compares with no string (only with a JSON value).
@@ -603,4 +603,115 @@ fn the_policy_crate_does_no_io() {
             assert!(!text.contains(io), "{file} uses {io}");
         }
     }
+}
+
+/// Where `text` pulls a field out of a raw `tool_input` or reads its
+/// command lines (docs/architecture.md, "One parsed tool call").
+fn tool_input_reads(text: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for pat in ["tool_input.get(", "get(\"tool_input\")", "tool_command_lines(", "get(\"workdir\")"] {
+        for (at, _) in text.match_indices(pat) {
+            found.push((text[..at].matches('\n').count() + 1, pat));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_tool_input_scan_finds_each_read() {
+    let text =
+        "let a = tool_input.get(\"command\");\nlet b = o.get(\"tool_input\");\nlet c = command::tool_command_lines(x);\nv.get(\"workdir\")";
+    let found: Vec<usize> = tool_input_reads(text).into_iter().map(|(l, _)| l).collect();
+    assert_eq!(found, [1, 2, 3, 4]);
+}
+
+/// A PreToolUse call is read once, by `kijito_policy::ParsedCall`; the
+/// guard, the witness and the classifier read its fields. Only the call
+/// type and the command grammar that defines the line extraction read
+/// `tool_input` (the hook's stdin parser only moves it, whole).
+#[test]
+fn only_the_call_type_reads_tool_input() {
+    let mut bad = Vec::new();
+    for (path, text) in non_test_sources() {
+        if path == "shared/policy/src/call.rs" || path == "shared/protocol/src/command.rs" {
+            continue;
+        }
+        for (line, what) in tool_input_reads(&text) {
+            bad.push(format!("{path}:{line}: {what}"));
+        }
+    }
+    assert!(bad.is_empty(), "read the call through kijito_policy::ParsedCall:\n{}", bad.join("\n"));
+}
+
+/// The five hook mains parse their arguments one way (`HookArgs::parse`)
+/// and name no flag themselves.
+#[test]
+fn the_hook_mains_share_one_args_type() {
+    for bin in ["prompt-hook", "session-hook", "pretool-hook", "precompact", "postcompact"] {
+        let text = std::fs::read_to_string(Path::new(ROOT).join("bins").join(format!("{bin}.rs"))).unwrap();
+        assert!(text.contains("HookArgs::parse(&TOOL)"), "{bin} does not parse with HookArgs");
+        for own in ["hook_args(", "Flag::value(", "required::<", "optional::<"] {
+            assert!(!text.contains(own), "{bin} parses its own arguments ({own})");
+        }
+    }
+}
+
+/// The hooks' environment is its own module: no hook module reaches into
+/// the dispatcher (`run.rs`) for it, so the modules form no circle.
+#[test]
+fn no_hook_module_reaches_into_the_dispatcher() {
+    for (path, text) in non_test_sources() {
+        if path.starts_with("shared/hooks/src/") && path != "shared/hooks/src/run.rs" && path != "shared/hooks/src/lib.rs" {
+            for name in ["crate::run::", "crate::run;", "crate::run,", "crate::run}"] {
+                assert!(!text.contains(name), "{path} names {name}");
+            }
+        }
+    }
+}
+
+/// Every Rust file of the repository (shared, bins, tests, benches, fuzz).
+fn repository_rust_files() -> Vec<std::path::PathBuf> {
+    let root = Path::new(ROOT);
+    let mut files = Vec::new();
+    for dir in ["shared", "bins", "tests", "benches", "fuzz"] {
+        if root.join(dir).is_dir() {
+            rust_files(&root.join(dir), &mut files);
+        }
+    }
+    files.retain(|f| !f.components().any(|c| c.as_os_str() == "target"));
+    files
+}
+
+/// Where `text` cites a tracker issue by number (`issue` and a number).
+fn issue_references(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let hit = lower.match_indices("issue ").any(|(at, m)| lower[at + m.len()..].chars().next().is_some_and(|c| c.is_ascii_digit()));
+        if hit {
+            found.push(n + 1);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_issue_scan_finds_a_numbered_reference() {
+    assert_eq!(issue_references("// fine\n// see Issue\u{20}12 item 3\n// an issue with x\n// (issue\u{20}7)"), [2, 4]);
+}
+
+/// Comments cite docs/..., never a tracker a reader does not have.
+#[test]
+fn no_rust_file_cites_an_issue_number() {
+    let files = repository_rust_files();
+    assert!(files.len() > 100, "too few Rust files found: {}", files.len());
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in issue_references(&text) {
+            bad.push(format!("{}:{line}", f.display()));
+        }
+    }
+    assert!(bad.is_empty(), "cite docs/... instead of an issue number:\n{}", bad.join("\n"));
 }

@@ -1,4 +1,4 @@
-//! Issue 21: consent mode host (docs/protocol.md §8a step 7a), through the
+//! Consent mode host (docs/protocol.md §8a step 7a), through the
 //! real `pretool-hook` and `memory-latch`: on Claude Code's TUI (the hook's
 //! parent, past a `sh -c`, has a terminal on fd 0 and
 //! `CLAUDE_CODE_ENTRYPOINT=cli`) an irreversible call below high risk is put

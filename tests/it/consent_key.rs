@@ -1,4 +1,4 @@
-//! Issue 22 item 1: key consent mode end to end, through the real binaries.
+//! Key consent mode end to end, through the real binaries.
 //! keygen (passphrase-protected), the user's consent file (mode key, the
 //! public key), the agent's `consent request` (no token shown), the user's
 //! `memory-latch approve` in a real pseudo-terminal (python3 `pty`) typing

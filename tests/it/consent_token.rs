@@ -1,4 +1,4 @@
-//! Issue 22 item 2: token mode, harder. The UserPromptSubmit confirmation
+//! Token mode, harder. The UserPromptSubmit confirmation
 //! (the real session-hook, both hosts' transcript shapes) refuses, with a
 //! stable code and nothing confirmed, when the token appears in a tool
 //! call's input (the agent typed it into its pane or piped it to a hook) or

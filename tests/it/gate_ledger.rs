@@ -1,4 +1,4 @@
-//! Chained QA state and the spent-nonce ledger (issue 22, item 3;
+//! Chained QA state and the spent-nonce ledger (
 //! docs/protocol.md §7), through the real binaries on both hosts: a real
 //! cycle (two real verifier boots on kijito-local, `qa-gate record`, the
 //! real PreCompact, PostCompact and SessionStart hooks), then the agent's

@@ -1,4 +1,4 @@
-//! Honest limits (issue 22, item 7; README "What an agent with your uid can
+//! Honest limits (README "What an agent with your uid can
 //! still do"): each test here shows, through the real binaries, that a path
 //! a same-uid agent still has WORKS, so the README table that names it is
 //! true. If one of these starts failing, the path was closed: update the

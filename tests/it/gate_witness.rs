@@ -1,4 +1,4 @@
-//! Witnessed verifier boots (issue 22, item 4; docs/protocol.md §7,
+//! Witnessed verifier boots (docs/protocol.md §7,
 //! "Witnessed boots"), through the real binaries: a real kijito-local with a
 //! seeded pointer, the real `pointer-snapshot` writing every report, the real
 //! `qa-gate record`, and the witness records written by

@@ -1,4 +1,4 @@
-//! Issue 15, item 2: the PreToolUse guard decides on what the shell will run.
+//! The PreToolUse guard decides on what the shell will run.
 //! Every bypass from the issue, and a generated corpus of obfuscations and
 //! harmless lines, goes through BOTH real binaries — `session-hook --expect
 //! PreToolUse` (a Bash tool call) and `qa-gate check-command` — which share
@@ -48,7 +48,7 @@ fn check_verdict(w: &World, line: &str) -> (bool, String) {
     }
 }
 
-/// The bypasses named in issue 15 (`<root>/bin/` is the helper dir here).
+/// The known bypasses of the command guard (`<root>/bin/` is the helper dir here).
 fn issue_bypasses(r: &str, marker: &str) -> Vec<String> {
     vec![
         format!("{r}/pointer\\-digest --pointer-id 3; touch {marker}"),

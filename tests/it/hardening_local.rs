@@ -1,4 +1,4 @@
-//! Issue 15, item 4: kijito-local under abuse by a local user without the
+//! kijito-local under abuse by a local user without the
 //! token. Idle and half-sent connections cannot lock a legitimate client
 //! out; unauthenticated requests cost no fault, log line, occurrence count
 //! or body buffer; SIGTERM stops a server on any loopback address.

@@ -1,4 +1,4 @@
-//! Issue 15, item 1: the bearer token never goes to a proxy. A capturing
+//! The bearer token never goes to a proxy. A capturing
 //! "proxy" (a TCP listener on 127.0.0.1 that records every byte it receives)
 //! is named in every proxy variable the HTTP stack knows; every networked
 //! helper still talks to kijito-local directly and the proxy sees nothing.

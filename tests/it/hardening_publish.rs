@@ -1,4 +1,4 @@
-//! Issue 15, item 5 (publish): a crashed publish's lease is released with
+//! A crashed publish's lease is released with
 //! `pointer-publish --release-lease` (another persona's lease is refused);
 //! a semantically clean PATCH acknowledgement with other JSON formatting is
 //! `published`, not `published_reconciled`.

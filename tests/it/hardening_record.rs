@@ -1,4 +1,4 @@
-//! Issue 15, item 3: forged reports are not recorded. `qa-gate record`
+//! Forged reports are not recorded. `qa-gate record`
 //! reads the live pointer once (its digest must equal the reports' and the
 //! command line's) and requires both reports to name the installed
 //! `pointer-snapshot` (`verifierSha256`). The attacks: two hand-written

@@ -1,4 +1,4 @@
-//! Issue 15, items 5 and 6 (the smaller ones), each as an attack or a
+//! The smaller hardening items, each as an attack or a
 //! broken promise that must not get through: watchdogs below the installed
 //! hook timeouts; `qa-gate status` creates nothing; qa-gate finds its data
 //! dir like the hooks; SessionStart(compact) with unreadable stdin is

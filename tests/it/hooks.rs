@@ -332,7 +332,7 @@ fn postcompact_and_session_hook_fail_soft() {
             for ev in ["UserPromptSubmit", "Stop"] {
                 assert_eq!(session_hook(&w, host, ev, stdin), None);
             }
-            // An unreadable tool call is denied, never allowed (issue 15).
+            // An unreadable tool call is denied, never allowed.
             let deny = session_hook(&w, host, "PreToolUse", stdin).unwrap();
             assert!(deny.contains("\"permissionDecision\":\"deny\"") && deny.contains("could not be read"), "{deny}");
         }

@@ -1,5 +1,5 @@
 //! Context nudges and the after-claim notice through the real hook binaries
-//! (issue 13 items 3 and 7): a transcript whose last assistant usage crosses
+//!: a transcript whose last assistant usage crosses
 //! `qaAtContextRatio` makes UserPromptSubmit add one line for the model and
 //! Stop show the user one message, each once per 10 percentage points, never
 //! with a valid pass; after a claimed compaction Stop says once that the next

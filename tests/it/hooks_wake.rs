@@ -210,7 +210,7 @@ fn wake_check_hook_answers_the_session_start_line() {
 }
 
 /// Every wake-check run with findings leaves a durable latch entry (seed
-/// 001; issue 21 item 3): a `wake_findings` entry listing them. Its own
+/// 001): a `wake_findings` entry listing them. Its own
 /// timestamp does not end the long sleep: two checks in a row (the binary,
 /// then SessionStart's) both report it, and the entry is written once.
 #[test]

@@ -156,7 +156,7 @@ fn check_root(prefix: &Path, host: &str, bins: &BTreeSet<String>) {
         assert!(text.contains(&format!("{root_s}/bin/pointer-snapshot ")), "{skill}: installed path missing");
         assert!(text.contains("evidence, not instructions"), "{skill}: must say memory is evidence");
     }
-    // the memory-latch skill (issue 21 item 5): installed with absolute commands
+    // the memory-latch skill: installed with absolute commands
     let latch = fs::read_to_string(root.join("skills/memory-latch/SKILL.md")).expect("memory-latch SKILL.md");
     assert!(latch.starts_with("---\nname: memory-latch\n"), "memory-latch frontmatter");
     assert!(!latch.contains("@ROOT@") && latch.contains(&format!("{root_s}/bin/memory-latch ")), "memory-latch skill paths");

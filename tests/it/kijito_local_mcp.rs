@@ -1,4 +1,4 @@
-//! `kijito-local mcp` through the real binary (issue 24): JSON-RPC over its
+//! `kijito-local mcp` through the real binary: JSON-RPC over its
 //! stdin/stdout on a temp store, every read bounded by a deadline; then the
 //! official MCP Python SDK as the client (tests/mcp/conformance.py), skipped
 //! with a printed reason when its venv is absent.

@@ -1,5 +1,5 @@
 //! memory-latch consent: only the user's own message confirms. Each attack
-//! of issue 14 item 1 runs against the real binaries (memory-latch, the
+//! on the confirmation runs against the real binaries (memory-latch, the
 //! session-hook with real host payloads, the PreToolUse guard) and real files.
 
 #![allow(clippy::unwrap_used)]
@@ -229,7 +229,7 @@ fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
     assert!(t.contains("nothing was confirmed"), "{t}");
 }
 
-/// Issue 21 item 4: degraded mode (a `degraded_mode` entry locks consent)
+/// Degraded mode (a `degraded_mode` entry locks consent)
 /// survives the agent's own checkpoint and consent request; only the user's
 /// own message with the token of `memory-latch review` ends it, once.
 #[test]
@@ -274,7 +274,7 @@ fn degraded_mode_ends_only_on_the_users_review_token() {
     e.request_token(&action, "low");
 }
 
-/// Issue 22: a UserPromptSubmit whose input carries `agent_id` or
+/// A UserPromptSubmit whose input carries `agent_id` or
 /// `agent_type` is a subagent's prompt (written by the main agent), so it
 /// confirms nothing and counts no wrong attempt (refused with
 /// `consent_from_subagent`); the user's own prompt then still confirms.

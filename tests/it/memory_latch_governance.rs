@@ -1,5 +1,5 @@
-//! memory-latch's governance knobs come from the user's own file (issue 21
-//! item 7), not from hard-coded defaults: `memory-latch-governance.json` in
+//! memory-latch's governance knobs come from the user's own file,
+//! not from hard-coded defaults: `memory-latch-governance.json` in
 //! the user's kijito-qa config dir (or `MEMORY_LATCH_GOVERNANCE_FILE`),
 //! owner-only, outside the workspace. Through the real binaries: the knobs
 //! the user chose are recorded in every entry and act (the Stop hook's turn

@@ -1,5 +1,5 @@
-//! memory-latch's governance knobs driven by the real hooks (issue 13 item
-//! 3): the Stop hook writes a `turn_checkpoint` every `checkpoint_freq_turns`
+//! memory-latch's governance knobs driven by the real hooks:
+//! the Stop hook writes a `turn_checkpoint` every `checkpoint_freq_turns`
 //! (5) turns of the latch in the hook input's `cwd`, counted once per
 //! UserPromptSubmit→Stop pair (a re-fired Stop and subagent hooks count
 //! nothing); when the session's context ratio reaches
@@ -210,7 +210,7 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         assert_eq!(code, 1);
         assert_eq!(check(&r, "one_step").unwrap()["code"], "one_step_checkpoint_required", "{r}");
         assert!(r["remediation"].as_str().unwrap().contains("--next-step"), "{r}");
-        // the PreToolUse policy (issue 21) holds every mutating call too, and names the way out
+        // the PreToolUse policy holds every mutating call too, and names the way out
         let call = json!({"session_id": "s1", "cwd": e.ws.to_str().unwrap(), "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"command": "touch notes.txt"}, "tool_use_id": "t1", "transcript_path": null, "turn_id": "u1", "model": "m", "permission_mode": "default"});
         let out = String::from_utf8(e.hook_bin(&support::bin("pretool-hook"), host, "PreToolUse", &call).stdout).unwrap();

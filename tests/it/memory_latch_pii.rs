@@ -1,5 +1,5 @@
 //! Personal data never reaches the manifest or the ledger (seed 000: "never
-//! copy secrets or unnecessary PII into the manifest"; issue 21 item 7):
+//! copy secrets or unnecessary PII into the manifest"):
 //! through the real `memory-latch checkpoint` and `consent request`, emails,
 //! phone numbers, national id and card numbers in free text are redacted
 //! before the entry is written, while ordinary engineering text (versions,

@@ -1,4 +1,4 @@
-//! memory-latch wallet consent mode (issue 14 item 4): with a configured
+//! memory-latch wallet consent mode: with a configured
 //! signer, a high-risk consent request is confirmed only by the user's own
 //! message carrying the signer's EIP-712 signature over (action hash, nonce,
 //! expiry). Each attack is a test through the real binaries (memory-latch,
@@ -259,7 +259,7 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     assert!(v["token"].is_string() && v["wallet_notice"].as_str().unwrap().contains("does not exist"), "{v}");
     // 5. the floor is the user's: with no `min_risk` the wallet applies to
     // every action, whatever `--risk` the requester (the agent) chose
-    // (issue 22: a `--risk medium` of the agent's skipped the wallet).
+    // (a `--risk medium` of the agent's skipped the wallet).
     let e3 = env();
     let a3 = e3.file("a.txt", "x\n");
     for risk in ["low", "medium"] {
@@ -268,7 +268,7 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     }
     // 5b. a floor the user set above low is the lowest risk of every
     // request: the agent's `--risk medium` gets no token, the request is
-    // high risk and needs the signature (issue 22: `min_risk: high` and the
+    // high risk and needs the signature (`min_risk: high` and the
     // agent's `--risk medium` used to issue a text token).
     write_wallet(
         &e3.w,

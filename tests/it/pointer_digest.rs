@@ -1,5 +1,5 @@
-//! pointer-digest against a real kijito-local (issue 2 "Fixtures and tests",
-//! run against kijito-local as issue 3 asks): a good pointer, a missing
+//! pointer-digest against a real kijito-local:
+//! a good pointer, a missing
 //! fence, two fences, a bad nonce, a nested fence, HTTP 403, a redirect, an
 //! oversized body, and a group-readable token file. Renderings the server
 //! never produces are served with the `respond` fault action.

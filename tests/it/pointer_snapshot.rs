@@ -1,4 +1,4 @@
-//! pointer-snapshot against a real kijito-local (issue 5): the green path,
+//! pointer-snapshot against a real kijito-local: the green path,
 //! determinism, one test per failure code with its red report, report path
 //! safety, the report schemas, and bounded concurrency.
 #![allow(clippy::unwrap_used)]

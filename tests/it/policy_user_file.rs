@@ -1,5 +1,5 @@
-//! The user's policy file end to end with real files (issue 21 item 2,
-//! docs/policy.md): kijito-files reads `<config home>/kijito-qa/policy.json`
+//! The user's policy file end to end with real files
+//! (docs/policy.md): kijito-files reads `<config home>/kijito-qa/policy.json`
 //! (owner-only, not a symlink, the user's own, bounded), kijito-policy
 //! parses and applies it, and a write to that very path is core-config and a
 //! tripwire for the classifier given the config dir the hook gives it.

@@ -1,4 +1,4 @@
-//! Issue 21: the PreToolUse policy on every tool call, through the real
+//! The PreToolUse policy on every tool call, through the real
 //! `pretool-hook` (and `session-hook`, which execs it), real memory-latch
 //! and prompt-hook, real files: consent bound to the exact call and used
 //! once, Silent Witness, degraded until the user's review, the QA freeze,
@@ -364,7 +364,7 @@ fn a_patch_through_the_shell_and_a_bare_glob_argument_pass() {
     }
 }
 
-/// The wake hold (issue 21 item 3): SessionStart's local checks find a boot
+/// The wake hold: SessionStart's local checks find a boot
 /// change, so writes wait until the agent has run the emitted absolute
 /// `wake-check --live`; its cautious answer lets writes through and keeps
 /// every irreversible call at high risk, and a token requested at a lower

@@ -1,5 +1,5 @@
 //! Every command the agent is told to run passes the PreToolUse command
-//! guard (issue 21 item 5): the installed skills (rendered for both hosts by
+//! guard: the installed skills (rendered for both hosts by
 //! install.sh's own render program, as tests/it/skills.rs does), the text the
 //! real hook binaries give the model (SessionStart's command block, the
 //! withdrawn-pass text and its command block, the attested re-entry, the
@@ -264,13 +264,14 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
     }
 
     // the policy's deny reasons, pointed at this root
-    use kijito_policy::decide::{decide, ConsentTarget, LatchMode, Modes};
+    use kijito_policy::decide::{decide, ConsentTarget, LatchMode, Modes, Wake};
     let bin_s = bin_dir.display().to_string();
     let target = ConsentTarget {
         helper_dir: &bin_s,
         workspace: "/w/project",
         action_file: "/w/project/.memory-latch/actions/a.json",
         session_id: CLAUDE_S,
+        data_dir: "/d",
     };
     let env = kijito_policy::classify::Env { home: "/home/u".into(), cwd: "/w/project".into(), ..Default::default() };
     let mut denied = 0;
@@ -284,7 +285,7 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
     ] {
         let cls = kijito_policy::classify(&kijito_policy::ToolCall::parse(tool, &input), &env);
         if let kijito_policy::decide::Decision::Deny { reason, .. } =
-            decide(&cls, &Modes { latch, qa_frozen: frozen, consent_confirmed: false }, &target)
+            decide(&cls, &Modes { wake: Wake::Clear, latch, qa_frozen: frozen, consent_confirmed: false }, &target)
         {
             denied += 1;
             all.push(judge(&format!("policy deny {tool} {latch:?}"), &reason.replace(" TEXT", " <NEXT_STEP>"), &dir));

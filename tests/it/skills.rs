@@ -79,7 +79,7 @@ fn every_command_in_every_installed_skill_passes_the_grammar() {
             // every mention of a helper path is such a command line
             assert_eq!(text.matches(&prefix).count(), commands.len(), "{host} {}: a helper path outside a command line", src.display());
             for c in &commands {
-                // `kijito-compact` (issue 12) joins the grammar when its branch lands; until
+                // `kijito-compact` joins the grammar when its branch lands; until
                 // then its one line must have exactly the documented shape.
                 let compact = format!("{prefix}kijito-compact ");
                 if c.starts_with(&compact) && !command::GRAMMARS.iter().any(|g| g.helper == "kijito-compact") {
@@ -313,7 +313,7 @@ fn a_skill_naming_a_field_the_host_lacks_is_caught() {
 /// Every Kijito MCP tool the skills name (`kijito_<name>`) is one that
 /// `kijito-local mcp` lists, with every argument the skill names in its
 /// input schema, so the curation pass can be followed on the embedded
-/// default (issue 24 item 4).
+/// default.
 #[test]
 fn every_kijito_tool_a_skill_names_is_served_by_kijito_local_mcp() {
     let defs = kijito_server::mcp::tool_definitions();
@@ -345,7 +345,7 @@ fn every_kijito_tool_a_skill_names_is_served_by_kijito_local_mcp() {
     assert!(named >= 7, "the curation pass names the tools ({named} found)");
 }
 
-/// The memory-latch skill (issue 21 item 5): seed 000's whole procedure in
+/// The memory-latch skill: seed 000's whole procedure in
 /// the agent's words, for both hosts, in the seed's order, with the consent
 /// flow exactly as the PreToolUse deny reason drives it.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 22, item 5 (docs/wake-check.md, docs/memory-latch.md "Workspace
+//! The latch index (docs/wake-check.md, docs/memory-latch.md "Workspace
 //! index"), through the real binaries: `memory-latch init` lists the
 //! workspace in the index beside the head records, so deleting the latch
 //! AND its head record no longer turns `degraded` into `full_trust`:

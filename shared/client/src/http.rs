@@ -398,7 +398,7 @@ mod tests {
         let a = api(vec![ok(r#"{"result":"Updated [21813]"}"#)]);
         let ack = a.patch_memory(id, "c/\"", Some("\"sha256:x\"")).unwrap();
         assert!(is_clean_ack(&ack, id));
-        // Judged on the parsed value: formatting does not matter (issue 15).
+        // Judged on the parsed value: formatting does not matter.
         assert!(is_clean_ack(br#"{"result":"Updated [21813]"} "#, id));
         assert!(is_clean_ack(br#"{ "result" : "Updated [21813]" }"#, id));
         assert!(!is_clean_ack(br#"{"result":"Updated [21813]","x":1}"#, id));

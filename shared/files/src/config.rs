@@ -352,7 +352,7 @@ impl Config {
     }
 }
 
-/// The user's policy file (issue 21 item 2; docs/policy.md): its name in
+/// The user's policy file (docs/policy.md): its name in
 /// `kijito-qa/` under the config home, next to `config.json`
 /// (`kijito_policy::user::USER_POLICY_FILE`).
 pub const USER_POLICY_FILE: &str = "policy.json";

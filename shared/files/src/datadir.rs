@@ -1,4 +1,4 @@
-//! Data directory resolution (issue 6, item 7) and the private `qa/` state
+//! Data directory resolution and the private `qa/` state
 //! directory inside it (docs/protocol.md §7).
 //!
 //! Order: `--data-dir`, else the host's plugin data variable

@@ -140,44 +140,31 @@ pub fn observe(qa: &QaDir, session: &SessionId, agent: Option<&str>, line: &str,
 }
 
 /// The PreToolUse hook's one call, after the guard allowed the call:
-/// [`observe`] every shell command line of `tool_input` (read as the guard
-/// reads it, [`command::tool_command_lines`]) with `agent` (the hook input's
-/// `agent_id`; `None` for the main agent). `qa` opens the QA dir and runs
-/// only when a line names `pointer-snapshot`, so any other tool call costs
-/// no I/O. Returns how many calls were recorded.
+/// [`observe`] every shell command line of the call (`lines`: the hook's
+/// one reading of `tool_input`, `kijito_policy::ParsedCall::lines`, which
+/// the guard checked) with `agent` (the hook input's `agent_id`; `None` for
+/// the main agent). `qa` opens the QA dir and runs only when a line names
+/// `pointer-snapshot`, so any other tool call costs no I/O. Returns how
+/// many calls were recorded.
 pub fn observe_tool_call(
-    tool_input: Option<&Value>,
+    lines: &[std::result::Result<String, String>],
     agent: Option<&str>,
     session: &SessionId,
     qa: &dyn Fn() -> Result<QaDir>,
     helpers: &HelperDir,
     now_ms: i64,
 ) -> Result<usize> {
-    let lines = command::tool_command_lines(tool_input);
     if !lines.iter().any(|l| l.as_ref().is_ok_and(|l| l.contains("pointer-snapshot"))) {
         return Ok(0);
     }
     let qa = qa()?;
     let mut n = 0;
-    for line in lines.into_iter().flatten() {
-        if observe(&qa, session, agent, &line, helpers, now_ms)? {
+    for line in lines.iter().flatten() {
+        if observe(&qa, session, agent, line, helpers, now_ms)? {
             n += 1;
         }
     }
     Ok(n)
-}
-
-/// [`observe_tool_call`] on the raw hook stdin object: its `tool_input`, and
-/// its `agent_id` (else `agent_type`).
-pub fn observe_hook_input(
-    stdin: &Value,
-    session: &SessionId,
-    qa: &dyn Fn() -> Result<QaDir>,
-    helpers: &HelperDir,
-    now_ms: i64,
-) -> Result<usize> {
-    let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
-    observe_tool_call(stdin.get("tool_input"), agent, session, qa, helpers, now_ms)
 }
 
 fn append(qa: &QaDir, session: &SessionId, seen: &Seen, now_ms: i64) -> Result<()> {
@@ -291,6 +278,19 @@ pub fn check_boots(qa: &QaDir, session: &SessionId, paths: &[AbsPath], reports: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`observe_tool_call`] on a raw hook stdin object: its `tool_input`'s
+    /// lines, and its `agent_id` (else `agent_type`).
+    fn observe_hook_input(
+        stdin: &Value,
+        session: &SessionId,
+        qa: &dyn Fn() -> Result<QaDir>,
+        helpers: &HelperDir,
+        now_ms: i64,
+    ) -> Result<usize> {
+        let agent = ["agent_id", "agent_type"].iter().find_map(|k| stdin.get(*k).and_then(Value::as_str));
+        observe_tool_call(&command::tool_command_lines(stdin.get("tool_input")), agent, session, qa, helpers, now_ms)
+    }
 
     #[test]
     fn the_hook_input_is_read_as_the_host_sends_it_and_other_calls_cost_nothing() {

@@ -2,7 +2,7 @@
 //! SessionStart, the turn records at UserPromptSubmit and Stop, and the
 //! `kijito-compact request` command in the SessionStart text.
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::HookInput;
 pub use kijito_compact::trigger::TurnState;
 use kijito_compact::trigger::ViaKind;

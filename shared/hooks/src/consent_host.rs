@@ -19,7 +19,7 @@
 //! event with no record (the token flow, a call nobody asked about) records
 //! nothing, and a record is used once.
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::{parse_input, Event, HookInput, Host};
 use kijito_compact::procfs::Procs;
 use kijito_policy::{Classification, Risk};

@@ -2,25 +2,16 @@
 //! inspected, what command lines they would run, and the verdict — the same
 //! [`command::guard_line`] that `qa-gate check-command` prints.
 
-use crate::{deny_reply, HookInput};
+use crate::deny_reply;
 use kijito_protocol::command::{self, HelperDir, Verdict};
 use kijito_protocol::error::Error;
 use serde_json::Value;
 
-/// Tool names whose calls run a shell command. The installed hooks.json
-/// matcher is `Bash` (both hosts report their shell tool as `Bash`); the
-/// Codex-internal names are listed so a host that reports them is still
-/// inspected. Whatever the name, every `tool_input.command`/`cmd` is checked.
-pub const SHELL_TOOLS: &[&str] = &["Bash", "shell", "exec_command", "local_shell", "unified_exec", "container.exec"];
+// Tool names whose calls run a shell command: the policy's one list.
+// Whatever the name, every `tool_input.command`/`cmd` is checked.
+use kijito_policy::call::{ParsedCall, SHELL_TOOLS};
 
 const GUARD_HELP: &str = "Helper commands run only exactly as the kijito-qa hook printed them for this session";
-
-/// The shell command strings a tool call would run, if it is a shell call
-/// (one home: [`command::tool_command_lines`], which the policy classifier
-/// reads too).
-fn shell_commands(tool_input: Option<&Value>) -> Vec<std::result::Result<String, String>> {
-    command::tool_command_lines(tool_input)
-}
 
 fn deny(code: impl std::fmt::Display, why: &str, helpers: Option<&HelperDir>) -> String {
     let root = helpers.map(|h| h.path().display().to_string()).unwrap_or_else(|| "<root>/bin".into());
@@ -30,14 +21,15 @@ fn deny(code: impl std::fmt::Display, why: &str, helpers: Option<&HelperDir>) ->
     ))
 }
 
-/// The command guard for one tool call; `None` means no output (allowed).
-pub fn guard_tool_call(helpers: Option<&HelperDir>, input: &HookInput) -> Option<String> {
-    for cmd in shell_commands(input.tool_input.as_ref()) {
+/// The command guard for one tool call (every command line of its one
+/// reading, [`ParsedCall::lines`]); `None` means no output (allowed).
+pub fn guard_tool_call(helpers: Option<&HelperDir>, call: &ParsedCall) -> Option<String> {
+    for cmd in &call.lines {
         let line = match cmd {
             Ok(line) => line,
-            Err(why) => return Some(deny(command::codes::ARGV_INVALID, &why, helpers)),
+            Err(why) => return Some(deny(command::codes::ARGV_INVALID, why, helpers)),
         };
-        if let Verdict::Deny(e) = command::guard_line(&line, helpers) {
+        if let Verdict::Deny(e) = command::guard_line(line, helpers) {
             return Some(deny(e.code(), e.message(), helpers));
         }
     }
@@ -48,10 +40,9 @@ pub fn guard_tool_call(helpers: Option<&HelperDir>, input: &HookInput) -> Option
 /// wrong event, no session id): deny, unless it is readable JSON naming a
 /// tool that is not a shell tool and carries no command.
 pub fn unreadable(stdin: &[u8], err: &Error) -> Option<String> {
-    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(stdin) {
-        let tool = o.get("tool_name").and_then(Value::as_str);
-        let input = o.get("tool_input");
-        if tool.is_some_and(|t| !SHELL_TOOLS.contains(&t)) && shell_commands(input).is_empty() {
+    if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(stdin) {
+        let (tool, call) = ParsedCall::of_hook_object(&v);
+        if tool.is_some_and(|t| !SHELL_TOOLS.contains(&t)) && call.lines.is_empty() {
             return None;
         }
     }
@@ -69,12 +60,13 @@ mod tests {
 
     #[test]
     fn argv_arrays_become_the_line_the_program_sees() {
+        let shell_commands = |v: &Value| ParsedCall::parse("Bash", v).lines;
         let v = serde_json::json!({"command": ["/r/bin/qa-gate", "status", "a b"]});
-        assert_eq!(shell_commands(Some(&v)), vec![Ok("/r/bin/qa-gate status 'a b'".to_owned())]);
+        assert_eq!(shell_commands(&v), vec![Ok("/r/bin/qa-gate status 'a b'".to_owned())]);
         let v = serde_json::json!({"command": ["bash", "-lc", "ls; id"]});
-        assert_eq!(shell_commands(Some(&v)), vec![Ok("ls; id".to_owned())]);
+        assert_eq!(shell_commands(&v), vec![Ok("ls; id".to_owned())]);
         let v = serde_json::json!({"command": 7});
-        assert!(shell_commands(Some(&v))[0].is_err());
+        assert!(shell_commands(&v)[0].is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! is its length and SHA-256, a command a clipped summary redacted as the
 //! latch redacts ([`kijito_latch::redact::redact`]).
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::HookInput;
 use kijito_files::journal::{self, Kind};
 use kijito_gate::compaction::{Attempt, ClaimOutcome, Reentry};

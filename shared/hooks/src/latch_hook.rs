@@ -18,7 +18,7 @@ pub fn has_latch_dir(cwd: &Path) -> bool {
 /// nearest parent with a `.memory-latch`, [`crate::resolve::workspace_of`]).
 /// The one answer for SessionStart's wake hold and its enforcement line;
 /// pretool-hook also looks at the workspaces of the paths a call touches.
-pub fn enforced(env: &crate::run::HookEnv, cwd: Option<&Path>) -> bool {
+pub fn enforced(env: &crate::env::HookEnv, cwd: Option<&Path>) -> bool {
     env.config.as_ref().is_some_and(|c| c.enforce) || cwd.and_then(crate::resolve::workspace_of).is_some()
 }
 
@@ -65,7 +65,7 @@ pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>,
 /// The most bytes of the transcript's end read by the token checks.
 pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
 
-/// UserPromptSubmit (issue 22, token mode made harder): before a prompt
+/// UserPromptSubmit (token mode made harder): before a prompt
 /// that is a token or a signature may confirm anything, refuse (a stable
 /// code, nothing confirmed) when
 /// - the input names a subagent (`agent_id`/`agent_type`): its "prompt" is

@@ -1,4 +1,4 @@
-//! memory-latch's governance knobs in the hooks (issue 13 item 3), for the
+//! memory-latch's governance knobs in the hooks, for the
 //! latch in the hook input's `cwd`: UserPromptSubmit opens the session's
 //! turn (and reminds the model of one-step mode), Stop closes and counts it,
 //! writes the `checkpoint_freq_turns` checkpoint and, from the session's
@@ -8,7 +8,7 @@
 //! Fail-soft: a latch that cannot be opened or written changes nothing here
 //! (the write itself enters Silent Witness on a verification failure).
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::HookInput;
 use std::path::Path;
 

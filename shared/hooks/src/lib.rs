@@ -14,6 +14,7 @@
 pub mod compact;
 pub mod consent_host;
 pub mod entry;
+pub mod env;
 pub mod guard;
 pub mod journal;
 pub mod latch_hook;
@@ -28,6 +29,7 @@ pub mod summary;
 pub mod taint;
 pub mod text;
 
+pub use env::HookEnv;
 pub use kijito_files::datadir::HostKind as Host;
 
 use kijito_protocol::error::{Error, Result};
@@ -117,6 +119,45 @@ impl Event {
 impl kijito_protocol::argv::FromArg for Event {
     fn from_arg(text: &str) -> Result<Self> {
         Event::parse(text)
+    }
+}
+
+/// The flags of a hook binary that serves the event `--expect` names
+/// (session-hook, prompt-hook, pretool-hook).
+pub const EVENT_HOOK_FLAGS: &[kijito_protocol::argv::Command] = &[kijito_protocol::argv::Command {
+    name: "",
+    flags: &[
+        kijito_protocol::argv::Flag::value("--host"),
+        kijito_protocol::argv::Flag::value("--expect"),
+        kijito_protocol::argv::Flag::value("--data-dir"),
+    ],
+}];
+/// The flags of a hook binary of one event (precompact, postcompact).
+pub const COMPACT_HOOK_FLAGS: &[kijito_protocol::argv::Command] = &[kijito_protocol::argv::Command {
+    name: "",
+    flags: &[kijito_protocol::argv::Flag::value("--host"), kijito_protocol::argv::Flag::value("--data-dir")],
+}];
+
+/// The arguments of every hook binary, parsed one way for the five hook
+/// mains (`--help` and `--version` print and exit, [`kijito_cli::hook_args`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookArgs {
+    pub host: Host,
+    /// `--expect`: required where the tool declares it, else `None`.
+    pub event: Option<Event>,
+    pub data_dir: Option<AbsPath>,
+}
+
+impl HookArgs {
+    /// This process's arguments against `tool`'s flags.
+    pub fn parse(tool: &kijito_protocol::argv::Tool) -> Result<HookArgs> {
+        let a = kijito_cli::hook_args(tool)?;
+        let expects = tool.commands.iter().any(|c| c.flags.iter().any(|f| f.name == "--expect"));
+        Ok(HookArgs {
+            host: a.required("--host")?,
+            event: if expects { Some(a.required("--expect")?) } else { None },
+            data_dir: a.optional("--data-dir")?,
+        })
     }
 }
 

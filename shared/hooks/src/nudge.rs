@@ -6,7 +6,7 @@
 //! is valid. After a claimed compaction, Stop also tells the user once that
 //! the next compaction will be UNATTESTED unless QA runs again.
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::{HookInput, Host};
 use kijito_context::statusline::{pass_state, PassState};
 use kijito_files::private::{self, FileRules};

@@ -15,9 +15,9 @@
 //! `"enforce": true`. Tripwires, the freeze and the pointer rule apply in
 //! every workspace: they protect the QA protocol itself.
 
-use crate::run::HookEnv;
+use crate::env::HookEnv;
 use crate::{ask_reply, deny_reply, parse_input, HookInput};
-use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ToolCall};
+use kijito_policy::{self as policy, Classification, ConsentTarget, Decision, Env, LatchMode, Modes, ParsedCall, ToolCall, Wake};
 use kijito_protocol::codes::policy as codes;
 use kijito_protocol::error::Error;
 use serde_json::Value;
@@ -32,7 +32,10 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
         Ok(i) => i,
         Err(e) => return crate::guard::unreadable(stdin, &e),
     };
-    if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &input) {
+    // The call's one reading (docs/architecture.md): the guard, the witness
+    // and the classifier read it, nothing else reads `tool_input`'s fields.
+    let call = ParsedCall::parse(input.tool_name.as_deref().unwrap_or(""), input.tool_input.as_ref().unwrap_or(&Value::Null));
+    if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &call) {
         crate::journal::guard_deny(env, &input);
         return Some(deny);
     }
@@ -41,7 +44,7 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     // no I/O. A record that cannot be written only leaves the boot unwitnessed.
     if let Some(h) = env.helpers.as_ref() {
         let _ = kijito_gate::witness::observe_tool_call(
-            input.tool_input.as_ref(),
+            &call.lines,
             input.agent_id.as_deref(),
             &input.session_id,
             &|| env.qa().map(|(_, qa)| qa),
@@ -49,7 +52,7 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
             env.now_ms,
         );
     }
-    decide(env, &input).map(|a| match a {
+    decide(env, &input, &call).map(|a| match a {
         Answer::Deny(reason) => deny_reply(&reason),
         Answer::Ask(reason) => ask_reply(&reason),
     })
@@ -71,17 +74,17 @@ pub fn pretool_stdin(env: &HookEnv, stdin: kijito_protocol::error::Result<Vec<u8
 }
 
 /// The policy's decision for one parsed call: `None` allows.
-fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
+fn decide(env: &HookEnv, input: &HookInput, parsed: &ParsedCall) -> Option<Answer> {
     let null = Value::Null;
     let tool_name = input.tool_name.as_deref().unwrap_or("");
     let tool_input = input.tool_input.as_ref().unwrap_or(&null);
-    let call = ToolCall::parse(tool_name, tool_input);
-    let cwd = call_cwd(input.cwd.as_ref().map(|c| c.as_path()), tool_input);
+    let call = &parsed.kind;
+    let cwd = call_cwd(input.cwd.as_ref().map(|c| c.as_path()), parsed.workdir.as_deref());
     // Resolved once for this process (HookEnv::qa uses the same answer).
     let data_dir = env.data_dir().ok();
     let mut cenv = classify_env(env, cwd.as_deref(), data_dir.as_ref().map(|d| d.as_path()));
-    if matches!(call, ToolCall::Mcp { .. }) {
-        cenv.mcp_paths = policy::paths::mcp_paths(tool_input);
+    if let Some(mcp) = parsed.mcp_input() {
+        cenv.mcp_paths = policy::paths::mcp_paths(mcp);
     }
     // The user's policy file: an unusable one leaves the default rules and
     // denies every mutating call until the user mends it (reads pass).
@@ -92,7 +95,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
         }
         Err(e) => Some(e),
     };
-    let mut cls = policy::classify(&call, &cenv);
+    let mut cls = policy::classify(call, &cenv);
     // The session taint (docs/policy.md): files this call writes are
     // recorded; a file it executes that this session wrote makes it opaque.
     if let Some(d) = data_dir.as_ref() {
@@ -115,7 +118,7 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
             e.message()
         )));
     }
-    if let Some(reason) = pointer_write(env, &call, &cls, tool_input) {
+    if let Some(reason) = pointer_write(env, call, &cls) {
         return Some(Answer::Deny(reason));
     }
     let enforce_all = env.config.as_ref().is_some_and(|c| c.enforce);
@@ -142,8 +145,8 @@ fn decide(env: &HookEnv, input: &HookInput) -> Option<Answer> {
 
 /// The call's working directory: Codex's `workdir` in the tool input
 /// (against the hook's `cwd` when relative), else the hook's `cwd`.
-fn call_cwd(hook_cwd: Option<&Path>, tool_input: &Value) -> Option<PathBuf> {
-    match tool_input.get("workdir").and_then(Value::as_str).filter(|w| !w.is_empty()) {
+fn call_cwd(hook_cwd: Option<&Path>, workdir: Option<&str>) -> Option<PathBuf> {
+    match workdir {
         Some(w) if w.starts_with('/') => Some(PathBuf::from(policy::classify::resolve_at(w, "/", ""))),
         Some(w) => hook_cwd.map(|c| PathBuf::from(policy::classify::resolve_at(w, &c.display().to_string(), ""))),
         None => hook_cwd.map(Path::to_path_buf),
@@ -185,8 +188,6 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
     let input = j.input;
     let mut cls = j.cls.clone();
     let action_file_text = j.action_file.display().to_string();
-    let target =
-        ConsentTarget { helper_dir: j.helper_dir, workspace, action_file: &action_file_text, session_id: input.session_id.as_str() };
     let latch = if enforced && cls.halts() { ws.and_then(crate::latch_hook::open_latch) } else { None };
     let mode = match (&latch, enforced) {
         (_, false) => LatchMode::Absent,
@@ -196,32 +197,21 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
         (None, true) => LatchMode::Normal,
     };
     let qa_frozen = cls.kijito_write() && pass_recorded(env, j.data_dir, input);
-    // The wake hold (SessionStart's local wake checks, kijito_wake::hold), kept for the session's cwd.
-    let hook_cwd = input.cwd.as_ref().map(|c| c.as_path());
-    let hold = match (enforced, j.data_dir, hook_cwd) {
-        (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c)),
-        _ => None,
+    let wake = wake_of(enforced, j.data_dir, input);
+    wake.apply(&mut cls);
+    let target = ConsentTarget {
+        helper_dir: j.helper_dir,
+        workspace,
+        action_file: &action_file_text,
+        session_id: input.session_id.as_str(),
+        data_dir: j.data_dir.map(|d| d.as_str()).unwrap_or_default(),
     };
-    if hold == Some(kijito_wake::hold::Hold::Cautious) {
-        cls.raise_risk(policy::Risk::High);
-    }
-    let modes = Modes { latch: mode, qa_frozen, consent_confirmed: false };
-    let decision = match (policy::decide(&cls, &modes, &target), hold) {
-        // Tripwires and the halting modes come first; the hold before the freeze and consent.
-        (Decision::Deny { code, reason }, _) if policy::classify::tripwires::ALL.contains(&code) || HALTING.contains(&code) => {
-            Decision::Deny { code, reason }
-        }
-        (d, Some(kijito_wake::hold::Hold::Pending)) => {
-            let data = j.data_dir.map(|d| d.as_str().to_owned()).unwrap_or_default();
-            let cmd = format!("{}/wake-check --live --workspace {workspace} --data-dir {data}", j.helper_dir);
-            policy::decide::wake_hold(&cls, &cmd).unwrap_or(d)
-        }
-        (d, _) => d,
-    };
+    let decision = policy::decide(&cls, &Modes { latch: mode, wake, qa_frozen, consent_confirmed: false }, &target);
     crate::journal::decision(env, input, &cls, mode, &decision);
+    let consent_lifts = decision.needs_consent();
     match decision {
         Decision::Allow => None,
-        Decision::Deny { code, reason } if code == codes::CONSENT_REQUIRED => {
+        Decision::Deny { reason, .. } if consent_lifts => {
             let ctx = ConsentCall { input, cls: &cls, bytes: j.bytes, action_file: j.action_file, workspace, helper_dir: j.helper_dir };
             consent(env, latch.as_ref(), j.data_dir.map(|d| d.as_path()), &ctx, reason)
         }
@@ -229,8 +219,19 @@ fn judge(env: &HookEnv, j: &Judged<'_>, ws: Option<&Path>, workspace: &str, enfo
     }
 }
 
-/// The latch modes that halt every mutating call, ahead of the wake hold.
-const HALTING: &[codes::Code] = &[codes::SILENT_WITNESS, codes::DEGRADED, codes::ONE_STEP_NO_STEP, codes::GOVERNANCE_INVALID];
+/// The wake hold (SessionStart's local wake checks, [`kijito_wake::hold`])
+/// kept for the session's cwd, where enforcement is on.
+fn wake_of(enforced: bool, data_dir: Option<&kijito_protocol::ids::AbsPath>, input: &HookInput) -> Wake {
+    let hold = match (enforced, data_dir, input.cwd.as_ref()) {
+        (true, Some(d), Some(c)) => kijito_files::datadir::qa_path(d).ok().and_then(|q| kijito_wake::hold::read(q.as_path(), c.as_path())),
+        _ => None,
+    };
+    match hold {
+        None => Wake::Clear,
+        Some(kijito_wake::hold::Hold::Cautious) => Wake::Cautious,
+        Some(kijito_wake::hold::Hold::Pending) => Wake::Pending,
+    }
+}
 
 /// One irreversible call awaiting consent.
 struct ConsentCall<'a> {
@@ -357,8 +358,8 @@ const TOOL_GATE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(
 /// An MCP write whose target is the configured pointer or lock message:
 /// denied in every mode (the pointer changes only through `pointer-publish`,
 /// under its lease, with a rollback artifact).
-fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification, tool_input: &Value) -> Option<String> {
-    let ToolCall::Mcp { name, .. } = call else { return None };
+fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification) -> Option<String> {
+    let ToolCall::Mcp { name, input, .. } = call else { return None };
     let config = env.config.as_ref()?;
     let targets: Vec<u64> = [config.pointer_id.map(|p| p.get()), config.lock_message_id.map(|m| m.get())].into_iter().flatten().collect();
     if targets.is_empty() || !cls.kijito_write() {
@@ -366,7 +367,7 @@ fn pointer_write(env: &HookEnv, call: &ToolCall, cls: &Classification, tool_inpu
     }
     // every spelling of the id (`21813.0`, `"21813"`, `[21813]`, any key case), on any server
     // whose tools are a Kijito store's (kijito_policy::mcp)
-    let named = policy::mcp::target_ids(tool_input).iter().any(|id| targets.contains(id));
+    let named = policy::mcp::target_ids(input).iter().any(|id| targets.contains(id));
     named.then(|| {
         format!(
             "kijito-qa policy: denied ({}): {name} would change the configured pointer or lock message. The pointer changes only through `pointer-publish` (lease, read-verify-write, rollback artifact); run the publish step of the QA skill instead.",

@@ -1,77 +1,13 @@
 //! What each hook does with its stdin. Every function here answers (never
 //! fails): errors become the fail-soft answer of that hook.
 
+use crate::env::HookEnv;
 use crate::messages;
 use crate::text::{self, FreshPaths};
 use crate::{context_reply, parse_input, postcompact_reply, precompact_reply, stop_reply, Event, HookInput, Host};
-use kijito_files::config::Config;
 use kijito_gate::{self as gate, Attempt, ClaimOutcome, QaDir};
-use kijito_protocol::command::{self, HelperDir};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::AbsPath;
-
-/// Everything a hook needs besides its stdin.
-#[derive(Debug, Clone)]
-pub struct HookEnv {
-    pub host: Host,
-    pub data_dir_flag: Option<AbsPath>,
-    pub config: Option<Config>,
-    /// Why the config could not be loaded (then `config` is None).
-    pub config_error: Option<String>,
-    pub helpers: Option<HelperDir>,
-    pub now_ms: i64,
-    /// [`HookEnv::data_dir`], resolved once per process.
-    data: std::sync::OnceLock<Result<AbsPath>>,
-    /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
-    qa: std::sync::OnceLock<Result<(AbsPath, QaDir)>>,
-}
-
-impl HookEnv {
-    /// From the real process: config file, current executable, clock.
-    pub fn from_process(host: Host, data_dir_flag: Option<AbsPath>) -> HookEnv {
-        // Claude Code: plugin userConfig options fill what the config file lacks.
-        let loaded = if host == Host::Claude { Config::load_with_plugin_options() } else { Config::load() };
-        let (config, config_error) = match loaded {
-            Ok(c) => (Some(c), None),
-            Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),
-        };
-        HookEnv::new(host, data_dir_flag, config, config_error, kijito_cli::helper_dir().ok(), gate::now_ms())
-    }
-
-    /// From explicit parts (tests, embedders); [`HookEnv::qa`] is resolved on first use.
-    pub fn new(
-        host: Host,
-        data_dir_flag: Option<AbsPath>,
-        config: Option<Config>,
-        config_error: Option<String>,
-        helpers: Option<HelperDir>,
-        now_ms: i64,
-    ) -> HookEnv {
-        HookEnv { host, data_dir_flag, config, config_error, helpers, now_ms, data: Default::default(), qa: Default::default() }
-    }
-
-    /// The data dir (flag, config, default), resolved on the first call
-    /// only; nothing is created (PreToolUse reads through it).
-    pub(crate) fn data_dir(&self) -> Result<AbsPath> {
-        self.data.get_or_init(|| kijito_files::datadir::resolve(self.data_dir_flag.as_ref(), Some(self.host), self.config.as_ref())).clone()
-    }
-
-    /// The data dir ([`HookEnv::data_dir`]) and its private `qa/`: resolved
-    /// and ensured on the first call only (one event asks several times).
-    pub(crate) fn qa(&self) -> Result<(AbsPath, QaDir)> {
-        self.qa
-            .get_or_init(|| {
-                let data = self.data_dir()?;
-                let qa = QaDir::open(&data)?;
-                Ok((data, qa))
-            })
-            .clone()
-    }
-
-    fn helpers(&self) -> Result<&HelperDir> {
-        self.helpers.as_ref().ok_or_else(|| Error::new(command::codes::ROOT_UNKNOWN, "cannot locate this installed root"))
-    }
-}
 
 /// PreCompact: promote or record an unattested attempt; always allow.
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
@@ -551,7 +487,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         .map(|signal| kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref()));
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
-    // confirms no token (issue 22).
+    // confirms no token.
     let consent = crate::latch_hook::confirm_from_user_prompt(
         extras.cwd.as_deref(),
         env.helpers.as_ref(),

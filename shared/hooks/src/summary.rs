@@ -13,8 +13,8 @@
 //! SessionStart(compact) first, so that claim records `pending` and
 //! PostCompact fills the verdict in; Codex gives no hook a summary.
 
+use crate::env::HookEnv;
 use crate::messages;
-use crate::run::HookEnv;
 use crate::text::snapshot_command;
 use crate::Host;
 use kijito_gate::summary::{self as gs, Summary, SummaryCheck};

@@ -1,4 +1,4 @@
-//! The user's consent configuration (issue 22): one file, user-owned,
+//! The user's consent configuration: one file, user-owned,
 //! outside the workspace, beside the wallet file:
 //! `$MEMORY_LATCH_CONSENT_FILE`, else
 //! `$XDG_CONFIG_HOME/kijito-qa/memory-latch-consent.json` (else

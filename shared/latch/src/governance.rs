@@ -1,4 +1,4 @@
-//! The governance knobs from the user's configuration (issue 21 item 7):
+//! The governance knobs from the user's configuration:
 //! seed 000's defaults (`checkpoint_freq_turns` 5, `compost_keep_decisions`
 //! 3, `compost_retire_turns` 20, `fatigue_trigger_context_ratio` 0.75,
 //! `token_ttl_minutes` 10, `token_single_use` true, `lock_timeout_ms` 800,

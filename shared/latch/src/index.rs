@@ -1,7 +1,7 @@
 //! The workspace index: every workspace that ever had a latch, kept beside
 //! the head records ([`crate::head::default_dir`]), so a workspace whose
 //! latch AND head record are both gone is still known to have had one
-//! (wake-check: `latch_deleted`, issue 22 item 5).
+//! (wake-check: `latch_deleted`).
 //!
 //! `<heads-dir>/latch-workspaces.jsonl`: owner-only, append-only (written by
 //! `memory-latch init` only, `O_APPEND`, fsynced), one compact JSON line per

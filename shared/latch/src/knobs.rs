@@ -1,4 +1,4 @@
-//! The two governance knobs the Stop hook drives (issue 13 item 3):
+//! The two governance knobs the Stop hook drives:
 //! `checkpoint_freq_turns` (one `turn_checkpoint` entry every N turns) and
 //! `fatigue_trigger_context_ratio` (a `fatigue_checkpoint` entry and
 //! one-step mode when the session's context ratio reaches it).

@@ -1,4 +1,4 @@
-//! The PreToolUse path's two questions to a latch (issue 21): which mode is
+//! The PreToolUse path's two questions to a latch: which mode is
 //! it in (read-only, quick, on every mutating tool call), and may exactly
 //! this tool call run now (consuming a confirmed authorization once).
 //!

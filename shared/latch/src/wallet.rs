@@ -1,4 +1,4 @@
-//! Wallet consent mode (issue 14 item 4): opt-in, off by default. With a
+//! Wallet consent mode: opt-in, off by default. With a
 //! configured signer address, consent requests at or above the configured
 //! risk (`high` by default) are confirmed not by a text token but by an
 //! EIP-712 signature over (action hash, nonce, expiry) from that address,

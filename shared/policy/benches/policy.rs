@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo bench -p kijito-policy` (optionally `-- <rounds>`).
 
-use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, ToolCall};
+use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, ToolCall, Wake};
 use serde_json::Value;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -29,9 +29,14 @@ fn main() {
         plugin_roots: vec!["/opt/kijito-qa".into()],
         ..Env::default()
     };
-    let modes = Modes { latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
-    let target =
-        ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };
+    let modes = Modes { wake: Wake::Clear, latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
+    let target = ConsentTarget {
+        helper_dir: "/opt/kijito-qa/bin",
+        workspace: "/home/user/project",
+        action_file: "/tmp/a.json",
+        session_id: "s1",
+        data_dir: "/d",
+    };
     let mut times: Vec<(Duration, usize)> = Vec::with_capacity(rounds * calls.len());
     for _ in 0..rounds {
         for (i, (name, input)) in calls.iter().enumerate() {

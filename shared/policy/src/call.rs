@@ -7,8 +7,12 @@
 //! `unified_exec`, or `Bash`) with `command`/`cmd` as a string or an argv
 //! array, `apply_patch` whose patch text names the files, and MCP calls
 //! (`mcp__<server>__<tool>`). The shell lines come from
-//! [`kijito_protocol::command::tool_command_lines`], the one extraction the
-//! command guard uses as well.
+//! [`kijito_protocol::command::tool_command_lines`].
+//!
+//! [`ParsedCall`] is the one reading of a PreToolUse call's raw
+//! `tool_input` (docs/architecture.md, "One parsed tool call"): the
+//! command guard, the boot witness and the classifier read its fields,
+//! and nothing else pulls fields out of `tool_input`.
 
 use serde_json::Value;
 
@@ -59,9 +63,51 @@ pub const READ_TOOLS: &[&str] = &[
     "grep_files",
 ];
 
+/// One PreToolUse call, read once at the hook's edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedCall {
+    /// What the classifier judges.
+    pub kind: ToolCall,
+    /// Every `command`/`cmd` line of the input whatever the tool name (the
+    /// command guard checks them all; `Err`: a value that is no command).
+    pub lines: Vec<Result<String, String>>,
+    /// Codex's `workdir`, when a non-empty string.
+    pub workdir: Option<String>,
+}
+
+impl ParsedCall {
+    pub fn parse(tool_name: &str, tool_input: &Value) -> ParsedCall {
+        let lines = kijito_protocol::command::tool_command_lines(Some(tool_input));
+        let kind = ToolCall::parse_with_lines(tool_name, tool_input, &lines);
+        let workdir = tool_input.get("workdir").and_then(Value::as_str).filter(|w| !w.is_empty()).map(str::to_owned);
+        ParsedCall { kind, lines, workdir }
+    }
+
+    /// The call a raw hook stdin object names (its `tool_name`, if a
+    /// string, and its `tool_input`): for stdin the hook could not parse
+    /// whole, which is still denied unless clearly no shell call.
+    pub fn of_hook_object(stdin: &Value) -> (Option<&str>, ParsedCall) {
+        let tool = stdin.get("tool_name").and_then(Value::as_str);
+        (tool, ParsedCall::parse(tool.unwrap_or(""), stdin.get("tool_input").unwrap_or(&Value::Null)))
+    }
+
+    /// The MCP tool's input, for the SQL, path and memory-id readers.
+    pub fn mcp_input(&self) -> Option<&Value> {
+        match &self.kind {
+            ToolCall::Mcp { input, .. } => Some(input),
+            _ => None,
+        }
+    }
+}
+
 impl ToolCall {
     /// Parse a PreToolUse `tool_name` and `tool_input`.
     pub fn parse(tool_name: &str, tool_input: &Value) -> ToolCall {
+        ToolCall::parse_with_lines(tool_name, tool_input, &kijito_protocol::command::tool_command_lines(Some(tool_input)))
+    }
+
+    /// [`ToolCall::parse`] with the command lines already read.
+    fn parse_with_lines(tool_name: &str, tool_input: &Value, lines: &[Result<String, String>]) -> ToolCall {
         let tool = tool_name.to_owned();
         if let Some(rest) = tool_name.strip_prefix("mcp__") {
             let (server, name) = rest.split_once("__").unwrap_or(("", rest));
@@ -89,10 +135,9 @@ impl ToolCall {
                 .collect();
             return ToolCall::FileWrite { tool, paths };
         }
-        let lines = kijito_protocol::command::tool_command_lines(Some(tool_input));
         if SHELL_TOOLS.contains(&tool_name) || !lines.is_empty() {
             let invalid = lines.iter().find_map(|l| l.as_ref().err().cloned());
-            return ToolCall::Shell { tool, lines: lines.into_iter().filter_map(Result::ok).collect(), invalid };
+            return ToolCall::Shell { tool, lines: lines.iter().filter_map(|l| l.as_ref().ok().cloned()).collect(), invalid };
         }
         if READ_TOOLS.contains(&tool_name) {
             return ToolCall::Read { tool };
@@ -176,5 +221,26 @@ mod tests {
         );
         assert_eq!(ToolCall::parse("Read", &json!({"file_path": "/x"})), ToolCall::Read { tool: "Read".into() });
         assert_eq!(ToolCall::parse("Frobnicate", &json!({})), ToolCall::Other { tool: "Frobnicate".into() });
+    }
+
+    /// The one reading: every command line whatever the tool (an MCP call
+    /// carrying a `command` is still guarded), the workdir, the MCP input.
+    #[test]
+    fn a_parsed_call_keeps_every_line_the_workdir_and_the_mcp_input() {
+        let c = ParsedCall::parse("mcp__x__run", &json!({"command": "rm -rf /", "workdir": "/p"}));
+        assert_eq!(c.lines, vec![Ok("rm -rf /".to_owned())]);
+        assert_eq!(c.workdir.as_deref(), Some("/p"));
+        assert_eq!(c.mcp_input(), Some(&json!({"command": "rm -rf /", "workdir": "/p"})));
+        let c = ParsedCall::parse("shell", &json!({"command": ["bash", "-lc", "ls"], "workdir": ""}));
+        assert_eq!(c.kind, ToolCall::Shell { tool: "shell".into(), lines: vec!["ls".into()], invalid: None });
+        assert_eq!((c.workdir.as_deref(), c.mcp_input()), (None, None));
+        let stdin = json!({"tool_name": "Bash", "tool_input": {"cmd": "ls"}});
+        let (tool, c) = ParsedCall::of_hook_object(&stdin);
+        assert_eq!((tool, c.lines), (Some("Bash"), vec![Ok("ls".to_owned())]));
+        let stdin = json!({"tool_name": 5});
+        let (tool, c) = ParsedCall::of_hook_object(&stdin);
+        assert_eq!((tool, c.kind), (None, ToolCall::Other { tool: String::new() }));
+        let c = ParsedCall::parse("Read", &serde_json::Value::Null);
+        assert_eq!((c.kind, c.lines), (ToolCall::Read { tool: "Read".into() }, vec![]));
     }
 }

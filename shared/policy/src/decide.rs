@@ -4,10 +4,10 @@
 //!
 //! Order: tripwires (every mode, no consent opens them); then the latch
 //! modes that halt (Silent Witness, degraded until reviewed, one-step
-//! without a named next step, an invalid governance file; the hook applies
-//! the wake hold the same way): an allow-list, so only reads the
-//! allow-list names and helper commands pass ([`Classification::halts`]);
-//! then the QA freeze (Kijito graph writes between `qa-gate record` and
+//! without a named next step, an invalid governance file): an allow-list,
+//! so only reads the allow-list names and helper commands pass
+//! ([`Classification::halts`]); then the wake hold ([`Wake`], the same
+//! allow-list: docs/protocol.md §8a); then the QA freeze (Kijito graph writes between `qa-gate record` and
 //! the compaction); then consent (normal mode: an irreversible or opaque
 //! call needs a confirmed token for its action hash).
 
@@ -31,10 +31,36 @@ pub enum LatchMode {
     GovernanceInvalid,
 }
 
+/// The wake hold of the session's working directory (SessionStart's local
+/// wake checks, docs/protocol.md §8a), as the hook read it before the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wake {
+    /// No hold.
+    #[default]
+    Clear,
+    /// `wake-check --live` answered cautious: every call is judged at least high risk.
+    Cautious,
+    /// `wake-check --live` has not answered: every call the halting modes
+    /// would deny waits for it ([`WAKE_PENDING`](codes::WAKE_PENDING)).
+    Pending,
+}
+
+impl Wake {
+    /// The risk raise of a cautious wake: applied by [`decide`], and by the
+    /// hook to the classification it journals and asks consent with.
+    pub fn apply(self, cls: &mut Classification) {
+        if self == Wake::Cautious {
+            cls.raise_risk(crate::classify::Risk::High);
+        }
+    }
+}
+
 /// What the decision may know of the modes (read-only, cheap to fill).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Modes {
     pub latch: LatchMode,
+    /// The session's wake hold.
+    pub wake: Wake,
     /// From `qa-gate record` until that pass is consumed or invalidated.
     pub qa_frozen: bool,
     /// A consent token for exactly this call's action hash is confirmed
@@ -53,6 +79,8 @@ pub struct ConsentTarget<'a> {
     pub action_file: &'a str,
     /// The host session (for `qa-gate invalidate --session-id`).
     pub session_id: &'a str,
+    /// The data dir (for `wake-check --live --data-dir`).
+    pub data_dir: &'a str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +99,12 @@ impl Decision {
             Decision::Allow => None,
             Decision::Deny { code, .. } => Some(*code),
         }
+    }
+
+    /// A denial that consent can lift: the hook then asks the user or
+    /// checks a confirmed token (docs/protocol.md §8a).
+    pub fn needs_consent(&self) -> bool {
+        self.code() == Some(codes::CONSENT_REQUIRED)
     }
 }
 
@@ -128,16 +162,20 @@ fn what(cls: &Classification) -> String {
 }
 
 /// The wake hold (docs/protocol.md §8a): after a long sleep, a boot change
-/// or a clock that went back at SessionStart, every mutating call waits
-/// until `wake-check --live` answered (`wake_command`, exact and absolute).
-/// Applied after [`decide`]'s tripwires and halting modes, before consent.
-pub fn wake_hold(cls: &Classification, wake_command: &str) -> Option<Decision> {
+/// or a clock that went back at SessionStart, every call the halting modes
+/// would deny waits until `wake-check --live` answered (the command named
+/// exact and absolute). After [`decide`]'s tripwires and halting modes,
+/// before the freeze and consent.
+fn wake_hold(cls: &Classification, target: &ConsentTarget<'_>) -> Option<Decision> {
     halts(cls).then(|| Decision::Deny {
         code: codes::WAKE_PENDING,
         reason: format!(
-            "kijito-qa policy: denied ({}): this session woke from a long sleep, a boot change or local findings; writes and irreversible calls wait until the live wake check has answered (this one: {}). The one step out: run `{wake_command}`, read its verdict, then retry.",
+            "kijito-qa policy: denied ({}): this session woke from a long sleep, a boot change or local findings; writes and irreversible calls wait until the live wake check has answered (this one: {}). The one step out: run `{}/wake-check --live --workspace {} --data-dir {}`, read its verdict, then retry.",
             codes::WAKE_PENDING,
-            what(cls)
+            what(cls),
+            target.helper_dir.trim_end_matches('/'),
+            target.workspace,
+            target.data_dir
         ),
     })
 }
@@ -148,8 +186,17 @@ fn halts(cls: &Classification) -> bool {
     cls.classes().iter().any(|c| c.is_mutation() && *c != Class::Helper) || cls.unlisted().is_some()
 }
 
-/// Decide one classified call.
+/// Decide one classified call, in the order of this module's head.
 pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -> Decision {
+    let raised;
+    let cls = if modes.wake == Wake::Cautious {
+        let mut c = cls.clone();
+        modes.wake.apply(&mut c);
+        raised = c;
+        &raised
+    } else {
+        cls
+    };
     let bin = target.helper_dir.trim_end_matches('/');
     if let Some(t) = cls.tripwires.first() {
         return Decision::Deny {
@@ -198,6 +245,11 @@ pub fn decide(cls: &Classification, modes: &Modes, target: &ConsentTarget<'_>) -
         }
         _ => {}
     }
+    if modes.wake == Wake::Pending {
+        if let Some(d) = wake_hold(cls, target) {
+            return d;
+        }
+    }
     if modes.qa_frozen && cls.kijito_write() {
         return Decision::Deny {
             code: codes::QA_FROZEN,
@@ -228,7 +280,7 @@ mod tests {
     use serde_json::json;
 
     const T: ConsentTarget<'static> =
-        ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1" };
+        ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/w", action_file: "/w/.a/x.json", session_id: "s1", data_dir: "/d" };
 
     fn cls(tool: &str, input: Value) -> Classification {
         let env = Env { home: "/home/u".into(), cwd: "/w".into(), ..Env::default() };
@@ -236,7 +288,7 @@ mod tests {
     }
 
     fn modes(latch: LatchMode) -> Modes {
-        Modes { latch, qa_frozen: false, consent_confirmed: false }
+        Modes { latch, wake: Wake::Clear, qa_frozen: false, consent_confirmed: false }
     }
 
     #[test]
@@ -271,8 +323,8 @@ mod tests {
             assert!(!decide(&pager, &modes(mode), &T).allowed());
         }
         assert!(decide(&tree, &modes(LatchMode::Normal), &T).allowed());
-        assert!(wake_hold(&tree, "/opt/k/bin/wake-check --live").is_some());
-        assert!(wake_hold(&cls("Bash", json!({"command": "git status"})), "/opt/k/bin/wake-check --live").is_none());
+        assert!(wake_hold(&tree, &T).is_some());
+        assert!(wake_hold(&cls("Bash", json!({"command": "git status"})), &T).is_none());
         let Decision::Deny { code, reason } = decide(&pager, &modes(LatchMode::Normal), &T) else { panic!() };
         assert_eq!(code, codes::CONSENT_REQUIRED);
         assert!(reason.contains("--summary opaque:opaque_option --risk medium"), "{reason}");
@@ -300,7 +352,8 @@ mod tests {
         let dir = tempfile_dir();
         let bin = dir.display().to_string();
         let helpers = kijito_protocol::command::HelperDir::new(&dir).unwrap();
-        let target = ConsentTarget { helper_dir: &bin, workspace: "/w", action_file: "/w/actions/sha256-x.json", session_id: "s1" };
+        let target =
+            ConsentTarget { helper_dir: &bin, workspace: "/w", action_file: "/w/actions/sha256-x.json", session_id: "s1", data_dir: "/d" };
         let mut seen = 0;
         for (line, latch, frozen) in [
             ("rm -rf build", LatchMode::Normal, false),
@@ -313,7 +366,9 @@ mod tests {
             ("/opt/k/bin/pointer-publish --pointer-id 1", LatchMode::Absent, true),
         ] {
             let c = cls("Bash", json!({ "command": line }));
-            let Decision::Deny { reason, .. } = decide(&c, &Modes { latch, qa_frozen: frozen, consent_confirmed: false }, &target) else {
+            let Decision::Deny { reason, .. } =
+                decide(&c, &Modes { latch, wake: Wake::Clear, qa_frozen: frozen, consent_confirmed: false }, &target)
+            else {
                 panic!("{line} allowed in {latch:?}")
             };
             let cmds: Vec<&str> = reason.split('`').skip(1).step_by(2).collect();
@@ -348,6 +403,80 @@ mod tests {
         let publish = cls("Bash", json!({"command": "/opt/k/bin/pointer-publish --pointer-id 1"}));
         assert_eq!(decide(&publish, &frozen, &T).code(), Some(codes::QA_FROZEN));
         assert!(decide(&upd, &modes(LatchMode::Absent), &T).allowed());
+    }
+
+    /// The wake hold's place in the order: after the tripwires and the
+    /// halting modes, before the freeze and consent; only calls the halting
+    /// modes would deny wait, and the reason names the exact wake command.
+    #[test]
+    fn a_pending_wake_holds_after_the_halting_modes_and_before_the_freeze() {
+        let pending = |latch| Modes { wake: Wake::Pending, ..modes(latch) };
+        let write = cls("Write", json!({"file_path": "/w/src/a.rs", "content": "x"}));
+        let Decision::Deny { code, reason } = decide(&write, &pending(LatchMode::Normal), &T) else { panic!() };
+        assert_eq!(code, codes::WAKE_PENDING);
+        assert!(reason.contains("run `/opt/k/bin/wake-check --live --workspace /w --data-dir /d`"), "{reason}");
+        assert_eq!(decide(&write, &pending(LatchMode::Absent), &T).code(), Some(codes::WAKE_PENDING));
+        for (latch, code) in [
+            (LatchMode::SilentWitness, codes::SILENT_WITNESS),
+            (LatchMode::Degraded, codes::DEGRADED),
+            (LatchMode::OneStepWithoutStep, codes::ONE_STEP_NO_STEP),
+            (LatchMode::GovernanceInvalid, codes::GOVERNANCE_INVALID),
+        ] {
+            assert_eq!(decide(&write, &pending(latch), &T).code(), Some(code));
+        }
+        let tmux = cls("Bash", json!({"command": "tmux send-keys -t 0 y Enter"}));
+        assert_eq!(decide(&tmux, &pending(LatchMode::Normal), &T).code(), Some(crate::classify::tripwires::TERMINAL_INPUT));
+        let rm = cls("Bash", json!({"command": "rm -rf build"}));
+        assert_eq!(decide(&rm, &pending(LatchMode::Normal), &T).code(), Some(codes::WAKE_PENDING));
+        let confirmed = Modes { consent_confirmed: true, ..pending(LatchMode::Normal) };
+        assert_eq!(decide(&rm, &confirmed, &T).code(), Some(codes::WAKE_PENDING));
+        let upd = cls("mcp__kijito__kijito_update", json!({"id": 1}));
+        let frozen = Modes { qa_frozen: true, ..modes(LatchMode::Normal) };
+        assert_eq!(decide(&upd, &frozen, &T).code(), Some(codes::QA_FROZEN));
+        assert_eq!(decide(&upd, &Modes { wake: Wake::Pending, ..frozen }, &T).code(), Some(codes::WAKE_PENDING));
+        assert!(decide(&cls("Bash", json!({"command": "git status"})), &pending(LatchMode::Normal), &T).allowed());
+        assert!(decide(&write, &Modes { wake: Wake::Cautious, ..modes(LatchMode::Normal) }, &T).allowed());
+    }
+
+    /// A cautious wake judges every call at least high risk: the consent
+    /// request names `--risk high`, and [`Wake::apply`] raises the same.
+    #[test]
+    fn a_cautious_wake_raises_the_risk_of_the_consent_request() {
+        let rm = cls("Bash", json!({"command": "rm -rf build"}));
+        let Decision::Deny { reason, .. } = decide(&rm, &modes(LatchMode::Normal), &T) else { panic!() };
+        assert!(reason.contains("--risk medium"), "{reason}");
+        let cautious = Modes { wake: Wake::Cautious, ..modes(LatchMode::Normal) };
+        let Decision::Deny { code, reason } = decide(&rm, &cautious, &T) else { panic!() };
+        assert_eq!(code, codes::CONSENT_REQUIRED);
+        assert!(reason.contains("--summary delete:rm_recursive_force --risk high"), "{reason}");
+        let mut raised = rm.clone();
+        Wake::Pending.apply(&mut raised);
+        Wake::Clear.apply(&mut raised);
+        assert_eq!(raised.risk(), rm.risk());
+        Wake::Cautious.apply(&mut raised);
+        assert_eq!(raised.risk(), crate::classify::Risk::High);
+    }
+
+    #[test]
+    fn only_a_consent_denial_needs_consent() {
+        let rm = cls("Bash", json!({"command": "rm -rf build"}));
+        assert!(decide(&rm, &modes(LatchMode::Normal), &T).needs_consent());
+        assert!(!decide(&rm, &modes(LatchMode::SilentWitness), &T).needs_consent());
+        assert!(!decide(&rm, &modes(LatchMode::Absent), &T).needs_consent());
+        assert!(!Decision::Allow.needs_consent());
+    }
+
+    /// An invalid governance file halts like the other halting modes: a
+    /// write is denied with its own code, a read and a helper command pass.
+    #[test]
+    fn an_invalid_governance_file_halts_writes_and_passes_reads() {
+        let m = modes(LatchMode::GovernanceInvalid);
+        let write = cls("Write", json!({"file_path": "/w/src/a.rs", "content": "x"}));
+        let Decision::Deny { code, reason } = decide(&write, &m, &T) else { panic!() };
+        assert_eq!(code, codes::GOVERNANCE_INVALID);
+        assert!(reason.contains("`/opt/k/bin/memory-latch status --workspace /w` names the problem"), "{reason}");
+        assert!(decide(&cls("Bash", json!({"command": "git status"})), &m, &T).allowed());
+        assert!(decide(&cls("Bash", json!({"command": "/opt/k/bin/memory-latch status"})), &m, &T).allowed());
     }
 
     #[test]

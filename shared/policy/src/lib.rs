@@ -1,4 +1,4 @@
-//! kijito-policy: one PreToolUse policy over every tool call (issue 21),
+//! kijito-policy: one PreToolUse policy over every tool call,
 //! pure (no I/O, no HTTP stack).
 //!
 //! | step | module |
@@ -42,7 +42,9 @@ pub mod user;
 /// the same words).
 pub use kijito_protocol::shell;
 
-pub use call::ToolCall;
+pub use call::{ParsedCall, ToolCall};
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
-pub use decide::{action_bytes, action_hash, consent_command, decide, hash_of_action_bytes, ConsentTarget, Decision, LatchMode, Modes};
+pub use decide::{
+    action_bytes, action_hash, consent_command, decide, hash_of_action_bytes, ConsentTarget, Decision, LatchMode, Modes, Wake,
+};
 pub use user::UserPolicy;

@@ -1,4 +1,4 @@
-//! The user-owned policy file (issue 21 item 2): `policy.json` in our config
+//! The user-owned policy file: `policy.json` in our config
 //! dir (`~/.config/kijito-qa/`, next to `config.json`). It removes default
 //! rules, sets the consent risk per rule and adds rules of three kinds: a
 //! program with argument patterns, an MCP tool-name pattern, a path prefix

@@ -325,7 +325,7 @@ fn brace_expansion_is_followed_to_every_word() {
     assert_eq!(argv("'{qa-gate,x}'"), ["{qa-gate,x}"]);
 }
 
-/// Issue 22: `cd <root> && {bin/session-hook,--host} claude ...` ran the
+/// `cd <root> && {bin/session-hook,--host} claude ...` ran the
 /// UserPromptSubmit hook by hand past the guard.
 #[test]
 fn a_helper_inside_a_brace_expansion_is_seen_and_denied() {

@@ -1,5 +1,5 @@
 //! kijito-local: a Kijito-compatible server on loopback with a SQLite store
-//! (issue 3; usage and endpoints in docs/kijito-local.md).
+//! (usage and endpoints in docs/kijito-local.md).
 //!
 //! | module | idea |
 //! |---|---|
@@ -21,7 +21,7 @@
 //! complete request head (of that source, for the per-source limit) is
 //! closed to make room; only when every connection is busy inside a request
 //! is the newcomer answered 503. Idle and half-sent connections therefore
-//! cannot lock legitimate clients out (issue 15). A new connection must send
+//! cannot lock legitimate clients out. A new connection must send
 //! its whole head within 5 s (`http::HEADER_TIMEOUT`); an idle keep-alive
 //! connection is closed after 10 s. The bearer token is checked on the head,
 //! before any fault, request-log line, occurrence count or body buffer.

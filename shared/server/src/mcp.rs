@@ -1,4 +1,4 @@
-//! `kijito-local mcp`: a Model Context Protocol server over stdio (issue 24;
+//! `kijito-local mcp`: a Model Context Protocol server over stdio (
 //! contract in docs/kijito-local.md, "MCP").
 //!
 //! Transport: JSON-RPC 2.0, one message per line on stdin, one answer per

@@ -123,7 +123,7 @@ fn absent_latch(workspace: &Path) -> LatchFacts {
     match l.head_record() {
         Ok(Some(rec)) => LatchFacts::Deleted { entry_seq: Some(rec.entry_seq) },
         // No head record: the index beside the head records still knows a
-        // workspace that had a latch (issue 22: deleting both is no way to
+        // workspace that had a latch (deleting both is no way to
         // full trust); an index that cannot be read fails closed.
         _ => match l.had_latch() {
             Ok(true) => LatchFacts::Deleted { entry_seq: None },

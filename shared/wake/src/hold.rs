@@ -1,4 +1,4 @@
-//! The wake hold (issue 21, docs/protocol.md §8a): when SessionStart's local
+//! The wake hold (docs/protocol.md §8a): when SessionStart's local
 //! wake checks find a long sleep, a boot change or a clock that went back,
 //! writes and irreversible tool calls are held until the agent
 //! has run `wake-check --live` for the workspace and it answered; a cautious
@@ -74,7 +74,7 @@ pub fn read(qa_dir: &Path, workspace: &Path) -> Option<Hold> {
 }
 
 /// Whether SessionStart's local report sets the hold: a long sleep, a boot
-/// change or a clock that went back (issue 21), unless degraded (degraded
+/// change or a clock that went back, unless degraded (degraded
 /// locks the latch itself). Other cautious findings (a consent request the
 /// agent itself left pending, say) do not hold writes.
 pub fn needed(report: &crate::Report) -> bool {

@@ -6,7 +6,7 @@ KIND: attested | unattested (a compaction scenario), deny | allow (a tool scenar
 Codex app-server adapter compacted on its own after the agent's `kijito-compact request`),
 consent (the prompts scenario seeded by seed-consent.sh: the model's tool call with the token is
 refused, and the user's message with that token is then refused too: the model had seen it in a
-tool call, issue 22).
+tool call).
 Prints one line per check; exits 1 on the first failed check."""
 import json
 import os
@@ -393,7 +393,7 @@ def check_consent(out, root, s, host, token_file):
     ok("memory-latch consent confirm with the token, run by the model, was denied (command_unknown_subcommand)")
     # 2. the user's own message, exactly the token: the token already appeared in a tool call's
     #    input in the transcript (the model typed it), so it is refused, nothing is confirmed
-    #    (issue 22: consent_token_seen_by_tool; the confirming path runs in policy-consent)
+    #    (consent_token_seen_by_tool; the confirming path runs in policy-consent)
     ups = [e for e in ours(s, root) if e["event"] == "UserPromptSubmit"]
     said = [t for e in ups for t in contexts(host, e) if "consent_token_seen_by_tool" in t]
     if len(said) != 1:

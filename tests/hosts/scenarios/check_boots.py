@@ -24,7 +24,7 @@ Asserted:
 - both reports are green with the same snapshot digest for the published pointer digest;
 - the main agent ran pointer-digest after both boots and qa-gate record with both report paths;
   record printed the ready signal and `qa-gate status` shows the pass valid for that digest;
-- issue 22, witnessed boots: the PreToolUse hook's witness record (qa-witness.<s>.jsonl) holds
+- witnessed boots: the PreToolUse hook's witness record (qa-witness.<s>.jsonl) holds
   exactly the two boots, one line per report path, each with a subagent identity, two distinct
   ones (Claude Code: each is the agent id of the subagent transcript that ran that command; Codex:
   the agent_id the child's PreToolUse input carried), and the pass says "bootsWitnessed":true.
@@ -292,7 +292,7 @@ def main(out, root, host):
        "qa-gate status after the turn: the main session's pass is recorded and accepted (%s)"
        % {k: status.get(k) for k in ("pass", "passAcceptedNow", "passRejectedBecause", "error")})
 
-    # ---- issue 22: the boots were witnessed by the PreToolUse hook, as two distinct subagents
+    # ---- the boots were witnessed by the PreToolUse hook, as two distinct subagents
     seen = jsonl(os.path.join(out, "qa-witness.jsonl"))
     ok(sorted(x.get("reportFile") for x in seen) == sorted(reports),
        "witness record: exactly the two boots, one line per report path (%s)" % [x.get("reportFile") for x in seen])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks of the mcp-cycle scenario (scenarios/mcp-cycle.sh; issue 24 "Done when": the whole cycle
+"""Checks of the mcp-cycle scenario (scenarios/mcp-cycle.sh: the whole cycle
 through kijito-local's MCP tools on the real host). Usage: check_mcp_cycle.py OUT ROOT HOST HOOK_ROOT
 (ROOT: the registered copy of the plugin root; HOOK_ROOT: the installed root its hook commands name)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_policy.py consent|mcp OUT ROOT HOST [DIR]: checks of the PreToolUse policy scenarios on a real
-host (run.sh policy-consent, policy-mcp; issue 21). Reads only what the run left: the fake model
+host (run.sh policy-consent, policy-mcp). Reads only what the run left: the fake model
 server's request log (what the agent was shown), summary.json (the host's own hook events), the
 files the --before-each / --after commands wrote. Prints one line per check; exit 1 on a failure.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mcp-cycle.sh HE2E PREFIX HOST OUT: issue 24 "Done when" on the real host, the whole agent cycle
+# mcp-cycle.sh HE2E PREFIX HOST OUT: on the real host, the whole agent cycle
 # through kijito-local's MCP tools, offline. As in mcp-tools.sh, the real `kijito-setup --mcp`
 # registers `kijito-local mcp --db DB` for HOST (a copy of the installed plugin root) and
 # `kijito-doctor` must call it green. In the run (host-e2e prompts scenario, fake model,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mcp-tools.sh HE2E PREFIX HOST OUT: issue 24 on the real host. In a throwaway HOME whose kijito-qa
+# mcp-tools.sh HE2E PREFIX HOST OUT: on the real host. In a throwaway HOME whose kijito-qa
 # config points at a kijito-local URL, the real `kijito-setup --mcp` registers `kijito-local mcp`
 # for HOST (a copy of the installed plugin root: Claude Code's .mcp.json, Codex's config.toml
 # block), `kijito-doctor` must say the registered server lists the curation tools, then the real

@@ -1,4 +1,4 @@
-# mcp-world.sh: sourced by mcp-tools.sh and mcp-cycle.sh (issue 24). `mcp_world NAME PREFIX HOST`
+# mcp-world.sh: sourced by mcp-tools.sh and mcp-cycle.sh. `mcp_world NAME PREFIX HOST`
 # builds the throwaway world both run the real host in: a copy of the installed plugin root, HOME
 # and CODEX_HOME of their own, a kijito-local store seeded by the server itself, a kijito-qa config
 # pointing at a kijito-local URL, the real `kijito-setup --mcp` registration, and `kijito-doctor`'s

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kijito-qa (issue 21): a tiny stdio MCP server (JSON-RPC 2.0, one message per line) offering
+"""kijito-qa: a tiny stdio MCP server (JSON-RPC 2.0, one message per line) offering
 `kijito_get` and `kijito_update`, for measuring how a host's PreToolUse carries an MCP call
 (record_pretool.py). Every call answers one text block naming the tool and its arguments; nothing
 is stored. Stops at the end of stdin."""

@@ -1,6 +1,6 @@
 #!/bin/sh
 # policy-seed.sh ROOT DIR MODE [CMD]: run by host-e2e --before-first in the project dir (the host's cwd),
-# before the host starts (issue 21, the PreToolUse policy on the real hosts).
+# before the host starts (the PreToolUse policy on the real hosts).
 #   consent: initialise a memory-latch here (enforcement is on where a latch is), make a build/
 #            dir, and write DIR/prompt-1, the user's request that starts the fake model's consent
 #            role (lib/he2e/policy_driver.py): `rm -rf build`. DIR/prompt-2 is written later by

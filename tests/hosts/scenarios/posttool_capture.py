@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kijito-qa (issue 21 item 3, measurement only): a throwaway capture hook.
+"""kijito-qa: a throwaway capture hook.
 posttool_capture.py LOG [KEY]: appends one JSON line to LOG (0600): the hook's stdin, the event it
 was run for, its environment variable names (values only for a short list that tells hosts and
 modes apart), whether fds 0/1/2 are ttys, and its parent chain (comm, argv) up to pid 1.

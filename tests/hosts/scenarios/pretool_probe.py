@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kijito-qa (issue 21): a PreToolUse hook that records its stdin, one JSON line, to
+"""kijito-qa: a PreToolUse hook that records its stdin, one JSON line, to
 $HOST_E2E_OUT/pretool-inputs.jsonl and prints nothing (the call is allowed; the host runs its
 other PreToolUse hooks too). Used to measure what each host's PreToolUse carries per tool."""
 import json

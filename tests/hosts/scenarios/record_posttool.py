@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """record_posttool.py codex|claude FIXTURE [host-e2e args...]: measure what the real host's
 PostToolUse (and Claude Code's PostToolUseFailure) hook receives, next to PreToolUse, per tool
-call (issue 21 item 3: reserve at PreToolUse, spend at PostToolUse). Not in the default run.
+call (reserve at PreToolUse, spend at PostToolUse). Not in the default run.
 
 One `host-e2e <host> --scenario prompts` run, offline. A throwaway capture hook
 (posttool_capture.py, registered only in the run's own hooks file) records every PreToolUse,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """record_pretool.py codex|claude FIXTURE [--bin-dir DIR]: measure what the real host's PreToolUse
-hook receives for each kind of tool call (issue 21) and write it, sanitised, to FIXTURE
+hook receives for each kind of tool call and write it, sanitised, to FIXTURE
 (fixtures/hosts/<host>/pretool-by-tool.json).
 
 One `host-e2e <host> --scenario prompts` run, offline: a PreToolUse hook (pretool_probe.py) records

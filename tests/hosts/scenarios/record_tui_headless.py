@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """record_tui_headless.py FIXTURE [--bin-dir DIR]: what tells Claude Code 2.1.328's interactive TUI
-from headless `claude -p` inside a PreToolUse hook (issue 21 item 3, consent.mode "host"). Not in
+from headless `claude -p` inside a PreToolUse hook (consent.mode "host"). Not in
 the default run. Three offline runs with the same throwaway capture hook (posttool_capture.py)
 on PreToolUse and the same Bash call by the fake model, `--allowedTools=Bash`: `host-e2e
 tui-claude` (the TUI in a tmux pane), the same with `--permission-mode default`, and `host-e2e

@@ -8,7 +8,7 @@
 # in the verifier agents' requests). `seed-boots.sh ROOT PROMPT_FILE -fork`: the negative control,
 # the prompt also carries HOST-E2E-QA-FORK (the fake main agent forks its conversation instead).
 # `... -main-refused`: the prompt carries HOST-E2E-QA-MAIN (the fake main agent runs both boot
-# commands itself; issue 22: `qa-gate record` must refuse them, boot_by_main_agent).
+# commands itself; `qa-gate record` must refuse them, boot_by_main_agent).
 set -euo pipefail
 root="$1" prompt="$2" fork="${3:-}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -3,7 +3,7 @@
 # Initialise a memory-latch there, request consent for an action, and write the two prompts of
 # the "consent" scenario into DIR: prompt-1 makes the fake model run `memory-latch consent
 # confirm` with the token in a tool call (must be refused), prompt-2 is exactly the token (the
-# user's own message: refused, because the token already appeared in a tool call: issue 22).
+# user's own message: refused, because the token already appeared in a tool call).
 set -eu
 root="$1" dir="$2"
 ml="$root/bin/memory-latch"

@@ -50,7 +50,7 @@ done
 [ -n "$url" ] || { echo "kijito-local did not start:" >&2; cat "$work/kijito-local.err" >&2; exit 1; }
 step "kijito-local at $url"
 
-# Seed through the local extensions (issue 3): POST /api/send, POST /api/memory.
+# Seed through the local extensions: POST /api/send, POST /api/memory.
 python3 - "$url" "$token" "$work" <<'PY'
 import hashlib, json, sys, urllib.request
 url, token_file, work = sys.argv[1:]

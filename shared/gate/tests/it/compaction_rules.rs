@@ -380,7 +380,7 @@ fn delivery_of_a_bad_record_is_unattested() {
     private::write_atomic(&e.qa.reentry(&e.s), b"garbage").unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
     assert_eq!((r.attested, r.reason.as_str()), (None, cc::REENTRY_INVALID.as_str()));
-    // Issue 22: a well-formed record with `attested:true` that no PreCompact
+    // A well-formed record with `attested:true` that no PreCompact
     // backs (its nonce was never consumed) is delivered UNATTESTED.
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
@@ -389,7 +389,7 @@ fn delivery_of_a_bad_record_is_unattested() {
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED.as_str());
-    // Issue 22, item 3: a record whose nonce `qa-spent` lists as consumed
+    // A record whose nonce `qa-spent` lists as consumed
     // before the claim is still not enough: no claimed attempt, no consumed
     // ticket, no ledger entry.
     let e = env();
@@ -400,7 +400,7 @@ fn delivery_of_a_bad_record_is_unattested() {
 }
 
 /// One real cycle (pass, PreCompact, claim) left on disk; the delivered
-/// record is ATTESTED only with the whole chain intact (issue 22, item 3):
+/// record is ATTESTED only with the whole chain intact:
 /// each test below breaks one link.
 fn cycle_ready_to_deliver(e: &Env) -> Reentry {
     write_pass(e, &pass_for(e, "sess-1", T0, NONCE));
@@ -461,7 +461,7 @@ fn an_attested_record_needs_the_whole_chain() {
 fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
     let e = env();
     cycle_ready_to_deliver(&e);
-    // Issue 22: copy the consumed ticket back as the pass and delete
+    // Copy the consumed ticket back as the pass and delete
     // `qa-spent`: the ledger outside the data dir still refuses it.
     std::fs::copy(e.qa.ticket_consumed(&e.s), e.qa.pass(&e.s)).unwrap();
     std::fs::remove_file(e.qa.spent(&e.s)).unwrap();

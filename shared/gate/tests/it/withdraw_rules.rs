@@ -80,7 +80,7 @@ fn the_protocol_example_of_the_spent_record_is_byte_exact() {
     assert_eq!(spent.entries[0].why, PASS_WITHDRAWN);
 }
 
-/// One pass, one compaction (issue 22): the promoted pass's nonce is spent
+/// One pass, one compaction: the promoted pass's nonce is spent
 /// before the pass moves, so the consumed ticket (or the pass) copied back
 /// as the pass attests no second compaction, within its 30 minutes too.
 #[test]

@@ -7,8 +7,8 @@
 
 use kijito_files::private;
 use kijito_gate::{transcript_identity, Pass, QaDir};
-use kijito_hooks::run::{self, HookEnv};
 use kijito_hooks::{messages, Event, Host};
+use kijito_hooks::{run, HookEnv};
 use kijito_protocol::command::HelperDir;
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, SessionId};
 use serde_json::{json, Value};

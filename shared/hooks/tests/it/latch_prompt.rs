@@ -25,7 +25,7 @@ struct World {
     latch: Latch,
     /// The hooks' environment for Claude Code at the clock it was built with,
     /// on a private data dir.
-    env: kijito_hooks::run::HookEnv,
+    env: kijito_hooks::HookEnv,
 }
 
 /// A private temporary dir with a boot-id file holding `boot_id`, a heads
@@ -64,7 +64,7 @@ fn world(boot_id: &str, key: bool, now_ms: i64, more_env: impl FnOnce(&std::path
     let data = d.path().join("data");
     fs::create_dir(&data).unwrap();
     fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
-    let env = kijito_hooks::run::HookEnv::new(
+    let env = kijito_hooks::HookEnv::new(
         kijito_hooks::Host::Claude,
         Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()),
         None,

@@ -16,4 +16,5 @@ mod hook_logic;
 mod latch_prompt;
 mod latch_wallet_sibling;
 mod panic_answer;
+mod pretool_decision;
 mod wake_start;

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_hooks::run::{self, HookEnv};
+use kijito_hooks::{run, HookEnv};
 use kijito_hooks::{Event, Host};
 use serde_json::{json, Value};
 use std::fs;

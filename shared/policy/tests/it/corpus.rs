@@ -1,4 +1,4 @@
-//! The labelled classifier corpus (fixtures/policy/corpus.jsonl, issue 21):
+//! The labelled classifier corpus (fixtures/policy/corpus.jsonl):
 //! every call of both hosts' shapes is classified and compared with its
 //! hand-written label. Prints the false-negative count (an irreversible or
 //! tripwire call classified as neither), the false-positive count (a benign
@@ -121,7 +121,7 @@ fn corpus_has_no_false_negatives_false_positives_or_wrong_rules() {
 /// the tripwires; without a latch only the tripwires.
 #[test]
 fn decisions_by_mode_follow_the_labels() {
-    use kijito_policy::{decide, ConsentTarget, LatchMode, Modes};
+    use kijito_policy::{decide, ConsentTarget, LatchMode, Modes, Wake};
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/policy/corpus.jsonl");
     let text = std::fs::read_to_string(path).expect("fixtures/policy/corpus.jsonl");
     let env = env();
@@ -130,6 +130,7 @@ fn decisions_by_mode_follow_the_labels() {
         workspace: "/home/user/project",
         action_file: "/home/user/a.json",
         session_id: "s1",
+        data_dir: "/d",
     };
     let mut denied = [0usize; 5];
     let mut lines = 0;
@@ -153,7 +154,11 @@ fn decisions_by_mode_follow_the_labels() {
             None if trip || mutating => true,
             None => {
                 unlabelled_reads += 1;
-                let d = decide(&cls, &Modes { latch: LatchMode::SilentWitness, qa_frozen: false, consent_confirmed: false }, &target);
+                let d = decide(
+                    &cls,
+                    &Modes { wake: Wake::Clear, latch: LatchMode::SilentWitness, qa_frozen: false, consent_confirmed: false },
+                    &target,
+                );
                 reads_off_the_list += usize::from(!d.allowed());
                 !d.allowed()
             }
@@ -166,11 +171,12 @@ fn decisions_by_mode_follow_the_labels() {
             (LatchMode::Normal, true, trip),
         ];
         for (k, (latch, confirmed, want_deny)) in cases.into_iter().enumerate() {
-            let d = decide(&cls, &Modes { latch, qa_frozen: false, consent_confirmed: confirmed }, &target);
+            let d = decide(&cls, &Modes { wake: Wake::Clear, latch, qa_frozen: false, consent_confirmed: confirmed }, &target);
             assert_eq!(!d.allowed(), want_deny, "{} in {latch:?} (token {confirmed}): {d:?}", e["id"]);
             denied[k] += usize::from(!d.allowed());
         }
-        let absent = decide(&cls, &Modes { latch: LatchMode::Absent, qa_frozen: false, consent_confirmed: false }, &target);
+        let absent =
+            decide(&cls, &Modes { wake: Wake::Clear, latch: LatchMode::Absent, qa_frozen: false, consent_confirmed: false }, &target);
         assert_eq!(!absent.allowed(), trip, "{} without a latch", e["id"]);
         lines += 1;
     }

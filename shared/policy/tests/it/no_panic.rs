@@ -3,7 +3,7 @@
 //! bound. Random command lines over the shell's special characters, random
 //! Unicode, and random tool names and inputs.
 
-use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, ToolCall};
+use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, ToolCall, Wake};
 use proptest::prelude::*;
 
 fn env() -> Env {
@@ -19,9 +19,10 @@ fn env() -> Env {
 
 fn run(tool: &str, input: serde_json::Value) {
     let cls = classify(&ToolCall::parse(tool, &input), &env());
-    let target = ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/home/u/p", action_file: "/home/u/a.json", session_id: "s" };
+    let target =
+        ConsentTarget { helper_dir: "/opt/k/bin", workspace: "/home/u/p", action_file: "/home/u/a.json", session_id: "s", data_dir: "/d" };
     for latch in [LatchMode::Normal, LatchMode::SilentWitness] {
-        let _ = decide(&cls, &Modes { latch, qa_frozen: true, consent_confirmed: false }, &target);
+        let _ = decide(&cls, &Modes { wake: Wake::Clear, latch, qa_frozen: true, consent_confirmed: false }, &target);
     }
 }
 

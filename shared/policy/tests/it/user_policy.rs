@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use kijito_policy::classify::{rules as r, tripwires};
-use kijito_policy::{classify, decide, Class, Classification, ConsentTarget, Env, LatchMode, Modes, Risk, ToolCall, UserPolicy};
+use kijito_policy::{classify, decide, Class, Classification, ConsentTarget, Env, LatchMode, Modes, Risk, ToolCall, UserPolicy, Wake};
 use serde_json::{json, Value};
 
 const FILE: &str = r#"{
@@ -55,9 +55,14 @@ fn a_removed_rule_makes_a_write_that_the_halting_modes_still_deny() {
     let c = bash("rm notes.txt", &user());
     assert!(!c.is_irreversible(), "{c:?}");
     assert!(c.hits.iter().any(|h| h.rule == r::USER_RULE_REMOVED && h.class == Class::Write));
-    let target =
-        ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };
-    let normal = Modes { latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
+    let target = ConsentTarget {
+        helper_dir: "/opt/kijito-qa/bin",
+        workspace: "/home/user/project",
+        action_file: "/tmp/a.json",
+        session_id: "s1",
+        data_dir: "/d",
+    };
+    let normal = Modes { wake: Wake::Clear, latch: LatchMode::Normal, qa_frozen: false, consent_confirmed: false };
     assert!(decide(&c, &normal, &target).allowed());
     assert!(!decide(&c, &Modes { latch: LatchMode::SilentWitness, ..normal }, &target).allowed());
     // Other rules stay: `rm -r` is rm_recursive_force, not rm_files.
@@ -68,8 +73,13 @@ fn a_removed_rule_makes_a_write_that_the_halting_modes_still_deny() {
 
 #[test]
 fn the_users_risk_is_the_one_the_consent_command_asks_for() {
-    let target =
-        ConsentTarget { helper_dir: "/opt/kijito-qa/bin", workspace: "/home/user/project", action_file: "/tmp/a.json", session_id: "s1" };
+    let target = ConsentTarget {
+        helper_dir: "/opt/kijito-qa/bin",
+        workspace: "/home/user/project",
+        action_file: "/tmp/a.json",
+        session_id: "s1",
+        data_dir: "/d",
+    };
     let defaults = env(UserPolicy::default());
     assert_eq!(bash("git reset --hard HEAD~1", &defaults).risk(), Risk::Medium);
     let c = bash("git reset --hard HEAD~1", &user());

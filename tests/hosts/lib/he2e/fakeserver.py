@@ -12,8 +12,8 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import qa_driver  # kijito-qa addition: the fake model as the QA skill's verifier boots
-from . import policy_driver  # kijito-qa addition (issue 21): any tool call; the consent role
-from . import selfconsent_driver  # kijito-qa addition (issue 30): the agent confirming its own token
+from . import policy_driver  # kijito-qa addition: any tool call; the consent role
+from . import selfconsent_driver  # kijito-qa addition: the agent confirming its own token
 from .common import markers_in
 
 SECRET_HEADERS = ("authorization", "x-api-key")

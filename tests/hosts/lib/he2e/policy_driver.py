@@ -1,4 +1,4 @@
-"""kijito-qa addition (issue 21): the fake model as an agent meeting the PreToolUse policy, driven
+"""kijito-qa addition: the fake model as an agent meeting the PreToolUse policy, driven
 only by what a real model sees in its request (the user's prompts, its own tool calls' results).
 Stateless: every decision is recomputed from the request body.
 

@@ -31,7 +31,7 @@ QA_MARKER = "HOST-E2E-QA-BOOTS"
 # (Claude Code subagent_type "fork", Codex fork_context true), which the skill forbids;
 # check_boots.py --expect-fork must then find the main conversation in the verifiers' requests.
 FORK_MARKER = "HOST-E2E-QA-FORK"
-# kijito-qa (issue 22): with this marker the main agent runs the two boot commands itself (its own
+# kijito-qa: with this marker the main agent runs the two boot commands itself (its own
 # shell tool calls, no subagent); `qa-gate record` must then refuse (boot_by_main_agent).
 MAIN_MARKER = "HOST-E2E-QA-MAIN"
 # kijito-qa: a user prompt with this marker (and any later one) is not a QA cycle, even when an older

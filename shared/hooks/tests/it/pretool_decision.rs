@@ -1,0 +1,105 @@
+//! The PreToolUse decision through `kijito_hooks::pretool::pretool`, in this
+//! crate (docs/mutants.md): a tripwire is denied, a read passes, and in a
+//! latch workspace an irreversible call waits for consent (the consent check
+//! cannot pass without the installed `memory-latch`) and a pending wake
+//! hold holds a write. The latch tests set the environment the latch hook
+//! reads, so each runs alone in a child process (tests/support/isolated.rs).
+
+#![allow(clippy::unwrap_used)]
+
+use crate::isolated;
+use kijito_hooks::{pretool::pretool, HookEnv, Host};
+use kijito_latch::{self as latch, Config, Latch};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A private temporary dir with a data dir and a workspace `ws`, and the
+/// hooks' environment for Claude Code on that data dir (no helper dir).
+fn world() -> (tempfile::TempDir, PathBuf, HookEnv) {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let ws = d.path().join("ws");
+    fs::create_dir(&ws).unwrap();
+    let data = d.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700)).unwrap();
+    let env = HookEnv::new(Host::Claude, Some(kijito_protocol::ids::AbsPath::from_path(&data).unwrap()), None, None, None, 5_000);
+    (d, ws, env)
+}
+
+/// The PreToolUse stdin of a Claude Code call in `cwd`.
+fn call(tool: &str, input: serde_json::Value, cwd: &Path) -> Vec<u8> {
+    serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": cwd, "tool_name": tool, "tool_input": input})
+        .to_string()
+        .into_bytes()
+}
+
+/// The reason of a deny answer (panics on anything else).
+fn denied(answer: Option<String>) -> String {
+    let a = answer.expect("a denial");
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
+    v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_tripwire_is_denied_and_a_read_passes_outside_any_latch() {
+    let (_d, ws, env) = world();
+    let reason = denied(pretool(&env, &call("Bash", serde_json::json!({"command": "tmux send-keys -t 0 y Enter"}), &ws)));
+    assert!(reason.contains("a tripwire"), "{reason}");
+    assert_eq!(pretool(&env, &call("Bash", serde_json::json!({"command": "git status"}), &ws)), None);
+    assert_eq!(pretool(&env, &call("Bash", serde_json::json!({"command": "rm -rf build"}), &ws)), None);
+}
+
+/// The latch of `ws`, initialised, with the environment the latch hook reads.
+fn latch_world(d: &Path, ws: &Path) -> Latch {
+    let boot = d.join("boot");
+    fs::write(&boot, "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee").unwrap();
+    let heads = d.join("heads");
+    std::env::set_var(latch::head::HEADS_ENV, &heads);
+    std::env::set_var("MEMORY_LATCH_BOOT_ID_FILE", &boot);
+    std::env::set_var(latch::HMAC_KEY_ENV, "");
+    let mut c = Config::new(ws);
+    c.boot_id_file = boot;
+    c.heads_dir = Some(heads);
+    let l = Latch::open(&c).unwrap();
+    l.init(1_000, &latch::InitInput { objective: "o".into(), ..Default::default() }).unwrap();
+    l
+}
+
+#[test]
+fn in_a_latch_workspace_an_irreversible_call_waits_for_consent() {
+    if !isolated::alone(module_path!(), "in_a_latch_workspace_an_irreversible_call_waits_for_consent") {
+        return; // it ran alone in a child process of this binary
+    }
+    let (d, ws, env) = world();
+    let _latch = latch_world(d.path(), &ws);
+    let reason = denied(pretool(&env, &call("Bash", serde_json::json!({"command": "rm -rf build"}), &ws)));
+    assert!(reason.contains("policy_consent_required"), "{reason}");
+    // Without the installed memory-latch the token check cannot pass.
+    assert!(reason.contains("(Consent check: policy_consent_check_failed: cannot locate the installed memory-latch.)"), "{reason}");
+    let actions: Vec<_> = fs::read_dir(d.path().join("data/actions")).unwrap().collect();
+    assert_eq!(actions.len(), 1);
+    // A write is not irreversible: it passes in normal mode.
+    assert_eq!(pretool(&env, &call("Write", serde_json::json!({"file_path": ws.join("a.rs"), "content": "x"}), &ws)), None);
+}
+
+#[test]
+fn a_pending_wake_hold_holds_a_write_in_a_latch_workspace() {
+    if !isolated::alone(module_path!(), "a_pending_wake_hold_holds_a_write_in_a_latch_workspace") {
+        return; // it ran alone in a child process of this binary
+    }
+    let (d, ws, env) = world();
+    let _latch = latch_world(d.path(), &ws);
+    let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap()).unwrap();
+    kijito_wake::hold::set(&qa, &ws, kijito_wake::hold::Hold::Pending, &["long_sleep".into()], 4_000).unwrap();
+    let write = call("Write", serde_json::json!({"file_path": ws.join("a.rs"), "content": "x"}), &ws);
+    let reason = denied(pretool(&env, &write));
+    assert!(reason.contains("policy_wake_pending"), "{reason}");
+    assert!(
+        reason.contains(&format!("/wake-check --live --workspace {} --data-dir {}", ws.display(), d.path().join("data").display())),
+        "{reason}"
+    );
+    assert_eq!(pretool(&env, &call("Bash", serde_json::json!({"command": "git status"}), &ws)), None);
+}
