@@ -603,7 +603,7 @@ for h in $hosts; do
   if [ "$h" = claude ]; then run_one claude plugin-options; run_one claude consent; run_one claude summary-carried; run_one claude summary-dropped; run_one claude sandbox; fi
 done
 
-# Issue 30 for Claude Code: the real TUI in tmux with kijito-qa's hooks (--plugin-dir) AND the OS
+# The OS sandbox on Claude Code: the real TUI in tmux with kijito-qa's hooks (--plugin-dir) AND the OS
 # sandbox as `kijito-setup --sandbox --host claude --write` sets it (scenarios/sandbox-claude-seed.sh),
 # offline, the fake model issuing the calls (scenarios/sandbox_steps.py; docs/protocol.md §12):
 #   sandbox-cycle:        the whole QA cycle (two verifier boots, qa-gate record, kijito-compact
@@ -682,7 +682,7 @@ run_adapter_tui() {
 }
 case " $hosts " in *" codex "*) run_adapter_tui ;; esac
 
-# Issue 24: kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
+# kijito-setup --mcp registers kijito-local's MCP server, the real host lists its tools and
 # the fake model curates through them.
 # mcp-cycle: the same registration, then the whole cycle through the MCP tools:
 # recall, create two, correct one, fade one, publish, two witnessed verifier boots, record,
@@ -707,7 +707,7 @@ run_mcp_tools() {
 }
 for h in $hosts; do run_mcp_tools "$h"; run_mcp_tools "$h" mcp-cycle; done
 
-# Issue 32 item 6 (kijito-qa): the host killed mid-cycle and restarted. The real TUI as the pane's
+# kijito-qa: the host killed mid-cycle and restarted. The real TUI as the pane's
 # own command (--pane-host), driven by its own agent (lib/he2e/qa_driver.py) like run_agent; the
 # probe hook SIGKILLs the host from inside the host's own hook at the point (race-free: the host
 # waits for that hook; lib/he2e/tui.py arm_kill), the pane's command is restarted the way people

@@ -1,4 +1,4 @@
-"""kijito-qa addition (issue 30): the fake model as an agent that tries to confirm its own consent
+"""kijito-qa addition: the fake model as an agent that tries to confirm its own consent
 token (Claude Code), driven only by what a real model sees in its request. Stateless.
 
 `HOST-E2E-SELF-CONSENT-AGENT: <shell command>` in a user prompt starts the role, one tool call per

@@ -300,7 +300,7 @@ class TuiRun:
         {"quiet": S[, "name": N]}: wait S seconds (keys the adapter sends meanwhile are in the log);
         {"wait_compact": S[, "name": N]}: wait for a PostCompact after the last prompt step began;
         {"run": CMD[, "name": N]}: like --then (session values in the env; a non-zero exit fails);
-        kijito-qa (issue 32): {"arm_kill": SPEC} (TuiRun.arm_kill: the probe hook SIGKILLs the host
+        kijito-qa: {"arm_kill": SPEC} (TuiRun.arm_kill: the probe hook SIGKILLs the host
           at a hook event), {"wait_killed": S}, {"restart": "resume"} (TuiRun.restart), and
           "until_killed": true on a prompt step (the armed kill ends the turn; no Stop awaited).
         Each step is appended to summary["steps"] with its start time."""
