@@ -164,7 +164,7 @@ def figures(s, prompts, out):
     print("  figures: " + json.dumps(fig))
 
 
-def check_long(out, s, reqs, host, steps, planned=5):
+def check_long(out, s, reqs, host, steps, root, planned=5):
     prompts, calls, records, requests, keys = common_checks(out, s, reqs, host, steps)
     sid = next((p[1]["stdin"].get("session_id") for p in prompts), None)
     pair, got = adapter_pairs(s, keys)
@@ -232,7 +232,7 @@ def status_text(out, label):
     return open(p, encoding="utf-8").read() if os.path.exists(p) else ""
 
 
-def check_typing(out, s, reqs, host, steps):
+def check_typing(out, s, reqs, host, steps, root):
     prompts, calls, records, requests, keys = common_checks(out, s, reqs, host, steps)
     sid = next((p[1]["stdin"].get("session_id") for p in prompts), None)
     got = [p for p, _ in prompts]
@@ -294,7 +294,7 @@ def main():
     s = json.load(open(os.path.join(out, "summary.json")))
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
     steps = json.load(open(out.rstrip("/") + ".steps.json"))
-    {"long": check_long, "typing": check_typing}[mode](out, s, reqs, s.get("host"), steps)
+    {"long": check_long, "typing": check_typing}[mode](out, s, reqs, s.get("host"), steps, root)
 
 
 main()
