@@ -57,18 +57,6 @@ pub(crate) fn prompt(
     }
 }
 
-/// A token or signature typed as the prompt: accepted or refused (with its code).
-pub(crate) fn consent_prompt(env: &HookEnv, input: &HookInput, answer: Option<&str>) {
-    let Some(a) = answer else { return };
-    match a.split_once("NOT accepted as consent (") {
-        Some((_, rest)) => {
-            let code = rest.split(':').next().unwrap_or("unknown");
-            note(env, &input.session_id, Kind::ConsentRefused, json!({"via": "prompt", "code": code}));
-        }
-        None => note(env, &input.session_id, Kind::ConsentConfirmed, json!({"via": "prompt"})),
-    }
-}
-
 fn latch_mode(m: LatchMode) -> &'static str {
     match m {
         LatchMode::Absent => "absent",
