@@ -196,8 +196,10 @@ fn dispatch(
             let extras = Extras::of(stdin);
             crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
             crate::journal::context_sample(env, &input);
-            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
-            crate::journal::latch_note(env, &input, latch_note.as_deref());
+            // The latch records the entry its turn end wrote (docs/protocol.md §13).
+            let data = env.data_dir().ok();
+            let flight = data.as_ref().map(|d| kijito_latch::flight::Flight { data_dir: d.as_path(), session: &input.session_id });
+            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent, flight.as_ref());
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
         }
