@@ -238,6 +238,19 @@ fn context_fatigue_forces_a_checkpoint_and_one_step_mode_that_the_gate_enforces(
         assert_eq!(code, 0, "{r}");
         assert!(check(&r, "one_step").is_none(), "no sixth check outside one-step mode: {r}");
         e.trusted();
+        // The latch's turn ends are journal lines (docs/protocol.md §13): one-step mode entered, then left.
+        let journal = fs::read_to_string(e.w.data.join("journal/s1.jsonl")).unwrap();
+        let modes: Vec<Value> = journal
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["kind"] == "latch_mode")
+            .map(|v| json!([v["entry"], v["from"], v["mode"]]))
+            .collect();
+        assert_eq!(
+            modes,
+            [json!(["fatigue_checkpoint", "normal", "one_step"]), json!(["fatigue_cleared", "one_step", "normal"])],
+            "{host}"
+        );
     }
 }
 

@@ -210,3 +210,106 @@ fn no_journal_and_a_bad_since_are_refused_with_codes() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().next(), Some("kijito_report_failed:report_since_invalid"));
 }
+
+/// The journal lines of session `S` whose kind is one of `kinds`, in order.
+fn lines_of(e: &Env, kinds: &[&str]) -> Vec<Value> {
+    let text = fs::read_to_string(journal_file(e)).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|v| kinds.contains(&v["kind"].as_str().unwrap())).collect()
+}
+
+/// The latch writes its own answer to each standalone token message the
+/// user sends (docs/protocol.md §13): one line per message, never the
+/// token: a token nobody issued and a replayed one refused with their
+/// codes, a confirmed consent with its risk, the review token leaving
+/// degraded mode and the reseed token leaving Silent Witness as `latch_mode`.
+#[test]
+fn the_latch_records_its_answer_to_each_token_message() {
+    let e = support::latch::env();
+    e.ok(&["init", "--objective", "ship the report", "--next-step", "write the tests"]);
+    let said = |text: &str| e.user_says("claude", text).unwrap();
+    assert!(said("ACT-23456A").contains("consent_token_unknown"));
+    let action = e.file("action.txt", "rm -rf build\n");
+    let token = e.request_token(&action, "low");
+    assert!(said(&token).contains("confirmed consent token"));
+    let again = said(&token);
+    assert!(again.contains("consent_already_confirmed"), "{again}");
+    // Degraded mode (an unreadable pointer record), ended by the review token.
+    let qa = e.w.qa_dir();
+    kijito_files::private::write_atomic(&qa.join("current-pointer.json"), b"not json").unwrap();
+    assert_eq!(e.wake(&[]).0, 20);
+    fs::remove_file(qa.join("current-pointer.json")).unwrap();
+    let out = e.ok(&["review"]);
+    let review = &out[out.find("ACT-").unwrap()..][..10];
+    assert!(said(review).contains("degraded mode ends"));
+    // A chain that no longer verifies (Silent Witness), started anew by the reseed token.
+    let m = e.ws.join(".memory-latch/_manifest.md");
+    let text = fs::read_to_string(&m).unwrap();
+    assert!(text.contains("ship the report"), "{text}");
+    fs::write(&m, text.replacen("ship the report", "ship the rapport", 1)).unwrap();
+    e.fails(&["verify"], "latch_untrusted");
+    let out = e.ok(&["reseed"]);
+    let reseed = &out[out.find("ACT-").unwrap()..][..10];
+    assert!(said(reseed).contains("confirmed the reseed token"));
+
+    let got: Vec<Value> = lines_of(&e, &["consent_confirmed", "consent_refused", "latch_mode"])
+        .into_iter()
+        .map(|mut v| {
+            let o = v.as_object_mut().unwrap();
+            for k in ["v", "seq", "ts_ms", "session", "prev"] {
+                o.remove(k);
+            }
+            v
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"kind": "consent_refused", "via": "prompt", "code": "consent_token_unknown"}),
+            json!({"kind": "consent_confirmed", "via": "prompt", "risk": "low", "reconfirm_needed": false}),
+            json!({"kind": "consent_refused", "via": "prompt", "code": "consent_already_confirmed"}),
+            json!({"kind": "latch_mode", "mode": "normal", "from": "degraded", "via": "review"}),
+            json!({"kind": "latch_mode", "mode": "normal", "from": "silent_witness", "via": "reseed", "old_chain_trusted": false}),
+        ]
+    );
+    let all = fs::read_to_string(journal_file(&e)).unwrap();
+    for t in [&token, review, reseed, "ACT-23456A"] {
+        assert!(!all.contains(t), "the token {t} is in the journal: {all}");
+    }
+    let v: Value = serde_json::from_slice(&report(&e, &["--session", S, "--json"]).stdout).unwrap();
+    assert_eq!(v["consents"], json!({"requested": 0, "confirmed": 1, "spent": 0, "refused": 2}));
+    assert_eq!(v["denials"], json!({"consent_token_unknown": 1, "consent_already_confirmed": 1}));
+    assert_eq!(v["latch_mode"], "normal");
+    let text = String::from_utf8(report(&e, &["--session", S]).stdout).unwrap();
+    assert!(text.contains("degraded -> normal by the user's review token"), "{text}");
+}
+
+/// `wake-check --live` writes its answer (trust mode, finding codes,
+/// whether writes stay held) as one line of the journal of the session
+/// whose SessionStart set the wake hold, and the report stops saying it
+/// waits for it.
+#[test]
+fn wake_check_live_records_its_answer_in_the_held_session() {
+    let e = support::latch::env();
+    e.ok(&["init", "--objective", "ship the report", "--next-step", "write the tests"]);
+    fs::write(&e.boot, "99999999-8888-7777-6666-555555555555\n").unwrap();
+    let mut p = payload("claude", "SessionStart(source=startup)");
+    p["session_id"] = json!(S);
+    p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
+    p["cwd"] = json!(e.ws.to_str().unwrap());
+    let ctx = support::gate::context_of(&e.session_hook("claude", "SessionStart", &p).stdout).unwrap();
+    let line = ctx.lines().find(|l| l.starts_with("Until it answers")).unwrap_or_else(|| panic!("{ctx}"));
+    let waiting = |e: &Env| -> Value {
+        let v: Value = serde_json::from_slice(&report(e, &["--session", S, "--json"]).stdout).unwrap();
+        v["waiting"].clone()
+    };
+    assert_eq!(waiting(&e)[0]["what"], "wake_check_live");
+    let words = shell_words::split(line.split('`').nth(1).unwrap()).unwrap();
+    let o = e.command(&words[0]).args(&words[1..]).stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(o.status.code(), Some(10), "cautious: {}", String::from_utf8_lossy(&o.stdout));
+    let live = lines_of(&e, &["wake_check_live"]);
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!((live[0]["mode"].as_str(), live[0]["hold"].as_bool()), (Some("cautious"), Some(true)), "{}", live[0]);
+    let findings: Vec<&str> = live[0]["findings"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(!findings.is_empty() && findings.iter().all(|f| f.chars().all(|c| c.is_ascii_lowercase() || c == '_')), "{findings:?}");
+    assert_eq!(waiting(&e), json!([]));
+}

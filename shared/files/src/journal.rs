@@ -73,6 +73,7 @@ pub enum Kind {
     Delivery,
     LatchMode,
     WakeCheck,
+    WakeCheckLive,
     ContextSample,
 }
 
@@ -95,6 +96,7 @@ impl Kind {
         Kind::Delivery,
         Kind::LatchMode,
         Kind::WakeCheck,
+        Kind::WakeCheckLive,
         Kind::ContextSample,
     ];
 
@@ -117,6 +119,7 @@ impl Kind {
             Kind::Delivery => "delivery",
             Kind::LatchMode => "latch_mode",
             Kind::WakeCheck => "wake_check",
+            Kind::WakeCheckLive => "wake_check_live",
             Kind::ContextSample => "context_sample",
         }
     }

@@ -14,7 +14,7 @@ use kijito_protocol::ids::SessionId;
 use serde_json::{json, Value};
 
 /// Characters of a command kept in a `tool_decision` summary (before redaction).
-pub const SUMMARY_CHARS: usize = 160;
+pub use kijito_latch::flight::SUMMARY_CHARS;
 
 /// One line for `session` in this data dir (none when the data dir is unknown).
 pub(crate) fn note(env: &HookEnv, session: &SessionId, kind: Kind, fields: Value) {
@@ -57,18 +57,6 @@ pub(crate) fn prompt(
     }
 }
 
-/// A token or signature typed as the prompt: accepted or refused (with its code).
-pub(crate) fn consent_prompt(env: &HookEnv, input: &HookInput, answer: Option<&str>) {
-    let Some(a) = answer else { return };
-    match a.split_once("NOT accepted as consent (") {
-        Some((_, rest)) => {
-            let code = rest.split(':').next().unwrap_or("unknown");
-            note(env, &input.session_id, Kind::ConsentRefused, json!({"via": "prompt", "code": code}));
-        }
-        None => note(env, &input.session_id, Kind::ConsentConfirmed, json!({"via": "prompt"})),
-    }
-}
-
 fn latch_mode(m: LatchMode) -> &'static str {
     match m {
         LatchMode::Absent => "absent",
@@ -89,8 +77,7 @@ pub fn summary(tool_input: Option<&Value>) -> String {
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
         _ => ["file_path", "path", "url"].iter().find_map(|k| v.get(*k).and_then(Value::as_str)).unwrap_or("").to_owned(),
     };
-    let clipped: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(SUMMARY_CHARS).collect();
-    kijito_latch::redact::redact(&clipped)
+    kijito_latch::flight::summary_text(&text)
 }
 
 /// PreToolUse: the policy's decision on a call it did not simply allow as a
@@ -184,14 +171,6 @@ pub(crate) fn delivery(env: &HookEnv, input: &HookInput, r: &Reentry) {
 /// SessionStart's local wake checks: the findings, whether writes are held.
 pub(crate) fn wake_check(env: &HookEnv, input: &HookInput, findings: &[String], hold: bool, failed: Option<&str>) {
     note(env, &input.session_id, Kind::WakeCheck, json!({"findings": findings, "hold": hold, "failed": failed}));
-}
-
-/// Stop: the latch's turn end wrote an entry (one-step mode, a checkpoint).
-pub(crate) fn latch_note(env: &HookEnv, input: &HookInput, line: Option<&str>) {
-    if let Some(n) = line {
-        let clipped: String = n.chars().map(|c| if c.is_control() { ' ' } else { c }).take(SUMMARY_CHARS).collect();
-        note(env, &input.session_id, Kind::LatchMode, json!({"note": kijito_latch::redact::redact(&clipped)}));
-    }
 }
 
 /// Stop: the context ratio, when the transcript gives one.

@@ -2,7 +2,7 @@
 //! reseed token (UserPromptSubmit), acting on the latch in the hook input's
 //! `cwd`. Only this path confirms; a tool call never can.
 
-use kijito_latch::{self as latch, Latch};
+use kijito_latch::{self as latch, flight::Flight, Latch};
 use kijito_protocol::command::HelperDir;
 use std::path::{Path, PathBuf};
 
@@ -39,24 +39,37 @@ pub fn open_latch(cwd: &Path) -> Option<Latch> {
 /// returned text goes to the model as additionalContext. A wallet signature
 /// is checked with the `memory-latch` next to the running executable.
 pub fn confirm_from_prompt(cwd: Option<&Path>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
-    confirm_from_prompt_with(cwd, kijito_cli::helper_dir().ok().as_ref(), prompt, now_ms)
+    confirm_from_prompt_with(cwd, kijito_cli::helper_dir().ok().as_ref(), prompt, now_ms, None)
 }
 
 /// [`confirm_from_prompt`] with the installed helpers' directory (where the
 /// wallet signature recovery, `memory-latch wallet-recover`, is run from).
-pub fn confirm_from_prompt_with(cwd: Option<&Path>, helpers: Option<&HelperDir>, prompt: Option<&str>, now_ms: u64) -> Option<String> {
+/// With `flight`, the latch's answer is one line of the session's journal
+/// ([`latch::flight`], docs/protocol.md §13).
+pub fn confirm_from_prompt_with(
+    cwd: Option<&Path>,
+    helpers: Option<&HelperDir>,
+    prompt: Option<&str>,
+    now_ms: u64,
+    flight: Option<&Flight>,
+) -> Option<String> {
     let prompt = prompt?;
     if latch::wallet::Sig::standalone(prompt).is_some() {
-        return crate::latch_wallet::confirm_signature(cwd, helpers, prompt, now_ms);
+        return crate::latch_wallet::confirm_signature(cwd, helpers, prompt, now_ms, flight);
     }
     latch::tokens::standalone_token(prompt).ok()?;
     let Some(l) = cwd.and_then(open_latch) else {
+        flight.inspect(|f| f.refused(latch::codes::FILE_MISSING.as_str()));
         return Some("memory-latch: the user's message looks like a token, but this session's directory has no readable latch; nothing was confirmed.".into());
     };
     match l.user_prompt(now_ms, prompt) {
-        Ok(Some(outcome)) => Some(outcome.context()),
+        Ok(Some(outcome)) => {
+            flight.inspect(|f| f.outcome(&outcome));
+            Some(outcome.context())
+        }
         Ok(None) => None,
         Err(e) => {
+            flight.inspect(|f| f.refused(e.code()));
             Some(format!("memory-latch: the user's token could not be processed ({}: {}); nothing was confirmed.", e.code(), e.message()))
         }
     }
@@ -83,6 +96,7 @@ pub const TRANSCRIPT_TAIL_BYTES: u64 = 512 * 1024;
 /// - the transcript cannot be read (`consent_transcript_unreadable`), or is
 ///   not the host's own transcript of this session ([`transcript_origin`]:
 ///   `consent_transcript_missing`, `_foreign`, `_other_session`, `_not_host`).
+#[allow(clippy::too_many_arguments)] // the hook input's parts, each checked above
 pub fn confirm_from_user_prompt(
     cwd: Option<&Path>,
     helpers: Option<&HelperDir>,
@@ -91,6 +105,7 @@ pub fn confirm_from_user_prompt(
     transcript: Option<&Path>,
     origin: (crate::Host, &str),
     subagent: bool,
+    flight: Option<&Flight>,
 ) -> Option<String> {
     let p = prompt?;
     let token = latch::tokens::standalone_token(p).ok();
@@ -98,6 +113,7 @@ pub fn confirm_from_user_prompt(
         return None;
     }
     let refused = |code: latch::codes::Code, why: &str| {
+        flight.inspect(|f| f.refused(code.as_str()));
         Some(format!("memory-latch: the message was NOT accepted as consent ({code}: {why}); nothing was confirmed."))
     };
     if subagent {
@@ -119,7 +135,7 @@ pub fn confirm_from_user_prompt(
             Err((code, why)) => return refused(code, &why),
         }
     }
-    confirm_from_prompt_with(cwd, helpers, prompt, now_ms)
+    confirm_from_prompt_with(cwd, helpers, prompt, now_ms, flight)
 }
 
 /// Why a transcript is refused: its code and the reason said in the reply.

@@ -26,13 +26,21 @@ pub fn prompt(env: &HookEnv, input: &HookInput, cwd: Option<&Path>, subagent: bo
 
 /// Stop: count the turn and act on the knobs; one line for the user when an
 /// entry was written.
-pub fn stop(env: &HookEnv, input: &HookInput, cwd: Option<&Path>, subagent: bool) -> Option<String> {
+pub fn stop(
+    env: &HookEnv,
+    input: &HookInput,
+    cwd: Option<&Path>,
+    subagent: bool,
+    flight: Option<&kijito_latch::flight::Flight>,
+) -> Option<String> {
     if subagent {
         return None;
     }
     let latch = crate::latch_hook::open_latch(cwd?)?;
     let ratio = crate::nudge::session_ratio(env, input);
-    latch.turn_ended(input.session_id.as_str(), now(env), ratio).ok()?.message()
+    let outcome = latch.turn_ended(input.session_id.as_str(), now(env), ratio).ok()?;
+    flight.inspect(|f| f.turn_end(&outcome));
+    outcome.message()
 }
 
 /// Join the latch's Stop line to another Stop answer (a `systemMessage`

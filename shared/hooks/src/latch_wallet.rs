@@ -27,20 +27,34 @@ const SIBLING_TIMEOUT: Duration = Duration::from_millis(2000);
 const MAX_OUT: u64 = 43 * 128 + 64;
 
 /// The additionalContext for the model, or None when there is no latch.
-pub fn confirm_signature(cwd: Option<&Path>, helpers: Option<&HelperDir>, prompt: &str, now_ms: u64) -> Option<String> {
+/// With `flight`, the latch's answer is one line of the session's journal.
+pub fn confirm_signature(
+    cwd: Option<&Path>,
+    helpers: Option<&HelperDir>,
+    prompt: &str,
+    now_ms: u64,
+    flight: Option<&kijito_latch::flight::Flight>,
+) -> Option<String> {
     let Some(l) = cwd.and_then(crate::latch_hook::open_latch) else {
+        flight.inspect(|f| f.refused(kijito_latch::codes::FILE_MISSING.as_str()));
         return Some("memory-latch: the user's message looks like a wallet signature, but this session's directory has no readable latch; nothing was confirmed.".into());
     };
     let setting = Setting::from_env(&l.paths().root);
     let sibling = Sibling { exe: helpers.map(|h| PathBuf::from(h.helper("memory-latch"))), timeout: SIBLING_TIMEOUT };
     match l.user_signature_with(now_ms, prompt, &setting, &sibling) {
-        Ok(Some(outcome)) => Some(outcome.context()),
+        Ok(Some(outcome)) => {
+            flight.inspect(|f| f.outcome(&outcome));
+            Some(outcome.context())
+        }
         Ok(None) => None,
-        Err(e) => Some(format!(
-            "memory-latch: the user's signature could not be processed ({}: {}); nothing was confirmed.",
-            e.code(),
-            e.message()
-        )),
+        Err(e) => {
+            flight.inspect(|f| f.refused(e.code()));
+            Some(format!(
+                "memory-latch: the user's signature could not be processed ({}: {}); nothing was confirmed.",
+                e.code(),
+                e.message()
+            ))
+        }
     }
 }
 

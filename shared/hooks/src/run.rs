@@ -132,8 +132,10 @@ fn dispatch(
             let extras = Extras::of(stdin);
             crate::compact::turn(env, &input, extras.subagent, crate::compact::TurnState::Ended);
             crate::journal::context_sample(env, &input);
-            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent);
-            crate::journal::latch_note(env, &input, latch_note.as_deref());
+            // The latch records the entry its turn end wrote (docs/protocol.md §13).
+            let data = env.data_dir().ok();
+            let flight = data.as_ref().map(|d| kijito_latch::flight::Flight { data_dir: d.as_path(), session: &input.session_id });
+            let latch_note = crate::latch_knobs::stop(env, &input, extras.cwd.as_deref(), extras.subagent, flight.as_ref());
             let reply = stop(env, &input).or_else(|| crate::nudge::stop_message(env, &input).map(|m| stop_reply(&m)));
             crate::latch_knobs::join_stop(reply, latch_note)
         }
@@ -314,13 +316,13 @@ fn wake_context(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<Str
     let data = env.data_dir().ok();
     match run_wake_check(env, extras.cwd.as_deref(), data.as_ref()) {
         Ok(w) => {
-            let held = if w.hold { wake_hold(env, extras, &w.findings, w.checked_at_ms) } else { None };
+            let held = if w.hold { wake_hold(env, input, extras, &w.findings, w.checked_at_ms) } else { None };
             crate::journal::wake_check(env, input, &w.findings, held.is_some(), None);
             w.context.map(|c| format!("{c}{}", held.unwrap_or_default()))
         }
         Err(why) => {
             let codes = [crate::codes::WAKE_CHECK_FAILED.as_str().to_owned()];
-            let held = wake_hold(env, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
+            let held = wake_hold(env, input, extras, &codes, u64::try_from(env.now_ms).unwrap_or(0)).unwrap_or_default();
             crate::journal::wake_check(env, input, &codes, !held.is_empty(), Some(&why));
             Some(format!(
                 "kijito-qa wake-check (local checks) could not run ({}: {why}). Trust mode unknown: treat remembered state as unverified; do not resume remembered actions or run irreversible steps until wake-check has answered.{held}",
@@ -386,13 +388,13 @@ fn run_wake_check(env: &HookEnv, cwd: Option<&std::path::Path>, data: Option<&Ab
 /// enforcement is on and the local checks found a long sleep, a boot change
 /// or a clock that went back (or could not run), writes and irreversible
 /// tool calls wait for `wake-check --live`; the text names that exact command.
-fn wake_hold(env: &HookEnv, extras: &Extras, findings: &[String], at_ms: u64) -> Option<String> {
+fn wake_hold(env: &HookEnv, input: &HookInput, extras: &Extras, findings: &[String], at_ms: u64) -> Option<String> {
     let cwd = extras.cwd.as_deref()?;
     if !crate::latch_hook::enforced(env, Some(cwd)) {
         return None;
     }
     let (data, qa) = env.qa().ok()?;
-    kijito_wake::hold::set(&qa, cwd, kijito_wake::hold::Hold::Pending, findings, at_ms).ok()?;
+    kijito_wake::hold::set(&qa, cwd, kijito_wake::hold::Hold::Pending, findings, Some(&input.session_id), at_ms).ok()?;
     let bin = env.helpers.as_ref().map(|h| h.path().display().to_string())?;
     Some(format!(
         "\nUntil it answers, writes and irreversible tool calls are held (kijito-qa policy): run `{bin}/wake-check --live --workspace {} --data-dir {data}` now.",
@@ -488,6 +490,8 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
     // confirms no token.
+    // The latch records its own answer in the session's journal (docs/protocol.md §13).
+    let data = env.data_dir().ok();
     let consent = crate::latch_hook::confirm_from_user_prompt(
         extras.cwd.as_deref(),
         env.helpers.as_ref(),
@@ -496,8 +500,8 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         input.transcript_path.as_ref().map(|p| p.as_path()),
         (env.host, input.session_id.as_str()),
         extras.subagent,
+        data.as_ref().map(|d| kijito_latch::flight::Flight { data_dir: d.as_path(), session: &input.session_id }).as_ref(),
     );
-    crate::journal::consent_prompt(env, input, consent.as_deref());
     // memory-latch: open this turn (the Stop hook counts it); one-step mode reminder.
     let knobs = crate::latch_knobs::prompt(env, input, extras.cwd.as_deref(), extras.subagent);
     let parts: Vec<String> =

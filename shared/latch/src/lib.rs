@@ -40,6 +40,7 @@ pub mod cli;
 pub mod consent;
 pub mod detect;
 pub mod entry;
+pub mod flight;
 pub mod gate;
 pub mod governance;
 pub mod head;

@@ -215,7 +215,11 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
     // answered: an allowed mutating call after the hold says it was lifted.
     if let Some(i) = j.events.iter().rposition(|e| str_of(e, "kind") == "wake_check") {
         let e = &j.events[i];
-        let lifted = j.events[i..].iter().any(|l| str_of(l, "kind") == "tool_decision" && str_of(l, "decision") == "allow");
+        // `wake-check --live` records its answer: once it answered, nothing
+        // waits for it (a cautious answer keeps irreversible calls at high risk).
+        let lifted = j.events[i..]
+            .iter()
+            .any(|l| (str_of(l, "kind") == "tool_decision" && str_of(l, "decision") == "allow") || str_of(l, "kind") == "wake_check_live");
         if e["hold"] == true && !lifted {
             waiting.push(json!({"what": "wake_check_live", "since_ms": e["ts_ms"], "findings": e["findings"]}));
         }
@@ -303,6 +307,9 @@ pub fn event_detail(e: &Value) -> String {
             let code = e["code"].as_str().map(|c| format!(" ({c})")).unwrap_or_default();
             format!("{} {}{code} [{}] {}", s("decision"), s("tool"), s("latch_mode"), s("summary"))
         }
+        "consent_confirmed" if e["risk"].is_string() => {
+            format!("via {} risk {}{}", s("via"), s("risk"), if e["reconfirm_needed"] == true { " (a second message needed)" } else { "" })
+        }
         "consent_requested" | "consent_confirmed" | "consent_spent" => format!("via {} {} {}", s("via"), s("tool"), s("summary")),
         "consent_refused" => format!("via {} ({}) {}", s("via"), s("code"), s("summary")),
         "boot" => format!("pointer-snapshot of pointer {} by {}", e["pointer_id"], e["agent"].as_str().unwrap_or("main agent")),
@@ -324,8 +331,13 @@ pub fn event_detail(e: &Value) -> String {
             };
             format!("{} at {} reason {}{digests}", att(e), s("hook"), s("reason"))
         }
-        "latch_mode" => format!("{} {}", s("mode"), s("note")),
+        "latch_mode" => match (e["via"].as_str(), e["from"].as_str()) {
+            (Some(via), Some(from)) => format!("{from} -> {} by the user's {via} token", s("mode")),
+            (Some(via), None) => format!("{} by the user's {via} token", s("mode")),
+            _ => format!("{} {}", s("mode"), s("note")),
+        },
         "wake_check" => format!("hold {} findings {}", e["hold"], e["findings"]),
+        "wake_check_live" => format!("{} hold {} findings {}", s("mode"), e["hold"], e["findings"]),
         "context_sample" => format!("context {:.0}%", e["ratio"].as_f64().unwrap_or(0.0) * 100.0),
         _ => String::new(),
     }

@@ -155,12 +155,19 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
     // `--live` answered: the wake hold of this workspace (set by SessionStart's
     // local checks) lifts, or stays as cautious (docs/protocol.md §8a).
     if args.has("--live") {
+        // Its answer is one line of the journal of `--session-id`, else of
+        // the session whose SessionStart set the hold (docs/protocol.md §13).
+        let mut session = opts.session.clone();
         if let (Some(qa), Some(ws)) =
             (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref())
         {
-            if let Err(e) = crate::hold::answered(&qa, ws, &report, report.checked_at_ms) {
+            session = session.or_else(|| crate::hold::session_of(qa.path().as_path(), ws));
+            if let Err(e) = crate::hold::answered(&qa, ws, &report, session.as_ref(), report.checked_at_ms) {
                 eprintln!("wake-check: the wake hold could not be updated ({}: {})", e.code(), e.message());
             }
+        }
+        if let (Some(d), Some(s)) = (opts.data_dir.as_ref(), session.as_ref()) {
+            kijito_files::journal::event(d.as_path(), s, kijito_files::journal::Kind::WakeCheckLive, crate::live_line(&report));
         }
     }
     if json {

@@ -8,6 +8,7 @@
 
 use kijito_gate::QaDir;
 use kijito_protocol::error::Result;
+use kijito_protocol::ids::SessionId;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -42,15 +43,20 @@ pub fn path(qa_dir: &Path, workspace: &Path) -> PathBuf {
     qa_dir.join(format!("{PREFIX}{hex}.json"))
 }
 
-/// Set the hold of `workspace` (owner-only, atomic).
-pub fn set(qa: &QaDir, workspace: &Path, hold: Hold, findings: &[String], now_ms: u64) -> Result<()> {
-    let body = serde_json::json!({
+/// Set the hold of `workspace` (owner-only, atomic); `session`: the session
+/// whose SessionStart set it, whose journal records `wake-check --live`'s
+/// answer (docs/protocol.md §13).
+pub fn set(qa: &QaDir, workspace: &Path, hold: Hold, findings: &[String], session: Option<&SessionId>, now_ms: u64) -> Result<()> {
+    let mut body = serde_json::json!({
         "schema": SCHEMA,
         "workspace": workspace.display().to_string(),
         "hold": hold.as_str(),
         "findings": findings,
         "atMs": now_ms,
     });
+    if let Some(s) = session {
+        body["session"] = serde_json::json!(s.as_str());
+    }
     qa.write_atomic(&path(qa.path().as_path(), workspace), format!("{body}\n").as_bytes())
 }
 
@@ -73,6 +79,14 @@ pub fn read(qa_dir: &Path, workspace: &Path) -> Option<Hold> {
     })
 }
 
+/// The session a hold of `workspace` names, if it reads and names a valid one.
+pub fn session_of(qa_dir: &Path, workspace: &Path) -> Option<SessionId> {
+    let rules = kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_BYTES as u64 };
+    let (bytes, _) = kijito_files::private::read_checked(&path(qa_dir, workspace), rules).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    SessionId::parse(v.get("session")?.as_str()?).ok()
+}
+
 /// Whether SessionStart's local report sets the hold: a long sleep, a boot
 /// change or a clock that went back, unless degraded (degraded
 /// locks the latch itself). Other cautious findings (a consent request the
@@ -84,9 +98,9 @@ pub fn needed(report: &crate::Report) -> bool {
 
 /// After `wake-check --live` answered: cautious keeps a [`Hold::Cautious`],
 /// anything else lifts the hold (degraded locks the latch itself).
-pub fn answered(qa: &QaDir, workspace: &Path, report: &crate::Report, now_ms: u64) -> Result<()> {
+pub fn answered(qa: &QaDir, workspace: &Path, report: &crate::Report, session: Option<&SessionId>, now_ms: u64) -> Result<()> {
     if report.mode == crate::Mode::Cautious {
-        set(qa, workspace, Hold::Cautious, &report.findings.iter().map(|f| f.code.to_owned()).collect::<Vec<_>>(), now_ms)
+        set(qa, workspace, Hold::Cautious, &report.findings.iter().map(|f| f.code.to_owned()).collect::<Vec<_>>(), session, now_ms)
     } else {
         clear(qa, workspace)
     }

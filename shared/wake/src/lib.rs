@@ -121,6 +121,18 @@ pub struct Report {
     pub checked_at_ms: u64,
 }
 
+/// The fields of `wake-check --live`'s journal line (docs/protocol.md §13):
+/// the trust mode, the finding codes, and whether writes stay held
+/// (cautious keeps the wake hold, [`hold::answered`]). Codes only, no
+/// message text.
+pub fn live_line(report: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "mode": report.mode.as_str(),
+        "findings": report.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+        "hold": report.mode == Mode::Cautious,
+    })
+}
+
 /// The trust mode for a list of findings: any degrading finding, or
 /// [`DEGRADED_AT_FINDINGS`] or more findings, is `degraded`; one or more
 /// minor ones `cautious`; none `full_trust`.

@@ -8,7 +8,8 @@ tokens): never a command or a path. Usage: agent_steps.py long|typing ROOT OUT_F
 long: CYCLES (default 5) x (a prompt, the fake agent's whole cycle in that turn: pointer-digest, two
   verifier boots by fresh subagents, pointer-digest, qa-gate record, kijito-compact request; then
   the wait for the compaction the adapter types), then a turn reporting 990000 input tokens (no pass)
-  and two more prompts: the host's own ceiling auto-compaction, UNATTESTED.
+  and two more prompts: the host's own ceiling auto-compaction, UNATTESTED; then the journal is
+  copied out for the flight-recorder checks (scenarios/journal-copy.sh).
 typing: the cycle once; as soon as its Stop is seen the user (an attached tmux client) types
   `fix the bu`; 8 s of quiet (the adapter must not type /compact into the user's text); the user
   presses Enter (a new turn: the pass and the pending request are invalidated); the test reads the
@@ -32,7 +33,9 @@ if mode == "long":
     steps += [{"prompt": "continue HOST-E2E-QA-END HOST-E2E-INPUT-TOKENS: 990000", "name": "ceiling-turn"},
               {"prompt": "continue HOST-E2E-QA-END", "name": "after-ceiling"},
               {"prompt": "continue HOST-E2E-QA-END", "name": "final"},
-              status("end")]
+              status("end"),
+              # the journal the hooks wrote, for the flight-recorder checks (lib/he2e/flight.py)
+              {"run": shlex.quote(here + "/journal-copy.sh"), "name": "journal-copy"}]
 elif mode == "typing":
     steps += [{"attach": True, "name": "attach"},
               {"prompt": FIRST, "name": "cycle-1", "type_after_stop": "fix the bu"},

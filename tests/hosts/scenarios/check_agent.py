@@ -9,7 +9,11 @@ text; every later cycle after a compaction: that compaction's re-entry, never th
 from anyone but the harness are exactly the adapter's (`send-keys -l /compact`, `send-keys Enter`)
 pairs, each after a Stop.
 long: 5 cycles, 5 distinct requests (nonces), 5 adapter-typed compactions (PreCompact manual) each
-  re-entered ATTESTED naming its own nonce, then the ceiling auto-compaction re-entered UNATTESTED.
+  re-entered ATTESTED naming its own nonce, then the ceiling auto-compaction re-entered UNATTESTED;
+  then the flight recorder of that run (lib/he2e/flight.py, on the journal scenarios/journal-copy.sh
+  copied out): `kijito-report --last` and `--json` say ATTESTED 5 / UNATTESTED 1 with the reason the
+  re-entry gave, so does the viewer's session page in a headless Chromium (its DOM), `kijito-report
+  verify` says the chain is intact and names the line of a byte flipped in a copy.
 typing: the user's `fix the bu`, typed right after cycle 1's Stop through an attached client, reached
   the model as exactly `fix the bu` (no prompt ever held /compact in it); no /compact was typed
   while the user's text was in the composer nor after that turn; `qa-gate status` after the user's
@@ -24,11 +28,13 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from he2e import flight  # noqa: E402
 from he2e.common import strings_in  # noqa: E402
 from he2e.qa_driver import HOOK_HEAD, strings_in_order  # noqa: E402
 from check import fail, jsonl, ok  # noqa: E402
 
 REENTRY = re.compile(r"kijito-qa re-entry after compaction: (ATTESTED|UNATTESTED) \(session ([^)]+)\)")
+REASON = re.compile(r"^kijito-qa re-entry after compaction: UNATTESTED \(session [^)]+\)\. Reason: ([a-z0-9_]+)\.")
 REQUESTED = re.compile(r'\{"type":"kijito\.compaction\.requested"[^}]*"nonce":"([0-9a-f]{32})"')
 READY = re.compile(r'"type":"kijito\.compaction\.ready"[^}]*"compactionNonce":"([0-9a-f]{32})"')
 HEX64 = re.compile(r"\b[0-9a-f]{64}\b")
@@ -158,7 +164,7 @@ def figures(s, prompts, out):
     print("  figures: " + json.dumps(fig))
 
 
-def check_long(out, s, reqs, host, steps, planned=5):
+def check_long(out, s, reqs, host, steps, root, planned=5):
     prompts, calls, records, requests, keys = common_checks(out, s, reqs, host, steps)
     sid = next((p[1]["stdin"].get("session_id") for p in prompts), None)
     pair, got = adapter_pairs(s, keys)
@@ -187,7 +193,7 @@ def check_long(out, s, reqs, host, steps, planned=5):
     if len(comps) != planned + 1:
         fail("%d compaction requests reached the model, want %d planned + 1 ceiling" % (len(comps), planned))
     kinds = {q["seq"]: q["kind"] for q in s["requests"]}
-    attested = 0
+    attested, reasons = 0, {}
     for i in range(len(comps)):
         nxt, found = reentry_after(reqs, kinds, comps, i, sid)
         if not nxt:
@@ -205,12 +211,20 @@ def check_long(out, s, reqs, host, steps, planned=5):
             if not [t for k, t in found if k == "UNATTESTED"] or [t for k, t in found if k == "ATTESTED"]:
                 fail("the first request after the ceiling compaction (seq %d) lacks the UNATTESTED re-entry: %s"
                      % (nxt[0]["seq"], [t[:300] for _, t in found]))
-            ok("ceiling compaction (seq %d, no pass): the next request (seq %d) is re-entered UNATTESTED"
-               % (comps[i], nxt[0]["seq"]))
+            why = [m.group(1) for k, t in found if k == "UNATTESTED" for m in [REASON.match(t)] if m][:1]
+            if not why:
+                fail("the UNATTESTED re-entry after the ceiling compaction gives no reason: %s" % [t[:300] for _, t in found])
+            reasons[why[0]] = reasons.get(why[0], 0) + 1
+            ok("ceiling compaction (seq %d, no pass): the next request (seq %d) is re-entered UNATTESTED (Reason: %s)"
+               % (comps[i], nxt[0]["seq"], why[0]))
     ok("%d of %d planned compactions ATTESTED, each re-entry naming its own nonce" % (attested, planned))
     print("  counts: " + json.dumps({"host": host, "compactions": len(comps), "planned": planned,
                                      "attested": attested, "ceiling_unattested": 1}))
     figures(s, prompts, out)
+    data = os.path.join(out, "flight-data")
+    if not os.path.isdir(os.path.join(data, "journal")):
+        fail("no journal copied out of the run (%s; scenarios/journal-copy.sh)" % data)
+    flight.check(root, data, {"attested": attested, "unattested": len(comps) - attested, "reasons": reasons}, ok, fail)
 
 
 def status_text(out, label):
@@ -218,7 +232,7 @@ def status_text(out, label):
     return open(p, encoding="utf-8").read() if os.path.exists(p) else ""
 
 
-def check_typing(out, s, reqs, host, steps):
+def check_typing(out, s, reqs, host, steps, root):
     prompts, calls, records, requests, keys = common_checks(out, s, reqs, host, steps)
     sid = next((p[1]["stdin"].get("session_id") for p in prompts), None)
     got = [p for p, _ in prompts]
@@ -281,9 +295,9 @@ def main():
     reqs = jsonl(os.path.join(out, "requests.jsonl"))
     steps = json.load(open(out.rstrip("/") + ".steps.json"))
     if mode == "long":  # as many cycles as the steps file has (agent_steps.py long ROOT OUT [CYCLES])
-        check_long(out, s, reqs, s.get("host"), steps, sum(1 for st in steps if st.get("name", "").startswith("cycle-")))
+        check_long(out, s, reqs, s.get("host"), steps, root, sum(1 for st in steps if st.get("name", "").startswith("cycle-")))
     else:
-        check_typing(out, s, reqs, s.get("host"), steps)
+        check_typing(out, s, reqs, s.get("host"), steps, root)
 
 
 if __name__ == "__main__":

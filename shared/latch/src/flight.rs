@@ -1,0 +1,96 @@
+//! The latch's own lines in the flight recorder (docs/protocol.md §13): what
+//! the latch decided about a standalone token or signature the user sent
+//! (consent confirmed or refused with its code, Silent Witness or degraded
+//! mode left), and the entry its turn end wrote (one-step mode entered or
+//! left, a checkpoint). The latch maps its outcome to the line here, once; the hook
+//! that called it only says where the session's journal is. No free text:
+//! no token, no action summary, only kinds, codes and the risk.
+
+use crate::knobs::StopOutcome;
+use crate::{Event, PromptOutcome};
+use kijito_files::journal::{self, Kind};
+use kijito_protocol::ids::SessionId;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Characters of free text kept in a line before redaction (§13 item 6).
+pub const SUMMARY_CHARS: usize = 160;
+
+/// Free text as a journal line may hold it: control characters turned into
+/// spaces, clipped to [`SUMMARY_CHARS`], then redacted as the latch redacts.
+pub fn summary_text(text: &str) -> String {
+    let clipped: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(SUMMARY_CHARS).collect();
+    crate::redact::redact(&clipped)
+}
+
+/// A session's journal in a data dir: where the latch records.
+#[derive(Debug, Clone, Copy)]
+pub struct Flight<'a> {
+    pub data_dir: &'a Path,
+    pub session: &'a SessionId,
+}
+
+impl Flight<'_> {
+    /// One line (never fails: a line that cannot be written is noted for
+    /// `kijito-report`, [`journal::event`]).
+    pub fn record(&self, kind: Kind, fields: Value) {
+        journal::event(self.data_dir, self.session, kind, fields);
+    }
+
+    /// The latch's answer to the user's standalone message: one line.
+    pub fn outcome(&self, o: &PromptOutcome) {
+        let (kind, fields) = outcome_line(o);
+        self.record(kind, fields);
+    }
+
+    /// The entry the latch's turn end wrote, if any: one line.
+    pub fn turn_end(&self, o: &StopOutcome) {
+        if let Some((kind, fields)) = stop_line(o) {
+            self.record(kind, fields);
+        }
+    }
+
+    /// The message was refused before the latch could answer it (its code).
+    pub fn refused(&self, code: &str) {
+        self.record(Kind::ConsentRefused, json!({"via": "prompt", "code": code}));
+    }
+}
+
+/// The kind and fields of the line for one [`PromptOutcome`].
+pub fn outcome_line(o: &PromptOutcome) -> (Kind, Value) {
+    match o {
+        PromptOutcome::Confirmed { risk, .. } => {
+            (Kind::ConsentConfirmed, json!({"via": "prompt", "risk": risk.as_str(), "reconfirm_needed": false}))
+        }
+        PromptOutcome::AwaitingReconfirmation { .. } => {
+            (Kind::ConsentConfirmed, json!({"via": "prompt", "risk": crate::Risk::High.as_str(), "reconfirm_needed": true}))
+        }
+        // A reseed token is issued only in Silent Witness (`reseed_not_needed`).
+        PromptOutcome::Reseeded { old_chain_trusted, .. } => {
+            (Kind::LatchMode, json!({"mode": "normal", "from": "silent_witness", "via": "reseed", "old_chain_trusted": old_chain_trusted}))
+        }
+        PromptOutcome::Reviewed { .. } => (Kind::LatchMode, json!({"mode": "normal", "from": "degraded", "via": "review"})),
+        PromptOutcome::Refused { code, .. } => (Kind::ConsentRefused, json!({"via": "prompt", "code": code.as_str()})),
+        PromptOutcome::Wrong { .. } => {
+            (Kind::ConsentRefused, json!({"via": "prompt", "code": crate::codes::CONSENT_TOKEN_UNKNOWN.as_str()}))
+        }
+    }
+}
+
+/// The line for a turn end that wrote an entry: `entry` (its event), `note`
+/// (the user's line, [`summary_text`]), and for one-step mode entered or
+/// left, `mode` and `from`.
+pub fn stop_line(o: &StopOutcome) -> Option<(Kind, Value)> {
+    let (event, _) = o.written?;
+    let mut fields = json!({"entry": event.as_str(), "note": summary_text(&o.message()?)});
+    let change = match event {
+        Event::FatigueCheckpoint => Some(("one_step", "normal")),
+        Event::FatigueCleared => Some(("normal", "one_step")),
+        _ => None,
+    };
+    if let Some((mode, from)) = change {
+        fields["mode"] = json!(mode);
+        fields["from"] = json!(from);
+    }
+    Some((Kind::LatchMode, fields))
+}
