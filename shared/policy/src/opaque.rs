@@ -679,14 +679,7 @@ pub fn awk_runs_or_writes(program: &str) -> bool {
         i += 1;
     }
     let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    squeezed.contains("system(")
-        || squeezed.contains("@load")
-        || squeezed.contains("@include")
-        || squeezed.replace("||", "").contains('|')
-        || squeezed.contains(">\"\"")
-        || squeezed.contains(">>")
-        || code.contains("printf >")
-        || code.contains("print >")
+    awk_runs(&squeezed) || squeezed.contains(">\"\"") || squeezed.contains(">>") || code.contains("printf >") || code.contains("print >")
 }
 
 /// The files an awk program writes with `print > "F"` / `printf >> "F"`,
@@ -732,14 +725,13 @@ pub fn awk_literal_outputs(program: &str) -> Option<Vec<String>> {
         i += 1;
     }
     let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    if squeezed.contains("system(")
-        || squeezed.contains("@load")
-        || squeezed.contains("@include")
-        || squeezed.replace("||", "").contains('|')
-    {
-        return None;
-    }
-    Some(files)
+    (!awk_runs(&squeezed)).then_some(files)
+}
+
+/// An awk program (its strings blanked, whitespace squeezed out) that runs
+/// a command (`system(`, a pipe) or loads code (`@load`, `@include`).
+fn awk_runs(squeezed: &str) -> bool {
+    squeezed.contains("system(") || squeezed.contains("@load") || squeezed.contains("@include") || squeezed.replace("||", "").contains('|')
 }
 
 /// The halting modes' allow-list (docs/policy.md): `Ok` when this simple

@@ -93,7 +93,7 @@ fn a_pending_wake_hold_holds_a_write_in_a_latch_workspace() {
     let (d, ws, env) = world();
     let _latch = latch_world(d.path(), &ws);
     let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap()).unwrap();
-    kijito_wake::hold::set(&qa, &ws, kijito_wake::hold::Hold::Pending, &["long_sleep".into()], 4_000).unwrap();
+    kijito_wake::hold::set(&qa, &ws, kijito_wake::hold::Hold::Pending, &["long_sleep".into()], None, 4_000).unwrap();
     let write = call("Write", serde_json::json!({"file_path": ws.join("a.rs"), "content": "x"}), &ws);
     let reason = denied(pretool(&env, &write));
     assert!(reason.contains("policy_wake_pending"), "{reason}");
