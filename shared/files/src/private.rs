@@ -291,6 +291,14 @@ impl CheckedDir {
         }
     }
 
+    /// [`write_before_dir_sync`] for a file of this directory (any other path gets the full check).
+    pub fn write_before_dir_sync(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if !self.holds(path) {
+            check_ancestors(path)?;
+        }
+        write_synced_file_here(path, bytes)
+    }
+
     /// [`write_provisional`] for a file of this directory (any other path gets the full check).
     pub fn write_provisional(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         if !self.holds(path) {
@@ -508,6 +516,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// [`write_atomic`] without the ancestor check (the caller made it).
 fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_synced_file_here(path, bytes)?;
+    fsync_parent(path)
+}
+
+/// [`write_atomic`] up to the rename: the content fsynced, the directory not
+/// (yet). For a write followed in the same operation by an [`fsync_dir`] of
+/// the same directory before anything relies on it, which then covers this
+/// rename too (PreCompact's spent record, then the pass's promotion;
+/// docs/protocol.md §7).
+pub fn write_before_dir_sync(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_ancestors(path)?;
+    write_synced_file_here(path, bytes)
+}
+
+fn write_synced_file_here(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Ok(meta) = fs::symlink_metadata(path) {
         if meta.file_type().is_symlink() {
             return Err(file_error(codes::SYMLINK, format!("{} is a symlink", path.display())));
@@ -521,7 +544,7 @@ fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Err(e) = tmp.persist(path) {
         return Err(file_error(codes::WRITE, format!("cannot rename into {}: {}", path.display(), e.error)));
     }
-    fsync_parent(path)
+    Ok(())
 }
 
 /// [`write_atomic`] without either fsync, for a record that a later write of

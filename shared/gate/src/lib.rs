@@ -171,6 +171,14 @@ impl QaDir {
         }
     }
 
+    /// [`private::write_before_dir_sync`] for a file of this directory (see [`QaDir::read_state`]).
+    pub fn write_before_dir_sync(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+        match &self.checked {
+            Some(c) => c.write_before_dir_sync(path, bytes),
+            None => private::write_before_dir_sync(path, bytes),
+        }
+    }
+
     /// [`private::write_provisional`] for a file of this directory (see [`QaDir::read_state`]).
     pub fn write_provisional(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         match &self.checked {

@@ -225,7 +225,9 @@ pub fn consume(qa: &QaDir, session: &SessionId, pass: &Pass, now_ms: i64) -> Res
         },
         now_ms,
     );
-    qa.write_atomic(&qa.spent(session), &spent.to_bytes())
+    // The caller fsyncs `qa/` next (PreCompact, after the pass's promotion):
+    // the nonce is already durable in the ledger outside the data dir.
+    qa.write_before_dir_sync(&qa.spent(session), &spent.to_bytes())
 }
 
 /// Whether the last pass of the session was withdrawn by a new turn and no
