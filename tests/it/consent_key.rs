@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use support::latch::{env, Env};
 
-const PASSPHRASE: &str = "correct horse battery staple";
+pub(crate) const PASSPHRASE: &str = "correct horse battery staple";
 
 /// Runs argv[1:] in a new pseudo-terminal; types $KQA_TYPED + Enter once
 /// the program prompts for the passphrase and turned echo off; prints all
@@ -55,8 +55,8 @@ sys.stdout.write(out.decode("utf-8", "replace"))
 sys.exit(os.waitstatus_to_exitcode(status))
 "#;
 
-struct K {
-    e: Env,
+pub(crate) struct K {
+    pub(crate) e: Env,
     sk: PathBuf,
 }
 
@@ -66,7 +66,7 @@ fn private_file(p: &PathBuf, text: &str) {
 }
 
 /// A latch world in key consent mode with a passphrase-protected key.
-fn key_world() -> K {
+pub(crate) fn key_world() -> K {
     let mut e = env();
     let keys = e.w.tmp.path().join("keys");
     fs::create_dir(&keys).unwrap();
@@ -97,7 +97,7 @@ impl K {
         v
     }
     /// The user's `approve` in a real pseudo-terminal, typing `typed`.
-    fn approve_in_pty(&self, typed: &str, extra: &[&str]) -> (i32, String) {
+    pub(crate) fn approve_in_pty(&self, typed: &str, extra: &[&str]) -> (i32, String) {
         let mut c = self.e.command("python3");
         c.arg("-c").arg(PTY_DRIVER).arg(support::bin("memory-latch"));
         c.args(["approve", "--workspace", self.e.ws.to_str().unwrap(), "--secret-key", self.sk.to_str().unwrap()]).args(extra);

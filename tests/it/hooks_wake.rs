@@ -62,7 +62,13 @@ fn a_continuity_break_prompt_injects_the_recovery_protocol() {
         // guard accepts as the agent's own call (a bare `memory-latch
         // recover` is denied as not absolute).
         let bin_dir = Path::new(&support::bin("memory-latch")).parent().unwrap().to_owned();
-        let expected = format!("{}/memory-latch recover --workspace {}", bin_dir.display(), e.ws.display());
+        // It names this session and data dir, whose journal records it (docs/protocol.md §13).
+        let expected = format!(
+            "{}/memory-latch recover --workspace {} --session-id s1 --data-dir {}",
+            bin_dir.display(),
+            e.ws.display(),
+            e.w.data_arg()
+        );
         assert!(t.contains(&format!("run exactly `{expected}`")), "{t}");
         let dir = kijito_protocol::command::HelperDir::new(&bin_dir).unwrap();
         assert!(matches!(kijito_protocol::command::guard_line(&expected, Some(&dir)), kijito_protocol::command::Verdict::Helper(_)));

@@ -20,14 +20,14 @@ use support::LocalServer;
 const DEADLINE: Duration = Duration::from_secs(30);
 const MAX_LINE: usize = 1024 * 1024;
 
-fn private_dir() -> tempfile::TempDir {
+pub(crate) fn private_dir() -> tempfile::TempDir {
     let d = tempfile::Builder::new().prefix("kijito-mcp-test").tempdir().expect("temp dir");
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
     d
 }
 
 /// A running `kijito-local mcp` and a reader thread for its stdout lines.
-struct Mcp {
+pub(crate) struct Mcp {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -42,7 +42,7 @@ impl Mcp {
     }
 
     /// Any command line that starts an MCP server (e.g. what a host config registers).
-    fn spawn(mut c: Command) -> Mcp {
+    pub(crate) fn spawn(mut c: Command) -> Mcp {
         let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn kijito-local mcp");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -97,7 +97,7 @@ impl Mcp {
         answer
     }
 
-    fn initialize(&mut self, version: &str) -> Value {
+    pub(crate) fn initialize(&mut self, version: &str) -> Value {
         let answer = self.request(
             "initialize",
             json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "kijito-test", "version": "1"}}),
@@ -117,7 +117,7 @@ impl Mcp {
         (content[0]["text"].as_str().expect("text").to_owned(), result["isError"].as_bool().expect("isError"))
     }
 
-    fn ok(&mut self, name: &str, arguments: Value) -> String {
+    pub(crate) fn ok(&mut self, name: &str, arguments: Value) -> String {
         let (text, is_error) = self.call(name, arguments);
         assert!(!is_error, "{name} failed: {text}");
         text
@@ -131,7 +131,7 @@ impl Mcp {
     }
 
     /// Close stdin and wait (bounded) for exit 0.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin.take());
         let deadline = Instant::now() + DEADLINE;
         loop {

@@ -77,7 +77,7 @@ fn signer_config() -> String {
     json!({"schema": "memory-latch.wallet/v1", "signer": vectors()["signer_address"]}).to_string()
 }
 
-fn env() -> Env {
+pub(crate) fn env() -> Env {
     let e = support::latch::env();
     write_wallet(&e.w, &signer_config());
     e.ok(&["init", "--objective", "wallet consent", "--next-step", "push"]);

@@ -21,7 +21,7 @@ const S: &str = "s1";
 /// A credential in a command line: redacted before the journal.
 const SECRET: &str = "sk-live0123456789abcdefSECRET";
 
-fn pretool(e: &Env, host: &str, command: &str) -> Option<String> {
+pub(crate) fn pretool(e: &Env, host: &str, command: &str) -> Option<String> {
     let mut v = support::gate::pre_tool_use(host, S, "Bash", json!({ "command": command }));
     v["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
     v["cwd"] = json!(e.ws.to_str().unwrap());
@@ -30,7 +30,7 @@ fn pretool(e: &Env, host: &str, command: &str) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-fn reason_of(answer: &str) -> String {
+pub(crate) fn reason_of(answer: &str) -> String {
     let v: Value = serde_json::from_str(answer).unwrap();
     v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().to_owned()
 }
@@ -55,7 +55,7 @@ fn compaction_hook(e: &Env, bin: &str, key: &str) {
     assert_eq!(out.status.code(), Some(0));
 }
 
-fn session_start(e: &Env, source: &str) {
+pub(crate) fn session_start(e: &Env, source: &str) {
     let mut p = payload("claude", &format!("SessionStart(source={source})"));
     p["session_id"] = json!(S);
     p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());
@@ -102,7 +102,7 @@ fn scripted_session() -> Env {
     e
 }
 
-fn report(e: &Env, args: &[&str]) -> std::process::Output {
+pub(crate) fn report(e: &Env, args: &[&str]) -> std::process::Output {
     e.w.command(REPORT).args(args).args(["--data-dir", &e.w.data_arg()]).stdin(std::process::Stdio::null()).output().unwrap()
 }
 
@@ -276,7 +276,7 @@ fn the_latch_records_its_answer_to_each_token_message() {
         assert!(!all.contains(t), "the token {t} is in the journal: {all}");
     }
     let v: Value = serde_json::from_slice(&report(&e, &["--session", S, "--json"]).stdout).unwrap();
-    assert_eq!(v["consents"], json!({"requested": 0, "confirmed": 1, "spent": 0, "refused": 2}));
+    assert_eq!(v["consents"], json!({"requested": 0, "issued": 0, "confirmed": 1, "spent": 0, "refused": 2}));
     assert_eq!(v["denials"], json!({"consent_token_unknown": 1, "consent_already_confirmed": 1}));
     assert_eq!(v["latch_mode"], "normal");
     let text = String::from_utf8(report(&e, &["--session", S]).stdout).unwrap();

@@ -209,7 +209,12 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
         let e = support::latch::env();
         e.ok(&["init", "--objective", "ship", "--next-step", "write-the-tests"]);
         let forgot = e.user_says(host, "you forgot what we were doing").expect("recovery context");
-        let recover = format!("{}/memory-latch recover --workspace {}", bin_dir.display(), e.ws.display());
+        let recover = format!(
+            "{}/memory-latch recover --workspace {} --session-id s1 --data-dir {}",
+            bin_dir.display(),
+            e.ws.display(),
+            e.w.data_arg()
+        );
         assert!(forgot.contains(&format!("`{recover}`")), "{forgot}");
         all.push(judge(&format!("{host} continuity break"), &forgot, &dir));
 

@@ -22,7 +22,7 @@ const LOCAL: &str = env!("CARGO_BIN_EXE_kijito-local");
 const S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
 const XSS: &str = "<script>alert('xss')</script><img src=x onerror=alert(1)> anchor";
 
-struct View {
+pub(crate) struct View {
     child: Child,
     addr: String,
     secret: String,
@@ -58,7 +58,7 @@ fn world() -> (World, u64) {
     (w, id)
 }
 
-fn view(w: &World) -> View {
+pub(crate) fn view(w: &World) -> View {
     let mut child = w
         .command(LOCAL)
         .args(["view", "--data-dir", &w.data_arg(), "--db", w.live().db_path().to_str().unwrap()])
@@ -75,7 +75,7 @@ fn view(w: &World) -> View {
 }
 
 /// One request; the status, the head and the body.
-fn request(v: &View, method: &str, target: &str, cookie: Option<&str>) -> (u16, String, String) {
+pub(crate) fn request(v: &View, method: &str, target: &str, cookie: Option<&str>) -> (u16, String, String) {
     let mut s = TcpStream::connect(&v.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
@@ -90,7 +90,7 @@ fn request(v: &View, method: &str, target: &str, cookie: Option<&str>) -> (u16, 
 }
 
 /// The cookie the secret is exchanged for.
-fn sign_in(v: &View) -> String {
+pub(crate) fn sign_in(v: &View) -> String {
     let (status, head, _) = request(v, "GET", &format!("/?k={}", v.secret), None);
     assert_eq!(status, 303, "{head}");
     let set = head.lines().find_map(|l| l.strip_prefix("Set-Cookie: ")).unwrap();

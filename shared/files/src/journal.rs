@@ -46,6 +46,10 @@ pub const MAX_FILE_BYTES: u64 = 4 << 20;
 pub const MAX_LINE_BYTES: usize = 8 << 10;
 /// Rotated files kept per session; past them appends fail `journal_full`.
 pub const MAX_ROTATED: u32 = 64;
+/// The journal of what a command run outside every host session recorded
+/// (the user's own `memory-latch recover` or `approve` by hand), chained
+/// like a session's: `<data-dir>/journal/user.jsonl` (docs/protocol.md §13).
+pub const USER_SESSION: &str = "user";
 /// The `prev` of a session's first line.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 /// Bound of the failure notes (`<session>.failed`).
@@ -60,6 +64,7 @@ pub enum Kind {
     Prompt,
     ToolDecision,
     ConsentRequested,
+    ConsentIssued,
     ConsentConfirmed,
     ConsentSpent,
     ConsentRefused,
@@ -72,6 +77,7 @@ pub enum Kind {
     Claim,
     Delivery,
     LatchMode,
+    Recovery,
     WakeCheck,
     WakeCheckLive,
     ContextSample,
@@ -83,6 +89,7 @@ impl Kind {
         Kind::Prompt,
         Kind::ToolDecision,
         Kind::ConsentRequested,
+        Kind::ConsentIssued,
         Kind::ConsentConfirmed,
         Kind::ConsentSpent,
         Kind::ConsentRefused,
@@ -95,6 +102,7 @@ impl Kind {
         Kind::Claim,
         Kind::Delivery,
         Kind::LatchMode,
+        Kind::Recovery,
         Kind::WakeCheck,
         Kind::WakeCheckLive,
         Kind::ContextSample,
@@ -106,6 +114,7 @@ impl Kind {
             Kind::Prompt => "prompt",
             Kind::ToolDecision => "tool_decision",
             Kind::ConsentRequested => "consent_requested",
+            Kind::ConsentIssued => "consent_issued",
             Kind::ConsentConfirmed => "consent_confirmed",
             Kind::ConsentSpent => "consent_spent",
             Kind::ConsentRefused => "consent_refused",
@@ -118,6 +127,7 @@ impl Kind {
             Kind::Claim => "claim",
             Kind::Delivery => "delivery",
             Kind::LatchMode => "latch_mode",
+            Kind::Recovery => "recovery",
             Kind::WakeCheck => "wake_check",
             Kind::WakeCheckLive => "wake_check_live",
             Kind::ContextSample => "context_sample",

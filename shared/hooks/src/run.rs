@@ -486,7 +486,7 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
         .prompt
         .as_deref()
         .and_then(kijito_latch::detect::continuity_break)
-        .map(|signal| kijito_latch::recover::hook_context(signal, recover_command(env, extras).as_deref()));
+        .map(|signal| kijito_latch::recover::hook_context(signal, recover_command(env, input, extras).as_deref()));
     // memory-latch: a prompt that is exactly a token confirms it (the only way).
     // A subagent's prompt is the main agent's words, never the user's: it
     // confirms no token.
@@ -510,11 +510,13 @@ fn user_prompt_submit(env: &HookEnv, input: &HookInput, extras: &Extras, withdra
 }
 
 /// The exact `memory-latch recover` command for this session's workspace,
-/// only when the command guard accepts it as the agent's own call.
-fn recover_command(env: &HookEnv, extras: &Extras) -> Option<String> {
+/// only when the command guard accepts it as the agent's own call; it names
+/// this session and data dir, whose journal records it (docs/protocol.md §13).
+fn recover_command(env: &HookEnv, input: &HookInput, extras: &Extras) -> Option<String> {
     let helpers = env.helpers.as_ref()?;
     let cwd = extras.cwd.as_deref()?.to_str()?;
-    let line = format!("{} recover --workspace {cwd}", helpers.helper("memory-latch"));
+    let journal = env.data_dir().map(|d| format!(" --session-id {} --data-dir {d}", input.session_id)).unwrap_or_default();
+    let line = format!("{} recover --workspace {cwd}{journal}", helpers.helper("memory-latch"));
     matches!(kijito_protocol::command::guard_line(&line, Some(helpers)), kijito_protocol::command::Verdict::Helper(_)).then_some(line)
 }
 

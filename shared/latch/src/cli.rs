@@ -59,9 +59,27 @@ pub const TOOL: Tool = Tool {
                 Flag::switch("--no-passphrase")
             ],
         },
-        Command { name: "consent request", flags: flags![Flag::value("--action-file"), Flag::value("--summary"), Flag::value("--risk")] },
+        Command {
+            name: "consent request",
+            flags: flags![
+                Flag::value("--action-file"),
+                Flag::value("--summary"),
+                Flag::value("--risk"),
+                Flag::value("--session-id"),
+                Flag::value("--data-dir")
+            ],
+        },
         Command { name: "consent confirm", flags: flags![Flag::value("--action-file"), Flag::value("--message")] },
-        Command { name: "approve", flags: flags![Flag::value("--token-id"), Flag::value("--secret-key"), Flag::value("--expires-in")] },
+        Command {
+            name: "approve",
+            flags: flags![
+                Flag::value("--token-id"),
+                Flag::value("--secret-key"),
+                Flag::value("--expires-in"),
+                Flag::value("--session-id"),
+                Flag::value("--data-dir")
+            ],
+        },
         Command {
             name: "gate",
             flags: flags![
@@ -77,7 +95,7 @@ pub const TOOL: Tool = Tool {
             name: "tool-record",
             flags: flags![Flag::value("--action-file"), Flag::value("--tool-use-id"), Flag::value("--outcome")],
         },
-        Command { name: "recover", flags: flags![] },
+        Command { name: "recover", flags: flags![Flag::value("--session-id"), Flag::value("--data-dir")] },
         Command { name: "reseed", flags: flags![Flag::value("--message")] },
         Command { name: "review", flags: flags![Flag::value("--message")] },
         Command { name: "detect", flags: &[Flag::value("--message"), Flag::switch("--json")] },
@@ -102,11 +120,12 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   keygen      --secret-key F --public-key F [--passphrase-file F | --no-passphrase]: a minisign
               Ed25519 key pair for signing checkpoints (the passphrase is read from the terminal,
               echo off, unless --passphrase-file names an owner-only file outside the workspace)
-  consent request --action-file F --summary TEXT --risk low|medium|high
-              (wallet consent mode: prints EIP-712 typed data; the user sends the signature)
+  consent request --action-file F --summary TEXT --risk low|medium|high [--session-id S --data-dir D]
+              (wallet consent mode: prints EIP-712 typed data; the user sends the signature;
+              key consent mode: prints the user's approve command)
   consent confirm   always refused (consent_requires_user_message): the user confirms by sending
               the token as their whole message (the UserPromptSubmit hook records it)
-  approve     [--token-id ID] [--secret-key F] [--expires-in SECONDS]: key consent mode, run by the USER
+  approve     [--token-id ID] [--secret-key F] [--expires-in SECONDS] [--session-id S --data-dir D]: key consent mode, run by the USER
               in their own terminal (never by the agent: the command guard denies it): shows the
               pending request, reads the key's passphrase from /dev/tty (refused without one:
               approve_needs_tty), signs the action hash, the record's nonce and the expiry with the
@@ -120,7 +139,7 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
               hook's record of a call the user allowed in the host's own dialog (a host_consent entry
               with its action hash); nothing is authorized or consumed. Run by pretool-hook, never by
               the agent (the command guard denies it)
-  recover     recovery protocol (Silent Witness after max attempts)
+  recover     [--session-id S --data-dir D] recovery protocol (Silent Witness after max attempts)
   reseed      issue a reseed token in Silent Witness; the user's own message with it reseeds
   review      issue a review token in degraded mode (consent locked by a degraded_mode entry);
               the user's own message with it ends degraded mode (a checkpoint never does)
@@ -128,6 +147,11 @@ USAGE: memory-latch <command> [--workspace DIR] [--hmac-key-file F] [--json] ...
   wallet-recover --signature 0xHEX130 --digest 0xHEX64 [--digest ...]: the address each digest's
               signer recovers to (one line each, or none); pure, reads and writes nothing (the
               UserPromptSubmit hook runs it to check a wallet signature)
+
+--session-id S --data-dir D (consent request, approve, recover): the host session and the data dir
+whose flight recorder gets the command's line (<D>/journal/S.jsonl; the hooks name both in the
+commands they give); without --session-id the line goes to <D>/journal/user.jsonl, D defaulting to
+the config's dataDir, else ~/.cache/kijito-qa (an absent data dir gets no line). Docs: docs/protocol.md §13.
 
 Environment: MEMORY_LATCH_HMAC_KEY_FILE (hmac key file, owner-only, outside the workspace);
 MEMORY_LATCH_PUBLIC_KEY_FILE (the public key verify uses when --public-key is not given);
@@ -268,6 +292,13 @@ fn witness_on_failure(latch: &Latch, now_ms: u64, report: crate::chain::VerifyRe
     report
 }
 
+/// Where this command records its line (docs/protocol.md §13).
+fn command_flight(args: &Args) -> Result<Option<latch::flight::CommandFlight>> {
+    let session: Option<kijito_protocol::ids::SessionId> = args.optional("--session-id")?;
+    let data: Option<kijito_protocol::ids::AbsPath> = args.optional("--data-dir")?;
+    Ok(latch::flight::CommandFlight::resolve(session, data.as_ref()))
+}
+
 /// The controlling terminal, read and write, or `approve_needs_tty`.
 fn open_tty() -> Result<std::fs::File> {
     std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|e| {
@@ -306,6 +337,7 @@ fn approve(args: &Args) -> Result<i32> {
     let sk = args.raw("--secret-key").map(PathBuf::from).or_else(|| setting.secret_key_file.clone()).ok_or_else(|| {
         Error::usage(cli_codes::MISSING_FLAG, "--secret-key F is required (or \"secret_key\" in the consent configuration)")
     })?;
+    let flight = command_flight(args)?;
     let mut tty = open_tty()?;
     let rec = latch.pending_approval(now(), args.raw("--token-id"))?;
     let shown = format!(
@@ -323,6 +355,10 @@ fn approve(args: &Args) -> Result<i32> {
     })?;
     let expires_at = expires_in.map(|n| now() / 1000 + n);
     let outcome = latch.approve(now(), &rec.id, &key, &public, expires_at)?;
+    if let Some(f) = &flight {
+        let (kind, fields) = latch::flight::approve_line(&outcome, &rec.id, &root);
+        f.record(kind, fields);
+    }
     if args.has("--json") {
         json_out(
             &serde_json::json!({"schema":"memory-latch.approve/v1","outcome":outcome,"token_id":rec.id,"action_hash":rec.action_hash,"key_name":public.name}),
@@ -580,6 +616,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "consent request" => {
             let latch = open(&args)?;
+            let flight = command_flight(&args)?;
             let action = required_file(&args, "--action-file")?;
             let summary = args.required::<String>("--summary")?;
             let risk = risk(&args, true)?.unwrap_or(Risk::High);
@@ -589,8 +626,23 @@ pub fn run(args: Args) -> Result<i32> {
             }
             let issued = latch.consent_request_under(now(), &action, &summary, risk, &setting)?;
             let risk = issued.record.risk;
+            let via = if issued.key.is_some() {
+                "key"
+            } else if issued.wallet.is_some() {
+                "wallet"
+            } else {
+                "token"
+            };
+            if let Some(f) = &flight {
+                f.record(kijito_files::journal::Kind::ConsentIssued, latch::flight::issued_line(via, &issued.record, &latch.paths().root));
+            }
             if issued.key.is_some() {
-                let cmd = format!("memory-latch approve --workspace {} --token-id {}", latch.paths().root.display(), issued.record.id);
+                let cmd = format!(
+                    "memory-latch approve --workspace {} --token-id {}{}",
+                    latch.paths().root.display(),
+                    issued.record.id,
+                    flight.as_ref().map(|f| f.flags()).unwrap_or_default()
+                );
                 if json {
                     json_out(&serde_json::json!({"schema":"memory-latch.consent-request/v1","token":null,"record":issued.record,
                         "key":{"approve":cmd,"expires_at":issued.key.as_ref().map(|k| k.expires_at)}}))?;
@@ -720,7 +772,11 @@ pub fn run(args: Args) -> Result<i32> {
         }
         "recover" => {
             let latch = open(&args)?;
+            let flight = command_flight(&args)?;
             let out = latch.recover(now())?;
+            if let Some(f) = &flight {
+                f.record(kijito_files::journal::Kind::Recovery, latch::flight::recovery_line(&out, &latch.paths().root));
+            }
             if json {
                 json_out(&out)?;
             } else {

@@ -5,13 +5,20 @@
 //! left, a checkpoint). The latch maps its outcome to the line here, once; the hook
 //! that called it only says where the session's journal is. No free text:
 //! no token, no action summary, only kinds, codes and the risk.
+//!
+//! The commands the agent or the user runs (`consent request`, `approve`,
+//! `recover`) record in the session a hook named for them (`--session-id`
+//! with the hook's `--data-dir`: the consent request command PreToolUse
+//! gives, the approve command that request prints, the recover command
+//! UserPromptSubmit gives); without one, in the data dir's `user` journal
+//! ([`CommandFlight`]).
 
 use crate::knobs::StopOutcome;
 use crate::{Event, PromptOutcome};
 use kijito_files::journal::{self, Kind};
-use kijito_protocol::ids::SessionId;
+use kijito_protocol::ids::{AbsPath, SessionId};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Characters of free text kept in a line before redaction (§13 item 6).
 pub const SUMMARY_CHARS: usize = 160;
@@ -93,4 +100,87 @@ pub fn stop_line(o: &StopOutcome) -> Option<(Kind, Value)> {
         fields["from"] = json!(from);
     }
     Some((Kind::LatchMode, fields))
+}
+
+/// The journal a latch command records in (docs/protocol.md §13): the
+/// session a hook named (`--session-id`, in `--data-dir`), else the data
+/// dir's [`journal::USER_SESSION`] journal. The data dir is `--data-dir`,
+/// else resolved as `kijito-report` resolves it (the config's `dataDir`,
+/// else `~/.cache/kijito-qa`); a data dir that does not exist gets no line
+/// (a command never creates one only to record in it).
+#[derive(Debug, Clone)]
+pub struct CommandFlight {
+    pub data_dir: PathBuf,
+    pub session: SessionId,
+    /// The session came from `--session-id` (else: the `user` journal).
+    pub named: bool,
+}
+
+impl CommandFlight {
+    pub fn resolve(session: Option<SessionId>, data_dir: Option<&AbsPath>) -> Option<CommandFlight> {
+        let config = kijito_files::config::Config::load().ok();
+        let data = kijito_files::datadir::resolve(data_dir, None, config.as_ref()).ok()?;
+        if !std::fs::symlink_metadata(data.as_path()).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+        let named = session.is_some();
+        let session = match session {
+            Some(s) => s,
+            None => SessionId::parse(journal::USER_SESSION).ok()?,
+        };
+        Some(CommandFlight { data_dir: data.as_path().to_path_buf(), session, named })
+    }
+
+    /// One line (never fails).
+    pub fn record(&self, kind: Kind, fields: Value) {
+        journal::event(&self.data_dir, &self.session, kind, fields);
+    }
+
+    /// ` --session-id S --data-dir D` for a command this one prints (the
+    /// user's `approve`), when a hook named the session; else empty.
+    pub fn flags(&self) -> String {
+        if self.named {
+            format!(" --session-id {} --data-dir {}", self.session, self.data_dir.display())
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// `consent request` issued a challenge: how the user answers it (`via`:
+/// `token`, `wallet`, `key`), its risk, the ledger record's id, its expiry
+/// and the request's summary (clipped and redacted). Never the token.
+pub fn issued_line(via: &str, record: &crate::tokens::TokenState, workspace: &Path) -> Value {
+    json!({
+        "via": via,
+        "risk": record.risk.as_str(),
+        "record": record.id,
+        "expires_at_ms": record.expires_at_ms,
+        "summary": summary_text(&record.summary),
+        "workspace": workspace.display().to_string(),
+    })
+}
+
+/// `memory-latch approve`'s outcome: the line of the same outcome by a
+/// token message, `via` `key`, with the record's id.
+pub fn approve_line(o: &PromptOutcome, record: &str, workspace: &Path) -> (Kind, Value) {
+    let (kind, mut fields) = outcome_line(o);
+    fields["via"] = json!("key");
+    fields["record"] = json!(record);
+    fields["workspace"] = json!(workspace.display().to_string());
+    (kind, fields)
+}
+
+/// `memory-latch recover`: the protocol printed (its attempt of the
+/// maximum), or Silent Witness (why, and whether this call entered it).
+pub fn recovery_line(o: &crate::recover::RecoverOutcome, workspace: &Path) -> Value {
+    let ws = workspace.display().to_string();
+    match o {
+        crate::recover::RecoverOutcome::Protocol(p) => {
+            json!({"outcome": "protocol", "attempt": p.attempt, "max_attempts": p.max_attempts, "workspace": ws})
+        }
+        crate::recover::RecoverOutcome::SilentWitness(i) => {
+            json!({"outcome": "silent_witness", "reason": summary_text(&i.reason), "entered_now": i.entered_now, "workspace": ws})
+        }
+    }
 }

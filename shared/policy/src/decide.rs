@@ -131,15 +131,21 @@ pub fn hash_of_action_bytes(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
 }
 
-/// The exact command that requests consent for this call.
+/// The exact command that requests consent for this call; it names the
+/// session and data dir whose journal records the request (docs/protocol.md §13).
 pub fn consent_command(cls: &Classification, target: &ConsentTarget<'_>) -> String {
     let first = cls.irreversible().first().copied();
     let summary = match first {
         Some(h) => format!("{}:{}", h.class.as_str(), h.rule),
         None => "action".to_owned(),
     };
+    let journal = if target.session_id.is_empty() || target.data_dir.is_empty() {
+        String::new()
+    } else {
+        format!(" --session-id {} --data-dir {}", target.session_id, target.data_dir)
+    };
     format!(
-        "{}/memory-latch consent request --workspace {} --action-file {} --summary {} --risk {}",
+        "{}/memory-latch consent request --workspace {} --action-file {} --summary {} --risk {}{journal}",
         target.helper_dir.trim_end_matches('/'),
         target.workspace,
         target.action_file,
@@ -336,7 +342,7 @@ mod tests {
         let Decision::Deny { code, reason } = decide(&rm, &modes(LatchMode::Normal), &T) else { panic!() };
         assert_eq!(code, codes::CONSENT_REQUIRED);
         assert!(
-            reason.contains("`/opt/k/bin/memory-latch consent request --workspace /w --action-file /w/.a/x.json --summary delete:rm_recursive_force --risk medium`"),
+            reason.contains("`/opt/k/bin/memory-latch consent request --workspace /w --action-file /w/.a/x.json --summary delete:rm_recursive_force --risk medium --session-id s1 --data-dir /d`"),
             "{reason}"
         );
         let ok = Modes { consent_confirmed: true, ..modes(LatchMode::Normal) };

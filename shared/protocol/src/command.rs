@@ -182,13 +182,23 @@ pub const MEMORY_LATCH_CHECKPOINT_SPECS: [ArgSpec; 12] = [
     opt("--last-good-checkpoint", Kind::TaggedDigest),
     opt("--risk", RISK),
 ];
-pub const MEMORY_LATCH_CONSENT_REQUEST_SPECS: [ArgSpec; 6] = [
+pub const MEMORY_LATCH_CONSENT_REQUEST_SPECS: [ArgSpec; 8] = [
     opt("--workspace", Kind::Path),
     opt("--hmac-key-file", Kind::Path),
     switch("--json"),
     req("--action-file", Kind::Path),
     req("--summary", Kind::Text),
     req("--risk", RISK),
+    opt("--session-id", Kind::SessionId),
+    opt("--data-dir", Kind::Path),
+];
+/// `recover`: the session and data dir whose journal gets its line (docs/protocol.md §13).
+pub const MEMORY_LATCH_RECOVER_SPECS: [ArgSpec; 5] = [
+    opt("--workspace", Kind::Path),
+    opt("--hmac-key-file", Kind::Path),
+    switch("--json"),
+    opt("--session-id", Kind::SessionId),
+    opt("--data-dir", Kind::Path),
 ];
 pub const MEMORY_LATCH_GATE_SPECS: [ArgSpec; 8] = [
     opt("--workspace", Kind::Path),
@@ -265,7 +275,7 @@ pub const GRAMMARS: &[Grammar] = &[
     Grammar::new("memory-latch", "verify", &MEMORY_LATCH_VERIFY_SPECS),
     Grammar::new("memory-latch", "consent request", &MEMORY_LATCH_CONSENT_REQUEST_SPECS),
     Grammar::new("memory-latch", "gate", &MEMORY_LATCH_GATE_SPECS),
-    Grammar::new("memory-latch", "recover", &MEMORY_LATCH_STATUS_SPECS),
+    Grammar::new("memory-latch", "recover", &MEMORY_LATCH_RECOVER_SPECS),
     Grammar::new("memory-latch", "reseed", &MEMORY_LATCH_STATUS_SPECS),
     Grammar::new("memory-latch", "review", &MEMORY_LATCH_STATUS_SPECS),
     Grammar::new("memory-latch", "detect", &MEMORY_LATCH_DETECT_SPECS),

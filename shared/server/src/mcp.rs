@@ -475,8 +475,13 @@ impl Mcp {
             false => None,
             true => Some(self.opts.live.ok_or_else(|| bad("not_available", "live is not available in this server"))?),
         };
+        let is_live = live.is_some();
         let opts = kijito_wake::cli::options(workspace.clone(), data_dir.clone(), session.clone(), long, live);
         let (report, entry) = kijito_wake::run(&opts, true).map_err(|e| bad(e.code(), e.message()))?;
+        if is_live {
+            // The same answer as `wake-check --live`: the wake hold and the journal line.
+            kijito_wake::cli::live_answered(&opts, &report);
+        }
         let binding = match &session {
             Some(s) => format!("{} (only this session's QA files)", s.as_str()),
             None => "none (every session's QA files; give session_id to bind the check to yours)".to_owned(),

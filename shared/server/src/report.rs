@@ -51,6 +51,11 @@ journal files.
   --data-dir D  the data dir (default: the config's dataDir, else
                 ~/.cache/kijito-qa; a host's hooks use its plugin data dir)
 
+--last skips the journal `user` (what memory-latch recover or approve run by
+hand outside every host session recorded) unless it is the only one; a
+session's header counts its events since the session started, and
+--session user shows them.
+
 verify checks the hash chain of a session (default: the last) and names the
 line where it breaks.
 
@@ -85,7 +90,8 @@ pub fn run(args: Args) -> Result<i32> {
         };
     }
     let cutoff = since_ms.map(|d| now_ms() - d);
-    let s = summary(&session, &j, cutoff);
+    let mut s = summary(&session, &j, cutoff);
+    add_outside(data.as_path(), &session, &mut s);
     let text = if args.has("--json") { format!("{s}\n") } else { to_text(&s) };
     cli::print_stdout(&text)?;
     Ok(0)
@@ -95,13 +101,34 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// The most recently written session of a data dir.
+/// The most recently written host session of a data dir (the `user`
+/// journal only when there is no other).
 pub fn last_session(data: &Path) -> Result<SessionId> {
-    journal::sessions(data)?
-        .into_iter()
-        .next()
-        .map(|(s, _)| s)
+    let all = journal::sessions(data)?;
+    all.iter()
+        .find(|(s, _)| s.as_str() != journal::USER_SESSION)
+        .or_else(|| all.first())
+        .map(|(s, _)| s.clone())
         .ok_or_else(|| Error::new(codes::NO_JOURNAL, format!("no session journal in {}", journal::dir(data).display())))
+}
+
+/// `outside_sessions` of a host session's summary: the events of the
+/// `user` journal (commands run by hand outside every session) since the
+/// session's first counted event, when there are any.
+pub fn add_outside(data: &Path, session: &SessionId, s: &mut Value) {
+    if session.as_str() == journal::USER_SESSION {
+        return;
+    }
+    let Ok(user) = SessionId::parse(journal::USER_SESSION) else { return };
+    let Ok(j) = journal::read(data, &user) else { return };
+    let from = s["first_ms"].as_i64().unwrap_or(i64::MAX);
+    let after: Vec<&Value> = j.events.iter().filter(|e| e["ts_ms"].as_i64().unwrap_or(0) >= from).collect();
+    if let (Some(o), Some(last)) = (s.as_object_mut(), after.last()) {
+        o.insert(
+            "outside_sessions".into(),
+            json!({"session": journal::USER_SESSION, "events": after.len(), "last_ms": last["ts_ms"], "chain_ok": j.broken.is_none()}),
+        );
+    }
 }
 
 /// `30m`, `2h`, `1d`, `90s` in milliseconds.
@@ -205,11 +232,23 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
     // What waits for the user: the last consent request not followed by a
     // spent or confirmed consent; a wake hold not lifted since.
     let mut waiting = Vec::new();
-    let consent_kinds = ["consent_requested", "consent_confirmed", "consent_spent", "consent_refused"];
-    if let Some(e) = j.events.iter().rev().find(|e| consent_kinds.contains(&str_of(e, "kind"))) {
-        if str_of(e, "kind") == "consent_requested" {
-            waiting.push(json!({"what": "consent", "since_ms": e["ts_ms"], "tool": str_of(e, "tool"), "summary": str_of(e, "summary"), "via": str_of(e, "via")}));
+    // A challenge `consent request` issued after the request says how the
+    // user answers it (`via` token, wallet or key) and its record.
+    let consent_kinds = ["consent_requested", "consent_issued", "consent_confirmed", "consent_spent", "consent_refused"];
+    let newest = j.events.iter().rposition(|e| consent_kinds.contains(&str_of(e, "kind")));
+    if let Some(i) = newest.filter(|i| matches!(str_of(&j.events[*i], "kind"), "consent_requested" | "consent_issued")) {
+        let issued = Some(&j.events[i]).filter(|e| str_of(e, "kind") == "consent_issued");
+        let asked = j.events[..=i].iter().rev().find(|e| str_of(e, "kind") == "consent_requested");
+        let e = asked.unwrap_or(&j.events[i]);
+        let mut w = json!({"what": "consent", "since_ms": e["ts_ms"], "tool": str_of(e, "tool"), "summary": str_of(e, "summary"), "via": str_of(e, "via")});
+        if let Some(x) = issued {
+            w["via"] = json!(str_of(x, "via"));
+            w["record"] = json!(str_of(x, "record"));
+            if asked.is_none() {
+                w["summary"] = json!(str_of(x, "summary"));
+            }
         }
+        waiting.push(w);
     }
     // A held session lets no mutating call through until `wake-check --live`
     // answered: an allowed mutating call after the hold says it was lifted.
@@ -232,6 +271,7 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
         let m = match str_of(e, "kind") {
             "tool_decision" => e["latch_mode"].as_str(),
             "latch_mode" => e["mode"].as_str(),
+            "recovery" if str_of(e, "outcome") == "silent_witness" => Some("silent_witness"),
             _ => None,
         };
         if let Some(m) = m {
@@ -265,6 +305,7 @@ pub fn summary(session: &SessionId, j: &Journal, cutoff_ms: Option<i64>) -> Valu
         },
         "consents": {
             "requested": count("consent_requested"),
+            "issued": count("consent_issued"),
             "confirmed": count("consent_confirmed"),
             "spent": count("consent_spent"),
             "refused": count("consent_refused"),
@@ -312,6 +353,11 @@ pub fn event_detail(e: &Value) -> String {
         }
         "consent_requested" | "consent_confirmed" | "consent_spent" => format!("via {} {} {}", s("via"), s("tool"), s("summary")),
         "consent_refused" => format!("via {} ({}) {}", s("via"), s("code"), s("summary")),
+        "consent_issued" => format!("via {} risk {} record {} {}", s("via"), s("risk"), s("record"), s("summary")),
+        "recovery" if s("outcome") == "silent_witness" => {
+            format!("SILENT WITNESS ({}){}", s("reason"), if e["entered_now"] == true { ", entered now" } else { "" })
+        }
+        "recovery" => format!("recovery protocol, attempt {} of {}", e["attempt"], e["max_attempts"]),
         "boot" => format!("pointer-snapshot of pointer {} by {}", e["pointer_id"], e["agent"].as_str().unwrap_or("main agent")),
         "pass_recorded" => {
             format!("pointer {} snapshot {} boots witnessed {}", e["pointer_id"], s("snapshot_digest"), e["boots_witnessed"])
@@ -379,10 +425,15 @@ pub fn to_text(s: &Value) -> String {
             a.iter()
                 .map(|w| match str_of(w, "what") {
                     "consent" => format!(
-                        "your consent for {} `{}` (asked {})",
+                        "your consent for {} `{}` (asked {}{})",
                         str_of(w, "tool"),
                         str_of(w, "summary"),
-                        clock(w["since_ms"].as_i64().unwrap_or(0))
+                        clock(w["since_ms"].as_i64().unwrap_or(0)),
+                        match (str_of(w, "via"), str_of(w, "record")) {
+                            ("key", r) if !r.is_empty() => format!("; memory-latch approve --token-id {r} in your terminal"),
+                            ("wallet", r) if !r.is_empty() => format!("; your wallet's signature of record {r}, sent as your message"),
+                            _ => String::new(),
+                        }
                     ),
                     _ => format!("wake-check --live (writes held since {})", clock(w["since_ms"].as_i64().unwrap_or(0))),
                 })
@@ -398,6 +449,14 @@ pub fn to_text(s: &Value) -> String {
     match chain["break"].as_object() {
         None => out.push_str(&format!("journal: chain intact ({} lines)\n", chain["lines"])),
         Some(b) => out.push_str(&format!("journal: chain BROKEN at line {} of {}\n", b["line"], b["file"].as_str().unwrap_or(""))),
+    }
+    if let Some(o) = s["outside_sessions"].as_object() {
+        out.push_str(&format!(
+            "outside any session: {} event(s) run by hand since this session started, the newest at {} (kijito-report --session {})\n",
+            o["events"],
+            clock(o["last_ms"].as_i64().unwrap_or(0)),
+            o["session"].as_str().unwrap_or(journal::USER_SESSION)
+        ));
     }
     if let Some(f) = s["failures"].as_array().filter(|f| !f.is_empty()) {
         let codes: Vec<String> = f.iter().map(|x| format!("{} ({})", str_of(x, "code"), str_of(x, "kind"))).collect();

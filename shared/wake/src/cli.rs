@@ -113,6 +113,28 @@ pub fn options(
     opts
 }
 
+/// A live check answered (`wake-check --live`, and kijito-local's MCP
+/// `kijito_wake_check` with `live`: the same run): the wake hold of this
+/// workspace (set by SessionStart's local checks) lifts, or stays as
+/// cautious (docs/protocol.md §8a), and the answer is one line of the
+/// journal of the run's session, else of the session whose SessionStart set
+/// the hold (§13; neither: no line). A hold that cannot be updated stays
+/// (said on stderr).
+pub fn live_answered(opts: &crate::Options, report: &crate::Report) {
+    let mut session = opts.session.clone();
+    if let (Some(qa), Some(ws)) =
+        (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref())
+    {
+        session = session.or_else(|| crate::hold::session_of(qa.path().as_path(), ws));
+        if let Err(e) = crate::hold::answered(&qa, ws, report, session.as_ref(), report.checked_at_ms) {
+            eprintln!("wake-check: the wake hold could not be updated ({}: {})", e.code(), e.message());
+        }
+    }
+    if let (Some(d), Some(s)) = (opts.data_dir.as_ref(), session.as_ref()) {
+        kijito_files::journal::event(d.as_path(), s, kijito_files::journal::Kind::WakeCheckLive, crate::live_line(report));
+    }
+}
+
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
@@ -152,23 +174,8 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
         return Ok(report.mode.exit_status());
     }
     let (report, entry) = crate::run(&opts, true)?;
-    // `--live` answered: the wake hold of this workspace (set by SessionStart's
-    // local checks) lifts, or stays as cautious (docs/protocol.md §8a).
     if args.has("--live") {
-        // Its answer is one line of the journal of `--session-id`, else of
-        // the session whose SessionStart set the hold (docs/protocol.md §13).
-        let mut session = opts.session.clone();
-        if let (Some(qa), Some(ws)) =
-            (opts.data_dir.as_ref().and_then(|d| kijito_gate::QaDir::existing(d).ok().flatten()), opts.workspace.as_ref())
-        {
-            session = session.or_else(|| crate::hold::session_of(qa.path().as_path(), ws));
-            if let Err(e) = crate::hold::answered(&qa, ws, &report, session.as_ref(), report.checked_at_ms) {
-                eprintln!("wake-check: the wake hold could not be updated ({}: {})", e.code(), e.message());
-            }
-        }
-        if let (Some(d), Some(s)) = (opts.data_dir.as_ref(), session.as_ref()) {
-            kijito_files::journal::event(d.as_path(), s, kijito_files::journal::Kind::WakeCheckLive, crate::live_line(&report));
-        }
+        live_answered(&opts, &report);
     }
     if json {
         cli::print_stdout(&format!("{}\n", report.to_json()))?;

@@ -84,7 +84,7 @@ fn the_users_risk_is_the_one_the_consent_command_asks_for() {
     assert_eq!(bash("git reset --hard HEAD~1", &defaults).risk(), Risk::Medium);
     let c = bash("git reset --hard HEAD~1", &user());
     assert_eq!(c.risk(), Risk::High);
-    assert!(kijito_policy::consent_command(&c, &target).ends_with("--risk high"));
+    assert!(kijito_policy::consent_command(&c, &target).ends_with("--risk high --session-id s1 --data-dir /d"));
     assert_eq!(bash("curl -X POST https://x/y", &defaults).risk(), Risk::Medium);
     assert_eq!(bash("curl -X POST https://x/y", &user()).risk(), Risk::Low);
     // The highest risk of the call's rules, defaults and user's mixed.
