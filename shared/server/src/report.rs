@@ -45,7 +45,8 @@ consents, denials by rule, what waits for you now, the latch mode, the
 context curve) and the timeline, one line per event. Reads nothing but the
 journal files.
 
-  --session ID  the session (default: --last, the most recently written)
+  --session ID  the session (default: --last, the most recently written host
+                session)
   --since D     only events of the last D (30m, 2h, 1d; units s m h d)
   --json        the summary as one JSON object (schema kijito-report/1)
   --data-dir D  the data dir (default: the config's dataDir, else
