@@ -1855,3 +1855,261 @@ fn an_action_file_write_killed_before_its_rename_is_cleaned_by_the_next_call() {
     assert!(again.contains("policy_consent_required"), "{again}");
     assert!(l.temps().is_empty(), "{:?}", l.temps());
 }
+
+/// `kijito-compact request` starting the tmux worker, and that worker
+/// (docs/protocol.md §9.3), with a real tmux pane running a stand-in host
+/// (tests/it/compact_tmux.rs). `request` is killed at each mutating call
+/// (the worker it starts runs untraced: the turn does not end, so it fails
+/// `turn_not_ended` after 0.3 s); the worker, run as `request` runs it
+/// (`kijito-compact worker ...`) from a pending request after the turn's
+/// Stop, is killed at each of its own mutating calls (its `tmux` children
+/// run untraced). After each kill: the request is absent or whole; once no
+/// worker is left, the next `request` either goes through (a pending
+/// request whose worker is gone gets one again) or says why
+/// (`request_exists` for a final request, `no_safe_trigger` naming
+/// `worker_gone` for a `sent` one); the request then ends final (nothing
+/// wedged); `/compact` is typed at most once; no temp file is left.
+#[test]
+fn no_kill_of_the_tmux_workers_start_or_run_wedges_the_adapter_or_types_twice() {
+    if strace().is_none() {
+        return;
+    }
+    use crate::compact_tmux as ct;
+    use kijito_compact::trigger;
+    let Some((w, pane)) = ct::stand_in(ct::Shape::PaneCommand) else { return };
+    let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::parse(&w.data_arg()).unwrap()).unwrap();
+    let s = kijito_protocol::ids::SessionId::parse(ct::S).unwrap();
+    let env = [
+        ("KIJITO_COMPACT_IDLE_WAIT_MS", "300"),
+        ("KIJITO_COMPACT_CLAIM_WAIT_MS", "300"),
+        ("KIJITO_COMPACT_SETTLE_MS", "0"),
+        ("KIJITO_COMPACT_ENTER_GAP_MS", "0"),
+    ];
+    let compact = |args: &[&str]| {
+        let mut c = w.command(env!("CARGO_BIN_EXE_kijito-compact"));
+        c.args(args).args(["--session-id", ct::S, "--data-dir", &w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE").envs(env);
+        c
+    };
+    let request = || compact(&["request"]);
+    let worker_left = || {
+        ct::wait_for("no worker left", 20, || kijito_compact::worker::lock(&qa, &s).unwrap().is_some());
+    };
+    let snap = w.path("snap");
+    fs::create_dir(&snap).unwrap();
+    let typed = || ct::typed(&pane.typed).matches("/compact").count();
+    // what was typed into the pane before the run that is killed
+    let mark = std::cell::Cell::new(0);
+    let restore = |name: &str| {
+        worker_left();
+        copy_tree(&snap.join(name), &w.data);
+        mark.set(typed());
+    };
+    // A running turn with its pass: what `request` starts from.
+    assert_eq!(ct::session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(ct::S);
+    copy_tree(&w.data, &snap.join("turn"));
+    // A pending request, then the turn's Stop: what the worker starts from.
+    let (r, _) = trigger::create_request(&qa, &s, now_ms()).unwrap();
+    ct::stop(&w);
+    copy_tree(&w.data, &snap.join("stopped"));
+    let worker = || compact(&["worker", "--nonce", &r.nonce]);
+    // After a kill: the invariants above.
+    let check = |at: &str, t: &mut Tally| {
+        let before = mark.get();
+        t.states += 1;
+        if let Err(e) = trigger::read_request(&qa, &s) {
+            t.violations.push(format!("{at}: the request is torn: {}", e.code()));
+        }
+        worker_left();
+        age_temps(std::slice::from_ref(&w.data));
+        let was = trigger::read_request(&qa, &s).ok().flatten().map(|r| r.state);
+        let next = request().output_with(b"");
+        let err = String::from_utf8_lossy(&next.stderr).into_owned();
+        let why = match &was {
+            Some(st) if st.is_final() => err.starts_with("kijito_compact_failed:request_exists"),
+            Some(trigger::RequestState::Sent) => err.starts_with("kijito_compact_failed:no_safe_trigger") && err.contains("worker_gone"),
+            _ => next.status.success(),
+        };
+        if !why {
+            t.violations.push(format!("{at}: the next request (over {was:?}) neither went through nor said why: {err}"));
+        }
+        worker_left();
+        match trigger::read_request(&qa, &s) {
+            Ok(Some(r)) if r.state.is_final() => {}
+            other => t.violations.push(format!("{at}: the request is left wedged: {other:?}")),
+        }
+        if typed() > before + 1 {
+            t.violations.push(format!("{at}: /compact typed {} times", typed() - before));
+        }
+        let left = temp_files(&w.data);
+        if !left.is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next request: {left:?}"));
+        }
+    };
+    let all = [
+        explore_alone(
+            "kijito-compact request (tmux: the worker's start)",
+            &w.path("scratch"),
+            &|| restore("turn"),
+            &request,
+            b"",
+            &|at, _, t| check(at, t),
+        ),
+        explore_alone("kijito-compact worker (tmux)", &w.path("scratch"), &|| restore("stopped"), &worker, b"", &|at, _, t| check(at, t)),
+    ];
+    worker_left();
+    assert_clean(&all);
+}
+
+/// A tmux request and its worker, each killed right after a write of the
+/// request file became visible (the fsync of `qa/` after its rename).
+struct TmuxRequest {
+    w: World,
+    pane: crate::compact_tmux::Pane,
+    snap: PathBuf,
+    qa: kijito_gate::QaDir,
+    s: kijito_protocol::ids::SessionId,
+}
+
+impl TmuxRequest {
+    /// A running turn with its pass (`stopped`: and a pending request, then
+    /// the turn's Stop), saved; `None` without tmux.
+    fn new(stopped: bool) -> Option<TmuxRequest> {
+        use crate::compact_tmux as ct;
+        let (w, pane) = ct::stand_in(ct::Shape::PaneCommand)?;
+        let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::parse(&w.data_arg()).unwrap()).unwrap();
+        let s = kijito_protocol::ids::SessionId::parse(ct::S).unwrap();
+        assert_eq!(ct::session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+        w.record_ok(ct::S);
+        if stopped {
+            kijito_compact::trigger::create_request(&qa, &s, now_ms()).unwrap();
+            ct::stop(&w);
+        }
+        let snap = w.path("snap");
+        copy_tree(&w.data, &snap);
+        Some(TmuxRequest { w, pane, snap, qa, s })
+    }
+    fn compact(&self, args: &[&str]) -> Command {
+        let mut c = self.w.command(env!("CARGO_BIN_EXE_kijito-compact"));
+        c.args(args).args(["--session-id", self.s.as_str(), "--data-dir", &self.w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE");
+        c.envs([("KIJITO_COMPACT_IDLE_WAIT_MS", "300"), ("KIJITO_COMPACT_CLAIM_WAIT_MS", "300"), ("KIJITO_COMPACT_SETTLE_MS", "0")]);
+        c
+    }
+    fn worker_left(&self) {
+        crate::compact_tmux::wait_for("no worker left", 20, || kijito_compact::worker::lock(&self.qa, &self.s).unwrap().is_some());
+    }
+    fn state(&self) -> Option<kijito_compact::trigger::RequestState> {
+        kijito_compact::trigger::read_request(&self.qa, &self.s).unwrap().map(|r| r.state)
+    }
+    /// Killed at the fsync of `qa/` right after the first rename into the request file.
+    fn kill_after_request_write(&self, cmd: &Command) {
+        let name = self.qa.request(&self.s).file_name().unwrap().to_str().unwrap().to_owned();
+        let qa = format!("<{}>", self.w.qa().display());
+        let renamed = std::cell::Cell::new(false);
+        self.kill_point(&|| {}, cmd, b"", |c| {
+            renamed.set(renamed.get() || renames_into(c, &name));
+            renamed.get() && c.name == "fsync" && c.line.contains(&qa)
+        });
+        self.worker_left();
+    }
+}
+
+impl Saved for TmuxRequest {
+    fn restore(&self) {
+        self.worker_left();
+        copy_tree(&self.snap, &self.w.data);
+    }
+    fn scratch(&self) -> PathBuf {
+        let d = self.w.path("scratch");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
+
+/// Found by the explorer: `request` killed after it recorded the request
+/// and before it started the worker left a `pending` request no worker
+/// would ever act on, and every later `request` answered `request_exists`.
+/// Now the next `request` starts the worker again, which acts on it.
+#[test]
+fn a_request_killed_before_it_started_its_worker_gets_one_from_the_next_request() {
+    if strace().is_none() {
+        return;
+    }
+    let Some(t) = TmuxRequest::new(false) else { return };
+    t.kill_after_request_write(&t.compact(&["request"]));
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Pending));
+    let next = t.compact(&["request"]).output_with(b"");
+    assert!(next.status.success(), "{}", String::from_utf8_lossy(&next.stderr));
+    // The worker started again: the turn never ends, so it fails after 0.3 s.
+    t.worker_left();
+    let st = t.state();
+    assert_eq!(st, Some(kijito_compact::trigger::RequestState::Failed { code: "turn_not_ended".into() }), "{st:?}");
+}
+
+/// Found by the explorer: the worker killed after it marked the request
+/// `sent` (so never typing twice) left it `sent` for good. Now the next
+/// `request` ends it `failed` with `worker_gone` and says to ask the user;
+/// nothing is typed.
+#[test]
+fn a_worker_killed_after_it_marked_the_request_sent_is_failed_by_the_next_request_and_never_types_twice() {
+    if strace().is_none() {
+        return;
+    }
+    let Some(t) = TmuxRequest::new(true) else { return };
+    let nonce = kijito_compact::trigger::read_request(&t.qa, &t.s).unwrap().unwrap().nonce;
+    t.kill_after_request_write(&t.compact(&["worker", "--nonce", &nonce]));
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Sent));
+    let next = t.compact(&["request"]).output_with(b"");
+    let err = String::from_utf8_lossy(&next.stderr);
+    assert!(
+        err.starts_with("kijito_compact_failed:no_safe_trigger") && err.contains("worker_gone") && err.contains("/compact now"),
+        "{err}"
+    );
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Failed { code: "worker_gone".into() }));
+    // Only the whole traced run that found the kill point typed (once).
+    assert_eq!(crate::compact_tmux::typed(&t.pane.typed), "/compact\r", "nothing typed after the kill");
+}
+
+/// Concurrency stays proven (docs/testing.md, "Crash explorer"): a Codex
+/// session and a Claude Code session sharing one data dir (two hosts of one
+/// user on one workspace), each with a pass from real verifier boots
+/// against a real kijito-local, compact at the same time, each in its host's
+/// hook order: each gets its own ATTESTED re-entry, once, and neither
+/// touches the other's state.
+#[test]
+fn two_hosts_sharing_one_data_dir_compact_at_once_and_each_gets_its_own_reentry() {
+    let c = support::gate::Cycle::new();
+    for k in &HOSTS {
+        c.record(k.s);
+    }
+    let steps = |k: &'static Keys| {
+        let order: [(&str, &str, Option<&str>); 3] = if k.host == "claude" {
+            [(&PRECOMPACT, k.precompact, None), (&SESSION_HOOK, k.compact_start, Some("SessionStart")), (&POSTCOMPACT, k.postcompact, None)]
+        } else {
+            [(&PRECOMPACT, k.precompact, None), (&POSTCOMPACT, k.postcompact, None), (&SESSION_HOOK, k.compact_start, Some("SessionStart"))]
+        };
+        order.map(|(bin, key, expect)| (bin.to_owned(), key, expect))
+    };
+    let run = |k: &'static Keys| {
+        let mut delivered = Vec::new();
+        for (bin, key, expect) in steps(k) {
+            let args: Vec<&str> = expect.map(|e| vec!["--expect", e]).unwrap_or_default();
+            let out = c.hook(&bin, k.host, &args, &c.stdin(k.host, key, k.s, None, None));
+            delivered.extend(reentries(&out.stdout));
+        }
+        delivered
+    };
+    std::thread::scope(|scope| {
+        let both: Vec<_> = HOSTS.iter().map(|k| (k, scope.spawn(move || run(k)))).collect();
+        for (k, h) in both {
+            let r = h.join().unwrap();
+            assert_eq!(r.len(), 1, "{}: {r:?}", k.host);
+            assert!(r[0].starts_with(&format!("kijito-qa re-entry after compaction: ATTESTED (session {}).", k.s)), "{}: {r:?}", k.host);
+        }
+    });
+    // Delivered once each: the next prompt of each session carries none.
+    for k in &HOSTS {
+        let out = c.hook(&support::bin("prompt-hook"), k.host, &["--expect", "UserPromptSubmit"], &c.stdin(k.host, k.ups, k.s, None, None));
+        assert!(reentries(&out.stdout).is_empty(), "{}", k.host);
+    }
+}
