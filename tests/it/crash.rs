@@ -15,6 +15,12 @@
 //!   ATTESTED exactly once; the latch is TRUSTED and takes the next write;
 //! - no temp file of a killed write is left once the next write ran.
 //!
+//! A hook that forks a helper (SessionStart's `wake-check --hook`,
+//! PreToolUse's `memory-latch tool-gate`) is traced as one tree (`strace
+//! -f`), and a point of the child is killed in the child alone, through a
+//! wrapper in a private bin dir ([`Forking`]); the tmux worker `request`
+//! starts is explored by running it as `request` runs it.
+//!
 //! The static power-loss check reads the same traces: every rename, link,
 //! unlink or mkdir must be followed by an fsync of its parent directory
 //! (one documented exception: the `-delivered` mark of a re-entry, see
