@@ -1970,8 +1970,9 @@ fn no_kill_of_the_tmux_workers_start_or_run_wedges_the_adapter_or_types_twice() 
 /// A tmux request and its worker, each killed right after a write of the
 /// request file became visible (the fsync of `qa/` after its rename).
 struct TmuxRequest {
-    w: World,
+    // (dropped first: its tmux server is killed while its socket still exists)
     pane: crate::compact_tmux::Pane,
+    w: World,
     snap: PathBuf,
     qa: kijito_gate::QaDir,
     s: kijito_protocol::ids::SessionId,
@@ -1993,7 +1994,7 @@ impl TmuxRequest {
         }
         let snap = w.path("snap");
         copy_tree(&w.data, &snap);
-        Some(TmuxRequest { w, pane, snap, qa, s })
+        Some(TmuxRequest { pane, w, snap, qa, s })
     }
     fn compact(&self, args: &[&str]) -> Command {
         let mut c = self.w.command(env!("CARGO_BIN_EXE_kijito-compact"));
