@@ -15,14 +15,14 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const COMPACT: &str = env!("CARGO_BIN_EXE_kijito-compact");
-const S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
+pub(crate) const S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
 
 fn tmux_available() -> bool {
     Command::new("tmux").arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
 /// Wait (bounded) until `cond` holds.
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
         if cond() {
@@ -46,7 +46,7 @@ fn request(w: &World, env: &[(&str, &str)]) -> Output {
     compact(w, &["request", "--session-id", S, "--data-dir", &w.data_arg()], env)
 }
 
-fn status(w: &World) -> Value {
+pub(crate) fn status(w: &World) -> Value {
     let out = compact(w, &["status", "--session-id", S, "--data-dir", &w.data_arg()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
@@ -75,11 +75,11 @@ fn hook(w: &World, bin: &str, args: &[&str], key: &str) -> Output {
     run_hook(w, bin, args, &w.hook_stdin("claude", key, S), &[])
 }
 
-fn session_hook(w: &World, event: &str, key: &str) -> Output {
+pub(crate) fn session_hook(w: &World, event: &str, key: &str) -> Output {
     hook(w, &SESSION_HOOK, &["--expect", event], key)
 }
 
-fn typed(p: &Path) -> String {
+pub(crate) fn typed(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
 
@@ -119,7 +119,7 @@ fn proc_argv(pid: u64) -> Vec<String> {
 
 /// How the stand-in host is started in its pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(crate) enum Shape {
     /// The host is the pane's own command (`tmux new-session -d HOST`): the
     /// pane's process is the host.
     PaneCommand,
@@ -132,10 +132,10 @@ const SHAPES: [Shape; 2] = [Shape::PaneCommand, Shape::ShellChild];
 
 /// A tmux server on a private socket, with one pane running the stand-in
 /// host, and a second session that keeps the server up when the pane goes.
-struct Pane {
+pub(crate) struct Pane {
     sock: PathBuf,
     /// Every byte typed into the host after its SessionStart (raw mode).
-    typed: PathBuf,
+    pub(crate) typed: PathBuf,
     pane_pid: u64,
     host_pid: u64,
     /// The base path of the worker's test seam (`KIJITO_COMPACT_TEST_HOLD`).
@@ -215,15 +215,16 @@ fn start_host(w: &World, shape: Shape) -> Pane {
         Shape::PaneCommand => assert_eq!(host_pid, pane_pid, "{shape:?}: the pane's own process is the host"),
         Shape::ShellChild => assert_eq!(ppid, pane_pid, "{shape:?}: the child of the pane's shell is the host"),
     }
-    // The host (now `cat`) lives on; the hook's `sh -c` is gone.
-    assert_eq!(proc_argv(host_pid), vec!["cat".to_owned()], "{shape:?}");
+    // The host (now `cat`) lives on; the hook's `sh -c` is gone. (The shell
+    // creates the typed file before its `exec cat`: wait for the exec.)
+    wait_for("the host to exec cat", 10, || proc_argv(host_pid) == vec!["cat".to_owned()]);
     (pane.pane_pid, pane.host_pid) = (pane_pid, host_pid);
     pane
 }
 
 /// A fresh world with the stand-in host started in `shape` ([`start_host`]):
 /// the set-up of every tmux test here; `None` (and a SKIP line) without tmux.
-fn stand_in(shape: Shape) -> Option<(World, Pane)> {
+pub(crate) fn stand_in(shape: Shape) -> Option<(World, Pane)> {
     if !tmux_available() {
         eprintln!("SKIP: tmux is not installed");
         return None;
@@ -245,7 +246,7 @@ fn request_in_turn(w: &World, env: &[(&str, &str)]) {
     assert_eq!(status(w)["state"], "pending");
 }
 
-fn stop(w: &World) {
+pub(crate) fn stop(w: &World) {
     assert_eq!(session_hook(w, "Stop", "Stop").status.code(), Some(0));
 }
 

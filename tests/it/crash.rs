@@ -15,6 +15,12 @@
 //!   ATTESTED exactly once; the latch is TRUSTED and takes the next write;
 //! - no temp file of a killed write is left once the next write ran.
 //!
+//! A hook that forks a helper (SessionStart's `wake-check --hook`,
+//! PreToolUse's `memory-latch tool-gate`) is traced as one tree (`strace
+//! -f`), and a point of the child is killed in the child alone, through a
+//! wrapper in a private bin dir ([`Forking`]); the tmux worker `request`
+//! starts is explored by running it as `request` runs it.
+//!
 //! The static power-loss check reads the same traces: every rename, link,
 //! unlink or mkdir must be followed by an fsync of its parent directory
 //! (one documented exception: the `-delivered` mark of a re-entry, see
@@ -50,6 +56,9 @@ struct Call {
     name: String,
     nth: usize,
     line: String,
+    /// In a process tree ([`traced_tree`]): the child helper this call was
+    /// made by (its file name), `None` for the traced command itself.
+    child: Option<String>,
 }
 
 impl Call {
@@ -110,10 +119,133 @@ fn traced(cmd: &Command, stdin: &[u8], scratch: &Path) -> (Output, Vec<Call>) {
             }
             let n = counts.entry(name.clone()).or_default();
             *n += 1;
-            Some(Call { name, nth: *n, line: l.to_owned() })
+            Some(Call { name, nth: *n, line: l.to_owned(), child: None })
         })
         .collect();
     (out, calls)
+}
+
+/// Run `cmd` and every process it starts traced (`strace -f`): its output
+/// and every call of [`TRACED`] made by the command itself or by one of the
+/// `children` (the real helpers behind a [`Forking`] bin dir's wrappers),
+/// each numbered within its own process from that helper's `execve` on (what
+/// `when=` counts in a process traced on its own).
+fn traced_tree(cmd: &Command, stdin: &[u8], scratch: &Path, children: &[&str]) -> (Output, Vec<Call>) {
+    let log = scratch.join("trace.log");
+    let args = ["-f".to_owned(), "-y".into(), "-e".into(), format!("trace={TRACED},execve"), "-o".into(), log.to_str().unwrap().to_owned()];
+    let out = feed(wrapped(cmd, &args), stdin);
+    let mut root = None;
+    // pid -> (child helper it runs, or None for the command; counts per call name)
+    let mut procs = std::collections::HashMap::<String, (Option<String>, std::collections::HashMap<String, usize>)>::new();
+    let mut calls = Vec::new();
+    for l in fs::read_to_string(&log).unwrap().lines() {
+        let Some((pid, line)) = l.split_once(' ') else { continue };
+        let line = line.trim_start();
+        let root = root.get_or_insert_with(|| pid.to_owned());
+        let Some(name) = line.split('(').next() else { continue };
+        let p = procs.entry(pid.to_owned()).or_insert_with(|| (None, Default::default()));
+        if name == "execve" {
+            if line.contains(") = 0") || !line.contains(") = ") {
+                let exe = line.split('"').nth(1).unwrap_or("");
+                p.0 = children.iter().find(|c| exe == support::bin(c)).map(|c| (*c).to_owned());
+                p.1.clear();
+            }
+            continue;
+        }
+        if !TRACED.split(',').any(|t| t == name) || (pid != root && p.0.is_none()) {
+            continue;
+        }
+        let n = p.1.entry(name.to_owned()).or_default();
+        *n += 1;
+        calls.push(Call { name: name.to_owned(), nth: *n, line: line.to_owned(), child: p.0.clone() });
+    }
+    (out, calls)
+}
+
+/// A private bin dir for a hook whose forked children are explored: the
+/// hooks hard-linked (they find their helpers beside themselves), and each
+/// child helper a wrapper that runs the real one, under `strace` with the
+/// arguments in `KIJITO_CRASH_CHILD` when set: the kill lands in the child
+/// alone, the hook itself runs untraced and sees its child die.
+struct Forking {
+    /// The plugin root (`<root>/bin` the bin dir), apart from the world's files.
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl Forking {
+    fn new(hooks: &[&str], children: &[&str]) -> Forking {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("bin");
+        fs::create_dir_all(&dir).unwrap();
+        for h in hooks {
+            fs::hard_link(support::bin(h), dir.join(h)).unwrap();
+        }
+        for c in children {
+            let real = support::bin(c);
+            let script = format!(
+                "#!/bin/sh\nif [ -n \"$KIJITO_CRASH_CHILD\" ]; then exec {} -qq $KIJITO_CRASH_CHILD -- {real} \"$@\"; fi\nexec {real} \"$@\"\n",
+                strace().unwrap()
+            );
+            write_private(&dir.join(c), script.as_bytes());
+            fs::set_permissions(dir.join(c), fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        Forking { _root: root, dir }
+    }
+    fn bin(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_owned()
+    }
+}
+
+/// Explore a hook and the helpers it forks: traced once as a tree
+/// ([`traced_tree`]), then killed at each [`sample`] point from the state
+/// `restore` puts back: a point of the hook itself with the hook run under
+/// strace, a point of a child through its [`Forking`] wrapper, the hook
+/// untraced. `check` gets the hook's output (killed or not) and whether
+/// the kill was the child's before its answer.
+fn explore_tree(
+    writer: &str,
+    scratch: &Path,
+    restore: &dyn Fn(),
+    cmd: &dyn Fn() -> Command,
+    stdin: &[u8],
+    children: &[&str],
+    check: &dyn Fn(&str, &Output, bool, &mut Tally),
+) -> Tally {
+    let _ = fs::create_dir_all(scratch);
+    restore();
+    let (_, calls) = traced_tree(&cmd(), stdin, scratch, children);
+    let mut t = Tally { unsynced: unsynced(&calls).into_iter().map(|l| format!("{writer}: {l}")).collect(), ..Tally::default() };
+    let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
+    assert!(points.iter().any(|c| c.child.is_some()), "{writer}: no child made a mutating call: {calls:#?}");
+    t.points = points.len();
+    for p in sample(&points) {
+        t.explored += 1;
+        restore();
+        let out = match &p.child {
+            None => killed_at(&cmd(), stdin, &p.name, p.nth),
+            Some(_) => {
+                let mut c = cmd();
+                c.env("KIJITO_CRASH_CHILD", format!("-o /dev/null -e trace={n} -e inject={n}:signal=KILL:when={}", p.nth, n = p.name));
+                feed_plain(c, stdin)
+            }
+        };
+        // The child's answer to the hook is its write to stdout: killed at
+        // it or before it, the child answered nothing.
+        let at = calls.iter().position(|c| std::ptr::eq(c, p)).unwrap();
+        let before_answer = p.child.is_some() && calls[at..].iter().any(|c| c.child == p.child && c.line.starts_with("write(1<"));
+        let who = p.child.as_deref().map_or_else(|| "the hook".to_owned(), |c| format!("its child {c}"));
+        check(&format!("{writer} killed in {who} at {}#{} ({})", p.name, p.nth, p.line), &out, before_answer, &mut t);
+    }
+    t.print(writer);
+    t
+}
+
+/// Run `c` with `stdin` (no strace around it).
+fn feed_plain(mut c: Command, stdin: &[u8]) -> Output {
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    feed(c, stdin)
 }
 
 /// Run `cmd` killed (SIGKILL) at the `nth` call of `name`.
@@ -195,7 +327,12 @@ fn stride() -> usize {
 /// kind of call it makes at least once.
 fn sample<'a>(points: &[&'a Call]) -> Vec<&'a Call> {
     let mut seen = std::collections::HashSet::new();
-    points.iter().enumerate().filter(|(i, c)| seen.insert(c.name.as_str()) | (i % stride() == 0)).map(|(_, c)| *c).collect()
+    points
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| seen.insert((c.child.as_deref(), c.name.as_str())) | (i % stride() == 0))
+        .map(|(_, c)| *c)
+        .collect()
 }
 
 /// Age every temp file of a killed write under `dirs` by a minute: the next
@@ -358,8 +495,7 @@ impl Compaction {
     fn explore(&self, late: bool, index: usize, tally: &mut Tally) {
         let steps = self.cycle(late);
         let writer = &steps[index];
-        let scratch = self.w.path("scratch");
-        let _ = fs::create_dir(&scratch);
+        let scratch = self.scratch();
         self.restore();
         for s in &steps[..index] {
             self.command(s).output_with(&s.stdin);
@@ -533,16 +669,59 @@ fn every_compaction_gets_its_reentry_whatever_hook_is_killed_where() {
     assert_clean(&all);
 }
 
-/// Run `cmd` killed at the first traced call `pick` accepts (traced once
-/// from the same state, which `restore` puts back first).
-fn kill_where(cmd: &Command, stdin: &[u8], scratch: &Path, restore: impl Fn(), pick: impl Fn(&Call) -> bool) -> Output {
-    restore();
-    let (_, calls) = traced(cmd, stdin, scratch);
-    let at = calls.iter().find(|c| c.mutating() && pick(c)).unwrap_or_else(|| panic!("no such call in {calls:#?}"));
-    restore();
-    let out = killed_at(cmd, stdin, &at.name, at.nth);
-    assert_eq!(out.status.signal(), Some(9), "killed at {}", at.line);
-    out
+/// A saved starting state that a kill-at-one-point test runs from.
+trait Saved {
+    /// Put the starting state back.
+    fn restore(&self);
+    /// Where the traces go (created).
+    fn scratch(&self) -> PathBuf;
+    /// The one set-up of every kill-at-one-point test: from the starting
+    /// state (then `before`), run `cmd` traced, pick the first mutating call
+    /// `pick` accepts, then from the same state again run it killed
+    /// (`SIGKILL`) at that call.
+    fn kill_point(&self, before: &dyn Fn(), cmd: &Command, stdin: &[u8], pick: impl Fn(&Call) -> bool) -> Output
+    where
+        Self: Sized,
+    {
+        let prepare = || {
+            self.restore();
+            before();
+        };
+        prepare();
+        let (_, calls) = traced(cmd, stdin, &self.scratch());
+        let at = calls.iter().find(|c| c.mutating() && pick(c)).unwrap_or_else(|| panic!("no such call in {calls:#?}"));
+        prepare();
+        let out = killed_at(cmd, stdin, &at.name, at.nth);
+        assert_eq!(out.status.signal(), Some(9), "killed at {}", at.line);
+        out
+    }
+}
+
+impl Saved for Compaction {
+    fn restore(&self) {
+        Compaction::restore(self)
+    }
+    fn scratch(&self) -> PathBuf {
+        let d = self.w.path("scratch");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
+
+impl Compaction {
+    /// [`Saved::kill_point`] of hook `s`, after the hooks `before` ran.
+    fn kill_step(&self, before: &[Step], s: &Step, pick: impl Fn(&Call) -> bool) -> Output {
+        self.kill_point(
+            &|| {
+                for b in before {
+                    self.command(b).output_with(&b.stdin);
+                }
+            },
+            &self.command(s),
+            &s.stdin,
+            pick,
+        )
+    }
 }
 
 fn renames_into(c: &Call, name: &str) -> bool {
@@ -560,25 +739,16 @@ fn a_precompact_killed_before_its_attempt_rename_still_gets_an_unattested_reentr
     }
     for k in &HOSTS {
         let c = Compaction::new(k);
-        let scratch = c.w.path("scratch");
-        fs::create_dir_all(&scratch).unwrap();
-        let pre = c.precompact();
         let attempt = format!("compaction-attempt.{}.json", k.s);
         // The second rename into the attempt: the real one, after the pass
         // was spent and promoted (the first is the provisional attempt).
         let seen = std::cell::Cell::new(0);
-        kill_where(
-            &c.command(&pre),
-            &pre.stdin,
-            &scratch,
-            || c.restore(),
-            |call| {
-                if renames_into(call, &attempt) {
-                    seen.set(seen.get() + 1);
-                }
-                seen.get() == 2 && renames_into(call, &attempt)
-            },
-        );
+        c.kill_step(&[], &c.precompact(), |call| {
+            if renames_into(call, &attempt) {
+                seen.set(seen.get() + 1);
+            }
+            seen.get() == 2 && renames_into(call, &attempt)
+        });
         let t = context(&c.command(&c.session_start()).output_with(&c.session_start().stdin));
         assert!(
             t.starts_with(&format!(
@@ -598,16 +768,9 @@ fn a_claim_killed_between_its_renames_is_finished_unattested_by_the_next_hook() 
     }
     let k = &HOSTS[0];
     let c = Compaction::new(k);
-    let scratch = c.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
-    let (pre, post) = (c.precompact(), c.postcompact());
-    let prepare = || {
-        c.restore();
-        c.command(&pre).output_with(&pre.stdin);
-    };
     // After the attempt (and the ticket) were renamed, before the record.
     let record = format!("compaction-reentry.{}.json", k.s);
-    kill_where(&c.command(&post), &post.stdin, &scratch, prepare, |call| renames_into(call, &record));
+    c.kill_step(&[c.precompact()], &c.postcompact(), |call| renames_into(call, &record));
     assert!(c.w.qa().join(format!("compaction-attempt-claimed.{}.json", k.s)).exists());
     let t = context(&c.command(&c.session_start()).output_with(&c.session_start().stdin));
     assert!(
@@ -625,16 +788,8 @@ fn a_delivery_killed_before_its_print_is_delivered_by_the_next_prompt_and_never_
     }
     let k = &HOSTS[1];
     let c = Compaction::new(k);
-    let scratch = c.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
-    let (pre, start) = (c.precompact(), c.session_start());
-    let prepare = || {
-        c.restore();
-        c.command(&pre).output_with(&pre.stdin);
-    };
     // The answer's write to stdout: the record was taken for delivery.
-    let out =
-        kill_where(&c.command(&start), &start.stdin, &scratch, prepare, |call| call.name == "write" && call.line.starts_with("write(1<"));
+    let out = c.kill_step(&[c.precompact()], &c.session_start(), |call| call.name == "write" && call.line.starts_with("write(1<"));
     assert!(out.stdout.is_empty(), "killed before the print");
     assert!(c.w.qa().join(format!("compaction-reentry-delivering.{}.json", k.s)).exists());
     let t = context(&c.command(&c.prompt()).output_with(&c.prompt().stdin));
@@ -685,25 +840,28 @@ impl Sealing {
     }
 }
 
+impl Saved for Sealing {
+    fn restore(&self) {
+        Sealing::restore(self)
+    }
+    fn scratch(&self) -> PathBuf {
+        let d = self.e.w.path("scratch");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
+
 #[test]
 fn a_seal_killed_before_its_rename_leaves_a_trusted_latch_that_the_next_write_cleans() {
     if strace().is_none() {
         return;
     }
     let s = Sealing::new();
-    let scratch = s.e.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
     // The segment's temp file is written; killed before it becomes history/segment-000001.md.
-    kill_where(
-        &s.checkpoint("seal"),
-        b"",
-        &scratch,
-        || s.restore(),
-        |c| {
-            (c.name.starts_with("rename") || c.name.starts_with("link"))
-                && c.paths().last().is_some_and(|p| p.ends_with("/history/segment-000001.md"))
-        },
-    );
+    s.kill_point(&|| {}, &s.checkpoint("seal"), b"", |c| {
+        (c.name.starts_with("rename") || c.name.starts_with("link"))
+            && c.paths().last().is_some_and(|p| p.ends_with("/history/segment-000001.md"))
+    });
     assert!(!s.temps().is_empty(), "the killed seal left its temp file");
     let (code, v) = s.verify();
     assert_eq!((code, &v["trusted"]), (0, &Value::Bool(true)), "verify and the hooks agree: TRUSTED: {v}");
@@ -718,10 +876,8 @@ fn no_kill_of_a_latch_write_wedges_the_latch() {
         return;
     }
     let s = Sealing::new();
-    let scratch = s.e.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
     s.restore();
-    let (_, calls) = traced(&s.checkpoint("seal"), b"", &scratch);
+    let (_, calls) = traced(&s.checkpoint("seal"), b"", &s.scratch());
     let mut t = Tally { unsynced: unsynced(&calls), ..Tally::default() };
     let points: Vec<&Call> = calls.iter().filter(|c| c.mutating()).collect();
     t.points = points.len();
@@ -828,13 +984,10 @@ fn a_ledger_rewrite_killed_before_its_rename_is_cleaned_by_the_next_hook_of_the_
     }
     let k = &HOSTS[0];
     let c = Compaction::with_full_ledger(k);
-    let scratch = c.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
-    let pre = c.precompact();
     let ledger = c.ledger();
     let name = ledger.file_name().unwrap().to_str().unwrap().to_owned();
     // The rewritten ledger is written and fsynced; killed before it replaces the old one.
-    kill_where(&c.command(&pre), &pre.stdin, &scratch, || c.restore(), |call| renames_into(call, &name));
+    c.kill_step(&[], &c.precompact(), |call| renames_into(call, &name));
     let left: Vec<PathBuf> = temp_files(&c.heads());
     assert!(left.iter().any(|t| t.file_name().unwrap().to_str().unwrap().starts_with(&format!(".{name}.tmp-"))), "{left:?}");
     // The next hook of the session takes the session's lock and removes it.
@@ -854,8 +1007,6 @@ fn a_witness_rewrite_killed_before_its_rename_is_cleaned_once_stale_by_the_next_
     }
     let k = &HOSTS[1];
     let c = Compaction::new(k);
-    let scratch = c.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
     // A witness record with no room for one more call, every call older than a report lives.
     let witness = c.w.qa().join(format!("qa-witness.{}.jsonl", k.s));
     let old = now_ms() - 2 * 3_600_000;
@@ -879,7 +1030,7 @@ fn a_witness_rewrite_killed_before_its_rename_is_cleaned_once_stale_by_the_next_
     let mut pretool = c.w.command(&support::bin("pretool-hook"));
     pretool.args(["--host", k.host, "--expect", "PreToolUse", "--data-dir", &c.w.data_arg()]);
     let name = witness.file_name().unwrap().to_str().unwrap().to_owned();
-    kill_where(&pretool, &stdin, &scratch, || c.restore(), |call| renames_into(call, &name));
+    c.kill_point(&|| {}, &pretool, &stdin, |call| renames_into(call, &name));
     assert!(!c.temps().is_empty(), "the killed rewrite left its temp file");
     // PreToolUse may run beside the session's hooks: its temp file is
     // removed once older than any live write (30 s), by the next hook
@@ -1055,13 +1206,11 @@ fn a_record_killed_while_it_writes_the_current_pointer_leaves_a_temp_file_the_ne
     }
     let k = &HOSTS[1];
     let c = Compaction::new(k);
-    let scratch = c.w.path("scratch");
-    fs::create_dir_all(&scratch).unwrap();
     let (a, b, digest) = c.w.green_pair("again", now_ms());
     let mut record = c.w.command(QA_GATE);
     record.args(record_args(k.s, &c.w.transcript, Some(&c.w.data), POINTER, &digest, [&a, &b]));
     // `current-pointer.json`'s temp file is written; killed at its fsync.
-    kill_where(&record, b"", &scratch, || c.restore(), |call| call.name == "fsync" && call.line.contains("/.current-pointer.json.tmp-"));
+    c.kill_point(&|| {}, &record, b"", |call| call.name == "fsync" && call.line.contains("/.current-pointer.json.tmp-"));
     assert!(c.temps().iter().any(|t| t.to_str().unwrap().contains("/.current-pointer.json.tmp-")), "{:?}", c.temps());
     // Written by `qa-gate record` of any session beside the hooks: removed
     // by the next hook holding a session's lock once older than 30 s.
@@ -1232,7 +1381,6 @@ fn no_kill_of_kijito_setups_host_writes_tears_a_settings_file_or_leaves_a_temp_f
     if strace().is_none() {
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("prefix");
     for host in ["claude", "codex"] {
@@ -1264,53 +1412,126 @@ fn no_kill_of_kijito_setups_host_writes_tears_a_settings_file_or_leaves_a_temp_f
             ]);
             c
         };
-        // every file of the world before and after one whole run
-        let files = |dir: &Path| -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-            let mut m = std::collections::BTreeMap::new();
-            let mut stack = vec![dir.to_path_buf()];
-            while let Some(d) = stack.pop() {
-                for e in fs::read_dir(&d).into_iter().flatten().flatten() {
-                    if e.file_type().unwrap().is_dir() {
-                        stack.push(e.path());
-                    } else {
-                        m.insert(e.path(), fs::read(e.path()).unwrap());
-                    }
-                }
+        all.push(explore_world(&format!("kijito-setup {what} --host {host} --write"), &world, &scratch, &restore, &setup));
+    }
+    assert_clean(&all);
+}
+
+/// Every file under `dir` and its bytes.
+fn world_files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut m = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                m.insert(e.path(), fs::read(e.path()).unwrap());
             }
-            m
-        };
-        restore();
-        let old = files(&world);
-        let first = setup().output_with(b"");
-        assert!(first.status.success(), "{what} {host}: {}", String::from_utf8_lossy(&first.stderr));
-        let new = files(&world);
-        assert_ne!(old, new, "{what} {host} writes something");
-        let writer = format!("kijito-setup {what} --host {host} --write");
-        let t = explore_alone(&writer, &scratch, &restore, &setup, b"", &|at, _, t| {
-            t.states += 1;
-            let now = files(&world);
-            for (p, bytes) in now.iter().filter(|(p, _)| !temp_files(p.parent().unwrap()).contains(p)) {
-                if old.get(p) != Some(bytes) && new.get(p) != Some(bytes) {
-                    t.violations.push(format!("{at}: {} is neither old nor new", p.display()));
-                }
-                if new.contains_key(p) && fs::metadata(p).unwrap().permissions().mode() & 0o077 != 0 && old.get(p) != Some(bytes) {
-                    t.violations.push(format!("{at}: {} is not owner-only", p.display()));
-                }
+        }
+    }
+    m
+}
+
+/// Explore a writer of files under `world` (the user's own settings among
+/// them): run once whole from the state `restore` puts back, then killed at
+/// each point: every file is the old or the new one (owner-only where
+/// written), and the next run succeeds, ends with exactly the files one
+/// whole run writes and leaves no temp file.
+fn explore_world(writer: &str, world: &Path, scratch: &Path, restore: &dyn Fn(), cmd: &dyn Fn() -> Command) -> Tally {
+    use std::os::unix::fs::PermissionsExt;
+    restore();
+    let old = world_files(world);
+    let first = cmd().output_with(b"");
+    assert!(first.status.success(), "{writer}: {}", String::from_utf8_lossy(&first.stderr));
+    let new = world_files(world);
+    assert_ne!(old, new, "{writer} writes something");
+    explore_alone(writer, scratch, restore, cmd, b"", &|at, _, t| {
+        t.states += 1;
+        let now = world_files(world);
+        for (p, bytes) in now.iter().filter(|(p, _)| !temp_files(p.parent().unwrap()).contains(p)) {
+            if old.get(p) != Some(bytes) && new.get(p) != Some(bytes) {
+                t.violations.push(format!("{at}: {} is neither old nor new", p.display()));
             }
-            age_temps(std::slice::from_ref(&world));
-            let next = setup().output_with(b"");
-            if !next.status.success() {
-                t.violations.push(format!("{at}: the next run failed: {}", String::from_utf8_lossy(&next.stderr)));
+            if new.contains_key(p) && fs::metadata(p).unwrap().permissions().mode() & 0o077 != 0 && old.get(p) != Some(bytes) {
+                t.violations.push(format!("{at}: {} is not owner-only", p.display()));
             }
-            if files(&world) != new {
-                t.violations.push(format!("{at}: the next run did not end with the files one whole run writes"));
-            }
-            let left = temp_files(&world);
-            if !left.is_empty() {
-                t.violations.push(format!("{at}: temp files left after the next run: {left:?}"));
-            }
-        });
-        all.push(t);
+        }
+        age_temps(&[world.to_path_buf()]);
+        let next = cmd().output_with(b"");
+        if !next.status.success() {
+            t.violations.push(format!("{at}: the next run failed: {}", String::from_utf8_lossy(&next.stderr)));
+        }
+        if world_files(world) != new {
+            t.violations.push(format!("{at}: the next run did not end with the files one whole run writes"));
+        }
+        let left = temp_files(world);
+        if !left.is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next run: {left:?}"));
+        }
+    })
+}
+
+/// `kijito-setup --mcp --write` registering kijito-local's MCP server with
+/// both hosts (Claude Code's plugin `.mcp.json` beside the user's own
+/// servers, Codex's `config.toml` in a `CODEX_HOME` it creates, and the
+/// root's `.kijito-mcp-registrations`), then `--mcp-uninstall` taking it
+/// out again: killed at any step, each file is the old or the new one
+/// (0600 where written), and the next run finishes the job and leaves no
+/// temp file (docs/setup.md).
+#[test]
+fn no_kill_of_kijito_setup_mcp_tears_a_host_file_or_leaves_a_temp_file() {
+    if strace().is_none() {
+        return;
+    }
+    let s = support::publish::Seeded::new();
+    let world = s.tmp.path().join("world");
+    let prefix = world.join("prefix");
+    for host in ["claude", "codex"] {
+        let bin = prefix.join(host).join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::hard_link(support::bin("kijito-local"), bin.join("kijito-local")).unwrap();
+    }
+    let (home, codex_home) = (s.tmp.path().join("home"), world.join("codex-home"));
+    write_private(
+        &prefix.join("claude/.mcp.json"),
+        b"{\n  \"mcpServers\": {\n    \"docs\": {\n      \"command\": \"/usr/bin/docs-mcp\"\n    }\n  }\n}\n",
+    );
+    let snap = s.path("world-snap");
+    copy_tree(&world, &snap);
+    let restore = || copy_tree(&snap, &world);
+    let scratch = s.path("scratch");
+    let setup = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kijito-setup"));
+        c.env("HOME", &home)
+            .env("XDG_CONFIG_HOME", s.tmp.path().join("config"))
+            .env("CODEX_HOME", &codex_home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .args(args);
+        c
+    };
+    let db = s.server.db_path();
+    let mcp = |host: &'static str| {
+        let (db, prefix) = (db.to_str().unwrap().to_owned(), prefix.to_str().unwrap().to_owned());
+        move || setup(&["--mcp", "--host", host, "--db", &db, "--root", &prefix, "--write"])
+    };
+    let mut all = vec![
+        explore_world("kijito-setup --mcp --host claude --write", &world, &scratch, &restore, &mcp("claude")),
+        explore_world("kijito-setup --mcp --host codex --write", &world, &scratch, &restore, &mcp("codex")),
+    ];
+    // Uninstall from the state both registrations left.
+    restore();
+    for host in ["claude", "codex"] {
+        let o = mcp(host)().output_with(b"");
+        assert!(o.status.success(), "{host}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let registered = s.path("world-registered");
+    copy_tree(&world, &registered);
+    let restore = || copy_tree(&registered, &world);
+    for host in ["claude", "codex"] {
+        let root = prefix.join(host);
+        let uninstall = || setup(&["--mcp-uninstall", "--root", root.to_str().unwrap()]);
+        all.push(explore_world(&format!("kijito-setup --mcp-uninstall ({host} root)"), &world, &scratch, &restore, &uninstall));
     }
     assert_clean(&all);
 }
@@ -1371,4 +1592,531 @@ fn no_kill_of_kijito_compact_request_tears_the_request_or_wedges_the_next_cycle(
         }));
     }
     assert_clean(&all);
+}
+
+/// A latch world saved whole: the workspace's `.memory-latch`, the head
+/// records beside it and the data dir.
+struct Latched {
+    e: support::latch::Env,
+    snap: PathBuf,
+}
+
+impl Latched {
+    fn new(e: support::latch::Env) -> Latched {
+        let snap = e.w.path("snap");
+        fs::create_dir(&snap).unwrap();
+        Latched { e, snap }
+    }
+    /// Save the world as it is now as the starting state.
+    fn save(&self) {
+        for (from, to) in self.dirs() {
+            copy_tree(&from, &self.snap.join(to));
+        }
+    }
+    fn dirs(&self) -> [(PathBuf, &'static str); 3] {
+        [(self.e.ws.join(".memory-latch"), "latch"), (self.e.w.home.join("latch-heads"), "heads"), (self.e.w.data.clone(), "data")]
+    }
+    fn latch(&self, args: &[&str]) -> Command {
+        let mut c = self.e.command(&support::bin("memory-latch"));
+        c.args(args).arg("--workspace").arg(&self.e.ws);
+        c
+    }
+    fn seq(&self) -> Option<u64> {
+        let o = self.latch(&["status", "--json"]).output_with(b"");
+        serde_json::from_slice::<Value>(&o.stdout).ok()?["head"]["seq"].as_u64()
+    }
+    fn temps(&self) -> Vec<PathBuf> {
+        self.dirs().iter().flat_map(|(d, _)| temp_files(d)).collect()
+    }
+    /// After a kill: the next write (a checkpoint) succeeds with `entry_seq`
+    /// one or two past `start`, `verify` says TRUSTED and, once the killed
+    /// run's temp files are older than any live write, none is left.
+    fn next_write(&self, start: u64, at: &str, t: &mut Tally) {
+        t.states += 1;
+        age_temps(&self.dirs().map(|(d, _)| d));
+        let next = self.latch(&["checkpoint", "--next-step", "after"]).output_with(b"");
+        if !next.status.success() {
+            t.violations.push(format!("{at}: the next checkpoint failed: {}", String::from_utf8_lossy(&next.stderr)));
+        }
+        let seq = self.seq();
+        if !matches!(seq, Some(n) if n == start + 1 || n == start + 2) {
+            t.violations.push(format!("{at}: entry_seq {seq:?} after the next write (was {start})"));
+        }
+        let v = self.latch(&["verify", "--json"]).output_with(b"");
+        if !v.status.success() {
+            t.violations.push(format!("{at}: UNTRUSTED after the next write: {}", String::from_utf8_lossy(&v.stdout)));
+        }
+        if !self.temps().is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next write: {:?}", self.temps()));
+        }
+    }
+}
+
+impl Saved for Latched {
+    fn restore(&self) {
+        for (to, from) in self.dirs() {
+            copy_tree(&self.snap.join(from), &to);
+        }
+    }
+    fn scratch(&self) -> PathBuf {
+        let d = self.e.w.path("scratch");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
+
+/// SessionStart(startup) after a long sleep, and the `wake-check --hook`
+/// it forks (docs/wake-check.md, "Hook integration"), which appends the
+/// `wake_findings` entry to the latch: killed in the hook or in the child
+/// at each mutating call. The hook, when it lives, always answers with
+/// wake-check's text (its child's answer, or that it could not run, writes
+/// held: fail closed); a wake hold on disk is whole; the next start
+/// (resume) gets wake-check's real answer; the latch is TRUSTED after the
+/// next write with `entry_seq` one or two on, and no temp file is left.
+#[test]
+fn no_kill_of_session_start_or_its_wake_check_child_loses_the_answer_or_wedges_the_latch() {
+    if strace().is_none() {
+        return;
+    }
+    let mut all = Vec::new();
+    for host in ["claude", "codex"] {
+        let e = support::latch::env();
+        let mut cfg = kijito_latch::Config::new(&e.ws);
+        cfg.boot_id_file = e.boot.clone();
+        cfg.heads_dir = Some(e.w.home.join("latch-heads"));
+        kijito_latch::Latch::open(&cfg).unwrap().seed_history(3, now_ms() as u64 - 3 * 86_400_000).unwrap();
+        let l = Latched::new(e);
+        l.save();
+        let start = l.seq().unwrap();
+        let bin = Forking::new(&["session-hook"], &["wake-check"]);
+        let stdin = |key: &str| {
+            let mut p = payload(host, key);
+            p["session_id"] = serde_json::json!("s1");
+            p["transcript_path"] = serde_json::json!(l.e.w.transcript.to_str().unwrap());
+            p["cwd"] = serde_json::json!(l.e.ws.to_str().unwrap());
+            p.to_string().into_bytes()
+        };
+        let (startup, resume) = if host == "codex" {
+            // (no Codex resume payload: the next start is a startup again)
+            ("app-server:SessionStart:startup", "app-server:SessionStart:startup")
+        } else {
+            ("SessionStart(source=startup)", "SessionStart(source=resume)")
+        };
+        let hook = || {
+            let mut c = l.e.command(&bin.bin("session-hook"));
+            c.args(["--host", host, "--expect", "SessionStart", "--data-dir", &l.e.w.data_arg()]);
+            c
+        };
+        let hold = kijito_wake::hold::path(&l.e.w.qa(), &l.e.ws);
+        let wake_text = "kijito-qa wake-check (local checks)";
+        l.restore();
+        let whole = context(&hook().output_with(&stdin(startup)));
+        assert!(whole.contains(&format!("{wake_text}: trust mode CAUTIOUS")), "{whole}");
+        let writer = format!("{host} session-hook SessionStart(startup) + wake-check --hook");
+        all.push(explore_tree(&writer, &l.scratch(), &|| l.restore(), &hook, &stdin(startup), &["wake-check"], &|at, out, _, t| {
+            t.states += 1;
+            if out.status.signal().is_none() && !context(out).contains(wake_text) {
+                t.violations.push(format!("{at}: the hook lived and answered without wake-check's text: {}", context(out)));
+            }
+            if hold.exists() && fs::read(&hold).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok()).is_none() {
+                t.violations.push(format!("{at}: the wake hold is torn"));
+            }
+            // the next start comes later than any live write lasts
+            age_temps(&l.dirs().map(|(d, _)| d));
+            let next = context(&hook().output_with(&stdin(resume)));
+            if !next.contains(&format!("{wake_text}: trust mode")) {
+                t.violations.push(format!("{at}: the next start got no wake-check answer: {next}"));
+            }
+            l.next_write(start, at, t);
+        }));
+    }
+    assert_clean(&all);
+}
+
+/// PreToolUse of a call the user consented to, and the `memory-latch
+/// tool-gate` it forks to spend that consent (docs/memory-latch.md,
+/// "Crashes"): killed in the hook or in the child at each mutating call.
+/// A child killed before its answer never lets the call through (fail
+/// closed); the consent lets the call through at most once (the killed
+/// run's answer and two more identical calls); the latch is TRUSTED after
+/// the next write with `entry_seq` one or two on; no temp file is left.
+#[test]
+fn no_kill_of_pretool_use_or_its_tool_gate_child_passes_a_consent_twice_or_wedges_the_latch() {
+    if strace().is_none() {
+        return;
+    }
+    let l = Latched::new(support::latch::env());
+    let e = &l.e;
+    e.ok(&["init", "--objective", "crash the tool gate"]);
+    let bin = Forking::new(&["pretool-hook", "prompt-hook"], &["memory-latch"]);
+    let host = "claude";
+    let mut call = support::gate::pre_tool_use(host, "s1", "Bash", serde_json::json!({"command": "rm -rf build", "description": "clean"}));
+    call["transcript_path"] = serde_json::json!(e.w.transcript.to_str().unwrap());
+    call["cwd"] = serde_json::json!(e.ws.to_str().unwrap());
+    call["permission_mode"] = serde_json::json!("default");
+    let stdin = call.to_string().into_bytes();
+    let pretool = || {
+        let mut c = e.command(&bin.bin("pretool-hook"));
+        c.args(["--host", host, "--expect", "PreToolUse", "--data-dir", &e.w.data_arg()]);
+        c
+    };
+    let first = String::from_utf8(pretool().output_with(&stdin).stdout).unwrap();
+    assert!(first.contains("policy_consent_required"), "{first}");
+    let cmd = first.split('`').nth(1).unwrap().replace("\\\"", "\"");
+    let words = shell_words::split(&cmd).unwrap();
+    let out = e.command(&words[0]).args(&words[1..]).stdin(Stdio::null()).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let token = &text[text.find("ACT-").expect("a token")..][..10];
+    assert!(e.user_says_to(&bin.bin("prompt-hook"), host, token).unwrap().contains("confirmed"));
+    l.save();
+    let start = l.seq().unwrap();
+    let allowed = |o: &Output| o.status.signal().is_none() && o.stdout.iter().all(u8::is_ascii_whitespace);
+    l.restore();
+    assert!(allowed(&pretool().output_with(&stdin)), "the consent lets the call through from the starting state");
+    let t = explore_tree(
+        "claude pretool-hook PreToolUse + memory-latch tool-gate",
+        &l.scratch(),
+        &|| l.restore(),
+        &pretool,
+        &stdin,
+        &["memory-latch"],
+        &|at, out, child_before_answer, t| {
+            t.states += 1;
+            if child_before_answer && allowed(out) {
+                t.violations.push(format!("{at}: the child died before its answer and the call was let through"));
+            }
+            // the next calls come later than any live write lasts
+            age_temps(&l.dirs().map(|(d, _)| d));
+            let passes = usize::from(allowed(out)) + (0..2).filter(|_| allowed(&pretool().output_with(&stdin))).count();
+            if passes > 1 {
+                t.violations.push(format!("{at}: the consent let the call through {passes} times"));
+            }
+            l.next_write(start, at, t);
+        },
+    );
+    assert_clean(&[t]);
+}
+
+/// Found by the explorer: SessionStart killed after its `wake-check --hook`
+/// child recorded a long sleep and before the wake hold's rename. The hold
+/// write's temp file was taken as activity, so the next start measured no
+/// sleep: the answer the killed start never gave was lost, and writes were
+/// not held. Now the next start answers it again and holds writes, and
+/// removes the temp file once stale.
+#[test]
+fn a_wake_hold_write_killed_before_its_rename_loses_neither_the_answer_nor_the_hold() {
+    if strace().is_none() {
+        return;
+    }
+    let e = support::latch::env();
+    let mut cfg = kijito_latch::Config::new(&e.ws);
+    cfg.boot_id_file = e.boot.clone();
+    cfg.heads_dir = Some(e.w.home.join("latch-heads"));
+    kijito_latch::Latch::open(&cfg).unwrap().seed_history(3, now_ms() as u64 - 3 * 86_400_000).unwrap();
+    let l = Latched::new(e);
+    l.save();
+    let mut p = payload("claude", "SessionStart(source=startup)");
+    p["session_id"] = serde_json::json!("s1");
+    p["transcript_path"] = serde_json::json!(l.e.w.transcript.to_str().unwrap());
+    p["cwd"] = serde_json::json!(l.e.ws.to_str().unwrap());
+    let stdin = p.to_string().into_bytes();
+    let mut hook = l.e.command(&SESSION_HOOK);
+    hook.args(["--host", "claude", "--expect", "SessionStart", "--data-dir", &l.e.w.data_arg()]);
+    let hold = kijito_wake::hold::path(&l.e.w.qa(), &l.e.ws);
+    let name = hold.file_name().unwrap().to_str().unwrap().to_owned();
+    l.kill_point(&|| {}, &hook, &stdin, |call| renames_into(call, &name));
+    assert!(!hold.exists() && !l.temps().is_empty(), "killed before the hold's rename: {:?}", l.temps());
+    age_temps(&l.dirs().map(|(d, _)| d));
+    let t = context(&hook.output_with(&stdin));
+    assert!(t.contains("kijito-qa wake-check (local checks): trust mode CAUTIOUS") && t.contains("Long sleep detected"), "{t}");
+    assert!(t.contains("writes and irreversible tool calls are held"), "{t}");
+    assert!(hold.exists() && l.temps().is_empty(), "{:?}", l.temps());
+}
+
+/// Found by the explorer: PreToolUse killed while it writes the call's
+/// action file (`<data>/actions/sha256-*.json`, the file a consent names)
+/// left its temp file, which no later call removed. Now the next call of
+/// the same action removes it once stale.
+#[test]
+fn an_action_file_write_killed_before_its_rename_is_cleaned_by_the_next_call() {
+    if strace().is_none() {
+        return;
+    }
+    let l = Latched::new(support::latch::env());
+    l.e.ok(&["init", "--objective", "crash the action file"]);
+    l.save();
+    let mut call = support::gate::pre_tool_use("claude", "s1", "Bash", serde_json::json!({"command": "rm -rf build"}));
+    call["transcript_path"] = serde_json::json!(l.e.w.transcript.to_str().unwrap());
+    call["cwd"] = serde_json::json!(l.e.ws.to_str().unwrap());
+    call["permission_mode"] = serde_json::json!("default");
+    let stdin = call.to_string().into_bytes();
+    let mut pretool = l.e.command(&support::bin("pretool-hook"));
+    pretool.args(["--host", "claude", "--expect", "PreToolUse", "--data-dir", &l.e.w.data_arg()]);
+    l.kill_point(&|| {}, &pretool, &stdin, |c| {
+        c.name.starts_with("rename") && c.paths().last().is_some_and(|p| p.contains("/actions/sha256-"))
+    });
+    assert!(l.temps().iter().any(|t| t.to_str().unwrap().contains("/actions/.sha256-")), "{:?}", l.temps());
+    age_temps(&l.dirs().map(|(d, _)| d));
+    let again = String::from_utf8(pretool.output_with(&stdin).stdout).unwrap();
+    assert!(again.contains("policy_consent_required"), "{again}");
+    assert!(l.temps().is_empty(), "{:?}", l.temps());
+}
+
+/// `kijito-compact request` starting the tmux worker, and that worker
+/// (docs/protocol.md §9.3), with a real tmux pane running a stand-in host
+/// (tests/it/compact_tmux.rs). `request` is killed at each mutating call
+/// (the worker it starts runs untraced: the turn does not end, so it fails
+/// `turn_not_ended` after 0.3 s); the worker, run as `request` runs it
+/// (`kijito-compact worker ...`) from a pending request after the turn's
+/// Stop, is killed at each of its own mutating calls (its `tmux` children
+/// run untraced). After each kill: the request is absent or whole; once no
+/// worker is left, the next `request` either goes through (a pending
+/// request whose worker is gone gets one again) or says why
+/// (`request_exists` for a final request, `no_safe_trigger` naming
+/// `worker_gone` for a `sent` one); the request then ends final (nothing
+/// wedged); `/compact` is typed at most once; no temp file is left.
+#[test]
+fn no_kill_of_the_tmux_workers_start_or_run_wedges_the_adapter_or_types_twice() {
+    if strace().is_none() {
+        return;
+    }
+    use crate::compact_tmux as ct;
+    use kijito_compact::trigger;
+    let Some((w, pane)) = ct::stand_in(ct::Shape::PaneCommand) else { return };
+    let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::parse(&w.data_arg()).unwrap()).unwrap();
+    let s = kijito_protocol::ids::SessionId::parse(ct::S).unwrap();
+    let env = [
+        ("KIJITO_COMPACT_IDLE_WAIT_MS", "300"),
+        ("KIJITO_COMPACT_CLAIM_WAIT_MS", "300"),
+        ("KIJITO_COMPACT_SETTLE_MS", "0"),
+        ("KIJITO_COMPACT_ENTER_GAP_MS", "0"),
+    ];
+    let compact = |args: &[&str]| {
+        let mut c = w.command(env!("CARGO_BIN_EXE_kijito-compact"));
+        c.args(args).args(["--session-id", ct::S, "--data-dir", &w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE").envs(env);
+        c
+    };
+    let request = || compact(&["request"]);
+    let worker_left = || {
+        ct::wait_for("no worker left", 20, || kijito_compact::worker::lock(&qa, &s).unwrap().is_some());
+    };
+    let snap = w.path("snap");
+    fs::create_dir(&snap).unwrap();
+    let typed = || ct::typed(&pane.typed).matches("/compact").count();
+    // what was typed into the pane before the run that is killed
+    let mark = std::cell::Cell::new(0);
+    let restore = |name: &str| {
+        worker_left();
+        copy_tree(&snap.join(name), &w.data);
+        mark.set(typed());
+    };
+    // A running turn with its pass: what `request` starts from.
+    assert_eq!(ct::session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(ct::S);
+    copy_tree(&w.data, &snap.join("turn"));
+    // A pending request, then the turn's Stop: what the worker starts from.
+    let (r, _) = trigger::create_request(&qa, &s, now_ms()).unwrap();
+    ct::stop(&w);
+    copy_tree(&w.data, &snap.join("stopped"));
+    let worker = || compact(&["worker", "--nonce", &r.nonce]);
+    // After a kill: the invariants above.
+    let check = |at: &str, t: &mut Tally| {
+        let before = mark.get();
+        t.states += 1;
+        if let Err(e) = trigger::read_request(&qa, &s) {
+            t.violations.push(format!("{at}: the request is torn: {}", e.code()));
+        }
+        worker_left();
+        age_temps(std::slice::from_ref(&w.data));
+        let was = trigger::read_request(&qa, &s).ok().flatten().map(|r| r.state);
+        let next = request().output_with(b"");
+        let err = String::from_utf8_lossy(&next.stderr).into_owned();
+        let why = match &was {
+            Some(st) if st.is_final() => err.starts_with("kijito_compact_failed:request_exists"),
+            Some(trigger::RequestState::Sent) => err.starts_with("kijito_compact_failed:no_safe_trigger") && err.contains("worker_gone"),
+            _ => next.status.success(),
+        };
+        if !why {
+            t.violations.push(format!("{at}: the next request (over {was:?}) neither went through nor said why: {err}"));
+        }
+        worker_left();
+        match trigger::read_request(&qa, &s) {
+            Ok(Some(r)) if r.state.is_final() => {}
+            other => t.violations.push(format!("{at}: the request is left wedged: {other:?}")),
+        }
+        if typed() > before + 1 {
+            t.violations.push(format!("{at}: /compact typed {} times", typed() - before));
+        }
+        let left = temp_files(&w.data);
+        if !left.is_empty() {
+            t.violations.push(format!("{at}: temp files left after the next request: {left:?}"));
+        }
+    };
+    let all = [
+        explore_alone(
+            "kijito-compact request (tmux: the worker's start)",
+            &w.path("scratch"),
+            &|| restore("turn"),
+            &request,
+            b"",
+            &|at, _, t| check(at, t),
+        ),
+        explore_alone("kijito-compact worker (tmux)", &w.path("scratch"), &|| restore("stopped"), &worker, b"", &|at, _, t| check(at, t)),
+    ];
+    worker_left();
+    assert_clean(&all);
+}
+
+/// A tmux request and its worker, each killed right after a write of the
+/// request file became visible (the fsync of `qa/` after its rename).
+struct TmuxRequest {
+    // (dropped first: its tmux server is killed while its socket still exists)
+    pane: crate::compact_tmux::Pane,
+    w: World,
+    snap: PathBuf,
+    qa: kijito_gate::QaDir,
+    s: kijito_protocol::ids::SessionId,
+}
+
+impl TmuxRequest {
+    /// A running turn with its pass (`stopped`: and a pending request, then
+    /// the turn's Stop), saved; `None` without tmux.
+    fn new(stopped: bool) -> Option<TmuxRequest> {
+        use crate::compact_tmux as ct;
+        let (w, pane) = ct::stand_in(ct::Shape::PaneCommand)?;
+        let qa = kijito_gate::QaDir::open(&kijito_protocol::ids::AbsPath::parse(&w.data_arg()).unwrap()).unwrap();
+        let s = kijito_protocol::ids::SessionId::parse(ct::S).unwrap();
+        assert_eq!(ct::session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+        w.record_ok(ct::S);
+        if stopped {
+            kijito_compact::trigger::create_request(&qa, &s, now_ms()).unwrap();
+            ct::stop(&w);
+        }
+        let snap = w.path("snap");
+        copy_tree(&w.data, &snap);
+        Some(TmuxRequest { pane, w, snap, qa, s })
+    }
+    fn compact(&self, args: &[&str]) -> Command {
+        let mut c = self.w.command(env!("CARGO_BIN_EXE_kijito-compact"));
+        c.args(args).args(["--session-id", self.s.as_str(), "--data-dir", &self.w.data_arg()]).env_remove("TMUX").env_remove("TMUX_PANE");
+        c.envs([("KIJITO_COMPACT_IDLE_WAIT_MS", "300"), ("KIJITO_COMPACT_CLAIM_WAIT_MS", "300"), ("KIJITO_COMPACT_SETTLE_MS", "0")]);
+        c
+    }
+    fn worker_left(&self) {
+        crate::compact_tmux::wait_for("no worker left", 20, || kijito_compact::worker::lock(&self.qa, &self.s).unwrap().is_some());
+    }
+    fn state(&self) -> Option<kijito_compact::trigger::RequestState> {
+        kijito_compact::trigger::read_request(&self.qa, &self.s).unwrap().map(|r| r.state)
+    }
+    /// Killed at the fsync of `qa/` right after the first rename into the request file.
+    fn kill_after_request_write(&self, cmd: &Command) {
+        let name = self.qa.request(&self.s).file_name().unwrap().to_str().unwrap().to_owned();
+        let qa = format!("<{}>", self.w.qa().display());
+        let renamed = std::cell::Cell::new(false);
+        self.kill_point(&|| {}, cmd, b"", |c| {
+            renamed.set(renamed.get() || renames_into(c, &name));
+            renamed.get() && c.name == "fsync" && c.line.contains(&qa)
+        });
+        self.worker_left();
+    }
+}
+
+impl Saved for TmuxRequest {
+    fn restore(&self) {
+        self.worker_left();
+        copy_tree(&self.snap, &self.w.data);
+    }
+    fn scratch(&self) -> PathBuf {
+        let d = self.w.path("scratch");
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
+
+/// Found by the explorer: `request` killed after it recorded the request
+/// and before it started the worker left a `pending` request no worker
+/// would ever act on, and every later `request` answered `request_exists`.
+/// Now the next `request` starts the worker again, which acts on it.
+#[test]
+fn a_request_killed_before_it_started_its_worker_gets_one_from_the_next_request() {
+    if strace().is_none() {
+        return;
+    }
+    let Some(t) = TmuxRequest::new(false) else { return };
+    t.kill_after_request_write(&t.compact(&["request"]));
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Pending));
+    let next = t.compact(&["request"]).output_with(b"");
+    assert!(next.status.success(), "{}", String::from_utf8_lossy(&next.stderr));
+    // The worker started again: the turn never ends, so it fails after 0.3 s.
+    t.worker_left();
+    let st = t.state();
+    assert_eq!(st, Some(kijito_compact::trigger::RequestState::Failed { code: "turn_not_ended".into() }), "{st:?}");
+}
+
+/// Found by the explorer: the worker killed after it marked the request
+/// `sent` (so never typing twice) left it `sent` for good. Now the next
+/// `request` ends it `failed` with `worker_gone` and says to ask the user;
+/// nothing is typed.
+#[test]
+fn a_worker_killed_after_it_marked_the_request_sent_is_failed_by_the_next_request_and_never_types_twice() {
+    if strace().is_none() {
+        return;
+    }
+    let Some(t) = TmuxRequest::new(true) else { return };
+    let nonce = kijito_compact::trigger::read_request(&t.qa, &t.s).unwrap().unwrap().nonce;
+    t.kill_after_request_write(&t.compact(&["worker", "--nonce", &nonce]));
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Sent));
+    let next = t.compact(&["request"]).output_with(b"");
+    let err = String::from_utf8_lossy(&next.stderr);
+    assert!(
+        err.starts_with("kijito_compact_failed:no_safe_trigger") && err.contains("worker_gone") && err.contains("/compact now"),
+        "{err}"
+    );
+    assert_eq!(t.state(), Some(kijito_compact::trigger::RequestState::Failed { code: "worker_gone".into() }));
+    // Only the whole traced run that found the kill point typed (once).
+    assert_eq!(crate::compact_tmux::typed(&t.pane.typed), "/compact\r", "nothing typed after the kill");
+}
+
+/// Concurrency stays proven (docs/testing.md, "Crash explorer"): a Codex
+/// session and a Claude Code session sharing one data dir (two hosts of one
+/// user on one workspace), each with a pass from real verifier boots
+/// against a real kijito-local, compact at the same time, each in its host's
+/// hook order: each gets its own ATTESTED re-entry, once, and neither
+/// touches the other's state.
+#[test]
+fn two_hosts_sharing_one_data_dir_compact_at_once_and_each_gets_its_own_reentry() {
+    let c = support::gate::Cycle::new();
+    for k in &HOSTS {
+        c.record(k.s);
+    }
+    let steps = |k: &'static Keys| {
+        let order: [(&str, &str, Option<&str>); 3] = if k.host == "claude" {
+            [(&PRECOMPACT, k.precompact, None), (&SESSION_HOOK, k.compact_start, Some("SessionStart")), (&POSTCOMPACT, k.postcompact, None)]
+        } else {
+            [(&PRECOMPACT, k.precompact, None), (&POSTCOMPACT, k.postcompact, None), (&SESSION_HOOK, k.compact_start, Some("SessionStart"))]
+        };
+        order.map(|(bin, key, expect)| (bin.to_owned(), key, expect))
+    };
+    let run = |k: &'static Keys| {
+        let mut delivered = Vec::new();
+        for (bin, key, expect) in steps(k) {
+            let args: Vec<&str> = expect.map(|e| vec!["--expect", e]).unwrap_or_default();
+            let out = c.hook(&bin, k.host, &args, &c.stdin(k.host, key, k.s, None, None));
+            delivered.extend(reentries(&out.stdout));
+        }
+        delivered
+    };
+    std::thread::scope(|scope| {
+        let both: Vec<_> = HOSTS.iter().map(|k| (k, scope.spawn(move || run(k)))).collect();
+        for (k, h) in both {
+            let r = h.join().unwrap();
+            assert_eq!(r.len(), 1, "{}: {r:?}", k.host);
+            assert!(r[0].starts_with(&format!("kijito-qa re-entry after compaction: ATTESTED (session {}).", k.s)), "{}: {r:?}", k.host);
+        }
+    });
+    // Delivered once each: the next prompt of each session carries none.
+    for k in &HOSTS {
+        let out = c.hook(&support::bin("prompt-hook"), k.host, &["--expect", "UserPromptSubmit"], &c.stdin(k.host, k.ups, k.s, None, None));
+        assert!(reentries(&out.stdout).is_empty(), "{}", k.host);
+    }
 }

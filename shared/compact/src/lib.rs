@@ -41,6 +41,9 @@ pub mod codes {
         TMUX_UNAVAILABLE TmuxUnavailable = "tmux_unavailable",
         SEND_FAILED SendFailed = "send_failed",
         WORKER_SPAWN_FAILED WorkerSpawnFailed = "worker_spawn_failed",
+        /// A `sent` request whose worker died before it saw the compaction
+        /// (docs/protocol.md §9.3, "A killed worker").
+        WORKER_GONE WorkerGone = "worker_gone",
         /// A client of the pane's tmux session pressed a key since the turn
         /// began (the keystroke rule, docs/adapters.md).
         USER_TYPED UserTyped = "user_typed",
@@ -72,13 +75,16 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
             return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the pinned tmux pane no longer runs this session's host. {ASK_USER}")));
         }
     }
-    let (mut r, pin) = trigger::create_request(&qa, s, now_ms).map_err(|e| {
-        if e.code_as() == Some(codes::NO_SAFE_TRIGGER) {
-            Error::new(codes::NO_SAFE_TRIGGER, format!("{} {ASK_USER}", e.message()))
-        } else {
-            e
-        }
-    })?;
+    let (mut r, pin) = match trigger::create_request(&qa, s, now_ms) {
+        Err(e) if e.code_as() == Some(codes::REQUEST_EXISTS) => return resume_killed_worker(&qa, data_dir, s, worker_exe, now_ms, e),
+        other => other.map_err(|e| {
+            if e.code_as() == Some(codes::NO_SAFE_TRIGGER) {
+                Error::new(codes::NO_SAFE_TRIGGER, format!("{} {ASK_USER}", e.message()))
+            } else {
+                e
+            }
+        })?,
+    };
     if matches!(pin.via, Via::Tmux { .. }) {
         if let Err(e) = spawn_worker(worker_exe, data_dir, s, &r.nonce) {
             let _ = trigger::finish_failed(&qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() }, now_ms);
@@ -86,6 +92,31 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
         }
     }
     Ok(trigger::requested_line(&r))
+}
+
+/// A request for this pass exists (`exists`, the `request_exists` refusal).
+/// When it is a tmux request that is not final and no worker holds its lock
+/// (the one that was started was killed, or `request` was killed before it
+/// started one: docs/protocol.md §9.3, "A killed worker"): a `pending` one
+/// gets a worker again and the requested line; a `sent` one ends `failed`
+/// with `worker_gone` (`/compact` may have been typed; it is never typed
+/// twice) and the answer is `no_safe_trigger`. Otherwise `exists` stands.
+fn resume_killed_worker(qa: &QaDir, data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64, exists: Error) -> Result<String> {
+    let Some(mut r) = trigger::read_request(qa, s)? else { return Err(exists) };
+    if !matches!(r.via, ViaKind::Tmux) || r.state.is_final() || worker::lock(qa, s)?.is_none() {
+        return Err(exists);
+    }
+    if r.state == trigger::RequestState::Pending {
+        spawn_worker(worker_exe, data_dir, s, &r.nonce).map_err(|e| {
+            Error::new(codes::NO_SAFE_TRIGGER, format!("the tmux worker could not start again ({}). {ASK_USER}", e.message()))
+        })?;
+        return Ok(trigger::requested_line(&r));
+    }
+    trigger::finish_failed(qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_GONE.into() }, now_ms)?;
+    Err(Error::new(
+        codes::NO_SAFE_TRIGGER,
+        format!("the tmux worker of this request ended after it marked `/compact` sent and before the compaction was seen ({}); it is not typed again. {ASK_USER}", codes::WORKER_GONE),
+    ))
 }
 
 /// Start `exe worker --session-id S --data-dir D --nonce N` in its own
@@ -122,6 +153,12 @@ pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trig
     // a login shell resets it); without a pin the worker ends at once.
     let pinned = QaDir::open(data_dir).ok().and_then(|qa| trigger::read_pin(&qa, s).ok().flatten());
     let tmux = pinned.map(|p| tmux::RealTmux::for_via(&p.via)).unwrap_or_default();
+    // One worker per session at a time, holding the lock for its whole run:
+    // another one already holds it, so this one leaves the request alone.
+    let qa = QaDir::open(data_dir)?;
+    let Some(_held) = worker::lock(&qa, s)? else {
+        return Ok(trigger::read_request(&qa, s)?.map(|r| r.state).unwrap_or(trigger::RequestState::Pending));
+    };
     let world = worker::World { tmux: &tmux, procs: &procfs::RealProcs, now_ms: &kijito_gate::now_ms, sleep: &std::thread::sleep };
     worker::run(data_dir, s, nonce, &worker::Limits::from_env(), &world)
 }

@@ -270,6 +270,33 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
     }
 }
 
+/// The worker's lock, `compact-worker.<session>.lock` in the QA dir
+/// (owner-only, no symlink followed): a worker holds it for its whole run
+/// and the kernel drops it when the worker dies, so `request` can tell a
+/// live worker from a killed one (docs/protocol.md §9.3, "A killed
+/// worker"). `None`: another process holds it now.
+pub fn lock(qa: &QaDir, s: &SessionId) -> Result<Option<kijito_files::lock::Held>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = qa.path().as_path().join(format!("compact-worker.{s}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot open {}: {e}", path.display())))?;
+    let once = kijito_files::lock::Backoff { first: Duration::from_millis(1), max: Duration::from_millis(1) };
+    match kijito_files::lock::exclusive_within(file, Duration::ZERO, once) {
+        Ok(held) => Ok(Some(held)),
+        Err(kijito_files::lock::Refused::TimedOut) => Ok(None),
+        Err(kijito_files::lock::Refused::Failed(e)) => {
+            Err(Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot lock {}: {e}", path.display())))
+        }
+    }
+}
+
 /// The worker's world: tmux, /proc, the clock and sleeping.
 pub struct World<'a> {
     pub tmux: &'a dyn Tmux,

@@ -459,5 +459,8 @@ fn write_action_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     if let Some(dir) = path.parent() {
         kijito_files::private::ensure_private_dir(dir)?;
     }
+    // a killed earlier write's temp file, once older than any live write
+    // (docs/protocol.md §7, "Crash recovery"), goes with this one
+    let _ = kijito_files::private::remove_stale_temps_older(path, std::time::Duration::from_secs(30));
     kijito_files::private::write_atomic(path, bytes)
 }

@@ -421,6 +421,7 @@ pub fn unregister(root: &Path) -> Result<Vec<String>> {
         match rest {
             None => {
                 private::remove_owned(&rec.path)?;
+                private::fsync_parent(&rec.path)?;
                 done.push(format!("{}: removed (it held only kijito-qa's server)", rec.path.display()));
             }
             Some(t) if t == text => done.push(format!("{}: no kijito-qa server in it; left as it is", rec.path.display())),
@@ -430,7 +431,11 @@ pub fn unregister(root: &Path) -> Result<Vec<String>> {
             }
         }
     }
-    private::remove_owned(&root.join(REGISTRATIONS_FILE))?;
+    // each removal is made durable before the next step relies on it
+    // (docs/protocol.md §7, "Crash recovery")
+    if private::remove_owned(&root.join(REGISTRATIONS_FILE))? {
+        private::fsync_parent(&root.join(REGISTRATIONS_FILE))?;
+    }
     Ok(done)
 }
 

@@ -256,8 +256,10 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
         let name = ent.file_name();
         let Some(name) = name.to_str() else { continue };
         // The wake hold is the wake check's own output, not activity: it
-        // must not end the long sleep it reports.
-        if name.starts_with(crate::hold::PREFIX) {
+        // must not end the long sleep it reports; nor the temp file of a
+        // hold write killed before its rename, else the next start would
+        // lose the answer the killed one never gave.
+        if name.starts_with(crate::hold::PREFIX) || name.strip_prefix('.').is_some_and(|n| n.starts_with(crate::hold::PREFIX)) {
             continue;
         }
         let path = ent.path();

@@ -57,7 +57,11 @@ pub fn set(qa: &QaDir, workspace: &Path, hold: Hold, findings: &[String], sessio
     if let Some(s) = session {
         body["session"] = serde_json::json!(s.as_str());
     }
-    qa.write_atomic(&path(qa.path().as_path(), workspace), format!("{body}\n").as_bytes())
+    let path = path(qa.path().as_path(), workspace);
+    // a killed earlier write's temp file, once older than any live write
+    // (docs/protocol.md §7, "Crash recovery"), goes with this one
+    let _ = kijito_files::private::remove_stale_temps_older(&path, std::time::Duration::from_secs(30));
+    qa.write_atomic(&path, format!("{body}\n").as_bytes())
 }
 
 /// Lift the hold of `workspace` (nothing to do when there is none).
