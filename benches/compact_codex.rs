@@ -2,7 +2,7 @@
 //! (turn/completed written by the app-server) to the adapter's
 //! thread/compact/start reaching the app-server, when a request is pending
 //! for that pinned thread. Both instants are taken by the stand-in app-server
-//! (tests/support/fake-codex.py, one monotonic clock), so the figure holds the
+//! (kijito_testkit::codex, its turns timed; one monotonic clock), so the figure holds the
 //! two pipe hops, the adapter's parsing and its checks of the pin, request,
 //! pass and kill switch files; the host's own compaction time is not in it.
 //! Each round: a fresh pass (restored bytes of a real `qa-gate record`), a
@@ -30,7 +30,6 @@ fn main() {
     let bin: PathBuf = std::env::var_os("KIJITO_BENCH_BIN_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_BIN_EXE_kijito-local")).parent().unwrap().to_owned());
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-codex.py");
     // A real world: the demo leaves a seeded store's reports and transcript.
     let out = Command::new(bin.join("kijito-local")).args(["demo", "--keep"]).output().expect("demo");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -39,15 +38,15 @@ fn main() {
     let data = dir.join("bench-data");
     std::fs::create_dir(&data).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let fd = dir.join("fake-codex");
+    let fd = dir.join("standin-codex");
     std::fs::create_dir(&fd).unwrap();
     let log = fd.join("server.jsonl");
 
     let mut child = Command::new(bin.join("kijito-compact"))
-        .args(["codex", "--stdio-client", "--codex", fake.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
-        .env("FAKE_CODEX_DIR", &fd)
-        .env("FAKE_TURN_MS", "5")
-        .env("FAKE_COMPACT_MS", "20")
+        .args(["codex", "--stdio-client", "--codex", kijito_testkit::codex::STANDIN, "--data-dir", data.to_str().unwrap()])
+        .env("STANDIN_DIR", &fd)
+        .env("STANDIN_TURN_MS", "5")
+        .env("STANDIN_COMPACT_MS", "20")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -715,3 +715,73 @@ fn no_rust_file_cites_an_issue_number() {
     }
     assert!(bad.is_empty(), "cite docs/... instead of an issue number:\n{}", bad.join("\n"));
 }
+
+/// The package directory `file` belongs to: its nearest ancestor holding a
+/// Cargo.toml (a `shared/<crate>` inside the root package's directory is a
+/// package of its own).
+fn owning_package(file: &Path) -> Option<std::path::PathBuf> {
+    file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_owned)
+}
+
+/// `a/b/../c` as `a/c`, on the path's text alone.
+fn normalized(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The `#[path = "..."]` lines of `file` (its text `text`) whose file lies
+/// in another package than `file`: the line and where it points.
+fn path_includes_leaving_the_package(file: &Path, text: &str) -> Vec<(usize, std::path::PathBuf)> {
+    let own = owning_package(file);
+    let mut found = Vec::new();
+    for (n, l) in text.lines().enumerate() {
+        let Some(rest) = l.trim().strip_prefix("#[path = \"") else { continue };
+        let target = normalized(&file.parent().unwrap().join(rest.split('"').next().unwrap()));
+        if owning_package(&target) != own {
+            found.push((n + 1, target));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_path_scan_finds_an_include_of_another_package() {
+    let root = Path::new(ROOT);
+    let hooks = root.join("shared/hooks/tests/it/main.rs");
+    let text = "//! x\n#[path = \"../../../../tests/support/pass.rs\"]\nmod pass;\n#[path = \"../common/mod.rs\"]\nmod common;";
+    assert_eq!(path_includes_leaving_the_package(&hooks, text), [(2, root.join("tests/support/pass.rs"))]);
+    let gate = root.join("shared/compact/tests/it/main.rs");
+    assert_eq!(path_includes_leaving_the_package(&gate, "#[path = \"../../../gate/tests/common/mod.rs\"]").len(), 1);
+    // The root package's benches and its test harness share tests/support.
+    let bench = root.join("benches/snapshot.rs");
+    assert!(path_includes_leaving_the_package(&bench, "#[path = \"../tests/support/mod.rs\"]").is_empty());
+}
+
+/// Test support is shared as a crate, kijito-testkit (docs/testing.md), never
+/// by including another package's files: a `#[path]` stays inside its own
+/// package. The root package's benches include its `tests/support`: the
+/// same package (they are its bench targets, beside its test harness),
+/// since the support there runs the root package's own binaries
+/// (`CARGO_BIN_EXE_*`), which only its targets can name.
+#[test]
+fn no_path_include_crosses_a_package() {
+    let files = repository_rust_files();
+    assert!(files.len() > 100, "too few Rust files found: {}", files.len());
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, target) in path_includes_leaving_the_package(&f, &text) {
+            bad.push(format!("{}:{line} -> {}", f.strip_prefix(ROOT).unwrap().display(), target.display()));
+        }
+    }
+    assert!(bad.is_empty(), "take it from kijito-testkit (or a module of the package) instead:\n{}", bad.join("\n"));
+}

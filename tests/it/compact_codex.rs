@@ -1,6 +1,6 @@
 //! `kijito-compact codex` end to end on this machine: the real adapter binary,
-//! a stand-in app-server and TUI (tests/support/fake-codex.py, behaving as
-//! measured on Codex 0.169), this test as the WebSocket client on the
+//! a stand-in app-server and TUI (kijito_testkit::codex, behaving as
+//! measured on Codex 0.169, its turns timed), this test as the WebSocket client on the
 //! adapter's socket, a real pass (`qa-gate record`) and the real
 //! precompact/postcompact hooks for the claim. The real-host version of this
 //! is `tests/hosts/run.sh --only adapter-compact`.
@@ -11,31 +11,18 @@ use crate::support;
 use kijito_compact::trigger::{self, Pin, RequestState, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_testkit::codex::STANDIN;
+use kijito_testkit::{jsonl, wait_for};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::gate::*;
 use support::ws::{send, Ws};
 
 const KIJITO_COMPACT: &str = env!("CARGO_BIN_EXE_kijito-compact");
-
-fn fake_codex() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-codex.py")
-}
-
-fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "timed out after {secs}s waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 struct Run {
     w: World,
@@ -49,7 +36,7 @@ fn start(turn_ms: u64, compact_ms: u64) -> Run {
     let w = World::new();
     fs::create_dir(&w.data).unwrap();
     fs::set_permissions(&w.data, fs::Permissions::from_mode(0o700)).unwrap();
-    let fd = w.path("fake");
+    let fd = w.path("standin");
     let run = w.path("run");
     for d in [&fd, &run] {
         fs::create_dir(d).unwrap();
@@ -58,11 +45,11 @@ fn start(turn_ms: u64, compact_ms: u64) -> Run {
     let log = w.path("messages.jsonl");
     let child = w
         .command(KIJITO_COMPACT)
-        .args(["codex", "--codex", fake_codex().to_str().unwrap(), "--data-dir", &w.data_arg(), "--message-log", log.to_str().unwrap()])
+        .args(["codex", "--codex", STANDIN, "--data-dir", &w.data_arg(), "--message-log", log.to_str().unwrap()])
         .args(["--", "--some-tui-flag", "x"])
-        .env("FAKE_CODEX_DIR", &fd)
-        .env("FAKE_TURN_MS", turn_ms.to_string())
-        .env("FAKE_COMPACT_MS", compact_ms.to_string())
+        .env("STANDIN_DIR", &fd)
+        .env("STANDIN_TURN_MS", turn_ms.to_string())
+        .env("STANDIN_COMPACT_MS", compact_ms.to_string())
         .env("XDG_RUNTIME_DIR", &run)
         .stdin(Stdio::null())
         .spawn()
@@ -90,10 +77,6 @@ fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -
 
 fn is_method(v: &Value, m: &str) -> bool {
     v["method"] == m
-}
-
-fn jsonl(p: &Path) -> Vec<Value> {
-    fs::read_to_string(p).unwrap_or_default().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 #[test]
@@ -240,7 +223,7 @@ fn nothing_is_sent_without_a_pin_to_this_adapter_or_with_the_kill_switch() {
 fn headless_stdio_client_and_usage_errors() {
     let w = World::new();
     // codex arguments make no sense without a TUI
-    let out = w.run(KIJITO_COMPACT, &["codex", "--stdio-client", "--codex", fake_codex().to_str().unwrap(), "--", "x"], b"");
+    let out = w.run(KIJITO_COMPACT, &["codex", "--stdio-client", "--codex", STANDIN, "--", "x"], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("kijito_compact_failed:codex_usage"));
     let out = w.run(KIJITO_COMPACT, &["codex", "--codex", "relative/codex"], b"");
@@ -255,16 +238,7 @@ fn headless_stdio_client_and_usage_errors() {
     for p in [&existing, &link] {
         let out = w.run(
             KIJITO_COMPACT,
-            &[
-                "codex",
-                "--stdio-client",
-                "--codex",
-                fake_codex().to_str().unwrap(),
-                "--data-dir",
-                &w.data_arg(),
-                "--message-log",
-                p.to_str().unwrap(),
-            ],
+            &["codex", "--stdio-client", "--codex", STANDIN, "--data-dir", &w.data_arg(), "--message-log", p.to_str().unwrap()],
             b"",
         );
         assert_ne!(out.status.code(), Some(0), "{}", p.display());
@@ -272,10 +246,10 @@ fn headless_stdio_client_and_usage_errors() {
     }
     assert_eq!(fs::read(&existing).unwrap(), b"");
     // headless: JSON lines on stdin/stdout, forwarded unchanged
-    let fd = w.path("fake");
+    let fd = w.path("standin");
     fs::create_dir(&fd).unwrap();
     let mut c = w.command(KIJITO_COMPACT);
-    c.args(["codex", "--stdio-client", "--codex", fake_codex().to_str().unwrap(), "--data-dir", &w.data_arg()]).env("FAKE_CODEX_DIR", &fd);
+    c.args(["codex", "--stdio-client", "--codex", STANDIN, "--data-dir", &w.data_arg()]).env("STANDIN_DIR", &fd);
     let child = c.spawn().unwrap();
     let mut stdin = child.stdin.as_ref().unwrap();
     use std::io::Write;

@@ -1,23 +1,24 @@
-//! The one test support module of the integration tests and benches:
-//! [`server`] (a real kijito-local on an ephemeral loopback port, raw HTTP),
-//! [`gate`] (QA state worlds, hook stdin, reports), [`latch`] (a memory-latch
-//! workspace beside a gate world), [`pass`] (the one hand-built QA pass of
-//! every harness), [`publish`] (seeded
+//! The root package's test support, for its integration tests and benches:
+//! what needs this package's binaries lives here: [`server`] (a real
+//! kijito-local on an ephemeral loopback port, raw HTTP), [`gate`] (QA state
+//! worlds run through the binaries, hook stdin, reports), [`latch`] (a
+//! memory-latch workspace beside a gate world), [`publish`] (seeded
 //! pointers, publish runs), [`snapshot`] (seeded snapshots, reports), and
-//! [`bin`], the path of any built binary of the workspace, and
-//! [`isolated`] (a test that changes process-wide state runs alone in a child),
-//! [`ws`] (the TUI side of the Codex adapter's WebSocket).
+//! [`bin`], the path of any built binary of the workspace. The rest is the
+//! workspace's test-support crate, kijito-testkit (docs/testing.md),
+//! re-exported under the same names: [`pass`] (the one hand-built QA pass of
+//! every harness), [`isolated`] (a test that changes process-wide state runs
+//! alone in a child), [`ws`] (the TUI side of the Codex adapter's WebSocket).
 
 #![allow(dead_code, unused_imports)]
 
 pub(crate) mod gate;
-pub(crate) mod isolated;
 pub(crate) mod latch;
-pub(crate) mod pass;
 pub(crate) mod publish;
 pub(crate) mod server;
 pub(crate) mod snapshot;
-pub(crate) mod ws;
+
+pub(crate) use kijito_testkit::{isolated, pass, ws};
 
 pub(crate) use server::*;
 

@@ -2,7 +2,7 @@
 //! and stdout. This binary is its own harness: started with
 //! `--adapter-child DATA CODEX` it is the adapter (its stdin/stdout are the
 //! test's pipes); otherwise it is the test, which starts itself that way
-//! with the stand-in app-server (tests/support/standin-codex.py).
+//! with the stand-in app-server (kijito_testkit::codex).
 
 #![allow(clippy::unwrap_used)]
 

@@ -15,26 +15,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from he2e.common import strings_in  # noqa: E402  (the harness's own marker search)
+from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 
 ATTESTED = re.compile(r"(?<!UN)ATTESTED")
-
-
-def fail(msg):
-    print("  FAIL: " + msg)
-    sys.exit(1)
-
-
-def ok(msg):
-    print("  ok: " + msg)
-
-
-def jsonl(path):
-    out = []
-    if os.path.exists(path):
-        for line in open(path, encoding="utf-8"):
-            if line.strip():
-                out.append(json.loads(line))
-    return out
 
 
 

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e import flight  # noqa: E402
 from he2e.common import strings_in  # noqa: E402
 from he2e.qa_driver import HOOK_HEAD, strings_in_order  # noqa: E402
-from check import fail, jsonl, ok  # noqa: E402
+from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 
 REENTRY = re.compile(r"kijito-qa re-entry after compaction: (ATTESTED|UNATTESTED) \(session ([^)]+)\)")
 REASON = re.compile(r"^kijito-qa re-entry after compaction: UNATTESTED \(session [^)]+\)\. Reason: ([a-z0-9_]+)\.")

@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e.common import strings_in  # noqa: E402
-from check import fail, jsonl, ok  # noqa: E402  (one copy of the scenario helpers)
+from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 
 ATTESTED = re.compile(r"re-entry after compaction: ATTESTED")
 UNATTESTED = re.compile(r"re-entry after compaction: UNATTESTED")

@@ -25,7 +25,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e.common import strings_in  # noqa: E402
-from check import fail, jsonl, ok  # noqa: E402
+from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 import check_agent  # noqa: E402
 
 REENTRY = re.compile(r"kijito-qa re-entry after compaction: (ATTESTED|UNATTESTED) \(session ([^)]+)\)")

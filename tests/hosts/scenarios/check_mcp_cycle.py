@@ -28,58 +28,44 @@ sys.dont_write_bytecode = True
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 from he2e.common import strings_in  # noqa: E402
+from he2e.verdict import exit_status, expect, failures, jsonl  # noqa: E402
 
 WITNESSED = "The PreToolUse hook witnessed both cold boots, run by two distinct subagents (bootsWitnessed: true)."
-fails = []
-
-
-def ok(cond, what):
-    print("  %s %s" % ("ok  " if cond else "FAIL", what))
-    if not cond:
-        fails.append(what)
-    return cond
-
-
-def jsonl(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def main(out, root, host, hook_root):
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
-    ok(summary.get("ok"), "host-e2e run completed (%s)" % "; ".join(summary.get("errors") or ["no errors"]))
+    expect(summary.get("ok"), "host-e2e run completed (%s)" % "; ".join(summary.get("errors") or ["no errors"]))
     ids = json.load(open(os.path.join(out, "cycle-ids.json")))
     a, b, c = ids["A"], ids["B"], ids["C"]
     seen = open(os.path.join(out, "requests.jsonl"), encoding="utf-8").read()
     for answer in ["Created [%d]" % a, "Created [%d]" % b, "Corrected [%d] by [%d]" % (a, c), "Faded [%d]" % b]:
-        ok(answer in seen, "the model saw the MCP tool result %r" % answer)
-    ok("No memories match" in seen or "host e2e anchor" in seen, "the model saw the recall's answer")
+        expect(answer in seen, "the model saw the MCP tool result %r" % answer)
+    expect("No memories match" in seen or "host e2e anchor" in seen, "the model saw the recall's answer")
 
     # ---- the publication
     manifest = json.load(open(os.path.join(out, "cycle-manifest.json")))
     corrected = "Decision: the parser renames the AST nodes (the old names are gone since 0.4)."
-    ok(manifest.get("anchors") == [
+    expect(manifest.get("anchors") == [
         {"id": c, "status": "current", "sha256": hashlib.sha256(corrected.encode()).hexdigest(), "purpose": "the parser decision, as corrected"},
         {"id": a, "status": "retired", "supersededBy": c, "purpose": "the parser decision before its correction"}],
        "the published manifest names C=[%d] current and A=[%d] retired, superseded by C" % (c, a))
     digest = hashlib.sha256(json.dumps(manifest, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
-    ok(("published pointer %d: digest " % manifest["pointerId"]) in seen and ("-> %s" % digest) in seen,
+    expect(("published pointer %d: digest " % manifest["pointerId"]) in seen and ("-> %s" % digest) in seen,
        "the agent's own tool call published it (pointer-publish; the model saw digest %s)" % digest[:12])
 
     reports = []
     for name in sorted(os.listdir(os.path.join(out, "reports"))) if os.path.isdir(os.path.join(out, "reports")) else []:
         reports.append(json.load(open(os.path.join(out, "reports", name))))
-    ok(len(reports) == 2 and all(r.get("verdict") == "green" and r.get("pointerDigest") == digest for r in reports)
+    expect(len(reports) == 2 and all(r.get("verdict") == "green" and r.get("pointerDigest") == digest for r in reports)
        and reports[0].get("snapshotDigest") == reports[1].get("snapshotDigest"),
        "two green cold-boot reports of the published manifest (digest %s), one snapshot digest" % digest[:12])
     wit = jsonl(os.path.join(out, "qa-witness.jsonl"))
     agents = [x.get("agentId") for x in wit]
-    ok(len(wit) == 2 and None not in agents and len(set(agents)) == 2,
+    expect(len(wit) == 2 and None not in agents and len(set(agents)) == 2,
        "the PreToolUse hook witnessed both boots, two distinct subagents: %s" % agents)
-    ok('"type":"kijito.compaction.ready"' in seen.replace('\\"', '"'), "qa-gate record printed the ready signal to the model")
+    expect('"type":"kijito.compaction.ready"' in seen.replace('\\"', '"'), "qa-gate record printed the ready signal to the model")
 
     # ---- compaction and the ATTESTED re-entry (the attested-manual checks)
     if len(reports) == 2:
@@ -88,18 +74,18 @@ def main(out, root, host, hook_root):
                        "pointerDigest": digest, "snapshotDigest": reports[0]["snapshotDigest"]}, f)
         # the hooks run from the installed root (the copy's hook commands are the install's absolute paths)
         r = subprocess.run([sys.executable, os.path.join(here, "check.py"), "attested", out, hook_root])
-        ok(r.returncode == 0, "scenarios/check.py attested: the ATTESTED re-entry reached the resumed model once")
+        expect(r.returncode == 0, "scenarios/check.py attested: the ATTESTED re-entry reached the resumed model once")
         comp = [x["seq"] for x in summary.get("requests", []) if x.get("kind") == "compaction"]
         after = [x for x in jsonl(os.path.join(out, "requests.jsonl")) if comp and x.get("seq", 0) > comp[0]]
-        ok(any(WITNESSED in t for x in after[:1] for t in strings_in(x.get("body"))),
+        expect(any(WITNESSED in t for x in after[:1] for t in strings_in(x.get("body"))),
            "the first request after the compaction carries the re-entry saying the boots were witnessed: %r" % WITNESSED)
 
     # ---- the store afterwards, through kijito-local's MCP server
     text = {m["id"]: m["result"]["content"][0]["text"] for m in jsonl(os.path.join(out, "store-after.jsonl")) if m.get("id") in (2, 3, 4)}
-    ok("\nLifecycle: retired\n" in text.get(2, "") and text.get(2, "").endswith("Scarred: yes (corrected by [%d]; eroded)" % c),
+    expect("\nLifecycle: retired\n" in text.get(2, "") and text.get(2, "").endswith("Scarred: yes (corrected by [%d]; eroded)" % c),
        "A=[%d] is retired and scarred, corrected by [%d]" % (a, c))
-    ok(" · faded\n" in text.get(3, ""), "B=[%d] is faded" % b)
-    ok("\nSource: correction\n" in text.get(4, "") and "renames the AST nodes" in text.get(4, ""), "C=[%d] is the correction" % c)
+    expect(" · faded\n" in text.get(3, ""), "B=[%d] is faded" % b)
+    expect("\nSource: correction\n" in text.get(4, "") and "renames the AST nodes" in text.get(4, ""), "C=[%d] is the correction" % c)
 
 
 if __name__ == "__main__":
@@ -107,6 +93,6 @@ if __name__ == "__main__":
     try:
         main(out, root, host, hook_root)
     except (OSError, ValueError, KeyError) as e:
-        ok(False, "evidence missing or malformed: %r" % e)
-    print("  mcp-cycle %s: %s" % (host, "FAIL (%d)" % len(fails) if fails else "all checks passed"))
-    sys.exit(1 if fails else 0)
+        expect(False, "evidence missing or malformed: %r" % e)
+    print("  mcp-cycle %s: %s" % (host, "FAIL (%d)" % len(failures) if failures else "all checks passed"))
+    sys.exit(exit_status())

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e import policy_driver, selfconsent_driver  # noqa: E402
 from he2e import claude as claude_debug  # noqa: E402
-from check import fail, jsonl, ok  # noqa: E402
+from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 import check_agent  # noqa: E402
 import check_policy  # noqa: E402
 

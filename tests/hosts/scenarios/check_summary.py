@@ -16,16 +16,9 @@ import sys
 
 want, out, root = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
-
-
-def fail(msg):
-    print("  FAIL: " + msg)
-    sys.exit(1)
-
-
-def ok(msg):
-    print("  ok: " + msg)
-
+sys.path.insert(0, os.path.join(here, "..", "lib"))
+from he2e.common import strings_in  # noqa: E402
+from he2e.verdict import fail, jsonl, ok  # noqa: E402
 
 r = subprocess.run([sys.executable, os.path.join(here, "check.py"), "attested", out, root])
 if r.returncode != 0:
@@ -52,13 +45,11 @@ if pair != (carried, "carried" if carried else "values_missing"):
     fail("claim record summaryCarried/summaryCheck = %s, expected %s" % (pair, carried))
 ok("claim record: summaryCarried %s (%s), pointer %s" % (json.dumps(pair[0]), pair[1], claim["pointerId"]))
 # The summary text the host kept (a later request carries it) holds the values, or lacks one.
-reqs = [json.loads(l) for l in open(os.path.join(out, "requests.jsonl")) if l.strip()]
+reqs = jsonl(os.path.join(out, "requests.jsonl"))
 kinds = {r["seq"]: r["kind"] for r in s["requests"]}
 comp = [r["seq"] for r in s["requests"] if r["kind"] == "compaction"]
 line = "kijito-snapshot-digest: %s" % expected["snapshotDigest"]
 after = [r for r in reqs if r["seq"] > comp[0] and kinds.get(r["seq"]) == "turn"]
-sys.path.insert(0, os.path.join(here, "..", "lib"))
-from he2e.common import strings_in  # noqa: E402
 pending = [t for t in strings_in(after[0].get("body")) if "kijito-qa re-entry after compaction: ATTESTED" in t] if after else []
 if not any("summaryCarried: pending" in t for t in pending):
     fail("the re-entry text in the first request after compaction does not say summaryCarried: pending")

@@ -18,7 +18,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from appserver import AppServer, AppServerError  # noqa: E402  (one copy of the JSON-RPC loop)
+from he2e.verdict import fail, ok  # noqa: E402
 
 bindir, prefix, work = sys.argv[1:4]
 root = os.path.join(prefix, "codex")
@@ -34,11 +36,6 @@ with open(os.path.join(root, "hooks", "hooks.json")) as src, open(hooks_file, "w
 env = {"PATH": bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "CODEX_HOME": codex_home,
        "CLAUDE_CONFIG_DIR": os.path.join(home, "claude"), "DISABLE_AUTOUPDATER": "1",
        "TMPDIR": home, "LANG": "C.UTF-8"}
-
-
-def fail(msg):
-    print("  FAIL: " + msg)
-    sys.exit(1)
 
 
 def run_doctor(host):
@@ -76,14 +73,14 @@ code, r = run_doctor("codex")
 c = check(r, "codex", "hook trust")
 if c["status"] != "red" or "not trusted" not in c["detail"] or "/hooks" not in (c["fix"] or ""):
     fail("before trust: %s" % json.dumps(c))
-print("  ok: before trust, kijito-doctor: [FAIL] %s / fix: %s" % (c["detail"], c["fix"]))
+ok("before trust, kijito-doctor: [FAIL] %s / fix: %s" % (c["detail"], c["fix"]))
 # 2. trusted
 n = trust_all()
 code, r = run_doctor("codex")
 c = check(r, "codex", "hook trust")
 if c["status"] != "green" or "trusted" not in c["detail"]:
     fail("after trusting %d hooks: %s" % (n, json.dumps(c)))
-print("  ok: after trusting %d hooks through the app-server, kijito-doctor: [ok] %s" % (n, c["detail"]))
+ok("after trusting %d hooks through the app-server, kijito-doctor: [ok] %s" % (n, c["detail"]))
 # 3. one hook entry edited: hash mismatch
 with open(hooks_file) as f:
     data = json.load(f)
@@ -96,13 +93,13 @@ if c["status"] != "red" or "hash mismatch" not in c["detail"] or "stop" not in c
     fail("after editing hooks.json: %s" % json.dumps(c))
 if code != 1:
     fail("kijito-doctor exited %d with a red line" % code)
-print("  ok: after editing the Stop hook in hooks.json, kijito-doctor: [FAIL] %s (exit 1)" % c["detail"])
+ok("after editing the Stop hook in hooks.json, kijito-doctor: [FAIL] %s (exit 1)" % c["detail"])
 # 4. claude plugin validate --strict through kijito-doctor
 code, r = run_doctor("claude")
 c = check(r, "claude", "validate")
 if c["status"] != "green":
     fail("claude validate through kijito-doctor: %s" % json.dumps(c))
-print("  ok: kijito-doctor --host claude: [ok] %s" % c["detail"])
+ok("kijito-doctor --host claude: [ok] %s" % c["detail"])
 # 5. Claude Code plugin options (userConfig): none set -> yellow with the `claude plugin configure`
 # fix; after the real `claude plugin configure --values-stdin` (which writes them into
 # $CLAUDE_CONFIG_DIR/settings.json pluginConfigs, measured on 2.1.328) -> green, naming that file.
@@ -111,7 +108,7 @@ print("  ok: kijito-doctor --host claude: [ok] %s" % c["detail"])
 c = check(r, "claude", "plugin options")
 if c["status"] != "yellow" or "claude plugin configure" not in (c["fix"] or ""):
     fail("plugin options before configure: %s" % json.dumps(c))
-print("  ok: no plugin options yet, kijito-doctor: [warn] ... / fix: %s" % c["fix"])
+ok("no plugin options yet, kijito-doctor: [warn] ... / fix: %s" % c["fix"])
 mkt = os.path.join(work, "marketplace")
 os.makedirs(os.path.join(mkt, ".claude-plugin"))
 os.makedirs(os.path.join(mkt, "kijito-qa", ".claude-plugin"))
@@ -136,5 +133,5 @@ code, r = run_doctor("claude")
 c = check(r, "claude", "plugin options")
 if c["status"] != "green" or "pointer_id 21813, lock_message_id 77" not in c["detail"] or settings not in c["detail"]:
     fail("plugin options after claude plugin configure (settings hold %s): %s" % (json.dumps(stored), json.dumps(c)))
-print("  ok: after `claude plugin configure kijito-qa@kijito-e2e --values-stdin` (settings.json pluginConfigs: %s), "
+ok("after `claude plugin configure kijito-qa@kijito-e2e --values-stdin` (settings.json pluginConfigs: %s), "
       "kijito-doctor: [ok] %s" % (json.dumps(stored), c["detail"]))

@@ -1,6 +1,6 @@
 //! `kijito_compact_codex::run` with the TUI attached: the adapter runs in a
 //! thread of this test, its `codex` is the stand-in app-server and TUI
-//! (tests/support/standin-codex.py, real processes), this test is the
+//! (kijito_testkit::codex, real processes), this test is the
 //! TUI's WebSocket client on the adapter's private unix socket, and it also
 //! does what the host's hooks and `kijito-compact request` do (kijito-gate on
 //! real files). The root package's tests/it/compact_codex.rs runs the same
@@ -10,13 +10,13 @@
 
 use crate::common;
 
-use crate::ws::{send, Ws};
 use common::*;
 use kijito_compact::trigger::{self, RequestState};
 use kijito_compact_codex::{run, Bounds, Options};
 use kijito_gate::ClaimOutcome;
 use kijito_protocol::error::Result;
 use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_testkit::ws::{send, Ws};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::thread::JoinHandleExt;
@@ -130,12 +130,12 @@ impl Adapter {
 }
 
 fn connect(sock: &Path) -> tungstenite::Result<Ws> {
-    crate::ws::connect(sock, Duration::from_secs(15))
+    kijito_testkit::ws::connect(sock, Duration::from_secs(15))
 }
 
-/// [`crate::ws::until`], at most 20000 messages.
+/// [`kijito_testkit::ws::until`], at most 20000 messages.
 fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    crate::ws::until(ws, seen, what, 20_000, pred)
+    kijito_testkit::ws::until(ws, seen, what, 20_000, pred)
 }
 
 /// A request and its answer through the adapter: every message the

@@ -1,11 +1,11 @@
 //! `find_codex`: the first absolute PATH entry holding an executable regular
 //! file named `codex`. It runs alone in a child process of the test binary
-//! (tests/support/isolated.rs), so changing PATH races with nothing.
+//! (kijito_testkit::isolated), so changing PATH races with nothing.
 
 #![allow(clippy::unwrap_used)]
 
-use crate::isolated;
 use kijito_compact_codex::adapter::find_codex;
+use kijito_testkit::isolated;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 

@@ -1,13 +1,7 @@
 //! The one integration-test harness of this package (docs/testing.md):
-//! every test file is a module of this binary.
-
-/// Tests that change process-wide state run alone in a child process.
-#[path = "../../../../tests/support/isolated.rs"]
-mod isolated;
-
-/// The TUI side of the adapter's WebSocket (shared with the root harness).
-#[path = "../../../../tests/support/ws.rs"]
-mod ws;
+//! every test file is a module of this binary. The run-alone helper, the
+//! WebSocket client side, the QA world and the stand-in Codex come from
+//! kijito-testkit; `tests/common` adds this crate's state files.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -1,10 +1,7 @@
 //! The one integration-test harness of this package (docs/testing.md):
-//! every test file is a module of this binary.
-
-/// The QA world helpers: one file, kijito-gate's (this crate's tests build
-/// the same passes; the spent-nonce ledger stays in the world's own dir).
-#[path = "../../../gate/tests/common/mod.rs"]
-mod common;
+//! every test file is a module of this binary. Its QA world and passes come
+//! from kijito-testkit (kijito-gate's tests build the same ones; the
+//! spent-nonce ledger stays in the world's own dir).
 
 mod trigger_rules;
 mod turn_started;

@@ -10,8 +10,7 @@ use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common;
-use common::{env, Env, NONCE, T0};
+use kijito_testkit::world::{World, NONCE, T0};
 
 const NONCE2: &str = "fedcba9876543210fedcba9876543210";
 
@@ -56,7 +55,7 @@ fn request(state: RequestState) -> Request {
 
 #[test]
 fn the_kill_switch_is_any_file_at_its_path() {
-    let e = env();
+    let e = World::new();
     assert_eq!(trigger::kill_switch(&e.data), e.data.as_path().join("compact-disabled"));
     assert!(!trigger::kill_switch_on(&e.data));
     std::os::unix::fs::symlink("/nonexistent", trigger::kill_switch(&e.data)).unwrap();
@@ -65,7 +64,7 @@ fn the_kill_switch_is_any_file_at_its_path() {
 
 #[test]
 fn file_names() {
-    let e = env();
+    let e = World::new();
     let q = e.qa.path().as_path();
     assert_eq!(e.qa.pin(&e.s), q.join("compact-pin.sess-1.json"));
     assert_eq!(e.qa.turn(&e.s), q.join("compact-turn.sess-1.json"));
@@ -74,7 +73,7 @@ fn file_names() {
 
 #[test]
 fn pins_are_per_session_and_strict() {
-    let e = env();
+    let e = World::new();
     assert_eq!(trigger::read_pin(&e.qa, &e.s).unwrap(), None);
     for pin in [tmux_pin("sess-1"), codex_pin("sess-1")] {
         trigger::write_pin(&e.qa, &pin).unwrap();
@@ -145,7 +144,7 @@ fn pin_parse_bounds() {
 
 #[test]
 fn turns() {
-    let e = env();
+    let e = World::new();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap(), None);
     trigger::record_turn(&e.qa, &e.s, TurnState::Running, 7).unwrap();
     assert_eq!(
@@ -227,9 +226,9 @@ fn request_states_and_parse_bounds() {
 
 #[test]
 fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
-    let e = env();
+    let e = World::new();
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
-    e.write_pass(T0, NONCE);
+    e.write_pass(&e.s, T0, NONCE);
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0).unwrap_err().code(), codes::NO_SAFE_TRIGGER.as_str());
     trigger::write_pin(&e.qa, &codex_pin("sess-1")).unwrap();
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + kijito_gate::PASS_MAX_AGE_MS + 1).unwrap_err().code(), "pass_stale");
@@ -243,7 +242,7 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap(), Some(r));
     assert_eq!(trigger::create_request(&e.qa, &e.s, T0 + 6).unwrap_err().code(), codes::REQUEST_EXISTS.as_str());
     // A new pass may be requested again.
-    e.write_pass(T0 + 10, NONCE2);
+    e.write_pass(&e.s, T0 + 10, NONCE2);
     let (r2, _) = trigger::create_request(&e.qa, &e.s, T0 + 11).unwrap();
     assert_eq!(r2.nonce, NONCE2);
     // Another session's request under this name is invalid.
@@ -255,18 +254,18 @@ fn a_request_needs_a_valid_pass_and_a_pin_once_per_pass() {
 
 #[test]
 fn the_pass_of_a_request_must_still_wait() {
-    let e = env();
+    let e = World::new();
     let mut r = request(RequestState::Sent);
     r.session_id = e.s.clone();
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), kijito_gate::pass::codes::PASS_MISSING.as_str());
-    e.write_pass(T0, NONCE2);
+    e.write_pass(&e.s, T0, NONCE2);
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0).unwrap_err().code(), codes::REQUEST_SUPERSEDED.as_str());
-    e.write_pass(T0, NONCE);
+    e.write_pass(&e.s, T0, NONCE);
     assert!(trigger::pass_still_valid(&e.qa, &r, T0 + 1).is_ok());
     assert_eq!(trigger::pass_still_valid(&e.qa, &r, T0 - 1).unwrap_err().code(), "pass_from_future");
 }
 
-fn claimed_attempt(e: &Env, session: &str, at: i64, nonce: Option<&str>) {
+fn claimed_attempt(e: &World, session: &str, at: i64, nonce: Option<&str>) {
     let a = Attempt {
         session_id: sid(session),
         recorded_at_ms: at,
@@ -280,7 +279,7 @@ fn claimed_attempt(e: &Env, session: &str, at: i64, nonce: Option<&str>) {
 
 #[test]
 fn which_claim_belongs_to_a_request() {
-    let e = env();
+    let e = World::new();
     let r = request(RequestState::Sent); // requested at 10
     assert_eq!(trigger::claim_for(&e.qa, &r).unwrap(), None);
     claimed_attempt(&e, "sess-1", 5, Some(NONCE));
@@ -298,7 +297,7 @@ fn which_claim_belongs_to_a_request() {
 #[test]
 fn a_failed_request_invalidates_an_unclaimed_ticket_only() {
     // A waiting, unclaimed ticket: the session's QA state is invalidated.
-    let e = env();
+    let e = World::new();
     let mut r = request(RequestState::Sent);
     private::write_atomic(&e.qa.ticket(&e.s), b"{}").unwrap();
     private::write_atomic(&e.qa.pass(&e.s), b"{}").unwrap();
@@ -309,7 +308,7 @@ fn a_failed_request_invalidates_an_unclaimed_ticket_only() {
     assert_eq!(r.updated_at_ms, 10, "never before the request");
     assert_eq!(trigger::read_request(&e.qa, &e.s).unwrap(), Some(r));
     // Claimed: the ticket stays.
-    let e = env();
+    let e = World::new();
     let mut r = request(RequestState::Sent);
     private::write_atomic(&e.qa.ticket(&e.s), b"{}").unwrap();
     claimed_attempt(&e, "sess-1", 11, Some(NONCE));
@@ -318,7 +317,7 @@ fn a_failed_request_invalidates_an_unclaimed_ticket_only() {
     assert!(std::fs::symlink_metadata(e.qa.ticket(&e.s)).is_ok());
     assert_eq!((r.state.clone(), r.updated_at_ms), (RequestState::TimedOut, 30));
     // No ticket: nothing to invalidate, the pass stays.
-    let e = env();
+    let e = World::new();
     let mut r = request(RequestState::Sent);
     private::write_atomic(&e.qa.pass(&e.s), b"{}").unwrap();
     trigger::finish_failed(&e.qa, &mut r, RequestState::TimedOut, 30).unwrap();
@@ -328,7 +327,7 @@ fn a_failed_request_invalidates_an_unclaimed_ticket_only() {
 
 #[test]
 fn status_shows_a_claimed_request_as_compacted() {
-    let e = env();
+    let e = World::new();
     let empty = tempfile::tempdir().unwrap();
     std::fs::set_permissions(empty.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let none = AbsPath::from_path(empty.path()).unwrap();

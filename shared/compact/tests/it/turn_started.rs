@@ -7,16 +7,15 @@
 use kijito_compact::trigger::{self, codes, Request, RequestState, Turn, TurnState};
 use kijito_protocol::ids::SessionId;
 
-use crate::common;
-use common::{env, NONCE};
+use kijito_testkit::world::{World, NONCE};
 
-fn turn_file(e: &common::Env) -> String {
+fn turn_file(e: &World) -> String {
     std::fs::read_to_string(e.qa.turn(&e.s)).unwrap()
 }
 
 #[test]
 fn a_stop_carries_the_start_of_its_turn() {
-    let e = env();
+    let e = World::new();
     // a Stop with no record before it: start unknown
     trigger::record_turn(&e.qa, &e.s, TurnState::Ended, 5).unwrap();
     assert_eq!(trigger::read_turn(&e.qa, &e.s).unwrap().unwrap().started_at_ms, None);

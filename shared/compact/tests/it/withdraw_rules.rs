@@ -13,12 +13,11 @@ use kijito_gate::{precompact, status};
 use kijito_protocol::ids::AbsPath;
 use std::os::unix::fs::MetadataExt;
 
-use crate::common;
-use common::{env, pass_for, Env, NONCE, T0};
+use kijito_testkit::world::{pass_for, World, NONCE, T0};
 
 const NONCE2: &str = "00000000000000000000000000abc002";
 
-fn pin(e: &Env) {
+fn pin(e: &World) {
     let pin = Pin {
         session_id: e.s.clone(),
         via: Via::Tmux {
@@ -39,8 +38,8 @@ fn exists(p: &std::path::Path) -> bool {
 
 #[test]
 fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
-    let e = env();
-    let bytes = e.write_pass(T0, NONCE);
+    let e = World::new();
+    let bytes = e.write_pass(&e.s, T0, NONCE);
     pin(&e);
     let (r, _) = trigger::create_request(&e.qa, &e.s, T0 + 1).unwrap();
     assert_eq!(r.state, RequestState::Pending);
@@ -82,8 +81,8 @@ fn a_new_turn_withdraws_the_pass_fails_its_request_and_names_the_reason_once() {
 
 #[test]
 fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
-    let e = env();
-    let bytes = e.write_pass(T0, NONCE);
+    let e = World::new();
+    let bytes = e.write_pass(&e.s, T0, NONCE);
     trigger::new_turn(&e.qa, &e.s, T0 + 10).unwrap().unwrap();
     // Copied back under the pass's name (same nonce).
     private::write_atomic(&e.qa.pass(&e.s), &bytes).unwrap();
@@ -103,7 +102,7 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, PASS_WITHDRAWN.as_str()));
     // The agent runs the cycle again: a new pass (new nonce) is promoted.
-    e.write_pass(T0 + 50, NONCE2);
+    e.write_pass(&e.s, T0 + 50, NONCE2);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 60).unwrap();
     assert!(a.attested, "{a:?}");
     assert_eq!(a.compaction_nonce.as_deref(), Some(NONCE2));
@@ -111,8 +110,8 @@ fn a_pass_copied_back_is_refused_everywhere_and_a_new_record_works() {
 
 #[test]
 fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_once() {
-    let e = env();
-    e.write_pass(T0, NONCE);
+    let e = World::new();
+    e.write_pass(&e.s, T0, NONCE);
     let done = Request {
         session_id: e.s.clone(),
         via: trigger::ViaKind::Tmux,
@@ -135,7 +134,7 @@ fn a_final_or_foreign_request_is_left_alone_and_a_withdrawn_copy_stays_listed_on
 
 #[test]
 fn the_hooks_read_only_the_adapter_of_a_pin() {
-    let e = env();
+    let e = World::new();
     assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap(), None);
     pin(&e);
     assert_eq!(trigger::pinned_via(&e.qa, &e.s).unwrap().map(trigger::ViaKind::as_str), Some("tmux"));

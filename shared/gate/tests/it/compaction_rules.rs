@@ -12,14 +12,13 @@ use kijito_gate::{claim, precompact, take_reentry, transcript_identity, Attempt,
 use kijito_protocol::ids::{AbsPath, Digest, SessionId};
 use std::path::Path;
 
-use crate::common;
-use common::{env, pass_for, Env, NONCE, T0};
+use kijito_testkit::world::{pass_for, World, NONCE, T0};
 
 fn abs(p: &Path) -> AbsPath {
     AbsPath::from_path(p).unwrap()
 }
 
-fn write_pass(e: &Env, p: &Pass) {
+fn write_pass(e: &World, p: &Pass) {
     private::write_atomic(&e.qa.pass(&e.s), &p.to_bytes()).unwrap();
 }
 
@@ -34,18 +33,18 @@ fn attempt(session: &str, at: i64, attested: bool) -> Attempt {
     }
 }
 
-fn write_attempt(e: &Env, a: &Attempt) {
+fn write_attempt(e: &World, a: &Attempt) {
     private::write_atomic(&e.qa.attempt(&e.s), a.to_value().to_string().as_bytes()).unwrap();
 }
 
 /// A claim that finds an attested attempt and a matching ticket.
-fn ready_to_claim(e: &Env, attempt_at: i64) {
+fn ready_to_claim(e: &World, attempt_at: i64) {
     let p = pass_for(e, "sess-1", attempt_at, NONCE);
     private::write_atomic(&e.qa.ticket(&e.s), &p.to_bytes()).unwrap();
     write_attempt(e, &attempt("sess-1", attempt_at, true));
 }
 
-fn claimed(e: &Env, now: i64) -> Reentry {
+fn claimed(e: &World, now: i64) -> Reentry {
     match claim(&e.qa, &e.s, now).unwrap() {
         ClaimOutcome::Claimed(r) => r,
         other => panic!("{other:?}"),
@@ -58,7 +57,7 @@ fn exists(p: &Path) -> bool {
 
 #[test]
 fn the_whole_cycle_attests_once() {
-    let e = env();
+    let e = World::new();
     let p = pass_for(&e, "sess-1", T0, NONCE);
     write_pass(&e, &p);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto", T0 + 1000).unwrap();
@@ -86,14 +85,14 @@ fn the_whole_cycle_attests_once() {
 
 #[test]
 fn nothing_to_claim_without_an_attempt() {
-    let e = env();
+    let e = World::new();
     assert_eq!(claim(&e.qa, &e.s, T0).unwrap(), ClaimOutcome::NothingToClaim);
     assert!(!exists(&e.qa.reentry(&e.s)));
 }
 
 #[test]
 fn a_failed_claim_rename_is_an_error_not_nothing_to_claim() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     // The rename target is a non-empty directory: rename fails (not ENOENT).
     let blocker = e.qa.attempt_claimed(&e.s);
@@ -109,7 +108,7 @@ fn a_failed_claim_rename_is_an_error_not_nothing_to_claim() {
     assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap_err().code(), kijito_gate::codes::STATE_RENAME_FAILED.as_str());
 }
 
-fn unattested_claim(e: &Env, now: i64) -> String {
+fn unattested_claim(e: &World, now: i64) -> String {
     let r = claimed(e, now);
     assert_eq!(r.attested, None, "{r:?}");
     assert_eq!(r.session_id, e.s);
@@ -123,7 +122,7 @@ fn unattested_claim(e: &Env, now: i64) -> String {
 
 #[test]
 fn the_attempt_must_be_this_sessions() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     write_attempt(&e, &attempt("other", T0, true));
     assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID.as_str());
@@ -131,30 +130,30 @@ fn the_attempt_must_be_this_sessions() {
 
 #[test]
 fn a_future_attempt_is_refused() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0 + 1);
     assert_eq!(unattested_claim(&e, T0), cc::ATTEMPT_FUTURE.as_str());
 }
 
 #[test]
 fn the_five_minute_boundary() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     let r = claimed(&e, T0 + kijito_gate::ATTEMPT_MAX_AGE_MS);
     assert!(r.attested.is_some(), "exactly 5 minutes is still in time: {r:?}");
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     assert_eq!(unattested_claim(&e, T0 + kijito_gate::ATTEMPT_MAX_AGE_MS + 1), cc::ATTEMPT_EXPIRED.as_str());
     assert_eq!(kijito_gate::ATTEMPT_MAX_AGE_MS, 300_000);
     // Claimed in the same millisecond as PreCompact: not from the future.
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     assert!(claimed(&e, T0).attested.is_some());
 }
 
 #[test]
 fn an_unattested_attempt_keeps_its_reason() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     write_attempt(&e, &attempt("sess-1", T0, false));
     assert_eq!(unattested_claim(&e, T0 + 1), "pass_stale");
@@ -162,7 +161,7 @@ fn an_unattested_attempt_keeps_its_reason() {
 
 #[test]
 fn an_unreadable_attempt_is_unattested() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.attempt(&e.s), b"{\"not\":\"an attempt\"}").unwrap();
     assert_eq!(unattested_claim(&e, T0 + 1), cc::ATTEMPT_INVALID.as_str());
@@ -170,28 +169,28 @@ fn an_unreadable_attempt_is_unattested() {
 
 #[test]
 fn the_ticket_must_exist_belong_and_carry_the_nonce() {
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     std::fs::remove_file(e.qa.ticket(&e.s)).unwrap();
     assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_MISSING.as_str());
 
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), &pass_for(&e, "other", T0, NONCE).to_bytes()).unwrap();
     assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID.as_str());
 
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), b"{\"garbage\":1}").unwrap();
     assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_INVALID.as_str());
 
-    let e = env();
+    let e = World::new();
     ready_to_claim(&e, T0);
     private::write_atomic(&e.qa.ticket(&e.s), &pass_for(&e, "sess-1", T0, &"f".repeat(32)).to_bytes()).unwrap();
     assert_eq!(unattested_claim(&e, T0 + 1), cc::TICKET_NONCE.as_str());
 }
 
-fn unattested_precompact(e: &Env, transcript: Option<&AbsPath>, now: i64) -> String {
+fn unattested_precompact(e: &World, transcript: Option<&AbsPath>, now: i64) -> String {
     let a = precompact(&e.qa, &e.s, transcript, "manual", now).unwrap();
     assert!(!a.attested, "{a:?}");
     assert_eq!(a.compaction_nonce, None);
@@ -203,15 +202,15 @@ fn unattested_precompact(e: &Env, transcript: Option<&AbsPath>, now: i64) -> Str
 
 #[test]
 fn precompact_refusals() {
-    let e = env();
+    let e = World::new();
     assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING.as_str());
 
-    let e = env();
+    let e = World::new();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     assert_eq!(unattested_precompact(&e, None, T0), pc::TRANSCRIPT_UNKNOWN.as_str());
 
     // The transcript was replaced by another file (another inode).
-    let e = env();
+    let e = World::new();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     let t = e.transcript.as_path();
     let other = e.dir.path().join("other.jsonl");
@@ -220,24 +219,24 @@ fn precompact_refusals() {
     assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::TRANSCRIPT_REPLACED.as_str());
 
     // Stale pass.
-    let e = env();
+    let e = World::new();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0 + kijito_gate::PASS_MAX_AGE_MS + 1), pc::PASS_STALE.as_str());
-    let e = env();
+    let e = World::new();
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + kijito_gate::PASS_MAX_AGE_MS).unwrap().attested);
 }
 
 #[test]
 fn precompact_removes_an_orphaned_ticket_and_reentry_first() {
-    let e = env();
+    let e = World::new();
     let old = pass_for(&e, "sess-1", T0, &"e".repeat(32));
     private::write_atomic(&e.qa.ticket(&e.s), &old.to_bytes()).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), b"{}").unwrap();
     assert_eq!(unattested_precompact(&e, Some(&e.transcript), T0), pc::PASS_MISSING.as_str());
     assert!(!exists(&e.qa.reentry(&e.s)));
     // With a fresh pass, the new ticket is the new pass, not the orphan.
-    let e2 = env();
+    let e2 = World::new();
     private::write_atomic(&e2.qa.ticket(&e2.s), &old.to_bytes()).unwrap();
     private::write_atomic(&e2.qa.reentry(&e2.s), b"{}").unwrap();
     let p = pass_for(&e2, "sess-1", T0, NONCE);
@@ -249,7 +248,7 @@ fn precompact_removes_an_orphaned_ticket_and_reentry_first() {
 
 #[test]
 fn trigger_and_reason_are_clipped_to_codes() {
-    let e = env();
+    let e = World::new();
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "auto; rm -rf /", T0).unwrap();
     assert_eq!(a.trigger, "autorm-rf");
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), &"x".repeat(100), T0).unwrap();
@@ -263,7 +262,7 @@ fn trigger_and_reason_are_clipped_to_codes() {
 #[test]
 fn a_concurrent_precompact_waits_then_gives_up() {
     use std::os::fd::AsRawFd;
-    let e = env();
+    let e = World::new();
     let lock_path = e.qa.path().as_path().join("precompact.sess-1.lock");
     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock_path).unwrap();
     // SAFETY: flock on a descriptor we own.
@@ -371,7 +370,7 @@ fn reentry_parse_guards() {
 
 #[test]
 fn delivery_of_a_bad_record_is_unattested() {
-    let e = env();
+    let e = World::new();
     let mut other = reentry_json(true);
     other["sessionId"] = "other".into();
     private::write_atomic(&e.qa.reentry(&e.s), other.to_string().as_bytes()).unwrap();
@@ -392,7 +391,7 @@ fn delivery_of_a_bad_record_is_unattested() {
     // A record whose nonce `qa-spent` lists as consumed
     // before the claim is still not enough: no claimed attempt, no consumed
     // ticket, no ledger entry.
-    let e = env();
+    let e = World::new();
     kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 8).unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
@@ -402,7 +401,7 @@ fn delivery_of_a_bad_record_is_unattested() {
 /// One real cycle (pass, PreCompact, claim) left on disk; the delivered
 /// record is ATTESTED only with the whole chain intact:
 /// each test below breaks one link.
-fn cycle_ready_to_deliver(e: &Env) -> Reentry {
+fn cycle_ready_to_deliver(e: &World) -> Reentry {
     write_pass(e, &pass_for(e, "sess-1", T0, NONCE));
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap().attested);
     claimed(e, T0 + 20)
@@ -410,7 +409,7 @@ fn cycle_ready_to_deliver(e: &Env) -> Reentry {
 
 #[test]
 fn an_attested_record_needs_the_whole_chain() {
-    type Break = fn(&Env);
+    type Break = fn(&World);
     let breaks: [(&str, Break); 8] = [
         ("the claimed attempt removed", |e| std::fs::remove_file(e.qa.attempt_claimed(&e.s)).unwrap()),
         ("the consumed ticket removed", |e| std::fs::remove_file(e.qa.ticket_consumed(&e.s)).unwrap()),
@@ -439,7 +438,7 @@ fn an_attested_record_needs_the_whole_chain() {
         ("the ledger removed", |e| std::fs::remove_file(kijito_gate::ledger::path(&e.qa, &e.s).unwrap()).unwrap()),
     ];
     for (what, brk) in breaks {
-        let e = env();
+        let e = World::new();
         let r = cycle_ready_to_deliver(&e);
         brk(&e);
         let got = take_reentry(&e.qa, &e.s, T0 + 30).unwrap().unwrap();
@@ -450,7 +449,7 @@ fn an_attested_record_needs_the_whole_chain() {
         );
     }
     // Nothing broken: ATTESTED, with the ticket's bootsWitnessed (a v5 pass: unknown).
-    let e = env();
+    let e = World::new();
     let r = cycle_ready_to_deliver(&e);
     let got = take_reentry(&e.qa, &e.s, T0 + 30).unwrap().unwrap();
     assert_eq!(got, r);
@@ -459,7 +458,7 @@ fn an_attested_record_needs_the_whole_chain() {
 
 #[test]
 fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
-    let e = env();
+    let e = World::new();
     cycle_ready_to_deliver(&e);
     // Copy the consumed ticket back as the pass and delete
     // `qa-spent`: the ledger outside the data dir still refuses it.
@@ -469,7 +468,7 @@ fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
     assert_eq!((a.attested, a.reason.as_str()), (false, pc::PASS_REPLAYED.as_str()));
     // A ledger that cannot be trusted refuses every pass (fail closed), and
     // PreCompact still records an attempt (it never blocks).
-    let e = env();
+    let e = World::new();
     std::fs::create_dir_all(e.qa.ledger_dir().unwrap()).unwrap();
     std::fs::write(kijito_gate::ledger::path(&e.qa, &e.s).unwrap(), b"garbage\n").unwrap();
     std::fs::set_permissions(kijito_gate::ledger::path(&e.qa, &e.s).unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
@@ -477,7 +476,7 @@ fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, pc::LEDGER_INVALID.as_str()));
     // No state directory at all: unavailable, unattested.
-    let e = env();
+    let e = World::new();
     let qa = kijito_gate::QaDir::open(&e.data).unwrap().with_ledger_dir(None);
     write_pass(&e, &pass_for(&e, "sess-1", T0, NONCE));
     let a = precompact(&qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
@@ -486,7 +485,7 @@ fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
 
 #[test]
 fn transcript_identity_rules() {
-    let e = env();
+    let e = World::new();
     let t = e.transcript.as_path();
     // Every field comes from the file: mtime to the millisecond.
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
@@ -508,7 +507,7 @@ fn transcript_identity_rules() {
 /// A FIFO as transcript must not block PreCompact (opened non-blocking).
 #[test]
 fn a_fifo_transcript_does_not_hang() {
-    let e = env();
+    let e = World::new();
     let fifo = e.dir.path().join("fifo.jsonl");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string.
@@ -524,7 +523,7 @@ fn a_fifo_transcript_does_not_hang() {
 
 #[test]
 fn a_transcript_of_another_user_is_refused() {
-    let e = env();
+    let e = World::new();
     let path = if private::current_uid() == 0 {
         let t = e.dir.path().join("theirs.jsonl");
         std::fs::write(&t, b"x").unwrap();
@@ -539,7 +538,7 @@ fn a_transcript_of_another_user_is_refused() {
 /// The per-session lock file is never followed through a symlink.
 #[test]
 fn a_symlinked_lock_file_is_refused() {
-    let e = env();
+    let e = World::new();
     let target = e.dir.path().join("elsewhere");
     std::fs::write(&target, b"").unwrap();
     std::os::unix::fs::symlink(&target, e.qa.path().as_path().join("precompact.sess-1.lock")).unwrap();

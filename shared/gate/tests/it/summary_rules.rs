@@ -11,8 +11,7 @@ use kijito_gate::summary::{record_for, LOCK_MESSAGE_ID, POINTER_DIGEST, POINTER_
 use kijito_gate::{claim_with, note_summary, take_reentry, Attempt, ClaimOutcome, Reentry, Summary, SummaryCheck};
 use kijito_protocol::ids::{Digest, SessionId};
 
-use crate::common;
-use common::{env, pass_for, Env, NONCE, T0};
+use kijito_testkit::world::{pass_for, World, NONCE, T0};
 
 const OTHER_NONCE: &str = "fedcba9876543210fedcba9876543210";
 const MAX_AGE: i64 = kijito_gate::ATTEMPT_MAX_AGE_MS;
@@ -39,7 +38,7 @@ fn attempt(session: &str, nonce: &str) -> Attempt {
 
 /// An attested claim at `T0` whose summary check is pending (Claude Code's
 /// SessionStart(compact) before PostCompact).
-fn pending_claim(e: &Env) -> Reentry {
+fn pending_claim(e: &World) -> Reentry {
     let p = pass_for(e, "sess-1", T0, NONCE);
     // What PreCompact leaves: the nonce consumed, the ticket, the attempt.
     kijito_gate::withdraw::consume(&e.qa, &e.s, &p, T0).unwrap();
@@ -60,7 +59,7 @@ fn on_disk(p: &std::path::Path) -> Reentry {
     Reentry::parse(&std::fs::read(p).unwrap()).unwrap()
 }
 
-fn noting(e: &Env) -> std::path::PathBuf {
+fn noting(e: &World) -> std::path::PathBuf {
     e.qa.path().as_path().join(format!("compaction-reentry-noting.{}.json", e.s))
 }
 
@@ -70,7 +69,7 @@ fn verdict(r: &Reentry) -> Option<SummaryCheck> {
 
 #[test]
 fn a_waiting_record_gets_the_verdict_once() {
-    let e = env();
+    let e = World::new();
     let claimed = pending_claim(&e);
     let got = note_summary(&e.qa, &e.s, Summary::Text(&carrying()), T0 + 1).unwrap();
     assert_eq!(got, Some(SummaryCheck::Carried));
@@ -89,7 +88,7 @@ fn a_waiting_record_gets_the_verdict_once() {
 
 #[test]
 fn a_delivered_record_gets_the_verdict_in_place() {
-    let e = env();
+    let e = World::new();
     pending_claim(&e);
     let delivered = take_reentry(&e.qa, &e.s, T0 + 1).unwrap().unwrap();
     assert_eq!(verdict(&delivered), Some(SummaryCheck::Pending));
@@ -104,12 +103,12 @@ fn a_delivered_record_gets_the_verdict_in_place() {
 #[test]
 fn the_verdict_only_within_five_minutes_of_the_claim() {
     // Exactly five minutes after the claim: still this compaction's.
-    let e = env();
+    let e = World::new();
     pending_claim(&e);
     assert_eq!(note_summary(&e.qa, &e.s, Summary::Absent, T0 + MAX_AGE).unwrap(), Some(SummaryCheck::NoSummary));
     // Later, or before the claim (a clock step back): left pending.
     for now in [T0 + MAX_AGE + 1, T0 - 1, 1] {
-        let e = env();
+        let e = World::new();
         pending_claim(&e);
         assert_eq!(note_summary(&e.qa, &e.s, Summary::Text(&carrying()), now).unwrap(), None, "at {now}");
         assert_eq!(verdict(&on_disk(&e.qa.reentry(&e.s))), Some(SummaryCheck::Pending), "at {now}");
@@ -120,25 +119,25 @@ fn the_verdict_only_within_five_minutes_of_the_claim() {
 #[test]
 fn only_this_compactions_record_of_this_session() {
     // The claimed attempt names another compaction: the record is not its.
-    let e = env();
+    let e = World::new();
     pending_claim(&e);
     private::write_atomic(&e.qa.attempt_claimed(&e.s), attempt("sess-1", OTHER_NONCE).to_value().to_string().as_bytes()).unwrap();
     assert_eq!(note_summary(&e.qa, &e.s, Summary::Text(&carrying()), T0 + 1).unwrap(), None);
     assert_eq!(verdict(&on_disk(&e.qa.reentry(&e.s))), Some(SummaryCheck::Pending));
     // The claimed attempt is another session's (same nonce): nothing.
-    let e = env();
+    let e = World::new();
     pending_claim(&e);
     private::write_atomic(&e.qa.attempt_claimed(&e.s), attempt("sess-2", NONCE).to_value().to_string().as_bytes()).unwrap();
     assert_eq!(note_summary(&e.qa, &e.s, Summary::Text(&carrying()), T0 + 1).unwrap(), None);
     assert_eq!(verdict(&on_disk(&e.qa.reentry(&e.s))), Some(SummaryCheck::Pending));
     // No claimed attempt at all: nothing.
-    let e = env();
+    let e = World::new();
     pending_claim(&e);
     std::fs::remove_file(e.qa.attempt_claimed(&e.s)).unwrap();
     assert_eq!(note_summary(&e.qa, &e.s, Summary::Absent, T0 + 1).unwrap(), None);
     // The record under this session's name is another session's (same
     // nonce): neither updated nor reported as this session's.
-    let e = env();
+    let e = World::new();
     let mut r = pending_claim(&e);
     r.session_id = SessionId::parse("sess-2").unwrap();
     private::write_atomic(&e.qa.reentry(&e.s), r.to_value().to_string().as_bytes()).unwrap();
@@ -149,7 +148,7 @@ fn only_this_compactions_record_of_this_session() {
 
 #[test]
 fn record_for_finds_a_record_being_noted() {
-    let e = env();
+    let e = World::new();
     let r = pending_claim(&e);
     std::fs::rename(e.qa.reentry(&e.s), noting(&e)).unwrap();
     assert_eq!(record_for(&e.qa, &e.s, NONCE).unwrap(), Some(r));

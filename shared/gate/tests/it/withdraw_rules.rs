@@ -10,8 +10,7 @@ use kijito_gate::withdraw::{self, Withdrawn};
 use kijito_gate::{precompact, status};
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common;
-use common::{env, NONCE, T0};
+use kijito_testkit::world::{World, NONCE, T0};
 
 const NONCE2: &str = "00000000000000000000000000abc002";
 
@@ -26,7 +25,7 @@ fn no_request(_nonce: &str) -> bool {
 
 #[test]
 fn the_withdrawal_asks_the_callback_once_with_the_withdrawn_nonce() {
-    let e = env();
+    let e = World::new();
     let asked = std::cell::RefCell::new(Vec::new());
     let record = |n: &str| {
         asked.borrow_mut().push(n.to_owned());
@@ -34,10 +33,10 @@ fn the_withdrawal_asks_the_callback_once_with_the_withdrawn_nonce() {
     };
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0, &record).unwrap(), None);
     assert!(asked.borrow().is_empty(), "nothing withdrawn: not asked");
-    e.write_pass(T0, NONCE);
+    e.write_pass(&e.s, T0, NONCE);
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0 + 10, &record).unwrap(), Some(Withdrawn { nonce: NONCE.into(), request_failed: true }));
     assert_eq!(*asked.borrow(), [NONCE.to_owned()]);
-    e.write_pass(T0 + 20, NONCE2);
+    e.write_pass(&e.s, T0 + 20, NONCE2);
     assert_eq!(
         withdraw::new_turn(&e.qa, &e.s, T0 + 30, &no_request).unwrap(),
         Some(Withdrawn { nonce: NONCE2.into(), request_failed: false })
@@ -47,7 +46,7 @@ fn the_withdrawal_asks_the_callback_once_with_the_withdrawn_nonce() {
 
 #[test]
 fn without_a_pass_a_new_turn_does_nothing() {
-    let e = env();
+    let e = World::new();
     assert_eq!(withdraw::new_turn(&e.qa, &e.s, T0, &no_request).unwrap(), None);
     assert!(!exists(&e.qa.spent(&e.s)) && !exists(&e.qa.withdrawn(&e.s)), "nothing written");
     assert!(!exists(&e.qa.path().as_path().join("precompact.sess-1.lock")), "not even the lock: one stat");
@@ -55,9 +54,9 @@ fn without_a_pass_a_new_turn_does_nothing() {
 
 #[test]
 fn an_unreadable_spent_record_refuses_every_pass_and_does_not_stop_the_withdrawal() {
-    let e = env();
+    let e = World::new();
     private::write_atomic(&e.qa.spent(&e.s), b"{\"schemaVersion\":7}").unwrap();
-    e.write_pass(T0, NONCE2);
+    e.write_pass(&e.s, T0, NONCE2);
     let st = status(&e.qa, &e.s, None, T0 + 1);
     assert_eq!(st["passRejectedBecause"], "spent_nonces_invalid", "fail closed: {st}");
     assert!(withdraw::new_turn(&e.qa, &e.s, T0 + 2, &no_request).unwrap().is_some());
@@ -85,8 +84,8 @@ fn the_protocol_example_of_the_spent_record_is_byte_exact() {
 /// as the pass attests no second compaction, within its 30 minutes too.
 #[test]
 fn a_consumed_pass_copied_back_attests_no_second_compaction() {
-    let e = env();
-    let bytes = e.write_pass(T0, NONCE);
+    let e = World::new();
+    let bytes = e.write_pass(&e.s, T0, NONCE);
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 10).unwrap();
     assert!(a.attested, "{a:?}");
     let spent = std::fs::read_to_string(e.qa.spent(&e.s)).unwrap();
@@ -108,6 +107,6 @@ fn a_consumed_pass_copied_back_attests_no_second_compaction() {
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 30).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, consumed.as_str()));
     // A new record (new nonce) is attested again.
-    e.write_pass(T0 + 40, NONCE2);
+    e.write_pass(&e.s, T0 + 40, NONCE2);
     assert!(precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 50).unwrap().attested);
 }

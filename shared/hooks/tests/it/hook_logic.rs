@@ -50,7 +50,7 @@ impl W {
         v.to_string().into_bytes()
     }
     fn pass(&self, at: i64) -> Pass {
-        let p = crate::pass::pass(&sid(), at, NONCE, transcript_identity(&self.transcript).unwrap());
+        let p = kijito_testkit::pass::pass(&sid(), at, NONCE, transcript_identity(&self.transcript).unwrap());
         private::write_atomic(&self.qa().pass(&sid()), &p.to_bytes()).unwrap();
         p
     }

@@ -3,13 +3,13 @@
 //! names. The governance knobs (turn count, one-step mode) and a
 //! wallet-signature prompt go through the same hook path. The tests set
 //! those environment variables, so each runs alone in a child process of the
-//! test binary (tests/support/isolated.rs), and they take turns under one lock.
+//! test binary (kijito_testkit::isolated), and they take turns under one lock.
 
 #![allow(clippy::unwrap_used)]
 
-use crate::isolated;
 use kijito_hooks::latch_hook::{confirm_from_prompt, open_latch};
 use kijito_latch::{self as latch, Config, Latch, Risk};
+use kijito_testkit::isolated;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Mutex;

@@ -1,13 +1,6 @@
 //! The one integration-test harness of this package (docs/testing.md):
-//! every test file is a module of this binary.
-
-/// Tests that change process-wide state run alone in a child process.
-#[path = "../../../../tests/support/isolated.rs"]
-mod isolated;
-
-/// The one hand-built pass of every harness.
-#[path = "../../../../tests/support/pass.rs"]
-mod pass;
+//! every test file is a module of this binary. Its hand-built pass and the
+//! run-alone helper come from kijito-testkit.
 
 mod entry;
 mod hook_bins;

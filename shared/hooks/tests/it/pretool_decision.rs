@@ -3,13 +3,13 @@
 //! latch workspace an irreversible call waits for consent (the consent check
 //! cannot pass without the installed `memory-latch`) and a pending wake
 //! hold holds a write. The latch tests set the environment the latch hook
-//! reads, so each runs alone in a child process (tests/support/isolated.rs).
+//! reads, so each runs alone in a child process (kijito_testkit::isolated).
 
 #![allow(clippy::unwrap_used)]
 
-use crate::isolated;
 use kijito_hooks::{pretool::pretool, HookEnv, Host};
 use kijito_latch::{self as latch, Config, Latch};
+use kijito_testkit::isolated;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -7,24 +7,21 @@
 //! ```ignore
 //! #[test]
 //! fn sets_the_environment() {
-//!     if !isolated::alone(module_path!(), "sets_the_environment") {
+//!     if !kijito_testkit::isolated::alone(module_path!(), "sets_the_environment") {
 //!         return; // it ran, and passed, in the child
 //!     }
 //!     std::env::set_var("XDG_CONFIG_HOME", dir); // only this test's process
 //! }
 //! ```
 //!
-//! Std only: the root package's support module and each crate's harness
-//! include this one file (`#[path]`).
-
-#![allow(dead_code)]
+//! Std only.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Set (to the test's name) in the child that runs one test alone.
-pub(crate) const CHILD_ENV: &str = "KIJITO_TEST_ALONE";
+pub const CHILD_ENV: &str = "KIJITO_TEST_ALONE";
 
 /// How long the child may take: a bound, not a speed claim.
 const BOUND: Duration = Duration::from_secs(600);
@@ -34,7 +31,7 @@ const BOUND: Duration = Duration::from_secs(600);
 /// that test alone (`<path> --exact --test-threads=1`) in a child of the
 /// current test binary, asserts it ran and passed (its output in the
 /// message when not), and returns `false`: the caller returns.
-pub(crate) fn alone(module: &str, name: &str) -> bool {
+pub fn alone(module: &str, name: &str) -> bool {
     // libtest names a test by its path below the crate root.
     let path = match module.split_once("::") {
         Some((_crate, rest)) => format!("{rest}::{name}"),

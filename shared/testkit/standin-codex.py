@@ -1,30 +1,41 @@
 #!/usr/bin/env python3
-"""Stand-in for the `codex` executable in the kijito-compact-codex crate's tests (stdlib only).
+"""Stand-in for the `codex` executable in the tests and benches of the Codex adapter (stdlib only).
+
+The one stand-in of the workspace (docs/testing.md): the root package's tests and benches and the
+kijito-compact-codex crate's tests run it, through kijito_testkit::codex.
 
 standin-codex.py app-server
     A JSON-lines app-server on stdin/stdout with the messages the adapter watches, as measured on
-    Codex 0.169 (docs/adapters.md): thread/start (answer, thread/started), turn/start (answer,
-    turn/started; the turn runs until the test sends test/endTurn), thread/compact/start (answer {},
-    a compaction turn with a contextCompaction item/started; it ends when the test sends
-    test/finishCompaction). A turn/start during the compaction turn is refused with
-    ActiveTurnNotSteerable, as the host does. $STANDIN_DIR/compact-mode, read at each
-    thread/compact/start, makes it `refuse` (an error answer) or `silent` (no answer at all).
-    The test drives it through requests on the adapter's client connection:
+    Codex 0.169 (docs/adapters.md, Codex app-server adapter): thread/start (answer, thread/started),
+    turn/start (answer, turn/started), thread/compact/start (answer {}, a compaction turn with a
+    contextCompaction item/started; a running turn is interrupted first). A turn/start or
+    thread/compact/start naming a thread it never started is refused (thread not found); a
+    turn/start during the compaction turn is refused with ActiveTurnNotSteerable, as the host does.
+    $STANDIN_DIR/compact-mode, read at each thread/compact/start, makes it `refuse` (an error
+    answer) or `silent` (no answer at all).
+    Turns end on their own or when the test says so:
+      STANDIN_TURN_MS=N      a user turn ends (turn/completed) N ms after it started, and reports
+                             its token usage (thread/tokenUsage/updated) when it starts;
+      STANDIN_COMPACT_MS=N   a compaction ends (item/completed, turn/completed) N ms after it started.
+    Unset, the test drives it through requests on the adapter's client connection:
       test/endTurn {threadId}                   turn/completed (completed) of the running turn
       test/finishCompaction {threadId, status, item}
                                                 item/completed (when item) and turn/completed (status)
       test/burst {count, size}                  count notifications of size bytes, then the file burst-done
       test/answerLater {ms}                     the answer ms later
-    Any other request is answered {}. Every message is logged to $STANDIN_DIR/server.jsonl.
+    Any other request is answered {}. Every message is logged to $STANDIN_DIR/server.jsonl with a
+    monotonic time; its KIJITO_* and PLUGIN_DATA environment goes to $STANDIN_DIR/env.json.
     STANDIN_PRELUDE=N: before reading anything, N notifications {"method":"prelude","params":{"n":i}},
     three of 40 KiB (more than a pipe holds, so the adapter has read the numbered ones when the
     writes return), then the file prelude-done.
-    At the end of stdin: the pending answers go out, then 0.3 s later the file exited, then exit 0;
-    with STANDIN_ON_EOF=linger it starts `sleep 120` in its process group at start (pid in
-    grandchild.pid) and never exits on its own (at most 120 s, or until orphaned).
+    At the end of stdin: the pending answers go out (a turn still running is not ended), then 0.3 s
+    later the file exited, then exit 0; with STANDIN_ON_EOF=linger it starts `sleep 120` in its
+    process group at start (pid in grandchild.pid) and never exits on its own (at most 120 s, or
+    until orphaned).
 standin-codex.py --remote unix://SOCK ARGS...
-    The TUI stand-in: its argv to $STANDIN_DIR/tui.json, then it waits (at most 120 s) for
-    $STANDIN_DIR/tui-exit and exits with the number in it (124 when orphaned first)."""
+    The TUI stand-in: its argv (and $KIJITO_COMPACT_ADAPTER_ID) to $STANDIN_DIR/tui.json, then it
+    waits (at most 120 s) for $STANDIN_DIR/tui-exit and exits with the number in it (124 when
+    orphaned first)."""
 import json
 import os
 import selectors
@@ -41,8 +52,13 @@ def mark(name, text=""):
     os.rename(os.path.join(DIR, name + ".tmp"), os.path.join(DIR, name))
 
 
+def ms_env(name):
+    v = os.environ.get(name)
+    return None if v is None else int(v) / 1000.0
+
+
 def tui():
-    mark("tui.json", json.dumps({"argv": sys.argv[1:]}))
+    mark("tui.json", json.dumps({"argv": sys.argv[1:], "env_adapter": os.environ.get("KIJITO_COMPACT_ADAPTER_ID")}))
     end, parent = time.time() + 120, os.getppid()
     path = os.path.join(DIR, "tui-exit")
     while time.time() < end and os.getppid() == parent:  # not once orphaned
@@ -55,7 +71,10 @@ def tui():
 class Server:
     def __init__(self):
         self.log = open(os.path.join(DIR, "server.jsonl"), "a", buffering=1)
-        self.threads, self.n, self.timers = [], 0, []
+        self.turn_s, self.compact_s = ms_env("STANDIN_TURN_MS"), ms_env("STANDIN_COMPACT_MS")
+        self.threads, self.n = [], 0
+        # (due, fn, owed): owed entries (late answers) still go out at the end of stdin.
+        self.timers = []
         self.active = {}  # thread -> (turn id, kind, item)
 
     def rec(self, d, m):
@@ -66,14 +85,28 @@ class Server:
         sys.stdout.write(json.dumps(m, separators=(",", ":")) + "\n")
         sys.stdout.flush()
 
+    def later(self, dt, fn, owed=False):
+        self.timers.append((time.monotonic() + dt, fn, owed))
+        self.timers.sort(key=lambda x: x[0])
+
     def new_id(self, p):
         self.n += 1
         return "%s-%d" % (p, self.n)
 
-    def end_turn(self, t, status):
-        turn = self.active.pop(t)[0]
+    def end_turn(self, t, turn, status):
+        if self.active.get(t, (None,))[0] != turn:
+            return  # already ended (or interrupted)
+        del self.active[t]
         self.send({"method": "thread/status/changed", "params": {"threadId": t, "status": {"type": "idle"}}})
         self.send({"method": "turn/completed", "params": {"threadId": t, "turn": {"id": turn, "status": status, "items": []}}})
+
+    def finish_compaction(self, t, turn, status, with_item):
+        if self.active.get(t, (None,))[0] != turn:
+            return
+        if with_item:
+            item = self.active[t][2]
+            self.send({"method": "item/completed", "params": {"threadId": t, "turnId": turn, "item": item}})
+        self.end_turn(t, turn, status)
 
     def handle(self, m):
         self.rec("in", m)
@@ -81,6 +114,8 @@ class Server:
         if meth is None or mid is None:
             return  # a client's answer, or a notification
         t = p.get("threadId")
+        if meth in ("turn/start", "thread/compact/start") and t not in self.threads:
+            return self.send({"id": mid, "error": {"code": -32600, "message": "thread not found: %s" % t}})
         if meth == "thread/start":
             t = "019a0000-0000-7000-8000-%012d" % (len(self.threads) + 1)
             self.threads.append(t)
@@ -93,8 +128,12 @@ class Server:
             self.active[t] = (turn, "user", None)
             self.send({"id": mid, "result": {"turn": {"id": turn, "status": "inProgress", "items": []}}})
             self.send({"method": "turn/started", "params": {"threadId": t, "turn": {"id": turn, "status": "inProgress"}}})
+            if self.turn_s is not None:
+                self.send({"method": "thread/tokenUsage/updated", "params": {"threadId": t, "turnId": turn, "tokenUsage": {
+                    "total": {"totalTokens": 110}, "last": {"totalTokens": 110}, "modelContextWindow": 258400}}})
+                self.later(self.turn_s, lambda: self.end_turn(t, turn, "completed"))
         elif meth == "test/endTurn":
-            self.end_turn(t, "completed")
+            self.end_turn(t, self.active[t][0], "completed")
             self.send({"id": mid, "result": {}})
         elif meth == "thread/compact/start":
             try:
@@ -107,16 +146,15 @@ class Server:
                 return
             self.send({"id": mid, "result": {}})
             if t in self.active:  # measured: interrupts the running turn
-                self.end_turn(t, "interrupted")
+                self.end_turn(t, self.active[t][0], "interrupted")
             turn, item = self.new_id("compact"), {"type": "contextCompaction", "id": self.new_id("item")}
             self.active[t] = (turn, "compact", item)
             self.send({"method": "turn/started", "params": {"threadId": t, "turn": {"id": turn, "status": "inProgress"}}})
             self.send({"method": "item/started", "params": {"threadId": t, "turnId": turn, "item": item}})
+            if self.compact_s is not None:
+                self.later(self.compact_s, lambda: self.finish_compaction(t, turn, "completed", True))
         elif meth == "test/finishCompaction":
-            turn, _, item = self.active[t]
-            if p.get("item"):
-                self.send({"method": "item/completed", "params": {"threadId": t, "turnId": turn, "item": item}})
-            self.end_turn(t, p.get("status", "completed"))
+            self.finish_compaction(t, self.active[t][0], p.get("status", "completed"), p.get("item"))
             self.send({"id": mid, "result": {}})
         elif meth == "test/burst":
             self.send({"id": mid, "result": {}})
@@ -125,7 +163,7 @@ class Server:
                 self.send({"method": "burst", "params": {"n": i, "pad": pad}})
             mark("burst-done")
         elif meth == "test/answerLater":
-            self.timers.append((time.monotonic() + p["ms"] / 1000.0, {"id": mid, "result": {"late": True}}))
+            self.later(p["ms"] / 1000.0, lambda: self.send({"id": mid, "result": {"late": True}}), owed=True)
         else:
             self.send({"id": mid, "result": {}})
 
@@ -148,17 +186,19 @@ class Server:
         buf, eof = b"", False
         while not eof or self.timers:
             now = time.monotonic()
-            for due in [x for x in self.timers if x[0] <= now]:
-                self.timers.remove(due)
-                self.send(due[1])
+            while self.timers and self.timers[0][0] <= now:
+                _, fn, _ = self.timers.pop(0)
+                fn()
             if eof:
                 time.sleep(0.01)
                 continue
-            if not sel.select(0.02):
+            timeout = min(0.02, max(0.0, self.timers[0][0] - time.monotonic())) if self.timers else 0.02
+            if not sel.select(timeout):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
                 eof = True
+                self.timers = [x for x in self.timers if x[2]]  # only the owed answers
                 continue
             buf += chunk
             while b"\n" in buf:

@@ -1,9 +1,6 @@
 //! The TUI side of the Codex adapter's WebSocket, as a test drives it
-//! (tests/it/compact_codex.rs and shared/compact-codex/tests/it/adapter_run.rs,
-//! which includes this file by path): connect, send, read until a message
-//! matches.
-
-#![allow(dead_code, clippy::unwrap_used)]
+//! (tests/it/compact_codex.rs and shared/compact-codex/tests/it/adapter_run.rs):
+//! connect, send, read until a message matches.
 
 use serde_json::Value;
 use std::os::unix::net::UnixStream;
@@ -11,10 +8,10 @@ use std::path::Path;
 use std::time::Duration;
 use tungstenite::{Message, WebSocket};
 
-pub(crate) type Ws = WebSocket<UnixStream>;
+pub type Ws = WebSocket<UnixStream>;
 
 /// Connect to the adapter's socket at `/rpc`, each read bounded by `read_timeout`.
-pub(crate) fn connect(sock: &Path, read_timeout: Duration) -> tungstenite::Result<Ws> {
+pub fn connect(sock: &Path, read_timeout: Duration) -> tungstenite::Result<Ws> {
     let s = UnixStream::connect(sock).map_err(tungstenite::Error::Io)?;
     s.set_read_timeout(Some(read_timeout)).unwrap();
     tungstenite::client("ws://localhost/rpc", s).map(|(ws, _)| ws).map_err(|e| match e {
@@ -23,13 +20,13 @@ pub(crate) fn connect(sock: &Path, read_timeout: Duration) -> tungstenite::Resul
     })
 }
 
-pub(crate) fn send(ws: &mut Ws, v: Value) {
+pub fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::text(v.to_string())).unwrap();
 }
 
 /// Read until `pred` matches, at most `limit` messages (each read bounded
 /// by the read timeout); everything read goes to `seen`.
-pub(crate) fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, limit: usize, pred: impl Fn(&Value) -> bool) -> Value {
+pub fn until(ws: &mut Ws, seen: &mut Vec<Value>, what: &str, limit: usize, pred: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..limit {
         let m = match ws.read() {
             // A stop and continue of this process (a loaded or frozen
