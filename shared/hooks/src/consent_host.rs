@@ -87,7 +87,7 @@ pub struct AskCall<'a> {
     pub input: &'a HookInput,
     pub cls: &'a Classification,
     pub action_file: &'a Path,
-    pub action_hash: String,
+    pub action_hash: kijito_protocol::ids::ActionHash,
     pub workspace: &'a Path,
     pub data_dir: &'a Path,
 }
@@ -104,7 +104,7 @@ pub fn ask(env: &HookEnv, call: &AskCall<'_>) -> Result<String> {
         "schema": ASKED_SCHEMA,
         "sessionId": call.input.session_id.as_str(),
         "toolUseId": id,
-        "actionHash": call.action_hash,
+        "actionHash": call.action_hash.as_str(),
         "actionFile": call.action_file.display().to_string(),
         "workspace": call.workspace.display().to_string(),
         "rules": rules,
@@ -177,7 +177,7 @@ pub fn post_tool(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     if env.now_ms.saturating_sub(at) > ASKED_TTL_MS || at > env.now_ms.saturating_add(60_000) {
         return None;
     }
-    if s("actionHash") != hash {
+    if s("actionHash") != hash.as_str() {
         return Some(not_recorded(
             kijito_protocol::codes::policy::HOST_CONSENT_ASK.as_str(),
             "the call that ran is not the call the user was asked about",

@@ -284,7 +284,7 @@ fn consent(
                     input: c.input,
                     cls: c.cls,
                     action_file: c.action_file,
-                    action_hash: policy::hash_of_action_bytes(c.bytes),
+                    action_hash: kijito_protocol::ids::ActionHash::of_canonical(c.bytes),
                     workspace: root,
                     data_dir: data,
                 };

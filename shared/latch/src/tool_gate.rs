@@ -104,7 +104,7 @@ impl Latch {
         wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
         min_risk: Option<crate::entry::Risk>,
     ) -> Result<crate::entry::Entry> {
-        let hash = crate::action_hash(action_bytes)?;
+        let hash = String::from(crate::action_hash(action_bytes)?);
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
         if let Some(reason) = self.witness_active(&live)? {
@@ -195,7 +195,7 @@ impl Latch {
         tool_use_id: &str,
         outcome: HostOutcome,
     ) -> Result<crate::entry::Entry> {
-        let hash = crate::action_hash(action_bytes)?;
+        let hash = String::from(crate::action_hash(action_bytes)?);
         if !valid_tool_use_id(tool_use_id) {
             return Err(Error::usage(crate::codes::HOST_OUTCOME_INVALID, "--tool-use-id must be 1 to 128 characters of [A-Za-z0-9_.:-]"));
         }

@@ -14,7 +14,7 @@
 
 use crate::argv::Flag;
 use crate::error::{Error, Result};
-use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId, TaggedDigest};
 use std::path::{Path, PathBuf};
 
 /// What a flag's value must be.
@@ -484,10 +484,9 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
                 Err(fail(codes::INVALID_VALUE, format!("{name}: expected one of {}", options.join(", "))))
             }
         }
-        Kind::TaggedDigest => match value.strip_prefix("sha256:") {
-            Some(hex) => Digest::parse(hex).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message()))),
-            None => Err(fail(codes::INVALID_DIGEST, format!("{name}: expected sha256:<64 lowercase hex>"))),
-        },
+        Kind::TaggedDigest => {
+            TaggedDigest::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message())))
+        }
     };
     ok
 }
