@@ -20,6 +20,7 @@ pub mod ids {
         SESSION_ID SessionId = "invalid_session_id",
         PERSONA Persona = "invalid_persona",
         PATH Path = "invalid_path",
+        TOOL_USE_ID ToolUseId = "invalid_tool_use_id",
     }
 }
 

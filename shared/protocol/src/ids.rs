@@ -274,6 +274,36 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// A host's id of one tool call (Claude Code's `toolu_...`, Codex's
+/// `call_id`), the same at PreToolUse and PostToolUse:
+/// `^[A-Za-z0-9_.:-]{1,128}$`. The host-consent record is keyed and named
+/// by it (docs/protocol.md §8a).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolUseId(String);
+
+impl ToolUseId {
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::TOOL_USE_ID;
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let ok = !text.is_empty() && text.len() <= 128 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b));
+        if ok {
+            Ok(ToolUseId(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("tool_use_id must be 1 to 128 characters of [A-Za-z0-9_.:-], got {:?}", clip(text))))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ToolUseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A write identity: `^[a-z][a-z0-9_-]{0,63}$`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Persona(String);
@@ -445,6 +475,16 @@ mod tests {
         assert!(Persona::parse("a_b-9").is_ok());
         for bad in ["", "Codex", "1abc", "a b", &"a".repeat(65)] {
             assert!(Persona::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tool_use_ids_are_bounded_words() {
+        for good in ["toolu_01ABC", "call_9f.x:1-2", &"x".repeat(128)] {
+            assert_eq!(ToolUseId::parse(good).unwrap().as_str(), good);
+        }
+        for bad in ["", "a/b", "a b", "../x", "toolu_1\n", "é", &"x".repeat(129)] {
+            assert_eq!(ToolUseId::parse(bad).unwrap_err().code(), "invalid_tool_use_id", "{bad:?}");
         }
     }
 
