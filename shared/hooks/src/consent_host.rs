@@ -41,7 +41,10 @@ pub const ENTRYPOINT_ENV: &str = "CLAUDE_CODE_ENTRYPOINT";
 /// Whether a PreToolUse `ask` reaches a person here: Claude Code's TUI
 /// (see the module docs). `me` is this process's pid.
 pub fn host_can_ask(host: Host, entrypoint: Option<&str>, procs: &dyn Procs, me: u32) -> bool {
-    host == Host::Claude && entrypoint == Some("cli") && host_has_terminal(procs, me)
+    match host {
+        Host::Claude => entrypoint == Some("cli") && host_has_terminal(procs, me),
+        Host::Codex => false,
+    }
 }
 
 /// The host process's fd 0 is a terminal: the first ancestor (at most three

@@ -30,7 +30,7 @@ pub mod taint;
 pub mod text;
 
 pub use env::HookEnv;
-pub use kijito_files::datadir::HostKind as Host;
+pub use kijito_protocol::host::HostKind as Host;
 
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, SessionId, ToolUseId};

@@ -10,6 +10,7 @@
 //! | §8 the shell model the guard and the policy read | [`shell`] |
 //! | consent risk (latch, policy, wallet) | [`risk`] |
 //! | argv grammar of every binary (the process side: kijito-cli) | [`argv`] |
+//! | the agent hosts (`codex`, `claude`) | [`host`] |
 //! | errors and codes | [`error`] |
 //! | the UTC calendar | [`clock`] |
 
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod codes;
 pub mod command;
 pub mod error;
+pub mod host;
 pub mod ids;
 pub mod json;
 pub mod manifest;
