@@ -6,6 +6,7 @@
 //! | §3 rendered memory, lifecycle, known-bad control | [`render`] |
 //! | §4 pointer manifest | [`manifest`] |
 //! | §4 canonical JSON printer, strict parser | [`json`] |
+//! | §5 the cold-boot snapshot report | [`snapshot_report`] |
 //! | §8 helper command grammar and guard | [`command`] |
 //! | §8 the shell model the guard and the policy read | [`shell`] |
 //! | consent risk (latch, policy, wallet) | [`risk`] |
@@ -28,6 +29,7 @@ pub mod manifest;
 pub mod render;
 pub mod risk;
 pub mod shell;
+pub mod snapshot_report;
 
 pub use error::{Error, Result};
 
