@@ -1,7 +1,7 @@
 //! kijito-doctor: check, per host, everything that makes hooks silently not fire.
 use kijito_cli as cli;
-use kijito_files::datadir::HostKind;
 use kijito_protocol::argv::{Args, Command, Flag, Tool};
+use kijito_protocol::host::HostKind;
 use kijito_protocol::ids::AbsPath;
 use kijito_protocol::{Error, Result};
 use kijito_setup::doctor::{self, Options};

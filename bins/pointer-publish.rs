@@ -38,15 +38,8 @@ taken over.
 
 fn main() {
     std::process::exit(cli::main(&TOOL, |args| {
+        command::check_form(TOOL.name, &args.given()).map_err(Error::as_usage)?;
         if args.has("--release-lease") {
-            for other in ["--pointer-id", "--expected-pointer-digest", "--content-file", "--restore-from", "--rollback-file"] {
-                if args.has(other) {
-                    return Err(Error::usage(
-                        kijito_protocol::codes::cli::FLAG_CONFLICT,
-                        format!("--release-lease takes only --lock-message-id and --token-file, not {other}"),
-                    ));
-                }
-            }
             let lock: MessageId = args.required("--lock-message-id")?;
             let token: Option<AbsPath> = args.optional("--token-file")?;
             let api = http::connect_configured(token.as_ref())?;
@@ -59,17 +52,10 @@ fn main() {
         let expected: Digest = args.required("--expected-pointer-digest")?;
         let rollback: AbsPath = args.required("--rollback-file")?;
         let token: Option<AbsPath> = args.optional("--token-file")?;
-        let content: Option<AbsPath> = args.optional("--content-file")?;
-        let restore: Option<AbsPath> = args.optional("--restore-from")?;
-        let plan = match (content, restore) {
-            (Some(file), None) => Plan::from_content_file(pointer_id, lock, expected, &file, rollback)?,
-            (None, Some(artifact)) => Plan::from_rollback_artifact(pointer_id, lock, expected, &artifact, rollback)?,
-            _ => {
-                return Err(Error::usage(
-                    kijito_protocol::codes::cli::CONTENT_SOURCE_INVALID,
-                    "give exactly one of --content-file and --restore-from",
-                ))
-            }
+        // check_form: exactly one of --content-file and --restore-from.
+        let plan = match args.optional::<AbsPath>("--restore-from")? {
+            Some(artifact) => Plan::from_rollback_artifact(pointer_id, lock, expected, &artifact, rollback)?,
+            None => Plan::from_content_file(pointer_id, lock, expected, &args.required("--content-file")?, rollback)?,
         };
         let api = http::connect_configured(token.as_ref())?;
         let receipt = publish::publish(&api, &plan, clock::now_ms())?;

@@ -351,10 +351,14 @@ fn non_test_sources() -> Vec<(String, String)> {
         let cut = lines.iter().position(|l| l.trim() == "#[cfg(test)]").unwrap_or(lines.len());
         for w in lines[cut..].windows(2) {
             if w[0].trim() == "#[cfg(test)]" {
+                let dir = f.parent().unwrap();
                 if let Some(name) = w[1].trim().strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
-                    let dir = f.parent().unwrap();
                     test_modules.insert(dir.join(format!("{name}.rs")));
                     test_modules.insert(dir.join(name).join("mod.rs"));
+                }
+                // `#[cfg(test)] #[path = "x_tests.rs"] mod tests;`
+                if let Some(file) = w[1].trim().strip_prefix("#[path = \"").and_then(|r| r.strip_suffix("\"]")) {
+                    test_modules.insert(dir.join(file));
                 }
             }
         }
@@ -531,6 +535,46 @@ fn code_as_does_not_scan_spellings() {
         let start = text.find(name).unwrap_or_else(|| panic!("{name} not found"));
         let body = &text[start..start + text[start..].find("\n    }\n").unwrap()];
         assert!(!body.contains("parse") && !body.contains("as_str") && !body.contains("find("), "{name} reads spellings:\n{body}");
+    }
+}
+
+/// A host is a `kijito_protocol::host::HostKind`: its name (`codex`,
+/// `claude`) is spelled by `HostKind::as_str` and nowhere else in the
+/// non-test sources, so code matches on the enum and a new host is a
+/// compile error where it must be answered for (docs/architecture.md). The
+/// allow-list holds the literals that are no host name, each with why.
+#[test]
+fn host_names_are_spelled_only_by_host_kind() {
+    const ALLOWED: &[(&str, &str, &str)] = &[
+        (
+            "shared/compact/src/cli.rs",
+            "codex",
+            "kijito-compact's `codex` command names the adapter that runs `codex app-server` (docs/adapters.md), a command word like `tmux`",
+        ),
+        ("shared/protocol/src/ids.rs", "Persona(\"codex\"", "the default persona, a write identity (docs/protocol.md §1), not a host"),
+    ];
+    let mut bad = Vec::new();
+    let mut used = BTreeSet::new();
+    for (path, text) in non_test_sources() {
+        if path == "shared/protocol/src/host.rs" {
+            assert_eq!(text.matches("\"codex\"").count() + text.matches("\"claude\"").count(), 2, "spelled once each, in as_str");
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if !(line.contains("\"codex\"") || line.contains("\"claude\"")) {
+                continue;
+            }
+            match ALLOWED.iter().position(|(p, snippet, _)| *p == path && line.contains(snippet)) {
+                Some(i) => {
+                    used.insert(i);
+                }
+                None => bad.push(format!("{path}:{}: {}", n + 1, line.trim())),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "a host name as a string: use kijito_protocol::host::HostKind (as_str, match):\n{}", bad.join("\n"));
+    for (i, (path, snippet, _)) in ALLOWED.iter().enumerate() {
+        assert!(used.contains(&i), "allow-list entry {path} {snippet:?} matches nothing: remove it");
     }
 }
 

@@ -59,7 +59,7 @@ fn the_hook_tables_in_the_docs_are_the_hooks_json_templates() {
                 .collect();
             assert_eq!(documented, template(host), "{doc}: the {host} rows differ from hooks/{host}/hooks.json.tmpl");
             assert_eq!(
-                kijito_setup::doctor::events(host),
+                kijito_setup::doctor::events(kijito_protocol::host::HostKind::parse(host).expect("a host")),
                 documented.iter().map(|(e, _)| e.clone()).collect::<Vec<_>>(),
                 "{doc}: the doctor's event list"
             );

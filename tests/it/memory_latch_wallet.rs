@@ -167,7 +167,7 @@ fn signatures_over_another_action_by_another_signer_or_high_s_are_refused() {
     let req = e.request(&action);
     // over another action hash (same nonce and expiry)
     let other = Req {
-        action_hash: kijito_latch::action_hash(b"rm -rf /srv/data\n").unwrap(),
+        action_hash: kijito_latch::action_hash(b"rm -rf /srv/data\n").unwrap().into(),
         nonce: req.nonce.clone(),
         expires_at: req.expires_at,
     };

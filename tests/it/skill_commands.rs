@@ -232,7 +232,9 @@ fn every_command_the_hooks_and_the_latch_emit_passes_the_guard() {
         cfg.boot_id_file = e.boot.clone();
         cfg.heads_dir = Some(e.w.home.join("latch-heads"));
         let l = kijito_latch::Latch::open(&cfg).unwrap();
-        let fatigue = l.turn_ended("other-session", support::gate::now_ms() as u64, Some(0.9)).unwrap();
+        let fatigue = l
+            .turn_ended(&kijito_protocol::ids::SessionId::parse("other-session").unwrap(), support::gate::now_ms() as u64, Some(0.9))
+            .unwrap();
         assert!(fatigue.written.is_some());
         let reminder = e.user_says(host, "carry on").expect("one-step reminder");
         let checkpoint = format!("`{}/memory-latch checkpoint --workspace {} --next-step <NEXT_STEP>`", bin_dir.display(), e.ws.display());

@@ -189,8 +189,8 @@ pub struct Fetched {
 impl Fetched {
     /// The digest named by a well-formed `"sha256:<digest>"` ETag.
     pub fn etag_digest(&self) -> Option<Digest> {
-        let inner = self.etag.as_deref()?.strip_prefix("\"sha256:")?.strip_suffix('"')?;
-        Digest::parse(inner).ok()
+        let inner = self.etag.as_deref()?.strip_prefix('"')?.strip_suffix('"')?;
+        kijito_protocol::ids::TaggedDigest::parse(inner).ok().and_then(|t| Digest::parse(t.hex()).ok())
     }
 }
 

@@ -22,11 +22,12 @@ use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::manifest::{self, canonical_json, Manifest};
 use kijito_protocol::render;
+use kijito_protocol::snapshot_report as report;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-pub const REPORT_SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
+pub use kijito_protocol::snapshot_report::SCHEMA as REPORT_SCHEMA;
 /// Anchor fetches in flight at once.
 pub const MAX_IN_FLIGHT: usize = 8;
 
@@ -155,22 +156,16 @@ fn fetch_all<T: Transport>(api: &Api<T>, anchors: &[(MemoryId, Digest)]) -> Vec<
 impl Snapshot {
     /// The green report (section 5 key order).
     pub fn green_report(&self, boot_nonce: &str, verified_at_ms: u64, verifier: &Digest) -> Value {
-        json!({
-            "schema": REPORT_SCHEMA,
-            "verdict": "green",
-            "knownBadControl": "passed",
-            "graphEdgesUsed": false,
-            "pointerId": self.pointer_id.get(),
-            "lockMessageId": self.lock_message_id.get(),
-            "pointerDigest": self.pointer_digest.as_str(),
-            "snapshotDigest": self.snapshot_digest.as_str(),
-            "state": self.manifest.state.as_str(),
-            "task": self.manifest.task_value(),
-            "anchorDigests": self.anchors.iter().map(|(id, d)| json!({"id": id.get(), "sha256": d.as_str()})).collect::<Vec<_>>(),
-            "bootNonce": boot_nonce,
-            "verifiedAtMs": verified_at_ms,
-            "verifierSha256": verifier.as_str(),
-        })
+        let green = report::Green {
+            pointer_id: self.pointer_id,
+            lock_message_id: self.lock_message_id,
+            pointer_digest: &self.pointer_digest,
+            snapshot_digest: &self.snapshot_digest,
+            state: self.manifest.state.as_str(),
+            task: self.manifest.task_value(),
+            anchors: &self.anchors,
+        };
+        report::Report::green(green, boot_nonce, verified_at_ms, verifier).to_value()
     }
 }
 
@@ -188,18 +183,9 @@ pub fn running_verifier() -> Result<Digest> {
 
 /// The red report: why a run failed. It can never pass for green.
 pub fn red_report(pointer_id: MemoryId, failure: &Error, boot_nonce: &str, verified_at_ms: u64, verifier: &Digest) -> Value {
-    let control = if failure.code_as() == Some(render::KNOWN_BAD_CONTROL_FAILED) { "failed" } else { "passed" };
-    json!({
-        "schema": REPORT_SCHEMA,
-        "verdict": "red",
-        "knownBadControl": control,
-        "graphEdgesUsed": false,
-        "pointerId": pointer_id.get(),
-        "failure": {"code": failure.code(), "message": failure.message()},
-        "bootNonce": boot_nonce,
-        "verifiedAtMs": verified_at_ms,
-        "verifierSha256": verifier.as_str(),
-    })
+    let control_passed = failure.code_as() != Some(render::KNOWN_BAD_CONTROL_FAILED);
+    let why = report::Failure { code: failure.code().to_owned(), message: failure.message().to_owned() };
+    report::Report::red(pointer_id, control_passed, why, boot_nonce, verified_at_ms, verifier).to_value()
 }
 
 /// A fresh 32-hex boot nonce from the OS random source.

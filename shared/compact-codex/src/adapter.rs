@@ -94,7 +94,7 @@ pub fn find_codex() -> Result<PathBuf> {
         if !dir.is_absolute() {
             continue;
         }
-        let p = dir.join("codex");
+        let p = dir.join(kijito_protocol::host::HostKind::Codex.as_str());
         if let Ok(m) = std::fs::metadata(&p) {
             if m.is_file() && m.permissions().mode() & 0o111 != 0 {
                 return Ok(p);
@@ -147,7 +147,7 @@ pub fn run(opts: &Options) -> Result<i32> {
         return Err(Error::usage(codes::USAGE, "--stdio-client starts no TUI: codex arguments after -- are not allowed"));
     }
     let config = kijito_files::config::Config::load().ok();
-    let data_dir = kijito_files::datadir::resolve(opts.data_dir.as_ref(), Some(kijito_files::datadir::HostKind::Codex), config.as_ref())?;
+    let data_dir = kijito_files::datadir::resolve(opts.data_dir.as_ref(), Some(kijito_protocol::host::HostKind::Codex), config.as_ref())?;
     let codex = match &opts.codex {
         Some(p) => p.as_path().to_owned(),
         None => find_codex()?,

@@ -49,8 +49,8 @@ pub mod codes {
     }
 }
 
-/// Which host wrote the file: the one host enum ([`kijito_files::datadir::HostKind`]).
-pub use kijito_files::datadir::HostKind as Host;
+/// Which host wrote the file: the one host enum ([`kijito_protocol::host::HostKind`]).
+pub use kijito_protocol::host::HostKind as Host;
 
 /// One measurement. `ratio` is `Some` only when both numbers are known.
 #[derive(Debug, Clone, PartialEq)]

@@ -123,7 +123,7 @@ pub fn statusline(stdin: &[u8], data_dir: Option<&AbsPath>, now_ms: i64) -> Resu
 
 fn resolve_existing(flag: Option<&AbsPath>) -> Option<QaDir> {
     let config = kijito_files::config::Config::load().ok();
-    let data = kijito_files::datadir::resolve(flag, Some(kijito_files::datadir::HostKind::Claude), config.as_ref()).ok()?;
+    let data = kijito_files::datadir::resolve(flag, Some(kijito_protocol::host::HostKind::Claude), config.as_ref()).ok()?;
     std::fs::symlink_metadata(QaDir::read_only(&data).ok()?.path().as_path()).ok()?;
     QaDir::open(&data).ok()
 }

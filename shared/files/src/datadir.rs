@@ -14,6 +14,7 @@
 use crate::config::Config;
 use crate::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use kijito_protocol::ids::AbsPath;
 
 /// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
@@ -21,40 +22,6 @@ pub mod codes {
     kijito_protocol::codes! {
         INVALID Invalid = "data_dir_invalid",
         UNUSABLE Unusable = "data_dir_unusable",
-    }
-}
-
-/// Which host runs us (decides the plugin data variable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostKind {
-    Codex,
-    Claude,
-}
-
-impl HostKind {
-    pub fn parse(text: &str) -> Result<HostKind> {
-        match text {
-            "codex" => Ok(HostKind::Codex),
-            "claude" => Ok(HostKind::Claude),
-            _ => Err(Error::usage(
-                kijito_protocol::codes::cli::INVALID_HOST,
-                format!("--host must be codex or claude, got {:?}", kijito_protocol::ids::clip(text)),
-            )),
-        }
-    }
-
-    /// The environment variable naming the plugin's data directory.
-    pub fn data_var(self) -> &'static str {
-        match self {
-            HostKind::Codex => "PLUGIN_DATA",
-            HostKind::Claude => "CLAUDE_PLUGIN_DATA",
-        }
-    }
-}
-
-impl kijito_protocol::argv::FromArg for HostKind {
-    fn from_arg(text: &str) -> Result<Self> {
-        HostKind::parse(text)
     }
 }
 

@@ -5,32 +5,11 @@ use kijito_files::private::{self, FileRules};
 use kijito_protocol::error::{Error, Result};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId};
 use kijito_protocol::manifest::{canonical_json, snapshot_digest};
+use kijito_protocol::snapshot_report::{self, Report};
 use serde_json::Value;
 use std::sync::OnceLock;
 
-pub const SCHEMA: &str = "kijito.codex.pointer-snapshot/v1";
-
-/// Keys of a green report, in order.
-pub const GREEN_KEYS: &[&str] = &[
-    "schema",
-    "verdict",
-    "knownBadControl",
-    "graphEdgesUsed",
-    "pointerId",
-    "lockMessageId",
-    "pointerDigest",
-    "snapshotDigest",
-    "state",
-    "task",
-    "anchorDigests",
-    "bootNonce",
-    "verifiedAtMs",
-    "verifierSha256",
-];
-
-/// Keys of a red report, in order.
-pub const RED_KEYS: &[&str] =
-    &["schema", "verdict", "knownBadControl", "graphEdgesUsed", "pointerId", "failure", "bootNonce", "verifiedAtMs", "verifierSha256"];
+pub use kijito_protocol::snapshot_report::SCHEMA;
 
 /// Stable codes of this module (registered in the workspace by `tests/it/architecture.rs`).
 pub mod codes {
@@ -140,63 +119,56 @@ pub fn validate_report(path: &AbsPath, pointer_id: MemoryId, pointer_digest: &Di
 pub fn validate_report_bytes(bytes: &[u8], pointer_id: MemoryId, pointer_digest: &Digest, now_ms: i64) -> Result<GreenReport> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| Error::new(codes::NOT_JSON, format!("not JSON: {e}")))?;
     let obj = value.as_object().ok_or_else(|| Error::new(codes::NOT_JSON, "not a JSON object"))?;
-    if obj.get("verdict") == Some(&Value::String("red".into())) {
-        let code = obj
-            .get("failure")
-            .and_then(|f| f.get("code"))
-            .and_then(Value::as_str)
-            .map(kijito_protocol::ids::clip)
-            .unwrap_or_else(|| "unknown".into());
+    if let Some(code) = Report::red_failure(&value) {
+        let code = code.as_deref().map(kijito_protocol::ids::clip).unwrap_or_else(|| "unknown".into());
         return Err(Error::new(codes::RED, format!("the report is red (failure {code}); only green reports record a pass")));
     }
-    if !has_keys(obj, GREEN_KEYS) {
+    let green_keys = Report::green_keys();
+    let keys: Vec<&str> = green_keys.iter().map(String::as_str).collect();
+    if !has_keys(obj, &keys) {
         let got: Vec<&str> = obj.keys().map(String::as_str).take(20).collect();
-        return Err(Error::new(codes::KEYS, format!("keys must be exactly {GREEN_KEYS:?} in that order, got {got:?}")));
+        return Err(Error::new(codes::KEYS, format!("keys must be exactly {keys:?} in that order, got {got:?}")));
     }
-    if obj["schema"] != SCHEMA {
+    let r = serde_json::from_value::<Report>(value.clone())
+        .map_err(|e| Error::new(codes::FIELD, format!("a field has the wrong type: {}", kijito_protocol::ids::clip(&e.to_string()))))?;
+    if r.schema != SCHEMA {
         return Err(Error::new(codes::SCHEMA, format!("schema must be {SCHEMA}")));
     }
-    if obj["verdict"] != "green" {
+    if r.verdict != snapshot_report::GREEN {
         return Err(Error::new(codes::NOT_GREEN, "verdict must be \"green\""));
     }
-    if obj["knownBadControl"] != "passed" {
+    if r.known_bad_control != snapshot_report::PASSED {
         return Err(Error::new(codes::KNOWN_BAD, "knownBadControl must be \"passed\""));
     }
-    if obj["graphEdgesUsed"] != Value::Bool(false) {
+    if r.graph_edges_used {
         return Err(Error::new(codes::GRAPH_EDGES, "graphEdgesUsed must be false"));
     }
     let field = |name: &str, why: &str| Error::new(codes::FIELD, format!("{name}: {why}"));
-    let id_of = |name: &str| obj[name].as_u64().ok_or_else(|| field(name, "must be a positive safe integer"));
-    let r_pointer = MemoryId::new(id_of("pointerId")?).map_err(|e| field("pointerId", e.message()))?;
-    let r_lock = MessageId::new(id_of("lockMessageId")?).map_err(|e| field("lockMessageId", e.message()))?;
+    let r_pointer = MemoryId::new(r.pointer_id).map_err(|e| field("pointerId", e.message()))?;
+    let r_lock = MessageId::new(r.lock_message_id.unwrap_or(0)).map_err(|e| field("lockMessageId", e.message()))?;
     let digest_of =
-        |name: &str| obj[name].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field(name, "must be 64 lowercase hex"));
-    let r_pointer_digest = digest_of("pointerDigest")?;
-    let r_snapshot = digest_of("snapshotDigest")?;
-    let r_verifier = digest_of("verifierSha256")?;
-    if !matches!(obj["state"].as_str(), Some("active" | "complete")) {
+        |name: &str, d: Option<&String>| d.and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field(name, "must be 64 lowercase hex"));
+    let r_pointer_digest = digest_of("pointerDigest", r.pointer_digest.as_ref())?;
+    let r_snapshot = digest_of("snapshotDigest", r.snapshot_digest.as_ref())?;
+    let r_verifier = digest_of("verifierSha256", Some(&r.verifier_sha256))?;
+    if !matches!(r.state.as_deref(), Some("active" | "complete")) {
         return Err(field("state", "must be active or complete"));
     }
-    if !obj["task"].is_object() {
+    if !r.task.as_ref().is_some_and(Value::is_object) {
         return Err(field("task", "must be an object"));
     }
-    let anchors = obj["anchorDigests"].as_array().ok_or_else(|| field("anchorDigests", "must be an array"))?;
+    let anchors = r.anchor_digests.as_deref().unwrap_or_default();
     if anchors.len() > 64 {
         return Err(field("anchorDigests", "at most 64 anchors"));
     }
     let mut pairs = Vec::with_capacity(anchors.len());
     for a in anchors {
-        let o = a
-            .as_object()
-            .filter(|o| has_keys(o, &["id", "sha256"]))
-            .ok_or_else(|| field("anchorDigests", "items are {\"id\",\"sha256\"}"))?;
-        let id = o["id"].as_u64().and_then(|n| MemoryId::new(n).ok()).ok_or_else(|| field("anchorDigests", "bad id"))?;
-        let d = o["sha256"].as_str().and_then(|s| Digest::parse(s).ok()).ok_or_else(|| field("anchorDigests", "bad sha256"))?;
+        let id = MemoryId::new(a.id).map_err(|_| field("anchorDigests", "bad id"))?;
+        let d = Digest::parse(&a.sha256).map_err(|_| field("anchorDigests", "bad sha256"))?;
         pairs.push((id, d));
     }
-    let nonce = obj["bootNonce"].as_str().filter(|s| is_hex32(s)).ok_or_else(|| field("bootNonce", "must be 32 lowercase hex"))?;
-    let verified = obj["verifiedAtMs"]
-        .as_u64()
+    let nonce = Some(r.boot_nonce.as_str()).filter(|s| is_hex32(s)).ok_or_else(|| field("bootNonce", "must be 32 lowercase hex"))?;
+    let verified = Some(r.verified_at_ms)
         .filter(|n| *n <= kijito_protocol::ids::MAX_SAFE_INTEGER)
         .ok_or_else(|| field("verifiedAtMs", "must be a non-negative safe integer"))? as i64;
     if r_pointer != pointer_id {

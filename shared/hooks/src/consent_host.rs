@@ -24,6 +24,7 @@ use crate::{parse_input, Event, HookInput, Host};
 use kijito_compact::procfs::Procs;
 use kijito_policy::{Classification, Risk};
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::{ActionHash, SessionId, ToolUseId};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,10 @@ pub const ENTRYPOINT_ENV: &str = "CLAUDE_CODE_ENTRYPOINT";
 /// Whether a PreToolUse `ask` reaches a person here: Claude Code's TUI
 /// (see the module docs). `me` is this process's pid.
 pub fn host_can_ask(host: Host, entrypoint: Option<&str>, procs: &dyn Procs, me: u32) -> bool {
-    host == Host::Claude && entrypoint == Some("cli") && host_has_terminal(procs, me)
+    match host {
+        Host::Claude => entrypoint == Some("cli") && host_has_terminal(procs, me),
+        Host::Codex => false,
+    }
 }
 
 /// The host process's fd 0 is a terminal: the first ancestor (at most three
@@ -69,14 +73,8 @@ fn is_tty_device(t: &Path) -> bool {
     t.parent() == Some(Path::new("/dev")) && t.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("tty") && n != "tty")
 }
 
-/// The call's `tool_use_id`, when it is one a record may be keyed by
-/// ([`kijito_latch::tool_gate::valid_tool_use_id`]).
-pub fn valid_tool_use_id(id: Option<&str>) -> Option<&str> {
-    id.filter(|i| kijito_latch::tool_gate::valid_tool_use_id(i))
-}
-
 /// `<data>/actions/asked-<sha256(session LF tool_use_id)>.json`.
-pub fn asked_path(data_dir: &Path, session_id: &str, tool_use_id: &str) -> PathBuf {
+pub fn asked_path(data_dir: &Path, session_id: &SessionId, tool_use_id: &ToolUseId) -> PathBuf {
     use sha2::Digest;
     let hex = format!("{:x}", sha2::Sha256::digest(format!("{session_id}\n{tool_use_id}")));
     data_dir.join(crate::pretool::ACTIONS_DIR).join(format!("asked-{hex}.json"))
@@ -87,7 +85,7 @@ pub struct AskCall<'a> {
     pub input: &'a HookInput,
     pub cls: &'a Classification,
     pub action_file: &'a Path,
-    pub action_hash: String,
+    pub action_hash: ActionHash,
     pub workspace: &'a Path,
     pub data_dir: &'a Path,
 }
@@ -95,7 +93,10 @@ pub struct AskCall<'a> {
 /// The `ask` reason for this call, after its asked record is written;
 /// `Err` when the record cannot be written (the token flow then applies).
 pub fn ask(env: &HookEnv, call: &AskCall<'_>) -> Result<String> {
-    let id = valid_tool_use_id(call.input.tool_use_id.as_deref())
+    let id = call
+        .input
+        .tool_use_id
+        .as_ref()
         .ok_or_else(|| Error::new(kijito_protocol::codes::policy::HOST_CONSENT_ASK, "the call carries no usable tool_use_id"))?;
     let irreversible = call.cls.irreversible();
     let classes: Vec<&str> = irreversible.iter().map(|h| h.class.as_str()).collect();
@@ -103,15 +104,15 @@ pub fn ask(env: &HookEnv, call: &AskCall<'_>) -> Result<String> {
     let record = json!({
         "schema": ASKED_SCHEMA,
         "sessionId": call.input.session_id.as_str(),
-        "toolUseId": id,
-        "actionHash": call.action_hash,
+        "toolUseId": id.as_str(),
+        "actionHash": call.action_hash.as_str(),
         "actionFile": call.action_file.display().to_string(),
         "workspace": call.workspace.display().to_string(),
         "rules": rules,
         "risk": call.cls.risk().as_str(),
         "atMs": env.now_ms,
     });
-    let path = asked_path(call.data_dir, call.input.session_id.as_str(), id);
+    let path = asked_path(call.data_dir, &call.input.session_id, id);
     if let Some(dir) = path.parent() {
         kijito_files::private::ensure_private_dir(dir)?;
     }
@@ -152,9 +153,9 @@ fn summary(input: &HookInput) -> String {
 /// written (a `systemMessage` with the code).
 pub fn post_tool(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     let input = parse_input(stdin, event.name()).ok()?;
-    let id = valid_tool_use_id(input.tool_use_id.as_deref())?;
+    let id = input.tool_use_id.as_ref()?;
     let data = env.data_dir().ok()?;
-    let path = asked_path(data.as_path(), input.session_id.as_str(), id);
+    let path = asked_path(data.as_path(), &input.session_id, id);
     // The common case, one stat: nobody was asked about this call.
     std::fs::symlink_metadata(&path).ok()?;
     let read = kijito_files::private::read_checked(
@@ -171,20 +172,30 @@ pub fn post_tool(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
     let at = rec.get("atMs").and_then(Value::as_i64).unwrap_or(0);
     let tool_name = input.tool_name.as_deref().unwrap_or("");
     let hash = kijito_policy::action_hash(tool_name, input.tool_input.as_ref().unwrap_or(&Value::Null));
-    if s("schema") != ASKED_SCHEMA || s("sessionId") != input.session_id.as_str() || s("toolUseId") != id {
+    if s("schema") != ASKED_SCHEMA || s("sessionId") != input.session_id.as_str() || s("toolUseId") != id.as_str() {
         return Some(not_recorded(kijito_protocol::codes::policy::HOST_CONSENT_ASK.as_str(), "the asked record is malformed"));
     }
     if env.now_ms.saturating_sub(at) > ASKED_TTL_MS || at > env.now_ms.saturating_add(60_000) {
         return None;
     }
-    if s("actionHash") != hash {
+    if s("actionHash") != hash.as_str() {
         return Some(not_recorded(
             kijito_protocol::codes::policy::HOST_CONSENT_ASK.as_str(),
             "the call that ran is not the call the user was asked about",
         ));
     }
     let outcome = if event == Event::PostToolUseFailure { "failed" } else { "ran" };
-    let args = ["tool-record", "--workspace", s("workspace"), "--action-file", s("actionFile"), "--tool-use-id", id, "--outcome", outcome];
+    let args = [
+        "tool-record",
+        "--workspace",
+        s("workspace"),
+        "--action-file",
+        s("actionFile"),
+        "--tool-use-id",
+        id.as_str(),
+        "--outcome",
+        outcome,
+    ];
     match crate::pretool::run_latch_sibling(env, &args) {
         Ok(v) if v.get("recorded").and_then(Value::as_bool) == Some(true) => {
             crate::journal::consent(env, &input, kijito_files::journal::Kind::ConsentSpent, "host", None);
@@ -258,14 +269,15 @@ mod tests {
 
     #[test]
     fn tool_use_ids_and_record_paths() {
-        assert_eq!(valid_tool_use_id(Some("toolu_01ABC")), Some("toolu_01ABC"));
+        assert_eq!(ToolUseId::parse("toolu_01ABC").unwrap().as_str(), "toolu_01ABC");
         for bad in ["", "a/b", "a b", "../x", &"x".repeat(129)] {
-            assert_eq!(valid_tool_use_id(Some(bad)), None, "{bad}");
+            assert!(ToolUseId::parse(bad).is_err(), "{bad}");
         }
-        let a = asked_path(Path::new("/d"), "s1", "toolu_1");
+        let (s, t) = (|v| SessionId::parse(v).unwrap(), |v| ToolUseId::parse(v).unwrap());
+        let a = asked_path(Path::new("/d"), &s("s1"), &t("toolu_1"));
         assert!(a.to_str().unwrap().starts_with("/d/actions/asked-") && a.extension().is_some_and(|e| e == "json"), "{}", a.display());
-        assert_ne!(a, asked_path(Path::new("/d"), "s2", "toolu_1"));
-        assert_ne!(a, asked_path(Path::new("/d"), "s1", "toolu_2"));
+        assert_ne!(a, asked_path(Path::new("/d"), &s("s2"), &t("toolu_1")));
+        assert_ne!(a, asked_path(Path::new("/d"), &s("s1"), &t("toolu_2")));
     }
 
     #[test]

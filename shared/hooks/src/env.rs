@@ -29,7 +29,10 @@ impl HookEnv {
     /// From the real process: config file, current executable, clock.
     pub fn from_process(host: Host, data_dir_flag: Option<AbsPath>) -> HookEnv {
         // Claude Code: plugin userConfig options fill what the config file lacks.
-        let loaded = if host == Host::Claude { Config::load_with_plugin_options() } else { Config::load() };
+        let loaded = match host {
+            Host::Claude => Config::load_with_plugin_options(),
+            Host::Codex => Config::load(),
+        };
         let (config, config_error) = match loaded {
             Ok(c) => (Some(c), None),
             Err(e) => (None, Some(format!("{} ({})", e.message(), e.code()))),

@@ -24,10 +24,7 @@ pub(crate) fn note(env: &HookEnv, session: &SessionId, kind: Kind, fields: Value
 }
 
 fn host(env: &HookEnv) -> &'static str {
-    match env.host {
-        crate::Host::Claude => "claude",
-        crate::Host::Codex => "codex",
-    }
+    env.host.as_str()
 }
 
 /// SessionStart: the host, this toolkit's version and how the session started.

@@ -18,7 +18,7 @@ pub fn prompt(env: &HookEnv, input: &HookInput, cwd: Option<&Path>, subagent: bo
         return None;
     }
     let latch = crate::latch_hook::open_latch(cwd?)?;
-    let (mode, step) = latch.turn_started(input.session_id.as_str(), now(env)).ok()??;
+    let (mode, step) = latch.turn_started(&input.session_id, now(env)).ok()??;
     let checkpoint =
         kijito_latch::recover::latch_command(env.helpers.as_ref(), &latch.paths().root, "checkpoint", " --next-step <NEXT_STEP>");
     Some(kijito_latch::knobs::one_step_context(mode, &step, checkpoint.as_deref()))
@@ -38,7 +38,7 @@ pub fn stop(
     }
     let latch = crate::latch_hook::open_latch(cwd?)?;
     let ratio = crate::nudge::session_ratio(env, input);
-    let outcome = latch.turn_ended(input.session_id.as_str(), now(env), ratio).ok()?;
+    let outcome = latch.turn_ended(&input.session_id, now(env), ratio).ok()?;
     flight.inspect(|f| f.turn_end(&outcome));
     outcome.message()
 }

@@ -30,10 +30,10 @@ pub mod taint;
 pub mod text;
 
 pub use env::HookEnv;
-pub use kijito_files::datadir::HostKind as Host;
+pub use kijito_protocol::host::HostKind as Host;
 
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::{AbsPath, SessionId};
+use kijito_protocol::ids::{AbsPath, SessionId, ToolUseId};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -204,7 +204,7 @@ pub struct HookInput {
     pub agent_id: Option<String>,
     /// The tool call's id (Claude Code `toolu_...`, Codex the model's
     /// `call_id`), the same at PreToolUse and PostToolUse.
-    pub tool_use_id: Option<String>,
+    pub tool_use_id: Option<ToolUseId>,
 }
 
 /// Parse hook stdin and check its `hook_event_name`.
@@ -241,7 +241,7 @@ pub fn parse_input(bytes: &[u8], expected_event: &str) -> Result<HookInput> {
         tool_input: o.remove("tool_input"),
         cwd: o.get("cwd").and_then(Value::as_str).and_then(|s| AbsPath::parse(s).ok()),
         agent_id: text(&o, "agent_id"),
-        tool_use_id: text(&o, "tool_use_id"),
+        tool_use_id: o.get("tool_use_id").and_then(Value::as_str).and_then(|s| ToolUseId::parse(s).ok()),
         event,
         session_id,
     })

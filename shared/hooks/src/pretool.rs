@@ -284,7 +284,7 @@ fn consent(
                     input: c.input,
                     cls: c.cls,
                     action_file: c.action_file,
-                    action_hash: policy::hash_of_action_bytes(c.bytes),
+                    action_hash: kijito_protocol::ids::ActionHash::of_canonical(c.bytes),
                     workspace: root,
                     data_dir: data,
                 };
@@ -404,7 +404,7 @@ fn classify_env(env: &HookEnv, cwd: Option<&Path>, data_dir: Option<&Path>) -> E
     let root = env.helpers.as_ref().and_then(|h| h.path().parent()).map(Path::to_path_buf);
     let mut plugin_roots: Vec<PathBuf> = root.iter().cloned().collect();
     if let Some(prefix) =
-        root.as_deref().filter(|r| matches!(r.file_name().and_then(|n| n.to_str()), Some("codex" | "claude"))).and_then(Path::parent)
+        root.as_deref().filter(|r| r.file_name().and_then(|n| n.to_str()).and_then(crate::Host::from_name).is_some()).and_then(Path::parent)
     {
         plugin_roots.push(prefix.to_path_buf());
     }

@@ -13,9 +13,10 @@ use kijito_protocol::ids::AbsPath;
 pub fn precompact(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     let outcome = precompact_work(env, stdin);
     crate::journal::precompact(env, stdin, &outcome);
-    if env.host == Host::Claude {
+    match env.host {
         // Claude Code: stdout goes to the summariser; only an attested attempt says anything.
-        return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a));
+        Host::Claude => return outcome.ok().and_then(|(qa, s, a)| crate::summary::request_text(env, &qa, &s, &a)),
+        Host::Codex => {}
     }
     let message = match outcome.map(|(_, _, a)| a) {
         Ok(a) if a.attested => messages::PRECOMPACT_ATTESTED.to_owned(),

@@ -12,6 +12,7 @@ use crate::layout::{self, Paths};
 use crate::time::rfc3339_ms;
 use kijito_protocol::error::ErrorCode;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -181,7 +182,7 @@ impl<'k> Verifier<'k> {
                 }
             }
             None => {
-                if !entry::is_tagged_digest(&e.prev_payload_hash, "sha256") {
+                if !TaggedDigest::is_valid(&e.prev_payload_hash) {
                     self.push(crate::codes::CHAIN_BROKEN, format!("entry {seq} has no valid prev_payload_hash"), seq);
                 }
             }
@@ -189,7 +190,7 @@ impl<'k> Verifier<'k> {
         if e.updated_at != rfc3339_ms(e.updated_at_ms) {
             self.push(crate::codes::ENTRY_TIME_INCONSISTENT, format!("entry {seq} updated_at does not match updated_at_ms"), seq);
         }
-        let digest_or_none = |s: &str| s == NONE || entry::is_tagged_digest(s, "sha256");
+        let digest_or_none = |s: &str| s == NONE || TaggedDigest::is_valid(s);
         if !digest_or_none(&e.action_hash) || !digest_or_none(&e.last_good_checkpoint) {
             self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} has a malformed action_hash or last_good_checkpoint"), seq);
         }
@@ -201,9 +202,9 @@ impl<'k> Verifier<'k> {
             );
         }
         let integ = &e.integrity;
-        if !entry::is_tagged_digest(&integ.payload_hash, "sha256") || integ.verified_at.is_empty() {
+        if !TaggedDigest::is_valid(&integ.payload_hash) || integ.verified_at.is_empty() {
             self.push(crate::codes::INTEGRITY_FIELD_MISSING, format!("entry {seq} has a missing or zeroed payload_hash/verified_at"), seq);
-        } else if integ.payload_hash != entry::sha256_tagged(canonical) {
+        } else if integ.payload_hash != String::from(TaggedDigest::of(canonical)) {
             self.push(crate::codes::PAYLOAD_HASH_MISMATCH, format!("entry {seq} payload_hash does not match its canonical payload"), seq);
         }
         match integ.mode {
@@ -229,7 +230,7 @@ impl<'k> Verifier<'k> {
                     );
                 }
                 self.seen_hmac = true;
-                if !entry::is_tagged_digest(&integ.hmac_signature, "hmac-sha256") {
+                if !integ.hmac_signature.strip_prefix("hmac-").is_some_and(TaggedDigest::is_valid) {
                     self.push(crate::codes::INTEGRITY_FIELD_MISSING, format!("entry {seq} has a missing or zeroed hmac_signature"), seq);
                 } else if let Some(key) = self.key {
                     if !key.verify(canonical, &integ.hmac_signature) {
@@ -245,7 +246,7 @@ impl<'k> Verifier<'k> {
             }
         }
         if let Some(l) = self.leaves.as_mut() {
-            let raw = integ.payload_hash.strip_prefix("sha256:").and_then(crate::merkle::parse_hex).unwrap_or([0; 32]);
+            let raw = integ.payload_hash.strip_prefix(TaggedDigest::PREFIX).and_then(crate::merkle::parse_hex).unwrap_or([0; 32]);
             l.push(raw);
         }
         if let Some(h) = self.hashes.as_mut() {
@@ -360,7 +361,7 @@ pub struct FullVerify {
 fn expected_ref(index: u64, bytes: &[u8], entries: &[Entry]) -> SegmentRef {
     SegmentRef {
         index,
-        sha256: entry::sha256_tagged(bytes),
+        sha256: String::from(TaggedDigest::of(bytes)),
         first_seq: entries.first().map(|e| e.entry_seq).unwrap_or(0),
         last_seq: entries.last().map(|e| e.entry_seq).unwrap_or(0),
     }
@@ -605,7 +606,7 @@ fn shallow_segment(
         ));
     }
     v.count += (count as u64).saturating_sub(ends.len() as u64);
-    Some(SegmentRef { index, sha256: entry::sha256_tagged(bytes), first_seq: first.entry_seq, last_seq: last.entry_seq })
+    Some(SegmentRef { index, sha256: String::from(TaggedDigest::of(bytes)), first_seq: first.entry_seq, last_seq: last.entry_seq })
 }
 
 /// The live state loaded for an append, after the quick check: the live

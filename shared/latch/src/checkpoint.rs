@@ -25,6 +25,7 @@ use crate::{head, layout, Latch, VerifyReport};
 use ct_codecs::{Base64, Decoder, Encoder};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -201,7 +202,7 @@ pub struct Consistency {
 }
 
 fn raw_leaf(e: &Entry) -> Option<Hash> {
-    e.integrity.payload_hash.strip_prefix("sha256:").and_then(merkle::parse_hex)
+    e.integrity.payload_hash.strip_prefix(TaggedDigest::PREFIX).and_then(merkle::parse_hex)
 }
 
 fn state_error(e: Error) -> Error {
@@ -395,7 +396,7 @@ impl Latch {
             let Some(r) = first.sealed_segment.clone() else { break };
             let bytes = layout::read_file(&self.paths.segment(r.index), crate::codes::SEGMENT_SYMLINK)?;
             let seg = chain::parse_file(&bytes, &chain::segment_header(r.index), &layout::segment_name(r.index));
-            if crate::entry::sha256_tagged(&bytes) != r.sha256 || !seg.findings.is_empty() {
+            if String::from(TaggedDigest::of(&bytes)) != r.sha256 || !seg.findings.is_empty() {
                 let mut f = seg.findings;
                 f.push(Finding::new(
                     crate::codes::SEGMENT_REF_MISMATCH,

@@ -445,8 +445,8 @@ mod tests {
         let key = crate::sign::load_secret_key(&sk, None, || Ok(None)).unwrap();
         let public = load_public_key(&pk).unwrap();
         let other = load_public_key(&pk2).unwrap();
-        let a = crate::entry::sha256_tagged(b"a");
-        let b = crate::entry::sha256_tagged(b"b");
+        let a = String::from(kijito_protocol::ids::TaggedDigest::of(b"a"));
+        let b = String::from(kijito_protocol::ids::TaggedDigest::of(b"b"));
         let mut c = KeyChallenge::new(2_000_000);
         assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000).unwrap_err().0.as_str(), "consent_signature_required");
         sign_challenge(&key, "tok_1", &a, &mut c);

@@ -6,8 +6,8 @@
 //! re-renders every entry from its parsed payload and requires the bytes to
 //! be identical, so a change anywhere (human text or JSON) is detected.
 
+use kijito_protocol::ids::TaggedDigest;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 pub const ENTRY_SCHEMA: &str = "memory-latch.entry/v2";
 /// The `none` sentinel used by string fields with no value.
@@ -253,19 +253,6 @@ pub struct Entry {
     pub integrity: Integrity,
 }
 
-/// `sha256:<hex>` of bytes.
-pub fn sha256_tagged(bytes: &[u8]) -> String {
-    format!("sha256:{:x}", Sha256::digest(bytes))
-}
-
-/// Whether `s` is `sha256:<64 lowercase hex>` and not all zeros.
-pub fn is_tagged_digest(s: &str, tag: &str) -> bool {
-    match s.strip_prefix(tag).and_then(|r| r.strip_prefix(':')) {
-        Some(hex) => hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) && hex.bytes().any(|b| b != b'0'),
-        None => false,
-    }
-}
-
 impl Entry {
     /// The canonical payload: the compact JSON of the entry (keys in the
     /// struct's order) with `integrity` reduced to `{"mode","verified_at"}`.
@@ -275,7 +262,7 @@ impl Entry {
 
     /// SHA-256 of the canonical payload, tagged.
     pub fn compute_payload_hash(&self) -> String {
-        sha256_tagged(&self.canonical_payload())
+        TaggedDigest::of(&self.canonical_payload()).into()
     }
 
     /// The exact payload line (compact JSON of the whole entry).

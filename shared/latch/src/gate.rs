@@ -288,7 +288,7 @@ pub(crate) fn consume(
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
-    let hash = crate::action_hash(&input.action_bytes)?;
+    let hash = String::from(crate::action_hash(&input.action_bytes)?);
     if input.intended.is_some() != input.result.is_some() {
         return Err(Error::usage(crate::codes::GATE_INTENT_INCOMPLETE, "--intended and --result must be given together"));
     }

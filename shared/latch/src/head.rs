@@ -10,10 +10,11 @@
 //! write updates it right after the manifest (atomic, 0600 in 0700 dirs).
 
 use crate::chain::{Finding, ReportMode};
-use crate::entry::{self, Entry, Mode};
+use crate::entry::{Entry, Mode};
 use crate::layout;
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -67,8 +68,8 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// The record file of a canonical workspace root.
 pub fn record_path(dir: &Path, root: &Path) -> PathBuf {
-    let hash = entry::sha256_tagged(layout::Paths::show(root).as_bytes());
-    dir.join(format!("{}.json", hash.trim_start_matches("sha256:")))
+    let hash = String::from(TaggedDigest::of(layout::Paths::show(root).as_bytes()));
+    dir.join(format!("{}.json", hash.trim_start_matches(TaggedDigest::PREFIX)))
 }
 
 /// Load a record: `None` when absent; anything odd fails closed.
@@ -81,7 +82,7 @@ pub fn load(path: &Path) -> Result<Option<HeadRecord>> {
         private::read_checked(path, rules).map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, e.message().to_owned()))?;
     let rec: HeadRecord = serde_json::from_slice(&bytes)
         .map_err(|e| Error::new(crate::codes::HEAD_RECORD_INVALID, format!("the head record {} is invalid: {e}", path.display())))?;
-    if rec.schema != HEAD_SCHEMA || !entry::is_tagged_digest(&rec.payload_hash, "sha256") {
+    if rec.schema != HEAD_SCHEMA || !TaggedDigest::is_valid(&rec.payload_hash) {
         return Err(Error::new(
             crate::codes::HEAD_RECORD_INVALID,
             format!("the head record {} has an unknown schema or hash", path.display()),

@@ -23,14 +23,13 @@ use crate::entry::{Entry, Event, OneStep, NONE};
 use crate::{layout, Latch};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::SessionId;
 use serde::{Deserialize, Serialize};
 
 pub const TURNS_FILE: &str = "turns.json";
 pub const TURNS_SCHEMA: &str = "memory-latch.turns/v1";
 /// Sessions with an open turn remembered at most (the oldest is dropped).
 pub const MAX_OPEN: usize = 16;
-/// Longest session id kept.
-pub const MAX_SESSION_CHARS: usize = 128;
 const MAX_TURNS_BYTES: u64 = 8 * 1024;
 
 /// `.memory-latch/turns.json`.
@@ -95,13 +94,6 @@ impl StopOutcome {
     }
 }
 
-fn valid_session(session: &str) -> Result<()> {
-    if session.is_empty() || session.chars().count() > MAX_SESSION_CHARS || session.chars().any(char::is_control) {
-        return Err(Error::usage(crate::codes::TEXT_INVALID, "session id must be 1 to 128 characters without control characters"));
-    }
-    Ok(())
-}
-
 /// The one-step line for the model at UserPromptSubmit. `checkpoint`: the
 /// exact `<root>/bin/memory-latch checkpoint --workspace <ws> --next-step
 /// <NEXT_STEP>` ([`crate::recover::latch_command`]); `None` names the step
@@ -159,8 +151,8 @@ impl Latch {
 
     /// UserPromptSubmit (never for a subagent): open this session's turn.
     /// Returns the head's one-step state and next step, for the model.
-    pub fn turn_started(&self, session: &str, now_ms: u64) -> Result<Option<(OneStep, String)>> {
-        valid_session(session)?;
+    pub fn turn_started(&self, session: &SessionId, now_ms: u64) -> Result<Option<(OneStep, String)>> {
+        let session = session.as_str();
         let _guard = self.lock()?;
         let mut t = self.load_turns()?;
         t.open.retain(|o| o.session != session);
@@ -179,8 +171,8 @@ impl Latch {
     /// `fatigue_cleared` when it is below it in one-step mode, else
     /// `turn_checkpoint` once `checkpoint_freq_turns` turns passed since the
     /// last checkpoint entry.
-    pub fn turn_ended(&self, session: &str, now_ms: u64, ratio: Option<f64>) -> Result<StopOutcome> {
-        valid_session(session)?;
+    pub fn turn_ended(&self, session: &SessionId, now_ms: u64, ratio: Option<f64>) -> Result<StopOutcome> {
+        let session = session.as_str();
         let guard = self.lock()?;
         let mut t = self.load_turns()?;
         let before = t.open.len();
@@ -266,6 +258,7 @@ fn is_checkpoint(e: &Entry) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::{CheckpointInput, Config, InitInput, Latch};
+    use kijito_protocol::ids::SessionId;
 
     fn latch(dir: &std::path::Path) -> Latch {
         let ws = dir.join("ws");
@@ -291,8 +284,8 @@ mod tests {
         let mut now = 2_000;
         let mut turn = |l: &Latch| {
             now += 10;
-            l.turn_started("s1", now).unwrap();
-            l.turn_ended("s1", now + 1, None).unwrap();
+            l.turn_started(&SessionId::parse("s1").unwrap(), now).unwrap();
+            l.turn_ended(&SessionId::parse("s1").unwrap(), now + 1, None).unwrap();
         };
         turn(&l);
         turn(&l);

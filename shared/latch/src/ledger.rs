@@ -2,10 +2,11 @@
 //! ([`Latch::user_prompt`], the only way to confirm), and the reseed.
 
 use crate::chain;
-use crate::entry::{self, ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
+use crate::entry::{ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
 use crate::{action_hash, clean_text, layout, tokens, Issued, Latch, PromptOutcome, TokenStatus};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 
 impl Latch {
     /// The ledger, with the user's consent setting and the time attached
@@ -72,7 +73,7 @@ impl Latch {
             return Err(Error::new(crate::codes::CONSENT_CONFIG_INVALID, "wallet consent mode without a configured signer"));
         }
         let key_mode = setting.mode == crate::consent::Mode::Key;
-        let hash = action_hash(action_bytes)?;
+        let hash = String::from(action_hash(action_bytes)?);
         let summary = clean_text(summary, "summary", false)?;
         let summary: String = summary.chars().take(300).collect();
         let mut issued = None;
@@ -426,8 +427,8 @@ impl Latch {
 
     pub(crate) fn state_hash(&self) -> Result<String> {
         match layout::read_file(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK) {
-            Ok(b) => Ok(entry::sha256_tagged(&b)),
-            Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => Ok(entry::sha256_tagged(b"")),
+            Ok(b) => Ok(String::from(TaggedDigest::of(&b))),
+            Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => Ok(String::from(TaggedDigest::of(b""))),
             Err(e) => Err(e),
         }
     }

@@ -70,6 +70,7 @@ pub use tokens::{TokenState, TokenStatus};
 use entry::{Decision, Governance, Storage};
 use integrity::HmacKey;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::ActionHash;
 use layout::Paths;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -308,9 +309,9 @@ pub fn canonical_action(bytes: &[u8]) -> Result<String> {
     Ok(out)
 }
 
-/// `sha256:<hex>` of the canonical action summary.
-pub fn action_hash(bytes: &[u8]) -> Result<String> {
-    Ok(entry::sha256_tagged(canonical_action(bytes)?.as_bytes()))
+/// The action hash of the canonical action summary.
+pub fn action_hash(bytes: &[u8]) -> Result<ActionHash> {
+    Ok(ActionHash::of_canonical(canonical_action(bytes)?.as_bytes()))
 }
 
 fn witness_error(reason: &str) -> Error {

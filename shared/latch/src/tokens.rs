@@ -11,6 +11,7 @@
 //! and a token with [`MAX_WRONG_ATTEMPTS`] wrong attempts is locked for good.
 
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 use serde::{Deserialize, Serialize};
 
 pub const LEDGER_SCHEMA: &str = "memory-latch.tokens/v2";
@@ -171,7 +172,7 @@ impl TokenRecord {
 }
 
 pub fn hash_token(salt: &str, token_upper: &str) -> String {
-    crate::entry::sha256_tagged(format!("{salt}:{token_upper}").as_bytes())
+    String::from(TaggedDigest::of(format!("{salt}:{token_upper}").as_bytes()))
 }
 
 /// A fresh token from the OS random source (rejection sampling, no bias).
@@ -219,7 +220,7 @@ pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
         return Err(Error::new(crate::codes::LEDGER_INVALID, "tokens.json has an unknown schema or too many tokens"));
     }
     for t in &ledger.tokens {
-        if !crate::entry::is_tagged_digest(&t.token_hash, "sha256") || !crate::entry::is_tagged_digest(&t.action_hash, "sha256") {
+        if !TaggedDigest::is_valid(&t.token_hash) || !TaggedDigest::is_valid(&t.action_hash) {
             return Err(Error::new(crate::codes::LEDGER_INVALID, format!("token {} has a malformed hash", t.id)));
         }
     }
@@ -316,7 +317,7 @@ mod tests {
     #[test]
     fn ledger_stores_only_a_salted_hash() {
         let mut l = Ledger::default();
-        let action = crate::entry::sha256_tagged(b"a");
+        let action = String::from(TaggedDigest::of(b"a"));
         let (token, rec) = l.issue(Purpose::Consent, &action, Risk::Low, "s", 1000, 600_000);
         let json = serde_json::to_string(&l).unwrap();
         assert!(!json.contains(&token) && !json.contains(&token[4..]));

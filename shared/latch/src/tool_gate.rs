@@ -11,6 +11,7 @@ use crate::entry::{ConsentState, OneStep, NONE};
 use crate::gate::{consent_check, consume, risk_check};
 use crate::Latch;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::ToolUseId;
 
 /// The latch mode as the PreToolUse policy reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,7 @@ impl Latch {
         wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
         min_risk: Option<crate::entry::Risk>,
     ) -> Result<crate::entry::Entry> {
-        let hash = crate::action_hash(action_bytes)?;
+        let hash = String::from(crate::action_hash(action_bytes)?);
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
         if let Some(reason) = self.witness_active(&live)? {
@@ -149,13 +150,6 @@ impl Latch {
     }
 }
 
-/// A host's `tool_use_id` as the host-consent record keys and names it:
-/// 1 to 128 characters of `[A-Za-z0-9_.:-]` (Claude Code's `toolu_...`).
-/// The one home of the rule (pretool-hook checks it before asking).
-pub fn valid_tool_use_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
-}
-
 /// How a call that the user allowed in the host's dialog ended, as the
 /// host's post event says (Claude Code: PostToolUse, PostToolUseFailure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,10 +189,9 @@ impl Latch {
         tool_use_id: &str,
         outcome: HostOutcome,
     ) -> Result<crate::entry::Entry> {
-        let hash = crate::action_hash(action_bytes)?;
-        if !valid_tool_use_id(tool_use_id) {
-            return Err(Error::usage(crate::codes::HOST_OUTCOME_INVALID, "--tool-use-id must be 1 to 128 characters of [A-Za-z0-9_.:-]"));
-        }
+        let hash = String::from(crate::action_hash(action_bytes)?);
+        let tool_use_id = ToolUseId::parse(tool_use_id)
+            .map_err(|e| Error::usage(crate::codes::HOST_OUTCOME_INVALID, format!("--tool-use-id: {}", e.message())))?;
         let detail = format!(
             "tool call {} after the user's Yes in the host's dialog (consent mode host): {hash}, tool_use_id {tool_use_id}",
             outcome.as_str()

@@ -26,6 +26,7 @@ use crate::{layout, Latch, PromptOutcome, TokenStatus};
 use k256::ecdsa::{RecoveryId, Signature, VerifyingKey};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 use serde::{Deserialize, Serialize};
 use sha3::{Digest as _, Keccak256};
 use std::path::{Path, PathBuf};
@@ -255,7 +256,7 @@ pub fn consent_digest(action_hash: &[u8; 32], nonce: &[u8; 32], expires_at: u64)
 /// The 32 raw bytes of `sha256:<hex>`.
 pub fn action_bytes(action_hash: &str) -> Result<[u8; 32]> {
     action_hash
-        .strip_prefix("sha256:")
+        .strip_prefix(TaggedDigest::PREFIX)
         .and_then(|h| parse_hex::<32>(&format!("0x{h}")))
         .ok_or_else(|| Error::new(crate::codes::LEDGER_INVALID, "action hash is not sha256:<64 hex>"))
 }
@@ -296,7 +297,7 @@ impl Challenge {
             },
             "primaryType": PRIMARY_TYPE,
             "domain": {"name": DOMAIN_NAME, "version": DOMAIN_VERSION},
-            "message": {"actionHash": format!("0x{}", action_hash.trim_start_matches("sha256:")), "nonce": self.nonce, "expiresAt": self.expires_at},
+            "message": {"actionHash": format!("0x{}", action_hash.trim_start_matches(TaggedDigest::PREFIX)), "nonce": self.nonce, "expiresAt": self.expires_at},
         })
     }
 

@@ -13,6 +13,7 @@ use crate::{
 };
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::TaggedDigest;
 
 impl Latch {
     /// Record `e` as the head, right after it was written to the manifest.
@@ -181,7 +182,7 @@ impl Latch {
             })?;
             e.integrity.hmac_signature = key.sign(&payload);
         }
-        e.integrity.payload_hash = entry::sha256_tagged(&payload);
+        e.integrity.payload_hash = String::from(TaggedDigest::of(&payload));
         Ok(())
     }
 
@@ -203,7 +204,7 @@ impl Latch {
             }
             e.sealed_segment = Some(SegmentRef {
                 index,
-                sha256: entry::sha256_tagged(bytes.as_bytes()),
+                sha256: String::from(TaggedDigest::of(bytes.as_bytes())),
                 first_seq: entries.first().map(|x| x.entry_seq).unwrap_or(0),
                 last_seq: head.entry_seq,
             });
@@ -325,7 +326,7 @@ impl Latch {
                 e.unknown_state = clean_list(l, "unknown")?;
             }
             if let Some(c) = &input.last_good_checkpoint {
-                if !entry::is_tagged_digest(c, "sha256") {
+                if !TaggedDigest::is_valid(c) {
                     return Err(Error::usage(crate::codes::CHECKPOINT_INVALID, "--last-good-checkpoint must be sha256:<64 lowercase hex>"));
                 }
                 e.last_good_checkpoint = c.clone();
@@ -377,7 +378,7 @@ impl Latch {
                 private::write_atomic(&self.paths.segment(index), bytes.as_bytes())?;
                 let r = SegmentRef {
                     index,
-                    sha256: entry::sha256_tagged(bytes.as_bytes()),
+                    sha256: String::from(TaggedDigest::of(bytes.as_bytes())),
                     first_seq: live[0].entry_seq,
                     last_seq: head.entry_seq,
                 };

@@ -13,8 +13,8 @@
 
 use crate::classify::{Class, Classification};
 use kijito_protocol::codes::policy as codes;
+use kijito_protocol::ids::ActionHash;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The latch mode as the hook reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,14 +121,10 @@ pub fn action_bytes(tool_name: &str, tool_input: &Value) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// `sha256:<hex>` of [`action_bytes`]: memory-latch's action hash of the same action.
-pub fn action_hash(tool_name: &str, tool_input: &Value) -> String {
-    hash_of_action_bytes(&action_bytes(tool_name, tool_input))
-}
-
-/// [`action_hash`] of bytes [`action_bytes`] already made.
-pub fn hash_of_action_bytes(bytes: &[u8]) -> String {
-    format!("sha256:{:x}", Sha256::digest(bytes))
+/// The [`ActionHash`] of [`action_bytes`] (already canonical): memory-latch's
+/// action hash of the same action.
+pub fn action_hash(tool_name: &str, tool_input: &Value) -> ActionHash {
+    ActionHash::of_canonical(&action_bytes(tool_name, tool_input))
 }
 
 /// The exact command that requests consent for this call; it names the

@@ -44,7 +44,5 @@ pub use kijito_protocol::shell;
 
 pub use call::{ParsedCall, ToolCall};
 pub use classify::{classify, Class, Classification, Env, Hit, Risk, Tripwire};
-pub use decide::{
-    action_bytes, action_hash, consent_command, decide, hash_of_action_bytes, ConsentTarget, Decision, LatchMode, Modes, Wake,
-};
+pub use decide::{action_bytes, action_hash, consent_command, decide, ConsentTarget, Decision, LatchMode, Modes, Wake};
 pub use user::UserPolicy;

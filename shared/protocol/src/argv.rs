@@ -169,6 +169,11 @@ impl Args {
         self.count(name) > 0
     }
 
+    /// Every flag given, in order, with its raw value ("" for a switch).
+    pub fn given(&self) -> Vec<(&'static str, String)> {
+        self.values.iter().map(|(n, v)| (*n, v.clone().unwrap_or_default())).collect()
+    }
+
     /// The raw value of a flag given at most once.
     pub fn raw(&self, name: &str) -> Option<&str> {
         self.values.iter().find(|(n, _)| *n == name).and_then(|(_, v)| v.as_deref())

@@ -20,6 +20,7 @@ pub mod ids {
         SESSION_ID SessionId = "invalid_session_id",
         PERSONA Persona = "invalid_persona",
         PATH Path = "invalid_path",
+        TOOL_USE_ID ToolUseId = "invalid_tool_use_id",
     }
 }
 
@@ -118,9 +119,7 @@ pub mod cli {
         STDOUT_WRITE_FAILED StdoutWriteFailed = "stdout_write_failed",
         /// `qa-gate check-command` without exactly one argument.
         CHECK_COMMAND_USAGE CheckCommandUsage = "check_command_usage",
-        /// `pointer-publish`: not exactly one content source.
-        CONTENT_SOURCE_INVALID ContentSourceInvalid = "content_source_invalid",
-        /// `pointer-publish --release-lease` with a flag it does not take.
+        /// Two flags of a command line that exclude each other.
         FLAG_CONFLICT FlagConflict = "flag_conflict",
     }
 }

@@ -14,7 +14,7 @@
 
 use crate::argv::Flag;
 use crate::error::{Error, Result};
-use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
+use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId, TaggedDigest};
 use std::path::{Path, PathBuf};
 
 /// What a flag's value must be.
@@ -494,16 +494,38 @@ fn check_value(spec: &ArgSpec, value: &str) -> Result<()> {
                 Err(fail(codes::INVALID_VALUE, format!("{name}: expected one of {}", options.join(", "))))
             }
         }
-        Kind::TaggedDigest => match value.strip_prefix("sha256:") {
-            Some(hex) => Digest::parse(hex).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message()))),
-            None => Err(fail(codes::INVALID_DIGEST, format!("{name}: expected sha256:<64 lowercase hex>"))),
-        },
+        Kind::TaggedDigest => {
+            TaggedDigest::parse(value).map(|_| ()).map_err(|e| fail(codes::INVALID_DIGEST, format!("{name}: {}", e.message())))
+        }
     };
     ok
 }
 
 /// Required flags present, the right number of repeats, no conflicts.
 pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<()> {
+    check_required(grammar, args)?;
+    check_conflicts(grammar, args)
+}
+
+/// The form of a helper without subcommands that its own flags `given`
+/// select (by [`Grammar::selector`]), checked for what its argv parser does
+/// not know: a flag of another form, and the grammar's conflicts
+/// ([`check_args`]'s rule, `command_flag_conflict`). The helper's main calls
+/// this first, so the guard and the helper apply one rule.
+pub fn check_form(helper: &str, given: &[(&'static str, String)]) -> Result<()> {
+    let forms: Vec<&Grammar> = GRAMMARS.iter().filter(|g| g.helper == helper && g.subcommand.is_empty()).collect();
+    let selected = forms.iter().find(|g| !g.selector.is_empty() && given.iter().any(|(f, _)| *f == g.selector));
+    let Some(grammar) = selected.or_else(|| forms.iter().find(|g| g.selector.is_empty())) else {
+        return Err(fail(codes::UNKNOWN_HELPER, format!("{helper} has no form without a subcommand")));
+    };
+    if let Some((flag, _)) = given.iter().find(|(f, _)| !grammar.specs.iter().any(|s| s.flag.name == *f)) {
+        let form = if grammar.selector.is_empty() { String::new() } else { format!(" {}", grammar.selector) };
+        return Err(fail(codes::FLAG_CONFLICT, format!("{flag} does not go with {helper}{form}")));
+    }
+    check_conflicts(grammar, given)
+}
+
+fn check_required(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<()> {
     for spec in grammar.specs.iter().filter(|s| s.required) {
         let n = args.iter().filter(|(f, _)| *f == spec.flag.name).count();
         if n < spec.flag.max {
@@ -520,6 +542,10 @@ pub fn check_args(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<
     if grammar.helper == "memory-latch" && grammar.subcommand == "gate" && !args.iter().any(|(f, _)| *f == "--target") {
         return Err(fail(codes::MISSING_FLAG, "memory-latch gate needs at least one --target"));
     }
+    Ok(())
+}
+
+fn check_conflicts(grammar: &Grammar, args: &[(&'static str, String)]) -> Result<()> {
     if grammar.helper == "pointer-publish" && grammar.selector.is_empty() {
         let content = args.iter().any(|(f, _)| *f == "--content-file");
         let restore = args.iter().any(|(f, _)| *f == "--restore-from");

@@ -408,3 +408,21 @@ fn a_bare_glob_counts_only_in_program_position() {
         assert!(denied(line), "{line:?}");
     }
 }
+
+#[test]
+fn a_helper_checks_its_own_form_with_the_guards_rule() {
+    let given = |flags: &[&'static str]| flags.iter().map(|f| (*f, "x".to_owned())).collect::<Vec<_>>();
+    let code = |flags: &[&'static str]| check_form("pointer-publish", &given(flags)).map_err(|e| e.code().to_owned());
+    let publish = ["--pointer-id", "--lock-message-id", "--expected-pointer-digest", "--rollback-file"];
+    assert_eq!(code(&[&publish[..], &["--content-file"]].concat()), Ok(()));
+    assert_eq!(code(&[&publish[..], &["--restore-from"]].concat()), Ok(()));
+    for source in [&[][..], &["--content-file", "--restore-from"][..]] {
+        assert_eq!(code(&[&publish[..], source].concat()), Err(codes::FLAG_CONFLICT.as_str().to_owned()), "{source:?}");
+    }
+    assert_eq!(code(&["--release-lease", "--lock-message-id", "--token-file"]), Ok(()));
+    for other in ["--pointer-id", "--expected-pointer-digest", "--content-file", "--restore-from", "--rollback-file"] {
+        assert_eq!(code(&["--release-lease", "--lock-message-id", other]), Err(codes::FLAG_CONFLICT.as_str().to_owned()), "{other}");
+    }
+    // Required flags stay the argv parser's (missing_flag), not this check's.
+    assert_eq!(code(&["--content-file"]), Ok(()));
+}

@@ -134,6 +134,117 @@ impl fmt::Display for Digest {
     }
 }
 
+/// A tagged SHA-256 digest: `sha256:<64 lowercase hex>`, not all zeros
+/// (docs/protocol.md §1). The one formatter ([`TaggedDigest::of`]) and the
+/// one validator ([`TaggedDigest::parse`], [`TaggedDigest::is_valid`]);
+/// serde reads and writes it as the string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaggedDigest(String);
+
+impl TaggedDigest {
+    /// The tag before the hex.
+    pub const PREFIX: &'static str = "sha256:";
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::DIGEST;
+
+    /// `sha256:<hex>` of exact bytes.
+    pub fn of(bytes: &[u8]) -> Self {
+        TaggedDigest(format!("{}{}", Self::PREFIX, Digest::of(bytes)))
+    }
+
+    /// Whether `text` is `sha256:<64 lowercase hex>` and not all zeros.
+    pub fn is_valid(text: &str) -> bool {
+        text.strip_prefix(Self::PREFIX).is_some_and(|hex| Digest::parse(hex).is_ok() && hex.bytes().any(|b| b != b'0'))
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        if Self::is_valid(text) {
+            Ok(TaggedDigest(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("expected sha256:<64 lowercase hex>, not all zeros, got {:?}", clip(text))))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The 64 hex characters after the tag.
+    pub fn hex(&self) -> &str {
+        &self.0[Self::PREFIX.len()..]
+    }
+}
+
+impl fmt::Display for TaggedDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<TaggedDigest> for String {
+    fn from(d: TaggedDigest) -> String {
+        d.0
+    }
+}
+
+impl serde::Serialize for TaggedDigest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TaggedDigest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        TaggedDigest::parse(&text).map_err(|e| serde::de::Error::custom(e.message()))
+    }
+}
+
+/// The action hash that binds consent to one tool call: the
+/// [`TaggedDigest`] of the action's canonical bytes (docs/protocol.md §8a).
+/// The policy hashes the action file it writes (already canonical) and
+/// memory-latch the canonical form of the action file it reads, both
+/// through [`ActionHash::of_canonical`], the one hash function.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct ActionHash(TaggedDigest);
+
+impl ActionHash {
+    /// The hash of action bytes already in canonical form.
+    pub fn of_canonical(canonical: &[u8]) -> Self {
+        ActionHash(TaggedDigest::of(canonical))
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        TaggedDigest::parse(text).map(ActionHash)
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    pub fn digest(&self) -> &TaggedDigest {
+        &self.0
+    }
+}
+
+impl fmt::Display for ActionHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<ActionHash> for String {
+    fn eq(&self, other: &ActionHash) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl From<ActionHash> for String {
+    fn from(h: ActionHash) -> String {
+        h.0 .0
+    }
+}
+
 /// A host session id: `^[A-Za-z0-9][A-Za-z0-9-]{0,127}$`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionId(String);
@@ -158,6 +269,36 @@ impl SessionId {
 }
 
 impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A host's id of one tool call (Claude Code's `toolu_...`, Codex's
+/// `call_id`), the same at PreToolUse and PostToolUse:
+/// `^[A-Za-z0-9_.:-]{1,128}$`. The host-consent record is keyed and named
+/// by it (docs/protocol.md §8a).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolUseId(String);
+
+impl ToolUseId {
+    pub const INVALID: crate::codes::ids::Code = crate::codes::ids::TOOL_USE_ID;
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let ok = !text.is_empty() && text.len() <= 128 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b));
+        if ok {
+            Ok(ToolUseId(text.to_owned()))
+        } else {
+            Err(Error::new(Self::INVALID, format!("tool_use_id must be 1 to 128 characters of [A-Za-z0-9_.:-], got {:?}", clip(text))))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ToolUseId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
@@ -303,6 +444,27 @@ mod tests {
     }
 
     #[test]
+    fn tagged_digests_have_one_form() {
+        let d = TaggedDigest::of(b"");
+        assert_eq!(d.as_str(), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(d.hex(), Digest::of(b"").as_str());
+        assert_eq!(TaggedDigest::parse(d.as_str()).unwrap(), d);
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(json, format!("\"{d}\""));
+        assert_eq!(serde_json::from_str::<TaggedDigest>(&json).unwrap(), d);
+        let zeros = format!("sha256:{}", "0".repeat(64));
+        for bad in ["", d.hex(), &d.as_str().to_uppercase(), "sha256:abc", "sha1:e3b0", &zeros, &format!("{d}0"), &format!(" {d}")] {
+            assert!(!TaggedDigest::is_valid(bad), "{bad}");
+            assert_eq!(TaggedDigest::parse(bad).unwrap_err().code(), "invalid_digest", "{bad}");
+            assert!(serde_json::from_value::<TaggedDigest>(serde_json::Value::String(bad.to_owned())).is_err(), "{bad}");
+        }
+        let h = ActionHash::of_canonical(b"{}\n");
+        assert_eq!(h.digest(), &TaggedDigest::of(b"{}\n"));
+        assert_eq!(ActionHash::parse(h.as_str()).unwrap(), h);
+        assert_eq!(serde_json::to_string(&h).unwrap(), format!("\"{h}\""));
+    }
+
+    #[test]
     fn session_ids_and_personas() {
         assert!(SessionId::parse("01a2295e-6642-71e2-aa07-0ef32226885f").is_ok());
         assert!(SessionId::parse(&"a".repeat(128)).is_ok());
@@ -313,6 +475,16 @@ mod tests {
         assert!(Persona::parse("a_b-9").is_ok());
         for bad in ["", "Codex", "1abc", "a b", &"a".repeat(65)] {
             assert!(Persona::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tool_use_ids_are_bounded_words() {
+        for good in ["toolu_01ABC", "call_9f.x:1-2", &"x".repeat(128)] {
+            assert_eq!(ToolUseId::parse(good).unwrap().as_str(), good);
+        }
+        for bad in ["", "a/b", "a b", "../x", "toolu_1\n", "é", &"x".repeat(129)] {
+            assert_eq!(ToolUseId::parse(bad).unwrap_err().code(), "invalid_tool_use_id", "{bad:?}");
         }
     }
 

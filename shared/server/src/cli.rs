@@ -211,8 +211,8 @@ fn view(args: &Args) -> Result<i32> {
 
 fn demo(args: &Args) -> Result<i32> {
     let host = match args.raw("--host") {
-        None => kijito_files::datadir::HostKind::Codex,
-        Some(h) => kijito_files::datadir::HostKind::parse(h).map_err(|e| e.as_usage())?,
+        None => kijito_protocol::host::HostKind::Codex,
+        Some(h) => kijito_protocol::host::HostKind::parse(h).map_err(|e| e.as_usage())?,
     };
     let exe = std::env::current_exe().map_err(|e| Error::new(crate::demo::codes::DEMO_BIN_DIR_UNKNOWN, e.to_string()))?;
     let bin = exe.parent().ok_or_else(|| Error::new(crate::demo::codes::DEMO_BIN_DIR_UNKNOWN, "the executable has no directory"))?;

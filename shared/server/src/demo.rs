@@ -13,9 +13,9 @@
 use kijito_client::http::{Method, Request, ReqwestTransport, Transport, MEMORY_TIMEOUT};
 use kijito_client::token::Token;
 use kijito_files::config::ApiUrl;
-use kijito_files::datadir::HostKind;
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use kijito_protocol::ids::Digest;
 use kijito_protocol::manifest::canonical_json;
 use serde_json::{json, Value};
@@ -250,8 +250,10 @@ struct Seed {
 }
 
 fn seed(t: &ReqwestTransport) -> Result<Seed> {
-    let memory = |content: &str| json!({"content": content, "persona": "codex", "scope": "project", "project": "Codex", "type": "decision", "importance": 0.8});
-    let lock = id_of(&call(t, Method::Post, "/api/send", json!({"to": "codex", "from": "operator", "content": "pointer mutex"}))?)?;
+    let persona = kijito_protocol::ids::Persona::default();
+    let memory = |content: &str| json!({"content": content, "persona": persona.as_str(), "scope": "project", "project": "Codex", "type": "decision", "importance": 0.8});
+    let lock =
+        id_of(&call(t, Method::Post, "/api/send", json!({"to": persona.as_str(), "from": "operator", "content": "pointer mutex"}))?)?;
     let texts = [
         ("Decision: the local store is SQLite in WAL mode.", "storage decision"),
         ("Checkpoint: the publish path was verified end to end.", "last good checkpoint"),
@@ -269,7 +271,7 @@ fn seed(t: &ReqwestTransport) -> Result<Seed> {
         t,
         Method::Patch,
         &format!("/api/memory/{pointer}"),
-        json!({"content": v1, "persona": "codex", "scope": "project", "project": "Codex"}),
+        json!({"content": v1, "persona": persona.as_str(), "scope": "project", "project": "Codex"}),
     )?;
     Ok(Seed { pointer, lock, anchors })
 }
@@ -311,10 +313,7 @@ pub fn run(bin: &Path, options: Options, out: Box<dyn Write>) -> Result<bool> {
 }
 
 fn demo_steps(d: &mut Demo) -> Result<()> {
-    let host_flag = match d.host {
-        HostKind::Codex => "codex",
-        HostKind::Claude => "claude",
-    };
+    let host_flag = d.host.as_str();
     let _ = writeln!(d.out, "kijito-qa demo ({host_flag} host order) in {}\n", d.dir.display());
     let _ = writeln!(d.out, " #  {:<50} {:<30} {:<4} {:>9}  outcome", "step", "expected", "", "time");
 
@@ -462,7 +461,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
     .ok_or_else(|| Error::new(codes::DEMO_STEP_FAILED, "record failed"))?;
 
     // The attested compaction.
-    let reentry = compaction(d, host_flag, &snapshot_digest, true)?;
+    let reentry = compaction(d, d.host, &snapshot_digest, true)?;
     let _ = writeln!(d.out, "\n--- re-entry text the resumed model receives (attested) ---\n{}\n---\n", reentry.trim_end());
 
     // Erode an anchor: the verifier turns red and the next compaction is UNATTESTED.
@@ -505,7 +504,7 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
             (),
         ))
     });
-    let text = compaction(d, host_flag, &snapshot_digest, false)?;
+    let text = compaction(d, d.host, &snapshot_digest, false)?;
     let _ = writeln!(d.out, "\n--- re-entry text the resumed model receives (unattested) ---\n{}\n---", text.trim_end());
     Ok(())
 }
@@ -514,31 +513,36 @@ fn demo_steps(d: &mut Demo) -> Result<()> {
 /// order (Codex: PostCompact first and SessionStart(compact) can fire twice;
 /// Claude Code: SessionStart(compact) before PostCompact). Returns the
 /// delivered re-entry text, which must appear exactly once.
-fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -> Result<String> {
+fn compaction(d: &mut Demo, host: HostKind, snapshot_digest: &str, attested: bool) -> Result<String> {
     let label = if attested { "attested" } else { "unattested" };
     let pre = d.hook_stdin("PreCompact", json!({"trigger": "manual", "custom_instructions": null}));
     let post = d.hook_stdin("PostCompact", json!({"trigger": "manual", "compact_summary": "summary text (untrusted)"}));
     let start = d.hook_stdin("SessionStart", json!({"source": "compact"}));
     d.step(&format!("precompact --host {host}"), "allows compaction", |d| {
-        let r = d.run("precompact", &["--host", host], Some(&pre))?;
+        let r = d.run("precompact", &["--host", host.as_str()], Some(&pre))?;
         let ok = match host {
-            "codex" => json_line(&r.stdout).map(|v| v["continue"] == true).unwrap_or(false),
+            HostKind::Codex => json_line(&r.stdout).map(|v| v["continue"] == true).unwrap_or(false),
             // Claude Code: nothing, or (attested) the request that the summary carry the pointer
-            _ => r.stdout.is_empty() != (attested && r.stdout.starts_with("kijito-qa: end the summary with these five lines")),
+            HostKind::Claude => {
+                r.stdout.is_empty() != (attested && r.stdout.starts_with("kijito-qa: end the summary with these five lines"))
+            }
         } && r.status == 0;
         let shown = match (host, r.stdout.is_empty()) {
             (_, true) => "(no output: Claude Code)".to_owned(),
-            ("codex", false) => r.stdout.trim().chars().take(70).collect(),
-            _ => "(text for the summariser: keep the pointer ids and digests)".to_owned(),
+            (HostKind::Codex, false) => r.stdout.trim().chars().take(70).collect(),
+            (HostKind::Claude, false) => "(text for the summariser: keep the pointer ids and digests)".to_owned(),
         };
         Ok((ok, shown, ()))
     });
     let mut delivered = Vec::new();
-    let order: Vec<&str> = if host == "codex" { vec!["post", "start", "start"] } else { vec!["start", "post"] };
+    let order: Vec<&str> = match host {
+        HostKind::Codex => vec!["post", "start", "start"],
+        HostKind::Claude => vec!["start", "post"],
+    };
     for which in order {
         if which == "post" {
             d.step(&format!("postcompact --host {host}"), "continue:true", |d| {
-                let r = d.run("postcompact", &["--host", host], Some(&post))?;
+                let r = d.run("postcompact", &["--host", host.as_str()], Some(&post))?;
                 let ok = r.status == 0
                     && json_line(&r.stdout).map(|v| v["continue"] == true && v.get("hookSpecificOutput").is_none()).unwrap_or(false);
                 Ok((ok, r.stdout.trim().chars().take(70).collect(), ()))
@@ -547,7 +551,7 @@ fn compaction(d: &mut Demo, host: &str, snapshot_digest: &str, attested: bool) -
             let first = delivered.is_empty();
             let expected = if first { format!("{label} re-entry") } else { "nothing (already delivered)".into() };
             if let Some(Some(text)) = d.step(&format!("session-hook SessionStart(compact) --host {host}"), &expected, |d| {
-                let r = d.run("session-hook", &["--host", host, "--expect", "SessionStart"], Some(&start))?;
+                let r = d.run("session-hook", &["--host", host.as_str(), "--expect", "SessionStart"], Some(&start))?;
                 let text = context_of(&r.stdout);
                 let ok = r.status == 0
                     && match (&text, first) {

@@ -8,7 +8,7 @@
 use crate::lease::{self, ClaimDecision, Lease, Reason};
 use crate::render::{Edge, Marker, Memory, EDGE_PREVIEWS};
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::Digest;
+use kijito_protocol::ids::TaggedDigest;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -120,7 +120,7 @@ pub enum ClaimOutcome {
 
 /// The ETag of a content: `"sha256:<digest>"`.
 pub fn etag_of(content: &str) -> String {
-    format!("\"sha256:{}\"", Digest::of(content.as_bytes()).as_str())
+    format!("\"{}\"", TaggedDigest::of(content.as_bytes()))
 }
 
 fn db_err(e: rusqlite::Error) -> Error {

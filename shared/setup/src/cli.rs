@@ -6,9 +6,9 @@ use crate::setup::{self, Mode, SetupRequest};
 use crate::{mcp, permissions, sandbox};
 use kijito_cli as cli;
 use kijito_files::config::{user_path, ApiUrl};
-use kijito_files::datadir::HostKind;
 use kijito_protocol::argv::{Args, Command, Flag, Tool};
 use kijito_protocol::codes::cli as cli_codes;
+use kijito_protocol::host::HostKind;
 use kijito_protocol::ids::AbsPath;
 use kijito_protocol::{Error, Result};
 
@@ -179,18 +179,16 @@ fn run_permissions(args: &Args) -> Result<i32> {
             "kijito-setup: nothing written ({} of {} missing there); to write them: kijito-setup --allow-helpers --host {} --root {} --write\n",
             plan.missing.len(),
             plan.rules.len(),
-            match host {
-                HostKind::Claude => "claude",
-                HostKind::Codex => "codex",
-            },
+            host.as_str(),
             plan.root.display()
         ));
     }
-    if host == HostKind::Codex {
-        out.push_str(&format!(
+    match host {
+        HostKind::Codex => out.push_str(&format!(
             "kijito-setup: start Codex with `codex --no-daemon` inside tmux, or through the compaction adapter; its alias: {}\n",
             permissions::codex_alias(&plan.root)
-        ));
+        )),
+        HostKind::Claude => {}
     }
     cli::print_stdout(&out)?;
     Ok(0)
@@ -255,7 +253,7 @@ fn run_mcp(args: &Args) -> Result<i32> {
         }
         out.push_str(&format!(
             "kijito-setup: to write it: kijito-setup --mcp --host {} --db {} --root {} --write\n",
-            if host == HostKind::Claude { "claude" } else { "codex" },
+            host.as_str(),
             db.as_str(),
             root.display()
         ));
@@ -279,11 +277,11 @@ fn run_sandbox(args: &Args) -> Result<i32> {
     permissions::check_safe_path(&root)?;
     let uninstall = args.has("--uninstall");
     let plan = sandbox::plan(host, &sandbox::Paths::from_env(&root)?, uninstall)?;
-    let name = if host == HostKind::Claude { "claude" } else { "codex" };
+    let name = host.as_str();
     let mut out = format!(
         "kijito-setup: {} the {} sandbox settings of kijito-qa ({}) {} {}:\n",
         if uninstall { "taking out" } else { "setting" },
-        if host == HostKind::Claude { "Claude Code" } else { "Codex" },
+        host.product(),
         root.display(),
         if uninstall { "from" } else { "in" },
         plan.path.display()

@@ -15,9 +15,10 @@ use kijito_client::http::{Api, ReqwestTransport};
 use kijito_client::pointer;
 use kijito_client::token::Token;
 use kijito_files::config::{self, Config};
-use kijito_files::datadir::{self, HostKind, Source};
+use kijito_files::datadir::{self, Source};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use kijito_protocol::ids::AbsPath;
 use serde_json::{json, Value};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -32,8 +33,11 @@ const TEMPLATES: [&str; 2] = [include_str!("../../../hooks/claude/hooks.json.tmp
 /// The events install.sh writes into `host`'s hooks.json: the keys of
 /// `hooks` in its template, in their order (Claude Code also gets
 /// PostToolUse and PostToolUseFailure: host consent, docs/protocol.md §8a).
-pub fn events(host: &str) -> Vec<String> {
-    let t = if host == "codex" { TEMPLATES[1] } else { TEMPLATES[0] };
+pub fn events(host: HostKind) -> Vec<String> {
+    let t = match host {
+        HostKind::Claude => TEMPLATES[0],
+        HostKind::Codex => TEMPLATES[1],
+    };
     let v: Value = serde_json::from_str(t).unwrap_or(Value::Null);
     v.get("hooks").and_then(Value::as_object).into_iter().flat_map(|o| o.keys().cloned()).collect()
 }
@@ -176,8 +180,8 @@ impl Options {
             own_root: std::env::current_exe().ok().and_then(|e| plugin_root_of(&e)),
             offline,
             cwd,
-            codex: proc::which("codex"),
-            claude: proc::which("claude"),
+            codex: proc::which(HostKind::Codex.as_str()),
+            claude: proc::which(HostKind::Claude.as_str()),
             claude_config_dir: dir("CLAUDE_CONFIG_DIR"),
             codex_home: dir("CODEX_HOME"),
         })
@@ -189,13 +193,6 @@ impl Options {
 fn plugin_root_of(exe: &Path) -> Option<PathBuf> {
     let root = exe.parent()?.parent()?;
     [HostKind::Codex, HostKind::Claude].iter().any(|h| root.join(manifest_dir(*h)).is_dir()).then(|| root.to_path_buf())
-}
-
-fn host_name(h: HostKind) -> &'static str {
-    match h {
-        HostKind::Codex => "codex",
-        HostKind::Claude => "claude",
-    }
 }
 
 fn manifest_dir(h: HostKind) -> &'static str {
@@ -259,7 +256,7 @@ fn roots(opts: &Options) -> Result<(PathBuf, Vec<(HostKind, PathBuf)>)> {
             return Ok((prefix, hosts));
         }
     }
-    let hosts = opts.hosts.iter().map(|h| (*h, given.join(host_name(*h)))).collect();
+    let hosts = opts.hosts.iter().map(|h| (*h, given.join(h.as_str()))).collect();
     Ok((given, hosts))
 }
 
@@ -273,7 +270,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         host_roots.retain(|(h, root)| {
             let installed = root.join(manifest_dir(*h)).is_dir();
             if !installed {
-                let host = host_name(*h);
+                let host = h.as_str();
                 out.push(
                     host,
                     "layout",
@@ -286,7 +283,11 @@ pub fn run(opts: &Options) -> Result<Report> {
         });
     }
     let mut config = check_config(&mut out);
-    if host_roots.iter().any(|(h, _)| *h == HostKind::Claude) {
+    let has_plugin_options = |h: &HostKind| match h {
+        HostKind::Claude => true,
+        HostKind::Codex => false,
+    };
+    if host_roots.iter().any(|(h, _)| has_plugin_options(h)) {
         if let Some(c) = config.as_mut() {
             check_claude_options(&mut out, opts, c);
         }
@@ -367,7 +368,7 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
     };
     if config.pointer_id.is_some() && config.lock_message_id.is_some() {
         out.green(
-            "claude",
+            HostKind::Claude.as_str(),
             name,
             format!("not needed: the config file sets pointerId and lockMessageId (it wins over the plugin options){unreadable}"),
         );
@@ -383,7 +384,7 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
             .collect::<Vec<_>>()
             .join(", ");
         out.red(
-            "claude",
+            HostKind::Claude.as_str(),
             name,
             format!("{} ({}) in {file}; Claude hooks would run without the pointer ids", e.message(), e.code()),
             fix("N", "M"),
@@ -399,7 +400,7 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
                 .collect();
             from.dedup();
             out.green(
-                "claude",
+                HostKind::Claude.as_str(),
                 name,
                 format!("pointer_id {p}, lock_message_id {l} from {}; Claude Code hands them to the hooks (the config file has none){unreadable}", from.join(" and ")),
             );
@@ -411,7 +412,7 @@ fn check_claude_options(out: &mut Out, opts: &Options, config: &mut Config) {
                     .filter_map(|(n, m)| m.then_some(n))
                     .collect();
             out.yellow(
-                "claude",
+                HostKind::Claude.as_str(),
                 name,
                 format!("no {} in the config file nor in Claude Code's plugin options (looked in {}){unreadable}: Claude hooks cannot name the resume command", missing.join(" and "), shown.join(", ")),
                 fix(&p.map_or("N".to_owned(), |v| v.to_string()), &l.map_or("M".to_owned(), |v| v.to_string())),
@@ -472,7 +473,7 @@ fn check_token_and_api(out: &mut Out, opts: &Options, c: &Config) {
 }
 
 fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &Path, config: Option<&Config>) {
-    let host = host_name(h);
+    let host = h.as_str();
     let reinstall = format!("re-run ./install.sh --prefix {} --host {host} from the kijito-qa checkout", prefix.display());
     // layout
     if std::fs::symlink_metadata(root).is_err() {
@@ -514,7 +515,7 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
         out.red(host, "layout", problems.join("; "), fix);
     }
     // hooks.json
-    let binaries = check_hooks_json(out, host, root, &hooks_json, &reinstall);
+    let binaries = check_hooks_json(out, h, root, &hooks_json, &reinstall);
     // binaries
     check_binaries(out, host, &binaries, &reinstall);
     // data dir
@@ -527,8 +528,9 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
     check_permissions(out, opts, h, root);
     check_sandbox(out, h, root);
     check_mcp(out, opts, h, root, config);
-    if h == HostKind::Codex {
-        check_codex_daemon(out, root);
+    match h {
+        HostKind::Codex => check_codex_daemon(out, root),
+        HostKind::Claude => {}
     }
 }
 
@@ -536,7 +538,7 @@ fn check_host(out: &mut Out, opts: &Options, prefix: &Path, h: HostKind, root: &
 /// config registers `kijito-local mcp` (crate::mcp), and the registered
 /// command, run as the host runs it, lists the curation tools.
 fn check_mcp(out: &mut Out, opts: &Options, h: HostKind, root: &Path, config: Option<&Config>) {
-    let host = host_name(h);
+    let host = h.as_str();
     let Some(config) = config.filter(|c| mcp::is_kijito_local(c)) else { return };
     let Ok(home) = config::home_dir() else { return };
     let fix = format!(
@@ -629,7 +631,7 @@ fn check_mcp(out: &mut Out, opts: &Options, h: HostKind, root: &Path, config: Op
 /// `permissions`: the allow rules that let an unattended session run the
 /// agent's helper commands without stopping for approval (crate::permissions).
 fn check_permissions(out: &mut Out, opts: &Options, h: HostKind, root: &Path) {
-    let host = host_name(h);
+    let host = h.as_str();
     let Ok(home) = config::home_dir() else { return };
     let bin = root.join("bin");
     let total = permissions::AGENT_COMMANDS.len();
@@ -672,7 +674,7 @@ fn check_permissions(out: &mut Out, opts: &Options, h: HostKind, root: &Path) {
 /// `sandbox`: the host's own OS sandbox is on for the agent's commands, as
 /// `kijito-setup --sandbox --write` sets it (crate::sandbox).
 fn check_sandbox(out: &mut Out, h: HostKind, root: &Path) {
-    let host = host_name(h);
+    let host = h.as_str();
     let paths = match crate::sandbox::Paths::from_env(root) {
         Ok(p) => p,
         Err(e) => return out.yellow(host, "sandbox", e.message().to_owned(), "set HOME to an absolute path"),
@@ -705,13 +707,13 @@ fn check_codex_daemon(out: &mut Out, root: &Path) {
     let daemons = codex_daemons();
     if daemons.is_empty() {
         out.green(
-            "codex",
+            HostKind::Codex.as_str(),
             "compaction",
             format!("no Codex shared daemon runs now; start Codex as `codex --no-daemon` inside tmux, or through the adapter ({alias}): plain `codex` starts the daemon, in which no adapter may compact (codex_daemon)"),
         );
     } else {
         out.yellow(
-            "codex",
+            HostKind::Codex.as_str(),
             "compaction",
             format!(
                 "codex_daemon: a Codex shared app-server daemon runs (pid {}): sessions of plain `codex` run in it, the tmux adapter refuses to pin them and kijito-compact request answers no_safe_trigger",
@@ -744,7 +746,8 @@ fn codex_daemons() -> Vec<u32> {
     found
 }
 
-fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinstall: &str) -> Vec<PathBuf> {
+fn check_hooks_json(out: &mut Out, h: HostKind, root: &Path, path: &Path, reinstall: &str) -> Vec<PathBuf> {
+    let host = h.as_str();
     let bytes = match private::read_checked(path, private::FileRules { owner_only: false, min_bytes: 1, max_bytes: MAX_HOOKS_JSON }) {
         Ok((b, _)) => b,
         Err(e) => {
@@ -768,7 +771,7 @@ fn check_hooks_json(out: &mut Out, host: &str, root: &Path, path: &Path, reinsta
     let mut bins: Vec<PathBuf> = Vec::new();
     let bin_dir = root.join("bin");
     let events = value.get("hooks").and_then(Value::as_object);
-    let expected = self::events(host);
+    let expected = self::events(h);
     for ev in &expected {
         if events.and_then(|e| e.get(ev)).is_none() {
             problems.push(format!("no {ev} hook"));
@@ -832,7 +835,7 @@ fn check_binaries(out: &mut Out, host: &str, bins: &[PathBuf], reinstall: &str) 
 }
 
 fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
-    let host = host_name(h);
+    let host = h.as_str();
     let (dir, source) = match datadir::choose(None, Some(h), config, &|k| std::env::var(k).ok()) {
         Ok(x) => x,
         Err(e) => {
@@ -845,10 +848,9 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
         Source::Config => "from dataDir in the config".to_owned(),
         Source::Default | Source::Flag => "the default".to_owned(),
     };
-    let note = if h == HostKind::Claude && source != Source::HostVariable {
-        "; Claude Code hooks get CLAUDE_PLUGIN_DATA instead, which the host creates"
-    } else {
-        ""
+    let note = match h {
+        HostKind::Claude if source != Source::HostVariable => "; Claude Code hooks get CLAUDE_PLUGIN_DATA instead, which the host creates",
+        HostKind::Claude | HostKind::Codex => "",
     };
     match std::fs::symlink_metadata(dir.as_path()) {
         Err(_) => out.green(host, "data dir", format!("{dir} ({from}) does not exist yet; the first hook creates it 0700{note}")),
@@ -893,7 +895,7 @@ fn check_data_dir(out: &mut Out, h: HostKind, config: Option<&Config>) {
 fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     let Some(codex) = &opts.codex else {
         out.push(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             Status::NotChecked,
             "codex is not on PATH: whether Codex loads and trusts these hooks is not checked",
@@ -905,7 +907,7 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
         Ok(l) => l,
         Err(e) => {
             out.red(
-                "codex",
+                HostKind::Codex.as_str(),
                 "hook trust",
                 format!("{} ({})", e.message(), e.code()),
                 format!("check that `{} app-server` starts", codex.display()),
@@ -921,7 +923,7 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
         .collect();
     if !listing.errors.is_empty() {
         out.red(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             format!("Codex rejects a hooks config: {}", kijito_protocol::ids::clip(&listing.errors.join("; "))),
             "fix the file named in the error (or re-run install.sh)",
@@ -930,7 +932,7 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     }
     if ours.is_empty() {
         out.red(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             format!("Codex (for {}) loads no hook of {}: none will fire", opts.cwd.display(), root.display()),
             format!("cp {}/hooks/hooks.json \"${{CODEX_HOME:-$HOME/.codex}}/hooks.json\" (or install {} as a Codex plugin, docs/configuration.md), with `[features] hooks = true` in config.toml, then trust the hooks with /hooks in codex", root.display(), root.display()),
@@ -952,7 +954,7 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
     };
     if !modified.is_empty() {
         out.red(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             format!(
                 "{} hook(s) changed since you trusted them (hash mismatch), Codex does not run them: {}",
@@ -963,27 +965,27 @@ fn check_codex_trust(out: &mut Out, opts: &Options, root: &Path) {
         );
     } else if !untrusted.is_empty() {
         out.red(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             format!("{} hook(s) are not trusted, Codex does not run them: {}", untrusted.len(), untrusted.join(", ")),
             format!("run codex, type /hooks and trust the {} kijito-qa hooks (commands under {})", ours.len(), bin_dir.display()),
         );
     } else if !other.is_empty() {
         out.red(
-            "codex",
+            HostKind::Codex.as_str(),
             "hook trust",
             format!("unexpected trust status: {}", other.join(", ")),
             "open /hooks in codex and trust the kijito-qa hooks",
         );
     } else {
-        out.green("codex", "hook trust", format!("{} hooks of this root trusted ({})", ours.len(), sources.join(", ")));
+        out.green(HostKind::Codex.as_str(), "hook trust", format!("{} hooks of this root trusted ({})", ours.len(), sources.join(", ")));
     }
 }
 
 fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
     let Some(claude) = &opts.claude else {
         out.push(
-            "claude",
+            HostKind::Claude.as_str(),
             "validate",
             Status::NotChecked,
             "claude is not on PATH: `claude plugin validate --strict` not run",
@@ -994,9 +996,11 @@ fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
     let mut cmd = Command::new(claude);
     cmd.args(["plugin", "validate", "--strict"]).arg(root);
     match proc::run(cmd, CLAUDE_TIMEOUT, 64 * 1024) {
-        Ok(o) if o.success() => out.green("claude", "validate", format!("claude plugin validate --strict {}: passed", root.display())),
+        Ok(o) if o.success() => {
+            out.green(HostKind::Claude.as_str(), "validate", format!("claude plugin validate --strict {}: passed", root.display()))
+        }
         Ok(o) => out.red(
-            "claude",
+            HostKind::Claude.as_str(),
             "validate",
             format!(
                 "claude plugin validate --strict {} {}: {}",
@@ -1006,7 +1010,7 @@ fn check_claude_validate(out: &mut Out, opts: &Options, root: &Path) {
             ),
             format!("fix what it names in {}/.claude-plugin/plugin.json or hooks/hooks.json (or re-run install.sh)", root.display()),
         ),
-        Err(e) => out.red("claude", "validate", e.message().to_owned(), format!("check that {} runs", claude.display())),
+        Err(e) => out.red(HostKind::Claude.as_str(), "validate", e.message().to_owned(), format!("check that {} runs", claude.display())),
     }
 }
 
@@ -1017,11 +1021,11 @@ mod tests {
     #[test]
     fn the_event_list_is_each_templates_keys() {
         let common = ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "PostCompact"];
-        assert_eq!(events("codex"), common);
+        assert_eq!(events(HostKind::Codex), common);
         let mut claude: Vec<&str> = common.to_vec();
         claude.splice(3..3, ["PostToolUse", "PostToolUseFailure"]);
-        assert_eq!(events("claude"), claude);
-        for (host, t) in [("claude", TEMPLATES[0]), ("codex", TEMPLATES[1])] {
+        assert_eq!(events(HostKind::Claude), claude);
+        for (host, t) in [(HostKind::Claude, TEMPLATES[0]), (HostKind::Codex, TEMPLATES[1])] {
             let v: Value = serde_json::from_str(t).expect("a template is JSON before rendering");
             let keys: Vec<&String> = v["hooks"].as_object().expect("hooks").keys().collect();
             assert_eq!(keys, events(host).iter().collect::<Vec<_>>());

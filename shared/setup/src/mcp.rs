@@ -16,9 +16,9 @@
 
 use crate::proc;
 use kijito_files::config::Config;
-use kijito_files::datadir::HostKind;
 use kijito_files::private::{self, FileRules};
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -270,7 +270,7 @@ pub fn plan(host: HostKind, root: &Path, db: &Path, config: &Config, codex_home:
                 "{} is not installed (is {} a kijito-qa plugin root? install.sh --host {} installs one; give --root)",
                 registration.command.display(),
                 root.display(),
-                host_name(host)
+                host.as_str()
             ),
         ));
     }
@@ -326,7 +326,7 @@ pub fn write(plan: &Plan) -> Result<()> {
         lines.push(Recorded { host: plan.host, created: plan.created, path: plan.path.clone() });
         let text: String = lines
             .iter()
-            .map(|l| format!("{} {} {}\n", host_name(l.host), if l.created { "created" } else { "merged" }, l.path.display()))
+            .map(|l| format!("{} {} {}\n", l.host.as_str(), if l.created { "created" } else { "merged" }, l.path.display()))
             .collect();
         crate::write_replacing(&plan.root.join(REGISTRATIONS_FILE), text.as_bytes())?;
     }
@@ -437,13 +437,6 @@ pub fn unregister(root: &Path) -> Result<Vec<String>> {
         private::fsync_parent(&root.join(REGISTRATIONS_FILE))?;
     }
     Ok(done)
-}
-
-fn host_name(h: HostKind) -> &'static str {
-    match h {
-        HostKind::Codex => "codex",
-        HostKind::Claude => "claude",
-    }
 }
 
 /// What the installed host config registers under [`SERVER_NAME`]:

@@ -27,9 +27,9 @@
 //! guard still checks every line against the grammar; a rule only removes the
 //! approval prompt.
 
-use kijito_files::datadir::HostKind;
 use kijito_files::private::{self, FileRules};
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -116,8 +116,8 @@ pub fn codex_rules_text(bin: &Path) -> String {
 /// The plugin root of `host` for `--root` (an install prefix or the plugin root itself).
 pub fn plugin_root(given: &Path, host: HostKind) -> PathBuf {
     let (name, manifest) = match host {
-        HostKind::Codex => ("codex", ".codex-plugin"),
-        HostKind::Claude => ("claude", ".claude-plugin"),
+        HostKind::Codex => (host.as_str(), ".codex-plugin"),
+        HostKind::Claude => (host.as_str(), ".claude-plugin"),
     };
     if given.join(manifest).is_dir() {
         given.to_path_buf()
@@ -224,7 +224,7 @@ pub fn plan(host: HostKind, root: &Path, claude_config_dir: Option<&Path>, codex
                 bin.display(),
                 missing_bins.join(", "),
                 root.display(),
-                host_name(host)
+                host.as_str()
             ),
         ));
     }
@@ -271,13 +271,6 @@ pub fn check_safe_path(bin: &Path) -> Result<()> {
         Ok(())
     } else {
         Err(Error::new(codes::ROOT_UNSAFE, format!("{t} is not a plain absolute path of letters, digits and . _ - + / (install.sh accepts no other prefix); give the real --root")))
-    }
-}
-
-fn host_name(h: HostKind) -> &'static str {
-    match h {
-        HostKind::Codex => "codex",
-        HostKind::Claude => "claude",
     }
 }
 

@@ -30,9 +30,9 @@
 //! `--allow-helpers` prefix rules.
 
 use crate::permissions::{self, AGENT_COMMANDS};
-use kijito_files::datadir::HostKind;
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::host::HostKind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -415,19 +415,21 @@ pub fn write(plan: &Plan) -> Result<()> {
 pub fn check(host: HostKind, p: &Paths) -> std::result::Result<(), String> {
     match plan(host, p, false) {
         Ok(plan) if plan.changes.is_empty() => Ok(()),
-        Ok(plan) if host == HostKind::Codex => {
-            let text = std::fs::read_to_string(&plan.path).unwrap_or_default();
-            match codex_mode(&text) {
-                Some((_, m)) if m == "workspace-write" || m == "read-only" => Ok(()),
-                Some((_, m)) => Err(format!("sandbox_mode is {m:?} in {}", plan.path.display())),
-                None => Err(format!("no kijito-qa permission profile (nor a sandbox_mode) in {}", plan.path.display())),
+        Ok(plan) => match host {
+            HostKind::Codex => {
+                let text = std::fs::read_to_string(&plan.path).unwrap_or_default();
+                match codex_mode(&text) {
+                    Some((_, m)) if m == "workspace-write" || m == "read-only" => Ok(()),
+                    Some((_, m)) => Err(format!("sandbox_mode is {m:?} in {}", plan.path.display())),
+                    None => Err(format!("no kijito-qa permission profile (nor a sandbox_mode) in {}", plan.path.display())),
+                }
             }
-        }
-        Ok(plan) => {
-            let n = plan.changes.len();
-            let first: Vec<&str> = plan.changes.iter().take(3).map(|c| c.trim_start_matches(['+', '=', ' '])).collect();
-            Err(format!("{n} setting(s) missing in {} ({}{})", plan.path.display(), first.join("; "), if n > 3 { "; ..." } else { "" }))
-        }
+            HostKind::Claude => {
+                let n = plan.changes.len();
+                let first: Vec<&str> = plan.changes.iter().take(3).map(|c| c.trim_start_matches(['+', '=', ' '])).collect();
+                Err(format!("{n} setting(s) missing in {} ({}{})", plan.path.display(), first.join("; "), if n > 3 { "; ..." } else { "" }))
+            }
+        },
         Err(e) => Err(e.message().to_owned()),
     }
 }

@@ -186,7 +186,7 @@ fn the_knobs_and_a_signature_prompt_go_through_the_hooks() {
 
     // Context fatigue (another session's Stop at 90 %) turns one-step mode
     // on: every prompt of the session is reminded of its next single step.
-    let fatigue = l.turn_ended("s2", 8_000, Some(0.9)).unwrap();
+    let fatigue = l.turn_ended(&kijito_protocol::ids::SessionId::parse("s2").unwrap(), 8_000, Some(0.9)).unwrap();
     assert_eq!(fatigue.written.map(|(_, seq)| seq), Some(3));
     let reminder = prompt(&|_| {}).expect("the one-step reminder");
     let checkpoint =

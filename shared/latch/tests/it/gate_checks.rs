@@ -155,7 +155,7 @@ fn consent_fails_when_the_record_is_a_reseed_token() {
 #[test]
 fn consent_fails_when_the_record_is_bound_to_another_action() {
     let f = authorized(Risk::Low);
-    edit_ledger(&f, |l| l.tokens[0].action_hash = latch::action_hash(b"something else\n").unwrap());
+    edit_ledger(&f, |l| l.tokens[0].action_hash = latch::action_hash(b"something else\n").unwrap().into());
     only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
@@ -247,7 +247,7 @@ fn checkpoint_must_be_given_and_known() {
     let mut i = input(&f);
     i.checkpoint = None;
     only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_MISSING.as_str());
-    i.checkpoint = Some(latch::action_hash(b"not an entry\n").unwrap());
+    i.checkpoint = Some(latch::action_hash(b"not an entry\n").unwrap().into());
     only_failure(&f.latch.gate(T0 + 10, &i).unwrap(), "checkpoint_integrity", codes::GATE_CHECKPOINT_UNKNOWN.as_str());
     assert!(f.latch.gate(T0 + 10, &input(&f)).unwrap().passed);
 }
@@ -356,7 +356,7 @@ fn an_unverifiable_chain_fails_the_checkpoint_without_a_witness() {
 fn one_step_mode_allows_one_gated_action_per_declared_step() {
     let f = authorized(Risk::Low);
     // Context fatigue: the forced checkpoint turns the mode on (no next step in the head).
-    let fatigue = f.latch.turn_ended("s1", T0 + 4, Some(0.9)).unwrap();
+    let fatigue = f.latch.turn_ended(&kijito_protocol::ids::SessionId::parse("s1").unwrap(), T0 + 4, Some(0.9)).unwrap();
     assert_eq!(fatigue.one_step, Some(latch::entry::OneStep::Ready));
     assert_eq!(f.latch.status(T0 + 5).unwrap().head.consent_state, ConsentState::Authorized);
     let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
@@ -385,7 +385,7 @@ fn one_step_mode_allows_one_gated_action_per_declared_step() {
     let r = f.latch.gate(T0 + 25, &input(&f)).unwrap();
     assert!(r.passed, "{r:?}");
     // The context fell again: the mode ends, and the gate has its five checks.
-    let cleared = f.latch.turn_ended("s1", T0 + 26, Some(0.1)).unwrap();
+    let cleared = f.latch.turn_ended(&kijito_protocol::ids::SessionId::parse("s1").unwrap(), T0 + 26, Some(0.1)).unwrap();
     assert_eq!(cleared.one_step, None);
     let issued = f.latch.consent_request(T0 + 30, ACTION, "clean once more", Risk::Low).unwrap();
     f.latch.user_prompt(T0 + 31, &issued.token).unwrap();

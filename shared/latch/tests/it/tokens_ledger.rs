@@ -6,10 +6,11 @@
 
 use kijito_latch::tokens::{self, Ledger, Purpose, TokenRecord, TokenStatus, ALPHABET, MAX_MESSAGE_BYTES, MAX_TOKENS, MAX_WRONG_ATTEMPTS};
 use kijito_latch::Risk;
+use kijito_protocol::ids::TaggedDigest;
 use std::collections::{HashMap, HashSet};
 
 fn action() -> String {
-    kijito_latch::action_hash(b"rm -rf target\n").unwrap()
+    kijito_latch::action_hash(b"rm -rf target\n").unwrap().into()
 }
 
 #[test]
@@ -86,7 +87,7 @@ fn the_ledger_stores_a_salted_hash_and_finds_by_token_and_id() {
     assert_ne!(r1.id, r2.id);
     assert!(r1.id.starts_with("tok_") && r1.id.len() == 20, "{}", r1.id);
     assert_eq!(r1.token_hash, tokens::hash_token(&r1.salt, &t1));
-    assert_eq!(tokens::hash_token("s", "ACT-222222"), kijito_latch::entry::sha256_tagged(b"s:ACT-222222"));
+    assert_eq!(tokens::hash_token("s", "ACT-222222"), String::from(TaggedDigest::of(b"s:ACT-222222")));
     assert_ne!(tokens::hash_token("s", "ACT-222222"), tokens::hash_token("t", "ACT-222222"));
     assert!(r1.matches(&t1) && !r1.matches(&t2) && !r2.matches(&t1));
     assert_eq!((r1.issued_at_ms, r1.expires_at_ms), (1000, 601_000));
