@@ -425,6 +425,21 @@ pub fn remove_stale_temps_older(path: &Path, age: std::time::Duration) -> Result
     })
 }
 
+/// How old a temp file of a file written without a lock must be before a
+/// writer may take it for a killed write's: no live write lasts that long
+/// (every hook's and command's watchdog ends it within seconds;
+/// docs/protocol.md §7, "Crash recovery").
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`write_atomic`] of a file whose writers share no lock (the compaction
+/// request, kijito-setup's files): first the temp files a killed earlier
+/// write left for it, once older than [`STALE_TEMP_AGE`], are removed (best
+/// effort), then the atomic write. A live writer's temp file is never taken.
+pub fn write_atomic_unlocked(path: &Path, bytes: &[u8]) -> Result<()> {
+    let _ = remove_stale_temps_older(path, STALE_TEMP_AGE);
+    write_atomic(path, bytes)
+}
+
 /// [`remove_stale_temps`] for every file of `dir` a killed write left
 /// (`.<anything>.tmp-*`); for a directory only one lock's writers write in.
 pub fn remove_stale_temps_in(dir: &Path) -> Result<usize> {
@@ -520,10 +535,11 @@ fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     fsync_parent(path)
 }
 
-/// [`write_atomic`] up to the rename: the content fsynced, the directory not
+/// [`write_atomic`] up to the rename: the content fsynced before the rename
+/// (a power loss never leaves a torn file under `path`), the directory not
 /// (yet). For a write followed in the same operation by an [`fsync_dir`] of
 /// the same directory before anything relies on it, which then covers this
-/// rename too (PreCompact's spent record, then the pass's promotion;
+/// rename too (PreCompact's spent record, made durable with its attempt;
 /// docs/protocol.md §7).
 pub fn write_before_dir_sync(path: &Path, bytes: &[u8]) -> Result<()> {
     check_ancestors(path)?;
@@ -820,6 +836,28 @@ mod tests {
         // Checking a dir with an open ancestor fails in the first place.
         assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
+    }
+
+    #[test]
+    fn an_unlocked_write_takes_a_killed_writes_old_temp_file_never_a_live_ones() {
+        let d = private_tmp();
+        let path = d.path().join("settings.json");
+        let old = d.path().join(".settings.json.tmp-killed");
+        let live = d.path().join(".settings.json.tmp-live");
+        let other = d.path().join(".other.json.tmp-killed");
+        for p in [&old, &live, &other] {
+            fs::write(p, b"{").unwrap();
+        }
+        for p in [&old, &other] {
+            let f = File::options().write(true).open(p).unwrap();
+            f.set_modified(std::time::SystemTime::now() - STALE_TEMP_AGE - std::time::Duration::from_secs(5)).unwrap();
+        }
+        write_atomic_unlocked(&path, b"{}\n").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"{}\n");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert!(!old.exists(), "the killed write's temp file goes");
+        assert!(live.exists(), "a live write's (younger) temp file stays");
+        assert!(other.exists(), "another file's temp file stays");
     }
 
     #[test]
