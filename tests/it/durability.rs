@@ -32,17 +32,11 @@ fn strace() -> Option<&'static str> {
 /// (`-y`: descriptors shown with their paths), in order.
 fn traced_precompact(w: &World, k: &Keys) -> Vec<String> {
     let log = w.path("precompact.trace");
-    let mut c = w.command("/usr/bin/strace");
-    c.args([
-        "-qq",
-        "-y",
-        "-T",
-        "-e",
-        "trace=openat,write,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,fsync,fdatasync",
-    ])
-    .arg("-o")
-    .arg(&log)
-    .args(["--", PRECOMPACT.as_str(), "--host", k.host, "--data-dir", &w.data_arg()]);
+    let mut c = w.command(strace().unwrap());
+    c.args(["-qq", "-y", "-e", "trace=openat,write,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,fsync,fdatasync"])
+        .arg("-o")
+        .arg(&log)
+        .args(["--", PRECOMPACT.as_str(), "--host", k.host, "--data-dir", &w.data_arg()]);
     let out = wait_bounded(feed(c, &w.hook_stdin(k.host, k.precompact, k.s)), 60);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     fs::read_to_string(&log).unwrap().lines().map(str::to_owned).collect()
@@ -88,7 +82,6 @@ fn a_promoting_precompact_makes_the_ledger_durable_first_each_record_whole_and_e
         let w = World::new();
         w.record_ok(k.s);
         let calls = traced_precompact(&w, k);
-        println!("{}:\n{}", k.host, calls.join("\n"));
         let qa = w.qa();
         let qa = qa.to_str().unwrap();
         let spent = format!("qa-spent.{}.json", k.s);
