@@ -317,8 +317,8 @@ fn main() {
     for set in &sets {
         println!("{}: hook binaries from {}", set.label, set.dir.display());
         medians.push([
-            stats(&format!("{} precompact (promote pass; steady: the budget)", set.label), &set.pre, Some(base)),
-            stats(&format!("{} precompact (session's first: ledger created)", set.label), &set.pre_first, Some(base)),
+            stats(&format!("{} precompact, steady state (the budget)", set.label), &set.pre, Some(base)),
+            stats(&format!("{} precompact, the session's first", set.label), &set.pre_first, Some(base)),
             stats(&format!("{} postcompact (claim)", set.label), &set.post, Some(base)),
             stats(&format!("{} session-hook SessionStart(compact)", set.label), &set.start, Some(base)),
             stats(&format!("{} prompt-hook UserPromptSubmit (new turn)", set.label), &set.prompt, Some(base)),
