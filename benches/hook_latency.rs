@@ -1,7 +1,13 @@
 //! Hook latency: the installed `precompact` (with a valid pass to promote),
-//! `postcompact` (claiming the attempt and ticket) and `session-hook`
-//! SessionStart(compact) (delivering the re-entry), each run many times as
-//! fresh processes doing their real work, beside `/bin/true` in the same run.
+//! `postcompact` (claiming the attempt and ticket), `session-hook`
+//! SessionStart(compact) (delivering the re-entry) and `prompt-hook`
+//! UserPromptSubmit (a plain prompt: the new-turn rule with no pass left to
+//! withdraw, and the journal's `prompt` line), each run many times as fresh
+//! processes doing their real work, beside `/bin/true` in the same run.
+//! PreCompact has two rows: the steady state (the session's spent-nonce
+//! ledger and `qa-spent` exist, as at every PreCompact of a data dir but the
+//! first), on which its budget is judged, and the first-ever PreCompact of a
+//! session (both created: the ledger's file and directory entry fsynced too).
 //! Prints median and p90 wall time, the ratio of medians to `/bin/true`, and
 //! each binary's peak RSS from wait4's rusage. Linux carries the spawning
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
@@ -13,10 +19,11 @@
 //! they are the kijito-hooks package's, which `cargo bench` does not build)
 //! from `target/hooks/` and the other binaries from `target/release/`;
 //! `KIJITO_BENCH_BIN_DIR=<prefix>/codex/bin` measures an installed root.
-//! Targets: median under 3 ms, at most 3x `/bin/true`, peak RSS under 8 MiB;
-//! it also prints each hook binary's size against the 2 MB bound.
+//! Targets: median under 3 ms, at most 3x `/bin/true` (PreCompact: its
+//! steady-state row), peak RSS under 8 MiB; it also prints each hook
+//! binary's size against the 2 MB bound.
 //!
-//! A/B: `KIJITO_BENCH_AB_DIR=<dir>` also runs the three hook binaries of
+//! A/B: `KIJITO_BENCH_AB_DIR=<dir>` also runs the four hook binaries of
 //! another build (e.g. one from before the crate split) on the same fixture,
 //! interleaved with this build's round by round (the order alternating each
 //! round, each set starting from a freshly written pass with its own nonce), and prints both
@@ -110,16 +117,23 @@ fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> (Duratio
 struct HookSet {
     label: &'static str,
     dir: PathBuf,
+    /// PreCompact with the ledger and `qa-spent` in place (steady state).
     pre: Vec<Sample>,
+    /// The session's first PreCompact (ledger and `qa-spent` created).
+    pre_first: Vec<Sample>,
     post: Vec<Sample>,
     start: Vec<Sample>,
+    prompt: Vec<Sample>,
 }
 
 impl HookSet {
     fn new(label: &'static str, dir: PathBuf) -> HookSet {
-        HookSet { label, dir, pre: vec![], post: vec![], start: vec![] }
+        HookSet { label, dir, pre: vec![], pre_first: vec![], post: vec![], start: vec![], prompt: vec![] }
     }
 }
+
+/// The hook binaries each set must have.
+const HOOKS: [&str; 4] = ["precompact", "postcompact", "session-hook", "prompt-hook"];
 
 const WRITE_PASS: &str = "KIJITO_BENCH_WRITE_PASS";
 
@@ -165,6 +179,7 @@ fn main() {
         hook_bin.join("precompact"),
         hook_bin.join("postcompact"),
         hook_bin.join("session-hook"),
+        hook_bin.join("prompt-hook"),
         bin.join("qa-gate"),
         bin.join("pointer-snapshot"),
     ] {
@@ -208,23 +223,42 @@ fn main() {
             dir.display()
         )
     };
-    let (pre, post, start) = (
+    let (pre, post, start, prompt) = (
         stdin("PreCompact", r#","trigger":"manual","custom_instructions":null"#),
         stdin("PostCompact", r#","trigger":"manual","compact_summary":"s""#),
         stdin("SessionStart", r#","source":"compact""#),
+        stdin("UserPromptSubmit", r#","prompt":"fix the failing test""#),
     );
-    // The spent-nonce ledger of this fixture's session lives here, and is
-    // cleared with `qa-spent` before each set of each round, so every
-    // PreCompact reads and appends to the same small ledger.
+    // The spent-nonce ledger of this fixture's session lives here.
     let heads = dir.join("heads");
     std::fs::create_dir_all(&heads).unwrap();
     std::fs::set_permissions(&heads, std::fs::Permissions::from_mode(0o700)).unwrap();
     let spent = data.join(format!("qa/qa-spent.{SESSION}.json"));
+    let ledgers = || -> Vec<PathBuf> {
+        std::fs::read_dir(&heads)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("qa-ledger."))
+            .map(|e| e.path())
+            .collect()
+    };
+    // The first-ever PreCompact of the session: no ledger, no `qa-spent`.
     let forget_spends = || {
         let _ = std::fs::remove_file(&spent);
-        for e in std::fs::read_dir(&heads).unwrap().flatten() {
-            if e.file_name().to_string_lossy().starts_with("qa-ledger.") {
-                std::fs::remove_file(e.path()).unwrap();
+        for l in ledgers() {
+            std::fs::remove_file(l).unwrap();
+        }
+    };
+    // The steady state: both kept, the ledger cut back to its last lines
+    // (a data dir's ledger holds the last half hour's nonces; this one would
+    // otherwise grow by one line per run up to its size bound).
+    let trim_ledger = || {
+        for l in ledgers() {
+            let text = std::fs::read_to_string(&l).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            if lines.len() > 8 {
+                let kept: String = lines[lines.len() - 4..].iter().map(|l| format!("{l}\n")).collect();
+                std::fs::write(&l, kept).unwrap();
             }
         }
     };
@@ -234,7 +268,7 @@ fn main() {
         sets.push(HookSet::new("B", d.into()));
     }
     for set in &sets {
-        for name in ["precompact", "postcompact", "session-hook"] {
+        for name in HOOKS {
             assert!(set.dir.join(name).is_file(), "{} is missing", set.dir.join(name).display());
         }
     }
@@ -246,19 +280,34 @@ fn main() {
         let n = sets.len();
         for i in 0..n {
             let set = &mut sets[(i + round) % n];
-            // A fresh valid pass (its own nonce) each time: the previous
-            // one was promoted and consumed.
-            forget_spends();
-            fresh_pass();
-            let s = measure(&set.dir.join("precompact"), &["--host", "codex"], &pre, &env);
-            assert!(s.stdout.contains("attested"), "{} round {round}: {}", set.label, s.stdout);
-            set.pre.push(s);
-            let s = measure(&set.dir.join("postcompact"), &["--host", "codex"], &post, &env);
-            assert!(s.stdout.contains("\"continue\":true"), "{} round {round}: {}", set.label, s.stdout);
-            set.post.push(s);
-            let s = measure(&set.dir.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
-            assert!(s.stdout.contains("ATTESTED"), "{} round {round}: {}", set.label, s.stdout);
-            set.start.push(s);
+            // Two compactions, each from a fresh valid pass (its own nonce:
+            // the previous one was promoted and consumed, by this set or the
+            // other): the session's first, then one in the steady state.
+            for first in [true, false] {
+                if first {
+                    forget_spends();
+                } else {
+                    trim_ledger();
+                }
+                fresh_pass();
+                let s = measure(&set.dir.join("precompact"), &["--host", "codex"], &pre, &env);
+                assert!(s.stdout.contains("attested"), "{} round {round}: {}", set.label, s.stdout);
+                let row = if first { &mut set.pre_first } else { &mut set.pre };
+                row.push(s);
+                let s = measure(&set.dir.join("postcompact"), &["--host", "codex"], &post, &env);
+                assert!(s.stdout.contains("\"continue\":true"), "{} round {round}: {}", set.label, s.stdout);
+                let post_sample = s;
+                let s = measure(&set.dir.join("session-hook"), &["--host", "codex", "--expect", "SessionStart"], &start, &env);
+                assert!(s.stdout.contains("ATTESTED"), "{} round {round}: {}", set.label, s.stdout);
+                if !first {
+                    set.post.push(post_sample);
+                    set.start.push(s);
+                }
+            }
+            // The next prompt: a new turn, no pass left to withdraw.
+            let s = measure(&set.dir.join("prompt-hook"), &["--host", "codex", "--expect", "UserPromptSubmit"], &prompt, &env);
+            assert!(!s.stdout.contains("ATTESTED"), "{} round {round}: a second re-entry: {}", set.label, s.stdout);
+            set.prompt.push(s);
         }
         t_true.push(measure(Path::new("/bin/true"), &[], "", &env));
     }
@@ -268,19 +317,21 @@ fn main() {
     for set in &sets {
         println!("{}: hook binaries from {}", set.label, set.dir.display());
         medians.push([
-            stats(&format!("{} precompact --host codex (promote pass)", set.label), &set.pre, Some(base)),
-            stats(&format!("{} postcompact --host codex (claim)", set.label), &set.post, Some(base)),
+            stats(&format!("{} precompact, steady state (the budget)", set.label), &set.pre, Some(base)),
+            stats(&format!("{} precompact, the session's first", set.label), &set.pre_first, Some(base)),
+            stats(&format!("{} postcompact (claim)", set.label), &set.post, Some(base)),
             stats(&format!("{} session-hook SessionStart(compact)", set.label), &set.start, Some(base)),
+            stats(&format!("{} prompt-hook UserPromptSubmit (new turn)", set.label), &set.prompt, Some(base)),
         ]);
     }
     if let [a, b] = &medians[..] {
-        for (k, name) in ["precompact", "postcompact", "session-hook"].iter().enumerate() {
+        for (k, name) in ["precompact (steady)", "precompact (first)", "postcompact", "session-hook", "prompt-hook"].iter().enumerate() {
             let ratio = |f: fn(&(Duration, Duration)) -> Duration| f(&b[k]).as_secs_f64() / f(&a[k]).as_secs_f64();
             println!("{name:<42} median B/A {:>5.3}  cpu median B/A {:>5.3}", ratio(|m| m.0), ratio(|m| m.1));
         }
     }
     for set in &sets {
-        for name in ["precompact", "postcompact", "session-hook"] {
+        for name in HOOKS {
             let size = std::fs::metadata(set.dir.join(name)).unwrap().len();
             let verdict = if size <= MAX_HOOK_BYTES { "ok" } else { "OVER" };
             println!("{} {name:<36} size {size:>9} B  (bound {MAX_HOOK_BYTES} B: {verdict})", set.label);

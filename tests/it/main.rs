@@ -17,6 +17,7 @@ mod consent_token;
 mod crash;
 mod doc_examples;
 mod doc_hooks;
+mod durability;
 mod flight_commands;
 mod full_cycle;
 mod gate_ledger;

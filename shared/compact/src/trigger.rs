@@ -464,8 +464,7 @@ pub fn write_request(qa: &QaDir, r: &Request) -> Result<()> {
     let path = qa.request(&r.session_id);
     // a killed earlier write's temp file, once older than any live write
     // (docs/protocol.md §7, "Crash recovery"), goes with this one
-    let _ = private::remove_stale_temps_older(&path, std::time::Duration::from_secs(30));
-    private::write_atomic(&path, format!("{}\n", r.to_value()).as_bytes())?;
+    private::write_atomic_unlocked(&path, format!("{}\n", r.to_value()).as_bytes())?;
     kijito_files::journal::event(qa.path().parent(), &r.session_id, journal_kind(&r.state), request_fields(r));
     Ok(())
 }

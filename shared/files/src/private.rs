@@ -425,6 +425,21 @@ pub fn remove_stale_temps_older(path: &Path, age: std::time::Duration) -> Result
     })
 }
 
+/// How old a temp file of a file written without a lock must be before a
+/// writer may take it for a killed write's: no live write lasts that long
+/// (every hook's and command's watchdog ends it within seconds;
+/// docs/protocol.md §7, "Crash recovery").
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`write_atomic`] of a file whose writers share no lock (the compaction
+/// request, kijito-setup's files): first the temp files a killed earlier
+/// write left for it, once older than [`STALE_TEMP_AGE`], are removed (best
+/// effort), then the atomic write. A live writer's temp file is never taken.
+pub fn write_atomic_unlocked(path: &Path, bytes: &[u8]) -> Result<()> {
+    let _ = remove_stale_temps_older(path, STALE_TEMP_AGE);
+    write_atomic(path, bytes)
+}
+
 /// [`remove_stale_temps`] for every file of `dir` a killed write left
 /// (`.<anything>.tmp-*`); for a directory only one lock's writers write in.
 pub fn remove_stale_temps_in(dir: &Path) -> Result<usize> {
@@ -520,10 +535,11 @@ fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     fsync_parent(path)
 }
 
-/// [`write_atomic`] up to the rename: the content fsynced, the directory not
+/// [`write_atomic`] up to the rename: the content fsynced before the rename
+/// (a power loss never leaves a torn file under `path`), the directory not
 /// (yet). For a write followed in the same operation by an [`fsync_dir`] of
 /// the same directory before anything relies on it, which then covers this
-/// rename too (PreCompact's spent record, then the pass's promotion;
+/// rename too (PreCompact's spent record, made durable with its attempt;
 /// docs/protocol.md §7).
 pub fn write_before_dir_sync(path: &Path, bytes: &[u8]) -> Result<()> {
     check_ancestors(path)?;
@@ -820,6 +836,102 @@ mod tests {
         // Checking a dir with an open ancestor fails in the first place.
         assert_eq!(check_dir_checked(&deep, false).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
         assert_eq!(ensure_private_dir_checked(&deep.join("new")).unwrap_err().code(), codes::DIR_PERMISSIONS.as_str());
+    }
+
+    /// The durability order each atomic write promises, seen in its system
+    /// calls: the writes run in a child of this test binary under `strace`
+    /// (Linux; without strace the test says so and checks nothing).
+    /// - [`write_atomic`]: content fsynced, rename, directory fsynced;
+    /// - [`write_before_dir_sync`]: content fsynced before the rename (a power
+    ///   loss never leaves a torn file under the name), and no directory
+    ///   fsync: the caller's later one covers it (docs/protocol.md §7);
+    /// - [`write_provisional`]: rename, and no fsync at all.
+    #[test]
+    fn each_atomic_write_orders_its_fsyncs_and_rename_as_documented() {
+        const CHILD: &str = "KIJITO_FILES_TRACED_WRITES";
+        if let Some(dir) = std::env::var_os(CHILD) {
+            let dir = Path::new(&dir);
+            write_atomic(&dir.join("atomic"), b"a").unwrap();
+            write_before_dir_sync(&dir.join("before"), b"b").unwrap();
+            write_provisional(&dir.join("provisional"), b"c").unwrap();
+            return;
+        }
+        let Some(strace) = ["/usr/bin/strace", "/bin/strace"].into_iter().find(|p| Path::new(p).exists()) else {
+            println!("strace is not installed: the write order is not checked");
+            return;
+        };
+        let d = private_tmp();
+        let work = d.path().join("w");
+        ensure_private_dir(&work).unwrap();
+        let log = d.path().join("trace");
+        let st = std::process::Command::new(strace)
+            .args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,rename,renameat,renameat2", "-o"])
+            .arg(&log)
+            .arg(std::env::current_exe().unwrap())
+            .args(["private::tests::each_atomic_write_orders_its_fsyncs_and_rename_as_documented", "--exact", "--test-threads=1"])
+            .env(CHILD, &work)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let w = work.to_str().unwrap().to_owned();
+        let calls: Vec<String> = fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&w) && l.ends_with("= 0"))
+            .map(|l| l.split_once(' ').filter(|(pid, _)| pid.bytes().all(|b| b.is_ascii_digit())).map_or(l, |(_, rest)| rest).to_owned())
+            .collect();
+        let at = |what: &str, pick: &dyn Fn(&str) -> bool| {
+            calls.iter().position(|l| pick(l)).unwrap_or_else(|| panic!("no {what} in:\n{}", calls.join("\n")))
+        };
+        let renamed = |name: &str| {
+            let to = format!("{w}/{name}\")");
+            move |l: &str| l.starts_with("rename") && l.contains(&to)
+        };
+        let content_synced = |name: &str| {
+            let temp = format!("<{w}/.{name}.tmp-");
+            move |l: &str| (l.starts_with("fsync(") || l.starts_with("fdatasync(")) && l.contains(&temp)
+        };
+        let dir_synced = |l: &str| (l.starts_with("fsync(") || l.starts_with("fdatasync(")) && l.contains(&format!("<{w}>"));
+        // write_atomic: content, rename, directory.
+        let (c, r) = (at("atomic's content fsync", &content_synced("atomic")), at("atomic's rename", &renamed("atomic")));
+        let dir = at("atomic's directory fsync", &dir_synced);
+        assert!(c < r && r < dir, "write_atomic: content {c}, rename {r}, directory {dir}:\n{}", calls.join("\n"));
+        // write_before_dir_sync: content before the rename, no directory fsync after it.
+        let (c, r) = (at("before's content fsync", &content_synced("before")), at("before's rename", &renamed("before")));
+        assert!(c < r, "write_before_dir_sync renamed before its content was fsynced:\n{}", calls.join("\n"));
+        assert!(!calls[r..].iter().any(|l| dir_synced(l)), "write_before_dir_sync fsynced the directory:\n{}", calls.join("\n"));
+        // write_provisional: a rename, no fsync of anything.
+        at("provisional's rename", &renamed("provisional"));
+        assert!(!calls.iter().any(|l| content_synced("provisional")(l)), "write_provisional fsynced:\n{}", calls.join("\n"));
+        assert_eq!(calls.iter().filter(|l| dir_synced(l)).count(), 1, "one directory fsync, write_atomic's:\n{}", calls.join("\n"));
+        for (name, bytes) in [("atomic", b"a"), ("before", b"b"), ("provisional", b"c")] {
+            assert_eq!(fs::read(work.join(name)).unwrap(), bytes);
+            assert_eq!(fs::metadata(work.join(name)).unwrap().mode() & 0o777, 0o600);
+        }
+        assert_eq!(fs::read_dir(&work).unwrap().count(), 3, "no temp file left");
+    }
+
+    #[test]
+    fn an_unlocked_write_takes_a_killed_writes_old_temp_file_never_a_live_ones() {
+        let d = private_tmp();
+        let path = d.path().join("settings.json");
+        let old = d.path().join(".settings.json.tmp-killed");
+        let live = d.path().join(".settings.json.tmp-live");
+        let other = d.path().join(".other.json.tmp-killed");
+        for p in [&old, &live, &other] {
+            fs::write(p, b"{").unwrap();
+        }
+        for p in [&old, &other] {
+            let f = File::options().write(true).open(p).unwrap();
+            f.set_modified(std::time::SystemTime::now() - STALE_TEMP_AGE - std::time::Duration::from_secs(5)).unwrap();
+        }
+        write_atomic_unlocked(&path, b"{}\n").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"{}\n");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert!(!old.exists(), "the killed write's temp file goes");
+        assert!(live.exists(), "a live write's (younger) temp file stays");
+        assert!(other.exists(), "another file's temp file stays");
     }
 
     #[test]

@@ -82,7 +82,9 @@ pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLoc
 /// re-entry records, spent record, turn, pin, and the spent-nonce ledger in
 /// the state directory) at once; of the pass, the compaction request, the
 /// witness record and `current-pointer.json`, which commands, the adapter
-/// and PreToolUse write beside the hooks, when older than any of their lives ([`STALE_TEMP_SECS`]). Best effort.
+/// and PreToolUse write beside the hooks, when older than any of their lives
+/// ([`private::STALE_TEMP_AGE`], the age their own writers use,
+/// [`private::write_atomic_unlocked`]). Best effort.
 fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
     let name = |p: std::path::PathBuf| p.file_name().and_then(|n| n.to_str()).map(str::to_owned).unwrap_or_default();
     // Written under this lock, or by the session's other hooks, which the
@@ -100,7 +102,7 @@ fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
     // witness record by PreToolUse, which a host may run for parallel tool
     // calls; `current-pointer.json` by `qa-gate record` of any session).
     let unlocked = [name(qa.pass(session)), name(qa.request(session)), name(qa.witness(session)), name(qa.current_pointer())];
-    let old = std::time::Duration::from_secs(STALE_TEMP_SECS);
+    let old = private::STALE_TEMP_AGE;
     let _ = private::remove_stale_temps_for(qa.path().as_path(), |target, age| {
         locked.iter().any(|n| n == target) || (age > old && unlocked.iter().any(|n| n == target))
     });
@@ -110,10 +112,6 @@ fn remove_interrupted_writes(qa: &QaDir, session: &SessionId) {
         let _ = private::remove_stale_temps(&ledger);
     }
 }
-
-/// A temp file older than this was left by a killed writer: no hook or
-/// `qa-gate` command lives that long (their watchdogs end them).
-const STALE_TEMP_SECS: u64 = 30;
 
 /// `compaction-attempt.<session>.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,7 +277,7 @@ impl Reentry {
     }
 }
 
-/// Remove each file (PreCompact's next write in the same directory, the
+/// Remove each file (PreCompact's last write in the same directory, the
 /// attempt's, fsyncs the directory).
 fn remove_all(paths: &[std::path::PathBuf]) -> Result<()> {
     for p in paths {
@@ -367,7 +365,8 @@ fn precompact_with(
         }
         std::fs::remove_file(qa.pass(session))
             .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot unlink the promoted pass: {e}")))?;
-        private::fsync_dir(qa.path().as_path())?;
+        // Not fsynced here: the attempt's write below fsyncs `qa/` once for
+        // all of this compaction's changes in it (see there).
         Ok(p)
     });
     let attempt = match promoted {
@@ -397,6 +396,25 @@ fn precompact_with(
         // Only a reason's marker: failing to remove it never costs the attempt.
         let _ = private::remove_owned(&qa.withdrawn(session));
     }
+    // One fsync of `qa/` for every change this PreCompact made in it: the
+    // provisional attempt, the removals, the spent record's rename, the
+    // ticket's link, the pass's unlink and this rename (docs/protocol.md §7,
+    // "Crash recovery", power loss). Before it, only the ledger line outside
+    // the data dir is durable (fsynced first), and each record's content is
+    // fsynced under its temp name, so a power loss keeps any subset of these
+    // renames, links and unlinks, each whole; every such state is resolved
+    // by the next hook, never ATTESTED without the whole chain and never a
+    // pass promoted twice:
+    // - the ticket without the attested attempt (the provisional or an older
+    //   one): the claim of an unattested attempt removes the ticket unused (so
+    //   does the next PreCompact), and the ledger refuses its nonce;
+    // - the attested attempt without the ticket: `ticket_missing`, UNATTESTED;
+    // - the attempt and the ticket without the spent record: the delivery's
+    //   chain check finds no consumed entry, UNATTESTED (`reentry_unbacked`);
+    // - the pass's unlink undone: a pass whose nonce the ledger lists, refused;
+    // - none of them: the state before this PreCompact, whose compaction the
+    //   next SessionStart(compact) reports UNATTESTED (`compaction_unrecorded`).
+    // The host is answered only after this fsync.
     qa.write_atomic(&qa.attempt(session), attempt.to_value().to_string().as_bytes())?;
     Ok(attempt)
 }

@@ -225,8 +225,9 @@ pub fn consume(qa: &QaDir, session: &SessionId, pass: &Pass, now_ms: i64) -> Res
         },
         now_ms,
     );
-    // The caller fsyncs `qa/` next (PreCompact, after the pass's promotion):
-    // the nonce is already durable in the ledger outside the data dir.
+    // The caller fsyncs `qa/` later (PreCompact, with its attempt's rename;
+    // docs/protocol.md §7): the nonce is already durable in the ledger
+    // outside the data dir.
     qa.write_before_dir_sync(&qa.spent(session), &spent.to_bytes())
 }
 

@@ -35,31 +35,3 @@ pub mod permissions;
 pub mod proc;
 pub mod sandbox;
 pub mod setup;
-
-/// Write one file kijito-setup owns or merges into (our config, the hosts'
-/// settings, rules and MCP registrations): first the temp file a killed
-/// earlier run left for it, once older than any live run's write
-/// (docs/testing.md, "Crash explorer"), then the atomic write.
-pub(crate) fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> kijito_protocol::error::Result<()> {
-    let _ = kijito_files::private::remove_stale_temps_older(path, std::time::Duration::from_secs(30));
-    kijito_files::private::write_atomic(path, bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_killed_runs_temp_file_goes_with_the_next_write_a_live_one_stays() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let path = d.path().join("settings.json");
-        let old = d.path().join(".settings.json.tmp-killed");
-        let live = d.path().join(".settings.json.tmp-live");
-        for p in [&old, &live] {
-            std::fs::write(p, b"{").expect("write");
-        }
-        let f = std::fs::File::options().write(true).open(&old).expect("open");
-        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).expect("age it");
-        super::write_replacing(&path, b"{}\n").expect("write");
-        assert_eq!(std::fs::read(&path).expect("read"), b"{}\n");
-        assert!(!old.exists() && live.exists());
-    }
-}

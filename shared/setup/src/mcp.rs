@@ -328,14 +328,14 @@ pub fn write(plan: &Plan) -> Result<()> {
             .iter()
             .map(|l| format!("{} {} {}\n", l.host.as_str(), if l.created { "created" } else { "merged" }, l.path.display()))
             .collect();
-        crate::write_replacing(&plan.root.join(REGISTRATIONS_FILE), text.as_bytes())?;
+        kijito_files::private::write_atomic_unlocked(&plan.root.join(REGISTRATIONS_FILE), text.as_bytes())?;
     }
     let dir =
         plan.path.parent().ok_or_else(|| Error::new(codes::CONFIG_UNREADABLE, format!("{} has no directory", plan.path.display())))?;
     if std::fs::symlink_metadata(dir).is_err() {
         private::ensure_private_dir(dir)?;
     }
-    crate::write_replacing(&plan.path, plan.content.as_bytes())
+    kijito_files::private::write_atomic_unlocked(&plan.path, plan.content.as_bytes())
 }
 
 /// One line of [`REGISTRATIONS_FILE`].
@@ -426,7 +426,7 @@ pub fn unregister(root: &Path) -> Result<Vec<String>> {
             }
             Some(t) if t == text => done.push(format!("{}: no kijito-qa server in it; left as it is", rec.path.display())),
             Some(t) => {
-                crate::write_replacing(&rec.path, t.as_bytes())?;
+                kijito_files::private::write_atomic_unlocked(&rec.path, t.as_bytes())?;
                 done.push(format!("{}: kijito-qa's server removed, everything else kept", rec.path.display()));
             }
         }

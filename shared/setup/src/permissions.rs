@@ -255,7 +255,7 @@ pub fn write(plan: &Plan) -> Result<()> {
     if std::fs::symlink_metadata(dir).is_err() {
         private::ensure_private_dir(dir)?;
     }
-    crate::write_replacing(&plan.path, plan.content.as_bytes())
+    kijito_files::private::write_atomic_unlocked(&plan.path, plan.content.as_bytes())
 }
 
 /// A helper directory that fits a rule as written: absolute, made only of

@@ -407,7 +407,7 @@ pub fn write(plan: &Plan) -> Result<()> {
     if std::fs::symlink_metadata(dir).is_err() {
         private::ensure_private_dir(dir)?;
     }
-    crate::write_replacing(&plan.path, plan.content.as_bytes())
+    kijito_files::private::write_atomic_unlocked(&plan.path, plan.content.as_bytes())
 }
 
 /// The doctor's view: `Ok(())` when the host's sandbox is set up as

@@ -157,7 +157,7 @@ pub fn run(req: &SetupRequest) -> Result<Outcome> {
     Config::from_json(text.as_bytes())?; // what we write must load
     let dir = config_path.parent().ok_or_else(|| Error::new(kijito_files::config::codes::INVALID, "config path has no directory"))?;
     private::ensure_private_dir(dir).map_err(|e| e.context("config directory (it must be owner-only: chmod 700 it)"))?;
-    crate::write_replacing(&config_path, text.as_bytes())?;
+    kijito_files::private::write_atomic_unlocked(&config_path, text.as_bytes())?;
     Ok(Outcome { config_path, api_url, token_file, pointer_id, lock_message_id, anchor_id, pointer_digest: digest })
 }
 
