@@ -338,7 +338,8 @@ fn non_test_sources() -> Vec<(String, String)> {
     let mut crates: Vec<_> = std::fs::read_dir(root.join("shared")).unwrap().map(|e| e.unwrap().path()).collect();
     crates.sort();
     for c in crates {
-        if c.join("src").is_dir() {
+        // kijito-testkit is test support, a dev-dependency only (docs/testing.md).
+        if c.join("src").is_dir() && !c.ends_with("testkit") {
             rust_files(&c.join("src"), &mut files);
         }
     }
