@@ -879,7 +879,12 @@ mod tests {
             .unwrap()
             .lines()
             .filter(|l| l.contains(&w) && l.ends_with("= 0"))
-            .map(|l| l.split_once(' ').filter(|(pid, _)| pid.bytes().all(|b| b.is_ascii_digit())).map_or(l, |(_, rest)| rest).to_owned())
+            .map(|l| {
+                l.split_once(' ')
+                    .filter(|(pid, _)| pid.bytes().all(|b| b.is_ascii_digit()))
+                    .map_or(l, |(_, rest)| rest.trim_start())
+                    .to_owned()
+            })
             .collect();
         let at = |what: &str, pick: &dyn Fn(&str) -> bool| {
             calls.iter().position(|l| pick(l)).unwrap_or_else(|| panic!("no {what} in:\n{}", calls.join("\n")))
