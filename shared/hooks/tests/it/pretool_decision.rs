@@ -103,3 +103,23 @@ fn a_pending_wake_hold_holds_a_write_in_a_latch_workspace() {
     );
     assert_eq!(pretool(&env, &call("Bash", serde_json::json!({"command": "git status"}), &ws)), None);
 }
+
+/// One shell parse per command line (docs/architecture.md, "One parsed
+/// tool call"): the guard and the classifier read the parse made when the
+/// call was read, whatever the line expands.
+#[test]
+fn each_command_line_is_parsed_once() {
+    let (_d, ws, env) = world();
+    let parses = kijito_protocol::shell::parses_on_this_thread;
+    for line in
+        ["git status", "rm -rf $HOME/build && ls ${PWD}", "X=$(git push -f origin main); echo \"$X\" > out", "tmux send-keys -t 0 y Enter"]
+    {
+        let before = parses();
+        let _ = pretool(&env, &call("Bash", serde_json::json!({ "command": line }), &ws));
+        assert_eq!(parses() - before, 1, "{line}");
+    }
+    // Codex: a `command` argv and a `cmd` line are two lines, two parses.
+    let before = parses();
+    let _ = pretool(&env, &call("shell", serde_json::json!({"command": ["bash", "-lc", "rm -rf $HOME/x"], "cmd": "ls"}), &ws));
+    assert_eq!(parses() - before, 2);
+}
