@@ -123,3 +123,45 @@ fn each_command_line_is_parsed_once() {
     let _ = pretool(&env, &call("shell", serde_json::json!({"command": ["bash", "-lc", "rm -rf $HOME/x"], "cmd": "ls"}), &ws));
     assert_eq!(parses() - before, 2);
 }
+
+/// The hooks' environment on `d`'s data dir with this config.
+fn env_with(d: &Path, config: kijito_files::config::Config) -> HookEnv {
+    let data = kijito_protocol::ids::AbsPath::from_path(&d.join("data")).unwrap();
+    HookEnv::new(Host::Claude, Some(data), Some(config), None, None, 5_000)
+}
+
+fn defaults() -> kijito_files::config::Config {
+    kijito_files::config::Config::defaults().unwrap()
+}
+
+/// `"enforce": true` holds a write with no usable working directory (it
+/// cannot tell which workspace's latch judges it); a read, an ordinary write
+/// from an existing directory, and any call without the setting pass.
+#[test]
+fn enforcement_everywhere_holds_a_write_without_a_usable_working_directory() {
+    let (d, ws, _) = world();
+    let on = env_with(d.path(), kijito_files::config::Config { enforce: true, ..defaults() });
+    let off = env_with(d.path(), defaults());
+    let gone = d.path().join("gone");
+    let edit = |cwd: &Path| call("Edit", serde_json::json!({"file_path": ws.join("a.rs"), "old_string": "a", "new_string": "b"}), cwd);
+    let reason = denied(pretool(&on, &edit(&gone)));
+    assert!(reason.contains("policy_cwd_unusable"), "{reason}");
+    assert_eq!(pretool(&on, &edit(&ws)), None);
+    assert_eq!(pretool(&on, &call("Bash", serde_json::json!({"command": "git status"}), &gone)), None);
+    assert_eq!(pretool(&off, &edit(&gone)), None);
+}
+
+/// An MCP write naming the configured pointer is denied outside any latch
+/// (the pointer changes only through pointer-publish); another id, or no
+/// pointer configured, passes.
+#[test]
+fn an_mcp_write_of_the_configured_pointer_is_denied() {
+    let (d, ws, _) = world();
+    let pointer = kijito_protocol::ids::MemoryId::new(21813).unwrap();
+    let env = env_with(d.path(), kijito_files::config::Config { pointer_id: Some(pointer), ..defaults() });
+    let correct = |id: u64| call("mcp__kijito__kijito_correct", serde_json::json!({"id": id, "content": "x"}), &ws);
+    let reason = denied(pretool(&env, &correct(21813)));
+    assert!(reason.contains("policy_pointer_write"), "{reason}");
+    assert_eq!(pretool(&env, &correct(5)), None);
+    assert_eq!(pretool(&env_with(d.path(), defaults()), &correct(21813)), None);
+}
