@@ -165,3 +165,16 @@ fn an_mcp_write_of_the_configured_pointer_is_denied() {
     assert_eq!(pretool(&env, &correct(5)), None);
     assert_eq!(pretool(&env_with(d.path(), defaults()), &correct(21813)), None);
 }
+
+/// A file a call writes joins the session's taint record (docs/policy.md),
+/// whatever the workspace; a call that writes nothing records nothing.
+#[test]
+fn a_written_file_joins_the_session_taint_record() {
+    let (d, ws, env) = world();
+    let data = d.path().join("data");
+    assert_eq!(pretool(&env, &call("Bash", serde_json::json!({"command": "git status"}), &ws)), None);
+    assert_eq!(kijito_hooks::taint::read(&data, "s1"), (Default::default(), false));
+    assert_eq!(pretool(&env, &call("Write", serde_json::json!({"file_path": ws.join("gen.sh"), "content": "x"}), &ws)), None);
+    let (written, all) = kijito_hooks::taint::read(&data, "s1");
+    assert!(written.iter().any(|p| p.ends_with("/gen.sh")) && !all, "{written:?}");
+}
