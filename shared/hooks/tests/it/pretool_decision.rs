@@ -178,3 +178,22 @@ fn a_written_file_joins_the_session_taint_record() {
     let (written, all) = kijito_hooks::taint::read(&data, "s1");
     assert!(written.iter().any(|p| p.ends_with("/gen.sh")) && !all, "{written:?}");
 }
+
+/// Codex's `workdir` is the call's working directory: an absolute one as
+/// is (also with no hook `cwd`), a relative one against the hook's `cwd`.
+#[test]
+fn codex_workdir_is_the_calls_working_directory() {
+    let (d, ws, _) = world();
+    let on = env_with(d.path(), kijito_files::config::Config { enforce: true, ..defaults() });
+    let edit = |workdir: &str| serde_json::json!({"file_path": ws.join("a.rs"), "old_string": "a", "new_string": "b", "workdir": workdir});
+    assert_eq!(pretool(&on, &call("Edit", edit("ws"), d.path())), None);
+    let reason = denied(pretool(&on, &call("Edit", edit("gone"), d.path())));
+    assert!(reason.contains("policy_cwd_unusable"), "{reason}");
+    let no_cwd = |input: serde_json::Value| {
+        serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Edit", "tool_input": input})
+            .to_string()
+            .into_bytes()
+    };
+    assert_eq!(pretool(&on, &no_cwd(edit(ws.to_str().unwrap()))), None);
+    assert!(denied(pretool(&on, &no_cwd(edit("ws")))).contains("policy_cwd_unusable"));
+}
