@@ -197,3 +197,25 @@ fn codex_workdir_is_the_calls_working_directory() {
     assert_eq!(pretool(&on, &no_cwd(edit(ws.to_str().unwrap()))), None);
     assert!(denied(pretool(&on, &no_cwd(edit("ws")))).contains("policy_cwd_unusable"));
 }
+
+/// Running a file this session wrote is opaque (docs/policy.md, session
+/// taint): in a latch workspace it waits for consent, while the same call in
+/// another session passes as an ordinary write.
+#[test]
+fn running_a_file_this_session_wrote_waits_for_consent() {
+    if !isolated::alone(module_path!(), "running_a_file_this_session_wrote_waits_for_consent") {
+        return; // it ran alone in a child process of this binary
+    }
+    let (d, ws, env) = world();
+    let _latch = latch_world(d.path(), &ws);
+    let run = |session: &str| {
+        serde_json::json!({"hook_event_name": "PreToolUse", "session_id": session, "cwd": ws, "tool_name": "Bash", "tool_input": {"command": "./gen.sh"}})
+            .to_string()
+            .into_bytes()
+    };
+    assert_eq!(pretool(&env, &run("s2")), None);
+    assert_eq!(pretool(&env, &call("Write", serde_json::json!({"file_path": ws.join("gen.sh"), "content": "x"}), &ws)), None);
+    let reason = denied(pretool(&env, &run("s1")));
+    assert!(reason.contains("policy_consent_required") && reason.contains("opaque_tainted"), "{reason}");
+    assert_eq!(pretool(&env, &run("s2")), None);
+}
