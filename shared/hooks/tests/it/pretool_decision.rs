@@ -219,3 +219,18 @@ fn running_a_file_this_session_wrote_waits_for_consent() {
     assert!(reason.contains("policy_consent_required") && reason.contains("opaque_tainted"), "{reason}");
     assert_eq!(pretool(&env, &run("s2")), None);
 }
+
+/// The protected places come from the hook's environment: a write into the
+/// toolkit's config dir or into the data dir's `qa/` is a tripwire in every
+/// workspace (the call is only judged here, nothing is written).
+#[test]
+fn writes_into_the_config_dir_or_the_qa_dir_are_tripwires() {
+    let (d, ws, env) = world();
+    let config = kijito_files::config::config_home().unwrap().join("kijito-qa").join("policy.json");
+    let qa = d.path().join("data").join(kijito_files::datadir::QA_DIR).join("pass-s1.json");
+    for target in [config, qa] {
+        let reason = denied(pretool(&env, &call("Write", serde_json::json!({"file_path": target, "content": "{}"}), &ws)));
+        assert!(reason.contains("tripwire"), "{}: {reason}", target.display());
+    }
+    assert_eq!(pretool(&env, &call("Write", serde_json::json!({"file_path": ws.join("policy.json"), "content": "{}"}), &ws)), None);
+}
