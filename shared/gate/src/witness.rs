@@ -146,21 +146,21 @@ pub fn observe(qa: &QaDir, session: &SessionId, agent: Option<&str>, line: &str,
 /// the main agent). `qa` opens the QA dir and runs only when a line names
 /// `pointer-snapshot`, so any other tool call costs no I/O. Returns how
 /// many calls were recorded.
-pub fn observe_tool_call(
-    lines: &[std::result::Result<String, String>],
+pub fn observe_tool_call<L: AsRef<str>>(
+    lines: &[std::result::Result<L, String>],
     agent: Option<&str>,
     session: &SessionId,
     qa: &dyn Fn() -> Result<QaDir>,
     helpers: &HelperDir,
     now_ms: i64,
 ) -> Result<usize> {
-    if !lines.iter().any(|l| l.as_ref().is_ok_and(|l| l.contains("pointer-snapshot"))) {
+    if !lines.iter().any(|l| l.as_ref().is_ok_and(|l| l.as_ref().contains("pointer-snapshot"))) {
         return Ok(0);
     }
     let qa = qa()?;
     let mut n = 0;
     for line in lines.iter().flatten() {
-        if observe(&qa, session, agent, line, helpers, now_ms)? {
+        if observe(&qa, session, agent, line.as_ref(), helpers, now_ms)? {
             n += 1;
         }
     }

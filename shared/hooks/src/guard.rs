@@ -29,7 +29,7 @@ pub fn guard_tool_call(helpers: Option<&HelperDir>, call: &ParsedCall) -> Option
             Ok(line) => line,
             Err(why) => return Some(deny(command::codes::ARGV_INVALID, why, helpers)),
         };
-        if let Verdict::Deny(e) = command::guard_line(line, helpers) {
+        if let Verdict::Deny(e) = command::guard_shell_line(line, helpers) {
             return Some(deny(e.code(), e.message(), helpers));
         }
     }
@@ -62,9 +62,9 @@ mod tests {
     fn argv_arrays_become_the_line_the_program_sees() {
         let shell_commands = |v: &Value| ParsedCall::parse("Bash", v).lines;
         let v = serde_json::json!({"command": ["/r/bin/qa-gate", "status", "a b"]});
-        assert_eq!(shell_commands(&v), vec![Ok("/r/bin/qa-gate status 'a b'".to_owned())]);
+        assert_eq!(shell_commands(&v), vec![Ok("/r/bin/qa-gate status 'a b'".into())]);
         let v = serde_json::json!({"command": ["bash", "-lc", "ls; id"]});
-        assert_eq!(shell_commands(&v), vec![Ok("ls; id".to_owned())]);
+        assert_eq!(shell_commands(&v), vec![Ok("ls; id".into())]);
         let v = serde_json::json!({"command": 7});
         assert!(shell_commands(&v)[0].is_err());
     }

@@ -12,16 +12,20 @@
 //! [`ParsedCall`] is the one reading of a PreToolUse call's raw
 //! `tool_input` (docs/architecture.md, "One parsed tool call"): the
 //! command guard, the boot witness and the classifier read its fields,
-//! and nothing else pulls fields out of `tool_input`.
+//! and nothing else pulls fields out of `tool_input`. Each command line is
+//! parsed once, here ([`ShellLine`]); the guard and the classifier read that
+//! parse.
 
+use kijito_protocol::shell::ShellLine;
 use serde_json::Value;
 
 /// What one tool call is, for the classifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolCall {
-    /// A shell tool: the command lines it would run; `invalid` when a
-    /// `command`/`cmd` value was neither a string nor an argv of strings.
-    Shell { tool: String, lines: Vec<String>, invalid: Option<String> },
+    /// A shell tool: the command lines it would run (each with its one
+    /// parse); `invalid` when a `command`/`cmd` value was neither a string
+    /// nor an argv of strings.
+    Shell { tool: String, lines: Vec<ShellLine>, invalid: Option<String> },
     /// A host tool that writes the named files (Write, Edit, MultiEdit, NotebookEdit).
     FileWrite { tool: String, paths: Vec<String> },
     /// `apply_patch`: the files the patch adds/updates (and moves to), and deletes.
@@ -68,16 +72,17 @@ pub const READ_TOOLS: &[&str] = &[
 pub struct ParsedCall {
     /// What the classifier judges.
     pub kind: ToolCall,
-    /// Every `command`/`cmd` line of the input whatever the tool name (the
-    /// command guard checks them all; `Err`: a value that is no command).
-    pub lines: Vec<Result<String, String>>,
+    /// Every `command`/`cmd` line of the input whatever the tool name, each
+    /// parsed once (the command guard checks them all; `Err`: a value that
+    /// is no command).
+    pub lines: Vec<Result<ShellLine, String>>,
     /// Codex's `workdir`, when a non-empty string.
     pub workdir: Option<String>,
 }
 
 impl ParsedCall {
     pub fn parse(tool_name: &str, tool_input: &Value) -> ParsedCall {
-        let lines = kijito_protocol::command::tool_command_lines(Some(tool_input));
+        let lines = parse_lines(tool_input);
         let kind = ToolCall::parse_with_lines(tool_name, tool_input, &lines);
         let workdir = tool_input.get("workdir").and_then(Value::as_str).filter(|w| !w.is_empty()).map(str::to_owned);
         ParsedCall { kind, lines, workdir }
@@ -103,11 +108,11 @@ impl ParsedCall {
 impl ToolCall {
     /// Parse a PreToolUse `tool_name` and `tool_input`.
     pub fn parse(tool_name: &str, tool_input: &Value) -> ToolCall {
-        ToolCall::parse_with_lines(tool_name, tool_input, &kijito_protocol::command::tool_command_lines(Some(tool_input)))
+        ToolCall::parse_with_lines(tool_name, tool_input, &parse_lines(tool_input))
     }
 
     /// [`ToolCall::parse`] with the command lines already read.
-    fn parse_with_lines(tool_name: &str, tool_input: &Value, lines: &[Result<String, String>]) -> ToolCall {
+    fn parse_with_lines(tool_name: &str, tool_input: &Value, lines: &[Result<ShellLine, String>]) -> ToolCall {
         let tool = tool_name.to_owned();
         if let Some(rest) = tool_name.strip_prefix("mcp__") {
             let (server, name) = rest.split_once("__").unwrap_or(("", rest));
@@ -155,6 +160,12 @@ impl ToolCall {
             | ToolCall::Other { tool } => tool,
         }
     }
+}
+
+/// The input's command lines ([`kijito_protocol::command::tool_command_lines`]),
+/// each parsed once.
+fn parse_lines(tool_input: &Value) -> Vec<Result<ShellLine, String>> {
+    kijito_protocol::command::tool_command_lines(Some(tool_input)).into_iter().map(|l| l.map(ShellLine::parse)).collect()
 }
 
 /// The files a Codex patch (`*** Begin Patch` ... `*** End Patch`) touches:
@@ -228,7 +239,7 @@ mod tests {
     #[test]
     fn a_parsed_call_keeps_every_line_the_workdir_and_the_mcp_input() {
         let c = ParsedCall::parse("mcp__x__run", &json!({"command": "rm -rf /", "workdir": "/p"}));
-        assert_eq!(c.lines, vec![Ok("rm -rf /".to_owned())]);
+        assert_eq!(c.lines, vec![Ok("rm -rf /".into())]);
         assert_eq!(c.workdir.as_deref(), Some("/p"));
         assert_eq!(c.mcp_input(), Some(&json!({"command": "rm -rf /", "workdir": "/p"})));
         let c = ParsedCall::parse("shell", &json!({"command": ["bash", "-lc", "ls"], "workdir": ""}));
@@ -236,7 +247,7 @@ mod tests {
         assert_eq!((c.workdir.as_deref(), c.mcp_input()), (None, None));
         let stdin = json!({"tool_name": "Bash", "tool_input": {"cmd": "ls"}});
         let (tool, c) = ParsedCall::of_hook_object(&stdin);
-        assert_eq!((tool, c.lines), (Some("Bash"), vec![Ok("ls".to_owned())]));
+        assert_eq!((tool, c.lines), (Some("Bash"), vec![Ok("ls".into())]));
         let stdin = json!({"tool_name": 5});
         let (tool, c) = ParsedCall::of_hook_object(&stdin);
         assert_eq!((tool, c.kind), (None, ToolCall::Other { tool: String::new() }));

@@ -14,7 +14,7 @@
 
 use crate::call::ToolCall;
 use crate::paths::{self, glob_reaches, has_glob, names_component, PathFacts, Reach};
-use crate::shell::{self, Parsed, Simple};
+use crate::shell::{self, Parsed, ShellLine, Simple};
 use crate::user::{UserPolicy, USER_POLICY_FILE};
 use std::collections::{BTreeSet, HashMap};
 
@@ -587,13 +587,13 @@ fn budget(out: &mut Classification, len: usize) -> bool {
     true
 }
 
-fn classify_line(line: &str, env: &Env, out: &mut Classification) {
-    if !budget(out, line.len()) {
+/// One command line, read from its one parse ([`ShellLine::with_vars`]).
+fn classify_line(line: &ShellLine, env: &Env, out: &mut Classification) {
+    if !budget(out, line.text().len()) {
         return;
     }
-    scan_opaque(line, out);
-    let parsed = shell::parse(line, &vars(env));
-    classify_parsed(&parsed, env, out, 0);
+    scan_opaque(line.text(), out);
+    classify_parsed(&line.with_vars(&vars(env)), env, out, 0);
 }
 
 /// The opaque forms only the raw text shows ([`crate::opaque::scan_text`]).

@@ -659,25 +659,7 @@ pub fn sed_runs_or_writes(script: &str) -> bool {
 /// An awk program that runs commands (`system`, pipes to or from a command)
 /// or writes files (`print > "f"`), or loads extensions.
 pub fn awk_runs_or_writes(program: &str) -> bool {
-    let c: Vec<char> = program.chars().collect();
-    let mut code = String::new();
-    let mut i = 0;
-    while i < c.len() {
-        if c[i] == '"' {
-            code.push_str("\"\"");
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        code.push(c[i]);
-        i += 1;
-    }
+    let (code, _) = awk_code(program);
     let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
     awk_runs(&squeezed) || squeezed.contains(">\"\"") || squeezed.contains(">>") || code.contains("printf >") || code.contains("print >")
 }
@@ -686,18 +668,33 @@ pub fn awk_runs_or_writes(program: &str) -> bool {
 /// when every `>` outside a string names a literal file and the program
 /// runs nothing (no `system(`, pipe, `@load`); `None` otherwise.
 pub fn awk_literal_outputs(program: &str) -> Option<Vec<String>> {
+    let (code, literals) = awk_code(program);
+    let files = literals.into_iter().collect::<Option<Vec<String>>>()?;
+    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    (!awk_runs(&squeezed)).then_some(files)
+}
+
+/// One reading of an awk program for [`awk_runs_or_writes`] and
+/// [`awk_literal_outputs`]: the program with every string blanked to `""`,
+/// and for each output redirection (`>`, `>>` outside a string) the string
+/// literal after it (`None` when none follows or it holds a backslash).
+fn awk_code(program: &str) -> (String, Vec<Option<String>>) {
     let c: Vec<char> = program.chars().collect();
-    let mut files = Vec::new();
     let mut code = String::new();
+    let mut literals = Vec::new();
+    // The end of the string whose opening quote is at `open` (past its closing quote).
+    let string_end = |open: usize| {
+        let mut i = open + 1;
+        while i < c.len() && c[i] != '"' {
+            i += if c[i] == '\\' { 2 } else { 1 };
+        }
+        i + 1
+    };
     let mut i = 0;
     while i < c.len() {
         if c[i] == '"' {
             code.push_str("\"\"");
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                i += if c[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
+            i = string_end(i);
             continue;
         }
         if c[i] == '>' {
@@ -705,27 +702,23 @@ pub fn awk_literal_outputs(program: &str) -> Option<Vec<String>> {
             while k < c.len() && (c[k] == '>' || c[k].is_whitespace()) {
                 k += 1;
             }
-            if k >= c.len() || c[k] != '"' {
-                return None;
+            code.extend(&c[i..k]);
+            if k < c.len() && c[k] == '"' {
+                let end = string_end(k);
+                let text = &c[k + 1..end.saturating_sub(1).min(c.len()).max(k + 1)];
+                literals.push((!text.contains(&'\\')).then(|| text.iter().collect()));
+                code.push_str("\"\"");
+                i = end;
+            } else {
+                literals.push(None);
+                i = k;
             }
-            let start = k + 1;
-            let mut end = start;
-            while end < c.len() && c[end] != '"' {
-                if c[end] == '\\' {
-                    return None;
-                }
-                end += 1;
-            }
-            files.push(c[start..end.min(c.len())].iter().collect());
-            code.push('>');
-            i = end + 1;
             continue;
         }
         code.push(c[i]);
         i += 1;
     }
-    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    (!awk_runs(&squeezed)).then_some(files)
+    (code, literals)
 }
 
 /// An awk program (its strings blanked, whitespace squeezed out) that runs
@@ -877,6 +870,19 @@ mod tests {
         assert!(!awk_runs_or_writes("$3 > 100 { print $1 }"));
         assert!(!awk_runs_or_writes("{ if (a || b) print }"));
         assert!(!awk_runs_or_writes("{ s += $2 } END { print s }"));
+    }
+
+    /// The one reading both awk judges share: strings blanked, the literal
+    /// after each output redirection (the program, not a guess about it).
+    #[test]
+    fn awk_code_blanks_strings_and_keeps_each_output_literal() {
+        let (code, lits) = awk_code("{ print \"a>b\" >> \"o 1\"; print > \"x\\\\y\"; n = $1 > 3 }");
+        assert_eq!(code, "{ print \"\" >> \"\"; print > \"\"; n = $1 > 3 }");
+        assert_eq!(lits, vec![Some("o 1".to_owned()), None, None]);
+        assert_eq!(awk_literal_outputs("{ print > \"o\" ; printf >> \"p\" }"), Some(vec!["o".to_owned(), "p".to_owned()]));
+        assert_eq!(awk_literal_outputs("{ print > \"o\" ; system(\"x\") }"), None);
+        assert_eq!(awk_literal_outputs("{ print > f }"), None);
+        assert_eq!(awk_literal_outputs("{ print > \"unterminated }"), Some(vec!["unterminated }".to_owned()]));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 use crate::argv::Flag;
 use crate::error::{Error, Result};
 use crate::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId, TaggedDigest};
+use crate::shell::{Parsed, ShellLine};
 use std::path::{Path, PathBuf};
 
 /// What a flag's value must be.
@@ -644,10 +645,43 @@ pub fn tool_command_lines(tool_input: Option<&serde_json::Value>) -> Vec<std::re
 /// line is [`Verdict::Unrelated`]. `dir` is `None` when this installed root
 /// is unknown: then every line that could reach a helper is denied.
 pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
-    if !reaches_helper(line, dir) {
+    guard(&LineParse::new(line, None), dir)
+}
+
+/// [`guard_line`] on a tool call's line, reading its one parse
+/// ([`ShellLine::as_written`]) instead of parsing again.
+pub fn guard_shell_line(line: &ShellLine, dir: Option<&HelperDir>) -> Verdict {
+    guard(&LineParse::new(line.text(), Some(line)), dir)
+}
+
+/// The line being guarded and its one parse, made on first need (the
+/// plain-text rules decide most lines without it).
+struct LineParse<'a> {
+    line: &'a str,
+    given: Option<&'a ShellLine>,
+    made: std::cell::OnceCell<std::borrow::Cow<'a, Parsed>>,
+}
+
+impl<'a> LineParse<'a> {
+    fn new(line: &'a str, given: Option<&'a ShellLine>) -> LineParse<'a> {
+        LineParse { line, given, made: std::cell::OnceCell::new() }
+    }
+
+    /// No variables are known to the guard (`$HOME` stays `$HOME`).
+    fn get(&self) -> &Parsed {
+        self.made.get_or_init(|| match self.given {
+            Some(l) => l.as_written(),
+            None => std::borrow::Cow::Owned(crate::shell::parse(self.line, &std::collections::HashMap::new())),
+        })
+    }
+}
+
+fn guard(lp: &LineParse<'_>, dir: Option<&HelperDir>) -> Verdict {
+    let line = lp.line;
+    if !reaches_helper_in(lp, dir) {
         return Verdict::Unrelated;
     }
-    if names_user_only(line) {
+    if names_user_only(lp) {
         return Verdict::Deny(fail(
             codes::USER_ONLY,
             "memory-latch approve is the user's own command, run in their own terminal with their key's passphrase; the agent never runs it (ask the user to)",
@@ -668,7 +702,8 @@ pub fn guard_line(line: &str, dir: Option<&HelperDir>) -> Verdict {
 /// expansion, nested `sh -c`) yields, a word `approve` after a word naming
 /// `memory-latch` that is not a flag's value. A line the model cannot read
 /// whole counts when it mentions `approve` at all (fail closed).
-fn names_user_only(line: &str) -> bool {
+fn names_user_only(lp: &LineParse<'_>) -> bool {
+    let line = lp.line;
     let runs_approve = |words: &[String]| {
         let Some(at) = words.iter().position(|a| a == "memory-latch" || a.ends_with("/memory-latch")) else { return false };
         words.iter().enumerate().skip(at + 1).any(|(i, a)| {
@@ -682,7 +717,7 @@ fn names_user_only(line: &str) -> bool {
     if runs_approve(&raw) {
         return true;
     }
-    let parsed = crate::shell::parse(line, &std::collections::HashMap::new());
+    let parsed = lp.get();
     if parsed.exceeded {
         return line.to_ascii_lowercase().contains("approve");
     }
@@ -711,6 +746,11 @@ fn names_user_only(line: &str) -> bool {
 /// 5. a line with an expansion (`$`, backtick) that contains a helper name
 ///    fragment ([`NAME_FRAGMENTS`]) or the plugin root once quotes are removed.
 pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
+    reaches_helper_in(&LineParse::new(line, None), dir)
+}
+
+fn reaches_helper_in(lp: &LineParse<'_>, dir: Option<&HelperDir>) -> bool {
+    let line = lp.line;
     if mentions_helper(line) {
         return true;
     }
@@ -721,7 +761,7 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
     let helper_dir = dir.and_then(|d| d.path().to_str()).map(|d| format!("{d}/"));
     let root = dir.and_then(|d| d.path().parent()).and_then(|p| p.to_str()).filter(|r| r.len() > 1).map(str::to_owned);
     let raw_words: Vec<&str> = line.split(|c: char| c.is_whitespace() || ";|&()<>".contains(c)).filter(|w| !w.is_empty()).collect();
-    if model_reaches_helper(line, &raw_words, helper_dir.as_deref(), root.as_deref()) {
+    if model_reaches_helper(lp, &raw_words, helper_dir.as_deref(), root.as_deref()) {
         return true;
     }
     let stripped: String = line.chars().filter(|c| !SHELL_SPECIAL.contains(c)).collect();
@@ -747,8 +787,8 @@ pub fn reaches_helper(line: &str, dir: Option<&HelperDir>) -> bool {
 /// Rule 2 of [`reaches_helper`]: the words the shell model yields. No
 /// variables are known to the guard (`$HOME` stays `$HOME`); the line's own
 /// plain assignments are followed.
-fn model_reaches_helper(line: &str, raw_words: &[&str], helper_dir: Option<&str>, root: Option<&str>) -> bool {
-    let parsed = crate::shell::parse(line, &std::collections::HashMap::new());
+fn model_reaches_helper(lp: &LineParse<'_>, raw_words: &[&str], helper_dir: Option<&str>, root: Option<&str>) -> bool {
+    let (line, parsed) = (lp.line, lp.get());
     if parsed.exceeded {
         return true;
     }

@@ -14,7 +14,17 @@
 //! The one shell model of the toolkit: the command guard
 //! ([`crate::command::reaches_helper`]) judges the words it yields, and the
 //! PreToolUse policy (kijito-policy) classifies the commands it yields.
+//!
+//! One parse per command line (docs/architecture.md, "One parsed tool
+//! call"): [`ShellLine::parse`] reads a line once, with no variables known;
+//! a `$NAME`/`${NAME}` the line does not assign itself is kept as a
+//! reference, and each reader takes its view of the one parse: the guard
+//! [`ShellLine::as_written`] (`$HOME` stays `$HOME`), the policy
+//! [`ShellLine::with_vars`] (`$HOME` and `$PWD` filled in). A line that
+//! itself holds the reference marks (private-use U+E004..U+E006, as text or
+//! ANSI-C escapes) is marked [`Parsed::exceeded`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Nested parses (command substitution, `bash -c`, wrappers) at most.
@@ -36,6 +46,12 @@ pub const MAX_VAR_BYTES: usize = 4096;
 const BR_OPEN: char = '\u{E000}';
 const BR_COMMA: char = '\u{E001}';
 const BR_CLOSE: char = '\u{E002}';
+// A variable reference left for the reader's view: `$NAME` is
+// REF NAME REF_END, `${NAME}` is REF_BRACED NAME REF_END.
+const REF: char = '\u{E004}';
+const REF_BRACED: char = '\u{E005}';
+const REF_END: char = '\u{E006}';
+const REF_MARKS: &[char] = &[REF, REF_BRACED, REF_END];
 
 /// One redirection of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +76,7 @@ pub struct Simple {
 }
 
 /// Everything one line runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {
     pub commands: Vec<Simple>,
     /// Nesting went past [`MAX_DEPTH`], or the command count past
@@ -70,6 +86,136 @@ pub struct Parsed {
     pub exceeded: bool,
     /// Words kept so far (bounded by [`MAX_TOTAL_WORDS`]).
     pub words: usize,
+    /// Its words hold variable references still to be filled in
+    /// ([`ShellLine`]); never set on what [`parse`] returns.
+    refs: bool,
+}
+
+impl Parsed {
+    /// The commands from `from` on with every variable reference filled in
+    /// from `vars` (at most [`MAX_VAR_BYTES`] long) or written as in the line.
+    fn resolve_from(&mut self, from: usize, vars: &HashMap<String, String>) {
+        if !self.refs {
+            return;
+        }
+        let fill = |s: &mut String| {
+            if s.contains(REF_MARKS) {
+                *s = render(s, vars);
+            }
+        };
+        for cmd in self.commands.iter_mut().skip(from) {
+            cmd.argv.iter_mut().for_each(fill);
+            cmd.redirects.iter_mut().for_each(|r| fill(&mut r.target));
+            cmd.stdin.iter_mut().for_each(fill);
+            cmd.assigns.iter_mut().for_each(|(_, v)| fill(v));
+        }
+        self.refs = false;
+    }
+}
+
+/// `s` with its variable references filled in from `vars` or written back.
+fn render(s: &str, vars: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find([REF, REF_BRACED]) {
+        out.push_str(&rest[..at]);
+        let braced = rest[at..].starts_with(REF_BRACED);
+        let after = &rest[at + REF.len_utf8()..];
+        let Some(end) = after.find(REF_END) else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        let name = &after[..end];
+        match vars.get(name).filter(|v| v.len() <= MAX_VAR_BYTES) {
+            Some(v) => out.push_str(v),
+            None if braced => {
+                out.push_str("${");
+                out.push_str(name);
+                out.push('}');
+            }
+            None => {
+                out.push('$');
+                out.push_str(name);
+            }
+        }
+        rest = &after[end + REF_END.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One command line of a tool call and its one parse (no variables known;
+/// each reader fills in its own: [`ShellLine::as_written`],
+/// [`ShellLine::with_vars`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellLine {
+    text: String,
+    parsed: std::sync::Arc<Parsed>,
+}
+
+impl ShellLine {
+    /// Parse `text` (the one parse of this line).
+    pub fn parse(text: String) -> ShellLine {
+        count_parse();
+        let mut parsed = Parsed::default();
+        parse_into(&text, HashMap::new(), 0, &mut parsed, &mut 0);
+        ShellLine { text, parsed: std::sync::Arc::new(parsed) }
+    }
+
+    /// The line as the tool call gave it.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The parse with no variable known (`$HOME` stays `$HOME`): what
+    /// [`parse`] with no variables returns.
+    pub fn as_written(&self) -> Cow<'_, Parsed> {
+        self.with_vars(&HashMap::new())
+    }
+
+    /// The parse with these variables filled in (the line's own
+    /// assignments win): what [`parse`] with `vars` returns.
+    pub fn with_vars(&self, vars: &HashMap<String, String>) -> Cow<'_, Parsed> {
+        if !self.parsed.refs {
+            return Cow::Borrowed(&self.parsed);
+        }
+        let mut p = Parsed::clone(&self.parsed);
+        p.resolve_from(0, vars);
+        Cow::Owned(p)
+    }
+}
+
+impl AsRef<str> for ShellLine {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl From<&str> for ShellLine {
+    fn from(text: &str) -> ShellLine {
+        ShellLine::parse(text.to_owned())
+    }
+}
+
+impl From<String> for ShellLine {
+    fn from(text: String) -> ShellLine {
+        ShellLine::parse(text)
+    }
+}
+
+thread_local! {
+    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn count_parse() {
+    PARSES.with(|n| n.set(n.get() + 1));
+}
+
+/// Top-level command-line parses ([`parse`], [`ShellLine::parse`]) this
+/// thread has made: the tests that hold PreToolUse to one parse per line
+/// read it.
+pub fn parses_on_this_thread() -> usize {
+    PARSES.with(|n| n.get())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +244,10 @@ struct Lexer<'a> {
     pending_heredocs: Vec<(String, bool, usize)>,
     heredoc_bodies: HashMap<usize, String>,
     next_heredoc: usize,
+    /// A variable the parse did not know was kept as a reference.
+    refs: bool,
+    /// An ANSI-C string decoded to a reference mark.
+    spoofed: bool,
     _p: std::marker::PhantomData<&'a ()>,
 }
 
@@ -199,6 +349,12 @@ impl<'a> Lexer<'a> {
                 let name: String = inner.chars().take_while(|c| *c == '_' || c.is_ascii_alphanumeric()).collect();
                 match vars.get(&name) {
                     Some(v) if name.len() == inner.len() && v.len() <= MAX_VAR_BYTES => out.push_str(v),
+                    None if !name.is_empty() && name.len() == inner.len() => {
+                        self.refs = true;
+                        out.push(REF_BRACED);
+                        out.push_str(&name);
+                        out.push(REF_END);
+                    }
                     _ => {
                         out.push_str("${");
                         out.push_str(&inner);
@@ -213,11 +369,17 @@ impl<'a> Lexer<'a> {
                     j += 1;
                 }
                 let name: String = self.s[self.i + 1..j].iter().collect();
-                match vars.get(&name).filter(|v| v.len() <= MAX_VAR_BYTES) {
-                    Some(v) => out.push_str(v),
-                    None => {
+                match vars.get(&name) {
+                    Some(v) if v.len() <= MAX_VAR_BYTES => out.push_str(v),
+                    Some(_) => {
                         out.push('$');
                         out.push_str(&name);
+                    }
+                    None => {
+                        self.refs = true;
+                        out.push(REF);
+                        out.push_str(&name);
+                        out.push(REF_END);
                     }
                 }
                 self.i = j;
@@ -311,7 +473,9 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        out.push_str(&String::from_utf8_lossy(&bytes));
+        let decoded = String::from_utf8_lossy(&bytes);
+        self.spoofed |= decoded.contains(REF_MARKS);
+        out.push_str(&decoded);
         self.i = (j + 1).min(self.s.len());
     }
 
@@ -624,18 +788,23 @@ fn plain(word: &str, out: &mut Parsed) -> String {
 
 /// Parse one command line. `vars` are variables the line may expand
 /// (`HOME`, ...); plain assignments in the line are added as they are met.
+/// A tool call's line is parsed once, by [`ShellLine::parse`].
 pub fn parse(line: &str, vars: &HashMap<String, String>) -> Parsed {
+    count_parse();
     let mut out = Parsed::default();
     let mut pipeline = 0usize;
     parse_into(line, vars.clone(), 0, &mut out, &mut pipeline);
+    out.resolve_from(0, vars);
     out
 }
 
 /// Parse `line` at nesting `depth` into `out` (used for `bash -c` and the
-/// like by the classifier).
+/// like by the classifier: a line inside a line, not a tool call's line).
 pub fn parse_nested(line: &str, vars: &HashMap<String, String>, depth: usize, out: &mut Parsed) {
     let mut pipeline = out.commands.iter().map(|c| c.pipeline + 1).max().unwrap_or(0) + 1;
+    let from = out.commands.len();
     parse_into(line, vars.clone(), depth, out, &mut pipeline);
+    out.resolve_from(from, vars);
 }
 
 fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: &mut Parsed, pipeline: &mut usize) {
@@ -653,6 +822,8 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
     } else {
         line
     };
+    // Reference marks written in the line would be read as references.
+    out.exceeded |= text.contains(REF_MARKS);
     let mut lx = Lexer {
         s: text.chars().collect(),
         i: 0,
@@ -661,6 +832,8 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
         pending_heredocs: Vec::new(),
         heredoc_bodies: HashMap::new(),
         next_heredoc: 0,
+        refs: false,
+        spoofed: false,
         _p: std::marker::PhantomData,
     };
     let mut cur = Simple { pipeline: *pipeline, ..Simple::default() };
@@ -745,6 +918,8 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
     }
     finish(&mut cur, out, &mut vars, *pipeline);
     *pipeline += 1;
+    out.refs |= lx.refs;
+    out.exceeded |= lx.spoofed;
     // attach here-document bodies
     let bodies = std::mem::take(&mut lx.heredoc_bodies);
     for cmd in out.commands[start..].iter_mut() {
@@ -826,6 +1001,37 @@ mod tests {
         let p = parse(&"{1,2,3,4,5,6,7,8,9,0}{1,2,3,4,5,6,7,8,9,0}{a,b} ".repeat(40), &HashMap::new());
         assert_eq!(p.commands[0].argv.len(), MAX_WORDS);
         assert!(p.exceeded);
+    }
+
+    /// The one parse of a tool call's line gives each reader what parsing
+    /// with its own variables would: the guard none, the policy `HOME`/`PWD`.
+    #[test]
+    fn one_parse_gives_each_reader_its_view() {
+        let mut vars = HashMap::new();
+        vars.insert("HOME".to_owned(), "/home/u".to_owned());
+        vars.insert("PWD".to_owned(), "/p".to_owned());
+        vars.insert("LONG".to_owned(), "x".repeat(MAX_VAR_BYTES + 1));
+        let lines = [
+            "cat $HOME/a ${HOME}/b ${HOME:-x} '$HOME' \"$PWD\" $LONG ${LONG}",
+            "X=$HOME; cp $X/a $Y > ${PWD}/o <<< $HOME",
+            "HOME=/x; rm -rf $HOME; echo $(ls $PWD) `cd $HOME`",
+            "for f in a b; do rm -f $f; done {$HOME,x}/y",
+            "plain words only",
+        ];
+        for line in lines {
+            let l = ShellLine::from(line);
+            assert_eq!(*l.as_written(), parse(line, &HashMap::new()), "{line}");
+            assert_eq!(*l.with_vars(&vars), parse(line, &vars), "{line}");
+            assert_eq!(l.text(), line);
+        }
+        assert_eq!(ShellLine::from("cat $HOME/a").with_vars(&vars).commands[0].argv, vec!["cat", "/home/u/a"]);
+        assert_eq!(ShellLine::from("cat $HOME/a").as_written().commands[0].argv, vec!["cat", "$HOME/a"]);
+        // the reference marks written in a line, as text or ANSI-C, are not references
+        for line in ["cat \u{E004}HOME\u{E006}", "cat $'\\uE004'HOME$'\\uE006'", "cat \u{E005}"] {
+            assert!(ShellLine::from(line).as_written().exceeded, "{line}");
+            assert!(parse(line, &vars).exceeded, "{line}");
+        }
+        assert!(!ShellLine::from("cat $'\\u0041'").as_written().exceeded);
     }
 
     #[test]
