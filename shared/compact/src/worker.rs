@@ -276,16 +276,8 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
 /// live worker from a killed one (docs/protocol.md §9.3, "A killed
 /// worker"). `None`: another process holds it now.
 pub fn lock(qa: &QaDir, s: &SessionId) -> Result<Option<kijito_files::lock::Held>> {
-    use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("compact-worker.{s}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
+    let file = kijito_files::lock::open_file(&path)
         .map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot open {}: {e}", path.display())))?;
     let once = kijito_files::lock::Backoff { first: Duration::from_millis(1), max: Duration::from_millis(1) };
     match kijito_files::lock::exclusive_within(file, Duration::ZERO, once) {

@@ -6,7 +6,23 @@
 //! up at its deadline (fail closed with the caller's code).
 
 use std::fs::File;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// Open the file a lock is taken on: created owner-only (0600) if missing,
+/// never truncated, never through a symlink (`O_NOFOLLOW`), not inherited
+/// by a child (`O_CLOEXEC`).
+pub fn open_file(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
 
 /// How a waiter polls: the first pause, doubled after each try up to `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +105,23 @@ mod tests {
     }
 
     const FAST: Backoff = Backoff { first: Duration::from_millis(2), max: Duration::from_millis(8) };
+
+    #[test]
+    fn a_lock_file_is_made_owner_only_kept_whole_and_never_opened_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        drop(open_file(&p).unwrap());
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        std::fs::write(&p, b"holder 42").unwrap();
+        drop(open_file(&p).unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"holder 42", "never truncated");
+        let target = dir.path().join("elsewhere");
+        let link = dir.path().join("y.lock");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(open_file(&link).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        assert!(!target.exists(), "nothing made through the link");
+    }
 
     #[test]
     fn one_holder_at_a_time_and_the_drop_releases() {

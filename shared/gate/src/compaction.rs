@@ -57,16 +57,8 @@ pub(crate) struct SessionLock(#[allow(dead_code)] kijito_files::lock::Held);
 
 pub(crate) fn lock_session(qa: &QaDir, session: &SessionId) -> Result<SessionLock> {
     use kijito_files::lock;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = qa.path().as_path().join(format!("precompact.{session}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
+    let file = kijito_files::lock::open_file(&path)
         .map_err(|e| Error::new(codes::PRECOMPACT_BUSY, format!("cannot open {}: {e}", path.display())))?;
     let every_5_ms = lock::Backoff { first: std::time::Duration::from_millis(5), max: std::time::Duration::from_millis(5) };
     let held = lock::exclusive_within(file, std::time::Duration::from_millis(PRECOMPACT_LOCK_WAIT_MS), every_5_ms)
