@@ -361,6 +361,25 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     let r = request(&w, &[]);
     assert_eq!(failure(&r), "kijito_compact_failed:no_safe_trigger", "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(typed(&p.typed), "/compact\r/compact\r");
+
+    // The flight recorder (docs/protocol.md §13): each request and each of
+    // its later states, in order, in a chain that verifies.
+    let steps: Vec<(String, String)> = w
+        .journal(S)
+        .iter()
+        .filter(|v| v["kind"] == "compaction_requested" || v["kind"] == "compaction_triggered")
+        .map(|v| (v["kind"].as_str().unwrap().to_owned(), v["state"].as_str().unwrap().to_owned()))
+        .collect();
+    let want = [
+        ("compaction_requested", "pending"),
+        ("compaction_triggered", "sent"),
+        ("compaction_triggered", "compacted"),
+        ("compaction_requested", "pending"),
+        ("compaction_triggered", "sent"),
+        ("compaction_triggered", "timed_out"),
+    ];
+    assert!(steps.len() >= want.len(), "{steps:?}");
+    assert_eq!(steps[..want.len()].iter().map(|(k, s)| (k.as_str(), s.as_str())).collect::<Vec<_>>(), want, "{steps:?}");
 }
 
 /// The pane is killed, or respawned with another process (`respawn-pane

@@ -96,6 +96,12 @@ fn nudges_once_per_ten_points_and_never_with_a_valid_pass() {
         // the state file is owner-only in the private QA dir
         let st = std::fs::metadata(w.qa().join(format!("nudge.{s}.json"))).unwrap();
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&st.permissions()) & 0o777, 0o600);
+        // the flight recorder: one context_sample per Stop, rising with the
+        // transcript (docs/protocol.md §13), in a chain that verifies
+        let samples: Vec<f64> =
+            w.journal(s).iter().filter(|v| v["kind"] == "context_sample").map(|v| v["ratio"].as_f64().unwrap()).collect();
+        assert_eq!(samples.len(), 5, "{host}: {samples:?}");
+        assert!(samples.windows(2).all(|p| p[0] < p[1]) && samples[0] > 0.3 && samples[4] < 0.95, "{host}: {samples:?}");
     }
 }
 

@@ -168,6 +168,15 @@ impl World {
         self.data.to_str().unwrap().to_owned()
     }
 
+    /// The flight recorder's lines of `session` (docs/protocol.md §13), after
+    /// the installed `kijito-report verify` found its chain intact.
+    pub(crate) fn journal(&self, session: &str) -> Vec<Value> {
+        let out = self.run(&crate::support::bin("kijito-report"), &["verify", "--session", session, "--data-dir", &self.data_arg()], b"");
+        assert_eq!(out.status.code(), Some(0), "journal of {session}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = fs::read_to_string(self.data.join("journal").join(format!("{session}.jsonl"))).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
     /// `qa-gate record` with two reports.
     pub(crate) fn record(&self, session: &str, digest: &str, a: &Path, b: &Path) -> Output {
         self.run_args(QA_GATE, &record_args(session, &self.transcript, Some(&self.data), POINTER, digest, [a, b]))
