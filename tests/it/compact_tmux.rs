@@ -382,6 +382,35 @@ fn the_tmux_adapter_types_compact_once_after_the_turn_and_records_the_claim() {
     assert_eq!(steps[..want.len()].iter().map(|(k, s)| (k.as_str(), s.as_str())).collect::<Vec<_>>(), want, "{steps:?}");
 }
 
+/// The host dies after `/compact` was sent and PreCompact ran (no claim):
+/// that request's worker still waits for its claim when the restarted
+/// session records a new pass and requests again. The new request's worker
+/// waits for the old one to leave (docs/protocol.md §9.3, "A killed
+/// worker") and types `/compact` after the turn; it never leaves the new
+/// request pending.
+#[test]
+fn a_new_request_while_an_earlier_requests_worker_waits_for_its_claim_is_typed() {
+    let Some((w, p)) = stand_in(Shape::ShellChild) else { return };
+    assert_eq!(session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(S);
+    let r = request(&w, &[("KIJITO_COMPACT_CLAIM_WAIT_MS", "60000")]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    stop(&w);
+    wait_for("/compact in the pane", 10, || typed(&p.typed) == "/compact\r");
+    // the host runs PreCompact and dies before PostCompact: no claim
+    assert_eq!(hook(&w, &PRECOMPACT, &[], "PreCompact(manual, no args)").status.code(), Some(0));
+    assert_eq!(status(&w)["state"], "sent");
+
+    // the next cycle: a new turn, a new pass, a new request
+    assert_eq!(session_hook(&w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));
+    w.record_ok(S);
+    let r = request(&w, &[]);
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    stop(&w);
+    wait_for("the new request's /compact", 15, || typed(&p.typed) == "/compact\r/compact\r");
+    assert_eq!(status(&w)["state"], "sent");
+}
+
 /// The pane is killed, or respawned with another process (`respawn-pane
 /// -k`), after the request: the worker types nothing and says why.
 #[test]

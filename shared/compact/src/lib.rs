@@ -153,10 +153,12 @@ pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trig
     // a login shell resets it); without a pin the worker ends at once.
     let pinned = QaDir::open(data_dir).ok().and_then(|qa| trigger::read_pin(&qa, s).ok().flatten());
     let tmux = pinned.map(|p| tmux::RealTmux::for_via(&p.via)).unwrap_or_default();
-    // One worker per session at a time, holding the lock for its whole run:
-    // another one already holds it, so this one leaves the request alone.
+    // One worker per session at a time, holding the lock for its whole run.
+    // An earlier request's worker leaves once it sees this newer request
+    // (within one claim poll); one that still holds the lock after
+    // START_LOCK_WAIT is this request's own, so this one leaves it alone.
     let qa = QaDir::open(data_dir)?;
-    let Some(_held) = worker::lock(&qa, s)? else {
+    let Some(_held) = worker::lock_within(&qa, s, worker::START_LOCK_WAIT)? else {
         return Ok(trigger::read_request(&qa, s)?.map(|r| r.state).unwrap_or(trigger::RequestState::Pending));
     };
     let world = worker::World { tmux: &tmux, procs: &procfs::RealProcs, now_ms: &kijito_gate::now_ms, sleep: &std::thread::sleep };

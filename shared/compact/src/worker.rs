@@ -276,11 +276,22 @@ pub fn decide(f: &Facts, limits: &Limits) -> Decision {
 /// live worker from a killed one (docs/protocol.md §9.3, "A killed
 /// worker"). `None`: another process holds it now.
 pub fn lock(qa: &QaDir, s: &SessionId) -> Result<Option<kijito_files::lock::Held>> {
+    lock_within(qa, s, Duration::ZERO)
+}
+
+/// How long a starting worker waits for the lock: a worker of an earlier
+/// request of the session (its host killed after `/compact` was sent, say)
+/// leaves within one claim poll of seeing the newer request, so the newer
+/// one's worker waits that out instead of leaving its request pending.
+pub const START_LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// [`lock`], waiting up to `wait` for another worker to let it go.
+pub fn lock_within(qa: &QaDir, s: &SessionId, wait: Duration) -> Result<Option<kijito_files::lock::Held>> {
     let path = qa.path().as_path().join(format!("compact-worker.{s}.lock"));
     let file = kijito_files::lock::open_file(&path)
         .map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot open {}: {e}", path.display())))?;
-    let once = kijito_files::lock::Backoff { first: Duration::from_millis(1), max: Duration::from_millis(1) };
-    match kijito_files::lock::exclusive_within(file, Duration::ZERO, once) {
+    let every_20_ms = kijito_files::lock::Backoff { first: Duration::from_millis(20), max: Duration::from_millis(20) };
+    match kijito_files::lock::exclusive_within(file, wait, every_20_ms) {
         Ok(held) => Ok(Some(held)),
         Err(kijito_files::lock::Refused::TimedOut) => Ok(None),
         Err(kijito_files::lock::Refused::Failed(e)) => {

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from he2e import policy_driver, selfconsent_driver  # noqa: E402
 from he2e import claude as claude_debug  # noqa: E402
+from he2e import verdict  # noqa: E402
 from he2e.verdict import fail, jsonl, ok  # noqa: E402  (the checkers' one copy)
 import check_agent  # noqa: E402
 import check_policy  # noqa: E402
@@ -209,8 +210,8 @@ def main():
         pre = [e for e in runs if e["event"] == "PreToolUse" and "pretool-hook" in (e.get("command") or "")]
         s["hook_events"] = [e for e in s["hook_events"] if e["event"] != "PreToolUse"] + pre[1:]
         check_policy.check_consent(out, root, "claude", s, pdir)
-        if check_policy.failures:
-            fail("%d consent checks failed" % len(check_policy.failures))
+        if verdict.failures:
+            fail("%d consent checks failed" % len(verdict.failures))
     else:
         fail("unknown mode %s" % mode)
 
