@@ -20,7 +20,6 @@ use crate::support;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::Stdio;
 use support::gate::payload;
 use support::latch::Env;
@@ -39,16 +38,7 @@ fn of_kind<'a>(all: &'a [Value], kind: &str) -> Vec<&'a Value> {
 
 /// `kijito-report --session <session> --json`, validated against its schema.
 fn report_json(e: &Env, session: &str) -> Value {
-    let out = report(e, &["--session", session, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let schema: Value = serde_json::from_slice(
-        &fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/schemas/kijito-report.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    let v = crate::report::report_json(e, session);
     assert_eq!(v["chain"]["ok"], true, "{}", v["chain"]);
     v
 }

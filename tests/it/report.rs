@@ -106,14 +106,10 @@ pub(crate) fn report(e: &Env, args: &[&str]) -> std::process::Output {
     e.w.command(REPORT).args(args).args(["--data-dir", &e.w.data_arg()]).stdin(std::process::Stdio::null()).output().unwrap()
 }
 
-fn journal_file(e: &Env) -> PathBuf {
-    e.w.data.join("journal").join(format!("{S}.jsonl"))
-}
-
-#[test]
-fn a_scripted_session_is_reported_and_its_chain_verifies() {
-    let e = scripted_session();
-    let out = report(&e, &["--session", S, "--json"]);
+/// `kijito-report --session <session> --json`: exit 0, validated against
+/// its schema (fixtures/schemas/kijito-report.schema.json).
+pub(crate) fn report_json(e: &Env, session: &str) -> Value {
+    let out = report(e, &["--session", session, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let schema: Value = serde_json::from_slice(
@@ -123,6 +119,17 @@ fn a_scripted_session_is_reported_and_its_chain_verifies() {
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();
     assert!(errors.is_empty(), "{errors:?}");
+    v
+}
+
+fn journal_file(e: &Env) -> PathBuf {
+    e.w.data.join("journal").join(format!("{S}.jsonl"))
+}
+
+#[test]
+fn a_scripted_session_is_reported_and_its_chain_verifies() {
+    let e = scripted_session();
+    let v = report_json(&e, S);
 
     let kinds: std::collections::BTreeSet<&str> = v["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for k in [
