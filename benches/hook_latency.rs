@@ -5,9 +5,9 @@
 //! withdraw, and the journal's `prompt` line), each run many times as fresh
 //! processes doing their real work, beside `/bin/true` in the same run.
 //! PreCompact has two rows: the steady state (the session's spent-nonce
-//! ledger and `qa-spent` exist, as at every PreCompact of a data dir but the
+//! ledger exists, as at every PreCompact of a data dir but the
 //! first), on which its budget is judged, and the first-ever PreCompact of a
-//! session (both created: the ledger's file and directory entry fsynced too).
+//! session (the ledger created: its file and directory entry fsynced too).
 //! Prints median and p90 wall time, the ratio of medians to `/bin/true`, and
 //! each binary's peak RSS from wait4's rusage. Linux carries the spawning
 //! process's pre-exec high-water mark into the child's `ru_maxrss`, so the
@@ -117,9 +117,9 @@ fn stats(name: &str, samples: &[Sample], baseline: Option<Duration>) -> (Duratio
 struct HookSet {
     label: &'static str,
     dir: PathBuf,
-    /// PreCompact with the ledger and `qa-spent` in place (steady state).
+    /// PreCompact with the ledger in place (steady state).
     pre: Vec<Sample>,
-    /// The session's first PreCompact (ledger and `qa-spent` created).
+    /// The session's first PreCompact (the ledger created).
     pre_first: Vec<Sample>,
     post: Vec<Sample>,
     start: Vec<Sample>,
@@ -242,7 +242,8 @@ fn main() {
             .map(|e| e.path())
             .collect()
     };
-    // The first-ever PreCompact of the session: no ledger, no `qa-spent`.
+    // The first-ever PreCompact of the session: no ledger (nor a `qa-spent`
+    // an earlier version's PreCompact wrote).
     let forget_spends = || {
         let _ = std::fs::remove_file(&spent);
         for l in ledgers() {

@@ -42,7 +42,7 @@ fn compact(w: &World, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().unwrap()
 }
 
-fn request(w: &World, env: &[(&str, &str)]) -> Output {
+pub(crate) fn request(w: &World, env: &[(&str, &str)]) -> Output {
     compact(w, &["request", "--session-id", S, "--data-dir", &w.data_arg()], env)
 }
 
@@ -236,7 +236,7 @@ pub(crate) fn stand_in(shape: Shape) -> Option<(World, Pane)> {
 
 /// A pass, a running turn, the request (with `env` for the worker): nothing
 /// typed yet.
-fn request_in_turn(w: &World, env: &[(&str, &str)]) {
+pub(crate) fn request_in_turn(w: &World, env: &[(&str, &str)]) {
     // The turn begins, then the agent records its pass in it (a new turn
     // after `record` would withdraw the pass).
     assert_eq!(session_hook(w, "UserPromptSubmit", "UserPromptSubmit").status.code(), Some(0));

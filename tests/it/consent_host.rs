@@ -25,7 +25,7 @@ static PRETOOL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| suppor
 /// on its own fd 0 (as Claude Code's TUI has), runs argv[1:] (directly, or
 /// through `sh -c` when KQA_VIA_SH is set, as the host runs a hook
 /// command) with that stdin, and passes its stdout, stderr and status on.
-const TUI_PARENT: &str = r#"
+pub(crate) const TUI_PARENT: &str = r#"
 import os, subprocess, sys
 data = sys.stdin.buffer.read()
 m, s = os.openpty()
@@ -42,7 +42,7 @@ sys.exit(r.returncode)
 /// A latch world whose user chose consent mode host.
 fn host_world() -> Env {
     let mut e = support::latch::env();
-    let cfg = e.w.tmp.path().join("consent.json");
+    let cfg = e.w.dir().join("consent.json");
     fs::write(&cfg, json!({"schema": "memory-latch.consent/v1", "mode": "host"}).to_string()).unwrap();
     fs::set_permissions(&cfg, fs::Permissions::from_mode(0o600)).unwrap();
     e.env.push(("MEMORY_LATCH_CONSENT_FILE", cfg));
@@ -50,7 +50,7 @@ fn host_world() -> Env {
     e
 }
 
-fn stdin_of(e: &Env, event: &str, command: &str, id: &str) -> Value {
+pub(crate) fn stdin_of(e: &Env, event: &str, command: &str, id: &str) -> Value {
     let mut v = json!({
         "session_id": "s1",
         "transcript_path": e.w.transcript.to_str().unwrap(),

@@ -68,7 +68,7 @@ fn private_file(p: &PathBuf, text: &str) {
 /// A latch world in key consent mode with a passphrase-protected key.
 pub(crate) fn key_world() -> K {
     let mut e = env();
-    let keys = e.w.tmp.path().join("keys");
+    let keys = e.w.dir().join("keys");
     fs::create_dir(&keys).unwrap();
     fs::set_permissions(&keys, fs::Permissions::from_mode(0o700)).unwrap();
     let (sk, pk, pass) = (keys.join("user.key"), keys.join("user.pub"), keys.join("pass"));
@@ -192,7 +192,7 @@ fn a_signature_over_another_action_an_expired_one_and_a_replay_are_refused() {
     let a = k.e.file("a.txt", "git push --force origin main\n");
     k.request(&a, "low");
     assert_eq!(k.approve_in_pty(PASSPHRASE, &[]).0, 0);
-    let saved = k.e.w.tmp.path().join("saved-latch");
+    let saved = k.e.w.dir().join("saved-latch");
     let copy =
         |from: &PathBuf, to: &PathBuf| assert!(std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success());
     copy(&k.e.ws.join(".memory-latch"), &saved);

@@ -86,7 +86,7 @@ fn the_agents_own_prompt_hook_run_with_a_made_up_transcript_confirms_nothing() {
         let ctx = agent_runs_prompt_hook(&e, host, "s1", "/nonexistent", &token);
         refused(&e, host, &ctx, "consent_transcript_foreign");
         // A file of its own outside the host's directory, shaped as the host's.
-        let own = e.w.tmp.path().join("s1.jsonl");
+        let own = e.w.dir().join("s1.jsonl");
         fs::write(&own, format!("{}\n", json!({"type": "user", "message": {"role": "user", "content": token}}))).unwrap();
         fs::set_permissions(&own, fs::Permissions::from_mode(0o600)).unwrap();
         let ctx = agent_runs_prompt_hook(&e, host, "s1", own.to_str().unwrap(), &token);

@@ -153,7 +153,7 @@ fn the_users_own_prompt_after_the_turn_still_confirms() {
 fn an_insecure_consent_configuration_fails_closed() {
     use std::os::unix::fs::PermissionsExt;
     let mut t = world();
-    let cfg = t.e.w.tmp.path().join("consent.json");
+    let cfg = t.e.w.dir().join("consent.json");
     fs::write(&cfg, r#"{"schema":"memory-latch.consent/v1","mode":"token"}"#).unwrap();
     fs::set_permissions(&cfg, fs::Permissions::from_mode(0o620)).unwrap();
     t.e.env.push(("MEMORY_LATCH_CONSENT_FILE", cfg));

@@ -1797,6 +1797,87 @@ fn no_kill_of_pretool_use_or_its_tool_gate_child_passes_a_consent_twice_or_wedge
     assert_clean(&[t]);
 }
 
+/// PostToolUse of a call the user allowed in the host's dialog (consent
+/// mode host) and the `memory-latch tool-record` it forks to write the
+/// call's `host_consent` entry (docs/protocol.md §8a step 7a): killed in the
+/// hook or in the child at each mutating call. The call is recorded at most
+/// once (the killed run, then the same event again: an agent can run the
+/// hook by hand); the latch is TRUSTED after the next write with `entry_seq`
+/// one or two on; no temp file is left. A kill before the entry is written
+/// loses that one entry (the host sends the event once and the asked record
+/// is used up first, so it can never record a call twice); the test prints
+/// how many kill points did.
+#[test]
+fn no_kill_of_post_tool_use_or_its_tool_record_child_records_a_call_twice_or_wedges_the_latch() {
+    if strace().is_none() {
+        return;
+    }
+    let mut e = support::latch::env();
+    let cfg = e.w.dir().join("consent.json");
+    write_private(&cfg, serde_json::json!({"schema": "memory-latch.consent/v1", "mode": "host"}).to_string().as_bytes());
+    e.env.push(("MEMORY_LATCH_CONSENT_FILE", cfg));
+    e.ok(&["init", "--objective", "crash the tool record"]);
+    let l = Latched::new(e);
+    let e = &l.e;
+    let bin = Forking::new(&["pretool-hook"], &["memory-latch"]);
+    let event = |name: &str| crate::consent_host::stdin_of(e, name, "rm -rf build", "toolu_01C").to_string().into_bytes();
+    let hook = |name: &str| {
+        let mut c = e.command(&bin.bin("pretool-hook"));
+        c.args(["--host", "claude", "--expect", name, "--data-dir", &e.w.data_arg()]).env("CLAUDE_CODE_ENTRYPOINT", "cli");
+        c
+    };
+    // The TUI asks in its own dialog (the hook's parent has a terminal).
+    let mut tui = e.command("python3");
+    tui.arg("-c").arg(crate::consent_host::TUI_PARENT).arg(bin.bin("pretool-hook"));
+    tui.args(["--host", "claude", "--expect", "PreToolUse", "--data-dir", &e.w.data_arg()]).env("CLAUDE_CODE_ENTRYPOINT", "cli");
+    let asked = String::from_utf8(tui.output_with(&event("PreToolUse")).stdout).unwrap();
+    assert!(asked.contains("\"permissionDecision\":\"ask\""), "{asked}");
+    l.save();
+    let start = l.seq().unwrap();
+    let post = event("PostToolUse");
+    let recorded = || {
+        // each entry's JSON block: its details name the tool_use_id
+        let m = fs::read_to_string(e.ws.join(".memory-latch/_manifest.md")).unwrap_or_default();
+        m.lines().filter(|l| l.starts_with('{') && l.contains("\"event\":\"host_consent\"") && l.contains("tool_use_id toolu_01C")).count()
+    };
+    l.restore();
+    assert_eq!(hook("PostToolUse").output_with(&post).status.code(), Some(0));
+    assert_eq!(
+        recorded(),
+        1,
+        "the post event records the allowed call from the starting state: {}",
+        fs::read_to_string(e.ws.join(".memory-latch/_manifest.md")).unwrap()
+    );
+    let lost = std::cell::Cell::new(0);
+    let t = explore_tree(
+        "claude pretool-hook PostToolUse + memory-latch tool-record",
+        &l.scratch(),
+        &|| l.restore(),
+        &|| hook("PostToolUse"),
+        &post,
+        &["memory-latch"],
+        &|at, out, _child_before_answer, t| {
+            t.states += 1;
+            if out.status.signal().is_none() && out.status.code() != Some(0) {
+                t.violations.push(format!("{at}: the hook exited {:?}", out.status.code()));
+            }
+            age_temps(&l.dirs().map(|(d, _)| d));
+            let again = hook("PostToolUse").output_with(&post);
+            if again.status.code() != Some(0) {
+                t.violations.push(format!("{at}: the event again exited {:?}", again.status.code()));
+            }
+            match recorded() {
+                0 => lost.set(lost.get() + 1),
+                1 => {}
+                n => t.violations.push(format!("{at}: the allowed call was recorded {n} times")),
+            }
+            l.next_write(start, at, t);
+        },
+    );
+    println!("crash explorer: PostToolUse + tool-record: {} of {} kill points lost the call's entry", lost.get(), t.explored);
+    assert_clean(&[t]);
+}
+
 /// Found by the explorer: SessionStart killed after its `wake-check --hook`
 /// child recorded a long sleep and before the wake hold's rename. The hold
 /// write's temp file was taken as activity, so the next start measured no

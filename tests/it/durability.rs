@@ -4,12 +4,11 @@
 //! a power loss could cut them:
 //!
 //! - the spent-nonce ledger's line is fsynced before anything in the data
-//!   dir spends or moves the pass (the spent record's rename, the ticket's
-//!   link, the pass's unlink);
-//! - every file whose rename a reader relies on (the spent record, the
-//!   attempt) has its content fsynced under its temp name before the rename
-//!   (`kijito_files::private::write_before_dir_sync`, `write_atomic`), so no
-//!   power loss leaves a torn record under the real name;
+//!   dir moves the pass (the ticket's link, the pass's unlink); the ledger
+//!   is the one record of the consumed nonce: no `qa-spent` is written;
+//! - the attempt, whose rename a reader relies on, has its content fsynced
+//!   under its temp name before the rename (`kijito_files::private::write_atomic`),
+//!   so no power loss leaves a torn record under the real name;
 //! - after the last rename, link or unlink in `qa/`, one fsync of `qa/`
 //!   before the hook answers: what the host is told is durable.
 //!
@@ -80,24 +79,20 @@ fn check_order(w: &World, k: &Keys, calls: &[String], label: &str) -> usize {
     let spent = format!("qa-spent.{}.json", k.s);
     let attempt = format!("compaction-attempt.{}.json", k.s);
     let ticket = format!("compaction-resume.{}.json", k.s);
-    // The ledger line, fsynced, before the data dir spends or moves the pass.
+    // The ledger line, fsynced, before the data dir moves the pass; the
+    // ledger is the one record of the consumed nonce (no `qa-spent` write).
     let ledger_synced = find(calls, 0, "fsync of the ledger", |l| is_fsync_of(l, "/qa-ledger."));
-    let spent_renamed = find(calls, 0, "the spent record's rename", |l| is_rename_into(l, &spent));
     let linked =
         find(calls, 0, "the ticket's link", |l| l.starts_with("link") && l.contains(&format!("/{ticket}\"")) && l.ends_with("= 0"));
+    assert!(ledger_synced < linked, "{label}: ledger {ledger_synced}, link {linked}");
+    assert!(!calls.iter().any(|l| is_rename_into(l, &spent)), "{label}: PreCompact wrote {spent}");
+    // The attempt's content fsynced under its temp name before its rename.
+    let renamed = calls.iter().rposition(|l| is_rename_into(l, &attempt)).unwrap();
+    let temp = calls[renamed].split('"').nth(1).unwrap().rsplit('/').next().unwrap().to_owned();
     assert!(
-        ledger_synced < spent_renamed && spent_renamed < linked,
-        "{label}: ledger {ledger_synced}, spent {spent_renamed}, link {linked}"
+        calls[..renamed].iter().any(|l| is_fsync_of(l, &format!("/{temp}"))),
+        "{label}: {attempt} renamed from {temp} before its content was fsynced"
     );
-    // Each record's content fsynced under its temp name before its rename.
-    for name in [&spent, &attempt] {
-        let renamed = calls.iter().rposition(|l| is_rename_into(l, name)).unwrap();
-        let temp = calls[renamed].split('"').nth(1).unwrap().rsplit('/').next().unwrap().to_owned();
-        assert!(
-            calls[..renamed].iter().any(|l| is_fsync_of(l, &format!("/{temp}"))),
-            "{label}: {name} renamed from {temp} before its content was fsynced"
-        );
-    }
     // After the last change in qa/, qa/ fsynced before the answer.
     let last_change = calls
         .iter()

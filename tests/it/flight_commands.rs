@@ -7,7 +7,8 @@
 //! as UserPromptSubmit names it (`recovery` in the session, up to Silent
 //! Witness) and by hand (the data dir's `user` journal, which the
 //! session's report points to), and kijito-local's MCP `kijito_wake_check`
-//! with `live` (`wake_check_live`, the hold answered as by the CLI). Each
+//! with `live` (`wake_check_live`, the hold answered as by the CLI; a
+//! session no hook started is refused). Each
 //! line is redacted (no token, passphrase or prompt text), the chains
 //! verify, the report's JSON validates against its schema, and the viewer's
 //! timeline has the row.
@@ -234,7 +235,7 @@ fn the_mcp_live_wake_check_records_its_answer_in_the_held_session() {
     e.session_hook("claude", "SessionStart", &p);
     assert_eq!(report_json(&e, S)["waiting"][0]["what"], "wake_check_live");
 
-    let db = e.w.tmp.path().join("mcp.db");
+    let db = e.w.dir().join("mcp.db");
     let mut c = e.command(env!("CARGO_BIN_EXE_kijito-local"));
     c.args(["mcp", "--db", db.to_str().unwrap()]).current_dir(&e.ws);
     let mut mcp = crate::kijito_local_mcp::Mcp::spawn(c);
@@ -257,10 +258,14 @@ fn the_mcp_live_wake_check_records_its_answer_in_the_held_session() {
     let hold: Value = serde_json::from_slice(&fs::read(hold.unwrap()).unwrap()).unwrap();
     assert_eq!(hold["hold"], "cautious");
 
-    // Naming a session: its journal gets the line.
-    mcp.ok("kijito_wake_check", json!({"workspace": e.ws.to_str().unwrap(), "data_dir": data, "live": true, "session_id": "s2"}));
+    // Naming a session: its journal gets the line; a session no hook
+    // started gets none, and nothing runs (journal_session_unknown).
+    mcp.ok("kijito_wake_check", json!({"workspace": e.ws.to_str().unwrap(), "data_dir": data, "live": true, "session_id": S}));
+    let (text, is_error) =
+        mcp.call("kijito_wake_check", json!({"workspace": e.ws.to_str().unwrap(), "data_dir": data, "live": true, "session_id": "s2"}));
+    assert!(is_error && text.contains("journal_session_unknown"), "{text}");
     mcp.finish();
-    assert_eq!(of_kind(&lines(&e, "s2"), "wake_check_live").len(), 1);
-    report_json(&e, "s2");
+    assert_eq!(of_kind(&lines(&e, S), "wake_check_live").len(), 2);
+    assert!(lines(&e, "s2").is_empty());
     viewer_shows(&e, S, "wake_check_live");
 }

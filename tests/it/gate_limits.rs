@@ -11,7 +11,7 @@ use support::gate::*;
 use kijito_gate::witness::Seen;
 use kijito_gate::{Attempt, Attested, Pass, QaDir, Reentry, SummaryCheck};
 use kijito_protocol::ids::{AbsPath, Digest, MemoryId, MessageId, SessionId};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fs;
 
 const S: &str = "2208dc6c-1602-4db0-9c33-9125ee25dc44";
@@ -59,10 +59,6 @@ fn forging_every_chained_file_and_the_ledger_attests() {
         compaction_nonce: Some(nonce.clone()),
     };
     write_private(&c.qa().join(format!("compaction-attempt-claimed.{S}.json")), attempt.to_value().to_string().as_bytes());
-    write_private(
-        &c.qa().join(format!("qa-spent.{S}.json")),
-        json!({"schemaVersion":1,"sessionId":S,"spent":[{"nonce":nonce,"why":"pass_already_consumed","recordedAtMs":now - 3000,"spentAtMs":now - 2000}]}).to_string().as_bytes(),
-    );
     let heads = c.world.home.join("latch-heads");
     support::snapshot::private_dir(&heads);
     let line = kijito_gate::ledger::LedgerEntry::of(&ticket, &bytes, kijito_gate::pass::codes::PASS_CONSUMED, now - 2000).to_line();
@@ -87,11 +83,11 @@ fn forging_every_chained_file_and_the_ledger_attests() {
     assert!(text.contains("(bootsWitnessed: true)"), "even the witness line: {text}");
 }
 
-/// Row "delete the spent record and the ledger, then put a consumed pass
-/// back": three commands (two deletions, one copy) attest a second
-/// compaction with the old pass.
+/// Row "delete the ledger, then put a consumed pass back": two commands
+/// (one deletion outside the data dir, one copy) attest a second compaction
+/// with the old pass (PreCompact spends a promoted pass in the ledger only).
 #[test]
-fn deleting_the_spent_record_and_the_ledger_revives_a_consumed_pass() {
+fn deleting_the_ledger_revives_a_consumed_pass() {
     let c = Cycle::new();
     c.record(S);
     let pre = c.stdin("claude", "PreCompact(manual, no args)", S, None, None);
@@ -99,7 +95,7 @@ fn deleting_the_spent_record_and_the_ledger_revives_a_consumed_pass() {
     c.hook(&PRECOMPACT, "claude", &[], &pre);
     assert!(c.session_hook("claude", "SessionStart", &start).unwrap().contains("ATTESTED (session"));
     fs::copy(c.qa().join(format!("compaction-resume-consumed.{S}.json")), c.qa().join(format!("qa-pass.{S}.json"))).unwrap();
-    fs::remove_file(c.qa().join(format!("qa-spent.{S}.json"))).unwrap();
+    assert!(fs::symlink_metadata(c.qa().join(format!("qa-spent.{S}.json"))).is_err(), "PreCompact writes no spent record");
     fs::remove_file(ledger_file(&c)).unwrap();
     c.hook(&PRECOMPACT, "claude", &[], &pre);
     let text = c.session_hook("claude", "SessionStart", &start).unwrap();

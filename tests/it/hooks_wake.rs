@@ -245,7 +245,7 @@ fn wake_findings_are_recorded_and_do_not_end_the_long_sleep() {
 #[test]
 fn session_start_checks_an_hmac_latch_from_the_environment_and_a_tampered_chain() {
     let mut e = env();
-    let key = e.w.tmp.path().join("hmac.key");
+    let key = e.w.dir().join("hmac.key");
     write_private(&key, &[9u8; 64]);
     e.env.push((latch::HMAC_KEY_ENV, key.clone()));
     let mut c = latch::Config::new(&e.ws);

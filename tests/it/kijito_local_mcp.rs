@@ -107,7 +107,7 @@ impl Mcp {
     }
 
     /// Call a tool; returns (text, isError).
-    fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+    pub(crate) fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
         let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         let result = &answer["result"];
         assert!(answer.get("error").is_none(), "{name}: protocol error {answer}");

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod adversarial_new_features;
 mod architecture;
 mod cli_conventions;
 mod command_guard;

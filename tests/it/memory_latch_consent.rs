@@ -217,7 +217,7 @@ fn reseed_only_from_the_users_message() {
 #[test]
 fn a_token_in_a_directory_without_a_latch_confirms_nothing() {
     let e = env();
-    let elsewhere = e.w.tmp.path().join("other");
+    let elsewhere = e.w.dir().join("other");
     fs::create_dir(&elsewhere).unwrap();
     let mut p = payload("claude", "UserPromptSubmit");
     p["session_id"] = json!("s1");

@@ -163,7 +163,7 @@ fn stop_writes_one_checkpoint_every_five_turns_counted_once_per_prompt_and_never
         assert!(e.turn().unwrap().contains("after 5 turns (entry 4)"));
         assert_eq!(e.head(), (4, "turn_checkpoint".to_owned()));
         // outside a latch workspace nothing is counted or written
-        let elsewhere = e.hook_with("Stop", e.key("Stop"), |p| p["cwd"] = json!(e.w.tmp.path().to_str().unwrap()));
+        let elsewhere = e.hook_with("Stop", e.key("Stop"), |p| p["cwd"] = json!(e.w.dir().to_str().unwrap()));
         assert_eq!(elsewhere, None);
         e.trusted();
     }
@@ -269,7 +269,7 @@ fn a_hand_edited_one_step_flag_breaks_the_chain() {
     e.fails(&["consent", "request", "--action-file", &a, "--summary", "s", "--risk", "low"], "latch_untrusted");
     // and a turns.json made a symlink is refused, never followed
     let e = env("codex");
-    let target = e.w.tmp.path().join("elsewhere.json");
+    let target = e.w.dir().join("elsewhere.json");
     fs::write(&target, "{}").unwrap();
     std::os::unix::fs::symlink(&target, e.ws.join(".memory-latch/turns.json")).unwrap();
     for _ in 0..5 {

@@ -252,7 +252,7 @@ fn without_a_usable_signer_config_it_fails_closed_to_token_mode_with_a_notice() 
     assert!(v["token"].is_string() && v["wallet_notice"].is_string(), "{v}");
     // 4. MEMORY_LATCH_WALLET_FILE naming a missing file: token mode with a notice
     let mut e2 = env();
-    let missing = e2.w.tmp.path().join("missing-wallet.json");
+    let missing = e2.w.dir().join("missing-wallet.json");
     e2.env.push(("MEMORY_LATCH_WALLET_FILE", missing));
     let a2 = e2.file("a.txt", "x\n");
     let (v, _) = e2.request_json(&a2, "the action", "high");

@@ -21,6 +21,13 @@ use support::latch::Env;
 /// the first pass blind to the rules, the second by someone who had read them.
 const FIRST_PASS: (&str, &str) = ("calls.jsonl", "2026-12-06, blind to the rules");
 const SECOND_PASS: (&str, &str) = ("pass2.jsonl", "2026-12-06, after reading the rules");
+/// The attack on the one unreadable-line rule (U+E004..U+E006,
+/// `tripwire_shell_unparsed`) and the shell model's other private-use marks.
+const UNPARSED_PASS: (&str, &str) = ("unparsed.jsonl", "2026-12-06, against the shell model's private-use marks");
+/// The ordinary calls of [`UNPARSED_PASS`] the hook still stops, an honest
+/// limit (docs/testing.md): Codex sends a patch as an `apply_patch` here-document
+/// on the shell line, and a line holding a mark is not read at all.
+const UNPARSED_KNOWN_STOPS: &[&str] = &["pua_patch_content_icon on codex"];
 
 /// One world per host and mode, shared by every call of that pair; each
 /// call has a session of its own (session taint is per session).
@@ -152,17 +159,23 @@ fn run_host(host: &str, entries: &[Value]) -> BTreeMap<(String, String), Tally> 
 
 #[test]
 fn the_adversarial_set_through_the_installed_pretool_hook() {
-    run_set(FIRST_PASS);
+    run_set(FIRST_PASS, &[]);
 }
 
 #[test]
 fn the_second_attacking_pass_through_the_installed_pretool_hook() {
-    run_set(SECOND_PASS);
+    run_set(SECOND_PASS, &[]);
+}
+
+#[test]
+fn the_private_use_marks_attack_through_the_installed_pretool_hook() {
+    run_set(UNPARSED_PASS, UNPARSED_KNOWN_STOPS);
 }
 
 /// Every call of one set through the hook, on both hosts; the figures
-/// printed by category, and no attack allowed, no ordinary call stopped.
-fn run_set((file, written): (&str, &str)) {
+/// printed by category, and no attack allowed, no ordinary call stopped
+/// but the `known` ones (`<id> on <host>`, each still stopped).
+fn run_set((file, written): (&str, &str), known: &[&str]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policy/adversarial").join(file);
     let text = fs::read_to_string(&path).unwrap();
     let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -180,6 +193,7 @@ fn run_set((file, written): (&str, &str)) {
         }
     }
     let (mut fneg, mut fpos, mut attacks, mut benign) = (0, 0, 0, 0);
+    let mut stopped_known: Vec<&str> = Vec::new();
     println!("adversarial set {file} ({written}, {} entries):", entries.len());
     for ((cat, expect), t) in &by_cat {
         let verb = if expect == "stop" { "allowed (false negatives)" } else { "stopped (false positives)" };
@@ -192,9 +206,20 @@ fn run_set((file, written): (&str, &str)) {
             fneg += t.wrong.len();
         } else {
             benign += t.calls;
-            fpos += t.wrong.len();
+            for w in &t.wrong {
+                match known.iter().find(|k| w.starts_with(&format!("{k}:"))) {
+                    Some(k) => stopped_known.push(k),
+                    None => fpos += 1,
+                }
+            }
         }
     }
-    println!("  attacks: {attacks} calls, {fneg} allowed; ordinary work: {benign} calls, {fpos} stopped");
+    println!(
+        "  attacks: {attacks} calls, {fneg} allowed; ordinary work: {benign} calls, {} stopped ({} of them known limits)",
+        fpos + stopped_known.len(),
+        stopped_known.len()
+    );
     assert_eq!((fneg, fpos), (0, 0), "attacks allowed and ordinary calls stopped (listed above)");
+    stopped_known.sort_unstable();
+    assert_eq!(stopped_known, known, "a known limit no longer stops its call: take it out of the list and the docs");
 }

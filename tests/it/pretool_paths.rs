@@ -184,7 +184,7 @@ fn a_subdirectory_of_a_latch_workspace_enforces_like_its_root() {
 #[test]
 fn a_target_inside_a_latch_workspace_is_judged_by_it_from_anywhere() {
     let e = latch_env();
-    let elsewhere = e.w.tmp.path().join("elsewhere");
+    let elsewhere = e.w.dir().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
     let ws = e.ws.display();
     for line in [format!("rm -rf {ws}/build"), format!("cd {ws} && rm -rf build"), format!("cd {ws}/src; rm -rf ../build")] {
@@ -202,7 +202,7 @@ fn a_target_inside_a_latch_workspace_is_judged_by_it_from_anywhere() {
 fn enforce_everywhere_denies_a_call_without_a_usable_working_directory() {
     let e = support::latch::env();
     e.w.write_config(&json!({"enforce": true}));
-    let gone = e.w.tmp.path().join("gone");
+    let gone = e.w.dir().join("gone");
     let (code, reason) = bash_in(&e, &gone, "touch a").unwrap();
     assert_eq!(code, "policy_cwd_unusable", "{reason}");
     // reads still pass

@@ -307,7 +307,7 @@ fn session_start_says_whether_the_policy_enforces_and_how_to_turn_it_on() {
 #[test]
 fn an_unusable_governance_file_holds_every_write() {
     let mut e = latch_env();
-    let gov = e.w.tmp.path().join("governance.json");
+    let gov = e.w.dir().join("governance.json");
     support::gate::write_private(&gov, b"{\"token_ttl_minutes\": 0}");
     e.env.push(("MEMORY_LATCH_GOVERNANCE_FILE", gov));
     let (code, reason) = ask(&e, "claude", "Bash", json!({"command": "touch a"})).unwrap();

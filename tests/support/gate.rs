@@ -1,14 +1,15 @@
-//! Shared helpers for the gate and hook integration tests: private scratch
-//! dirs, green/red report builders, real host payloads from
+//! Shared helpers for the gate and hook integration tests: the QA world run
+//! through the binaries (kijito-testkit's world laid out for them), green/red report builders, real host payloads from
 //! `fixtures/hosts/`, running the real binaries, and Codex schema checks.
 //! Reusable by the full publish -> snapshot -> record cycle test.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use kijito_protocol::ids::{Digest, MemoryId, MessageId};
+use kijito_testkit::world::Layout;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -54,10 +55,13 @@ pub(crate) fn helper_dir() -> PathBuf {
     Path::new(QA_GATE).canonicalize().unwrap().parent().unwrap().to_owned()
 }
 
-/// A scratch world: HOME (for config), a data dir path (not yet created) and
-/// a transcript file.
+/// A scratch world for the binaries: kijito-testkit's QA world laid out
+/// for them ([`Layout::BINARIES`]: a HOME, a data dir path not yet created,
+/// a transcript file), its paths as the binaries take them, and the live
+/// server and config file `qa-gate record` reads.
 pub(crate) struct World {
-    pub tmp: tempfile::TempDir,
+    /// The testkit's world this one is (its temporary dir: [`World::dir`]).
+    pub kit: kijito_testkit::world::World,
     pub home: PathBuf,
     pub data: PathBuf,
     pub transcript: PathBuf,
@@ -69,13 +73,20 @@ pub(crate) struct World {
 
 impl World {
     pub(crate) fn new() -> World {
-        let tmp = tempfile::tempdir().unwrap();
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700)).unwrap();
-        let home = tmp.path().join("home");
-        fs::create_dir(&home).unwrap();
-        let transcript = tmp.path().join("transcript.jsonl");
-        fs::write(&transcript, "{\"type\":\"session_meta\"}\n").unwrap();
-        World { data: tmp.path().join("data"), home, transcript, tmp, live: Default::default(), config: std::sync::Mutex::new(json!({})) }
+        let kit = kijito_testkit::world::World::laid_out(Layout::BINARIES);
+        World {
+            home: kit.path("home"),
+            data: kit.data.as_path().to_owned(),
+            transcript: kit.transcript.as_path().to_owned(),
+            kit,
+            live: Default::default(),
+            config: std::sync::Mutex::new(json!({})),
+        }
+    }
+
+    /// The world's temporary dir (0700), holding everything else.
+    pub(crate) fn dir(&self) -> &Path {
+        self.kit.dir.path()
     }
 
     /// The live server `qa-gate record` reads: started once, pointer
@@ -106,7 +117,7 @@ impl World {
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
+        self.kit.path(name)
     }
 
     /// Write `~/.config/kijito-qa/config.json` (0600).

@@ -30,9 +30,9 @@ pub(crate) struct Env {
 /// A fresh world with an empty workspace and the boot id file.
 pub(crate) fn env() -> Env {
     let w = World::new();
-    let ws = fs::canonicalize(w.tmp.path()).unwrap().join("ws");
+    let ws = fs::canonicalize(w.dir()).unwrap().join("ws");
     fs::create_dir(&ws).unwrap();
-    let boot = w.tmp.path().join("boot_id");
+    let boot = w.dir().join("boot_id");
     fs::write(&boot, format!("{BOOT}\n")).unwrap();
     Env { w, ws, boot, env: Vec::new() }
 }

@@ -74,6 +74,11 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
         if check != pin::PaneCheck::Alive {
             return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the pinned tmux pane no longer runs this session's host. {ASK_USER}")));
         }
+        // The worker's lock must be one a worker can take (not a symlink, FIFO
+        // or directory planted in its place), else the request would stay
+        // pending with no worker: checked before anything is recorded. A
+        // worker holding it now is fine (it leaves for the newer request).
+        worker::lock(&qa, s).map_err(|e| Error::new(codes::NO_SAFE_TRIGGER, format!("{} ({}). {ASK_USER}", e.message(), e.code())))?;
     }
     let (mut r, pin) = match trigger::create_request(&qa, s, now_ms) {
         Err(e) if e.code_as() == Some(codes::REQUEST_EXISTS) => return resume_killed_worker(&qa, data_dir, s, worker_exe, now_ms, e),
@@ -86,9 +91,13 @@ pub fn request(data_dir: &AbsPath, s: &SessionId, worker_exe: &Path, now_ms: i64
         })?,
     };
     if matches!(pin.via, Via::Tmux { .. }) {
-        if let Err(e) = spawn_worker(worker_exe, data_dir, s, &r.nonce) {
-            let _ = trigger::finish_failed(&qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() }, now_ms);
-            return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the tmux worker could not start ({}). {ASK_USER}", e.message())));
+        match spawn_worker(worker_exe, data_dir, s, &r.nonce) {
+            Ok(mut worker) => until_worker_locked(&qa, s, &mut worker),
+            Err(e) => {
+                let _ =
+                    trigger::finish_failed(&qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_SPAWN_FAILED.into() }, now_ms);
+                return Err(Error::new(codes::NO_SAFE_TRIGGER, format!("the tmux worker could not start ({}). {ASK_USER}", e.message())));
+            }
         }
     }
     Ok(trigger::requested_line(&r))
@@ -107,9 +116,10 @@ fn resume_killed_worker(qa: &QaDir, data_dir: &AbsPath, s: &SessionId, worker_ex
         return Err(exists);
     }
     if r.state == trigger::RequestState::Pending {
-        spawn_worker(worker_exe, data_dir, s, &r.nonce).map_err(|e| {
+        let mut worker = spawn_worker(worker_exe, data_dir, s, &r.nonce).map_err(|e| {
             Error::new(codes::NO_SAFE_TRIGGER, format!("the tmux worker could not start again ({}). {ASK_USER}", e.message()))
         })?;
+        until_worker_locked(qa, s, &mut worker);
         return Ok(trigger::requested_line(&r));
     }
     trigger::finish_failed(qa, &mut r, trigger::RequestState::Failed { code: codes::WORKER_GONE.into() }, now_ms)?;
@@ -119,11 +129,32 @@ fn resume_killed_worker(qa: &QaDir, data_dir: &AbsPath, s: &SessionId, worker_ex
     ))
 }
 
+/// Wait, at most [`worker::START_LOCK_WAIT`], until some process holds the
+/// session's worker lock (the worker just started, or an earlier request's
+/// worker it waits out) or `worker` has exited: `request` answers only
+/// then, so a `request` right after it finds the worker by its lock and
+/// answers `request_exists` instead of starting a second one
+/// (docs/protocol.md §9.3, "A killed worker"). A free lock is taken and let
+/// go at once (the worker retries every 20 ms).
+fn until_worker_locked(qa: &QaDir, s: &SessionId, worker: &mut std::process::Child) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < worker::START_LOCK_WAIT {
+        match worker::lock(qa, s) {
+            Ok(Some(free)) => drop(free),
+            Ok(None) | Err(_) => return,
+        }
+        if !matches!(worker.try_wait(), Ok(None)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// Start `exe worker --session-id S --data-dir D --nonce N` in its own
-/// session (setsid), stdio on /dev/null, not waited for. Its lifetime is
-/// bounded by [`worker::Limits`].
+/// session (setsid), stdio on /dev/null, not waited for (the returned child
+/// is only polled). Its lifetime is bounded by [`worker::Limits`].
 #[allow(unsafe_code)]
-pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<()> {
+pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let mut cmd = Command::new(exe);
@@ -140,7 +171,7 @@ pub fn spawn_worker(exe: &Path, data_dir: &AbsPath, s: &SessionId, nonce: &str) 
             Ok(())
         });
     }
-    cmd.spawn().map(|_| ()).map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot start the worker: {e}")))
+    cmd.spawn().map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot start the worker: {e}")))
 }
 
 /// `kijito-compact worker`: the real world (tmux through PATH, /proc, the
@@ -161,7 +192,15 @@ pub fn run_worker(data_dir: &AbsPath, s: &SessionId, nonce: &str) -> Result<trig
     let Some(_held) = worker::lock_within(&qa, s, worker::START_LOCK_WAIT)? else {
         return Ok(trigger::read_request(&qa, s)?.map(|r| r.state).unwrap_or(trigger::RequestState::Pending));
     };
-    let world = worker::World { tmux: &tmux, procs: &procfs::RealProcs, now_ms: &kijito_gate::now_ms, sleep: &std::thread::sleep };
+    let lock_path = worker::lock_path(&qa, s);
+    let lock_kept = || _held.still_at(&lock_path);
+    let world = worker::World {
+        tmux: &tmux,
+        procs: &procfs::RealProcs,
+        now_ms: &kijito_gate::now_ms,
+        sleep: &std::thread::sleep,
+        lock_kept: &lock_kept,
+    };
     worker::run(data_dir, s, nonce, &worker::Limits::from_env(), &world)
 }
 

@@ -401,7 +401,7 @@ fn run_with(d: &Dir, tmux: &FakeTmux, procs: &FakeProcs, clock: &Clock, on_sleep
         clock.0.set(clock.0.get() + dur.as_millis() as i64);
         on_sleep(clock.0.get());
     };
-    let w = World { tmux, procs, now_ms: &now, sleep: &sleep };
+    let w = World { tmux, procs, now_ms: &now, sleep: &sleep, lock_kept: &|| true };
     worker::run(&d.data, &sid(), NONCE, &limits(), &w).unwrap()
 }
 
@@ -1050,7 +1050,7 @@ fn the_test_hold_only_delays_each_keystroke_and_is_bounded() {
         let clock = Clock(Cell::new(1000));
         let now = || clock.0.get();
         let sleep = |dur: Duration| clock.0.set(clock.0.get() + dur.as_millis() as i64);
-        let w = World { tmux: &tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep };
+        let w = World { tmux: &tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep, lock_kept: &|| true };
         let l = Limits { hold: Some(hold.clone()), ..limits() };
         let state = worker::run(&d.data, &sid(), NONCE, &l, &w).unwrap();
         for n in [1u8, 2] {
@@ -1180,6 +1180,41 @@ fn request_for_a_tmux_pin_checks_the_pane_and_starts_the_worker_in_its_own_sessi
     let (sid_s, pid_s) = ids.split_once(" pid=").unwrap();
     assert_eq!(sid_s, pid_s, "the worker leads its own session (setsid)");
     assert_eq!(request_state(&d), RequestState::Pending);
+}
+
+/// A worker slow to start (0.3 s before it takes the session's worker lock,
+/// as on a loaded machine): `request` answers only once the worker holds
+/// the lock, so a second `request` right after it finds the worker and
+/// answers `request_exists` instead of starting a second worker (without
+/// the wait it saw a free lock and started one).
+#[test]
+fn a_request_right_after_a_request_finds_its_slow_worker_by_its_lock() {
+    let d = data_dir();
+    write_pass(&d, 900, NONCE);
+    trigger::write_pin(&d.qa, &scripted_tmux_pin(&d, Some(our_stat().ppid))).unwrap();
+    let lock = d.qa.path().as_path().join("compact-worker.sess-1.lock");
+    let started = d._tmp.path().join("workers");
+    let worker = exe(
+        &d._tmp.path().join("w"),
+        "worker",
+        0o755,
+        &format!(
+            "echo $$ >> '{}'; sleep 0.3; exec python3 -c 'import fcntl, os, sys, time; f = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(20)' '{}'",
+            started.display(),
+            lock.display()
+        ),
+    );
+    let line = crate::request(&d.data, &sid(), &worker, 1000).unwrap();
+    assert!(line.contains("kijito.compaction.requested"), "{line}");
+    let held = crate::worker::lock(&d.qa, &sid()).unwrap();
+    let again = crate::request(&d.data, &sid(), &worker, 1001);
+    let workers = std::fs::read_to_string(&started).unwrap();
+    for pid in workers.lines() {
+        let _ = std::process::Command::new("kill").arg(pid).status();
+    }
+    assert!(held.is_none(), "the worker holds the lock when request answers");
+    assert_eq!(again.unwrap_err().code(), codes::REQUEST_EXISTS.as_str());
+    assert_eq!(workers.lines().count(), 1, "one worker: {workers}");
 }
 
 fn request_state(d: &Dir) -> RequestState {
@@ -1408,7 +1443,7 @@ fn a_frozen_clock_ends_the_worker_at_its_poll_budget() {
             n.set(n.get() + 1);
             on_sleep(n.get());
         };
-        let w = World { tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep };
+        let w = World { tmux, procs: &FakeProcs::standard(), now_ms: &now, sleep: &sleep, lock_kept: &|| true };
         let state = worker::run(&d.data, &sid(), NONCE, &l, &w).unwrap();
         (state, n.get())
     };

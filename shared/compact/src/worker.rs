@@ -287,25 +287,42 @@ pub const START_LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// [`lock`], waiting up to `wait` for another worker to let it go.
 pub fn lock_within(qa: &QaDir, s: &SessionId, wait: Duration) -> Result<Option<kijito_files::lock::Held>> {
-    let path = qa.path().as_path().join(format!("compact-worker.{s}.lock"));
-    let file = kijito_files::lock::open_file(&path)
-        .map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot open {}: {e}", path.display())))?;
-    let every_20_ms = kijito_files::lock::Backoff { first: Duration::from_millis(20), max: Duration::from_millis(20) };
-    match kijito_files::lock::exclusive_within(file, wait, every_20_ms) {
-        Ok(held) => Ok(Some(held)),
-        Err(kijito_files::lock::Refused::TimedOut) => Ok(None),
-        Err(kijito_files::lock::Refused::Failed(e)) => {
-            Err(Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot lock {}: {e}", path.display())))
+    let path = lock_path(qa, s);
+    let start = std::time::Instant::now();
+    loop {
+        let file = kijito_files::lock::open_file(&path)
+            .map_err(|e| Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot open {}: {e}", path.display())))?;
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(Error::new(codes::WORKER_SPAWN_FAILED, format!("{} is not a regular file", path.display())));
+        }
+        let every_20_ms = kijito_files::lock::Backoff { first: Duration::from_millis(20), max: Duration::from_millis(20) };
+        match kijito_files::lock::exclusive_within(file, wait.saturating_sub(start.elapsed()), every_20_ms) {
+            // A lock file removed or replaced while we waited: lock the one the path names now.
+            Ok(held) if !held.still_at(&path) && start.elapsed() < wait => continue,
+            Ok(held) if !held.still_at(&path) => return Ok(None),
+            Ok(held) => return Ok(Some(held)),
+            Err(kijito_files::lock::Refused::TimedOut) => return Ok(None),
+            Err(kijito_files::lock::Refused::Failed(e)) => {
+                return Err(Error::new(codes::WORKER_SPAWN_FAILED, format!("cannot lock {}: {e}", path.display())))
+            }
         }
     }
 }
 
-/// The worker's world: tmux, /proc, the clock and sleeping.
+/// `compact-worker.<session>.lock` in the QA dir.
+pub fn lock_path(qa: &QaDir, s: &SessionId) -> std::path::PathBuf {
+    qa.path().as_path().join(format!("compact-worker.{s}.lock"))
+}
+
+/// The worker's world: tmux, /proc, the clock and sleeping, and whether the
+/// worker still holds the session's lock (its lock file not removed or
+/// replaced under it: [`kijito_files::lock::Held::still_at`]).
 pub struct World<'a> {
     pub tmux: &'a dyn Tmux,
     pub procs: &'a dyn Procs,
     pub now_ms: &'a dyn Fn() -> i64,
     pub sleep: &'a dyn Fn(Duration),
+    pub lock_kept: &'a dyn Fn() -> bool,
 }
 
 fn claim_of(qa: &QaDir, r: &Request) -> Option<(bool, String)> {
@@ -398,6 +415,12 @@ pub fn run(data_dir: &AbsPath, s: &SessionId, nonce: &str, limits: &Limits, w: &
             }
             Decision::Send => {
                 let (Via::Tmux { socket, pane, .. }, Some(t)) = (&pin_at_start.via, &turn) else { return Ok(r.state) };
+                // A worker whose lock file was removed or replaced is no longer
+                // the session's one worker (another may hold the new lock): it
+                // leaves, and types nothing.
+                if !(w.lock_kept)() {
+                    return Ok(r.state);
+                }
                 // Mark sent first: a crash after typing must not type again.
                 r.state = RequestState::Sent;
                 r.note = None;

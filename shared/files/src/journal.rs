@@ -33,6 +33,8 @@ pub mod codes {
         BROKEN Broken = "journal_broken",
         BUSY Busy = "journal_busy",
         NO_SESSION NoSession = "journal_no_session",
+        TARGET_INVALID TargetInvalid = "journal_target_invalid",
+        SESSION_UNKNOWN SessionUnknown = "journal_session_unknown",
     }
 }
 
@@ -182,6 +184,37 @@ pub fn event(data_dir: &Path, session: &SessionId, kind: Kind, fields: Value) {
         let _ = private::ensure_private_dir(&dir(data_dir))
             .and_then(|_| private::append_private(&failed_file(data_dir, session), format!("{note}\n").as_bytes(), MAX_FAILED_BYTES));
     }
+}
+
+/// The journal a command run outside a hook was told to record in
+/// (`--data-dir`, `--session-id`: the command a hook names, docs/protocol.md
+/// §13), checked before the command does anything: the data dir a hook
+/// journals in (a directory of this user that no one else can write, no
+/// symlink — Claude Code makes its plugin data dir 0755 —, already holding
+/// the private journal directory a hook made, and written as one word of a
+/// helper command, so a
+/// command that prints it stays one command) and a session a hook started
+/// there (its journal an owner-only regular file; never [`USER_SESSION`],
+/// which only a command run without `--session-id` writes).
+/// `journal_target_invalid` or `journal_session_unknown` otherwise.
+pub fn named_target(data_dir: &Path, session: Option<&SessionId>) -> Result<()> {
+    let bad = |why: String| Error::new(codes::TARGET_INVALID, format!("data dir {}: {why}", data_dir.display()));
+    if !data_dir.to_str().is_some_and(kijito_protocol::command::is_command_word) {
+        return Err(bad("not a word of a helper command (letters, digits and / . _ - = : + , @ % only)".into()));
+    }
+    private::check_dir(data_dir, false).map_err(|e| bad(format!("{} ({})", e.message(), e.code())))?;
+    private::check_dir(&dir(data_dir), true).map_err(|e| bad(format!("no journal of a hook: {} ({})", e.message(), e.code())))?;
+    let Some(s) = session else { return Ok(()) };
+    let unknown = |why: &str| Error::new(codes::SESSION_UNKNOWN, format!("session {s}: {why}"));
+    if s.as_str() == USER_SESSION {
+        return Err(unknown("the journal of commands run by hand, never named by a hook"));
+    }
+    let path = current_file(data_dir, s);
+    let meta = fs::symlink_metadata(&path).map_err(|_| unknown("no hook started it in this data dir (no journal)"))?;
+    if meta.file_type().is_symlink() {
+        return Err(unknown("its journal is a symlink"));
+    }
+    check_meta(&path, &meta).map_err(|e| unknown(&format!("its journal: {} ({})", e.message(), e.code())))
 }
 
 /// Append one line; returns its `seq`. `fields` (an object; anything else
@@ -491,6 +524,26 @@ mod tests {
 
     fn sid() -> SessionId {
         SessionId::parse("s-1").unwrap()
+    }
+
+    /// Claude Code's plugin data dir is 0755: a command a hook named there is
+    /// recorded; a dir others can write, or one no hook journalled in, is not.
+    #[test]
+    fn a_named_target_is_a_hooks_data_dir_that_no_one_else_can_write() {
+        let d = data();
+        let s = sid();
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(named_target(d.path(), None).unwrap_err().code(), codes::TARGET_INVALID.as_str(), "no journal of a hook yet");
+        append(d.path(), &s, Kind::Prompt, serde_json::json!({})).unwrap();
+        named_target(d.path(), Some(&s)).unwrap();
+        named_target(d.path(), None).unwrap();
+        assert_eq!(named_target(d.path(), Some(&sid_of("s-2"))).unwrap_err().code(), codes::SESSION_UNKNOWN.as_str());
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o775)).unwrap();
+        assert_eq!(named_target(d.path(), Some(&s)).unwrap_err().code(), codes::TARGET_INVALID.as_str(), "group-writable");
+    }
+
+    fn sid_of(s: &str) -> SessionId {
+        SessionId::parse(s).unwrap()
     }
 
     #[test]

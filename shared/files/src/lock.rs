@@ -35,6 +35,19 @@ pub struct Backoff {
 #[derive(Debug)]
 pub struct Held {
     _lock: fd_lock::RwLock<File>,
+    /// The locked file's device and inode (0, 0 when it could not be read).
+    id: (u64, u64),
+}
+
+impl Held {
+    /// Whether `path` still names the locked file (a regular file, not a
+    /// link): a lock file removed or replaced under its holder lets another
+    /// process lock a new file at the same path, and then two hold "the"
+    /// lock; the holder checks this before it acts on the lock.
+    pub fn still_at(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == self.id && self.id != (0, 0))
+    }
 }
 
 /// Why no lock was taken.
@@ -62,12 +75,14 @@ fn try_lock(lock: &mut fd_lock::RwLock<File>, exclusive: bool) -> std::io::Resul
 /// after each pause of `backoff` (never sleeping past the deadline; at most
 /// `wait / backoff.first + 1` tries).
 pub fn exclusive_within(file: File, wait: Duration, backoff: Backoff) -> Result<Held, Refused> {
+    use std::os::unix::fs::MetadataExt;
+    let id = file.metadata().map(|m| (m.dev(), m.ino())).unwrap_or((0, 0));
     let mut lock = fd_lock::RwLock::new(file);
     let start = Instant::now();
     let mut pause = backoff.first;
     loop {
         match try_lock(&mut lock, true) {
-            Ok(true) => return Ok(Held { _lock: lock }),
+            Ok(true) => return Ok(Held { _lock: lock, id }),
             Ok(false) => {}
             Err(e) => return Err(Refused::Failed(e)),
         }

@@ -291,14 +291,6 @@ impl CheckedDir {
         }
     }
 
-    /// [`write_before_dir_sync`] for a file of this directory (any other path gets the full check).
-    pub fn write_before_dir_sync(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        if !self.holds(path) {
-            check_ancestors(path)?;
-        }
-        write_synced_file_here(path, bytes)
-    }
-
     /// [`write_provisional`] for a file of this directory (any other path gets the full check).
     pub fn write_provisional(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         if !self.holds(path) {
@@ -533,17 +525,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 fn write_atomic_here(path: &Path, bytes: &[u8]) -> Result<()> {
     write_synced_file_here(path, bytes)?;
     fsync_parent(path)
-}
-
-/// [`write_atomic`] up to the rename: the content fsynced before the rename
-/// (a power loss never leaves a torn file under `path`), the directory not
-/// (yet). For a write followed in the same operation by an [`fsync_dir`] of
-/// the same directory before anything relies on it, which then covers this
-/// rename too (PreCompact's spent record, made durable with its attempt;
-/// docs/protocol.md §7).
-pub fn write_before_dir_sync(path: &Path, bytes: &[u8]) -> Result<()> {
-    check_ancestors(path)?;
-    write_synced_file_here(path, bytes)
 }
 
 fn write_synced_file_here(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -842,9 +823,6 @@ mod tests {
     /// calls: the writes run in a child of this test binary under `strace`
     /// (Linux; without strace the test says so and checks nothing).
     /// - [`write_atomic`]: content fsynced, rename, directory fsynced;
-    /// - [`write_before_dir_sync`]: content fsynced before the rename (a power
-    ///   loss never leaves a torn file under the name), and no directory
-    ///   fsync: the caller's later one covers it (docs/protocol.md §7);
     /// - [`write_provisional`]: rename, and no fsync at all.
     #[test]
     fn each_atomic_write_orders_its_fsyncs_and_rename_as_documented() {
@@ -852,7 +830,6 @@ mod tests {
         if let Some(dir) = std::env::var_os(CHILD) {
             let dir = Path::new(&dir);
             write_atomic(&dir.join("atomic"), b"a").unwrap();
-            write_before_dir_sync(&dir.join("before"), b"b").unwrap();
             write_provisional(&dir.join("provisional"), b"c").unwrap();
             return;
         }
@@ -902,19 +879,15 @@ mod tests {
         let (c, r) = (at("atomic's content fsync", &content_synced("atomic")), at("atomic's rename", &renamed("atomic")));
         let dir = at("atomic's directory fsync", &dir_synced);
         assert!(c < r && r < dir, "write_atomic: content {c}, rename {r}, directory {dir}:\n{}", calls.join("\n"));
-        // write_before_dir_sync: content before the rename, no directory fsync after it.
-        let (c, r) = (at("before's content fsync", &content_synced("before")), at("before's rename", &renamed("before")));
-        assert!(c < r, "write_before_dir_sync renamed before its content was fsynced:\n{}", calls.join("\n"));
-        assert!(!calls[r..].iter().any(|l| dir_synced(l)), "write_before_dir_sync fsynced the directory:\n{}", calls.join("\n"));
         // write_provisional: a rename, no fsync of anything.
         at("provisional's rename", &renamed("provisional"));
         assert!(!calls.iter().any(|l| content_synced("provisional")(l)), "write_provisional fsynced:\n{}", calls.join("\n"));
         assert_eq!(calls.iter().filter(|l| dir_synced(l)).count(), 1, "one directory fsync, write_atomic's:\n{}", calls.join("\n"));
-        for (name, bytes) in [("atomic", b"a"), ("before", b"b"), ("provisional", b"c")] {
+        for (name, bytes) in [("atomic", b"a"), ("provisional", b"c")] {
             assert_eq!(fs::read(work.join(name)).unwrap(), bytes);
             assert_eq!(fs::metadata(work.join(name)).unwrap().mode() & 0o777, 0o600);
         }
-        assert_eq!(fs::read_dir(&work).unwrap().count(), 3, "no temp file left");
+        assert_eq!(fs::read_dir(&work).unwrap().count(), 2, "no temp file left");
     }
 
     #[test]

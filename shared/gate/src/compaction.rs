@@ -22,8 +22,9 @@ pub mod codes {
         TICKET_NONCE TicketNonce = "ticket_nonce_mismatch",
         REENTRY_INVALID ReentryInvalid = "reentry_invalid",
         /// An attested re-entry record whose compaction nonce no PreCompact
-        /// consumed (no `pass_already_consumed` entry in the spent record at or
-        /// before its claim): delivered UNATTESTED (docs/protocol.md §7).
+        /// consumed (no `pass_already_consumed` entry in the spent-nonce
+        /// ledger at or before its claim) or whose chain is otherwise
+        /// incomplete: delivered UNATTESTED (docs/protocol.md §7).
         REENTRY_UNBACKED ReentryUnbacked = "reentry_unbacked",
         /// Another PreCompact of this session held the lock for too long.
         PRECOMPACT_BUSY PrecompactBusy = "precompact_busy",
@@ -341,9 +342,9 @@ fn precompact_with(
     let withdrawn = crate::withdraw::was_withdrawn(qa, session);
     let promoted = acceptable_pass(qa, session, transcript, now_ms).and_then(|(p, bytes, dev, ino)| {
         // One pass, one compaction: its nonce is spent before anything moves,
-        // in the ledger outside the data dir first, then in `qa-spent`.
+        // in the ledger outside the data dir (fsynced), the one record of a
+        // consumed pass (docs/protocol.md §7).
         crate::ledger::append(qa, session, &crate::ledger::LedgerEntry::of(&p, &bytes, pass::codes::PASS_CONSUMED, now_ms), now_ms)?;
-        crate::withdraw::consume(qa, session, &p, now_ms)?;
         let ticket = qa.ticket(session);
         std::fs::hard_link(qa.pass(session), &ticket)
             .map_err(|e| Error::new(codes::PROMOTE_FAILED, format!("cannot link the pass to the ticket: {e}")))?;
@@ -389,8 +390,8 @@ fn precompact_with(
         let _ = private::remove_owned(&qa.withdrawn(session));
     }
     // One fsync of `qa/` for every change this PreCompact made in it: the
-    // provisional attempt, the removals, the spent record's rename, the
-    // ticket's link, the pass's unlink and this rename (docs/protocol.md §7,
+    // provisional attempt, the removals, the ticket's link, the pass's
+    // unlink and this rename (docs/protocol.md §7,
     // "Crash recovery", power loss). Before it, only the ledger line outside
     // the data dir is durable (fsynced first), and each record's content is
     // fsynced under its temp name, so a power loss keeps any subset of these
@@ -401,8 +402,6 @@ fn precompact_with(
     //   one): the claim of an unattested attempt removes the ticket unused (so
     //   does the next PreCompact), and the ledger refuses its nonce;
     // - the attested attempt without the ticket: `ticket_missing`, UNATTESTED;
-    // - the attempt and the ticket without the spent record: the delivery's
-    //   chain check finds no consumed entry, UNATTESTED (`reentry_unbacked`);
     // - the pass's unlink undone: a pass whose nonce the ledger lists, refused;
     // - none of them: the state before this PreCompact, whose compaction the
     //   next SessionStart(compact) reports UNATTESTED (`compaction_unrecorded`).
@@ -574,26 +573,14 @@ pub fn delivered_recently(qa: &QaDir, session: &SessionId, now_ms: i64) -> bool 
     })
 }
 
-/// Whether the spent record lists `nonce` as consumed by a PreCompact at or
-/// before `claimed_at_ms` (an unreadable record: no).
-fn consumed_before(qa: &QaDir, session: &SessionId, nonce: &str, claimed_at_ms: i64) -> bool {
-    crate::withdraw::read_spent(qa, session)
-        .ok()
-        .and_then(|s| s.find(nonce).map(|e| e.why == crate::pass::codes::PASS_CONSUMED && e.spent_at_ms <= claimed_at_ms))
-        .unwrap_or(false)
-}
-
 /// The chain behind an attested claim record (docs/protocol.md §7, "Re-entry
 /// delivery"): the claimed attempt and the consumed ticket exist as
 /// owner-only regular files of this session with the record's nonce, the
-/// ticket names the record's pointer, lock and digests, `qa-spent` lists the
-/// nonce as consumed at or before the claim, and so does the ledger outside
-/// the data dir, with the SHA-256 of the consumed ticket's bytes. Returns the
-/// ticket's `bootsWitnessed`; `None` when any link is missing.
+/// ticket names the record's pointer, lock and digests, and the ledger
+/// outside the data dir lists the nonce as consumed at or before the claim,
+/// with the SHA-256 of the consumed ticket's bytes. Returns the ticket's
+/// `bootsWitnessed`; `None` when any link is missing.
 fn backed(qa: &QaDir, session: &SessionId, r: &Reentry, a: &Attested) -> Option<Option<bool>> {
-    if !consumed_before(qa, session, &a.compaction_nonce, r.claimed_at_ms) {
-        return None;
-    }
     let attempt = qa.read_state(&qa.attempt_claimed(session)).and_then(|b| Attempt::parse(&b)).ok()?;
     if &attempt.session_id != session || !attempt.attested || attempt.compaction_nonce.as_deref() != Some(a.compaction_nonce.as_str()) {
         return None;
@@ -753,11 +740,11 @@ mod tests {
         assert_eq!(a.reason, codes::PROMOTE_FAILED.as_str());
         assert!(std::fs::symlink_metadata(qa.ticket(&s)).is_err(), "no ticket is left");
         assert!(std::fs::symlink_metadata(qa.pass(&s)).is_err(), "the pass is spent");
-        // That PreCompact spent the nonce: the same pass put back attests
-        // nothing (one pass, one compaction) ...
+        // That PreCompact spent the nonce in the ledger: the same pass put
+        // back attests nothing (one pass, one compaction) ...
         private::write_atomic(&qa.pass(&s), &pass.to_bytes()).unwrap();
         let again = precompact_with(&qa, &s, Some(&transcript), "manual", t0 + 2, &|| {}).unwrap();
-        assert_eq!((again.attested, again.reason.as_str()), (false, crate::pass::codes::PASS_CONSUMED.as_str()));
+        assert_eq!((again.attested, again.reason.as_str()), (false, crate::pass::codes::PASS_REPLAYED.as_str()));
         // ... and without the swap a pass (a new record: a new nonce) is promoted.
         let fresh = Pass { compaction_nonce: "0123456789abcdef0123456789abcde0".into(), ..pass.clone() };
         private::write_atomic(&qa.pass(&s), &fresh.to_bytes()).unwrap();

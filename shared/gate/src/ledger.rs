@@ -130,13 +130,12 @@ pub fn read(qa: &QaDir, session: &SessionId) -> Result<Vec<LedgerEntry>> {
 }
 
 /// [`check_unlisted`] for the pass at `pass_path` (a file of a QA dir), with
-/// the environment's state directory: the read-only callers of
+/// the ledger in `dir` (the state directory): the read-only callers of
 /// [`crate::state::accepted_pass`] (`status`, the Stop reminder,
 /// `kijito-compact request`, the adapters) refuse what PreCompact would.
-pub fn check_pass_at(pass_path: &std::path::Path, session: &SessionId, nonce: &str) -> Result<()> {
+pub(crate) fn check_pass_at(pass_path: &std::path::Path, dir: Option<&std::path::Path>, session: &SessionId, nonce: &str) -> Result<()> {
     let qa_dir = pass_path.parent().and_then(|p| p.to_str()).ok_or_else(|| unavailable("the pass has no QA directory"))?;
-    let dir = kijito_files::datadir::heads_dir();
-    check_unlisted(&read_at(&path_in(dir.as_deref(), qa_dir, session)?)?, nonce)
+    check_unlisted(&read_at(&path_in(dir, qa_dir, session)?)?, nonce)
 }
 
 fn read_at(path: &std::path::Path) -> Result<Vec<LedgerEntry>> {

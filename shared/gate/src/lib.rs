@@ -17,7 +17,7 @@
 //! | `compaction-reentry-delivered.<s>.json` | delivery | the delivered re-entry record (renamed); PostCompact may fill in its summary check |
 //! | `compaction-reentry-noting.<s>.json` | PostCompact | a waiting re-entry record while its summary check is filled in (renamed back) |
 //! | `qa-pass-withdrawn.<s>.json` | UserPromptSubmit (a new turn) | the withdrawn pass (renamed); the next PreCompact names the reason and removes it |
-//! | `qa-spent.<s>.json` | UserPromptSubmit (a new turn), PreCompact | the session's spent nonces: a pass carrying one is refused |
+//! | `qa-spent.<s>.json` | UserPromptSubmit (a new turn) | the session's withdrawn nonces (and consumed ones earlier versions' PreCompact wrote): a pass carrying one is refused |
 //! | `qa-witness.<s>.jsonl` | PreToolUse ([`witness::observe`]) | every `pointer-snapshot` call seen, with the agent identity: `record` checks the boots against it |
 //!
 //! Outside the data dir, beside the latch head records: the spent-nonce
@@ -168,14 +168,6 @@ impl QaDir {
         match &self.checked {
             Some(c) => c.write_atomic(path, bytes),
             None => private::write_atomic(path, bytes),
-        }
-    }
-
-    /// [`private::write_before_dir_sync`] for a file of this directory (see [`QaDir::read_state`]).
-    pub fn write_before_dir_sync(&self, path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-        match &self.checked {
-            Some(c) => c.write_before_dir_sync(path, bytes),
-            None => private::write_before_dir_sync(path, bytes),
         }
     }
 

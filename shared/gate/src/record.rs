@@ -2,7 +2,7 @@
 
 use crate::pass::{self, Pass};
 use crate::report::{validate_pair, GreenReport};
-use crate::state::{accepted_pass, Recorded};
+use crate::state::Recorded;
 use crate::{fresh_nonce, read_state, QaDir};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
@@ -301,7 +301,7 @@ pub fn status(qa: &QaDir, session: &SessionId, transcript: Option<&AbsPath>, now
         let why = if crate::withdraw::was_withdrawn(qa, session) { pass::codes::PASS_WITHDRAWN } else { pass::codes::PASS_MISSING };
         (false, Some(why.to_string()))
     } else {
-        match accepted_pass(&pass_path, session, transcript, now_ms) {
+        match crate::state::accepted_pass_in(&pass_path, qa.ledger_dir(), session, transcript, now_ms) {
             Ok(_) => (true, None),
             Err(e) => (false, Some(e.code().to_owned())),
         }

@@ -84,10 +84,10 @@ impl StateFile {
     }
 
     /// Which state file a directory entry is, with its (valid) session id.
-    pub fn classify(name: &str) -> Option<(StateFile, &str)> {
+    pub fn classify(name: &str) -> Option<(StateFile, SessionId)> {
         StateFile::ALL.into_iter().find_map(|kind| {
             let s = name.strip_prefix(kind.prefix())?.strip_suffix(".json")?;
-            SessionId::parse(s).is_ok().then_some((kind, s))
+            SessionId::parse(s).ok().map(|s| (kind, s))
         })
     }
 }
@@ -123,9 +123,22 @@ pub fn is_insecure(code: impl AsRef<str>) -> bool {
 /// nonce is not spent (the `qa-spent.<s>.json` beside it, [`crate::withdraw`],
 /// and the ledger outside the data dir, [`crate::ledger`]).
 pub fn accepted_pass(path: &Path, session: &SessionId, transcript: Option<&AbsPath>, now_ms: i64) -> Result<Pass> {
+    accepted_pass_in(path, kijito_files::datadir::heads_dir().as_deref(), session, transcript, now_ms)
+}
+
+/// [`accepted_pass`] with the spent-nonce ledger in `ledger_dir` (a
+/// [`crate::QaDir`]'s; the environment's state directory unless a test set
+/// another).
+pub(crate) fn accepted_pass_in(
+    path: &Path,
+    ledger_dir: Option<&Path>,
+    session: &SessionId,
+    transcript: Option<&AbsPath>,
+    now_ms: i64,
+) -> Result<Pass> {
     let p = read_state(path).and_then(|b| Pass::parse(&b))?;
     crate::withdraw::check_unspent_at(&path.with_file_name(StateFile::Spent.name(session)), session, &p.compaction_nonce)?;
-    crate::ledger::check_pass_at(path, session, &p.compaction_nonce)?;
+    crate::ledger::check_pass_at(path, ledger_dir, session, &p.compaction_nonce)?;
     match transcript {
         Some(t) => pass::transcript_identity(t).and_then(|id| p.check_valid(session, now_ms, &id))?,
         None => p.check_age(session, now_ms)?,
@@ -190,7 +203,7 @@ mod tests {
     fn every_name_classifies_back_to_its_kind() {
         let s = SessionId::parse("sess-1").expect("session id");
         for kind in StateFile::ALL {
-            assert_eq!(StateFile::classify(&kind.name(&s)), Some((kind, "sess-1")));
+            assert_eq!(StateFile::classify(&kind.name(&s)), Some((kind, s.clone())));
         }
         assert_eq!(StateFile::classify(CURRENT_POINTER), None);
         assert_eq!(StateFile::classify("qa-pass..json"), None);

@@ -11,8 +11,10 @@
 //! | `qa-spent.<s>.json` | at most [`MAX_SPENT`] spent nonces; a pass whose nonce is listed is refused with the entry's `why` |
 //!
 //! The spent record is built for more than one reason: `why` is a refusal
-//! code from [`WHY`], so the nonces of consumed tickets can join it later
-//! with their own code.
+//! code from [`WHY`]. Today only a new turn writes it; the nonce of a pass
+//! PreCompact promotes is spent in the ledger outside the data dir
+//! ([`crate::ledger`]), and a record an earlier version wrote with
+//! `pass_already_consumed` entries is still read and obeyed.
 
 use crate::pass::{codes, Pass};
 use crate::{has_keys, is_hex32, QaDir, PASS_MAX_AGE_MS};
@@ -26,7 +28,8 @@ use std::path::Path;
 pub const MAX_SPENT: usize = 64;
 
 /// The reasons a nonce is spent; each is the refusal code of a pass that
-/// carries it: withdrawn by a new turn, or consumed by a PreCompact.
+/// carries it: withdrawn by a new turn, or consumed by a PreCompact (written
+/// by earlier versions; read still).
 pub const WHY: &[codes::Code] = &[codes::PASS_WITHDRAWN, codes::PASS_CONSUMED];
 
 /// The one prompt that is not a new turn: the compaction itself.
@@ -208,27 +211,6 @@ pub fn new_turn(qa: &QaDir, session: &SessionId, now_ms: i64, fail_request: &dyn
         }
     }
     Ok(Some(Withdrawn { nonce: pass.compaction_nonce, request_failed }))
-}
-
-/// List the nonce of the pass PreCompact is promoting as consumed, before the
-/// pass is unlinked: a ticket (or the pass) copied back later is refused
-/// with `pass_already_consumed`. Fails when the record cannot be written (the
-/// caller then does not promote: fail closed).
-pub fn consume(qa: &QaDir, session: &SessionId, pass: &Pass, now_ms: i64) -> Result<()> {
-    let mut spent = read_spent(qa, session)?;
-    spent.add(
-        SpentNonce {
-            nonce: pass.compaction_nonce.clone(),
-            why: codes::PASS_CONSUMED,
-            recorded_at_ms: pass.recorded_at_ms,
-            spent_at_ms: now_ms,
-        },
-        now_ms,
-    );
-    // The caller fsyncs `qa/` later (PreCompact, with its attempt's rename;
-    // docs/protocol.md §7): the nonce is already durable in the ledger
-    // outside the data dir.
-    qa.write_before_dir_sync(&qa.spent(session), &spent.to_bytes())
 }
 
 /// Whether the last pass of the session was withdrawn by a new turn and no

@@ -162,8 +162,11 @@ pub fn post_tool(env: &HookEnv, event: Event, stdin: &[u8]) -> Option<String> {
         &path,
         kijito_files::private::FileRules { owner_only: true, min_bytes: 2, max_bytes: MAX_ASKED_BYTES },
     );
-    // One use, whatever it holds.
-    let _ = std::fs::remove_file(&path);
+    // One use, whatever it holds: gone, durably, before the call is
+    // recorded, so no power loss brings it back for a second record.
+    if std::fs::remove_file(&path).is_ok() {
+        let _ = kijito_files::private::fsync_parent(&path);
+    }
     let rec: Value = match read {
         Ok((bytes, _)) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         Err(e) => return Some(not_recorded(e.code(), e.message())),

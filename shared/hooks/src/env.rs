@@ -19,6 +19,9 @@ pub struct HookEnv {
     pub config_error: Option<String>,
     pub helpers: Option<HelperDir>,
     pub now_ms: i64,
+    /// The state directory of the spent-nonce ledger: the environment's
+    /// (`kijito_files::datadir::heads_dir`) unless [`HookEnv::with_ledger_dir`] said otherwise.
+    ledger_dir: Option<std::path::PathBuf>,
     /// [`HookEnv::data_dir`], resolved once per process.
     data: std::sync::OnceLock<Result<AbsPath>>,
     /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
@@ -49,7 +52,24 @@ impl HookEnv {
         helpers: Option<HelperDir>,
         now_ms: i64,
     ) -> HookEnv {
-        HookEnv { host, data_dir_flag, config, config_error, helpers, now_ms, data: Default::default(), qa: Default::default() }
+        HookEnv {
+            host,
+            data_dir_flag,
+            config,
+            config_error,
+            helpers,
+            now_ms,
+            ledger_dir: kijito_files::datadir::heads_dir(),
+            data: Default::default(),
+            qa: Default::default(),
+        }
+    }
+
+    /// The same with the spent-nonce ledger in `dir` (a test's own dir,
+    /// never the user's state directory).
+    pub fn with_ledger_dir(mut self, dir: Option<std::path::PathBuf>) -> HookEnv {
+        self.ledger_dir = dir;
+        self
     }
 
     /// The data dir (flag, config, default), resolved on the first call
@@ -64,7 +84,7 @@ impl HookEnv {
         self.qa
             .get_or_init(|| {
                 let data = self.data_dir()?;
-                let qa = QaDir::open(&data)?;
+                let qa = QaDir::open(&data)?.with_ledger_dir(self.ledger_dir.clone());
                 Ok((data, qa))
             })
             .clone()

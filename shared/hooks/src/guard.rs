@@ -21,16 +21,22 @@ fn deny(code: impl std::fmt::Display, why: &str, helpers: Option<&HelperDir>) ->
     ))
 }
 
-/// The command guard for one tool call (every command line of its one
-/// reading, [`ParsedCall::lines`]); `None` means no output (allowed).
-pub fn guard_tool_call(helpers: Option<&HelperDir>, call: &ParsedCall) -> Option<String> {
+/// The command guard for one tool call of `session` (every command line of
+/// its one reading, [`ParsedCall::lines`]); `None` means no output (allowed).
+pub fn guard_tool_call(helpers: Option<&HelperDir>, call: &ParsedCall, session: &str) -> Option<String> {
     for cmd in &call.lines {
         let line = match cmd {
             Ok(line) => line,
             Err(why) => return Some(deny(command::codes::ARGV_INVALID, why, helpers)),
         };
-        if let Verdict::Deny(e) = command::guard_shell_line(line, helpers) {
-            return Some(deny(e.code(), e.message(), helpers));
+        match command::guard_shell_line(line, helpers) {
+            Verdict::Deny(e) => return Some(deny(e.code(), e.message(), helpers)),
+            Verdict::Helper(c) => {
+                if let Err(e) = command::session_bound(&c, session) {
+                    return Some(deny(e.code(), e.message(), helpers));
+                }
+            }
+            _ => {}
         }
     }
     None

@@ -35,7 +35,7 @@ pub fn pretool(env: &HookEnv, stdin: &[u8]) -> Option<String> {
     // The call's one reading (docs/architecture.md): the guard, the witness
     // and the classifier read it, nothing else reads `tool_input`'s fields.
     let call = ParsedCall::parse(input.tool_name.as_deref().unwrap_or(""), input.tool_input.as_ref().unwrap_or(&Value::Null));
-    if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &call) {
+    if let Some(deny) = crate::guard::guard_tool_call(env.helpers.as_ref(), &call, input.session_id.as_str()) {
         crate::journal::guard_deny(env, &input);
         return Some(deny);
     }

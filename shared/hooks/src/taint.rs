@@ -115,4 +115,40 @@ mod tests {
         std::fs::set_permissions(path(d.path(), "s4"), std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(read(d.path(), "s4").1);
     }
+
+    /// A call that writes nothing records nothing (no file, no directory);
+    /// a record that already taints everything (`*`) is not appended to.
+    #[test]
+    fn nothing_is_appended_that_changes_nothing() {
+        let d = data();
+        record(d.path(), "s1", &[]).unwrap();
+        assert!(!d.path().join(DIR).exists());
+        record(d.path(), "s1", &["/w/a\nb".into()]).unwrap();
+        let len = std::fs::metadata(path(d.path(), "s1")).unwrap().len();
+        record(d.path(), "s1", &["/w/new.sh".into()]).unwrap();
+        assert_eq!(std::fs::metadata(path(d.path(), "s1")).unwrap().len(), len);
+        assert_eq!(read(d.path(), "s1"), (BTreeSet::from(["*".to_owned()]), true));
+    }
+
+    /// A path of up to [`MAX_PATH`] bytes is recorded as itself, a longer
+    /// one as `*`; a record is full once one more longest path and its
+    /// newline might not fit in [`MAX_BYTES`].
+    #[test]
+    fn the_path_and_record_bounds_are_exact() {
+        let d = data();
+        let longest = "/".repeat(MAX_PATH);
+        record(d.path(), "s1", std::slice::from_ref(&longest)).unwrap();
+        assert_eq!(read(d.path(), "s1"), (BTreeSet::from([longest.clone()]), false));
+        record(d.path(), "s2", &[longest.clone() + "/"]).unwrap();
+        assert_eq!(read(d.path(), "s2"), (BTreeSet::from(["*".to_owned()]), true));
+        // a record of `room` bytes still takes one longest path; one byte more is full
+        let room = (MAX_BYTES - MAX_PATH as u64 - 1) as usize;
+        let file = path(d.path(), "s3");
+        for (size, full) in [(room, false), (room + 1, true)] {
+            let line = format!("/{}\n", "x".repeat(size - 2));
+            std::fs::write(&file, &line).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+            assert_eq!(read(d.path(), "s3"), (BTreeSet::from([line.trim_end().to_owned()]), full), "{size} bytes");
+        }
+    }
 }

@@ -12,7 +12,7 @@ use crate::layout::{self, Paths};
 use crate::time::rfc3339_ms;
 use kijito_protocol::error::ErrorCode;
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::TaggedDigest;
+use kijito_protocol::ids::{ActionHash, TaggedDigest};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -190,9 +190,10 @@ impl<'k> Verifier<'k> {
         if e.updated_at != rfc3339_ms(e.updated_at_ms) {
             self.push(crate::codes::ENTRY_TIME_INCONSISTENT, format!("entry {seq} updated_at does not match updated_at_ms"), seq);
         }
-        let digest_or_none = |s: &str| s == NONE || TaggedDigest::is_valid(s);
-        if !digest_or_none(&e.action_hash) || !digest_or_none(&e.last_good_checkpoint) {
-            self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} has a malformed action_hash or last_good_checkpoint"), seq);
+        // The action hash is typed: a malformed one does not parse
+        // (`entry::parse_block`, the same code).
+        if e.last_good_checkpoint != NONE && !TaggedDigest::is_valid(&e.last_good_checkpoint) {
+            self.push(crate::codes::ENTRY_FIELD_INVALID, format!("entry {seq} has a malformed last_good_checkpoint"), seq);
         }
         if e.irreversible_action_pending != NONE && !e.irreversible_action_pending.starts_with("tok_") {
             self.push(
@@ -276,7 +277,9 @@ pub struct EntrySummary {
     pub boot_id: String,
     pub consent_state: entry::ConsentState,
     pub irreversible_action_pending: String,
-    pub action_hash: String,
+    /// `none` when no consent is pending or authorized.
+    #[serde(with = "entry::action_or_none")]
+    pub action_hash: Option<ActionHash>,
     pub risk_level: entry::Risk,
     pub recovery_attempts: u32,
     pub silent_witness: bool,

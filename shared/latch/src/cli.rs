@@ -296,7 +296,7 @@ fn witness_on_failure(latch: &Latch, now_ms: u64, report: crate::chain::VerifyRe
 fn command_flight(args: &Args) -> Result<Option<latch::flight::CommandFlight>> {
     let session: Option<kijito_protocol::ids::SessionId> = args.optional("--session-id")?;
     let data: Option<kijito_protocol::ids::AbsPath> = args.optional("--data-dir")?;
-    Ok(latch::flight::CommandFlight::resolve(session, data.as_ref()))
+    latch::flight::CommandFlight::resolve(session, data.as_ref())
 }
 
 /// The controlling terminal, read and write, or `approve_needs_tty`.
@@ -495,7 +495,7 @@ pub fn run(args: Args) -> Result<i32> {
                     s.blocked_by,
                     s.head.consent_state.as_str(),
                     s.head.irreversible_action_pending,
-                    s.head.action_hash,
+                    latch::entry::action_or_none::text(&s.head.action_hash),
                     s.head.risk_level.as_str(),
                     s.head.recovery_attempts,
                     if s.silent_witness { "\nSILENT WITNESS ACTIVE" } else { "" }

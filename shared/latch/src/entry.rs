@@ -6,12 +6,44 @@
 //! re-renders every entry from its parsed payload and requires the bytes to
 //! be identical, so a change anywhere (human text or JSON) is detected.
 
-use kijito_protocol::ids::TaggedDigest;
+use kijito_protocol::ids::{ActionHash, TaggedDigest};
 use serde::{Deserialize, Serialize};
 
 pub const ENTRY_SCHEMA: &str = "memory-latch.entry/v2";
 /// The `none` sentinel used by string fields with no value.
 pub const NONE: &str = "none";
+
+/// An entry's `action_hash` as stored: the [`ActionHash`] the consent
+/// state is bound to, or [`NONE`] for `None` (docs/memory-latch.md). Read
+/// through [`ActionHash::parse`], the one validator; the bytes written are
+/// the hash's text or `none`, as before the field had a type.
+pub mod action_or_none {
+    use super::NONE;
+    use kijito_protocol::ids::ActionHash;
+
+    /// `none` for `None`, else the hash's text.
+    pub fn text(h: &Option<ActionHash>) -> &str {
+        h.as_ref().map_or(NONE, ActionHash::as_str)
+    }
+
+    /// `none` is `None`; anything else must be an action hash.
+    pub fn parse(text: &str) -> kijito_protocol::error::Result<Option<ActionHash>> {
+        if text == NONE {
+            Ok(None)
+        } else {
+            ActionHash::parse(text).map(Some)
+        }
+    }
+
+    pub fn serialize<S: serde::Serializer>(h: &Option<ActionHash>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(text(h))
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ActionHash>, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+        parse(&text).map_err(|e| serde::de::Error::custom(e.message()))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -236,7 +268,9 @@ pub struct Entry {
     pub decisions: Vec<Decision>,
     pub consent_state: ConsentState,
     pub irreversible_action_pending: String,
-    pub action_hash: String,
+    /// `none` when no consent is pending or authorized.
+    #[serde(with = "action_or_none")]
+    pub action_hash: Option<ActionHash>,
     pub recovery_attempts: u32,
     pub risk_level: Risk,
     pub silent_witness: bool,
@@ -291,7 +325,7 @@ impl Entry {
         s.push_str(&format!(
             "- consent: {} · action {} · pending {}\n",
             self.consent_state.as_str(),
-            self.action_hash,
+            action_or_none::text(&self.action_hash),
             self.irreversible_action_pending
         ));
         s.push_str(&format!(
@@ -359,8 +393,14 @@ pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>
         return Err(BlockError { code: crate::codes::ENTRY_TRUNCATED, message: "entry payload line is not terminated".into() });
     };
     let line = &rest[..end];
-    let entry: Entry = serde_json::from_str(line)
-        .map_err(|e| BlockError { code: crate::codes::ENTRY_MALFORMED, message: format!("entry payload is not a valid entry: {e}") })?;
+    let entry: Entry = serde_json::from_str(line).map_err(|e| match malformed_action_hash(line) {
+        // A stored action hash that does not parse is a bad field, as the
+        // chain's other field checks report theirs.
+        Some(seq) => {
+            BlockError { code: crate::codes::ENTRY_FIELD_INVALID, message: format!("entry {seq} has a malformed action_hash: {e}") }
+        }
+        None => BlockError { code: crate::codes::ENTRY_MALFORMED, message: format!("entry payload is not a valid entry: {e}") },
+    })?;
     let again = entry.payload_line();
     if again != line {
         return Err(BlockError {
@@ -374,6 +414,14 @@ pub fn parse_block_canonical(block: &str) -> std::result::Result<(Entry, Vec<u8>
     }
     let canonical = canonical_from_line(&again, &entry.integrity);
     Ok((entry, canonical))
+}
+
+/// When the payload line is a JSON object whose `action_hash` is a string
+/// that [`action_or_none::parse`] refuses: its `entry_seq` (0 when absent).
+fn malformed_action_hash(line: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let text = v.get("action_hash")?.as_str()?;
+    action_or_none::parse(text).is_err().then(|| v.get("entry_seq").and_then(serde_json::Value::as_u64).unwrap_or(0))
 }
 
 /// Split a file body (after the header) into entry blocks at lines starting
@@ -415,5 +463,45 @@ mod tests {
         let (parsed, canon) = parse_block_canonical(&e.render()).unwrap();
         assert_eq!(parsed, e);
         assert_eq!(canon, e.canonical_payload());
+    }
+
+    /// The entry of [`canonical_payload_equals_the_value_definition`] with
+    /// its stored `action_hash` text replaced by `text`.
+    fn line_with_action(text: &str) -> String {
+        let line = r#"{"schema":"memory-latch.entry/v2","entry_seq":3,"event":"consent_request","updated_at":"1970-01-01T00:00:00.001Z","updated_at_ms":1,"boot_id":"unknown","objective":"o","non_negotiables":[],"last_good_checkpoint":"none","blocked_by":"none","next_single_step":"none","known_state":[],"unknown_state":[],"decisions":[],"consent_state":"pending","irreversible_action_pending":"tok_0123456789abcdef","action_hash":"ACTION","recovery_attempts":0,"risk_level":"low","silent_witness":false,"details":[],"prev_payload_hash":"none","sealed_segment":null,"reseeded_from":null,"governance":{"checkpoint_freq_turns":5,"compost_keep_decisions":3,"compost_retire_turns":20,"fatigue_trigger_context_ratio":0.75,"token_ttl_minutes":10,"token_single_use":true,"lock_timeout_ms":800,"max_recovery_attempts":3},"storage":{"root":"/r","manifest_path":"/r/m","lock_path":"/r/l","token_ledger_path":"/r/t"},"integrity":{"mode":"checksum","payload_hash":"x","hmac_signature":"none","verified_at":"v"}}"#;
+        line.replace("ACTION", text)
+    }
+
+    #[test]
+    fn a_stored_action_hash_is_typed_and_written_back_byte_for_byte() {
+        let hash = ActionHash::of_canonical(b"rm -rf target\n");
+        for (text, want) in [("none", None), (hash.as_str(), Some(hash.clone()))] {
+            let line = line_with_action(text);
+            let e: Entry = serde_json::from_str(&line).unwrap();
+            assert_eq!(e.action_hash, want, "{text}");
+            assert_eq!(e.payload_line(), line, "the same bytes back");
+            let block = e.render();
+            assert!(block.contains(&format!("- consent: pending · action {text} · pending tok_0123456789abcdef\n")), "{block}");
+            assert_eq!(parse_block(&block).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn a_stored_action_hash_that_does_not_parse_is_a_bad_field() {
+        // A valid entry's block with its hash replaced (in the text line and
+        // the payload alike): only the action hash is wrong.
+        let good = ActionHash::of_canonical(b"a");
+        let block = serde_json::from_str::<Entry>(&line_with_action(good.as_str())).unwrap().render();
+        let zeros = format!("sha256:{}", "0".repeat(64));
+        let upper = good.as_str().to_ascii_uppercase();
+        for bad in ["sha256:xyz", zeros.as_str(), upper.as_str(), "", "None", "md5:00"] {
+            let err = parse_block(&block.replace(good.as_str(), bad)).unwrap_err();
+            assert_eq!(err.code, crate::codes::ENTRY_FIELD_INVALID, "{bad}: {}", err.message);
+            assert!(err.message.starts_with("entry 3 has a malformed action_hash"), "{}", err.message);
+        }
+        // Not a string at all: the payload is not an entry.
+        let e: Entry = serde_json::from_str(&line_with_action(good.as_str())).unwrap();
+        let block = e.render().replace(&format!("\"action_hash\":\"{good}\""), "\"action_hash\":7");
+        assert_eq!(parse_block(&block).unwrap_err().code, crate::codes::ENTRY_MALFORMED);
     }
 }

@@ -106,8 +106,10 @@ pub fn stop_line(o: &StopOutcome) -> Option<(Kind, Value)> {
 /// session a hook named (`--session-id`, in `--data-dir`), else the data
 /// dir's [`journal::USER_SESSION`] journal. The data dir is `--data-dir`,
 /// else resolved as `kijito-report` resolves it (the config's `dataDir`,
-/// else `~/.cache/kijito-qa`); a data dir that does not exist gets no line
-/// (a command never creates one only to record in it).
+/// else `~/.cache/kijito-qa`). Either flag given: the target must be one a
+/// hook journals in ([`journal::named_target`]), else the command fails
+/// before it does anything; neither: a data dir that does not exist gets no
+/// line (a command never creates one only to record in it).
 #[derive(Debug, Clone)]
 pub struct CommandFlight {
     pub data_dir: PathBuf,
@@ -117,18 +119,25 @@ pub struct CommandFlight {
 }
 
 impl CommandFlight {
-    pub fn resolve(session: Option<SessionId>, data_dir: Option<&AbsPath>) -> Option<CommandFlight> {
+    pub fn resolve(session: Option<SessionId>, data_dir: Option<&AbsPath>) -> kijito_protocol::error::Result<Option<CommandFlight>> {
         let config = kijito_files::config::Config::load().ok();
-        let data = kijito_files::datadir::resolve(data_dir, None, config.as_ref()).ok()?;
-        if !std::fs::symlink_metadata(data.as_path()).is_ok_and(|m| m.is_dir()) {
-            return None;
+        let flagged = session.is_some() || data_dir.is_some();
+        let data = match kijito_files::datadir::resolve(data_dir, None, config.as_ref()) {
+            Ok(d) => d,
+            Err(e) if flagged => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        if flagged {
+            journal::named_target(data.as_path(), session.as_ref())?;
+        } else if !std::fs::symlink_metadata(data.as_path()).is_ok_and(|m| m.is_dir()) {
+            return Ok(None);
         }
         let named = session.is_some();
         let session = match session {
             Some(s) => s,
-            None => SessionId::parse(journal::USER_SESSION).ok()?,
+            None => SessionId::parse(journal::USER_SESSION)?,
         };
-        Some(CommandFlight { data_dir: data.as_path().to_path_buf(), session, named })
+        Ok(Some(CommandFlight { data_dir: data.as_path().to_path_buf(), session, named }))
     }
 
     /// One line (never fails).

@@ -5,6 +5,7 @@
 use crate::entry::{ConsentState, Event, OneStep, Risk, NONE};
 use crate::{layout, tokens, Latch};
 use kijito_protocol::error::{Error, ErrorCode, Result};
+use kijito_protocol::ids::ActionHash;
 use serde::Serialize;
 
 pub const GATE_SCHEMA: &str = "memory-latch.gate/v1";
@@ -38,7 +39,7 @@ pub struct CheckResult {
 pub struct GateReport {
     pub schema: &'static str,
     pub passed: bool,
-    pub action_hash: String,
+    pub action_hash: ActionHash,
     pub checks: Vec<CheckResult>,
     /// One single-step remediation for the first failing check.
     pub remediation: Option<String>,
@@ -136,7 +137,7 @@ pub fn remediation(name: &str) -> Option<&'static str> {
 /// A wallet record's stored signature recovers, over its own challenge and
 /// action hash, to its recorded signer, which is the configured one (when a
 /// configuration is given).
-pub fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &str, configured: Option<&crate::wallet::WalletConfig>) -> bool {
+pub fn wallet_ok(c: &crate::wallet::Challenge, action_hash: &ActionHash, configured: Option<&crate::wallet::WalletConfig>) -> bool {
     let Ok(signer) = crate::wallet::Address::parse(&c.signer) else { return false };
     let Some(sig) = c.signature.as_deref().and_then(crate::wallet::Sig::standalone) else { return false };
     configured.is_none_or(|w| w.signer == signer) && c.verify(action_hash, &sig, &signer)
@@ -161,9 +162,9 @@ pub(crate) fn consent_check(
     head: Option<&crate::entry::Entry>,
     rec: Option<&tokens::TokenRecord>,
     ledger: &Result<tokens::Ledger>,
-    hash: &str,
+    hash: &ActionHash,
     wallet: Option<&crate::wallet::WalletConfig>,
-    wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
+    wallet_ok: &dyn Fn(&crate::wallet::Challenge, &ActionHash, Option<&crate::wallet::WalletConfig>) -> bool,
 ) -> CheckResult {
     const NAME: Check = Check::ConsentIntegrity;
     let ctx = ledger.as_ref().ok().and_then(|l| l.context.as_ref());
@@ -179,7 +180,7 @@ pub(crate) fn consent_check(
         (Some(h), _, _) if h.consent_state != ConsentState::Authorized => {
             fail(NAME, crate::codes::CONSENT_NOT_AUTHORIZED, format!("consent is {}, not authorized", h.consent_state.as_str()))
         }
-        (Some(h), _, _) if h.action_hash != hash => {
+        (Some(h), _, _) if h.action_hash.as_ref() != Some(hash) => {
             fail(NAME, crate::codes::CONSENT_ACTION_CHANGED, "the authorized action hash differs from this action file")
         }
         (Some(_), None, _) => fail(NAME, crate::codes::CONSENT_RECORD_MISSING, "the authorizing token is not in the ledger"),
@@ -187,7 +188,7 @@ pub(crate) fn consent_check(
             fail(NAME, crate::codes::CONSENT_SIGNATURE_REPLAYED, "the signed record was already used (single use)")
         }
         (Some(_), Some(r), _)
-            if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != hash =>
+            if r.purpose != tokens::Purpose::Consent || r.confirmed_at_ms.is_none() || r.used_at_ms.is_some() || r.action_hash != *hash =>
         {
             fail(NAME, crate::codes::CONSENT_RECORD_MISMATCH, "the ledger record does not confirm this authorization")
         }
@@ -202,7 +203,7 @@ pub(crate) fn consent_check(
                     "key consent mode: this record was not signed by the user's key (memory-latch approve)",
                 );
             };
-            match crate::consent::verify_challenge(key, &r.id, hash, c, now_ms) {
+            match crate::consent::verify_challenge(key, &r.id, hash.as_str(), c, now_ms) {
                 Ok(()) => pass(
                     NAME,
                     format!(
@@ -272,7 +273,7 @@ pub(crate) fn consume(
     latch.transact(guard, now_ms, Event::GatePass, |e, _| {
         e.consent_state = ConsentState::Pending;
         e.irreversible_action_pending = NONE.into();
-        e.action_hash = NONE.into();
+        e.action_hash = None;
         e.details = vec![detail];
         if e.one_step.is_some() {
             e.one_step = Some(OneStep::StepTaken);
@@ -288,7 +289,7 @@ pub(crate) fn consume(
 }
 
 pub(crate) fn run(latch: &Latch, now_ms: u64, input: &GateInput) -> Result<GateReport> {
-    let hash = String::from(crate::action_hash(&input.action_bytes)?);
+    let hash = crate::action_hash(&input.action_bytes)?;
     if input.intended.is_some() != input.result.is_some() {
         return Err(Error::usage(crate::codes::GATE_INTENT_INCOMPLETE, "--intended and --result must be given together"));
     }

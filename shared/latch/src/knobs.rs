@@ -51,7 +51,9 @@ pub struct Turns {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenTurn {
-    pub session: String,
+    /// A session id that does not parse makes the whole file invalid: the
+    /// count starts afresh, as for any invalid `turns.json`.
+    pub session: SessionId,
     pub since_ms: u64,
 }
 
@@ -152,11 +154,10 @@ impl Latch {
     /// UserPromptSubmit (never for a subagent): open this session's turn.
     /// Returns the head's one-step state and next step, for the model.
     pub fn turn_started(&self, session: &SessionId, now_ms: u64) -> Result<Option<(OneStep, String)>> {
-        let session = session.as_str();
         let _guard = self.lock()?;
         let mut t = self.load_turns()?;
-        t.open.retain(|o| o.session != session);
-        t.open.push(OpenTurn { session: session.to_owned(), since_ms: now_ms });
+        t.open.retain(|o| o.session != *session);
+        t.open.push(OpenTurn { session: session.clone(), since_ms: now_ms });
         let excess = t.open.len().saturating_sub(MAX_OPEN);
         t.open.drain(..excess);
         self.save_turns(&t)?;
@@ -172,11 +173,10 @@ impl Latch {
     /// `turn_checkpoint` once `checkpoint_freq_turns` turns passed since the
     /// last checkpoint entry.
     pub fn turn_ended(&self, session: &SessionId, now_ms: u64, ratio: Option<f64>) -> Result<StopOutcome> {
-        let session = session.as_str();
         let guard = self.lock()?;
         let mut t = self.load_turns()?;
         let before = t.open.len();
-        t.open.retain(|o| o.session != session);
+        t.open.retain(|o| o.session != *session);
         let counted = t.open.len() != before;
         if counted {
             t.turns = t.turns.saturating_add(1);
@@ -267,6 +267,19 @@ mod tests {
         c.heads_dir = Some(dir.join("heads"));
         c.governance = None;
         Latch::open(&c).unwrap()
+    }
+
+    #[test]
+    fn turns_json_is_written_with_the_session_ids_as_text_and_read_back_typed() {
+        let line = r#"{"schema":"memory-latch.turns/v1","turns":7,"since_checkpoint":2,"reset_at_seq":4,"open":[{"session":"sess-1","since_ms":5},{"session":"01a2295e-6929-7981-9da7-935145fb97be","since_ms":6}]}"#;
+        let t: super::Turns = serde_json::from_str(line).unwrap();
+        assert_eq!(t.open[0].session, SessionId::parse("sess-1").unwrap());
+        assert_eq!(serde_json::to_string(&t).unwrap(), line, "the same bytes back");
+        // A stored id that is not a session id makes the file invalid (the
+        // count then starts afresh, as for any invalid turns.json).
+        for bad in ["a b", "", "-x", "../x"] {
+            assert!(serde_json::from_str::<super::Turns>(&line.replace("sess-1", bad)).is_err(), "{bad}");
+        }
     }
 
     fn decisions(l: &Latch) -> Vec<(String, Option<u64>)> {

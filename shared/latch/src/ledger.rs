@@ -6,7 +6,7 @@ use crate::entry::{ConsentState, Entry, Event, Mode, ReseedRef, Risk, NONE};
 use crate::{action_hash, clean_text, layout, tokens, Issued, Latch, PromptOutcome, TokenStatus};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::TaggedDigest;
+use kijito_protocol::ids::ActionHash;
 
 impl Latch {
     /// The ledger, with the user's consent setting and the time attached
@@ -73,7 +73,7 @@ impl Latch {
             return Err(Error::new(crate::codes::CONSENT_CONFIG_INVALID, "wallet consent mode without a configured signer"));
         }
         let key_mode = setting.mode == crate::consent::Mode::Key;
-        let hash = String::from(action_hash(action_bytes)?);
+        let hash = action_hash(action_bytes)?;
         let summary = clean_text(summary, "summary", false)?;
         let summary: String = summary.chars().take(300).collect();
         let mut issued = None;
@@ -100,7 +100,7 @@ impl Latch {
             self.save_ledger(&ledger)?;
             e.consent_state = ConsentState::Pending;
             e.irreversible_action_pending = rec.id.clone();
-            e.action_hash = hash.clone();
+            e.action_hash = Some(hash.clone());
             e.risk_level = risk;
             e.details = vec![match (&rec.wallet, &rec.key) {
                 (Some(c), _) => format!("consent requested ({}, wallet signature from {} required): {summary}", risk.as_str(), c.signer),
@@ -131,7 +131,7 @@ impl Latch {
         }
         let ledger = self.load_ledger()?;
         let rec = ledger.by_id(id).ok_or_else(|| nothing("the pending request is not in the ledger"))?;
-        if rec.key.is_none() || rec.purpose != tokens::Purpose::Consent || rec.action_hash != head.action_hash {
+        if rec.key.is_none() || rec.purpose != tokens::Purpose::Consent || head.action_hash.as_ref() != Some(&rec.action_hash) {
             return Err(nothing("the pending request is not a key-mode consent request"));
         }
         match rec.status(now_ms) {
@@ -181,7 +181,7 @@ impl Latch {
         if let Some(at) = expires_at_s {
             c.expires_at = c.expires_at.min(at);
         }
-        crate::consent::sign_challenge(key, &id, &hash, c);
+        crate::consent::sign_challenge(key, &id, hash.as_str(), c);
         match self.confirm_locked(&guard, now_ms, &mut ledger, idx, Some(key.name()))? {
             Some(PromptOutcome::Refused { code, message }) => Err(Error::new(code, message)),
             Some(o) => Ok(o),
@@ -283,7 +283,7 @@ impl Latch {
         let mut outcome = None;
         let written = self.transact(guard, now_ms, Event::ConsentConfirm, |e, head| {
             let rec = &mut ledger.tokens[idx];
-            if head.irreversible_action_pending != rec.id || head.action_hash != rec.action_hash {
+            if head.irreversible_action_pending != rec.id || head.action_hash.as_ref() != Some(&rec.action_hash) {
                 return Err(Error::new(
                     crate::codes::CONSENT_TOKEN_SUPERSEDED,
                     "a newer consent request (or a changed action) replaced this token",
@@ -305,7 +305,7 @@ impl Latch {
             let authorized = !high || !first;
             e.consent_state = if authorized { ConsentState::Authorized } else { ConsentState::Pending };
             e.irreversible_action_pending = rec.id.clone();
-            e.action_hash = rec.action_hash.clone();
+            e.action_hash = Some(rec.action_hash.clone());
             e.details = vec![match (high, first) {
                 _ if signer.is_some_and(|s| s.starts_with("memory-latch-")) => {
                     format!(
@@ -377,7 +377,8 @@ impl Latch {
         let ttl = self.governance.token_ttl_minutes as u64 * 60_000;
         let summary =
             clean_text(&format!("review: the user has seen the degraded-mode findings (head entry {})", head.entry_seq), "summary", false)?;
-        let (token, rec) = ledger.issue(tokens::Purpose::Review, &head.integrity.payload_hash, Risk::High, &summary, now_ms, ttl);
+        let bound = ActionHash::parse(&head.integrity.payload_hash)?;
+        let (token, rec) = ledger.issue(tokens::Purpose::Review, &bound, Risk::High, &summary, now_ms, ttl);
         self.save_ledger(&ledger)?;
         Ok(Issued { token, record: rec.state(now_ms), entry: None, wallet: None, key: None })
     }
@@ -407,7 +408,7 @@ impl Latch {
             rec.confirmed_at_ms = Some(now_ms);
             e.consent_state = ConsentState::Pending;
             e.irreversible_action_pending = NONE.into();
-            e.action_hash = NONE.into();
+            e.action_hash = None;
             e.details =
                 vec![format!("degraded mode reviewed: the user confirmed review token {} with their own standalone message", rec.id)];
             self.save_ledger(ledger)
@@ -425,10 +426,12 @@ impl Latch {
         }
     }
 
-    pub(crate) fn state_hash(&self) -> Result<String> {
+    /// What a reseed token binds: the hash of the manifest's bytes as they
+    /// are (none: of no bytes).
+    pub(crate) fn state_hash(&self) -> Result<ActionHash> {
         match layout::read_file(&self.paths.manifest, crate::codes::MANIFEST_SYMLINK) {
-            Ok(b) => Ok(String::from(TaggedDigest::of(&b))),
-            Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => Ok(String::from(TaggedDigest::of(b""))),
+            Ok(b) => Ok(ActionHash::of_canonical(&b)),
+            Err(e) if e.code_as() == Some(crate::codes::FILE_MISSING) => Ok(ActionHash::of_canonical(b"")),
             Err(e) => Err(e),
         }
     }
@@ -480,7 +483,7 @@ impl Latch {
         e.reseeded_from = Some(ReseedRef {
             old_head_payload_hash: old_head.as_ref().map(|h| h.integrity.payload_hash.clone()).unwrap_or_else(|| NONE.into()),
             old_head_seq: old_head.as_ref().map(|h| h.entry_seq).unwrap_or(0),
-            old_manifest_sha256: state,
+            old_manifest_sha256: state.into(),
             old_chain_trusted: trusted,
             archive: format!("{}/{}", layout::ARCHIVE, name),
         });

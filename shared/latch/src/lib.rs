@@ -172,10 +172,10 @@ pub struct InitOutcome {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum PromptOutcome {
     /// The user's message confirmed the consent token: authorized.
-    Confirmed { token_id: String, action_hash: String, risk: Risk, entry_seq: u64 },
+    Confirmed { token_id: String, action_hash: ActionHash, risk: Risk, entry_seq: u64 },
     /// High risk: the first confirmation; a second, separate standalone
     /// message with the same token is still needed.
-    AwaitingReconfirmation { token_id: String, action_hash: String, entry_seq: u64 },
+    AwaitingReconfirmation { token_id: String, action_hash: ActionHash, entry_seq: u64 },
     /// The reseed token: the old chain is archived and a new one started.
     Reseeded { entry_seq: u64, old_chain_trusted: bool },
     /// The review token: degraded mode ends (a `review` entry).

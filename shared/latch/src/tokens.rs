@@ -11,7 +11,7 @@
 //! and a token with [`MAX_WRONG_ATTEMPTS`] wrong attempts is locked for good.
 
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::TaggedDigest;
+use kijito_protocol::ids::{ActionHash, TaggedDigest};
 use serde::{Deserialize, Serialize};
 
 pub const LEDGER_SCHEMA: &str = "memory-latch.tokens/v2";
@@ -45,7 +45,9 @@ pub struct TokenRecord {
     /// 32 hex; `token_hash = sha256:<hex of SHA-256(salt ":" TOKEN)>`.
     pub salt: String,
     pub token_hash: String,
-    pub action_hash: String,
+    /// What the token binds: the consent's action hash, the manifest's
+    /// bytes (reseed) or the head's payload hash (review).
+    pub action_hash: ActionHash,
     pub risk: crate::entry::Risk,
     /// Redacted, at most 300 characters.
     pub summary: String,
@@ -111,7 +113,7 @@ pub enum TokenStatus {
 pub struct TokenState {
     pub id: String,
     pub purpose: Purpose,
-    pub action_hash: String,
+    pub action_hash: ActionHash,
     pub risk: crate::entry::Risk,
     pub summary: String,
     pub issued_at_ms: u64,
@@ -220,7 +222,8 @@ pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
         return Err(Error::new(crate::codes::LEDGER_INVALID, "tokens.json has an unknown schema or too many tokens"));
     }
     for t in &ledger.tokens {
-        if !TaggedDigest::is_valid(&t.token_hash) || !TaggedDigest::is_valid(&t.action_hash) {
+        // `action_hash` is typed: a malformed one failed the parse above.
+        if !TaggedDigest::is_valid(&t.token_hash) {
             return Err(Error::new(crate::codes::LEDGER_INVALID, format!("token {} has a malformed hash", t.id)));
         }
     }
@@ -232,7 +235,7 @@ impl Ledger {
     pub fn issue(
         &mut self,
         purpose: Purpose,
-        action_hash: &str,
+        action_hash: &ActionHash,
         risk: crate::entry::Risk,
         summary: &str,
         now_ms: u64,
@@ -245,7 +248,7 @@ impl Ledger {
             purpose,
             token_hash: hash_token(&salt, &token),
             salt,
-            action_hash: action_hash.to_owned(),
+            action_hash: action_hash.clone(),
             risk,
             summary: summary.to_owned(),
             issued_at_ms: now_ms,
@@ -317,7 +320,7 @@ mod tests {
     #[test]
     fn ledger_stores_only_a_salted_hash() {
         let mut l = Ledger::default();
-        let action = String::from(TaggedDigest::of(b"a"));
+        let action = ActionHash::of_canonical(b"a");
         let (token, rec) = l.issue(Purpose::Consent, &action, Risk::Low, "s", 1000, 600_000);
         let json = serde_json::to_string(&l).unwrap();
         assert!(!json.contains(&token) && !json.contains(&token[4..]));

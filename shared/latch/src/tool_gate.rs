@@ -90,7 +90,7 @@ impl Latch {
         &self,
         now_ms: u64,
         action_bytes: &[u8],
-        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
+        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &kijito_protocol::ids::ActionHash, Option<&crate::wallet::WalletConfig>) -> bool,
     ) -> Result<crate::entry::Entry> {
         self.tool_gate_at_least(now_ms, action_bytes, wallet_ok, None)
     }
@@ -102,10 +102,10 @@ impl Latch {
         &self,
         now_ms: u64,
         action_bytes: &[u8],
-        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &str, Option<&crate::wallet::WalletConfig>) -> bool,
+        wallet_ok: &dyn Fn(&crate::wallet::Challenge, &kijito_protocol::ids::ActionHash, Option<&crate::wallet::WalletConfig>) -> bool,
         min_risk: Option<crate::entry::Risk>,
     ) -> Result<crate::entry::Entry> {
-        let hash = String::from(crate::action_hash(action_bytes)?);
+        let hash = crate::action_hash(action_bytes)?;
         let guard = self.lock()?;
         let live = self.load_trusted_readonly()?;
         if let Some(reason) = self.witness_active(&live)? {

@@ -26,7 +26,7 @@ use crate::{layout, Latch, PromptOutcome, TokenStatus};
 use k256::ecdsa::{RecoveryId, Signature, VerifyingKey};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
-use kijito_protocol::ids::TaggedDigest;
+use kijito_protocol::ids::{ActionHash, TaggedDigest};
 use serde::{Deserialize, Serialize};
 use sha3::{Digest as _, Keccak256};
 use std::path::{Path, PathBuf};
@@ -282,14 +282,14 @@ impl Challenge {
         Challenge { signer: signer.lower(), nonce: format!("0x{}", hex_lower(&nonce)), expires_at: expires_at_ms / 1000, signature: None }
     }
 
-    pub fn digest(&self, action_hash: &str) -> Result<[u8; 32]> {
+    pub fn digest(&self, action_hash: &ActionHash) -> Result<[u8; 32]> {
         let nonce =
             parse_hex::<32>(&self.nonce).ok_or_else(|| Error::new(crate::codes::LEDGER_INVALID, "wallet nonce is not 0x + 64 hex"))?;
-        Ok(consent_digest(&action_bytes(action_hash)?, &nonce, self.expires_at))
+        Ok(consent_digest(&action_bytes(action_hash.as_str())?, &nonce, self.expires_at))
     }
 
     /// The `eth_signTypedData_v4` argument the user's wallet signs.
-    pub fn typed_data(&self, action_hash: &str) -> serde_json::Value {
+    pub fn typed_data(&self, action_hash: &ActionHash) -> serde_json::Value {
         serde_json::json!({
             "types": {
                 "EIP712Domain": [{"name": "name", "type": "string"}, {"name": "version", "type": "string"}],
@@ -297,12 +297,12 @@ impl Challenge {
             },
             "primaryType": PRIMARY_TYPE,
             "domain": {"name": DOMAIN_NAME, "version": DOMAIN_VERSION},
-            "message": {"actionHash": format!("0x{}", action_hash.trim_start_matches(TaggedDigest::PREFIX)), "nonce": self.nonce, "expiresAt": self.expires_at},
+            "message": {"actionHash": format!("0x{}", action_hash.digest().hex()), "nonce": self.nonce, "expiresAt": self.expires_at},
         })
     }
 
     /// Whether `sig` is this challenge's valid signature by `signer` over `action_hash`.
-    pub fn verify(&self, action_hash: &str, sig: &Sig, signer: &Address) -> bool {
+    pub fn verify(&self, action_hash: &ActionHash, sig: &Sig, signer: &Address) -> bool {
         self.signer == signer.lower() && self.digest(action_hash).ok().and_then(|d| sig.recover(&d).ok()).is_some_and(|a| a == *signer)
     }
 }
@@ -549,8 +549,8 @@ mod tests {
         assert_eq!(consent_digest(&other, &nonce, at), b32(&v["other_action_digest"]));
         // the typed data we print is the one eth_account signed
         let c = Challenge { signer: String::new(), nonce: v["nonce"].as_str().unwrap().into(), expires_at: at, signature: None };
-        assert_eq!(c.typed_data(v["action_hash"].as_str().unwrap()), v["typed_data"]);
-        assert_eq!(c.digest(v["action_hash"].as_str().unwrap()).unwrap(), b32(&v["digest"]));
+        assert_eq!(c.typed_data(&ActionHash::parse(v["action_hash"].as_str().unwrap()).unwrap()), v["typed_data"]);
+        assert_eq!(c.digest(&ActionHash::parse(v["action_hash"].as_str().unwrap()).unwrap()).unwrap(), b32(&v["digest"]));
     }
 
     #[test]
@@ -574,11 +574,11 @@ mod tests {
             expires_at: v["expires_at"].as_u64().unwrap(),
             signature: None,
         };
-        let ah = v["action_hash"].as_str().unwrap();
+        let ah = &ActionHash::parse(v["action_hash"].as_str().unwrap()).unwrap();
         assert!(c.verify(ah, &sig(&v["signature"]), &signer));
         assert!(!c.verify(ah, &sig(&v["signature_by_other_key"]), &signer));
         assert!(!c.verify(ah, &sig(&v["signature"]), &other));
-        assert!(!c.verify(v["other_action_hash"].as_str().unwrap(), &sig(&v["signature"]), &signer));
+        assert!(!c.verify(&ActionHash::parse(v["other_action_hash"].as_str().unwrap()).unwrap(), &sig(&v["signature"]), &signer));
         // v as 0/1 is the same signature; any other v is invalid
         let mut raw = sig(&v["signature"]).bytes;
         raw[64] -= 27;

@@ -153,7 +153,7 @@ impl Latch {
             decisions: Vec::new(),
             consent_state: ConsentState::Pending,
             irreversible_action_pending: NONE.into(),
-            action_hash: NONE.into(),
+            action_hash: None,
             recovery_attempts: 0,
             risk_level: Risk::Low,
             silent_witness: false,

@@ -149,17 +149,6 @@ impl ToolCall {
         }
         ToolCall::Other { tool }
     }
-
-    pub fn tool(&self) -> &str {
-        match self {
-            ToolCall::Shell { tool, .. }
-            | ToolCall::FileWrite { tool, .. }
-            | ToolCall::Patch { tool, .. }
-            | ToolCall::Mcp { tool, .. }
-            | ToolCall::Read { tool }
-            | ToolCall::Other { tool } => tool,
-        }
-    }
 }
 
 /// The input's command lines ([`kijito_protocol::command::tool_command_lines`]),
@@ -232,6 +221,31 @@ mod tests {
         );
         assert_eq!(ToolCall::parse("Read", &json!({"file_path": "/x"})), ToolCall::Read { tool: "Read".into() });
         assert_eq!(ToolCall::parse("Frobnicate", &json!({})), ToolCall::Other { tool: "Frobnicate".into() });
+    }
+
+    /// A shell tool is a shell call even with no command line to read (its
+    /// classification then decides on nothing it could run); any other tool
+    /// carrying a `command` is one too.
+    #[test]
+    fn a_shell_tool_without_a_command_is_still_a_shell_call() {
+        for tool in SHELL_TOOLS {
+            assert_eq!(ToolCall::parse(tool, &json!({})), ToolCall::Shell { tool: (*tool).into(), lines: vec![], invalid: None }, "{tool}");
+        }
+        assert_eq!(
+            ToolCall::parse("Frobnicate", &json!({"command": "ls"})),
+            ToolCall::Shell { tool: "Frobnicate".into(), lines: vec!["ls".into()], invalid: None }
+        );
+    }
+
+    /// Codex's `apply_patch` as an argv (`["apply_patch", "<patch>"]`): the
+    /// files come from the element holding the patch, not the tool's name.
+    #[test]
+    fn a_patch_given_as_an_argv_names_its_files() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n*** Delete File: old.rs\n*** End Patch\n";
+        assert_eq!(
+            ToolCall::parse("apply_patch", &json!({"command": ["apply_patch", patch]})),
+            ToolCall::Patch { tool: "apply_patch".into(), writes: vec!["src/a.rs".into()], deletes: vec!["old.rs".into()] }
+        );
     }
 
     /// The one reading: every command line whatever the tool (an MCP call

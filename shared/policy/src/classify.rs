@@ -3455,6 +3455,53 @@ mod tests {
         c.irreversible().iter().map(|h| h.rule).collect()
     }
 
+    fn all_rules(c: &Classification) -> Vec<&'static str> {
+        c.hits.iter().map(|h| h.rule).collect()
+    }
+
+    /// `man` is a read unless a pager or HTML viewer option names a program;
+    /// `sed -i`'s first operand is its script unless `-e`/`-f` gave one,
+    /// and only the files after it are written; a wrapper with nothing to
+    /// run is the wrapper program itself.
+    #[test]
+    fn man_pagers_sed_scripts_and_bare_wrappers() {
+        assert!(!all_rules(&bash("man ls")).contains(&r::OPAQUE_OPTION), "{:?}", bash("man ls").hits);
+        assert!(all_rules(&bash("man -P 'rm -rf x' ls")).contains(&r::OPAQUE_OPTION));
+        for line in ["sed -i 's/a/b/' notes.txt", "sed -i -e 's/a/b/' notes.txt"] {
+            assert_eq!(bash(line).touched, ["/home/u/proj/notes.txt"], "{line}");
+        }
+        assert_eq!(all_rules(&bash("nice")), [r::SHELL_OTHER]);
+    }
+
+    /// HTTPie sends a body (so a POST) for a `name=value` data item; a
+    /// `name==value` query parameter keeps it a GET.
+    #[test]
+    fn httpie_data_items_make_a_request_a_write() {
+        assert_eq!(rules_of(&bash("http https://x.example/api name=x")), [r::HTTP_WRITE]);
+        assert!(rules_of(&bash("http https://x.example/api name==x")).is_empty());
+    }
+
+    /// `cd -P DIR` moves to DIR (its options are no directory; a relative
+    /// path is judged from both directories); `less` is on
+    /// the halting modes' allow-list unless an option writes or runs
+    /// something (`-k` keys file, `--log-file`).
+    #[test]
+    fn cd_options_and_lesss_writing_options() {
+        assert_eq!(bash("cd -P /srv/app && touch a").touched, ["/home/u/proj/a", "/srv/app/a"]);
+        assert_eq!(bash("less notes.txt").unlisted, None);
+        for line in ["less -k keys notes.txt", "less --log-file=x notes.txt", "less -o x notes.txt"] {
+            assert!(bash(line).unlisted.is_some(), "{line}");
+        }
+    }
+
+    /// curl's `-X` at the end of a short-option cluster takes the next word
+    /// as the method.
+    #[test]
+    fn curl_takes_the_method_after_a_cluster() {
+        assert_eq!(rules_of(&bash("curl -sX POST https://x.example/api")), [r::HTTP_WRITE]);
+        assert!(rules_of(&bash("curl -sX GET https://x.example/api")).is_empty());
+    }
+
     #[test]
     fn wrappers_and_quoting_reach_the_real_program() {
         for line in [

@@ -347,6 +347,18 @@ mod tests {
         assert!(decide(&rm, &modes(LatchMode::Absent), &T).allowed());
     }
 
+    /// The consent command names the session's journal only with both a
+    /// session id and a data dir; with either one missing it names neither.
+    #[test]
+    fn the_consent_command_names_the_journal_only_with_both_parts() {
+        let rm = cls("Bash", json!({"command": "rm -rf build"}));
+        let want = "/opt/k/bin/memory-latch consent request --workspace /w --action-file /w/.a/x.json --summary delete:rm_recursive_force --risk medium";
+        for (session_id, data_dir) in [("", "/d"), ("s1", ""), ("", "")] {
+            assert_eq!(consent_command(&rm, &ConsentTarget { session_id, data_dir, ..T }), want, "{session_id:?} {data_dir:?}");
+        }
+        assert_eq!(consent_command(&rm, &T), format!("{want} --session-id s1 --data-dir /d"));
+    }
+
     /// Every command a deny reason names (between backticks) is one the
     /// command guard accepts as a helper command of this root.
     #[test]

@@ -260,6 +260,93 @@ mod tests {
         classify(&ToolCall::parse(tool, &input), &Env::default()).irreversible().iter().map(|h| h.rule).collect()
     }
 
+    /// Every rule that fired, in order (reads and plain writes included).
+    fn fired(tool: &str, input: Value) -> Vec<&'static str> {
+        classify(&ToolCall::parse(tool, &input), &Env::default()).hits.iter().map(|h| h.rule).collect()
+    }
+
+    #[test]
+    fn tool_names_split_into_lower_case_words() {
+        for (name, words) in [
+            ("create_or_update_file", &["create", "or", "update", "file"][..]),
+            ("sendMessage", &["send", "message"]),
+            ("kijito-fade", &["kijito", "fade"]),
+            ("a.b c", &["a", "b", "c"]),
+            ("__list__Issues_", &["list", "issues"]),
+            ("createPR", &["create", "pr"]),
+            ("ab", &["ab"]),
+            ("", &[]),
+        ] {
+            assert_eq!(words_of(name), words, "{name:?}");
+        }
+        for (w, singular) in [
+            ("payments", "payment"),
+            ("runs", "run"),
+            ("ids", "ids"),
+            ("pass", "pass"),
+            ("status", "status"),
+            ("s", "s"),
+            ("order", "order"),
+        ] {
+            assert_eq!(stem(w), singular, "{w}");
+        }
+    }
+
+    #[test]
+    fn a_kijito_store_is_known_by_its_server_or_its_first_word() {
+        assert!(kijito_store("Kijito-Prod", "update"));
+        assert!(kijito_store("memory", "kijito_update"));
+        assert!(!kijito_store("memory", "update_kijito"));
+        assert!(!kijito_store("github", "create_issue"));
+    }
+
+    /// The server's own name before the verb is dropped (`github_get_issue`
+    /// on `github` is a read), but never the only word; public things, and a
+    /// forge's files, are public posts; a private thing is a write.
+    #[test]
+    fn the_server_prefix_public_things_and_forge_files() {
+        assert_eq!(fired("mcp__github__github_get_issue", json!({})), [r::MCP_READ]);
+        assert_eq!(fired("mcp__search__search", json!({})), [r::MCP_READ]);
+        assert_eq!(fired("mcp__x__", json!({})), [r::MCP_WRITE]);
+        assert_eq!(fired("mcp__linear__create_issue", json!({})), [r::MCP_PUBLIC_POST]);
+        assert_eq!(fired("mcp__gitlab__update_file", json!({})), [r::MCP_PUBLIC_POST]);
+        assert_eq!(fired("mcp__files__update_file", json!({})), [r::MCP_WRITE]);
+        assert_eq!(fired("mcp__todo__create_task", json!({})), [r::MCP_WRITE]);
+        assert_eq!(fired("mcp__kijito__kijito_update", json!({})), [r::MCP_WRITE, r::KIJITO_MCP_WRITE]);
+        // a Kijito store's query tool reads memories, whatever its text says
+        assert_eq!(fired("mcp__kijito__kijito_query", json!({"query": "DELETE FROM memories"})), [r::MCP_READ]);
+    }
+
+    /// Statements are read from strings and lists up to four levels deep
+    /// (no server reads a statement nested deeper).
+    #[test]
+    fn statements_are_read_from_nested_lists_up_to_the_bound() {
+        assert_eq!(fired("mcp__pg__query", json!({"statements": [["SELECT 1"], "DELETE FROM t"]})), [r::MCP_SQL_WRITE]);
+        assert_eq!(fired("mcp__pg__query", json!({"sql": [[[["DELETE FROM t"]]]]})), [r::MCP_SQL_WRITE]);
+        assert_eq!(fired("mcp__pg__query", json!({"sql": [[[[["DELETE FROM t"]]]]]})), [r::MCP_READ]);
+        assert_eq!(fired("mcp__pg__query", json!({"sql": "  (select 1)"})), [r::MCP_READ]);
+    }
+
+    /// Numbers and numeric strings that are whole, non-negative and below
+    /// 1.8e19 are ids; fractions, negatives and larger values are not; lists
+    /// are read four levels deep.
+    #[test]
+    fn target_ids_are_whole_non_negative_and_bounded() {
+        for input in [
+            json!({"id": 21813.5}),
+            json!({"id": -21813.0}),
+            json!({"id": "21813.5"}),
+            json!({"id": "-21813"}),
+            json!({"id": 1.8e19}),
+            json!({"id": "1.8e19"}),
+            json!({"id": [[[[[21813]]]]]}),
+        ] {
+            assert!(target_ids(&input).is_empty(), "{input}");
+        }
+        assert_eq!(target_ids(&json!({"id": 1.7e19})), [17_000_000_000_000_000_000]);
+        assert_eq!(target_ids(&json!({"ids": "+7", "target": [[[[5]]]]})), [7, 5]);
+    }
+
     #[test]
     fn money_destruction_deploys_and_repository_writes_by_name() {
         for (tool, rule) in [

@@ -839,6 +839,7 @@ mod tests {
             "system 'rm -rf build'",
             "puts \"#{`rm -rf build`}\"",
             "exec('x')",
+            "print(f'{x}')",
             "s/x/system('id')/e",
             "s/x/@{[system 'id']}/",
         ] {
@@ -859,6 +860,10 @@ mod tests {
         assert!(sed_runs_or_writes("s/x/rm -rf build/e"));
         assert!(sed_runs_or_writes("w out.txt"));
         assert!(sed_runs_or_writes("/re/w out"));
+        assert!(sed_runs_or_writes("; w out"));
+        assert!(sed_runs_or_writes("1{\n\tw out\n}"));
+        assert!(sed_runs_or_writes("1!{;e ls\n}"));
+        assert!(!sed_runs_or_writes(";;"));
         assert!(!sed_runs_or_writes("s/foo/bar/g"));
         assert!(!sed_runs_or_writes("1,5p"));
         assert!(!sed_runs_or_writes("/^#/d;s/a/b/"));
@@ -890,6 +895,7 @@ mod tests {
         use crate::classify::rules as r;
         assert_eq!(scan_text("function f { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("f() { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("f () { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("coproc rm -rf build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("rm$IFS-rf${IFS}build").map(|x| x.0), Some(r::OPAQUE_PROGRAM));
         assert_eq!(scan_text("PROMPT_COMMAND='rm -rf build'; ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));

@@ -176,5 +176,7 @@ mod tests {
         got.sort();
         assert_eq!(got, ["/a", "/b", "/c", "~/.zshrc"]);
         assert!(mcp_paths(&json!("x")).is_empty());
+        // an empty string names no path, alone or in a list
+        assert_eq!(mcp_paths(&json!({"path": "", "paths": ["", "/d"]})), ["/d"]);
     }
 }

@@ -384,6 +384,41 @@ mod tests {
         assert_eq!(code(&s(&format!(r#","add":[{many}]"#))), codes::USER_RULE_INVALID.as_str());
     }
 
+    /// The bounds are inclusive: a pattern of exactly 512 characters, a rule
+    /// name of exactly 64 and exactly 256 added rules parse; one more, a
+    /// control character, or a name off snake_case is refused.
+    #[test]
+    fn bounds_and_names_at_their_edges() {
+        let file = |rules: &[String]| format!(r#"{{"schema":"kijito-qa.policy/v1","add":[{}]}}"#, rules.join(","));
+        let rule = |name: &str, program: &str| format!(r#"{{"name":"{name}","class":"send","risk":"low","program":"{program}"}}"#);
+        let long = "p".repeat(MAX_PATTERN_CHARS);
+        let got = UserPolicy::parse(file(&[rule("a", &long)]).as_bytes()).unwrap();
+        assert_eq!(got.added()[0].matcher, Matcher::Program { program: long.clone(), args: vec![] });
+        assert_eq!(code(&file(&[rule("a", &format!("{long}p"))])), codes::USER_RULE_INVALID.as_str());
+        assert_eq!(code(&file(&[rule("a", "make\\u0007")])), codes::USER_RULE_INVALID.as_str());
+        let name = "n".repeat(MAX_NAME_CHARS);
+        assert_eq!(UserPolicy::parse(file(&[rule(&name, "x")]).as_bytes()).unwrap().added()[0].name, name);
+        for bad in ["n".repeat(MAX_NAME_CHARS + 1), "9lives".into(), "a-b".into(), "aB".into(), String::new()] {
+            assert_eq!(code(&file(&[rule(&bad, "x")])), codes::USER_RULE_INVALID.as_str(), "{bad:?}");
+        }
+        let most: Vec<String> = (0..MAX_ADDED_RULES).map(|i| rule(&format!("r{i}"), "x")).collect();
+        assert_eq!(UserPolicy::parse(file(&most).as_bytes()).unwrap().added().len(), MAX_ADDED_RULES);
+    }
+
+    /// A file with only removals, only risks or only added rules is not the
+    /// empty policy (the classifier skips an empty one).
+    #[test]
+    fn any_one_part_makes_the_policy_non_empty() {
+        for part in [
+            r#""remove":["rm_files"]"#,
+            r#""risk":{"git_reset_hard":"high"}"#,
+            r#""add":[{"name":"a","class":"send","risk":"low","program":"x"}]"#,
+        ] {
+            let p = UserPolicy::parse(format!(r#"{{"schema":"kijito-qa.policy/v1",{part}}}"#).as_bytes()).unwrap();
+            assert!(!p.is_empty(), "{part}");
+        }
+    }
+
     #[test]
     fn matchers() {
         let p = UserPolicy::parse(

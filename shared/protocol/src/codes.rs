@@ -69,6 +69,10 @@ pub mod command {
         /// A command only the user runs in their own terminal (`memory-latch
         /// approve`): never the agent's, in any form.
         USER_ONLY UserOnly = "command_user_only",
+        /// A journaling helper command (`memory-latch consent request`,
+        /// `recover`) whose `--session-id` is not the calling tool call's
+        /// session (docs/protocol.md §13).
+        SESSION_MISMATCH SessionMismatch = "command_session_mismatch",
     }
 }
 

@@ -353,6 +353,12 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'=' | b':' | b'+' | b',' | b'@' | b'%')
 }
 
+/// Whether `s` is one word of a helper command as printed and checked
+/// ([`check_command`]): not empty, only the bytes a command word may hold.
+pub fn is_command_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_word_byte)
+}
+
 /// An accepted helper command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HelperCommand {
@@ -693,6 +699,26 @@ fn guard(lp: &LineParse<'_>, dir: Option<&HelperDir>) -> Verdict {
     match check_command(line.trim_end_matches([' ', '\n']), dir) {
         Ok(c) => Verdict::Helper(c),
         Err(e) => Verdict::Deny(e),
+    }
+}
+
+/// The helper commands whose `--session-id` names the journal their line
+/// goes to (docs/protocol.md §13): run by the agent, only for its own
+/// session (the tool call's), as the hooks name them.
+const SESSION_BOUND: &[(&str, &str)] = &[("memory-latch", "consent request"), ("memory-latch", "recover")];
+
+/// A helper command the guard accepted, run by the tool call of `session`:
+/// `command_session_mismatch` when it journals into another session.
+pub fn session_bound(c: &HelperCommand, session: &str) -> Result<()> {
+    if !SESSION_BOUND.contains(&(c.helper, c.subcommand)) {
+        return Ok(());
+    }
+    match c.args.iter().find(|(f, _)| *f == "--session-id") {
+        Some((_, s)) if s != session => Err(fail(
+            codes::SESSION_MISMATCH,
+            format!("{} {} records in session {s}; this tool call is session {session}'s (the hooks name its own)", c.helper, c.subcommand),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -426,3 +426,18 @@ fn a_helper_checks_its_own_form_with_the_guards_rule() {
     // Required flags stay the argv parser's (missing_flag), not this check's.
     assert_eq!(code(&["--content-file"]), Ok(()));
 }
+
+#[test]
+fn a_journaling_latch_command_is_bound_to_the_calling_session() {
+    let line = |sub: &str, s: &str| format!("{ROOT}/memory-latch {sub} --workspace /w --session-id {s} --data-dir /d");
+    let consent = |s: &str| {
+        format!("{ROOT}/memory-latch consent request --action-file /a --summary x --risk low --workspace /w --session-id {s} --data-dir /d")
+    };
+    assert!(session_bound(&accepted(&consent("s1")), "s1").is_ok());
+    assert_eq!(session_bound(&accepted(&consent("s2")), "s1").unwrap_err().code(), codes::SESSION_MISMATCH.as_str());
+    assert!(session_bound(&accepted(&line("recover", "s1")), "s1").is_ok());
+    assert_eq!(session_bound(&accepted(&line("recover", "s2")), "s1").unwrap_err().code(), codes::SESSION_MISMATCH.as_str());
+    // without --session-id (the user journal) and other helpers' session flags: not bound here
+    assert!(session_bound(&accepted(&format!("{ROOT}/memory-latch recover --workspace /w")), "s1").is_ok());
+    assert!(session_bound(&accepted(&format!("{ROOT}/qa-gate status --session-id s2 --data-dir /d")), "s1").is_ok());
+}

@@ -274,6 +274,21 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// Written as the id's text; read through [`SessionId::parse`] (a stored id
+/// that does not parse fails the whole record).
+impl serde::Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SessionId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        SessionId::parse(&text).map_err(|e| serde::de::Error::custom(e.message()))
+    }
+}
+
 /// A host's id of one tool call (Claude Code's `toolu_...`, Codex's
 /// `call_id`), the same at PreToolUse and PostToolUse:
 /// `^[A-Za-z0-9_.:-]{1,128}$`. The host-consent record is keyed and named
@@ -485,6 +500,16 @@ mod tests {
         }
         for bad in ["", "a/b", "a b", "../x", "toolu_1\n", "é", &"x".repeat(129)] {
             assert_eq!(ToolUseId::parse(bad).unwrap_err().code(), "invalid_tool_use_id", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_session_id_is_stored_as_its_text_and_read_through_parse() {
+        let s = SessionId::parse("01a2295e-6929-7981-9da7-935145fb97be").unwrap();
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"01a2295e-6929-7981-9da7-935145fb97be\"");
+        assert_eq!(serde_json::from_str::<SessionId>("\"01a2295e-6929-7981-9da7-935145fb97be\"").unwrap(), s);
+        for bad in ["\"\"", "\"a b\"", "\"-a\"", "\"../x\"", "7", "null"] {
+            assert!(serde_json::from_str::<SessionId>(bad).is_err(), "{bad}");
         }
     }
 

@@ -21,8 +21,10 @@
 //! reference, and each reader takes its view of the one parse: the guard
 //! [`ShellLine::as_written`] (`$HOME` stays `$HOME`), the policy
 //! [`ShellLine::with_vars`] (`$HOME` and `$PWD` filled in). A line that
-//! itself holds the reference marks (private-use U+E004..U+E006, as text or
-//! ANSI-C escapes) is marked [`Parsed::exceeded`].
+//! itself holds one of the model's marks (private-use U+E000..U+E006: the
+//! brace marks, the here-document slot and the reference marks; as text or
+//! ANSI-C escapes) is marked [`Parsed::exceeded`] (docs/policy.md,
+//! `tripwire_shell_unparsed`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -46,12 +48,18 @@ pub const MAX_VAR_BYTES: usize = 4096;
 const BR_OPEN: char = '\u{E000}';
 const BR_COMMA: char = '\u{E001}';
 const BR_CLOSE: char = '\u{E002}';
+// A here-document's body slot in a command's stdin until the body is read.
+const HEREDOC_SLOT: char = '\u{E003}';
 // A variable reference left for the reader's view: `$NAME` is
 // REF NAME REF_END, `${NAME}` is REF_BRACED NAME REF_END.
 const REF: char = '\u{E004}';
 const REF_BRACED: char = '\u{E005}';
 const REF_END: char = '\u{E006}';
 const REF_MARKS: &[char] = &[REF, REF_BRACED, REF_END];
+/// Every mark of the model: a line that holds one itself (as text, or made
+/// by an ANSI-C escape) would be read as the mark, so it is not read at all
+/// (`$'\uE000' -rf x` would otherwise lose its program, a brace group's `{`).
+const MARKS: &[char] = &[BR_OPEN, BR_COMMA, BR_CLOSE, HEREDOC_SLOT, REF, REF_BRACED, REF_END];
 
 /// One redirection of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -474,7 +482,7 @@ impl<'a> Lexer<'a> {
             }
         }
         let decoded = String::from_utf8_lossy(&bytes);
-        self.spoofed |= decoded.contains(REF_MARKS);
+        self.spoofed |= decoded.contains(MARKS);
         out.push_str(&decoded);
         self.i = (j + 1).min(self.s.len());
     }
@@ -822,8 +830,8 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
     } else {
         line
     };
-    // Reference marks written in the line would be read as references.
-    out.exceeded |= text.contains(REF_MARKS);
+    // Marks written in the line would be read as the model's own.
+    out.exceeded |= text.contains(MARKS);
     let mut lx = Lexer {
         s: text.chars().collect(),
         i: 0,
@@ -871,7 +879,7 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
                         lx.next_heredoc += 1;
                         lx.pending_heredocs.push((target, heredoc == 2, id));
                         // the body is read at the next newline; mark its slot
-                        cur.stdin.push(format!("\u{E003}{id}"));
+                        cur.stdin.push(format!("{HEREDOC_SLOT}{id}"));
                     }
                     3 => cur.stdin.push(target),
                     _ if dup && (target.chars().all(|c| c.is_ascii_digit()) || target == "-") => {}
@@ -924,7 +932,7 @@ fn parse_into(line: &str, mut vars: HashMap<String, String>, depth: usize, out: 
     let bodies = std::mem::take(&mut lx.heredoc_bodies);
     for cmd in out.commands[start..].iter_mut() {
         for s in cmd.stdin.iter_mut() {
-            if let Some(id) = s.strip_prefix('\u{E003}').and_then(|n| n.parse::<usize>().ok()) {
+            if let Some(id) = s.strip_prefix(HEREDOC_SLOT).and_then(|n| n.parse::<usize>().ok()) {
                 *s = bodies.get(&id).cloned().unwrap_or_default();
             }
         }
@@ -1028,6 +1036,18 @@ mod tests {
         assert_eq!(ShellLine::from("cat $HOME/a").as_written().commands[0].argv, vec!["cat", "$HOME/a"]);
         // the reference marks written in a line, as text or ANSI-C, are not references
         for line in ["cat \u{E004}HOME\u{E006}", "cat $'\\uE004'HOME$'\\uE006'", "cat \u{E005}"] {
+            assert!(ShellLine::from(line).as_written().exceeded, "{line}");
+            assert!(parse(line, &vars).exceeded, "{line}");
+        }
+        // so are the brace marks and the here-document slot (the attack of
+        // fixtures/policy/adversarial/unparsed.jsonl: a program named U+E000)
+        for line in [
+            "PATH=.:$PATH $'\\uE000' -rf ../x",
+            "PATH=.:$PATH \u{E000} -rf ../x",
+            "./$'\\uE000'x$'\\uE001'y$'\\uE002' -rf ../x",
+            "sh <<< \u{E003}0",
+            "sh <<< $'\\xee\\x80\\x83'0",
+        ] {
             assert!(ShellLine::from(line).as_written().exceeded, "{line}");
             assert!(parse(line, &vars).exceeded, "{line}");
         }

@@ -477,6 +477,9 @@ impl Mcp {
         };
         let is_live = live.is_some();
         let opts = kijito_wake::cli::options(workspace.clone(), data_dir.clone(), session.clone(), long, live);
+        if is_live {
+            kijito_wake::cli::live_target(&opts).map_err(|e| bad(e.code(), e.message()))?;
+        }
         let (report, entry) = kijito_wake::run(&opts, true).map_err(|e| bad(e.code(), e.message()))?;
         if is_live {
             // The same answer as `wake-check --live`: the wake hold and the journal line.

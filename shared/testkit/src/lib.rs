@@ -1,12 +1,13 @@
 //! The test support of the workspace, one crate every test harness takes as
-//! a dev-dependency (docs/testing.md, Test support): [`world`] (the QA world
-//! of the library tests: a private data dir, its QA dir, a transcript, a
-//! session), [`pass`] (the one hand-built QA pass), [`isolated`] (a test that
-//! changes process-wide state runs alone in a child), [`ws`] (the TUI side
+//! a dev-dependency (docs/testing.md, Test support): [`world`] (the one QA
+//! world: a private data dir, a transcript, a session, laid out for the
+//! library tests, the hooks' or the binaries'), [`pass`] (the one
+//! hand-built QA pass), [`isolated`] (a test that changes process-wide state
+//! runs alone in a child), [`ws`] (the TUI side
 //! of the Codex adapter's WebSocket) and [`codex`] (the stand-in Codex
 //! app-server and TUI). The root package's `tests/support` re-exports these
-//! and adds what needs its binaries (a real kijito-local, the gate worlds of
-//! the binaries).
+//! and adds what needs its binaries (a real kijito-local, the gate world's
+//! runs of the binaries).
 //!
 //! Only a dev-dependency: nothing here is part of a binary. Its dependencies
 //! are already in the normal graph with the same features, so a test build

@@ -1,8 +1,13 @@
-//! The QA world of the library tests (kijito-gate's, kijito-compact's and
-//! kijito-compact-codex's): a private temporary dir holding a private data
-//! dir with its QA dir open, a one-line transcript and the session `sess-1`.
-//! The root package's gate worlds (`tests/support/gate.rs`) run the real
-//! binaries against a HOME of their own instead.
+//! The QA world of every harness: a private temporary dir holding a data
+//! dir, a one-line transcript and the session `sess-1`, laid out by a
+//! [`Layout`]. The library tests (kijito-gate's, kijito-compact's and
+//! kijito-compact-codex's) take [`World::new`] ([`Layout::LIBRARY`]: the
+//! data dir made, its QA dir open, the spent-nonce ledger in the world's own
+//! dir); kijito-hooks' library tests [`Layout::HOOKS`] (a helper dir `bin`,
+//! the ledger in the world's own dir too); the root package's gate worlds
+//! (`tests/support/gate.rs`, which run the real binaries)
+//! [`Layout::BINARIES`] (a `home`, the data dir left for the binaries to
+//! make).
 
 use kijito_gate::{transcript_identity, Pass, QaDir};
 use kijito_protocol::ids::{AbsPath, SessionId};
@@ -13,6 +18,35 @@ use std::path::PathBuf;
 pub const T0: i64 = 1_800_000_000_000;
 /// A compaction nonce (128 bits of hex).
 pub const NONCE: &str = "0123456789abcdef0123456789abcdef";
+
+/// How a [`World`] is laid out in its temporary dir.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// `data` made owner-only (0700) with its QA dir open; `false`: only
+    /// named, left for the binaries under test to make (the world's
+    /// [`World::qa`] then creates nothing).
+    pub data: bool,
+    /// The one line of `transcript.jsonl` (a newline follows).
+    pub transcript: &'static str,
+    /// More owner-only (0700) dirs made in the world's dir.
+    pub dirs: &'static [&'static str],
+    /// The spent-nonce ledger in the world's own `heads` dir; `false`: in
+    /// the environment's state dir, where the hooks' library keeps it
+    /// (`kijito_files::datadir::heads_dir`).
+    pub own_ledger: bool,
+}
+
+impl Layout {
+    /// The library tests' world: [`World::new`].
+    pub const LIBRARY: Layout = Layout { data: true, transcript: "{\"turn\":1}", dirs: &[], own_ledger: true };
+    /// kijito-hooks' library tests: a helper dir `bin` beside the data dir,
+    /// the ledger in the world's own `heads` (give it to the `HookEnv` with
+    /// `with_ledger_dir`).
+    pub const HOOKS: Layout = Layout { data: true, transcript: "{}", dirs: &["bin"], own_ledger: true };
+    /// The root package's tests of the binaries: a `home` for `$HOME`, a
+    /// Codex rollout's first line, the data dir made by the binaries.
+    pub const BINARIES: Layout = Layout { data: false, transcript: "{\"type\":\"session_meta\"}", dirs: &["home"], own_ledger: false };
+}
 
 pub struct World {
     pub dir: tempfile::TempDir,
@@ -26,15 +60,28 @@ pub struct World {
 impl World {
     /// A 0700 temporary dir holding a 0700 `data` dir (its QA dir open, the
     /// spent-nonce ledger in this dir's `heads`, never the user's state dir)
-    /// and a one-line `transcript.jsonl`.
+    /// and a one-line `transcript.jsonl` ([`Layout::LIBRARY`]).
     pub fn new() -> World {
+        World::laid_out(Layout::LIBRARY)
+    }
+
+    /// A 0700 temporary dir laid out as `layout` says.
+    pub fn laid_out(layout: Layout) -> World {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        for d in layout.dirs {
+            crate::private_dir(&dir.path().join(d));
+        }
         let data = AbsPath::from_path(&dir.path().join("data")).unwrap();
-        crate::private_dir(data.as_path());
-        let qa = QaDir::open(&data).unwrap().with_ledger_dir(Some(dir.path().join("heads")));
+        let qa = if layout.data {
+            crate::private_dir(data.as_path());
+            QaDir::open(&data).unwrap()
+        } else {
+            QaDir::read_only(&data).unwrap()
+        };
+        let qa = if layout.own_ledger { qa.with_ledger_dir(Some(dir.path().join("heads"))) } else { qa };
         let t = dir.path().join("transcript.jsonl");
-        std::fs::write(&t, b"{\"turn\":1}\n").unwrap();
+        std::fs::write(&t, format!("{}\n", layout.transcript)).unwrap();
         World { transcript: AbsPath::from_path(&t).unwrap(), dir, data, qa, s: sid("sess-1") }
     }
 

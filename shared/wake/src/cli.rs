@@ -135,6 +135,19 @@ pub fn live_answered(opts: &crate::Options, report: &crate::Report) {
     }
 }
 
+/// Before a live check runs (`--live`, the MCP tool's `live`): a session it
+/// names must be one a hook journals in, in a data dir a hook journals in
+/// (`kijito_files::journal::named_target`), so the answer (the hold's
+/// session and the journal line) never goes to a made-up session, the
+/// user's journal or a directory that is not a data dir; nothing runs
+/// otherwise (docs/protocol.md §13).
+pub fn live_target(opts: &crate::Options) -> Result<()> {
+    match (&opts.session, &opts.data_dir) {
+        (Some(s), Some(d)) => kijito_files::journal::named_target(d.as_path(), Some(s)),
+        _ => Ok(()),
+    }
+}
+
 /// One `wake-check` run from parsed argv; `live` is the `--live` probe the
 /// binary injects (this crate links no HTTP code). Returns the exit status.
 pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
@@ -172,6 +185,9 @@ pub fn run(args: &Args, live: LiveProbe) -> Result<i32> {
         let (report, entry) = crate::run(&opts, true)?;
         cli::print_stdout(&format!("{}\n", crate::hook_answer(&report, &entry)))?;
         return Ok(report.mode.exit_status());
+    }
+    if args.has("--live") {
+        live_target(&opts)?;
     }
     let (report, entry) = crate::run(&opts, true)?;
     if args.has("--live") {

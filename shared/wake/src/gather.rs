@@ -276,7 +276,7 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
         if !matches!(kind, StateFile::Pass | StateFile::Ticket | StateFile::Attempt | StateFile::Reentry) {
             continue;
         }
-        if only.is_some_and(|s| s.as_str() != session) {
+        if only.is_some_and(|s| *s != session) {
             continue;
         }
         let bytes = match read_state(&path) {
@@ -286,11 +286,11 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
                 continue;
             }
             Err(e) => {
-                state.unreadable.push((session.to_owned(), format!("{name}: {}", e.code())));
+                state.unreadable.push((session.as_str().to_owned(), format!("{name}: {}", e.code())));
                 continue;
             }
         };
-        let stamp = |at_ms: i64| Stamp { session: session.to_owned(), at_ms };
+        let stamp = |at_ms: i64| Stamp { session: session.clone(), at_ms };
         let parsed: Result<Option<Stamp>> = match kind {
             StateFile::Pass => Pass::parse(&bytes).map(|p| Some(stamp(p.recorded_at_ms))),
             StateFile::Ticket => Pass::parse(&bytes).map(|_| None),
@@ -299,8 +299,8 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
             _ => Ok(None),
         };
         match (kind, parsed) {
-            (_, Err(e)) => state.unreadable.push((session.to_owned(), format!("{name}: {}", e.code()))),
-            (StateFile::Ticket, Ok(_)) => state.tickets.push(session.to_owned()),
+            (_, Err(e)) => state.unreadable.push((session.as_str().to_owned(), format!("{name}: {}", e.code()))),
+            (StateFile::Ticket, Ok(_)) => state.tickets.push(session.as_str().to_owned()),
             (StateFile::Pass, Ok(Some(s))) => state.passes.push(s),
             (StateFile::Attempt, Ok(Some(s))) => state.attempts.push(s),
             (StateFile::Reentry, Ok(Some(s))) => state.reentries.push(s),

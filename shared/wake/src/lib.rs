@@ -24,6 +24,7 @@ pub mod hold;
 
 use codes::{Severity, Spec};
 use kijito_latch::{self as latch, EntrySummary, LockProbe, ReportMode, TokenState, TokenStatus, VerifyReport};
+use kijito_protocol::ids::SessionId;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -232,7 +233,7 @@ pub struct LatchState {
 /// A per-session QA state file with its recorded time (`None`: unreadable).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
-    pub session: String,
+    pub session: SessionId,
     pub at_ms: i64,
 }
 
@@ -348,7 +349,7 @@ impl Builder<'_> {
 }
 
 fn sessions_of(items: &[&Stamp]) -> Vec<String> {
-    let mut s: Vec<String> = items.iter().map(|i| i.session.clone()).collect();
+    let mut s: Vec<String> = items.iter().map(|i| i.session.as_str().to_owned()).collect();
     s.sort();
     s.dedup();
     s
@@ -473,7 +474,11 @@ pub fn assess(f: &Facts) -> Report {
                             ),
                             (latch::ConsentState::Authorized, _) => b.find(
                                 &codes::IRREVERSIBLE_ACTION_PENDING,
-                                format!("an authorization ({}) for {} is still in force", h.irreversible_action_pending, h.action_hash),
+                                format!(
+                                    "an authorization ({}) for {} is still in force",
+                                    h.irreversible_action_pending,
+                                    latch::entry::action_or_none::text(&h.action_hash)
+                                ),
                                 None,
                             ),
                             _ => {}
@@ -539,7 +544,8 @@ pub fn assess(f: &Facts) -> Report {
                 b.find(&codes::QA_PASS_EXPIRED, format!("QA pass older than 30 min for session(s) {}", s.join(", ")), Some(step));
             }
             b.check(codes::CHECK_QA_PASS, None, format!("{} pass(es)", q.passes.len()));
-            let live_attempt = |s: &str| q.attempts.iter().any(|a| a.session == s && now_i - a.at_ms <= kijito_gate::ATTEMPT_MAX_AGE_MS);
+            let live_attempt =
+                |s: &str| q.attempts.iter().any(|a| a.session.as_str() == s && now_i - a.at_ms <= kijito_gate::ATTEMPT_MAX_AGE_MS);
             let mut orphans: Vec<String> = q.tickets.iter().filter(|t| !live_attempt(t)).cloned().collect();
             orphans.sort();
             orphans.dedup();

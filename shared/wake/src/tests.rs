@@ -19,7 +19,7 @@ fn head(at: u64) -> EntrySummary {
         boot_id: BOOT.into(),
         consent_state: ConsentState::Pending,
         irreversible_action_pending: "none".into(),
-        action_hash: "none".into(),
+        action_hash: None,
         risk_level: Risk::Low,
         recovery_attempts: 0,
         silent_witness: false,
@@ -110,14 +110,14 @@ fn qa_mut(f: &mut Facts) -> &mut QaState {
 }
 
 fn stamp(s: &str, at: u64) -> Stamp {
-    Stamp { session: s.into(), at_ms: at as i64 }
+    Stamp { session: SessionId::parse(s).unwrap(), at_ms: at as i64 }
 }
 
 fn token(id: &str, status: TokenStatus) -> TokenState {
     TokenState {
         id: id.into(),
         purpose: Purpose::Consent,
-        action_hash: "sha256:aa".into(),
+        action_hash: kijito_protocol::ids::ActionHash::of_canonical(b"aa"),
         risk: Risk::High,
         summary: "drop the table".into(),
         issued_at_ms: NOW - HOUR,

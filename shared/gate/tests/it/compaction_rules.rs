@@ -385,14 +385,18 @@ fn delivery_of_a_bad_record_is_unattested() {
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
     assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED.as_str(), 9));
     // Consumed after the claim: still not backed.
-    kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 10).unwrap();
+    let consumed = |e: &World, at: i64| {
+        let p = pass_for(e, "sess-1", 1, NONCE);
+        let entry = kijito_gate::ledger::LedgerEntry::of(&p, &p.to_bytes(), kijito_gate::pass::codes::PASS_CONSUMED, at);
+        kijito_gate::ledger::append(&e.qa, &e.s, &entry, at).unwrap();
+    };
+    consumed(&e, 10);
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     assert_eq!(take_reentry(&e.qa, &e.s, T0).unwrap().unwrap().reason, cc::REENTRY_UNBACKED.as_str());
-    // A record whose nonce `qa-spent` lists as consumed
-    // before the claim is still not enough: no claimed attempt, no consumed
-    // ticket, no ledger entry.
+    // A record whose nonce the ledger lists as consumed before the claim is
+    // still not enough: no claimed attempt, no consumed ticket.
     let e = World::new();
-    kijito_gate::withdraw::consume(&e.qa, &e.s, &pass_for(&e, "sess-1", 1, NONCE), 8).unwrap();
+    consumed(&e, 8);
     private::write_atomic(&e.qa.reentry(&e.s), reentry_json(true).to_string().as_bytes()).unwrap();
     let r = take_reentry(&e.qa, &e.s, T0).unwrap().unwrap();
     assert_eq!((r.attested, r.reason.as_str(), r.claimed_at_ms), (None, cc::REENTRY_UNBACKED.as_str(), 9));
@@ -457,13 +461,13 @@ fn an_attested_record_needs_the_whole_chain() {
 }
 
 #[test]
-fn a_consumed_pass_put_back_is_replayed_even_without_the_spent_record() {
+fn a_consumed_pass_put_back_is_replayed_by_the_ledger() {
     let e = World::new();
     cycle_ready_to_deliver(&e);
-    // Copy the consumed ticket back as the pass and delete
-    // `qa-spent`: the ledger outside the data dir still refuses it.
+    // Copy the consumed ticket back as the pass: no `qa-spent` lists it
+    // (PreCompact writes none), the ledger outside the data dir refuses it.
     std::fs::copy(e.qa.ticket_consumed(&e.s), e.qa.pass(&e.s)).unwrap();
-    std::fs::remove_file(e.qa.spent(&e.s)).unwrap();
+    assert!(std::fs::symlink_metadata(e.qa.spent(&e.s)).is_err(), "no spent record");
     let a = precompact(&e.qa, &e.s, Some(&e.transcript), "manual", T0 + 40).unwrap();
     assert_eq!((a.attested, a.reason.as_str()), (false, pc::PASS_REPLAYED.as_str()));
     // A ledger that cannot be trusted refuses every pass (fail closed), and

@@ -420,8 +420,8 @@ fn status_reports_what_exists_and_creates_nothing() {
 #[test]
 fn state_files_classify_and_read_safely() {
     let s = SessionId::parse("sess-1").unwrap();
-    assert_eq!(StateFile::classify("compaction-resume-consumed.sess-1.json"), Some((StateFile::TicketConsumed, "sess-1")));
-    assert_eq!(StateFile::classify("compaction-attempt-claimed.sess-1.json"), Some((StateFile::AttemptClaimed, "sess-1")));
+    assert_eq!(StateFile::classify("compaction-resume-consumed.sess-1.json"), Some((StateFile::TicketConsumed, s.clone())));
+    assert_eq!(StateFile::classify("compaction-attempt-claimed.sess-1.json"), Some((StateFile::AttemptClaimed, s.clone())));
     assert_eq!(StateFile::classify("compact-pin.bad id.json"), None);
     assert_eq!(StateFile::Request.name(&s), "compact-request.sess-1.json");
     for code in [private::codes::SYMLINK, private::codes::NOT_REGULAR, private::codes::NOT_OWNED, private::codes::PERMISSIONS] {

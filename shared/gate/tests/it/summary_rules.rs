@@ -40,8 +40,7 @@ fn attempt(session: &str, nonce: &str) -> Attempt {
 /// SessionStart(compact) before PostCompact).
 fn pending_claim(e: &World) -> Reentry {
     let p = pass_for(e, "sess-1", T0, NONCE);
-    // What PreCompact leaves: the nonce consumed, the ticket, the attempt.
-    kijito_gate::withdraw::consume(&e.qa, &e.s, &p, T0).unwrap();
+    // What PreCompact leaves: the nonce consumed in the ledger, the ticket, the attempt.
     let entry = kijito_gate::ledger::LedgerEntry::of(&p, &p.to_bytes(), kijito_gate::pass::codes::PASS_CONSUMED, T0);
     kijito_gate::ledger::append(&e.qa, &e.s, &entry, T0).unwrap();
     private::write_atomic(&e.qa.ticket(&e.s), &p.to_bytes()).unwrap();

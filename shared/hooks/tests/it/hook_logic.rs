@@ -5,42 +5,34 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_files::private;
-use kijito_gate::{transcript_identity, Pass, QaDir};
+use kijito_gate::Pass;
 use kijito_hooks::{messages, Event, Host};
 use kijito_hooks::{run, HookEnv};
 use kijito_protocol::command::HelperDir;
 use kijito_protocol::ids::{AbsPath, MemoryId, MessageId, SessionId};
+use kijito_testkit::world::{pass_for, Layout, World, NONCE, T0};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 
-const T0: i64 = 1_800_000_000_000;
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
-
-struct W {
-    dir: tempfile::TempDir,
-    data: AbsPath,
-    transcript: AbsPath,
+/// kijito-testkit's QA world laid out for the hooks ([`Layout::HOOKS`]: a
+/// private data dir, its QA dir, a helper dir `bin`, `sess-1`).
+fn world() -> World {
+    World::laid_out(Layout::HOOKS)
 }
 
-fn world() -> W {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    for d in ["data", "bin"] {
-        std::fs::create_dir(dir.path().join(d)).unwrap();
-        std::fs::set_permissions(dir.path().join(d), std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
-    let t = dir.path().join("t.jsonl");
-    std::fs::write(&t, b"{}\n").unwrap();
-    W { data: AbsPath::from_path(&dir.path().join("data")).unwrap(), transcript: AbsPath::from_path(&t).unwrap(), dir }
+/// What the hooks read from a [`World`]: their environment, their stdin and
+/// the session's pass.
+trait HookWorld {
+    fn env(&self, host: Host, now: i64) -> HookEnv;
+    fn stdin(&self, event: &str, extra: Value) -> Vec<u8>;
+    /// The pass of `sess-1` recorded at `at`, written to the QA dir.
+    fn pass(&self, at: i64) -> Pass;
 }
 
-impl W {
+impl HookWorld for World {
     fn env(&self, host: Host, now: i64) -> HookEnv {
-        HookEnv::new(host, Some(self.data.clone()), None, None, Some(HelperDir::new(&self.dir.path().join("bin")).unwrap()), now)
-    }
-    fn qa(&self) -> QaDir {
-        QaDir::open(&self.data).unwrap()
+        HookEnv::new(host, Some(self.data.clone()), None, None, Some(HelperDir::new(&self.path("bin")).unwrap()), now)
+            .with_ledger_dir(self.qa.ledger_dir().map(std::path::Path::to_path_buf))
     }
     fn stdin(&self, event: &str, extra: Value) -> Vec<u8> {
         let mut v = json!({"hook_event_name": event, "session_id": "sess-1", "transcript_path": self.transcript.as_str()});
@@ -50,14 +42,13 @@ impl W {
         v.to_string().into_bytes()
     }
     fn pass(&self, at: i64) -> Pass {
-        let p = kijito_testkit::pass::pass(&sid(), at, NONCE, transcript_identity(&self.transcript).unwrap());
-        private::write_atomic(&self.qa().pass(&sid()), &p.to_bytes()).unwrap();
-        p
+        self.write_pass(&self.s, at, NONCE);
+        pass_for(self, self.s.as_str(), at, NONCE)
     }
 }
 
 fn sid() -> SessionId {
-    SessionId::parse("sess-1").unwrap()
+    kijito_testkit::world::sid("sess-1")
 }
 
 fn json_of(s: &str) -> Value {
@@ -126,18 +117,18 @@ fn precompact_on_claude_speaks_only_to_the_summariser_when_attested() {
 fn the_summary_request_needs_the_ticket_of_this_attempt() {
     let w = world();
     let env = w.env(Host::Claude, T0);
-    let qa = w.qa();
+    let qa = &w.qa;
     w.pass(T0);
-    let a = kijito_gate::precompact(&qa, &sid(), Some(&w.transcript), "auto", T0).unwrap();
-    assert!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &a).is_some());
+    let a = kijito_gate::precompact(qa, &sid(), Some(&w.transcript), "auto", T0).unwrap();
+    assert!(kijito_hooks::summary::request_text(&env, qa, &sid(), &a).is_some());
     let mut other = a.clone();
     other.compaction_nonce = Some("f".repeat(32));
-    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &other), None);
+    assert_eq!(kijito_hooks::summary::request_text(&env, qa, &sid(), &other), None);
     let mut unattested = a.clone();
     unattested.attested = false;
-    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &unattested), None);
+    assert_eq!(kijito_hooks::summary::request_text(&env, qa, &sid(), &unattested), None);
     std::fs::remove_file(qa.ticket(&sid())).unwrap();
-    assert_eq!(kijito_hooks::summary::request_text(&env, &qa, &sid(), &a), None);
+    assert_eq!(kijito_hooks::summary::request_text(&env, qa, &sid(), &a), None);
 }
 
 #[test]
@@ -226,7 +217,7 @@ fn session_start_prints_the_commands() {
         "{t}"
     );
     // The rollback dir is created owner-only.
-    let rb = w.qa().path().as_path().join("rollback");
+    let rb = w.qa.path().as_path().join("rollback");
     assert_eq!(std::fs::metadata(&rb).unwrap().permissions().mode() & 0o777, 0o700);
     // A pending re-entry goes first.
     w.pass(T0);
@@ -248,7 +239,7 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     let env = w.env(Host::Codex, T0);
     let ups = w.stdin("UserPromptSubmit", json!({"prompt": "hello"}));
     assert_eq!(run::session(&env, Event::UserPromptSubmit, &ups), None);
-    let turn = kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap();
+    let turn = kijito_compact::trigger::read_turn(&w.qa, &sid()).unwrap().unwrap();
     assert_eq!((turn.state, turn.at_ms), (kijito_compact::trigger::TurnState::Running, T0));
     w.pass(T0);
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
@@ -264,7 +255,7 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     let w = world();
     let env = w.env(Host::Codex, T0);
     run::session(&env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"agent_id": "a1"})));
-    assert_eq!(kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap(), None);
+    assert_eq!(kijito_compact::trigger::read_turn(&w.qa, &sid()).unwrap(), None);
 }
 
 #[test]
@@ -273,7 +264,7 @@ fn stop_reminds_of_a_waiting_pass() {
     let env = w.env(Host::Codex, T0 + 60_000);
     let stop = w.stdin("Stop", json!({}));
     assert_eq!(run::session(&env, Event::Stop, &stop), None);
-    assert_eq!(kijito_compact::trigger::read_turn(&w.qa(), &sid()).unwrap().unwrap().state, kijito_compact::trigger::TurnState::Ended);
+    assert_eq!(kijito_compact::trigger::read_turn(&w.qa, &sid()).unwrap().unwrap().state, kijito_compact::trigger::TurnState::Ended);
     w.pass(T0);
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
     let expected = messages::fill(messages::STOP_WAITING, "29").replacen(
@@ -283,9 +274,9 @@ fn stop_reminds_of_a_waiting_pass() {
     );
     assert_eq!(v, json!({"systemMessage": expected}));
     // A requested compaction changes the advice.
-    let qa = w.qa();
+    let qa = &w.qa;
     kijito_compact::trigger::write_pin(
-        &qa,
+        qa,
         &kijito_compact::trigger::Pin {
             session_id: sid(),
             via: kijito_compact::trigger::Via::CodexAppServer { adapter_id: NONCE.into(), socket: AbsPath::parse("/run/x.sock").unwrap() },
@@ -293,7 +284,7 @@ fn stop_reminds_of_a_waiting_pass() {
         },
     )
     .unwrap();
-    kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    kijito_compact::trigger::create_request(qa, &sid(), T0 + 1).unwrap();
     let v = json_of(&run::session(&env, Event::Stop, &stop).unwrap());
     assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");
     // Near the end of its life: 0 minutes, never negative.
@@ -307,7 +298,7 @@ fn stop_reminds_of_a_waiting_pass() {
     );
 }
 
-fn bash(w: &W, command: Value) -> Vec<u8> {
+fn bash(w: &World, command: Value) -> Vec<u8> {
     w.stdin("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": command}}))
 }
 
@@ -494,7 +485,7 @@ fn the_stdin_bound_is_one_mebibyte() {
 
 /// Append one usage line of the host's real shape: `used` tokens of a
 /// 200000 (Claude) or 258400 (Codex) window.
-fn grow(w: &W, host: Host, used: u64) {
+fn grow(w: &World, host: Host, used: u64) {
     use std::io::Write;
     let line = match host {
         Host::Claude => {
@@ -508,11 +499,11 @@ fn grow(w: &W, host: Host, used: u64) {
     writeln!(f, "{line}").unwrap();
 }
 
-fn ups_context(env: &HookEnv, w: &W) -> Option<String> {
+fn ups_context(env: &HookEnv, w: &World) -> Option<String> {
     run::session(env, Event::UserPromptSubmit, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"}))).map(|r| context(Some(r)))
 }
 
-fn stop_message(env: &HookEnv, w: &W) -> Option<String> {
+fn stop_message(env: &HookEnv, w: &World) -> Option<String> {
     run::session(env, Event::Stop, &w.stdin("Stop", json!({}))).map(|r| json_of(&r)["systemMessage"].as_str().unwrap().to_owned())
 }
 
@@ -540,7 +531,7 @@ fn the_context_nudge_fires_once_per_ten_points() {
         assert!(ups_context(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
         assert!(stop_message(&env, &w).unwrap().starts_with("kijito-qa: context at 71% "));
         // The remembered bands are this session's, owner-only.
-        let state = w.qa().path().as_path().join("nudge.sess-1.json");
+        let state = w.qa.path().as_path().join("nudge.sess-1.json");
         let v: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
         assert_eq!((v["sessionId"].as_str(), v["promptBand"].as_u64(), v["stopBand"].as_u64()), (Some("sess-1"), Some(7), Some(7)));
         assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
@@ -612,7 +603,7 @@ fn stop_notices_a_claimed_pass_once() {
     w.pass(T0);
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let claimed = w.qa().attempt_claimed(&sid());
+    let claimed = w.qa.attempt_claimed(&sid());
     std::fs::remove_file(&claimed).unwrap();
     run::postcompact(&env, &w.stdin("PostCompact", json!({})));
     assert_eq!(stop_message(&env, &w).as_deref(), Some(notice));
@@ -662,9 +653,9 @@ fn stop_advice_for_a_tmux_request() {
     let w = world();
     let env = w.env(Host::Codex, T0 + 60_000);
     w.pass(T0);
-    let qa = w.qa();
+    let qa = &w.qa;
     kijito_compact::trigger::write_pin(
-        &qa,
+        qa,
         &kijito_compact::trigger::Pin {
             session_id: sid(),
             via: kijito_compact::trigger::Via::Tmux {
@@ -678,7 +669,7 @@ fn stop_advice_for_a_tmux_request() {
         },
     )
     .unwrap();
-    let (r, _) = kijito_compact::trigger::create_request(&qa, &sid(), T0 + 1).unwrap();
+    let (r, _) = kijito_compact::trigger::create_request(qa, &sid(), T0 + 1).unwrap();
     assert_eq!(r.via.as_str(), "tmux");
     let v = json_of(&run::session(&env, Event::Stop, &w.stdin("Stop", json!({}))).unwrap());
     assert!(v["systemMessage"].as_str().unwrap().ends_with("; compaction was requested; the adapter starts it now"), "{v}");

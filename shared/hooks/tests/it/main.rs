@@ -1,6 +1,6 @@
 //! The one integration-test harness of this package (docs/testing.md):
-//! every test file is a module of this binary. Its hand-built pass and the
-//! run-alone helper come from kijito-testkit.
+//! every test file is a module of this binary. Its QA world, hand-built pass
+//! and run-alone helper come from kijito-testkit.
 
 mod entry;
 mod hook_bins;
@@ -10,4 +10,5 @@ mod latch_prompt;
 mod latch_wallet_sibling;
 mod panic_answer;
 mod pretool_decision;
+mod pretool_places;
 mod wake_start;

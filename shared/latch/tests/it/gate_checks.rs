@@ -109,7 +109,7 @@ fn all_five_checks_pass_once_and_the_pass_consumes_the_token() {
     assert_eq!(st.head.seq, seq);
     assert_eq!(st.head.event, latch::Event::GatePass);
     assert_eq!(st.head.consent_state, ConsentState::Pending);
-    assert_eq!(st.head.action_hash, "none");
+    assert_eq!(st.head.action_hash, None);
     assert_eq!(st.head.irreversible_action_pending, "none");
     // The ledger record is marked used at the gate's time.
     let toks = f.latch.tokens(T0 + 11).unwrap();
@@ -155,7 +155,7 @@ fn consent_fails_when_the_record_is_a_reseed_token() {
 #[test]
 fn consent_fails_when_the_record_is_bound_to_another_action() {
     let f = authorized(Risk::Low);
-    edit_ledger(&f, |l| l.tokens[0].action_hash = latch::action_hash(b"something else\n").unwrap().into());
+    edit_ledger(&f, |l| l.tokens[0].action_hash = latch::action_hash(b"something else\n").unwrap());
     only_failure(&f.latch.gate(T0 + 10, &input(&f)).unwrap(), "consent_integrity", codes::CONSENT_RECORD_MISMATCH.as_str());
 }
 
@@ -501,4 +501,29 @@ mod wallet_consent {
         let r = f.latch.gate(T0 + 11, &input(&f)).unwrap();
         assert!(r.passed, "{r:?}");
     }
+}
+
+#[test]
+fn a_manifest_whose_stored_action_hash_does_not_parse_is_untrusted_with_a_bad_field() {
+    let f = authorized(Risk::Low);
+    let hash = latch::action_hash(ACTION).unwrap();
+    assert_eq!(f.latch.status(T0 + 4).unwrap().head.action_hash, Some(hash.clone()));
+    let path = &f.latch.paths().manifest;
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.contains(hash.as_str()));
+    fs::write(path, text.replace(hash.as_str(), "sha256:xyz")).unwrap();
+    let r = f.latch.verify_since(None);
+    assert!(!r.trusted, "{r:?}");
+    assert!(r.findings.iter().any(|x| x.code == codes::ENTRY_FIELD_INVALID), "{:?}", r.findings);
+}
+
+#[test]
+fn the_heads_action_hash_is_written_as_none_or_the_hash_text() {
+    let (_d, l) = setup();
+    let head = |l: &Latch| serde_json::to_value(&l.status(T0 + 9).unwrap().head).unwrap();
+    assert_eq!(head(&l)["action_hash"], "none");
+    let f = authorized(Risk::Low);
+    assert_eq!(head(&f.latch)["action_hash"], latch::action_hash(ACTION).unwrap().as_str());
+    let r = f.latch.gate(T0 + 10, &input(&f)).unwrap();
+    assert_eq!(serde_json::to_value(&r).unwrap()["action_hash"], latch::action_hash(ACTION).unwrap().as_str());
 }

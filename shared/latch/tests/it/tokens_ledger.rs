@@ -9,8 +9,8 @@ use kijito_latch::Risk;
 use kijito_protocol::ids::TaggedDigest;
 use std::collections::{HashMap, HashSet};
 
-fn action() -> String {
-    kijito_latch::action_hash(b"rm -rf target\n").unwrap().into()
+fn action() -> kijito_protocol::ids::ActionHash {
+    kijito_latch::action_hash(b"rm -rf target\n").unwrap()
 }
 
 #[test]
@@ -197,4 +197,17 @@ fn pruning_keeps_the_ledger_bounded_and_drops_dead_records_first() {
     // An explicit prune at the limit removes nothing.
     l.prune(1000);
     assert_eq!(l.tokens.len(), MAX_TOKENS);
+}
+
+#[test]
+fn a_ledger_reads_back_to_the_same_bytes_with_its_action_hashes_as_text() {
+    let mut l = Ledger::default();
+    let (_, r1) = l.issue(Purpose::Consent, &action(), Risk::Low, "one", 1000, 600_000);
+    l.issue(Purpose::Reseed, &kijito_protocol::ids::ActionHash::of_canonical(b"manifest"), Risk::High, "two", 2000, 600_000);
+    let bytes = serde_json::to_vec(&l).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["tokens"][0]["action_hash"], action().as_str());
+    assert_eq!(serde_json::to_vec(&tokens::parse_ledger(&bytes).unwrap()).unwrap(), bytes);
+    let state = serde_json::to_value(r1.state(1000)).unwrap();
+    assert_eq!(state["action_hash"], action().as_str());
 }
