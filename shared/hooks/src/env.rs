@@ -19,9 +19,11 @@ pub struct HookEnv {
     pub config_error: Option<String>,
     pub helpers: Option<HelperDir>,
     pub now_ms: i64,
-    /// The state directory of the spent-nonce ledger: the environment's
-    /// (`kijito_files::datadir::heads_dir`) unless [`HookEnv::with_ledger_dir`] said otherwise.
-    ledger_dir: Option<std::path::PathBuf>,
+    /// The spent-nonce ledger's directory when [`HookEnv::with_ledger_dir`]
+    /// set one; `None`: the [`QaDir`]'s own (the environment's state
+    /// directory, resolved only when the QA dir is opened, not at every
+    /// hook start).
+    ledger_dir: Option<Option<std::path::PathBuf>>,
     /// [`HookEnv::data_dir`], resolved once per process.
     data: std::sync::OnceLock<Result<AbsPath>>,
     /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
@@ -59,7 +61,7 @@ impl HookEnv {
             config_error,
             helpers,
             now_ms,
-            ledger_dir: kijito_files::datadir::heads_dir(),
+            ledger_dir: None,
             data: Default::default(),
             qa: Default::default(),
         }
@@ -68,7 +70,7 @@ impl HookEnv {
     /// The same with the spent-nonce ledger in `dir` (a test's own dir,
     /// never the user's state directory).
     pub fn with_ledger_dir(mut self, dir: Option<std::path::PathBuf>) -> HookEnv {
-        self.ledger_dir = dir;
+        self.ledger_dir = Some(dir);
         self
     }
 
@@ -84,7 +86,11 @@ impl HookEnv {
         self.qa
             .get_or_init(|| {
                 let data = self.data_dir()?;
-                let qa = QaDir::open(&data)?.with_ledger_dir(self.ledger_dir.clone());
+                let qa = QaDir::open(&data)?;
+                let qa = match &self.ledger_dir {
+                    Some(dir) => qa.with_ledger_dir(dir.clone()),
+                    None => qa,
+                };
                 Ok((data, qa))
             })
             .clone()
@@ -92,5 +98,28 @@ impl HookEnv {
 
     pub(crate) fn helpers(&self) -> Result<&HelperDir> {
         self.helpers.as_ref().ok_or_else(|| Error::new(command::codes::ROOT_UNKNOWN, "cannot locate this installed root"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_in(data: &std::path::Path) -> HookEnv {
+        HookEnv::new(Host::Codex, Some(AbsPath::from_path(data).unwrap()), None, None, None, 0)
+    }
+
+    #[test]
+    fn the_ledger_dir_is_the_qa_dirs_own_unless_one_is_set() {
+        let d = tempfile::tempdir().unwrap();
+        let data = d.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let (_, own) = env_in(&data).qa().unwrap();
+        assert_eq!(own.ledger_dir().map(|p| p.to_path_buf()), kijito_files::datadir::heads_dir());
+        let set = d.path().join("heads");
+        let (_, qa) = env_in(&data).with_ledger_dir(Some(set.clone())).qa().unwrap();
+        assert_eq!(qa.ledger_dir(), Some(set.as_path()));
+        let (_, none) = env_in(&data).with_ledger_dir(None).qa().unwrap();
+        assert_eq!(none.ledger_dir(), None);
     }
 }
