@@ -49,6 +49,7 @@ use crate::wallet;
 use ct_codecs::{Base64, Decoder, Encoder};
 use kijito_files::private;
 use kijito_protocol::error::{Error, Result};
+use kijito_protocol::ids::ActionHash;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -315,12 +316,12 @@ impl KeyChallenge {
 }
 
 /// The exact bytes the user's key signs.
-pub fn approval_message(key_name: &str, record_id: &str, action_hash: &str, nonce: &str, expires_at: u64) -> String {
+pub fn approval_message(key_name: &str, record_id: &str, action_hash: &ActionHash, nonce: &str, expires_at: u64) -> String {
     format!("{APPROVAL_SCHEMA}\nkey: {key_name}\nrecord: {record_id}\naction: {action_hash}\nnonce: {nonce}\nexpires_at: {expires_at}\n")
 }
 
 /// Sign a challenge (only `approve` calls this, with the key it decrypted).
-pub fn sign_challenge(key: &crate::sign::SigningKey, record_id: &str, action_hash: &str, c: &mut KeyChallenge) {
+pub fn sign_challenge(key: &crate::sign::SigningKey, record_id: &str, action_hash: &ActionHash, c: &mut KeyChallenge) {
     let msg = approval_message(key.name(), record_id, action_hash, &c.nonce, c.expires_at);
     c.key_name = Some(key.name().to_owned());
     c.signature = Some(Base64::encode_to_string(key.sign_raw(msg.as_bytes())).unwrap_or_default());
@@ -330,7 +331,7 @@ pub fn sign_challenge(key: &crate::sign::SigningKey, record_id: &str, action_has
 pub fn verify_challenge(
     key: &PublicKey,
     record_id: &str,
-    action_hash: &str,
+    action_hash: &ActionHash,
     c: &KeyChallenge,
     now_ms: u64,
 ) -> std::result::Result<(), (crate::codes::Code, String)> {
@@ -445,8 +446,8 @@ mod tests {
         let key = crate::sign::load_secret_key(&sk, None, || Ok(None)).unwrap();
         let public = load_public_key(&pk).unwrap();
         let other = load_public_key(&pk2).unwrap();
-        let a = String::from(kijito_protocol::ids::TaggedDigest::of(b"a"));
-        let b = String::from(kijito_protocol::ids::TaggedDigest::of(b"b"));
+        let a = ActionHash::of_canonical(b"a");
+        let b = ActionHash::of_canonical(b"b");
         let mut c = KeyChallenge::new(2_000_000);
         assert_eq!(verify_challenge(&public, "tok_1", &a, &c, 1000).unwrap_err().0.as_str(), "consent_signature_required");
         sign_challenge(&key, "tok_1", &a, &mut c);

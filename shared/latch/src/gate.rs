@@ -203,7 +203,7 @@ pub(crate) fn consent_check(
                     "key consent mode: this record was not signed by the user's key (memory-latch approve)",
                 );
             };
-            match crate::consent::verify_challenge(key, &r.id, hash.as_str(), c, now_ms) {
+            match crate::consent::verify_challenge(key, &r.id, hash, c, now_ms) {
                 Ok(()) => pass(
                     NAME,
                     format!(

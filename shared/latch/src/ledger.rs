@@ -181,7 +181,7 @@ impl Latch {
         if let Some(at) = expires_at_s {
             c.expires_at = c.expires_at.min(at);
         }
-        crate::consent::sign_challenge(key, &id, hash.as_str(), c);
+        crate::consent::sign_challenge(key, &id, &hash, c);
         match self.confirm_locked(&guard, now_ms, &mut ledger, idx, Some(key.name()))? {
             Some(PromptOutcome::Refused { code, message }) => Err(Error::new(code, message)),
             Some(o) => Ok(o),

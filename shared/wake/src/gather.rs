@@ -286,7 +286,7 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
                 continue;
             }
             Err(e) => {
-                state.unreadable.push((session.as_str().to_owned(), format!("{name}: {}", e.code())));
+                state.unreadable.push((session.clone(), format!("{name}: {}", e.code())));
                 continue;
             }
         };
@@ -299,8 +299,8 @@ pub fn qa_facts(data: &AbsPath, only: Option<&SessionId>) -> QaFacts {
             _ => Ok(None),
         };
         match (kind, parsed) {
-            (_, Err(e)) => state.unreadable.push((session.as_str().to_owned(), format!("{name}: {}", e.code()))),
-            (StateFile::Ticket, Ok(_)) => state.tickets.push(session.as_str().to_owned()),
+            (_, Err(e)) => state.unreadable.push((session.clone(), format!("{name}: {}", e.code()))),
+            (StateFile::Ticket, Ok(_)) => state.tickets.push(session.clone()),
             (StateFile::Pass, Ok(Some(s))) => state.passes.push(s),
             (StateFile::Attempt, Ok(Some(s))) => state.attempts.push(s),
             (StateFile::Reentry, Ok(Some(s))) => state.reentries.push(s),

@@ -264,10 +264,10 @@ pub struct QaState {
     /// Ownership, permission or symlink problems (one line each).
     pub insecure: Vec<String>,
     /// (session, why) of state files that exist but do not parse.
-    pub unreadable: Vec<(String, String)>,
+    pub unreadable: Vec<(SessionId, String)>,
     pub passes: Vec<Stamp>,
     /// Sessions with a `compaction-resume` ticket.
-    pub tickets: Vec<String>,
+    pub tickets: Vec<SessionId>,
     pub attempts: Vec<Stamp>,
     pub reentries: Vec<Stamp>,
     /// Newest modification time of a file in `qa/`.
@@ -526,7 +526,7 @@ pub fn assess(f: &Facts) -> Report {
             }
             if !q.unreadable.is_empty() {
                 let sessions: Vec<String> = {
-                    let mut s: Vec<String> = q.unreadable.iter().map(|(s, _)| s.clone()).collect();
+                    let mut s: Vec<String> = q.unreadable.iter().map(|(s, _)| s.as_str().to_owned()).collect();
                     s.sort();
                     s.dedup();
                     s
@@ -546,7 +546,8 @@ pub fn assess(f: &Facts) -> Report {
             b.check(codes::CHECK_QA_PASS, None, format!("{} pass(es)", q.passes.len()));
             let live_attempt =
                 |s: &str| q.attempts.iter().any(|a| a.session.as_str() == s && now_i - a.at_ms <= kijito_gate::ATTEMPT_MAX_AGE_MS);
-            let mut orphans: Vec<String> = q.tickets.iter().filter(|t| !live_attempt(t)).cloned().collect();
+            let mut orphans: Vec<String> =
+                q.tickets.iter().map(SessionId::as_str).filter(|t| !live_attempt(t)).map(str::to_owned).collect();
             orphans.sort();
             orphans.dedup();
             if !orphans.is_empty() {

@@ -153,7 +153,7 @@ fn add_minor(f: &mut Facts, i: usize) {
         }
         1 => f.boot_id = Some("11111111-2222-3333-4444-555555555555".into()),
         2 => qa_mut(f).passes.push(stamp("s1", NOW - 2 * HOUR)),
-        3 => qa_mut(f).tickets.push("s2".into()),
+        3 => qa_mut(f).tickets.push(SessionId::parse("s2").unwrap()),
         4 => qa_mut(f).attempts.push(stamp("s3", NOW - HOUR)),
         5 => qa_mut(f).reentries.push(stamp("s4", NOW - 2 * HOUR)),
         _ => unreachable!(),
@@ -222,7 +222,9 @@ fn every_code_from_crafted_facts() {
         (&codes::QA_TICKET_ORPHANED, |f| add_minor(f, 3)),
         (&codes::QA_ATTEMPT_UNCLAIMED, |f| add_minor(f, 4)),
         (&codes::QA_REENTRY_UNDELIVERED, |f| add_minor(f, 5)),
-        (&codes::QA_STATE_UNREADABLE, |f| qa_mut(f).unreadable.push(("s9".into(), "qa-pass.s9.json: pass_invalid".into()))),
+        (&codes::QA_STATE_UNREADABLE, |f| {
+            qa_mut(f).unreadable.push((SessionId::parse("s9").unwrap(), "qa-pass.s9.json: pass_invalid".into()))
+        }),
         (&codes::POINTER_RECORD_MISSING, |f| f.live = LiveFacts::NoRecord),
         (&codes::LIVE_UNAVAILABLE, |f| {
             f.live = LiveFacts::Failed { code: "kijito_network_error".into(), message: "down".into(), kind: Kind::Service }
@@ -369,7 +371,7 @@ fn unknown_boot_ids_are_not_a_change() {
 #[test]
 fn a_fresh_ticket_with_a_live_attempt_is_not_orphaned() {
     let mut f = base();
-    qa_mut(&mut f).tickets.push("s".into());
+    qa_mut(&mut f).tickets.push(SessionId::parse("s").unwrap());
     qa_mut(&mut f).attempts.push(stamp("s", NOW - 60_000));
     assert!(assess(&f).findings.is_empty());
     // The same attempt past its window: both the attempt and the ticket.
