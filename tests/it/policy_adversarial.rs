@@ -65,13 +65,17 @@ fn fill(w: &Worlds, v: &Value) -> Value {
     }
 }
 
+/// The placeholders in `s`; a shell expansion `${HOME}` is left as written
+/// (it is no placeholder: the set's `p2_home_brace_var_policy` names it).
 fn fill_str(w: &Worlds, s: &str) -> String {
-    s.replace("{WS}", w.e.ws.to_str().unwrap())
+    s.replace("${", "\u{1}")
+        .replace("{WS}", w.e.ws.to_str().unwrap())
         .replace("{HOME}", w.e.w.home.to_str().unwrap())
         .replace("{CFG}", &w.cfg)
         .replace("{BIN}", support::gate::helper_dir().to_str().unwrap())
         .replace("{DATA}", &w.e.w.data_arg())
         .replace("{HEADS}", &w.heads)
+        .replace('\u{1}', "${")
 }
 
 /// The hook's answer to one call: `None` allowed, `Some(code)` denied or asked.
