@@ -14,6 +14,8 @@
 //! left to the root harness, and [`HOOK_ONLY`] names, with why, each other
 //! entry the hook answers differently (the test checks that list is exact).
 
+#![allow(clippy::unwrap_used)]
+
 use kijito_policy::paths::PathFacts;
 use kijito_policy::{classify, decide, ConsentTarget, Env, LatchMode, Modes, ToolCall, Wake};
 use serde_json::Value;
