@@ -4069,4 +4069,21 @@ mod tests {
         assert!(!rules_of(&bash("nice - rm -rf build")).contains(&r::RM_RECURSIVE_FORCE));
         assert!(rules_of(&bash("nice -n 5 rm -rf build")).contains(&r::RM_RECURSIVE_FORCE));
     }
+    /// Guards at their edges: `twine` publishes only with `upload`;
+    /// `screen` is terminal input only with `-X stuff` or `-Xeval`; `npx
+    /// -p PKG` runs the program after the package; `run` is a verb of deno
+    /// and bun only (`deno run FILE` runs FILE, `python3 run` runs `run`);
+    /// sed's first operand is its script only when no `-e` gave one.
+    #[test]
+    fn publish_terminal_runner_and_script_guards_at_their_edges() {
+        assert!(rules_of(&bash("twine check dist/x.whl")).is_empty());
+        assert_eq!(rules_of(&bash("twine upload dist/x.whl")), [r::PACKAGE_PUBLISH]);
+        assert!(bash("screen -ls").tripwires.is_empty());
+        assert_eq!(bash("screen -Xeval 'stuff x'").tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::TERMINAL_INPUT]);
+        assert_eq!(rules_of(&bash("npx --package cowsay rm -rf build")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(bash("deno run x.ts").executes, ["/home/u/proj/x.ts"]);
+        assert_eq!(bash("python3 run").executes, ["/home/u/proj/run"]);
+        assert_eq!(all_rules(&bash("sed -n -e p wlog.txt")), [r::SHELL_READ]);
+        assert_eq!(rules_of(&bash("sed -n 'wlog.txt' notes.txt")), [r::OPAQUE_OPTION]);
+    }
 }
