@@ -4086,4 +4086,16 @@ mod tests {
         assert_eq!(all_rules(&bash("sed -n -e p wlog.txt")), [r::SHELL_READ]);
         assert_eq!(rules_of(&bash("sed -n 'wlog.txt' notes.txt")), [r::OPAQUE_OPTION]);
     }
+    /// A long wrapper option is never read as a short cluster (`sudo
+    /// --reset-timestamp` takes no value though `-p` does); `tmux -c LINE`
+    /// runs LINE; a path starting with `.` is local even with a colon in it.
+    #[test]
+    fn long_wrapper_options_tmux_lines_and_dotted_local_paths() {
+        assert_eq!(rules_of(&bash("sudo --reset-timestamp rm -rf build")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("tmux -c 'rm -rf build'")), [r::RM_RECURSIVE_FORCE]);
+        assert!(rules_of(&bash("tmux new-session -d")).is_empty());
+        assert_eq!(all_rules(&bash("scp notes.txt .old:1")), [r::SHELL_WRITE]);
+        assert_eq!(bash("scp notes.txt .old:1").touched, ["/home/u/proj/.old:1"]);
+        assert_eq!(rules_of(&bash("scp notes.txt host:1")), [r::REMOTE_COPY]);
+    }
 }
