@@ -4101,4 +4101,18 @@ mod tests {
         assert_eq!(bash("scp notes.txt .old:1").touched, ["/home/u/proj/.old:1"]);
         assert_eq!(rules_of(&bash("scp notes.txt host:1")), [r::REMOTE_COPY]);
     }
+    /// A shell given a script file runs that file (no piped script); only
+    /// xargs appends the words piped into it; `yarn dlx`, `npm exec`,
+    /// `pnpm dlx` run the program after their verb.
+    #[test]
+    fn script_files_piped_words_and_package_runner_verbs() {
+        assert!(bash("cat x | bash run.sh").tripwires.is_empty());
+        assert_eq!(bash("cat x | bash run.sh").executes, ["/home/u/proj/run.sh"]);
+        assert_eq!(bash("cat x | bash").tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::SHELL_UNPARSED]);
+        assert_eq!(bash("echo other.txt | nice rm -f x").touched, ["/home/u/proj/x"]);
+        assert_eq!(bash("echo other.txt | xargs rm -f").touched, ["/home/u/proj/other.txt"]);
+        for line in ["yarn dlx rm -rf build", "npm exec rm -rf build", "pnpm dlx rm -rf build"] {
+            assert_eq!(rules_of(&bash(line)), [r::RM_RECURSIVE_FORCE], "{line}");
+        }
+    }
 }
