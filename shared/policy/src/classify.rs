@@ -4115,4 +4115,17 @@ mod tests {
             assert_eq!(rules_of(&bash(line)), [r::RM_RECURSIVE_FORCE], "{line}");
         }
     }
+    /// A plain `cp` makes a new file, `cp -l` a hard link (a later write to
+    /// it writes the original, a tripwire when that is protected); `man`'s
+    /// pager is a `-P`/`--pager` option, not any long word.
+    #[test]
+    fn copies_are_no_links_and_mans_pager_option() {
+        let copy = bash("cp ~/.config/kijito-qa/policy.json b && echo x > b");
+        assert!(copy.links.is_empty() && copy.tripwires.is_empty(), "{copy:?}");
+        let link = bash("cp -l ~/.config/kijito-qa/policy.json b && echo x > b");
+        assert_eq!(link.links, [("/home/u/proj/b".to_string(), "/home/u/.config/kijito-qa/policy.json".to_string())]);
+        assert_eq!(link.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::CONFIG_WRITE]);
+        assert_eq!(all_rules(&bash("man printf")), [r::SHELL_READ]);
+        assert_eq!(rules_of(&bash("man -Pless printf")), [r::OPAQUE_OPTION]);
+    }
 }
