@@ -4128,4 +4128,15 @@ mod tests {
         assert_eq!(all_rules(&bash("man printf")), [r::SHELL_READ]);
         assert_eq!(rules_of(&bash("man -Pless printf")), [r::OPAQUE_OPTION]);
     }
+    /// `git reflog` shows the reflog; only `expire` and `delete` prune it.
+    /// `EXPLAIN` only plans a statement; `EXPLAIN ANALYZE` runs it.
+    #[test]
+    fn reflog_shows_and_explain_plans() {
+        assert!(rules_of(&bash("git reflog")).is_empty());
+        assert!(rules_of(&bash("git reflog show main")).is_empty());
+        assert_eq!(rules_of(&bash("git reflog expire --expire=now --all")), [r::GIT_HISTORY_PRUNE]);
+        assert_eq!(rules_of(&bash("git reflog delete HEAD@{1}")), [r::GIT_HISTORY_PRUNE]);
+        assert!(!sql_writes("EXPLAIN SELECT * FROM t"));
+        assert!(sql_writes("EXPLAIN ANALYZE SELECT * FROM t"));
+    }
 }
