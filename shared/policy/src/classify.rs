@@ -4139,4 +4139,14 @@ mod tests {
         assert!(!sql_writes("EXPLAIN SELECT * FROM t"));
         assert!(sql_writes("EXPLAIN ANALYZE SELECT * FROM t"));
     }
+    /// A `cd` to a directory the policy cannot compute (a glob, a
+    /// variable) leaves later relative paths unknown.
+    #[test]
+    fn cd_to_a_glob_leaves_the_directory_unknown() {
+        let c = bash("cd /srv/app* && touch a");
+        assert!(c.dirs_unknown && c.dirs.is_empty(), "{c:?}");
+        assert_eq!(c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::SHELL_UNPARSED]);
+        assert!(bash("cd $DIR && touch a").dirs_unknown);
+        assert!(!bash("cd /srv/app && touch a").dirs_unknown);
+    }
 }

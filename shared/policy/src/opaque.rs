@@ -860,11 +860,14 @@ mod tests {
         assert!(sed_runs_or_writes("s/x/rm -rf build/e"));
         assert!(sed_runs_or_writes("w out.txt"));
         assert!(sed_runs_or_writes("/re/w out"));
+        assert!(sed_runs_or_writes("/foo/w out"));
         assert!(sed_runs_or_writes("; w out"));
         assert!(sed_runs_or_writes("1{\n\tw out\n}"));
         assert!(sed_runs_or_writes("1!{;e ls\n}"));
         assert!(!sed_runs_or_writes(";;"));
         assert!(!sed_runs_or_writes("s/foo/bar/g"));
+        // `we` is the replacement, not the flags
+        assert!(!sed_runs_or_writes("s/a/we/"));
         assert!(!sed_runs_or_writes("1,5p"));
         assert!(!sed_runs_or_writes("/^#/d;s/a/b/"));
         assert!(!sed_runs_or_writes("s|/usr/local|/opt|g"));
