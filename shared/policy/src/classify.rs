@@ -4086,7 +4086,8 @@ mod tests {
         assert_eq!(rules_of(&bash("npx --package cowsay rm -rf build")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(bash("deno run x.ts").executes, ["/home/u/proj/x.ts"]);
         assert_eq!(bash("python3 run").executes, ["/home/u/proj/run"]);
-        assert_eq!(all_rules(&bash("sed -n -e p wlog.txt")), [r::SHELL_READ]);
+        assert_eq!(all_rules(&bash("sed -n --expression=p wlog.txt")), [r::SHELL_READ]);
+        assert_eq!(all_rules(&bash("sed -n -ep wlog.txt")), [r::SHELL_READ]);
         assert_eq!(rules_of(&bash("sed -n 'wlog.txt' notes.txt")), [r::OPAQUE_OPTION]);
     }
     /// A long wrapper option is never read as a short cluster (`sudo
@@ -4148,5 +4149,16 @@ mod tests {
         assert_eq!(c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::SHELL_UNPARSED]);
         assert!(bash("cd $DIR && touch a").dirs_unknown);
         assert!(!bash("cd /srv/app && touch a").dirs_unknown);
+    }
+    /// `pipe-pane` (or a prefix of it) is pane input only with `-I`.
+    #[test]
+    fn tmux_pipe_pane_prefixes_are_input_only_with_dash_i() {
+        let trips = |l: &str| bash(l).tripwires.iter().map(|t| t.code).collect::<Vec<_>>();
+        for line in ["tmux pipe-p -o 'cat >> log'", "tmux pipep -o 'cat >> log'", "tmux pipe-pane -o 'cat >> log'"] {
+            assert!(trips(line).is_empty(), "{line}");
+        }
+        for line in ["tmux pipe-p -I 'echo x'", "tmux pipep -I x", "tmux pipe-pane -IO x"] {
+            assert_eq!(trips(line), [tripwires::TERMINAL_INPUT], "{line}");
+        }
     }
 }

@@ -900,6 +900,11 @@ mod tests {
         assert_eq!(scan_text("f() { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("f () { rm -rf \"$1\"; }; f build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("coproc rm -rf build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        // a word after the start of the line, and an upper-case word that ends it
+        assert_eq!(scan_text("ls; coproc rm -rf build").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("true && function f { rm -rf x; }").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("ls; mycoproc x"), None);
+        assert_eq!(scan_text("ls; PAGER"), None);
         assert_eq!(scan_text("rm$IFS-rf${IFS}build").map(|x| x.0), Some(r::OPAQUE_PROGRAM));
         assert_eq!(scan_text("PROMPT_COMMAND='rm -rf build'; ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
         assert_eq!(scan_text("export BASH_ENV=./x.sh; bash -c ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
@@ -915,5 +920,16 @@ mod tests {
         ] {
             assert_eq!(scan_text(ok), None, "{ok}");
         }
+    }
+    /// Inline code's file names, each once, at most 32; a long code option
+    /// (`--eval CODE`) gives the code after it.
+    #[test]
+    fn file_names_are_bounded_and_long_code_options_read_their_value() {
+        assert_eq!(file_names("open('a.txt'); open('b.txt'); open('a.txt')"), ["a.txt", "b.txt"]);
+        let many: Vec<String> = (0..40).map(|i| format!("open('f{i}.txt')")).collect();
+        assert_eq!(file_names(&many.join("; ")).len(), 32);
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(inline_code("node", &args(&["--eval", "console.log(1)"])), Some(Some("console.log(1)".into())));
+        assert_eq!(inline_code("node", &args(&["--no-warnings", "--eval", "x()"])), Some(Some("x()".into())));
     }
 }
