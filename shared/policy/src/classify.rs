@@ -3189,7 +3189,7 @@ fn runs_our_binary(first: &str, env: &Env, out: &Classification) -> bool {
     let mut cands: Vec<String> = Vec::new();
     if first.contains('/') || first.starts_with('~') {
         cands.push(resolve(first, env));
-        if !first.starts_with('/') && !first.starts_with('~') {
+        if !first.starts_with('/') && !first.starts_with("~/") {
             cands.extend(out.dirs.iter().map(|d| resolve_at(first, d, &env.home)));
         }
     }
@@ -4160,5 +4160,15 @@ mod tests {
         for line in ["tmux pipe-p -I 'echo x'", "tmux pipep -I x", "tmux pipe-pane -IO x"] {
             assert_eq!(trips(line), [tripwires::TERMINAL_INPUT], "{line}");
         }
+    }
+    /// A program run by a path is found from every directory the line may
+    /// be in: `~user/x` too (the shell leaves it relative when there is no
+    /// such user), so a `cd` into the plugin root reaches it.
+    #[test]
+    fn a_tilde_user_program_after_a_cd_is_found_from_there() {
+        let trips = |l: &str| bash(l).tripwires.iter().map(|t| t.code).collect::<Vec<_>>();
+        assert_eq!(trips("cd /opt/kijito && ~x/y"), [tripwires::HOOK_BINARY]);
+        assert_eq!(trips("cd /opt/kijito && bin/y"), [tripwires::HOOK_BINARY]);
+        assert!(trips("cd /srv && ~x/y").is_empty());
     }
 }
