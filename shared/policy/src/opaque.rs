@@ -827,6 +827,7 @@ mod tests {
             "import json,sys; print(json.load(sys.stdin)['name'])",
             "console.log(process.version)",
             "puts RUBY_VERSION",
+            "print('hello world')",
         ] {
             assert!(harmless_code(ok), "{ok}");
         }
@@ -931,5 +932,13 @@ mod tests {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(inline_code("node", &args(&["--eval", "console.log(1)"])), Some(Some("console.log(1)".into())));
         assert_eq!(inline_code("node", &args(&["--no-warnings", "--eval", "x()"])), Some(Some("x()".into())));
+    }
+    /// An empty string is no file name and does not stop the scan; a
+    /// substitution followed by a separator is still only a substitution.
+    #[test]
+    fn empty_strings_and_a_trailing_separator() {
+        assert_eq!(file_names("x = '' + 'a.txt'"), ["a.txt"]);
+        assert!(substitutions_only("s/a/b/;"));
+        assert!(substitutions_only("s/a/b/g; y/a/b/;"));
     }
 }
