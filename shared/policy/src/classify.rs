@@ -4171,4 +4171,22 @@ mod tests {
         assert_eq!(trips("cd /opt/kijito && bin/y"), [tripwires::HOOK_BINARY]);
         assert!(trips("cd /srv && ~x/y").is_empty());
     }
+    /// perl and ruby take code glued to `-e` (`perl -e'system(..)'`) as
+    /// every interpreter does: that is the code judged, and the next word
+    /// is an operand (the next word was read as the code, so glued code
+    /// passed as a plain write).
+    #[test]
+    fn perl_and_ruby_glued_code_is_judged() {
+        for line in [
+            "perl -e'system(\"rm -rf build\")'",
+            "perl -pe's/x/system(\"id\")/e' -i notes.txt",
+            "ruby -e'system(\"rm x\")' x.rb",
+            "perl -e 'system(\"rm -rf build\")'",
+        ] {
+            assert!(rules_of(&bash(line)).contains(&r::OPAQUE_INLINE_CODE), "{line}: {:?}", bash(line));
+        }
+        for line in ["perl -pe's/a/b/' notes.txt", "perl -le'print 1'", "ruby -e'puts 1'"] {
+            assert!(!rules_of(&bash(line)).contains(&r::OPAQUE_INLINE_CODE), "{line}: {:?}", bash(line));
+        }
+    }
 }

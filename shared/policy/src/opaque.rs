@@ -566,8 +566,8 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
             }
             if let Some(k) = code_at {
                 let rest = &a[2 + k..];
-                // perl/ruby -ne 'code', python -c 'code'; a glued value: -c'code'
-                if rest.is_empty() || prog.starts_with("perl") || prog == "ruby" && rest.chars().all(|ch| ch.is_ascii_alphabetic()) {
+                // perl/ruby -ne 'code', python -c 'code'; a glued value: -c'code', perl -e'code'
+                if rest.is_empty() {
                     code = Some(args.get(i + 1).cloned().unwrap_or_default());
                     i += 2;
                     continue;
