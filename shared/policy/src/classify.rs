@@ -4189,4 +4189,14 @@ mod tests {
             assert!(!rules_of(&bash(line)).contains(&r::OPAQUE_INLINE_CODE), "{line}: {:?}", bash(line));
         }
     }
+    /// The parse budget: exactly [`MAX_PARSE_BYTES`] is read, one byte
+    /// more is a tripwire.
+    #[test]
+    fn the_parse_budget_is_exact() {
+        let mut c = Classification::default();
+        assert!(budget(&mut c, MAX_PARSE_BYTES - 1) && budget(&mut c, 1));
+        assert!(c.tripwires.is_empty(), "{:?}", c.tripwires);
+        assert!(!budget(&mut c, 1));
+        assert_eq!(c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::SHELL_UNPARSED]);
+    }
 }

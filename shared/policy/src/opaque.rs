@@ -862,6 +862,11 @@ mod tests {
         assert!(sed_runs_or_writes("w out.txt"));
         assert!(sed_runs_or_writes("/re/w out"));
         assert!(sed_runs_or_writes("/foo/w out"));
+        assert!(sed_runs_or_writes("/abc/w out"));
+        assert!(sed_runs_or_writes("/a\\/bc/w out"));
+        // text to the end of the line, a label to `;`
+        assert!(!sed_runs_or_writes("1a w out"));
+        assert!(sed_runs_or_writes("/x/b skip; w out"));
         assert!(sed_runs_or_writes("; w out"));
         assert!(sed_runs_or_writes("1{\n\tw out\n}"));
         assert!(sed_runs_or_writes("1!{;e ls\n}"));
