@@ -4081,6 +4081,9 @@ mod tests {
     fn publish_terminal_runner_and_script_guards_at_their_edges() {
         assert!(rules_of(&bash("twine check dist/x.whl")).is_empty());
         assert_eq!(rules_of(&bash("twine upload dist/x.whl")), [r::PACKAGE_PUBLISH]);
+        assert!(rules_of(&bash("gem install rake")).is_empty());
+        assert_eq!(rules_of(&bash("gem push x-1.0.gem")), [r::PACKAGE_PUBLISH]);
+        assert_eq!(rules_of(&bash("gem yank x -v 1.0")), [r::PACKAGE_UNPUBLISH]);
         assert!(bash("screen -ls").tripwires.is_empty());
         assert_eq!(bash("screen -Xeval 'stuff x'").tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::TERMINAL_INPUT]);
         assert_eq!(rules_of(&bash("npx --package cowsay rm -rf build")), [r::RM_RECURSIVE_FORCE]);
