@@ -4202,4 +4202,20 @@ mod tests {
         assert!(!budget(&mut c, 1));
         assert_eq!(c.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::SHELL_UNPARSED]);
     }
+    /// A mongo shell given a script (a `.js` operand, or `-f`/`--file`
+    /// with any name) may change anything; `--eval` with a read does not.
+    /// `npx`'s own options come before the program; HTTPie's `-f`/`--form`
+    /// and `--raw=BODY` send a body.
+    #[test]
+    fn mongo_scripts_npx_options_and_httpie_bodies() {
+        for line in ["mongosh mydb setup.js", "mongosh --file seed.txt", "mongosh -f seed.txt"] {
+            assert_eq!(rules_of(&bash(line)), [r::SQL_DESTRUCTIVE], "{line}");
+        }
+        assert!(rules_of(&bash("mongosh --eval 'db.x.find()'")).is_empty());
+        assert_eq!(rules_of(&bash("npx --yes rm -rf build")), [r::RM_RECURSIVE_FORCE]);
+        for line in ["http -f https://x.example/api", "http --raw='{}' https://x.example/api"] {
+            assert_eq!(rules_of(&bash(line)), [r::HTTP_WRITE], "{line}");
+        }
+        assert_eq!(all_rules(&bash("http https://x.example/api")), [r::HTTP_READ]);
+    }
 }
