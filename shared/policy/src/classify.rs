@@ -4091,6 +4091,11 @@ mod tests {
         assert_eq!(bash("python3 run").executes, ["/home/u/proj/run"]);
         assert_eq!(all_rules(&bash("sed -n --expression=p wlog.txt")), [r::SHELL_READ]);
         assert_eq!(all_rules(&bash("sed -n -ep wlog.txt")), [r::SHELL_READ]);
+        // a script file is run, not read as a script
+        for line in ["sed --file w.sed notes.txt", "sed -f w.sed notes.txt"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+            assert_eq!(bash(line).executes, ["/home/u/proj/w.sed"], "{line}");
+        }
         assert_eq!(rules_of(&bash("sed -n 'wlog.txt' notes.txt")), [r::OPAQUE_OPTION]);
     }
     /// A long wrapper option is never read as a short cluster (`sudo

@@ -943,6 +943,8 @@ mod tests {
     #[test]
     fn empty_strings_and_a_trailing_separator() {
         assert_eq!(file_names("x = '' + 'a.txt'"), ["a.txt"]);
+        // only quoted words: `b.txt` between two strings is code
+        assert_eq!(file_names("'a.txt'b.txt'c'"), ["a.txt"]);
         assert!(substitutions_only("s/a/b/;"));
         assert!(substitutions_only("s/a/b/g; y/a/b/;"));
     }
