@@ -4105,6 +4105,8 @@ mod tests {
     fn long_wrapper_options_tmux_lines_and_dotted_local_paths() {
         assert_eq!(rules_of(&bash("sudo --reset-timestamp rm -rf build")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(rules_of(&bash("tmux -c 'rm -rf build'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("runuser -u bob -c 'rm -rf build'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("runuser -u bob --command 'rm -rf build'")), [r::RM_RECURSIVE_FORCE]);
         assert!(rules_of(&bash("tmux new-session -d")).is_empty());
         assert_eq!(all_rules(&bash("scp notes.txt .old:1")), [r::SHELL_WRITE]);
         assert_eq!(bash("scp notes.txt .old:1").touched, ["/home/u/proj/.old:1"]);
