@@ -4225,4 +4225,22 @@ mod tests {
         }
         assert_eq!(all_rules(&bash("http https://x.example/api")), [r::HTTP_READ]);
     }
+    /// `ssh -G`/`-V` and a bare `ssh` only print; `rclone` with one remote
+    /// operand is judged as sending (its read-only verbs are not modelled);
+    /// `xxd -r` in a cluster writes its output; `git -c
+    /// credential.helper=..` runs a program; perl's `-I DIR` takes a value
+    /// before the script.
+    #[test]
+    fn ssh_prints_xxd_reverts_git_helpers_and_perl_values() {
+        assert_eq!(all_rules(&bash("ssh -G host")), [r::SHELL_READ]);
+        assert_eq!(all_rules(&bash("ssh")), [r::SHELL_READ]);
+        assert_eq!(rules_of(&bash("ssh host")), [r::REMOTE_SHELL]);
+        assert_eq!(rules_of(&bash("rclone lsd remote:")), [r::REMOTE_COPY]);
+        let x = bash("xxd -rp in.hex out.bin");
+        assert_eq!((all_rules(&x), x.touched), (vec![r::SHELL_WRITE], vec!["/home/u/proj/out.bin".to_string()]));
+        assert_eq!(all_rules(&bash("xxd in.bin")), [r::SHELL_READ]);
+        assert!(rules_of(&bash("git -c credential.helper=!x fetch")).contains(&r::OPAQUE_OPTION));
+        assert!(rules_of(&bash("git -c user.name=x log")).is_empty());
+        assert_eq!(bash("perl -I lib x.pl").executes, ["/home/u/proj/x.pl"]);
+    }
 }
