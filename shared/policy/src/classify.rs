@@ -4243,4 +4243,18 @@ mod tests {
         assert!(rules_of(&bash("git -c user.name=x log")).is_empty());
         assert_eq!(bash("perl -I lib x.pl").executes, ["/home/u/proj/x.pl"]);
     }
+    /// `git push REMOTE :` pushes the matching branches, `:BRANCH`
+    /// deletes one; `git gc` prunes history only with `--prune=now|all`;
+    /// `git prune -n`/`--dry-run` only lists.
+    #[test]
+    fn git_push_refspecs_gc_and_prune_dry_runs() {
+        assert!(rules_of(&bash("git push origin :")).is_empty());
+        assert_eq!(rules_of(&bash("git push origin :old")), [r::GIT_PUSH_DELETE]);
+        assert!(rules_of(&bash("git gc")).is_empty());
+        assert_eq!(rules_of(&bash("git gc --prune=now")), [r::GIT_HISTORY_PRUNE]);
+        for line in ["git prune -n", "git prune --dry-run"] {
+            assert!(rules_of(&bash(line)).is_empty(), "{line}");
+        }
+        assert_eq!(rules_of(&bash("git prune")), [r::GIT_HISTORY_PRUNE]);
+    }
 }
