@@ -4085,6 +4085,9 @@ mod tests {
         assert_eq!(rules_of(&bash("gem push x-1.0.gem")), [r::PACKAGE_PUBLISH]);
         assert_eq!(rules_of(&bash("gem yank x -v 1.0")), [r::PACKAGE_UNPUBLISH]);
         assert!(bash("screen -ls").tripwires.is_empty());
+        // `date` is on the halting modes' list, setting the clock is not
+        assert_eq!(bash("date +%s").unlisted, None);
+        assert!(bash("date -s '2020-01-01'").unlisted.is_some());
         assert_eq!(bash("screen -Xeval 'stuff x'").tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::TERMINAL_INPUT]);
         assert_eq!(rules_of(&bash("npx --package cowsay rm -rf build")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(bash("deno run x.ts").executes, ["/home/u/proj/x.ts"]);
@@ -4251,6 +4254,8 @@ mod tests {
         assert!(rules_of(&bash("git push origin :")).is_empty());
         assert_eq!(rules_of(&bash("git push origin :old")), [r::GIT_PUSH_DELETE]);
         assert!(rules_of(&bash("git gc")).is_empty());
+        assert!(rules_of(&bash("git gc --aggressive")).is_empty());
+        assert_eq!(rules_of(&bash("git gc --prune=all")), [r::GIT_HISTORY_PRUNE]);
         assert_eq!(rules_of(&bash("git gc --prune=now")), [r::GIT_HISTORY_PRUNE]);
         for line in ["git prune -n", "git prune --dry-run"] {
             assert!(rules_of(&bash(line)).is_empty(), "{line}");

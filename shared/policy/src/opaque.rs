@@ -948,4 +948,11 @@ mod tests {
         assert!(substitutions_only("s/a/b/;"));
         assert!(substitutions_only("s/a/b/g; y/a/b/;"));
     }
+    /// An awk program that ends in an output redirection is read to its
+    /// end (no index past it); its target is not a literal.
+    #[test]
+    fn awk_code_ending_in_a_redirection() {
+        let (code, literals) = awk_code("{print >");
+        assert_eq!((code.as_str(), literals), ("{print >", vec![None]));
+    }
 }
