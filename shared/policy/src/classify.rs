@@ -3766,6 +3766,8 @@ mod tests {
         entries: Vec<&'static str>,
         twins: Vec<(&'static str, &'static str)>,
         copies: Vec<&'static str>,
+        /// Where `which` finds every name (`/home/u/.local/bin` if unset).
+        path_dir: Option<&'static str>,
     }
 
     impl PathFacts for Fake {
@@ -3785,7 +3787,7 @@ mod tests {
             vec!["/home/u/proj".into()]
         }
         fn which(&self, name: &str) -> Option<String> {
-            Some(format!("/home/u/.local/bin/{name}"))
+            Some(format!("{}/{name}", self.path_dir.unwrap_or("/home/u/.local/bin")))
         }
         fn is_hook_copy(&self, abs: &str) -> bool {
             self.copies.contains(&abs)
@@ -4002,6 +4004,7 @@ mod tests {
             entries: vec!["/home/u/proj/lnk"],
             twins: vec![("/home/u/proj/notes", "/home/u/.config/kijito-qa/token")],
             copies: vec!["/home/u/proj/tools/fmt", "/home/u/.local/bin/frob"],
+            ..Fake::default()
         });
         assert_eq!(trips("echo x > cfg/policy.json", &e), ["tripwire_config_write"]);
         assert_eq!(trips("echo x > notes", &e), ["tripwire_config_write"]);
@@ -4261,5 +4264,25 @@ mod tests {
             assert!(rules_of(&bash(line)).is_empty(), "{line}");
         }
         assert_eq!(rules_of(&bash("git prune")), [r::GIT_HISTORY_PRUNE]);
+    }
+    /// A bare program name is looked up on `PATH` only when it is neither a
+    /// known program nor a helper: `ls` is judged as `ls` even where the
+    /// plugin root's `bin` comes first; an unknown name found there is ours.
+    #[test]
+    fn only_unknown_bare_names_are_looked_up_on_path() {
+        let e = with(Fake { path_dir: Some("/opt/kijito/bin"), ..Fake::default() });
+        assert!(trips("ls", &e).is_empty());
+        assert_eq!(trips("mytool", &e), ["tripwire_hook_binary"]);
+    }
+
+    /// A tmux command ends at a `;` word or a word ending in `;`; a `cd` to
+    /// the working directory itself adds no directory, nor does a second
+    /// `cd` to the same one.
+    #[test]
+    fn tmux_sequences_and_repeated_cds() {
+        let t = bash("tmux kill-session -t x\\; send-keys 'rm -rf a' Enter");
+        assert_eq!(t.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::TERMINAL_INPUT], "{t:?}");
+        assert!(bash("cd . && touch a").dirs.is_empty());
+        assert_eq!(bash("cd /srv && cd /srv && touch a").dirs, ["/srv"]);
     }
 }

@@ -911,6 +911,9 @@ mod tests {
         assert_eq!(scan_text("true && function f { rm -rf x; }").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
         assert_eq!(scan_text("ls; mycoproc x"), None);
         assert_eq!(scan_text("ls; PAGER"), None);
+        // spaces inside the parentheses; a name and `()` with nothing after
+        assert_eq!(scan_text("f( ) { rm -rf x; }; f").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("f() "), None);
         assert_eq!(scan_text("rm$IFS-rf${IFS}build").map(|x| x.0), Some(r::OPAQUE_PROGRAM));
         assert_eq!(scan_text("PROMPT_COMMAND='rm -rf build'; ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
         assert_eq!(scan_text("export BASH_ENV=./x.sh; bash -c ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
