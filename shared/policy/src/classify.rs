@@ -4285,4 +4285,14 @@ mod tests {
         assert!(bash("cd . && touch a").dirs.is_empty());
         assert_eq!(bash("cd /srv && cd /srv && touch a").dirs, ["/srv"]);
     }
+    /// `find`'s start paths are the words before its first option: a
+    /// `-path` pattern is no start path, so `find /srv -path '/opt/*/x.sh'
+    /// -exec {}` runs nothing from the plugin root; a start path there does.
+    #[test]
+    fn find_start_paths_end_at_the_first_option() {
+        let e = env();
+        assert!(trips("find /srv -path '/opt/*/x.sh' -exec {} \\;", &e).is_empty());
+        assert!(trips("find /srv ! -name x.sh -exec {} \\;", &e).is_empty());
+        assert_eq!(trips("find /opt -name x.sh -exec {} \\;", &e), ["tripwire_hook_binary"]);
+    }
 }

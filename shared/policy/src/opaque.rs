@@ -916,6 +916,8 @@ mod tests {
         assert_eq!(scan_text("f() "), None);
         // a word joined to a `-` is no keyword (`a=-coproc` is a value)
         assert_eq!(scan_text("a=-coproc x"), None);
+        // after `declare -x` and after another assignment, a name is assigned
+        assert_eq!(scan_text("declare -x PROMPT_COMMAND='rm -rf build'").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
         assert_eq!(scan_text("rm$IFS-rf${IFS}build").map(|x| x.0), Some(r::OPAQUE_PROGRAM));
         assert_eq!(scan_text("PROMPT_COMMAND='rm -rf build'; ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
         assert_eq!(scan_text("export BASH_ENV=./x.sh; bash -c ls").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
