@@ -3489,6 +3489,9 @@ mod tests {
     fn cd_options_and_lesss_writing_options() {
         assert_eq!(bash("cd -P /srv/app && touch a").touched, ["/home/u/proj/a", "/srv/app/a"]);
         assert_eq!(bash("less notes.txt").unlisted, None);
+        for line in ["less '+!sh' notes.txt", "less '+|cat' notes.txt"] {
+            assert!(bash(line).unlisted.is_some(), "{line}");
+        }
         for line in ["less -k keys notes.txt", "less --log-file=x notes.txt", "less -o x notes.txt"] {
             assert!(bash(line).unlisted.is_some(), "{line}");
         }

@@ -874,6 +874,7 @@ mod tests {
         assert!(!sed_runs_or_writes("s/foo/bar/g"));
         // `we` is the replacement, not the flags
         assert!(!sed_runs_or_writes("s/a/we/"));
+        assert!(!sed_runs_or_writes("s/a\\/b/c/"));
         assert!(!sed_runs_or_writes("1,5p"));
         assert!(!sed_runs_or_writes("/^#/d;s/a/b/"));
         assert!(!sed_runs_or_writes("s|/usr/local|/opt|g"));
@@ -961,5 +962,8 @@ mod tests {
     fn awk_code_ending_in_a_redirection() {
         let (code, literals) = awk_code("{print >");
         assert_eq!((code.as_str(), literals), ("{print >", vec![None]));
+        // a string left open at the end
+        let (code, literals) = awk_code("{print > \"");
+        assert_eq!((code.as_str(), literals), ("{print > \"\"", vec![Some(String::new())]));
     }
 }
