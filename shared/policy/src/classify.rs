@@ -4249,6 +4249,7 @@ mod tests {
         assert_eq!((all_rules(&x), x.touched), (vec![r::SHELL_WRITE], vec!["/home/u/proj/out.bin".to_string()]));
         assert_eq!(all_rules(&bash("xxd in.bin")), [r::SHELL_READ]);
         assert!(rules_of(&bash("git -c credential.helper=!x fetch")).contains(&r::OPAQUE_OPTION));
+        assert!(rules_of(&bash("git -c credential.https://x.example.helper=!x fetch")).contains(&r::OPAQUE_OPTION));
         assert!(rules_of(&bash("git -c user.name=x log")).is_empty());
         assert_eq!(bash("perl -I lib x.pl").executes, ["/home/u/proj/x.pl"]);
     }
