@@ -875,6 +875,7 @@ mod tests {
         // `we` is the replacement, not the flags
         assert!(!sed_runs_or_writes("s/a/we/"));
         assert!(!sed_runs_or_writes("s/a\\/b/c/"));
+        assert!(!sed_runs_or_writes("s/\\/x/w/"));
         assert!(!sed_runs_or_writes("1,5p"));
         assert!(!sed_runs_or_writes("/^#/d;s/a/b/"));
         assert!(!sed_runs_or_writes("s|/usr/local|/opt|g"));
