@@ -4299,4 +4299,62 @@ mod tests {
         assert!(trips("find /srv ! -name x.sh -exec {} \\;", &e).is_empty());
         assert_eq!(trips("find /opt -name x.sh -exec {} \\;", &e), ["tripwire_hook_binary"]);
     }
+
+    /// Shard 4/5 survivors: `cp --link` makes a hard link (`cp -v` does
+    /// not); a chain of wrappers deeper than the policy reads trips; git
+    /// config keys that run a program (`url.*`, `diff.*.textconv`); the
+    /// script file of ruby and php, and an option taking a value before it.
+    #[test]
+    fn hard_links_deep_wrappers_git_keys_and_script_files() {
+        let l = bash("cp --link a b");
+        assert_eq!(l.links, [("/home/u/proj/b".to_string(), "/home/u/proj/a".to_string())]);
+        assert!(bash("cp -v a b").links.is_empty());
+        let deep = format!("{}rm -rf x", "eatmydata ".repeat(shell::MAX_DEPTH + 2));
+        assert!(trips(&deep, &env()).contains(&tripwires::SHELL_UNPARSED.as_str()), "{deep}");
+        assert!(!trips("eatmydata eatmydata rm -rf x", &env()).contains(&tripwires::SHELL_UNPARSED.as_str()));
+        for line in
+            ["git -c url.ext::sh.insteadOf=https:// fetch", "git -c diff.x.textconv=cat log -p", "git -c merge.x.driver=cat merge y"]
+        {
+            assert!(rules_of(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        assert!(rules_of(&bash("git -c diff.x.binary=true log -p")).is_empty());
+        assert_eq!(bash("ruby -I lib x.rb").executes, ["/home/u/proj/x.rb"]);
+        assert_eq!(bash("ruby -r json x.rb").executes, ["/home/u/proj/x.rb"]);
+        assert_eq!(bash("php x.php").executes, ["/home/u/proj/x.php"]);
+        assert_eq!(bash("node -r ./h.js x.js").executes, ["/home/u/proj/x.js"]);
+        assert!(bash("python3 -c 'print(1)'").executes.is_empty());
+    }
+
+    /// Shard 4/5 survivors: a local path holding a colon after a slash is
+    /// no remote; `find -fprint FILE` writes FILE; `git -C DIR` adds DIR
+    /// unless it holds a variable; `git --exec-path` alone only prints;
+    /// `/dev/vcs*` is the console's input; `azure-pipelines.yml` is CI.
+    #[test]
+    fn colons_fprint_git_dirs_exec_path_vcs_and_azure() {
+        assert!(rules_of(&bash("scp x.txt backup/a:b")).is_empty());
+        assert!(rules_of(&bash("scp x.txt :b")).is_empty());
+        assert_eq!(rules_of(&bash("scp x.txt host:b")), [r::REMOTE_COPY]);
+        let f = bash("find . -fprint out.txt");
+        assert_eq!((all_rules(&f), f.touched), (vec![r::SHELL_WRITE], vec!["/home/u/proj/out.txt".to_string()]));
+        assert_eq!(bash("git -C /srv/app status").dirs, ["/srv/app"]);
+        assert!(bash("git -C \"$D\" status").dirs.is_empty());
+        assert!(!all_rules(&bash("git --exec-path")).contains(&r::OPAQUE_OPTION));
+        assert!(all_rules(&bash("git --exec-path /tmp/x status")).contains(&r::OPAQUE_OPTION));
+        assert_eq!(trips("echo x > /dev/vcs1", &env()), [tripwires::TERMINAL_INPUT.as_str()]);
+        let w = classify(&ToolCall::parse("Write", &json!({"file_path": "azure-pipelines.yml", "content": ""})), &env());
+        assert_eq!(rules_of(&w), [r::CI_WORKFLOW_WRITE]);
+    }
+
+    /// Shard 4/5 survivors: `bash --norc` with no script reads it from
+    /// standard input; a source `..` copied into a directory adds nothing
+    /// under it; a one-letter tmux command is ambiguous (tmux refuses it);
+    /// a path written twice is touched once.
+    #[test]
+    fn stdin_scripts_dot_dot_sources_tmux_letters_and_touched_once() {
+        assert_eq!(rules_of(&bash("echo 'rm -rf x' | bash --norc")), [r::RM_RECURSIVE_FORCE, r::OPAQUE_SHELL_INPUT]);
+        assert_eq!(bash("cp -r .. /srv/x").touched, ["/srv/x"]);
+        assert_eq!(bash("cp -r . /srv/x").touched, ["/srv/x"]);
+        assert!(trips("tmux s -t x 'rm -rf a' Enter", &env()).is_empty());
+        assert_eq!(bash("touch a a").touched, ["/home/u/proj/a"]);
+    }
 }

@@ -216,20 +216,20 @@ fn command_position(b: &[u8], i: usize) -> bool {
         k -= 1;
     }
     let prev = std::str::from_utf8(&b[k..end]).unwrap_or("");
-    matches!(prev, "export" | "declare" | "typeset" | "local" | "readonly" | "env" | "then" | "do" | "else" | "!" | "time")
-        || prev.contains('=')
-        || prev.starts_with('-') && k > 0 && {
-            // `declare -x NAME=..`
-            let mut j = k;
-            while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
-                j -= 1;
-            }
-            let e = j;
-            while j > 0 && !matches!(b[j - 1], b' ' | b'\t' | b';' | b'&' | b'|' | b'\n') {
-                j -= 1;
-            }
-            matches!(std::str::from_utf8(&b[j..e]).unwrap_or(""), "export" | "declare" | "typeset" | "local" | "readonly")
-        }
+    matches!(prev, "then" | "do" | "else" | "!" | "time") || prev.contains('=') || {
+        // an earlier word of this simple command is a builtin that
+        // takes assignments (`export a NAME=..`, `declare -x NAME=..`,
+        // `env -i NAME=..`, `$(export NAME=..)`); `(`, `{` and a backquote
+        // do not end the search (`export ${x} NAME=..`); reading too much
+        // (`echo export NAME=..`) costs a consent, reading too little a
+        // missed assignment
+        let start = b[..end].iter().rposition(|c| matches!(c, b';' | b'&' | b'|' | b'\n')).map_or(0, |p| p + 1);
+        std::str::from_utf8(&b[start..end])
+            .unwrap_or("")
+            .split([' ', '\t'])
+            .map(|w| w.trim_start_matches(['$', '(', '{', '`', '!']))
+            .any(|w| matches!(w, "export" | "declare" | "typeset" | "local" | "readonly" | "env"))
+    }
 }
 
 /// A program word the shell model could not resolve to a name: a variable
@@ -966,5 +966,41 @@ mod tests {
         // a string left open at the end
         let (code, literals) = awk_code("{print > \"");
         assert_eq!((code.as_str(), literals), ("{print > \"\"", vec![Some(String::new())]));
+    }
+
+    /// Shard 4/5 survivors: a word glued after `.` is no keyword; `$IFS`
+    /// alone (without braces) is found; a `NAME (` at the end of a line and
+    /// an unterminated `s/a`, sed address `/x/` or `x>"out"` are read to
+    /// their end without indexing past it; a quoted value with a space is
+    /// one value (`IFS=' ' read`); an option's value is no assignment
+    /// builtin's (`grep -e NAME=`).
+    #[test]
+    fn keywords_ifs_line_ends_quoted_values_and_option_values() {
+        assert_eq!(scan_text("x=.coproc ls"), None);
+        assert_eq!(scan_text("cat$IFS/etc/passwd").map(|x| x.0), Some(crate::classify::rules::OPAQUE_PROGRAM));
+        assert_eq!(scan_text("f ("), None);
+        assert_eq!(scan_text("f("), None);
+        assert_eq!(scan_text("IFS=' ' read -r a b"), None);
+        assert_eq!(scan_text("GIT_PAGER='less -R' git log"), None);
+        assert_eq!(scan_text("grep -r PROMPT_COMMAND=1 ."), None);
+        // an assignment after any word of an assignment builtin (these passed as plain reads)
+        for line in [
+            "declare -x PROMPT_COMMAND=1",
+            "export a PROMPT_COMMAND='rm -rf x'",
+            "declare -x a PROMPT_COMMAND=1",
+            "env -i BASH_ENV=/tmp/x bash -c ls",
+            "(export a PS4='$(rm -rf x)'; set -x)",
+            "export ${x} PROMPT_COMMAND=1",
+            "ls; builtin export a PROMPT_COMMAND=1",
+        ] {
+            assert_eq!(scan_text(line).map(|x| x.0), Some(crate::classify::rules::OPAQUE_SHELL_ENV), "{line}");
+        }
+        assert_eq!(scan_text("export a; ls PROMPT_COMMAND=1"), None);
+        assert!(!substitutions_only("s/a"));
+        assert!(!sed_runs_or_writes("/x/"));
+        assert!(sed_runs_or_writes("/x/Iw out"));
+        assert!(!sed_runs_or_writes("/x/I d"));
+        assert_eq!(awk_literal_outputs("{print x>\"out\"}"), Some(vec!["out".to_string()]));
+        assert_eq!(awk_literal_outputs(">\"out\""), Some(vec!["out".to_string()]));
     }
 }
