@@ -830,7 +830,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             }
             if w.starts_with('-') && w.len() > 1 {
                 // `-u root`, and a short cluster ending in a value option (`-iu root`)
-                let last_short = (!w.starts_with("--") && w.len() > 2).then(|| format!("-{}", w.chars().last().unwrap_or('-')));
+                let last_short = (!w.starts_with("--")).then(|| format!("-{}", w.chars().last().unwrap_or('-')));
                 if with_value.contains(&w) || last_short.is_some_and(|l| with_value.contains(&l.as_str())) {
                     i += 2;
                 } else {
@@ -1541,7 +1541,7 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
             }
         }
         // `xxd -r IN OUT`, `tree -o OUT`: read-only programs with a write mode
-        "xxd" if args.iter().any(|a| a == "-r" || a == "-revert" || a.starts_with("-r") && !a.starts_with("--")) => {
+        "xxd" if args.iter().any(|a| a.starts_with("-r") && !a.starts_with("--")) => {
             out.hit(Class::Write, r::SHELL_WRITE);
             let (_, pos) = split_flags_with(args, &["-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek"]);
             if let Some(o) = pos.get(1) {
