@@ -19,15 +19,22 @@ pub struct HookEnv {
     pub config_error: Option<String>,
     pub helpers: Option<HelperDir>,
     pub now_ms: i64,
-    /// The spent-nonce ledger's directory when [`HookEnv::with_ledger_dir`]
-    /// set one; `None`: the [`QaDir`]'s own (the environment's state
-    /// directory, resolved only when the QA dir is opened, not at every
-    /// hook start).
-    ledger_dir: Option<Option<std::path::PathBuf>>,
+    /// Where the spent-nonce ledger is.
+    ledger: Ledger,
     /// [`HookEnv::data_dir`], resolved once per process.
     data: std::sync::OnceLock<Result<AbsPath>>,
     /// [`HookEnv::qa`], resolved (and the private directory ensured) once per process.
     qa: std::sync::OnceLock<Result<(AbsPath, QaDir)>>,
+}
+
+/// Where a hook's spent-nonce ledger is.
+#[derive(Debug, Clone)]
+enum Ledger {
+    /// The [`QaDir`]'s own: the environment's state directory, resolved
+    /// only when the QA dir is opened, not at every hook start.
+    Own,
+    /// Set by [`HookEnv::with_ledger_dir`]: a directory, or none (unavailable).
+    Set(Option<std::path::PathBuf>),
 }
 
 impl HookEnv {
@@ -61,7 +68,7 @@ impl HookEnv {
             config_error,
             helpers,
             now_ms,
-            ledger_dir: None,
+            ledger: Ledger::Own,
             data: Default::default(),
             qa: Default::default(),
         }
@@ -70,7 +77,7 @@ impl HookEnv {
     /// The same with the spent-nonce ledger in `dir` (a test's own dir,
     /// never the user's state directory).
     pub fn with_ledger_dir(mut self, dir: Option<std::path::PathBuf>) -> HookEnv {
-        self.ledger_dir = Some(dir);
+        self.ledger = Ledger::Set(dir);
         self
     }
 
@@ -87,9 +94,9 @@ impl HookEnv {
             .get_or_init(|| {
                 let data = self.data_dir()?;
                 let qa = QaDir::open(&data)?;
-                let qa = match &self.ledger_dir {
-                    Some(dir) => qa.with_ledger_dir(dir.clone()),
-                    None => qa,
+                let qa = match &self.ledger {
+                    Ledger::Set(dir) => qa.with_ledger_dir(dir.clone()),
+                    Ledger::Own => qa,
                 };
                 Ok((data, qa))
             })

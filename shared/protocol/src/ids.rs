@@ -246,7 +246,7 @@ impl From<ActionHash> for String {
 }
 
 /// A host session id: `^[A-Za-z0-9][A-Za-z0-9-]{0,127}$`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(String);
 
 impl SessionId {

@@ -180,13 +180,13 @@ impl StepNames {
         }
     }
 
-    fn invalidate(&self, sessions: &[String]) -> String {
+    fn invalidate(&self, sessions: &[SessionId]) -> String {
         let data = self.data_dir.clone().unwrap_or_else(|| "<data-dir>".into());
         let s = match sessions {
-            [one] => one.clone(),
-            _ => "<session>".into(),
+            [one] => one.as_str(),
+            _ => "<session>",
         };
-        let each = if sessions.len() > 1 { format!(" for each of: {}", sessions.join(", ")) } else { String::new() };
+        let each = if sessions.len() > 1 { format!(" for each of: {}", joined(sessions)) } else { String::new() };
         format!("Run `{} invalidate --session-id {s} --data-dir {data}`{each}.", self.helper("qa-gate"))
     }
 }
@@ -348,11 +348,16 @@ impl Builder<'_> {
     }
 }
 
-fn sessions_of(items: &[&Stamp]) -> Vec<String> {
-    let mut s: Vec<String> = items.iter().map(|i| i.session.as_str().to_owned()).collect();
+fn sessions_of(items: &[&Stamp]) -> Vec<SessionId> {
+    let mut s: Vec<SessionId> = items.iter().map(|i| i.session.clone()).collect();
     s.sort();
     s.dedup();
     s
+}
+
+/// Session ids as a message lists them: `a, b`.
+fn joined(sessions: &[SessionId]) -> String {
+    sessions.iter().map(SessionId::as_str).collect::<Vec<_>>().join(", ")
 }
 
 /// Judge the facts: every finding, every check, the mode. No I/O.
@@ -525,8 +530,8 @@ pub fn assess(f: &Facts) -> Report {
                 b.find(&codes::QA_DIR_INSECURE, q.insecure.join("; "), None);
             }
             if !q.unreadable.is_empty() {
-                let sessions: Vec<String> = {
-                    let mut s: Vec<String> = q.unreadable.iter().map(|(s, _)| s.as_str().to_owned()).collect();
+                let sessions: Vec<SessionId> = {
+                    let mut s: Vec<SessionId> = q.unreadable.iter().map(|(s, _)| s.clone()).collect();
                     s.sort();
                     s.dedup();
                     s
@@ -541,20 +546,19 @@ pub fn assess(f: &Facts) -> Report {
             if !stale.is_empty() {
                 let s = sessions_of(&stale);
                 let step = b.names.invalidate(&s);
-                b.find(&codes::QA_PASS_EXPIRED, format!("QA pass older than 30 min for session(s) {}", s.join(", ")), Some(step));
+                b.find(&codes::QA_PASS_EXPIRED, format!("QA pass older than 30 min for session(s) {}", joined(&s)), Some(step));
             }
             b.check(codes::CHECK_QA_PASS, None, format!("{} pass(es)", q.passes.len()));
             let live_attempt =
                 |s: &str| q.attempts.iter().any(|a| a.session.as_str() == s && now_i - a.at_ms <= kijito_gate::ATTEMPT_MAX_AGE_MS);
-            let mut orphans: Vec<String> =
-                q.tickets.iter().map(SessionId::as_str).filter(|t| !live_attempt(t)).map(str::to_owned).collect();
+            let mut orphans: Vec<SessionId> = q.tickets.iter().filter(|t| !live_attempt(t.as_str())).cloned().collect();
             orphans.sort();
             orphans.dedup();
             if !orphans.is_empty() {
                 let step = b.names.invalidate(&orphans);
                 b.find(
                     &codes::QA_TICKET_ORPHANED,
-                    format!("compaction ticket without a claimable attempt for session(s) {}", orphans.join(", ")),
+                    format!("compaction ticket without a claimable attempt for session(s) {}", joined(&orphans)),
                     Some(step),
                 );
             }
@@ -565,7 +569,7 @@ pub fn assess(f: &Facts) -> Report {
                 let step = b.names.invalidate(&s);
                 b.find(
                     &codes::QA_ATTEMPT_UNCLAIMED,
-                    format!("compaction attempt unclaimed past its 5 min window for session(s) {}", s.join(", ")),
+                    format!("compaction attempt unclaimed past its 5 min window for session(s) {}", joined(&s)),
                     Some(step),
                 );
             }
@@ -576,7 +580,7 @@ pub fn assess(f: &Facts) -> Report {
                 let step = b.names.invalidate(&s);
                 b.find(
                     &codes::QA_REENTRY_UNDELIVERED,
-                    format!("re-entry record undelivered past its 30 min window for session(s) {}", s.join(", ")),
+                    format!("re-entry record undelivered past its 30 min window for session(s) {}", joined(&s)),
                     Some(step),
                 );
             }
