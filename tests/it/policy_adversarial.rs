@@ -28,6 +28,11 @@ const UNPARSED_PASS: (&str, &str) = ("unparsed.jsonl", "2026-12-06, against the 
 /// limit (docs/testing.md): Codex sends a patch as an `apply_patch` here-document
 /// on the shell line, and a line holding a mark is not read at all.
 const UNPARSED_KNOWN_STOPS: &[&str] = &["pua_patch_content_icon on codex"];
+/// A pass blind to the rules' code, aimed at three places just fixed:
+/// interpreter code glued to or clustered with its flag, `~user` and
+/// relative paths after a `cd`, and assignment builtins that set a variable
+/// making a shell run more code.
+const INTERP_PASS: (&str, &str) = ("interp.jsonl", "2026-12-06, against interpreter code, ~user paths after a cd, assignment builtins");
 
 /// One world per host and mode, shared by every call of that pair; each
 /// call has a session of its own (session taint is per session).
@@ -174,6 +179,16 @@ fn the_second_attacking_pass_through_the_installed_pretool_hook() {
 #[test]
 fn the_private_use_marks_attack_through_the_installed_pretool_hook() {
     run_set(UNPARSED_PASS, UNPARSED_KNOWN_STOPS);
+}
+
+/// Interpreter inline code (`perl -e'..'`, `python3 -Ic'..'`, `node -pe'..'`,
+/// `perl -pe's/../../e'`, `-M` modules, through wrappers), `~user`, `~+`,
+/// `~-`, `~N` and relative paths after `cd`/`pushd`/`cd -`, and the
+/// assignment builtins (`export`, `declare`, `readonly`, `printf -v`,
+/// `read`, `declare -n`, `${X:=..}`, `for X in`) of variables that run code.
+#[test]
+fn the_interpreter_and_assignment_pass_through_the_installed_pretool_hook() {
+    run_set(INTERP_PASS, &[]);
 }
 
 /// Every call of one set through the hook, on both hosts; the figures
