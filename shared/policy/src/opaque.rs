@@ -7,14 +7,19 @@
 use crate::shell::Simple;
 
 /// Variables that make a shell or a later program run something the line
-/// does not show (`BASH_ENV`, `PROMPT_COMMAND`, a pager, an editor,
-/// preloaded libraries, interpreter start-up options).
+/// does not show (`BASH_ENV`, `PROMPT_COMMAND`, a prompt, a pager, an
+/// editor, preloaded libraries, interpreter and tar start-up options), or
+/// that move what the rest of the line names (`HOME` for `~`, `PWD` for
+/// `~+`, `OLDPWD` for `cd -`).
 pub const COMMAND_VARS: &[&str] = &[
     "IFS",
     "PROMPT_COMMAND",
     "BASH_ENV",
     "ENV",
     "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
     "PS4",
     "PAGER",
     "MANPAGER",
@@ -50,6 +55,11 @@ pub const COMMAND_VARS: &[&str] = &[
     "CARGO_BUILD_RUSTC_WRAPPER",
     "CARGO_BUILD_RUSTC",
     "GIT_PROXY_COMMAND",
+    "LD_LIBRARY_PATH",
+    "TAR_OPTIONS",
+    "HOME",
+    "PWD",
+    "OLDPWD",
 ];
 
 /// Values of [`COMMAND_VARS`] that run nothing new (`GIT_PAGER=cat git log`).
@@ -58,6 +68,8 @@ const HARMLESS_VALUES: &[&str] = &["", "cat", "less", "more", "true", "false", "
 /// A variable assignment that makes something run the line does not show;
 /// `IFS=` only in front of `read` (`while IFS= read -r l`) is plain.
 pub fn command_var(name: &str, value: &str, before: Option<&str>) -> bool {
+    // `NAME+=..` appends, `NAME[0]=..` sets the first element: both set NAME
+    let name = name.split('[').next().unwrap_or(name).trim_end_matches('+');
     let name_hit = COMMAND_VARS.contains(&name)
         || name.starts_with("BASH_FUNC_")
         || name.starts_with("GIT_CONFIG_")
@@ -154,7 +166,37 @@ pub fn scan_text(line: &str) -> Option<(&'static str, &'static str)> {
         }
         i += 1;
     }
+    if raw_assignment(line) {
+        return Some((r::OPAQUE_SHELL_ENV, "an assignment that makes a shell or program run more"));
+    }
     None
+}
+
+/// An assignment to a [`COMMAND_VARS`] name only the raw text shows: a
+/// default that assigns (`${NAME:=..}`, `${NAME=..}`), a loop variable
+/// (`for NAME in ..`, `select NAME in ..`), an append (`NAME+=..`).
+fn raw_assignment(line: &str) -> bool {
+    let b = line.as_bytes();
+    let ident = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
+    let mut i = 0;
+    while i < b.len() {
+        if !ident(b[i]) || i > 0 && ident(b[i - 1]) {
+            i += 1;
+            continue;
+        }
+        let mut k = i;
+        while k < b.len() && ident(b[k]) {
+            k += 1;
+        }
+        let (before, after) = (&line[..i], &line[k..]);
+        let loop_var = matches!(before.trim_end().rsplit([' ', '\t', ';', '\n', '(', '&', '|']).next(), Some("for" | "select"));
+        let default = before.ends_with("${") && (after.starts_with(":=") || after.starts_with('=') || after.starts_with("::="));
+        if (default || loop_var || after.starts_with("+=")) && command_var(&line[i..k], "\u{0}", None) {
+            return true;
+        }
+        i = k;
+    }
+    false
 }
 
 /// The line without its here-document bodies (`<<EOF`, `<<-'EOF'`, `<< "EOF"`).
@@ -549,12 +591,12 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
     while i < args.len() {
         let a = args[i].as_str();
         if long.contains(&a) {
-            code = Some(args.get(i + 1).cloned().unwrap_or_default());
+            code = more_code(code, args.get(i + 1).map_or("", String::as_str));
             i += 2;
             continue;
         }
         if let Some(v) = long.iter().find_map(|l| a.strip_prefix(&format!("{l}="))) {
-            code = Some(v.to_owned());
+            code = more_code(code, v);
         } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
             // a letter that takes a value ends the cluster: in `-MData::Dumper` the `e` is part of a module name, not `-e`
             let value_at = a[1..].find(|ch: char| value.contains(&ch));
@@ -568,11 +610,11 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
                 let rest = &a[2 + k..];
                 // perl/ruby -ne 'code', python -c 'code'; a glued value: -c'code', perl -e'code'
                 if rest.is_empty() {
-                    code = Some(args.get(i + 1).cloned().unwrap_or_default());
+                    code = more_code(code, args.get(i + 1).map_or("", String::as_str));
                     i += 2;
                     continue;
                 }
-                code = Some(rest.to_owned());
+                code = more_code(code, rest);
             }
         } else if !a.starts_with('-') && code.is_none() {
             break;
@@ -580,6 +622,96 @@ pub fn inline_code(prog: &str, args: &[String]) -> Option<Option<String>> {
         i += 1;
     }
     Some(code)
+}
+
+/// Every piece of inline code given so far, one a line: `perl -e 'system(..)'
+/// -e 1` runs both pieces, not the last one.
+fn more_code(code: Option<String>, piece: &str) -> Option<String> {
+    Some(match code {
+        Some(c) => format!("{c}\n{piece}"),
+        None => piece.to_owned(),
+    })
+}
+
+/// Code an interpreter takes from an option that is not its code option:
+/// perl's `-M`/`-m` text (`-M'POSIX;system(..)'` becomes `use
+/// POSIX;system(..);`), node's and bun's preloads from a `data:` or remote
+/// URL (`--import 'data:text/javascript,..'`), php's per-line and
+/// begin/end code (`-R`, `-B`, `-E`) and its prepended files (`-d
+/// auto_prepend_file=`).
+pub fn options_carry_code(prog: &str, args: &[String]) -> bool {
+    let module = |v: &str| {
+        let (name, list) = v.split_once('=').unwrap_or((v, ""));
+        let name = name.strip_prefix('-').unwrap_or(name);
+        !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && list.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | ',' | '.' | '-' | '+'))
+    };
+    let url = |v: &str| v.starts_with("data:") || v.contains("://");
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let next = args.get(i + 1).map_or("", String::as_str);
+        if a == "--" || !a.starts_with('-') && (i == 0 || !args[i - 1].starts_with('-')) {
+            break;
+        }
+        let carries = a.starts_with('-')
+            && match prog {
+                "perl" if !a.starts_with("--") => {
+                    // the first of M/m in a cluster takes the rest of the word, or the next word
+                    a[1..].find(['M', 'm']).is_some_and(|k| {
+                        let rest = &a[2 + k..];
+                        !module(if rest.is_empty() { next } else { rest })
+                    })
+                }
+                "node" | "nodejs" | "bun" | "deno" => {
+                    let (opt, value) = a.split_once('=').unwrap_or((a, next));
+                    matches!(opt, "-r" | "--require" | "--import" | "--loader" | "--experimental-loader" | "--preload") && url(value)
+                }
+                "php" => {
+                    let value = if a.len() > 2 { &a[2..] } else { next };
+                    matches!(a.get(..2), Some("-R" | "-B" | "-E"))
+                        || a.starts_with("-d") && (value.starts_with("auto_prepend_file") || value.starts_with("auto_append_file"))
+                }
+                _ => false,
+            };
+        if carries {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The variables a builtin sets from its words, when one makes a shell or
+/// program run more ([`command_var`]): `export`/`declare`/`typeset`/
+/// `local`/`readonly` (`NAME=..`, a bare `NAME`, a nameref `-n r=NAME`),
+/// `read`/`mapfile`/`readarray NAME`, `printf -v NAME`, and `env NAME=..`
+/// before its program. The words are the shell model's, after quotes,
+/// escapes and braces (`export BASH_E\NV=..`, `export B{ASH_ENV=..,}`).
+pub fn builtin_sets_command_var(prog: &str, args: &[String]) -> bool {
+    let named = |n: &str| command_var(n, "\u{0}", None);
+    match prog {
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            let nameref = args.iter().take_while(|a| *a != "--").any(|a| a.starts_with('-') && a.contains('n'));
+            args.iter().filter(|a| !a.starts_with('-') && !a.starts_with('+')).any(|a| match a.split_once('=') {
+                Some((name, value)) => command_var(name, value, None) || nameref && named(value),
+                None => named(a),
+            })
+        }
+        "read" | "mapfile" | "readarray" => args.iter().any(|a| !a.starts_with('-') && named(a)),
+        "printf" => args.iter().enumerate().any(|(i, a)| match a.strip_prefix("-v") {
+            Some("") => args.get(i + 1).is_some_and(|n| named(n)),
+            Some(n) => named(n),
+            None => false,
+        }),
+        "env" => args
+            .iter()
+            .skip_while(|a| a.starts_with('-'))
+            .take_while(|a| a.contains('='))
+            .any(|a| a.split_once('=').is_some_and(|(name, value)| command_var(name, value, None))),
+        _ => false,
+    }
 }
 
 /// A sed script's `e` command or `e`/`w` flag of `s`, or a `w`/`W`

@@ -143,7 +143,7 @@ fn stops(e: &Value) -> bool {
 fn the_adversarial_sets_through_classify_and_decide() {
     let (mut runs, mut with_files) = (0, 0);
     let (mut wrong, mut listed) = (Vec::new(), Vec::new());
-    for set in ["calls.jsonl", "pass2.jsonl", "unparsed.jsonl"] {
+    for set in ["calls.jsonl", "pass2.jsonl", "unparsed.jsonl", "interp.jsonl"] {
         let path = format!("{}/../../fixtures/policy/adversarial/{set}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("an adversarial set");
         for line in text.lines() {
