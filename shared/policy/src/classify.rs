@@ -2046,6 +2046,10 @@ fn git_config_runs(kv: &str) -> bool {
 /// The script file an interpreter or a shell runs (`python3 x.py`,
 /// `bash run.sh`, `node x.js`, `awk -f x`).
 fn script_file(prog: &str, args: &[String]) -> Option<String> {
+    // code given inline (`perl -pe's/a/b/' notes.txt`): the words after it are its input files
+    if crate::opaque::inline_code(prog, args).is_some_and(|c| c.is_some()) {
+        return None;
+    }
     let value_opts: &[&str] = match prog {
         p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => &["-W", "-X", "--check-hash-based-pycs"],
         "node" | "nodejs" | "bun" | "deno" => &["-r", "--require", "--import", "--loader", "--conditions", "-C"],
@@ -4435,5 +4439,23 @@ mod tests {
         ] {
             assert!(!stopped(line), "{line}: {:?}", bash(line));
         }
+    }
+
+    /// A file given to inline code is its input, not a script: `perl
+    /// -pe's/a/b/' notes.txt` after the session wrote `notes.txt` is no
+    /// run of a written file (it was `opaque_tainted`, found by the
+    /// interp.jsonl pass); `perl notes.pl` still is.
+    #[test]
+    fn input_files_of_inline_code_are_not_scripts() {
+        let written: BTreeSet<String> = ["/home/u/proj/notes.txt", "/home/u/proj/notes.pl"].into_iter().map(String::from).collect();
+        for line in ["perl -pe's/a/b/' notes.txt", "perl -pi -e 's/a/b/' notes.txt", "ruby -ne'puts $_' notes.txt"] {
+            let mut c = bash(line);
+            assert!(c.executes().is_empty(), "{line}: {:?}", c.executes());
+            c.apply_taint(&written, false);
+            assert!(!rules_of(&c).contains(&r::OPAQUE_TAINTED), "{line}");
+        }
+        let mut c = bash("perl -w notes.pl");
+        c.apply_taint(&written, false);
+        assert!(rules_of(&c).contains(&r::OPAQUE_TAINTED));
     }
 }
