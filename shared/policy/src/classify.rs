@@ -4458,4 +4458,37 @@ mod tests {
         c.apply_taint(&written, false);
         assert!(rules_of(&c).contains(&r::OPAQUE_TAINTED));
     }
+
+    /// Shards 6/7 survivors: a read does not halt, a write does; make's
+    /// `VAR=value` is an option only with a shell metacharacter; only
+    /// `publish`/`upload` of a Python packager publishes; `rclone` between
+    /// local paths (one holding a colon) writes; a bare `sftp HOST` sends;
+    /// a wrapper with only options is read to its end; `alias` and `trap
+    /// -l` alone define nothing; `includeIf.*` and `protocol.*` keys run
+    /// programs; `--` before the script; nesting is read to 8 levels.
+    #[test]
+    fn halting_make_vars_packagers_rclone_sftp_and_nesting() {
+        assert!(!bash("ls").halts());
+        assert!(bash("touch a").halts());
+        assert!(!all_rules(&bash("make CFLAGS=-O2")).contains(&r::OPAQUE_OPTION));
+        assert!(all_rules(&bash("make 'CC=gcc;rm -rf x'")).contains(&r::OPAQUE_OPTION));
+        assert!(!rules_of(&bash("uv run pytest")).contains(&r::PACKAGE_PUBLISH));
+        assert_eq!(rules_of(&bash("uv publish")), [r::PACKAGE_PUBLISH]);
+        let c = bash("rclone copy /mnt/a:b /tmp/x");
+        assert_eq!((all_rules(&c), c.touched), (vec![r::SHELL_WRITE], vec!["/tmp/x".to_string()]));
+        assert_eq!(rules_of(&bash("sftp host")), [r::REMOTE_COPY]);
+        assert_eq!(all_rules(&bash("strace -f")), [r::OPAQUE_WRAPPER]);
+        for line in ["alias", "trap -l", "trap -p"] {
+            assert!(!all_rules(&bash(line)).contains(&r::OPAQUE_DEFINITION), "{line}");
+        }
+        assert!(all_rules(&bash("alias ls='rm -rf x'")).contains(&r::OPAQUE_DEFINITION));
+        for line in ["git -c includeIf.gitdir:/x/.path=/tmp/c status", "git -c protocol.ext.allow=always fetch"] {
+            assert!(rules_of(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        assert_eq!(bash("python3 -- x.py").executes, ["/home/u/proj/x.py"]);
+        assert_eq!(bash("python3 -u -- x.py").executes, ["/home/u/proj/x.py"]);
+        let nest = |n: usize| (0..n).fold(String::from("ls"), |l, k| format!("bash <<'E{k}'\n{l}\nE{k}"));
+        assert!(trips(&nest(shell::MAX_DEPTH), &env()).is_empty());
+        assert_eq!(trips(&nest(shell::MAX_DEPTH + 1), &env()), [tripwires::SHELL_UNPARSED.as_str()]);
+    }
 }
