@@ -1128,6 +1128,10 @@ mod tests {
             assert_eq!(scan_text(line).map(|x| x.0), Some(crate::classify::rules::OPAQUE_SHELL_ENV), "{line}");
         }
         assert_eq!(scan_text("export a; ls PROMPT_COMMAND=1"), None);
+        // a keyword before the assignment; a separator glued to the builtin
+        for line in ["if x; then PROMPT_COMMAND=1; fi", "ls;export a PROMPT_COMMAND=1"] {
+            assert_eq!(scan_text(line).map(|x| x.0), Some(crate::classify::rules::OPAQUE_SHELL_ENV), "{line}");
+        }
         assert!(!substitutions_only("s/a"));
         assert!(!sed_runs_or_writes("/x/"));
         assert!(sed_runs_or_writes("/x/Iw out"));
