@@ -4491,4 +4491,32 @@ mod tests {
         assert!(trips(&nest(shell::MAX_DEPTH), &env()).is_empty());
         assert_eq!(trips(&nest(shell::MAX_DEPTH + 1), &env()), [tripwires::SHELL_UNPARSED.as_str()]);
     }
+
+    /// Shards 6/7 survivors, second part: `sed --expression`; `find -exec
+    /// .. ;` ends before a later `-fprint`; `git -C DIR` with a read does not
+    /// write DIR; `git update-ref` deletes only with `-d`; `git checkout :/`
+    /// discards; `git branch NAME` creates; `gh api -H .. -X GET` reads;
+    /// a curl URL is no option cluster; `xargs -i`/`--replace` put `{}`.
+    #[test]
+    fn sed_find_git_forge_curl_and_xargs_edges() {
+        assert!(all_rules(&bash("sed --expression 's/a/b/w /tmp/out' f")).contains(&r::OPAQUE_OPTION));
+        assert!(bash("find . -exec ls {} \\; -fprint out.txt").touched.contains(&"/home/u/proj/out.txt".to_string()));
+        assert!(bash("git -C /srv/app status").touched.is_empty());
+        assert_eq!(bash("git -C /srv/app commit -m x").touched, ["/srv/app"]);
+        assert!(rules_of(&bash("git update-ref refs/heads/x HEAD")).is_empty());
+        assert_eq!(rules_of(&bash("git update-ref -d refs/heads/x")), [r::GIT_HISTORY_PRUNE]);
+        assert_eq!(rules_of(&bash("git checkout :/")), [r::GIT_DISCARD_CHANGES]);
+        assert_eq!(all_rules(&bash("git branch topic")), [r::GIT_WRITE]);
+        assert!(rules_of(&bash("gh api -H 'Accept: x' -X GET repos/o/r")).is_empty());
+        assert!(rules_of(&bash("curl https://x.example/data")).is_empty());
+        // a lone `-` is tmux's first argument, the program it runs (`-`, none), not an option
+        assert!(rules_of(&bash("tmux new-window - 'rm -rf x'")).is_empty());
+        assert_eq!(rules_of(&bash("tmux new-window -d 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        for line in [
+            "echo /home/u/.config/kijito-qa/policy.json | xargs -i cp x {}",
+            "echo /home/u/.config/kijito-qa/policy.json | xargs --replace cp x {}",
+        ] {
+            assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
+        }
+    }
 }
