@@ -4477,6 +4477,8 @@ mod tests {
         let c = bash("rclone copy /mnt/a:b /tmp/x");
         assert_eq!((all_rules(&c), c.touched), (vec![r::SHELL_WRITE], vec!["/tmp/x".to_string()]));
         assert_eq!(rules_of(&bash("sftp host")), [r::REMOTE_COPY]);
+        // rclone's read-only verbs are not modelled: one operand holding a colon is judged a send (fail closed), not a download
+        assert_eq!(rules_of(&bash("rclone lsd /mnt/a:b")), [r::REMOTE_COPY]);
         assert_eq!(all_rules(&bash("strace -f")), [r::OPAQUE_WRAPPER]);
         for line in ["alias", "trap -l", "trap -p"] {
             assert!(!all_rules(&bash(line)).contains(&r::OPAQUE_DEFINITION), "{line}");
