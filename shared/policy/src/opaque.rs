@@ -658,10 +658,11 @@ pub fn options_carry_code(prog: &str, args: &[String]) -> bool {
         let carries = a.starts_with('-')
             && match prog {
                 "perl" if !a.starts_with("--") => {
-                    // the first of M/m in a cluster takes the rest of the word, or the next word
-                    a[1..].find(['M', 'm']).is_some_and(|k| {
+                    // the first letter that takes a value ends the cluster; an M/m
+                    // there takes the rest of the word, or the next word
+                    a[1..].find(['e', 'E', 'M', 'm', 'I', 'x', 'C', 'd', 'D', 'i']).is_some_and(|k| {
                         let rest = &a[2 + k..];
-                        !module(if rest.is_empty() { next } else { rest })
+                        matches!(a.as_bytes()[1 + k], b'M' | b'm') && !module(if rest.is_empty() { next } else { rest })
                     })
                 }
                 "node" | "nodejs" | "bun" | "deno" => {
