@@ -1138,6 +1138,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         }
         out.executes_file(resolve(&script, env));
     }
+    for f in loaded_files(prog, args) {
+        out.executes_file(resolve(&f, env));
+    }
     if prog == "make" || prog == "gmake" {
         makefiles(args, env, out);
         // `make --eval=...`, `make CC='x; rm -rf y'`: text make hands to a shell
@@ -2092,6 +2095,60 @@ fn script_file(prog: &str, args: &[String]) -> Option<String> {
         return Some(a.to_owned());
     }
     None
+}
+
+/// Files an interpreter loads as code from its options, for the session
+/// taint: `python -m NAME` (`NAME.py` or `NAME/__main__.py` from the
+/// working directory), a node/bun/deno preload by path (`-r ./x.js`,
+/// `--import=./x.mjs`), ruby's `-r ./x.rb`, perl's `-I DIR` modules
+/// (`-I/tmp -Mevil` loads `/tmp/evil.pm`), php's `-F FILE`.
+fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let mut modules = Vec::new();
+    let path = |v: &str| v.starts_with('.') || v.starts_with('/') || v.starts_with('~');
+    let mut i = 0;
+    while i < args.len() && files.len() < MAX_CALL_PATHS {
+        let a = args[i].as_str();
+        let next = args.get(i + 1).map_or("", String::as_str);
+        // the value of option `opt`, glued (`-rX`, `--opt=X`) or the next word
+        let value = |opt: &str| {
+            let rest = a.strip_prefix(opt)?;
+            Some(if rest.is_empty() { next } else { rest.strip_prefix('=').unwrap_or(rest) })
+        };
+        if a == "--" || !a.starts_with('-') {
+            break;
+        }
+        // an option whose value is the next word
+        let takes_next = ["-W", "-X", "-C", "-I", "-M", "-m", "-r", "-F", "--conditions", "--require", "--import", "--loader", "--preload"];
+        match prog {
+            p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => {
+                if let Some(m) = value("-m").filter(|m| !m.is_empty()) {
+                    let m = m.replace('.', "/");
+                    files.push(format!("{m}.py"));
+                    files.push(format!("{m}/__main__.py"));
+                    break;
+                }
+            }
+            "node" | "nodejs" | "bun" | "deno" => {
+                let v = ["--require", "--import", "--loader", "--experimental-loader", "--preload", "-r"].iter().find_map(|o| value(o));
+                files.extend(v.filter(|v| path(v)).map(str::to_owned));
+            }
+            "ruby" => files.extend(value("-r").filter(|v| path(v) || v.ends_with(".rb")).map(str::to_owned)),
+            "perl" => {
+                dirs.extend(value("-I").filter(|v| !v.is_empty()).map(str::to_owned));
+                modules.extend(value("-M").or_else(|| value("-m")).map(|m| m.split('=').next().unwrap_or("").replace("::", "/")));
+            }
+            "php" => files.extend(value("-F").map(str::to_owned)),
+            _ => {}
+        }
+        i += if takes_next.contains(&a) { 2 } else { 1 };
+    }
+    for d in &dirs {
+        files.extend(modules.iter().filter(|m| !m.is_empty()).map(|m| format!("{}/{m}.pm", d.trim_end_matches('/'))));
+    }
+    files.truncate(MAX_CALL_PATHS);
+    files
 }
 
 /// The Makefile `make` reads: `-f FILE`, or the default names in its directory.
@@ -4342,7 +4399,7 @@ mod tests {
         assert_eq!(bash("ruby -I lib x.rb").executes, ["/home/u/proj/x.rb"]);
         assert_eq!(bash("ruby -r json x.rb").executes, ["/home/u/proj/x.rb"]);
         assert_eq!(bash("php x.php").executes, ["/home/u/proj/x.php"]);
-        assert_eq!(bash("node -r ./h.js x.js").executes, ["/home/u/proj/x.js"]);
+        assert_eq!(bash("node -r ./h.js x.js").executes, ["/home/u/proj/x.js", "/home/u/proj/h.js"]);
         assert!(bash("python3 -c 'print(1)'").executes.is_empty());
     }
 
@@ -4524,6 +4581,31 @@ mod tests {
             "echo /home/u/.config/kijito-qa/policy.json | xargs --replace cp x {}",
         ] {
             assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
+        }
+    }
+
+    /// Files an interpreter loads from its options are executed files for
+    /// the session taint: `python3 -m mod`, `node -r ./h.js`, `ruby -r
+    /// ./x.rb`, `perl -I/tmp -Mevil`, `php -F f.php` (the interp.jsonl
+    /// probe ran session-written ones unseen).
+    #[test]
+    fn files_loaded_by_interpreter_options_are_executed() {
+        for (line, file) in [
+            ("python3 -m tool", "/home/u/proj/tool.py"),
+            ("python3 -u -m pkg.tool --x", "/home/u/proj/pkg/tool.py"),
+            ("python3 -mtool", "/home/u/proj/tool/__main__.py"),
+            ("node -r ./h.js x.js", "/home/u/proj/h.js"),
+            ("node --import=/tmp/e.mjs -e 1", "/tmp/e.mjs"),
+            ("ruby -r./x.rb -e 1", "/home/u/proj/x.rb"),
+            ("perl -I/tmp -Mevil -e 1", "/tmp/evil.pm"),
+            ("perl -I /tmp/lib -MFoo::Bar=x -e 1", "/tmp/lib/Foo/Bar.pm"),
+            ("php -F f.php", "/home/u/proj/f.php"),
+        ] {
+            assert!(bash(line).executes.contains(&file.to_string()), "{line}: {:?}", bash(line).executes);
+        }
+        for line in ["node -r dotenv/config x.js", "ruby -rjson -e 1", "perl -MPOSIX -e 1", "python3 -c 'import tool'"] {
+            let c = bash(line);
+            assert!(c.executes.iter().all(|e| e.ends_with("x.js")), "{line}: {:?}", c.executes);
         }
     }
 }
