@@ -4608,4 +4608,19 @@ mod tests {
             assert!(c.executes.iter().all(|e| e.ends_with("x.js")), "{line}: {:?}", c.executes);
         }
     }
+
+    /// Shards 6/7 survivors, third part: `make -f F` reads F (not the
+    /// default names); a lone `-` in SQL is no comment; `xargs -I R` takes
+    /// the next word; `Jenkinsfile` and `.travis.yml` are CI.
+    #[test]
+    fn makefiles_sql_minus_xargs_i_and_ci_files() {
+        assert_eq!(bash("make -f build.mk").executes, ["/home/u/proj/build.mk"]);
+        assert_eq!(rules_of(&bash("psql -c 'SELECT 2-1; DROP TABLE users'")), [r::SQL_DESTRUCTIVE]);
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -I F cp x F";
+        assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
+        for path in ["Jenkinsfile", ".travis.yml"] {
+            let w = classify(&ToolCall::parse("Write", &json!({"file_path": path, "content": ""})), &env());
+            assert_eq!(rules_of(&w), [r::CI_WORKFLOW_WRITE], "{path}");
+        }
+    }
 }

@@ -1111,6 +1111,8 @@ mod tests {
     fn keywords_ifs_line_ends_quoted_values_and_option_values() {
         assert_eq!(scan_text("x=.coproc ls"), None);
         assert_eq!(scan_text("cat$IFS/etc/passwd").map(|x| x.0), Some(crate::classify::rules::OPAQUE_PROGRAM));
+        assert_eq!(scan_text("cat${IFS}/etc/passwd").map(|x| x.0), Some(crate::classify::rules::OPAQUE_PROGRAM));
+        assert_eq!(scan_text("a:b() { rm -rf x; }").map(|x| x.0), Some(crate::classify::rules::OPAQUE_DEFINITION));
         assert_eq!(scan_text("f ("), None);
         assert_eq!(scan_text("f("), None);
         assert_eq!(scan_text("IFS=' ' read -r a b"), None);
