@@ -4623,4 +4623,16 @@ mod tests {
             assert_eq!(rules_of(&w), [r::CI_WORKFLOW_WRITE], "{path}");
         }
     }
+
+    /// Shards 6/7 survivors: the halting allow-list refuses `rg` that
+    /// searches archives or runs a program, and `find` with an action.
+    #[test]
+    fn the_allow_list_refuses_rg_archives_and_find_actions() {
+        for line in ["rg --search-zip x", "rg -z x", "rg --hostname-bin=x x", "find . -fls out", "find . -delete"] {
+            assert!(bash(line).unlisted.is_some(), "{line}");
+        }
+        for line in ["rg -n x", "find . -name x"] {
+            assert_eq!(bash(line).unlisted, None, "{line}");
+        }
+    }
 }

@@ -180,7 +180,7 @@ fn raw_assignment(line: &str) -> bool {
     let ident = |c: u8| c == b'_' || c.is_ascii_alphanumeric();
     let mut i = 0;
     while i < b.len() {
-        if !ident(b[i]) || i > 0 && ident(b[i - 1]) {
+        if !ident(b[i]) {
             i += 1;
             continue;
         }
@@ -1141,5 +1141,19 @@ mod tests {
         assert!(!sed_runs_or_writes("/x/I d"));
         assert_eq!(awk_literal_outputs("{print x>\"out\"}"), Some(vec!["out".to_string()]));
         assert_eq!(awk_literal_outputs(">\"out\""), Some(vec!["out".to_string()]));
+    }
+
+    /// Shards 6/7 survivors: a name is unresolved with both brackets; an
+    /// unterminated string is read to its end; an escaped delimiter inside
+    /// `s///`; an extension is 1-8 alphanumerics after a non-empty stem.
+    #[test]
+    fn brackets_open_strings_escaped_delimiters_and_extensions() {
+        assert!(!unresolved_program("a["));
+        assert!(unresolved_program("a[b]"));
+        assert!(harmless_code("print('abc"), "read to its end, no index past it");
+        assert!(substitutions_only("s/a\\/b/c/"));
+        assert!(file_names("open('.bashrc')").is_empty());
+        assert!(file_names("open('a.abcdefghi')").is_empty());
+        assert_eq!(file_names("open('a.abcdefgh')"), ["a.abcdefgh"]);
     }
 }
