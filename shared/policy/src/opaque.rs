@@ -1156,4 +1156,24 @@ mod tests {
         assert!(file_names("open('a.abcdefghi')").is_empty());
         assert_eq!(file_names("open('a.abcdefgh')"), ["a.abcdefgh"]);
     }
+
+    /// The assignments only the raw text shows: each form of a default
+    /// that assigns, a loop variable, an append; reads and other names
+    /// are none.
+    #[test]
+    fn raw_assignments_defaults_loops_and_appends() {
+        for line in [
+            ": ${BASH_ENV:=/tmp/x}",
+            "echo ${BASH_ENV=/tmp/x}",
+            "echo ${PROMPT_COMMAND::=x}",
+            "for PS4 in x; do :; done",
+            "select PS4 in a b; do :; done",
+            "BASH_ENV+=/tmp/x bash -c true",
+        ] {
+            assert!(raw_assignment(&strip_heredocs(line)), "{line}");
+        }
+        for line in ["echo ${PAGER:-less}", "echo $BASH_ENV", "for f in *.rs; do :; done", "PATH+=:/x", "echo ${X:=1}"] {
+            assert!(!raw_assignment(&strip_heredocs(line)), "{line}");
+        }
+    }
 }
