@@ -4635,4 +4635,40 @@ mod tests {
             assert_eq!(bash(line).unlisted, None, "{line}");
         }
     }
+
+    /// Shards 8/9 survivors: the link list's bound is exact; `script
+    /// --command`; `xargs -I` and package runners count toward the nesting
+    /// depth; `zip` without `-TT`, `docker rm` without force and `docker
+    /// image ls` change nothing irreversible; only `link`/`ln`/`cp --link`
+    /// make hard links; `npx` with only options; `--` after a wrapper's
+    /// options; a `unix` socket is local; `pager.*` runs a program; `awk`
+    /// with only options.
+    #[test]
+    fn link_bounds_script_command_depths_zip_docker_and_wrappers() {
+        let links = |n: usize| (0..n).map(|k| format!("ln -s /srv/t{k} l{k}")).collect::<Vec<_>>().join(" && ");
+        let c = bash(&links(paths::MAX_DIRS));
+        assert_eq!((c.links.len(), c.dirs_unknown), (paths::MAX_DIRS, false));
+        let c = bash(&links(paths::MAX_DIRS + 1));
+        assert_eq!((c.links.len(), c.dirs_unknown), (paths::MAX_DIRS, true));
+        assert_eq!(rules_of(&bash("script -q --command 'rm -rf a' /dev/null")), [r::RM_RECURSIVE_FORCE]);
+        let deep = |w: &str| format!("echo a | {}rm -rf {{}}", w.repeat(shell::MAX_DEPTH + 2));
+        for w in ["xargs -I{} ", "npx "] {
+            assert!(trips(&deep(w), &env()).contains(&tripwires::SHELL_UNPARSED.as_str()), "{}", deep(w));
+        }
+        assert!(!all_rules(&bash("zip out.zip a")).contains(&r::OPAQUE_OPTION));
+        assert!(all_rules(&bash("zip -TT 'rm x' out.zip a")).contains(&r::OPAQUE_OPTION));
+        for line in ["docker rm x", "docker image ls"] {
+            assert!(!rules_of(&bash(line)).contains(&r::CONTAINER_DELETE), "{line}");
+        }
+        assert_eq!(rules_of(&bash("docker rm -f x")), [r::CONTAINER_DELETE]);
+        assert!(bash("mv a b").links.is_empty());
+        assert_eq!(bash("link a b").links.len(), 1);
+        assert_eq!(all_rules(&bash("npx --yes")), [r::SHELL_OTHER]);
+        for line in ["sudo -- rm -rf x", "nice -- rm -rf x"] {
+            assert_eq!(rules_of(&bash(line)), [r::RM_RECURSIVE_FORCE], "{line}");
+        }
+        assert!(rules_of(&bash("socat - UNIX-CONNECT:/tmp/s")).is_empty());
+        assert!(rules_of(&bash("git -c pager.branch=x branch")).contains(&r::OPAQUE_OPTION));
+        assert!(bash("awk -F:").tripwires.is_empty());
+    }
 }
