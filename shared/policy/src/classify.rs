@@ -4671,4 +4671,21 @@ mod tests {
         assert!(rules_of(&bash("git -c pager.branch=x branch")).contains(&r::OPAQUE_OPTION));
         assert!(bash("awk -F:").tripwires.is_empty());
     }
+
+    /// Shards 8/9 survivors, second part: a `/` in SQL is no comment, a
+    /// `/* .. */` is; a two-letter tmux prefix of a typing command types;
+    /// `find -name` matches a hook binary's name in any case; `gh api
+    /// --field=`/`--raw-field=` send a body; `xargs --replace=R`.
+    #[test]
+    fn sql_comments_tmux_prefixes_find_names_gh_fields_and_xargs_replace() {
+        assert_eq!(rules_of(&bash("psql -c 'SELECT 4/2; DROP TABLE users'")), [r::SQL_DESTRUCTIVE]);
+        assert!(rules_of(&bash("psql -c 'SELECT 1 /* DROP TABLE users */'")).is_empty());
+        assert!(trips("tmux se -t x 'rm -rf a' Enter", &env()).contains(&tripwires::TERMINAL_INPUT.as_str()));
+        assert!(trips("find / -name 'PRETOOL-HOOK' -exec {} \\;", &env()).contains(&tripwires::HOOK_BINARY.as_str()));
+        for line in ["gh api --field=title=x repos/o/r/issues", "gh api --raw-field=title=x repos/o/r/issues"] {
+            assert_eq!(rules_of(&bash(line)), [r::FORGE_API_WRITE], "{line}");
+        }
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs --replace=F cp x F";
+        assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
+    }
 }

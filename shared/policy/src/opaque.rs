@@ -1176,4 +1176,24 @@ mod tests {
             assert!(!raw_assignment(&strip_heredocs(line)), "{line}");
         }
     }
+
+    /// Options that carry code: the scan ends at `--` and at the first
+    /// word that is no option's value; perl's long options are no
+    /// clusters; php's `-d` value glued or apart, other `-d` settings
+    /// plain. A keyword after `/`, a name whose `(` holds no `)`, and a
+    /// harmless value in quotes are nothing.
+    #[test]
+    fn options_carrying_code_end_where_the_options_do() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!options_carry_code("perl", &args(&["-e", "1", "--", "-Ma;b"])));
+        assert!(!options_carry_code("perl", &args(&["x.pl", "-Ma;b"])));
+        assert!(options_carry_code("perl", &args(&["-I", "lib", "-Ma;b", "-e1"])));
+        assert!(!options_carry_code("perl", &args(&["--mx;y"])));
+        assert!(options_carry_code("php", &args(&["-dauto_prepend_file=/tmp/x", "-r", "echo 1;"])));
+        assert!(options_carry_code("php", &args(&["-d", "auto_prepend_file=/tmp/x", "-r", "echo 1;"])));
+        assert!(!options_carry_code("php", &args(&["-d", "memory_limit=1G", "-r", "echo 1;"])));
+        assert_eq!(scan_text("x=/coproc ls"), None);
+        assert_eq!(scan_text("echo a (b {"), None);
+        assert_eq!(scan_text("GIT_PAGER='cat' git log"), None);
+    }
 }
