@@ -4688,4 +4688,20 @@ mod tests {
         let line = "echo /home/u/.config/kijito-qa/policy.json | xargs --replace=F cp x F";
         assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
     }
+
+    /// Shard 8/9 survivors, third part: `--help`/`--version` alone read;
+    /// a packager with only options; `git checkout .` discards; a trailing
+    /// `-X` with no method is no method; `git diff -O` is off the
+    /// allow-list.
+    #[test]
+    fn help_flags_option_only_packagers_checkout_dot_and_bare_method_flags() {
+        for line in ["rm --help", "rm --version"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        assert!(rules_of(&bash("uv --offline")).is_empty());
+        assert_eq!(rules_of(&bash("git checkout .")), [r::GIT_DISCARD_CHANGES]);
+        assert!(rules_of(&bash("gh api repos/o/r -X")).is_empty());
+        assert!(bash("git diff -O").unlisted.is_some());
+        assert_eq!(bash("git diff").unlisted, None);
+    }
 }

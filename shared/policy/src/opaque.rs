@@ -1196,4 +1196,20 @@ mod tests {
         assert_eq!(scan_text("echo a (b {"), None);
         assert_eq!(scan_text("GIT_PAGER='cat' git log"), None);
     }
+
+    /// Backquotes are never harmless; an escaped quote stays in its
+    /// string; `$1` in a replacement is text; `export a=NAME` sets `a`
+    /// (only a nameref's value names a variable); `\%x%` addresses.
+    #[test]
+    fn backquotes_escapes_replacements_namerefs_and_custom_addresses() {
+        assert!(!harmless_code("print(`ls`)"));
+        assert!(harmless_code("print('it\\'s')"));
+        assert!(!harmless_code("print('it\\'s'); os.system('x')"));
+        assert!(substitutions_only("s/(a)/$1/"));
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!builtin_sets_command_var("export", &args(&["a=PS4"])));
+        assert!(builtin_sets_command_var("declare", &args(&["-n", "a=PS4"])));
+        assert!(sed_runs_or_writes("\\%x%w out"));
+        assert!(!sed_runs_or_writes("\\%x%d"));
+    }
 }
