@@ -2108,7 +2108,7 @@ fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
     let mut modules = Vec::new();
     let path = |v: &str| v.starts_with('.') || v.starts_with('/') || v.starts_with('~');
     let mut i = 0;
-    while i < args.len() && files.len() < MAX_CALL_PATHS {
+    while i < args.len() {
         let a = args[i].as_str();
         let next = args.get(i + 1).map_or("", String::as_str);
         // the value of option `opt`, glued (`-rX`, `--opt=X`) or the next word
@@ -2120,7 +2120,8 @@ fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
             break;
         }
         // an option whose value is the next word
-        let takes_next = ["-W", "-X", "-C", "-I", "-M", "-m", "-r", "-F", "--conditions", "--require", "--import", "--loader", "--preload"];
+        let takes_next =
+            ["-W", "-X", "-C", "-I", "-M", "-m", "-r", "-F", "-d", "--conditions", "--require", "--import", "--loader", "--preload"];
         match prog {
             p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => {
                 if let Some(m) = value("-m").filter(|m| !m.is_empty()) {
@@ -4703,5 +4704,31 @@ mod tests {
         assert!(rules_of(&bash("gh api repos/o/r -X")).is_empty());
         assert!(bash("git diff -O").unlisted.is_some());
         assert_eq!(bash("git diff").unlisted, None);
+    }
+
+    /// The final re-test's survivors: `docker run -v` and a `down` without
+    /// `-v` delete nothing; `cp a b` is no link; a unix socket is a plain
+    /// call; preloads end at the script; php's `-F` after a `-d`; `--`
+    /// before a wrapper's positional; a bare host is no option cluster; a
+    /// leading SQL comment; `xargs --replace=R` puts the input at R; `find
+    /// -name` in any case; a `()` with no name.
+    #[test]
+    fn the_final_retests_survivors() {
+        for line in ["docker run -v /a:/b img", "docker compose down"] {
+            assert!(!rules_of(&bash(line)).contains(&r::CONTAINER_DELETE), "{line}");
+        }
+        assert_eq!(rules_of(&bash("docker compose down -v")), [r::CONTAINER_DELETE]);
+        assert!(bash("cp a b").links.is_empty());
+        assert_eq!(all_rules(&bash("socat - UNIX-CONNECT:/tmp/s")), [r::SHELL_OTHER]);
+        assert_eq!(bash("node x.js -r ./h.js").executes, ["/home/u/proj/x.js"]);
+        assert!(bash("php -d x=1 -F f.php").executes.contains(&"/home/u/proj/f.php".to_string()));
+        assert_eq!(rules_of(&bash("timeout -- 5 rm -rf x")), [r::RM_RECURSIVE_FORCE]);
+        assert!(rules_of(&bash("curl adata.example")).is_empty());
+        assert_eq!(rules_of(&bash("psql -c '/* note */ DROP TABLE users'")), [r::SQL_DESTRUCTIVE]);
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs --replace=F cp F /tmp/x";
+        assert!(trips(line, &env()).is_empty(), "{line}");
+        assert!(trips("find /srv -name 'PRETOOL-HOOK' -exec {} \\;", &env()).contains(&tripwires::HOOK_BINARY.as_str()));
+        assert!(trips("find /srv -name 'x.sh' -exec {} \\;", &env()).is_empty());
+        assert_eq!(crate::opaque::scan_text("ls; () { :; }"), None);
     }
 }
