@@ -2135,7 +2135,14 @@ fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
                 let v = ["--require", "--import", "--loader", "--experimental-loader", "--preload", "-r"].iter().find_map(|o| value(o));
                 files.extend(v.filter(|v| path(v)).map(str::to_owned));
             }
-            "ruby" => files.extend(value("-r").filter(|v| path(v) || v.ends_with(".rb")).map(str::to_owned)),
+            // `-r ./x` loads `./x.rb`
+            "ruby" => files.extend(value("-r").filter(|v| path(v) || v.ends_with(".rb")).map(|v| {
+                if v.ends_with(".rb") {
+                    v.to_owned()
+                } else {
+                    format!("{v}.rb")
+                }
+            })),
             "perl" => {
                 dirs.extend(value("-I").filter(|v| !v.is_empty()).map(str::to_owned));
                 modules.extend(value("-M").or_else(|| value("-m")).map(|m| m.split('=').next().unwrap_or("").replace("::", "/")));
@@ -4598,6 +4605,8 @@ mod tests {
             ("node -r ./h.js x.js", "/home/u/proj/h.js"),
             ("node --import=/tmp/e.mjs -e 1", "/tmp/e.mjs"),
             ("ruby -r./x.rb -e 1", "/home/u/proj/x.rb"),
+            ("ruby -r ./lib/y -e 1", "/home/u/proj/lib/y.rb"),
+            ("ruby -rhelper.rb -e 1", "/home/u/proj/helper.rb"),
             ("perl -I/tmp -Mevil -e 1", "/tmp/evil.pm"),
             ("perl -I /tmp/lib -MFoo::Bar=x -e 1", "/tmp/lib/Foo/Bar.pm"),
             ("php -F f.php", "/home/u/proj/f.php"),
