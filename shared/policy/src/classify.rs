@@ -4602,6 +4602,8 @@ mod tests {
             ("python3 -m tool", "/home/u/proj/tool.py"),
             ("python3 -u -m pkg.tool --x", "/home/u/proj/pkg/tool.py"),
             ("python3 -mtool", "/home/u/proj/tool/__main__.py"),
+            ("pypy3 -m tool", "/home/u/proj/tool.py"),
+            ("py -m tool", "/home/u/proj/tool.py"),
             ("node -r ./h.js x.js", "/home/u/proj/h.js"),
             ("node --import=/tmp/e.mjs -e 1", "/tmp/e.mjs"),
             ("ruby -r./x.rb -e 1", "/home/u/proj/x.rb"),
