@@ -4570,6 +4570,7 @@ mod tests {
     #[test]
     fn sed_find_git_forge_curl_and_xargs_edges() {
         assert!(all_rules(&bash("sed --expression 's/a/b/w /tmp/out' f")).contains(&r::OPAQUE_OPTION));
+        assert!(all_rules(&bash("sed --expression 's/a/b/' --expression 'w /tmp/out' f")).contains(&r::OPAQUE_OPTION));
         assert!(bash("find . -exec ls {} \\; -fprint out.txt").touched.contains(&"/home/u/proj/out.txt".to_string()));
         assert!(bash("git -C /srv/app status").touched.is_empty());
         assert_eq!(bash("git -C /srv/app commit -m x").touched, ["/srv/app"]);
@@ -4711,6 +4712,10 @@ mod tests {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
         }
         assert!(rules_of(&bash("uv --offline")).is_empty());
+        // a shell's or a package runner's `--help` may run something: not a plain read
+        for line in ["npx --help", "bash --help"] {
+            assert_ne!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
         assert_eq!(rules_of(&bash("git checkout .")), [r::GIT_DISCARD_CHANGES]);
         assert!(rules_of(&bash("gh api repos/o/r -X")).is_empty());
         assert!(bash("git diff -O").unlisted.is_some());
