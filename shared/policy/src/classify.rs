@@ -4735,7 +4735,12 @@ mod tests {
         }
         assert_eq!(rules_of(&bash("docker compose down -v")), [r::CONTAINER_DELETE]);
         assert!(bash("cp a b").links.is_empty());
+        // install's -s strips, it links nothing
+        assert!(bash("install -s a b").links.is_empty());
         assert_eq!(all_rules(&bash("socat - UNIX-CONNECT:/tmp/s")), [r::SHELL_OTHER]);
+        for line in ["nc -", "socat STDIO:x UNIX-CONNECT:/tmp/s"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
         assert_eq!(bash("node x.js -r ./h.js").executes, ["/home/u/proj/x.js"]);
         assert!(bash("php -d x=1 -F f.php").executes.contains(&"/home/u/proj/f.php".to_string()));
         assert_eq!(rules_of(&bash("timeout -- 5 rm -rf x")), [r::RM_RECURSIVE_FORCE]);

@@ -1203,11 +1203,14 @@ mod tests {
     #[test]
     fn backquotes_escapes_replacements_namerefs_and_custom_addresses() {
         assert!(!harmless_code("print(`ls`)"));
+        assert!(harmless_code(&"print(1);".repeat(455)));
+        assert!(!harmless_code(&"print(1);".repeat(456)), "over 4,096 bytes is never read as harmless");
         assert!(harmless_code("print('it\\'s')"));
         assert!(!harmless_code("print('it\\'s'); os.system('x')"));
         assert!(substitutions_only("s/(a)/$1/"));
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(!builtin_sets_command_var("export", &args(&["a=PS4"])));
+        assert!(!builtin_sets_command_var("export", &args(&["name=PS4"])), "a word holding an n is no -n flag");
         assert!(builtin_sets_command_var("declare", &args(&["-n", "a=PS4"])));
         assert!(sed_runs_or_writes("\\%x%w out"));
         assert!(!sed_runs_or_writes("\\%x%d"));
