@@ -2054,7 +2054,7 @@ fn script_file(prog: &str, args: &[String]) -> Option<String> {
         return None;
     }
     let value_opts: &[&str] = match prog {
-        p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => &["-W", "-X", "--check-hash-based-pycs"],
+        p if python(p) => &["-W", "-X", "--check-hash-based-pycs"],
         "node" | "nodejs" | "bun" | "deno" => &["-r", "--require", "--import", "--loader", "--conditions", "-C"],
         "perl" => &["-I", "-M", "-m"],
         "ruby" => &["-I", "-r", "-C"],
@@ -2097,6 +2097,11 @@ fn script_file(prog: &str, args: &[String]) -> Option<String> {
     None
 }
 
+/// `python`, `python3.12`, `py`, `pypy3`: a Python interpreter.
+fn python(p: &str) -> bool {
+    p.starts_with("python") || p == "py" || p.starts_with("pypy")
+}
+
 /// Files an interpreter loads as code from its options, for the session
 /// taint: `python -m NAME` (`NAME.py` or `NAME/__main__.py` from the
 /// working directory), a node/bun/deno preload by path (`-r ./x.js`,
@@ -2123,7 +2128,7 @@ fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
         let takes_next =
             ["-W", "-X", "-C", "-I", "-M", "-m", "-r", "-F", "-d", "--conditions", "--require", "--import", "--loader", "--preload"];
         match prog {
-            p if p.starts_with("python") || p == "py" || p.starts_with("pypy") => {
+            p if python(p) => {
                 if let Some(m) = value("-m").filter(|m| !m.is_empty()) {
                     let m = m.replace('.', "/");
                     files.push(format!("{m}.py"));
@@ -2132,7 +2137,7 @@ fn loaded_files(prog: &str, args: &[String]) -> Vec<String> {
                 }
             }
             "node" | "nodejs" | "bun" | "deno" => {
-                let v = ["--require", "--import", "--loader", "--experimental-loader", "--preload", "-r"].iter().find_map(|o| value(o));
+                let v = crate::opaque::NODE_PRELOAD_OPTIONS.iter().find_map(|o| value(o));
                 files.extend(v.filter(|v| path(v)).map(str::to_owned));
             }
             // `-r ./x` loads `./x.rb`

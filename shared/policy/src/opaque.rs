@@ -65,19 +65,35 @@ pub const COMMAND_VARS: &[&str] = &[
 /// Values of [`COMMAND_VARS`] that run nothing new (`GIT_PAGER=cat git log`).
 const HARMLESS_VALUES: &[&str] = &["", "cat", "less", "more", "true", "false", ":", "less -R", "less -FRX", "less -FRSX"];
 
+/// Builtins that set the variables their words name (`export NAME=..`).
+const ASSIGNMENT_BUILTINS: &[&str] = &["export", "declare", "typeset", "local", "readonly"];
+
+/// node's, bun's and deno's options that load code before the script.
+pub const NODE_PRELOAD_OPTIONS: &[&str] = &["-r", "--require", "--import", "--loader", "--experimental-loader", "--preload"];
+
+/// The variable an assignment's left side sets: `NAME+=..` appends,
+/// `NAME[0]=..` sets the first element, both set NAME.
+fn assigned_name(left: &str) -> &str {
+    left.split('[').next().unwrap_or(left).trim_end_matches('+')
+}
+
+/// A [`COMMAND_VARS`] name (or one of their prefixes), whatever value it
+/// is given: set by `read NAME`, `printf -v NAME`, `for NAME in`, ...
+pub fn command_var_name(left: &str) -> bool {
+    let name = assigned_name(left);
+    COMMAND_VARS.contains(&name)
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("GIT_CONFIG_")
+        || name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER"))
+}
+
 /// A variable assignment that makes something run the line does not show;
 /// `IFS=` only in front of `read` (`while IFS= read -r l`) is plain.
 pub fn command_var(name: &str, value: &str, before: Option<&str>) -> bool {
-    // `NAME+=..` appends, `NAME[0]=..` sets the first element: both set NAME
-    let name = name.split('[').next().unwrap_or(name).trim_end_matches('+');
-    let name_hit = COMMAND_VARS.contains(&name)
-        || name.starts_with("BASH_FUNC_")
-        || name.starts_with("GIT_CONFIG_")
-        || name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER"));
-    if !name_hit {
+    if !command_var_name(name) {
         return false;
     }
-    if name == "IFS" {
+    if assigned_name(name) == "IFS" {
         return before != Some("read");
     }
     !HARMLESS_VALUES.contains(&value.trim())
@@ -191,7 +207,7 @@ fn raw_assignment(line: &str) -> bool {
         let (before, after) = (&line[..i], &line[k..]);
         let loop_var = matches!(before.trim_end().rsplit([' ', '\t', ';', '\n', '(', '&', '|']).next(), Some("for" | "select"));
         let default = before.ends_with("${") && (after.starts_with(":=") || after.starts_with('=') || after.starts_with("::="));
-        if (default || loop_var || after.starts_with("+=")) && command_var(&line[i..k], "\u{0}", None) {
+        if (default || loop_var || after.starts_with("+=")) && command_var_name(&line[i..k]) {
             return true;
         }
         i = k;
@@ -270,7 +286,7 @@ fn command_position(b: &[u8], i: usize) -> bool {
             .unwrap_or("")
             .split([' ', '\t'])
             .map(|w| w.trim_start_matches(['$', '(', '{', '`', '!']))
-            .any(|w| matches!(w, "export" | "declare" | "typeset" | "local" | "readonly" | "env"))
+            .any(|w| w == "env" || ASSIGNMENT_BUILTINS.contains(&w))
     }
 }
 
@@ -667,7 +683,7 @@ pub fn options_carry_code(prog: &str, args: &[String]) -> bool {
                 }
                 "node" | "nodejs" | "bun" | "deno" => {
                     let (opt, value) = a.split_once('=').unwrap_or((a, next));
-                    matches!(opt, "-r" | "--require" | "--import" | "--loader" | "--experimental-loader" | "--preload") && url(value)
+                    NODE_PRELOAD_OPTIONS.contains(&opt) && url(value)
                 }
                 "php" => {
                     let value = if a.len() > 2 { &a[2..] } else { next };
@@ -691,9 +707,9 @@ pub fn options_carry_code(prog: &str, args: &[String]) -> bool {
 /// before its program. The words are the shell model's, after quotes,
 /// escapes and braces (`export BASH_E\NV=..`, `export B{ASH_ENV=..,}`).
 pub fn builtin_sets_command_var(prog: &str, args: &[String]) -> bool {
-    let named = |n: &str| command_var(n, "\u{0}", None);
+    let named = command_var_name;
     match prog {
-        "export" | "declare" | "typeset" | "local" | "readonly" => {
+        p if ASSIGNMENT_BUILTINS.contains(&p) => {
             let nameref = args.iter().take_while(|a| *a != "--").any(|a| a.starts_with('-') && a.contains('n'));
             args.iter().filter(|a| !a.starts_with('-') && !a.starts_with('+')).any(|a| match a.split_once('=') {
                 Some((name, value)) => command_var(name, value, None) || nameref && named(value),
