@@ -34,7 +34,7 @@ standin-codex.py app-server
     until orphaned).
 standin-codex.py --remote unix://SOCK ARGS...
     The TUI stand-in: its argv (and $KIJITO_COMPACT_ADAPTER_ID) to $STANDIN_DIR/tui.json, then it
-    waits (at most 120 s) for $STANDIN_DIR/tui-exit and exits with the number in it (124 when
+    waits (at most 120 s) for $STANDIN_DIR/tui-exit to hold a number and exits with it (124 when
     orphaned first)."""
 import json
 import os
@@ -62,8 +62,9 @@ def tui():
     end, parent = time.time() + 120, os.getppid()
     path = os.path.join(DIR, "tui-exit")
     while time.time() < end and os.getppid() == parent:  # not once orphaned
-        if os.path.exists(path):
-            sys.exit(int(open(path).read().strip() or "0"))
+        text = open(path).read().strip() if os.path.exists(path) else ""
+        if text:  # an empty file is one still being written: wait on
+            sys.exit(int(text))
         time.sleep(0.02)
     sys.exit(124)
 

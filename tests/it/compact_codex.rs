@@ -11,7 +11,7 @@ use crate::support;
 use kijito_compact::trigger::{self, Pin, RequestState, Via};
 use kijito_gate::QaDir;
 use kijito_protocol::ids::{AbsPath, SessionId};
-use kijito_testkit::codex::STANDIN;
+use kijito_testkit::codex::{tui_exit, STANDIN};
 use kijito_testkit::{jsonl, wait_for};
 use serde_json::{json, Value};
 use std::fs;
@@ -154,7 +154,7 @@ fn tui_attach_forwards_and_compacts_a_pinned_idle_thread_once() {
     );
 
     // The TUI exits: so does the adapter, with its status, and cleans up.
-    fs::write(fd.join("tui-exit"), "3").unwrap();
+    tui_exit(&fd, 3);
     let status = wait_for("the adapter to exit", 20, || child.try_wait().unwrap());
     assert_eq!(status.code(), Some(3));
     assert!(!sock.exists() && !sock.parent().unwrap().exists(), "socket and its dir removed");
@@ -214,7 +214,7 @@ fn nothing_is_sent_without_a_pin_to_this_adapter_or_with_the_kill_switch() {
         r.state.is_final().then_some(r.state)
     });
     assert_eq!(st, RequestState::Failed { code: "pass_missing".into() });
-    fs::write(fd.join("tui-exit"), "0").unwrap();
+    tui_exit(&fd, 0);
     assert_eq!(wait_for("exit", 20, || child.try_wait().unwrap()).code(), Some(0));
     assert!(jsonl(&log).iter().all(|m| m["msg"]["method"] != "thread/compact/start"), "nothing was sent");
 }

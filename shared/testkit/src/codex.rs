@@ -26,3 +26,37 @@ pub fn standin_codex(dir: &Path, env: &[(&str, &str)]) -> AbsPath {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
     AbsPath::from_path(&p).unwrap()
 }
+
+/// The TUI stand-in in `dir` exits with `code`. The file is written under a
+/// temporary name and renamed, so the stand-in, which polls for it, never
+/// reads it half-written.
+pub fn tui_exit(dir: &Path, code: i32) {
+    let tmp = dir.join("tui-exit.tmp");
+    std::fs::write(&tmp, code.to_string()).unwrap();
+    std::fs::rename(&tmp, dir.join("tui-exit")).unwrap();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    /// The TUI stand-in takes an empty `tui-exit` (one caught between its
+    /// creation and its write) as not yet written, never as exit 0.
+    #[test]
+    fn the_tui_stand_in_waits_past_an_empty_exit_file() {
+        let d = tempfile::tempdir().unwrap();
+        let mut tui = Command::new("python3").args([STANDIN, "--remote", "unix:///nowhere"]).env("STANDIN_DIR", d.path()).spawn().unwrap();
+        crate::wait_for("the TUI stand-in's tui.json", 15, || d.path().join("tui.json").exists().then_some(()));
+        std::fs::write(d.path().join("tui-exit"), "").unwrap();
+        let seen_empty = Instant::now() + Duration::from_millis(200); // ten of its polls
+        while Instant::now() < seen_empty {
+            assert_eq!(tui.try_wait().unwrap(), None, "an empty tui-exit ends nothing");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tui_exit(d.path(), 5);
+        let status = crate::wait_for("the TUI stand-in to exit", 15, || tui.try_wait().unwrap());
+        assert_eq!(status.code(), Some(5));
+    }
+}

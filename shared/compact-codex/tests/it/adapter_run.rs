@@ -121,7 +121,7 @@ impl Adapter {
 
     /// The TUI exits with `code`: so does the adapter, with it.
     fn exit(self, code: i32) -> World {
-        std::fs::write(self.sd.join("tui-exit"), code.to_string()).unwrap();
+        kijito_testkit::codex::tui_exit(&self.sd, code);
         let r = self.done.recv_timeout(Duration::from_secs(20)).expect("the adapter ends when the TUI exits");
         assert_eq!(r.map_err(|e| e.code().to_owned()), Ok(code));
         assert!(!self.sock.exists() && !self.sock.parent().unwrap().exists(), "the socket and its dir are removed");
