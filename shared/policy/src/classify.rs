@@ -826,7 +826,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
         while i < rest.len() {
             let w = rest[i].as_str();
             if w == "--" {
-                return i + 1 + stop_at_positional.saturating_sub(positional).min(rest.len() - i - 1);
+                return i + 1 + stop_at_positional.saturating_sub(positional);
             }
             if w.starts_with('-') && w.len() > 1 {
                 // `-u root`, and a short cluster ending in a value option (`-iu root`)
@@ -4756,5 +4756,26 @@ mod tests {
         assert!(trips("find /srv -name 'PRETOOL-HOOK' -exec {} \\;", &env()).contains(&tripwires::HOOK_BINARY.as_str()));
         assert!(trips("find /srv -name 'x.sh' -exec {} \\;", &env()).is_empty());
         assert_eq!(crate::opaque::scan_text("ls; () { :; }"), None);
+    }
+
+    /// Shards 10-19 survivors: an executed file is listed once and at most
+    /// `MAX_CALL_PATHS` of them; `$HOME` and `$PWD`; the nesting
+    /// bound's own message, and a command substitution one level deeper;
+    /// `env -S` with its string glued; parallel's `:::+`.
+    #[test]
+    fn executes_once_nested_home_depth_and_glued_split_strings() {
+        assert_eq!(bash("./a.sh; ./a.sh").executes, ["/home/u/proj/a.sh"]);
+        let many = (0..=MAX_CALL_PATHS).map(|k| format!("./s{k}.sh")).collect::<Vec<_>>().join("; ");
+        assert_eq!(bash(&many).executes.len(), MAX_CALL_PATHS);
+        assert_eq!(bash("bash -c 'echo hi > $HOME/x'").writes, ["/home/u/x"]);
+        assert_eq!(bash("echo hi > $PWD/x").writes, ["/home/u/proj/x"]);
+        let nest = |n: usize, inner: &str| (0..n).fold(inner.to_owned(), |l, k| format!("bash <<'E{k}'\n{l}\nE{k}"));
+        let deep = bash(&nest(shell::MAX_DEPTH + 1, "ls"));
+        let details: Vec<&str> = deep.tripwires.iter().map(|t| t.detail.as_str()).collect();
+        assert_eq!(details, ["the command nests deeper than the policy reads"]);
+        assert!(trips(&nest(shell::MAX_DEPTH - 1, "echo $(ls)"), &env()).is_empty());
+        assert_eq!(trips(&nest(shell::MAX_DEPTH, "echo $(ls)"), &env()), [tripwires::SHELL_UNPARSED.as_str()]);
+        assert_eq!(rules_of(&bash("env -S'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("parallel {} :::+ 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
     }
 }
