@@ -951,8 +951,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             let end = rest.iter().position(|w| w == ":::" || w == "::::" || w == ":::+").unwrap_or(rest.len());
             // no command, or `{}` as the program: the inputs are the commands
             if i >= end || rest[i].contains("{}") {
-                let inputs: Vec<&str> =
-                    rest[end.min(rest.len())..].iter().map(String::as_str).filter(|w| !w.starts_with(":::") && *w != "::::").collect();
+                let inputs: Vec<&str> = rest[end.min(rest.len())..].iter().map(String::as_str).filter(|w| !w.starts_with(":::")).collect();
                 return (!inputs.is_empty()).then(|| Err(inputs.join(" ; ")));
             }
             let cmd = &rest[i..end];
@@ -4777,5 +4776,16 @@ mod tests {
         assert_eq!(trips(&nest(shell::MAX_DEPTH, "echo $(ls)"), &env()), [tripwires::SHELL_UNPARSED.as_str()]);
         assert_eq!(rules_of(&bash("env -S'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(rules_of(&bash("parallel {} :::+ 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+    }
+
+    /// Shards 10-19 survivors in the wrappers: `su --session-command`;
+    /// `watch` with no command is a program of its own; parallel's inputs
+    /// after `:::`; a shell's `+x` before its `-c`.
+    #[test]
+    fn su_sessions_bare_watch_parallel_inputs_and_plus_options() {
+        assert_eq!(rules_of(&bash("su --session-command 'rm -rf x' root")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(all_rules(&bash("watch -n 1")), [r::SHELL_OTHER]);
+        assert_eq!(all_rules(&bash("parallel {} ::: 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("bash +x -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
     }
 }
