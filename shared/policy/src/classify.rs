@@ -4789,4 +4789,18 @@ mod tests {
         assert_eq!(all_rules(&bash("parallel {} ::: 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(rules_of(&bash("bash +x -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
     }
+
+    /// Shards 10-19 survivors in `command`: a script read from
+    /// `/proc/self/fd/N` is another command's output; `systemctl` and
+    /// `loginctl` halts and `init`'s run levels 0 and 6 (and no other).
+    #[test]
+    fn proc_fd_scripts_and_system_halts() {
+        assert!(all_rules(&bash("python3 /proc/self/fd/0")).contains(&r::OPAQUE_SHELL_INPUT));
+        for line in ["systemctl reboot", "systemctl --no-wall poweroff", "loginctl terminate-user u", "init 0", "telinit 6"] {
+            assert_eq!(rules_of(&bash(line)), [r::SYSTEM_HALT], "{line}");
+        }
+        for line in ["systemctl status", "loginctl list-users", "init 3"] {
+            assert!(!rules_of(&bash(line)).contains(&r::SYSTEM_HALT), "{line}");
+        }
+    }
 }
