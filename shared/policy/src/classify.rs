@@ -4803,4 +4803,23 @@ mod tests {
             assert!(!rules_of(&bash(line)).contains(&r::SYSTEM_HALT), "{line}");
         }
     }
+
+    /// Shards 10-19 survivors in `command`, its guards: wget's `--method
+    /// HEAD` after another option; `python3 -m twine` one level deeper, and
+    /// `-m` with another module; wallets' and terminals' read-only verbs.
+    #[test]
+    fn method_values_twine_depth_and_read_only_wallet_and_terminal_verbs() {
+        assert!(!rules_of(&bash("wget -q --method HEAD https://x.example")).contains(&r::HTTP_WRITE));
+        assert_eq!(rules_of(&bash("wget -q --method PUT https://x.example")), [r::HTTP_WRITE]);
+        let twine = |n: usize| format!("{}python3 -m twine upload dist/x.whl", "eatmydata ".repeat(n));
+        assert!(trips(&twine(shell::MAX_DEPTH - 1), &env()).is_empty());
+        assert_eq!(trips(&twine(shell::MAX_DEPTH), &env()), [tripwires::SHELL_UNPARSED.as_str()]);
+        assert!(rules_of(&bash("python3 x.py twine upload")).is_empty());
+        for line in
+            ["cast call 0x1 'f()'", "solana balance", "spl-token accounts", "electrum listaddresses", "kitty @ ls", "wezterm cli list"]
+        {
+            let c = bash(line);
+            assert!(!rules_of(&c).contains(&r::WALLET_TRANSFER) && c.tripwires.is_empty(), "{line}");
+        }
+    }
 }
