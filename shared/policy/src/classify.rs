@@ -4822,4 +4822,21 @@ mod tests {
             assert!(!rules_of(&c).contains(&r::WALLET_TRANSFER) && c.tripwires.is_empty(), "{line}");
         }
     }
+
+    /// Shards 10-19 survivors in `command`: `ln -s`'s target is read from
+    /// the link's directory, a hard link's from here; `sed --expression=`
+    /// makes every word a file; less's `+` commands and `-k` key files.
+    #[test]
+    fn symbolic_targets_sed_expressions_and_less_keys() {
+        let to = |l: &str, t: &str| vec![(l.to_owned(), t.to_owned())];
+        assert_eq!(bash("ln -sf ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/proj/x"));
+        assert_eq!(bash("ln ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/x"));
+        assert_eq!(bash("sed -i --expression=s/a/b/ f.txt").writes, ["/home/u/proj/f.txt"]);
+        for line in ["less -kkeys f", "less --lesskey-file=k f", "less '+!rm x' f"] {
+            assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        for line in ["less 'a!b|c'", "less +G f"] {
+            assert!(!all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+    }
 }
