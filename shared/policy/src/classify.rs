@@ -1616,13 +1616,13 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
 const XARGS_INPUT_WORDS: usize = 16;
 
 /// Arguments of a program the policy does not model (`tar -C DIR`,
-/// `unzip -d DIR`, `patch FILE`, `zip OUT`, `--out=FILE`): each is judged as
+/// `unzip -d DIR`, `patch FILE`, `zip OUT`, any `=`'s value: `of=FILE`): each is judged as
 /// a path the program may write, so a protected path handed to an unknown
 /// program trips (docs/policy.md). Not recorded in the session taint.
 fn judge_args(args: &[String], env: &Env, out: &mut Classification) {
     for a in args.iter().take(paths::MAX_TOUCHED) {
         let v = match a.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => v,
+            Some((_, v)) => v,
             _ if a.starts_with('-') || a.contains("://") => continue,
             _ => a.as_str(),
         };
@@ -4837,6 +4837,21 @@ mod tests {
         }
         for line in ["less 'a!b|c'", "less +G f"] {
             assert!(!all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors: a package runner's `-c` line (and `-s`'s
+    /// value skipped); man's `-H` and `--html`; an unknown program's
+    /// `KEY=FILE` is judged by its value, as `--key=FILE` is.
+    #[test]
+    fn runner_calls_man_browsers_and_key_value_arguments() {
+        assert_eq!(rules_of(&bash("npx -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("npm exec -s sh -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        for line in ["man -H ls", "man --html=firefox ls"] {
+            assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        for line in ["frob of=/home/u/.config/kijito-qa/policy.json", "frob -o=/home/u/.config/kijito-qa/policy.json"] {
+            assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
         }
     }
 }
