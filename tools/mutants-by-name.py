@@ -10,7 +10,14 @@ run's outcome when its line is unchanged between that commit and FINAL
 (lines matched by difflib) and the run tested the same name at the old line.
 Prints the counts and the score ((caught + timeouts) / tested viable) and
 writes the names still missed and not yet tested to
-$TMPDIR/mutants-by-name.{missed,untested}.txt. Run it in the repository.
+$TMPDIR/mutants-by-name.{missed,untested}.txt, and both as cargo-mutants
+`--re` arguments (exact names, NUL-separated, each regex under the kernel's
+128 KiB bound for one argument) to $TMPDIR/mutants-by-name.retest.args, to
+run them on FINAL:
+
+    xargs -0 -x -s 1000000 -a "$TMPDIR/mutants-by-name.retest.args" cargo mutants -p CRATE -f FILE...
+
+Run it in the repository.
 See docs/mutants.md, "Counting by name across commits".
 """
 import difflib
@@ -39,6 +46,18 @@ def line_map(old, final, paths):
     return out
 
 
+def re_chunks(names, limit=100_000):
+    """`names` as exact-match regexes joined by `|`, in chunks under `limit` bytes."""
+    chunks, cur = [], []
+    for n in names:
+        e = "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in n)
+        if cur and sum(len(x) + 1 for x in cur) + len(e) > limit:
+            chunks.append("|".join(cur))
+            cur = []
+        cur.append(e)
+    return chunks + (["|".join(cur)] if cur else [])
+
+
 def main():
     final, listing, *runs = sys.argv[1:]
     names = [n.strip() for n in open(listing) if n.strip()]
@@ -64,6 +83,10 @@ def main():
     for kind in ("missed", "untested"):
         with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"mutants-by-name.{kind}.txt"), "w") as f:
             f.writelines(n + "\n" for n in names if outcome.get(n, "untested") == kind)
+    retest = [n for n in names if outcome.get(n, "untested") in ("missed", "untested")]
+    with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "mutants-by-name.retest.args"), "w") as f:
+        for chunk in re_chunks(retest):
+            f.write(f"--re\0{chunk}\0")
     tested = len(names) - counts.get("untested", 0) - counts.get("unviable", 0)
     detected = counts.get("caught", 0) + counts.get("timeout", 0)
     print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())), f"of {len(names)}")
