@@ -4845,7 +4845,10 @@ mod tests {
     /// `KEY=FILE` is judged by its value, as `--key=FILE` is.
     #[test]
     fn runner_calls_man_browsers_and_key_value_arguments() {
-        assert_eq!(rules_of(&bash("npx -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
+        for line in ["npx -c 'rm -rf x'", "npx --call 'rm -rf x'"] {
+            assert_eq!(rules_of(&bash(line)), [r::RM_RECURSIVE_FORCE], "{line}");
+        }
+        assert_eq!(all_rules(&bash("npx -s 'rm -rf x' ls")), [r::SHELL_OTHER, r::SHELL_READ]);
         assert_eq!(rules_of(&bash("npm exec -s sh -c 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
         for line in ["man -H ls", "man --html=firefox ls"] {
             assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
