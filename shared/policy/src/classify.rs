@@ -4778,4 +4778,84 @@ mod tests {
         assert_eq!(rules_of(&bash("env -S'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
         assert_eq!(rules_of(&bash("parallel {} :::+ 'rm -rf x'")), [r::RM_RECURSIVE_FORCE]);
     }
+
+    /// Shards 10-19 survivors, `judge_path`: each core-config path rule
+    /// fires on a path only it names (no other term of its `||` chain).
+    #[test]
+    fn each_core_config_path_by_itself() {
+        for (line, rule) in [
+            ("touch /srv/a/.claude/settings.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.claude/settings.local.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.claude/agents/x.md", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.claude.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.codex/config.toml", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/hooks/hooks.json", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.config/claude/x", r::HOST_SETTINGS_WRITE),
+            ("touch /etc/claude-code/managed-settings.json", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.npmrc", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.envrc", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.vscode/tasks.json", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.cargo/config.toml", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.cargo/config", r::PERSISTENCE_WRITE),
+            ("touch /etc/ssh/sshd_config", r::SSH_CONFIG_WRITE),
+            ("touch ~/.gitconfig", r::GIT_CONFIG_WRITE),
+            ("touch ~/.config/git/config", r::GIT_CONFIG_WRITE),
+            ("touch /srv/a/.git/config", r::GIT_CONFIG_WRITE),
+            ("touch /srv/a/.gitmodules", r::GIT_CONFIG_WRITE),
+        ] {
+            assert_eq!(rules_of(&bash(line)), [rule], "{line}");
+        }
+        // a `hooks.json` in no `hooks` directory is no host file
+        assert!(rules_of(&bash("touch /srv/a/hooks/b/hooks.json")).is_empty());
+        assert_eq!(trips("touch /srv/a/.mcp.json", &env()), [tripwires::HOST_RULES_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `path_write`: a written path is listed once
+    /// and at most `MAX_CALL_PATHS` written paths are kept; a deleted one is
+    /// no write.
+    #[test]
+    fn written_paths_once_bounded_and_deletes_apart() {
+        assert_eq!(bash("touch a a").writes, ["/home/u/proj/a"]);
+        assert!(bash("rm a").writes.is_empty());
+        let files: Vec<String> = (0..=MAX_CALL_PATHS).map(|i| format!("f{i}")).collect();
+        let c = bash(&format!("touch {}", files.join(" ")));
+        assert_eq!((c.writes.len(), c.touched.len()), (MAX_CALL_PATHS, paths::MAX_TOUCHED));
+    }
+
+    /// Shards 10-19 survivors, `judge_path`: deleting a directory that holds
+    /// a latch (not the call's own workspace) trips; writing into it, or
+    /// deleting a glob, does not.
+    #[test]
+    fn deleting_a_directory_that_holds_a_latch() {
+        #[derive(Debug)]
+        struct Latched;
+        impl PathFacts for Latched {
+            fn real(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn expand(&self, _: &str) -> Option<Vec<String>> {
+                Some(Vec::new())
+            }
+            fn same_file_protected(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn holds_latch(&self, abs: &str) -> bool {
+                abs.starts_with("/srv/w")
+            }
+            fn latch_roots(&self) -> Vec<String> {
+                Vec::new()
+            }
+            fn which(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn is_hook_copy(&self, _: &str) -> bool {
+                false
+            }
+        }
+        let e = Env { facts: Some(std::sync::Arc::new(Latched)), ..env() };
+        assert_eq!(trips("rm -rf /srv/w", &e), [tripwires::LATCH_WRITE.as_str()]);
+        for line in ["touch /srv/w", "rm -rf /srv/w*", "rm -f /srv/a"] {
+            assert!(trips(line, &e).is_empty(), "{line}");
+        }
+    }
 }
