@@ -4858,4 +4858,48 @@ mod tests {
             assert!(trips(line, &e).is_empty(), "{line}");
         }
     }
+
+    /// Shards 10-19 survivors: an interpreter, a shell and `rm` named bare
+    /// are known programs, not looked up on `PATH` (which here leads into
+    /// the plugin root); an absolute or `~` path after a `cd` the policy
+    /// cannot follow is still read.
+    #[test]
+    fn known_bare_programs_and_absolute_paths_after_an_unknown_cd() {
+        let e = with(Fake { path_dir: Some("/opt/kijito/bin"), ..Fake::default() });
+        for line in ["python3 -V", "bash -c ls", "rm x"] {
+            assert!(trips(line, &e).is_empty(), "{line}");
+        }
+        for line in ["cd \"$X\" && touch /tmp/a", "cd \"$X\" && touch ~/a", "cd \"$X\" && touch ~"] {
+            assert!(trips(line, &env()).is_empty(), "{line}");
+        }
+        assert_eq!(trips("cd \"$X\" && touch a", &env()), [tripwires::SHELL_UNPARSED.as_str()]);
+    }
+
+    /// Shards 10-19 survivors: `xargs -iR` glued puts the input at R (not
+    /// after the command).
+    #[test]
+    fn xargs_glued_lower_i_replaces() {
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp F /tmp/x";
+        assert!(trips(line, &env()).is_empty(), "{line}");
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp x F";
+        assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `output_args`: only a short-option cluster
+    /// ends in an output letter; a URL that ends in `o` takes no file.
+    #[test]
+    fn only_option_clusters_take_an_output_file() {
+        assert!(bash("curl https://x.example/repo https://x.example/b").writes.is_empty());
+        assert_eq!(bash("curl -so out.txt https://x.example/a").writes, ["/home/u/proj/out.txt"]);
+    }
+
+    /// Shards 10-19 survivors, `tmux`: a command name glued to its `;`
+    /// (`send-keys\;`) is still read, first or later in the line.
+    #[test]
+    fn tmux_names_glued_to_their_semicolon() {
+        for line in ["tmux send-keys\\; kill-server", "tmux list-sessions\\; send-keys\\;"] {
+            assert_eq!(trips(line, &env()), [tripwires::TERMINAL_INPUT.as_str()], "{line}");
+        }
+        assert!(trips("tmux -L x list-sessions\\; kill-server\\;", &env()).is_empty());
+    }
 }
