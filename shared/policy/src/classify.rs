@@ -4902,4 +4902,33 @@ mod tests {
         }
         assert!(trips("tmux -L x list-sessions\\; kill-server\\;", &env()).is_empty());
     }
+
+    /// Shards 10-19 survivors, SQL: a `WITH` whose body deletes or updates
+    /// destroys unless it only locks (`FOR UPDATE`); an `ALTER` without
+    /// `DROP` does not; quotes and comments hide a `;` (and what follows),
+    /// a closed comment does not; sqlite's second operand is its SQL.
+    #[test]
+    fn sql_with_bodies_quotes_comments_and_operands() {
+        for line in [
+            "psql -c 'WITH d AS (DELETE FROM t RETURNING id) SELECT id FROM d'",
+            "psql -c 'WITH u AS (UPDATE t SET a = 1 RETURNING a) SELECT a FROM u'",
+            "psql -c 'WITH d AS (DELETE FROM t RETURNING id) SELECT id FROM d FOR SHARE'",
+            "psql -c 'SELECT 1 /* x */; DROP TABLE t'",
+            "sqlite3 x.db 'DROP TABLE t'",
+            "mysql -e'DROP TABLE t'",
+        ] {
+            assert_eq!(rules_of(&bash(line)), [r::SQL_DESTRUCTIVE], "{line}");
+        }
+        for line in [
+            "psql -c 'ALTER TABLE t ADD c int'",
+            "psql -c 'WITH x AS (SELECT 1) SELECT * FROM t FOR UPDATE'",
+            "psql -c \"SELECT 'x; DROP TABLE t'\"",
+            "psql -c 'SELECT 1 -- x; DROP TABLE t'",
+            "psql -c 'SELECT 1 /* x; DROP TABLE t */'",
+            "psql shop drop",
+            "sqlite3 x.db 'SELECT 1'",
+        ] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
+    }
 }
