@@ -4931,4 +4931,30 @@ mod tests {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors: an HTTPie `a:=` item is data even with a
+    /// second `=`, a header is none; `nc` to `127.0.0.1` or `localhost`,
+    /// a listener (`-lp`) or a port scan sends nothing; curl's long options
+    /// and a glued `-u` value are no option clusters, `-sd` and `-so` are.
+    #[test]
+    fn httpie_items_local_sockets_and_curl_clusters() {
+        assert_eq!(rules_of(&bash("http x.example/api 'a:==1'")), [r::HTTP_WRITE]);
+        assert_eq!(all_rules(&bash("http x.example/api Accept:json")), [r::HTTP_READ]);
+        for line in ["nc 127.0.0.1 80", "nc localhost 80", "nc -lp 8080", "nc -z example.com 80"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
+        assert_eq!(all_rules(&bash("nc example.com 80")), [r::NETWORK_SEND]);
+        for line in ["curl --location https://x.example/a", "curl -uadmin:secret https://x.example/a"] {
+            assert_eq!(all_rules(&bash(line)), [r::HTTP_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("curl -sd a=b https://x.example/a")), [r::HTTP_WRITE]);
+        assert_eq!(all_rules(&bash("curl -so out.txt https://x.example/a")), [r::SHELL_WRITE]);
+    }
+
+    /// Shards 10-19 survivors: tmux's `-L NAME` before a command that runs
+    /// a shell line is skipped with its value.
+    #[test]
+    fn tmux_socket_option_before_a_shell_command() {
+        assert_eq!(rules_of(&bash("tmux -L x new -d 'rm -rf a'")), [r::RM_RECURSIVE_FORCE]);
+    }
 }
