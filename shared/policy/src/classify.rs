@@ -4940,7 +4940,7 @@ mod tests {
     fn httpie_items_local_sockets_and_curl_clusters() {
         assert_eq!(rules_of(&bash("http x.example/api 'a:==1'")), [r::HTTP_WRITE]);
         assert_eq!(all_rules(&bash("http x.example/api Accept:json")), [r::HTTP_READ]);
-        for line in ["nc 127.0.0.1 80", "nc localhost 80", "nc -lp 8080", "nc -z example.com 80"] {
+        for line in ["nc 127.0.0.1 80", "nc localhost 80", "nc ::1 80", "nc -lp 8080", "nc -z example.com 80"] {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
         }
         assert_eq!(all_rules(&bash("nc example.com 80")), [r::NETWORK_SEND]);
@@ -4956,5 +4956,86 @@ mod tests {
     #[test]
     fn tmux_socket_option_before_a_shell_command() {
         assert_eq!(rules_of(&bash("tmux -L x new -d 'rm -rf a'")), [r::RM_RECURSIVE_FORCE]);
+    }
+
+    /// Shards 10-19 survivors, `git_sub`: each term of a subcommand's guard
+    /// decides by itself (a short option alone, a long one alone, a refspec
+    /// alone), and what no term matches stays a plain write or read.
+    #[test]
+    fn git_subcommand_guards_term_by_term() {
+        for (line, rules) in [
+            ("git push -u origin main", &[r::GIT_WRITE][..]),
+            ("git push --dry-run", &[r::GIT_READ]),
+            ("git push -n origin main", &[r::GIT_READ]),
+            ("git push -f origin main", &[r::GIT_PUSH_FORCE]),
+            ("git push origin +main", &[r::GIT_PUSH_FORCE]),
+            ("git push -d origin x", &[r::GIT_PUSH_DELETE]),
+            ("git push origin :x", &[r::GIT_PUSH_DELETE]),
+            ("git push origin :", &[r::GIT_WRITE]),
+            ("git submodule update", &[r::GIT_WRITE]),
+            ("git submodule foreach ls", &[r::OPAQUE_OPTION]),
+            ("git difftool HEAD", &[r::GIT_WRITE]),
+            ("git difftool -x vim", &[r::OPAQUE_OPTION]),
+            ("git difftool --extcmd=vim", &[r::OPAQUE_OPTION]),
+            ("git difftool -t vim", &[r::OPAQUE_OPTION]),
+            ("git difftool --tool=vim", &[r::OPAQUE_OPTION]),
+            ("git rm x", &[r::GIT_WRITE]),
+            ("git rm -f x", &[r::GIT_DISCARD_CHANGES]),
+            ("git reflog delete HEAD@{1}", &[r::GIT_HISTORY_PRUNE]),
+            ("git reflog expire --all", &[r::GIT_HISTORY_PRUNE]),
+            ("git reflog show", &[r::GIT_READ]),
+            ("git checkout main", &[r::GIT_WRITE]),
+            ("git checkout :/", &[r::GIT_DISCARD_CHANGES]),
+            ("git checkout -- x", &[r::GIT_DISCARD_CHANGES]),
+            ("git checkout -f main", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore x", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore --staged x", &[r::GIT_WRITE]),
+            ("git restore -S x", &[r::GIT_WRITE]),
+            ("git restore --staged --worktree x", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore -SW x", &[r::GIT_DISCARD_CHANGES]),
+            ("git clean -fn", &[r::GIT_READ]),
+            ("git clean -f --dry-run", &[r::GIT_READ]),
+            ("git clean -f", &[r::GIT_CLEAN_FORCE]),
+            ("git clean --force", &[r::GIT_CLEAN_FORCE]),
+            ("git clean -n", &[r::GIT_READ]),
+            ("git branch", &[r::GIT_READ]),
+            ("git branch -d x", &[r::GIT_WRITE]),
+            ("git config get user.name", &[r::GIT_READ]),
+            ("git config list", &[r::GIT_READ]),
+            ("git config user.name", &[r::GIT_READ]),
+            ("git config user.name x", &[r::GIT_CONFIG_WRITE]),
+            ("git config --unset user.name", &[r::GIT_CONFIG_WRITE]),
+            ("git remote", &[r::GIT_READ]),
+            ("git remote show origin", &[r::GIT_READ]),
+            ("git remote add o u", &[r::GIT_CONFIG_WRITE]),
+            ("git diff --output out.txt", &[r::SHELL_WRITE, r::GIT_READ]),
+            ("git -C /srv/a status", &[r::GIT_READ]),
+            ("git -p log", &[r::GIT_READ]),
+            ("git --namespace x push -f", &[r::GIT_PUSH_FORCE]),
+            ("git -c user.name=x log", &[r::GIT_READ]),
+            ("git -c core.pager=less log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --config-env=core.pager=X log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path=/tmp log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path /tmp log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path", &[r::GIT_READ]),
+        ] {
+            assert_eq!(all_rules(&bash(line)), rules, "{line}");
+        }
+        assert_eq!(bash("git diff --output out.txt").writes, ["/home/u/proj/out.txt"]);
+        assert_eq!(bash("git -C /srv/a status").dirs, ["/srv/a"]);
+        assert_eq!(bash("git --git-dir=/srv/a/.git log").dirs, ["/srv/a/.git"]);
+        // a read in a protected directory writes nothing there; a commit does
+        assert!(trips("git -C ~/.config/kijito-qa status", &env()).is_empty());
+        assert_eq!(trips("git -C ~/.config/kijito-qa commit -m x", &env()), [tripwires::CONFIG_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `opaque_command`: `faketime`, `sg` and
+    /// `cpulimit` each skip one operand (a time, a group, a limit) before
+    /// the command they run.
+    #[test]
+    fn opaque_wrappers_skip_their_operand() {
+        for line in ["faketime 2020-01-01 rm -rf x", "sg wheel rm -rf x", "cpulimit -l 50 rm -rf x", "strace -o log rm -rf x"] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_WRAPPER, r::RM_RECURSIVE_FORCE], "{line}");
+        }
     }
 }
