@@ -5038,4 +5038,23 @@ mod tests {
             assert_eq!(all_rules(&bash(line)), [r::OPAQUE_WRAPPER, r::RM_RECURSIVE_FORCE], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors, `opaque_command`: each known set-up script
+    /// sourced is a read, another is `eval`; `alias`/`trap` with only
+    /// options list, with a word define (a trap's line is read); code on
+    /// standard input is the interpreter's only without a script or `-m`.
+    #[test]
+    fn sourced_setup_definitions_and_stdin_code() {
+        for line in ["source ~/.cargo/env", ". venv/bin/activate", "source ~/.nvm/nvm.sh", "alias -p", "alias", "trap -p"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("source x.sh")), [r::OPAQUE_EVAL]);
+        assert_eq!(all_rules(&bash("alias x=y")), [r::OPAQUE_DEFINITION]);
+        assert_eq!(all_rules(&bash("trap 'rm -rf x' EXIT")), [r::RM_RECURSIVE_FORCE, r::OPAQUE_DEFINITION]);
+        let code = "<<< 'open(\"a\",\"w\").write(\"x\")'";
+        assert_eq!(all_rules(&bash(&format!("python3 {code}"))), [r::OPAQUE_INLINE_CODE, r::SHELL_OTHER]);
+        for line in [format!("python3 x.py {code}"), format!("python3 -m tool {code}")] {
+            assert_eq!(all_rules(&bash(&line)), [r::SHELL_OTHER], "{line}");
+        }
+    }
 }
