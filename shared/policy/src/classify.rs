@@ -5057,4 +5057,16 @@ mod tests {
             assert_eq!(all_rules(&bash(&line)), [r::SHELL_OTHER], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors, `help_only`: a subcommand word with a `-`
+    /// (`cherry-pick`) still answers `--help`; one with another character
+    /// (`a.b`) is no subcommand word.
+    #[test]
+    fn help_after_a_hyphenated_subcommand() {
+        for line in ["git cherry-pick --help", "git push --help", "kubectl delete --help"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("git a.b --help")), [r::GIT_WRITE]);
+        assert_eq!(all_rules(&bash("docker run --help")), [r::SHELL_OTHER]);
+    }
 }
