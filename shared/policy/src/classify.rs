@@ -5069,4 +5069,29 @@ mod tests {
         assert_eq!(all_rules(&bash("git a.b --help")), [r::GIT_WRITE]);
         assert_eq!(all_rules(&bash("docker run --help")), [r::SHELL_OTHER]);
     }
+
+    /// Shards 10-19 survivors, `git_config_runs`: each `-c` key that runs a
+    /// program by itself (a remote's pack programs and helper, a diff or
+    /// merge driver, a credential helper for one URL, a `!` alias), and the
+    /// neighbouring keys that run nothing.
+    #[test]
+    fn git_config_keys_that_run_programs() {
+        for line in [
+            "git -c remote.o.receivepack=x log",
+            "git -c remote.o.uploadpack=x log",
+            "git -c remote.o.vcs=x log",
+            "git -c diff.pdf.textconv=x log",
+            "git -c diff.x.command=x log",
+            "git -c merge.x.driver=x log",
+            "git -c credential.https://x.example.helper=x log",
+            "git -c alias.l=!ls log",
+        ] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_OPTION, r::GIT_READ], "{line}");
+        }
+        for line in
+            ["git -c remote.origin.url=x log", "git -c diff.renames=true log", "git -c credential.username=x log", "git -c alias.l=log log"]
+        {
+            assert_eq!(all_rules(&bash(line)), [r::GIT_READ], "{line}");
+        }
+    }
 }
