@@ -5094,4 +5094,49 @@ mod tests {
             assert_eq!(all_rules(&bash(line)), [r::GIT_READ], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors: `find` judges its start paths (the words
+    /// before the first option) only when an action may change them, and
+    /// reads an action's whole command and `-fprint`'s file; `-exec` nests.
+    #[test]
+    fn find_start_paths_actions_and_nesting() {
+        assert!(trips("find ~/.config/kijito-qa -name x", &env()).is_empty());
+        for line in ["find ~/.config/kijito-qa -delete", "find ~/.config/kijito-qa -exec \\;"] {
+            assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
+        }
+        assert!(trips("find /srv -newer ~/.bashrc -delete", &env()).is_empty());
+        for line in ["find . -name x -exec cp {} /home/u/.bashrc \\;", "find . -fprint ~/.bashrc"] {
+            assert_eq!(trips(line, &env()), [tripwires::STARTUP_WRITE.as_str()], "{line}");
+        }
+        let deep = format!("{}rm -rf x \\;", "find . -exec ".repeat(shell::MAX_DEPTH + 2));
+        assert!(trips(&deep, &env()).contains(&tripwires::SHELL_UNPARSED.as_str()), "{deep}");
+    }
+
+    /// Shards 10-19 survivors: an interpreter's option cluster with a code
+    /// letter (`-Bm`) runs no script file, other clusters (`-OO`) and
+    /// single options do; `awk -f`, a lone `-` as awk's program text; make's
+    /// glued `-fFILE`, a `-f` value that looks like one, and `-C DIR`;
+    /// sed's glued `-eSCRIPT`.
+    #[test]
+    fn script_files_clusters_awk_make_and_sed_options() {
+        assert!(bash("python3 -Bm tool").executes.is_empty());
+        for (line, file) in [
+            ("python3 -u x.py", "x.py"),
+            ("python3 -OO x.py", "x.py"),
+            ("deno run x.ts", "x.ts"),
+            ("bun run x.ts", "x.ts"),
+            ("awk -f x.awk data", "x.awk"),
+            ("make -fbuild.mk", "build.mk"),
+            ("make -f -f.mk", "-f.mk"),
+        ] {
+            assert_eq!(bash(line).executes, [format!("/home/u/proj/{file}")], "{line}");
+        }
+        for line in ["make -C sub", "make --directory sub"] {
+            let made: Vec<String> = ["GNUmakefile", "makefile", "Makefile"].iter().map(|m| format!("/home/u/proj/sub/{m}")).collect();
+            assert_eq!(bash(line).executes, made, "{line}");
+        }
+        assert_eq!(all_rules(&bash("awk - 'BEGIN{system(\"rm x\")}'")), [r::SHELL_READ]);
+        assert_eq!(all_rules(&bash("awk -n 'BEGIN{system(\"rm x\")}'")), [r::OPAQUE_OPTION]);
+        assert_eq!(all_rules(&bash("sed -e'w /home/u/.bashrc' f")), [r::OPAQUE_OPTION]);
+    }
 }
