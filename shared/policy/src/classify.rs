@@ -5139,4 +5139,45 @@ mod tests {
         assert_eq!(all_rules(&bash("awk -n 'BEGIN{system(\"rm x\")}'")), [r::OPAQUE_OPTION]);
         assert_eq!(all_rules(&bash("sed -e'w /home/u/.bashrc' f")), [r::OPAQUE_OPTION]);
     }
+
+    /// Shards 10-19 survivors, match arms and guards: git's stash, reset,
+    /// rebase, bisect and filter subcommands; gh's verbs by noun; a
+    /// terminal's `/proc` descriptors (any process's input, another
+    /// process's output), not this process's own output or another fd.
+    #[test]
+    fn git_and_forge_arms_and_proc_terminal_descriptors() {
+        for (line, rule) in [
+            ("git stash drop", r::GIT_STASH_DROP),
+            ("git stash clear", r::GIT_STASH_DROP),
+            ("git stash list", r::GIT_READ),
+            ("git stash show", r::GIT_READ),
+            ("git stash", r::GIT_WRITE),
+            ("git reset --hard", r::GIT_RESET_HARD),
+            ("git reset --keep", r::GIT_RESET_HARD),
+            ("git reset HEAD~1", r::GIT_WRITE),
+            ("git rebase -x make main", r::OPAQUE_OPTION),
+            ("git rebase --exec=make main", r::OPAQUE_OPTION),
+            ("git rebase main", r::GIT_WRITE),
+            ("git bisect run ./t.sh", r::OPAQUE_OPTION),
+            ("git bisect start", r::GIT_WRITE),
+            ("git filter-branch x", r::OPAQUE_OPTION),
+            ("git filter-repo x", r::OPAQUE_OPTION),
+            ("gh repo delete x", r::FORGE_DELETE),
+            ("gh release create v1", r::FORGE_RELEASE),
+            ("gh release list", r::SHELL_READ),
+            ("gh workflow run x", r::FORGE_POST),
+            ("gh pr create", r::FORGE_POST),
+            ("gh pr list", r::SHELL_READ),
+            ("gh auth status", r::SHELL_READ),
+            ("gh pr checkout 1", r::SHELL_OTHER),
+        ] {
+            assert_eq!(all_rules(&bash(line)), [rule], "{line}");
+        }
+        for fd in ["/proc/1/fd/0", "/proc/1/fd/1", "/proc/1/task/2/fd/0"] {
+            assert_eq!(trips(&format!("echo x > {fd}"), &env()), [tripwires::TERMINAL_INPUT.as_str()], "{fd}");
+        }
+        for fd in ["/proc/self/fd/1", "/proc/self/fd/3"] {
+            assert!(trips(&format!("echo x > {fd}"), &env()).is_empty(), "{fd}");
+        }
+    }
 }
