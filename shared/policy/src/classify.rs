@@ -5131,6 +5131,9 @@ mod tests {
         ] {
             assert_eq!(bash(line).executes, [format!("/home/u/proj/{file}")], "{line}");
         }
+        // a `-C` value is a directory even when it looks like an option
+        let made: Vec<String> = ["GNUmakefile", "makefile", "Makefile"].iter().map(|m| format!("/home/u/proj/-fx.mk/{m}")).collect();
+        assert_eq!(bash("make -C -fx.mk").executes, made);
         for line in ["make -C sub", "make --directory sub"] {
             let made: Vec<String> = ["GNUmakefile", "makefile", "Makefile"].iter().map(|m| format!("/home/u/proj/sub/{m}")).collect();
             assert_eq!(bash(line).executes, made, "{line}");
@@ -5178,6 +5181,16 @@ mod tests {
         }
         for fd in ["/proc/self/fd/1", "/proc/self/fd/3"] {
             assert!(trips(&format!("echo x > {fd}"), &env()).is_empty(), "{fd}");
+        }
+    }
+
+    /// Shards 10-19 survivors, `sub`: `--version` or `-V` before a word is
+    /// the subcommand (the tool prints its version), not an option to skip.
+    #[test]
+    fn a_version_option_is_the_subcommand() {
+        assert_eq!(all_rules(&bash("npm --version publish")), [r::SHELL_OTHER]);
+        for line in ["cargo -V publish", "cargo --version publish"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
         }
     }
 }
