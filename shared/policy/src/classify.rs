@@ -4876,11 +4876,15 @@ mod tests {
     }
 
     /// Shards 10-19 survivors: `xargs -iR` glued puts the input at R (not
-    /// after the command).
+    /// after the command), and so does `-I R` after another option.
     #[test]
     fn xargs_glued_lower_i_replaces() {
-        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp F /tmp/x";
-        assert!(trips(line, &env()).is_empty(), "{line}");
+        for line in [
+            "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp F /tmp/x",
+            "echo /home/u/.config/kijito-qa/policy.json | xargs -0 -I F cp F /tmp/x",
+        ] {
+            assert!(trips(line, &env()).is_empty(), "{line}");
+        }
         let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp x F";
         assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
     }
@@ -5185,10 +5189,14 @@ mod tests {
     }
 
     /// Shards 10-19 survivors, `sub`: `--version` or `-V` before a word is
-    /// the subcommand (the tool prints its version), not an option to skip.
+    /// the subcommand (the tool prints its version), not an option to
+    /// skip, and so is a lone `-`.
     #[test]
     fn a_version_option_is_the_subcommand() {
-        assert_eq!(all_rules(&bash("npm --version publish")), [r::SHELL_OTHER]);
+        // a lone `-` is a word too, not an option
+        for line in ["npm --version publish", "npm - publish"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
         for line in ["cargo -V publish", "cargo --version publish"] {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
         }
