@@ -5118,7 +5118,8 @@ mod tests {
 
     /// Shards 10-19 survivors: an interpreter's option cluster with a code
     /// letter (`-Bm`) runs no script file, other clusters (`-OO`) and
-    /// single options do; `awk -f`, a lone `-` as awk's program text; make's
+    /// single options do; `awk -f`, `-v`/`-F` values, a lone `-` as awk's
+    /// program text; make's
     /// glued `-fFILE`, a `-f` value that looks like one, and `-C DIR`;
     /// sed's glued `-eSCRIPT`.
     #[test]
@@ -5143,7 +5144,10 @@ mod tests {
             assert_eq!(bash(line).executes, made, "{line}");
         }
         assert_eq!(all_rules(&bash("awk - 'BEGIN{system(\"rm x\")}'")), [r::SHELL_READ]);
-        assert_eq!(all_rules(&bash("awk -n 'BEGIN{system(\"rm x\")}'")), [r::OPAQUE_OPTION]);
+        // `-v`/`-F` take the next word, wherever they stand
+        for line in ["awk -n 'BEGIN{system(\"rm x\")}'", "awk -n -v x=1 'BEGIN{system(\"rm x\")}'", "awk -F : 'BEGIN{system(\"rm x\")}'"] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_OPTION], "{line}");
+        }
         assert_eq!(all_rules(&bash("sed -e'w /home/u/.bashrc' f")), [r::OPAQUE_OPTION]);
     }
 
