@@ -4857,4 +4857,431 @@ mod tests {
             assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors, `judge_path`: each core-config path rule
+    /// fires on a path only it names (no other term of its `||` chain).
+    #[test]
+    fn each_core_config_path_by_itself() {
+        for (line, rule) in [
+            ("touch /srv/a/.claude/settings.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.claude/settings.local.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.claude/agents/x.md", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.claude.json", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/.codex/config.toml", r::HOST_SETTINGS_WRITE),
+            ("touch /srv/a/hooks/hooks.json", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.config/claude/x", r::HOST_SETTINGS_WRITE),
+            ("touch /etc/claude-code/managed-settings.json", r::HOST_SETTINGS_WRITE),
+            ("touch ~/.npmrc", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.envrc", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.vscode/tasks.json", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.cargo/config.toml", r::PERSISTENCE_WRITE),
+            ("touch /srv/a/.cargo/config", r::PERSISTENCE_WRITE),
+            ("touch /etc/ssh/sshd_config", r::SSH_CONFIG_WRITE),
+            ("touch ~/.gitconfig", r::GIT_CONFIG_WRITE),
+            ("touch ~/.config/git/config", r::GIT_CONFIG_WRITE),
+            ("touch /srv/a/.git/config", r::GIT_CONFIG_WRITE),
+            ("touch /srv/a/.gitmodules", r::GIT_CONFIG_WRITE),
+        ] {
+            assert_eq!(rules_of(&bash(line)), [rule], "{line}");
+        }
+        // a `hooks.json` in no `hooks` directory is no host file
+        assert!(rules_of(&bash("touch /srv/a/hooks/b/hooks.json")).is_empty());
+        assert_eq!(trips("touch /srv/a/.mcp.json", &env()), [tripwires::HOST_RULES_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `path_write`: a written path is listed once
+    /// and at most `MAX_CALL_PATHS` written paths are kept; a deleted one is
+    /// no write.
+    #[test]
+    fn written_paths_once_bounded_and_deletes_apart() {
+        assert_eq!(bash("touch a a").writes, ["/home/u/proj/a"]);
+        assert!(bash("rm a").writes.is_empty());
+        let files: Vec<String> = (0..=MAX_CALL_PATHS).map(|i| format!("f{i}")).collect();
+        let c = bash(&format!("touch {}", files.join(" ")));
+        assert_eq!((c.writes.len(), c.touched.len()), (MAX_CALL_PATHS, paths::MAX_TOUCHED));
+    }
+
+    /// Shards 10-19 survivors, `judge_path`: deleting a directory that holds
+    /// a latch (not the call's own workspace) trips; writing into it, or
+    /// deleting a glob, does not.
+    #[test]
+    fn deleting_a_directory_that_holds_a_latch() {
+        #[derive(Debug)]
+        struct Latched;
+        impl PathFacts for Latched {
+            fn real(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn expand(&self, _: &str) -> Option<Vec<String>> {
+                Some(Vec::new())
+            }
+            fn same_file_protected(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn holds_latch(&self, abs: &str) -> bool {
+                abs.starts_with("/srv/w")
+            }
+            fn latch_roots(&self) -> Vec<String> {
+                Vec::new()
+            }
+            fn which(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn is_hook_copy(&self, _: &str) -> bool {
+                false
+            }
+        }
+        let e = Env { facts: Some(std::sync::Arc::new(Latched)), ..env() };
+        assert_eq!(trips("rm -rf /srv/w", &e), [tripwires::LATCH_WRITE.as_str()]);
+        for line in ["touch /srv/w", "rm -rf /srv/w*", "rm -f /srv/a"] {
+            assert!(trips(line, &e).is_empty(), "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors: an interpreter, a shell and `rm` named bare
+    /// are known programs, not looked up on `PATH` (which here leads into
+    /// the plugin root); an absolute or `~` path after a `cd` the policy
+    /// cannot follow is still read.
+    #[test]
+    fn known_bare_programs_and_absolute_paths_after_an_unknown_cd() {
+        let e = with(Fake { path_dir: Some("/opt/kijito/bin"), ..Fake::default() });
+        for line in ["python3 -V", "bash -c ls", "rm x"] {
+            assert!(trips(line, &e).is_empty(), "{line}");
+        }
+        for line in ["cd \"$X\" && touch /tmp/a", "cd \"$X\" && touch ~/a", "cd \"$X\" && touch ~"] {
+            assert!(trips(line, &env()).is_empty(), "{line}");
+        }
+        assert_eq!(trips("cd \"$X\" && touch a", &env()), [tripwires::SHELL_UNPARSED.as_str()]);
+    }
+
+    /// Shards 10-19 survivors: `xargs -iR` glued puts the input at R (not
+    /// after the command), and so does `-I R` after another option.
+    #[test]
+    fn xargs_glued_lower_i_replaces() {
+        for line in [
+            "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp F /tmp/x",
+            "echo /home/u/.config/kijito-qa/policy.json | xargs -0 -I F cp F /tmp/x",
+        ] {
+            assert!(trips(line, &env()).is_empty(), "{line}");
+        }
+        let line = "echo /home/u/.config/kijito-qa/policy.json | xargs -iF cp x F";
+        assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `output_args`: only a short-option cluster
+    /// ends in an output letter; a URL that ends in `o` takes no file.
+    #[test]
+    fn only_option_clusters_take_an_output_file() {
+        assert!(bash("curl https://x.example/repo https://x.example/b").writes.is_empty());
+        assert_eq!(bash("curl -so out.txt https://x.example/a").writes, ["/home/u/proj/out.txt"]);
+    }
+
+    /// Shards 10-19 survivors, `tmux`: a command name glued to its `;`
+    /// (`send-keys\;`) is still read, first or later in the line.
+    #[test]
+    fn tmux_names_glued_to_their_semicolon() {
+        for line in ["tmux send-keys\\; kill-server", "tmux list-sessions\\; send-keys\\;"] {
+            assert_eq!(trips(line, &env()), [tripwires::TERMINAL_INPUT.as_str()], "{line}");
+        }
+        assert!(trips("tmux -L x list-sessions\\; kill-server\\;", &env()).is_empty());
+    }
+
+    /// Shards 10-19 survivors, SQL: a `WITH` whose body deletes or updates
+    /// destroys unless it only locks (`FOR UPDATE`); an `ALTER` without
+    /// `DROP` does not; quotes and comments hide a `;` (and what follows),
+    /// a closed comment does not; sqlite's second operand is its SQL.
+    #[test]
+    fn sql_with_bodies_quotes_comments_and_operands() {
+        for line in [
+            "psql -c 'WITH d AS (DELETE FROM t RETURNING id) SELECT id FROM d'",
+            "psql -c 'WITH u AS (UPDATE t SET a = 1 RETURNING a) SELECT a FROM u'",
+            "psql -c 'WITH d AS (DELETE FROM t RETURNING id) SELECT id FROM d FOR SHARE'",
+            "psql -c 'SELECT 1 /* x */; DROP TABLE t'",
+            "sqlite3 x.db 'DROP TABLE t'",
+            "mysql -e'DROP TABLE t'",
+        ] {
+            assert_eq!(rules_of(&bash(line)), [r::SQL_DESTRUCTIVE], "{line}");
+        }
+        for line in [
+            "psql -c 'ALTER TABLE t ADD c int'",
+            "psql -c 'WITH x AS (SELECT 1) SELECT * FROM t FOR UPDATE'",
+            "psql -c \"SELECT 'x; DROP TABLE t'\"",
+            "psql -c 'SELECT 1 -- x; DROP TABLE t'",
+            "psql -c 'SELECT 1 /* x; DROP TABLE t */'",
+            "psql shop drop",
+            "sqlite3 x.db 'SELECT 1'",
+        ] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors: an HTTPie `a:=` item is data even with a
+    /// second `=`, a header is none; `nc` to `127.0.0.1` or `localhost`,
+    /// a listener (`-lp`) or a port scan sends nothing; curl's long options
+    /// and a glued `-u` value are no option clusters, `-sd` and `-so` are.
+    #[test]
+    fn httpie_items_local_sockets_and_curl_clusters() {
+        assert_eq!(rules_of(&bash("http x.example/api 'a:==1'")), [r::HTTP_WRITE]);
+        assert_eq!(all_rules(&bash("http x.example/api Accept:json")), [r::HTTP_READ]);
+        for line in ["nc 127.0.0.1 80", "nc localhost 80", "nc ::1 80", "nc -lp 8080", "nc -z example.com 80"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
+        assert_eq!(all_rules(&bash("nc example.com 80")), [r::NETWORK_SEND]);
+        for line in ["curl --location https://x.example/a", "curl -uadmin:secret https://x.example/a"] {
+            assert_eq!(all_rules(&bash(line)), [r::HTTP_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("curl -sd a=b https://x.example/a")), [r::HTTP_WRITE]);
+        assert_eq!(all_rules(&bash("curl -so out.txt https://x.example/a")), [r::SHELL_WRITE]);
+    }
+
+    /// Shards 10-19 survivors: tmux's `-L NAME` before a command that runs
+    /// a shell line is skipped with its value.
+    #[test]
+    fn tmux_socket_option_before_a_shell_command() {
+        assert_eq!(rules_of(&bash("tmux -L x new -d 'rm -rf a'")), [r::RM_RECURSIVE_FORCE]);
+    }
+
+    /// Shards 10-19 survivors, `git_sub`: each term of a subcommand's guard
+    /// decides by itself (a short option alone, a long one alone, a refspec
+    /// alone), and what no term matches stays a plain write or read.
+    #[test]
+    fn git_subcommand_guards_term_by_term() {
+        for (line, rules) in [
+            ("git push -u origin main", &[r::GIT_WRITE][..]),
+            ("git push --dry-run", &[r::GIT_READ]),
+            ("git push -n origin main", &[r::GIT_READ]),
+            ("git push -f origin main", &[r::GIT_PUSH_FORCE]),
+            ("git push origin +main", &[r::GIT_PUSH_FORCE]),
+            ("git push -d origin x", &[r::GIT_PUSH_DELETE]),
+            ("git push origin :x", &[r::GIT_PUSH_DELETE]),
+            ("git push origin :", &[r::GIT_WRITE]),
+            ("git submodule update", &[r::GIT_WRITE]),
+            ("git submodule foreach ls", &[r::OPAQUE_OPTION]),
+            ("git difftool HEAD", &[r::GIT_WRITE]),
+            ("git difftool -x vim", &[r::OPAQUE_OPTION]),
+            ("git difftool --extcmd=vim", &[r::OPAQUE_OPTION]),
+            ("git difftool -t vim", &[r::OPAQUE_OPTION]),
+            ("git difftool --tool=vim", &[r::OPAQUE_OPTION]),
+            ("git rm x", &[r::GIT_WRITE]),
+            ("git rm -f x", &[r::GIT_DISCARD_CHANGES]),
+            ("git reflog delete HEAD@{1}", &[r::GIT_HISTORY_PRUNE]),
+            ("git reflog expire --all", &[r::GIT_HISTORY_PRUNE]),
+            ("git reflog show", &[r::GIT_READ]),
+            ("git checkout main", &[r::GIT_WRITE]),
+            ("git checkout :/", &[r::GIT_DISCARD_CHANGES]),
+            ("git checkout -- x", &[r::GIT_DISCARD_CHANGES]),
+            ("git checkout -f main", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore x", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore --staged x", &[r::GIT_WRITE]),
+            ("git restore -S x", &[r::GIT_WRITE]),
+            ("git restore --staged --worktree x", &[r::GIT_DISCARD_CHANGES]),
+            ("git restore -SW x", &[r::GIT_DISCARD_CHANGES]),
+            ("git clean -fn", &[r::GIT_READ]),
+            ("git clean -f --dry-run", &[r::GIT_READ]),
+            ("git clean -f", &[r::GIT_CLEAN_FORCE]),
+            ("git clean --force", &[r::GIT_CLEAN_FORCE]),
+            ("git clean -n", &[r::GIT_READ]),
+            ("git branch", &[r::GIT_READ]),
+            ("git branch -d x", &[r::GIT_WRITE]),
+            ("git config get user.name", &[r::GIT_READ]),
+            ("git config list", &[r::GIT_READ]),
+            ("git config user.name", &[r::GIT_READ]),
+            ("git config user.name x", &[r::GIT_CONFIG_WRITE]),
+            ("git config --unset user.name", &[r::GIT_CONFIG_WRITE]),
+            ("git remote", &[r::GIT_READ]),
+            ("git remote show origin", &[r::GIT_READ]),
+            ("git remote add o u", &[r::GIT_CONFIG_WRITE]),
+            ("git diff --output out.txt", &[r::SHELL_WRITE, r::GIT_READ]),
+            ("git -C /srv/a status", &[r::GIT_READ]),
+            ("git -p log", &[r::GIT_READ]),
+            ("git --namespace x push -f", &[r::GIT_PUSH_FORCE]),
+            ("git -c user.name=x log", &[r::GIT_READ]),
+            ("git -c core.pager=less log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --config-env=core.pager=X log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path=/tmp log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path /tmp log", &[r::OPAQUE_OPTION, r::GIT_READ]),
+            ("git --exec-path", &[r::GIT_READ]),
+        ] {
+            assert_eq!(all_rules(&bash(line)), rules, "{line}");
+        }
+        assert_eq!(bash("git diff --output out.txt").writes, ["/home/u/proj/out.txt"]);
+        assert_eq!(bash("git -C /srv/a status").dirs, ["/srv/a"]);
+        assert_eq!(bash("git --git-dir=/srv/a/.git log").dirs, ["/srv/a/.git"]);
+        // a read in a protected directory writes nothing there; a commit does
+        assert!(trips("git -C ~/.config/kijito-qa status", &env()).is_empty());
+        assert_eq!(trips("git -C ~/.config/kijito-qa commit -m x", &env()), [tripwires::CONFIG_WRITE.as_str()]);
+    }
+
+    /// Shards 10-19 survivors, `opaque_command`: `faketime`, `sg` and
+    /// `cpulimit` each skip one operand (a time, a group, a limit) before
+    /// the command they run.
+    #[test]
+    fn opaque_wrappers_skip_their_operand() {
+        for line in ["faketime 2020-01-01 rm -rf x", "sg wheel rm -rf x", "cpulimit -l 50 rm -rf x", "strace -o log rm -rf x"] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_WRAPPER, r::RM_RECURSIVE_FORCE], "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors, `opaque_command`: each known set-up script
+    /// sourced is a read, another is `eval`; `alias`/`trap` with only
+    /// options list, with a word define (a trap's line is read); code on
+    /// standard input is the interpreter's only without a script or `-m`.
+    #[test]
+    fn sourced_setup_definitions_and_stdin_code() {
+        for line in ["source ~/.cargo/env", ". venv/bin/activate", "source ~/.nvm/nvm.sh", "alias -p", "alias", "trap -p"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("source x.sh")), [r::OPAQUE_EVAL]);
+        assert_eq!(all_rules(&bash("alias x=y")), [r::OPAQUE_DEFINITION]);
+        assert_eq!(all_rules(&bash("trap 'rm -rf x' EXIT")), [r::RM_RECURSIVE_FORCE, r::OPAQUE_DEFINITION]);
+        let code = "<<< 'open(\"a\",\"w\").write(\"x\")'";
+        assert_eq!(all_rules(&bash(&format!("python3 {code}"))), [r::OPAQUE_INLINE_CODE, r::SHELL_OTHER]);
+        for line in [format!("python3 x.py {code}"), format!("python3 -m tool {code}")] {
+            assert_eq!(all_rules(&bash(&line)), [r::SHELL_OTHER], "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors, `help_only`: a subcommand word with a `-`
+    /// (`cherry-pick`) still answers `--help`; one with another character
+    /// (`a.b`) is no subcommand word.
+    #[test]
+    fn help_after_a_hyphenated_subcommand() {
+        for line in ["git cherry-pick --help", "git push --help", "kubectl delete --help"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        assert_eq!(all_rules(&bash("git a.b --help")), [r::GIT_WRITE]);
+        assert_eq!(all_rules(&bash("docker run --help")), [r::SHELL_OTHER]);
+    }
+
+    /// Shards 10-19 survivors, `git_config_runs`: each `-c` key that runs a
+    /// program by itself (a remote's pack programs and helper, a diff or
+    /// merge driver, a credential helper for one URL, a `!` alias), and the
+    /// neighbouring keys that run nothing.
+    #[test]
+    fn git_config_keys_that_run_programs() {
+        for line in [
+            "git -c remote.o.receivepack=x log",
+            "git -c remote.o.uploadpack=x log",
+            "git -c remote.o.vcs=x log",
+            "git -c diff.pdf.textconv=x log",
+            "git -c diff.x.command=x log",
+            "git -c merge.x.driver=x log",
+            "git -c credential.https://x.example.helper=x log",
+            "git -c alias.l=!ls log",
+        ] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_OPTION, r::GIT_READ], "{line}");
+        }
+        for line in
+            ["git -c remote.origin.url=x log", "git -c diff.renames=true log", "git -c credential.username=x log", "git -c alias.l=log log"]
+        {
+            assert_eq!(all_rules(&bash(line)), [r::GIT_READ], "{line}");
+        }
+    }
+
+    /// Shards 10-19 survivors: `find` judges its start paths (the words
+    /// before the first option) only when an action may change them, and
+    /// reads an action's whole command and `-fprint`'s file; `-exec` nests.
+    #[test]
+    fn find_start_paths_actions_and_nesting() {
+        assert!(trips("find ~/.config/kijito-qa -name x", &env()).is_empty());
+        for line in ["find ~/.config/kijito-qa -delete", "find ~/.config/kijito-qa -exec \\;"] {
+            assert_eq!(trips(line, &env()), [tripwires::CONFIG_WRITE.as_str()], "{line}");
+        }
+        assert!(trips("find /srv -newer ~/.bashrc -delete", &env()).is_empty());
+        for line in ["find . -name x -exec cp {} /home/u/.bashrc \\;", "find . -fprint ~/.bashrc"] {
+            assert_eq!(trips(line, &env()), [tripwires::STARTUP_WRITE.as_str()], "{line}");
+        }
+        let deep = format!("{}rm -rf x \\;", "find . -exec ".repeat(shell::MAX_DEPTH + 2));
+        assert!(trips(&deep, &env()).contains(&tripwires::SHELL_UNPARSED.as_str()), "{deep}");
+    }
+
+    /// Shards 10-19 survivors: an interpreter's option cluster with a code
+    /// letter (`-Bm`) runs no script file, other clusters (`-OO`) and
+    /// single options do; `awk -f`, `-v`/`-F` values, a lone `-` as awk's
+    /// program text; make's
+    /// glued `-fFILE`, a `-f` value that looks like one, and `-C DIR`;
+    /// sed's glued `-eSCRIPT`.
+    #[test]
+    fn script_files_clusters_awk_make_and_sed_options() {
+        assert!(bash("python3 -Bm tool").executes.is_empty());
+        for (line, file) in [
+            ("python3 -u x.py", "x.py"),
+            ("python3 -OO x.py", "x.py"),
+            ("deno run x.ts", "x.ts"),
+            ("bun run x.ts", "x.ts"),
+            ("awk -f x.awk data", "x.awk"),
+            ("make -fbuild.mk", "build.mk"),
+            ("make -f -f.mk", "-f.mk"),
+        ] {
+            assert_eq!(bash(line).executes, [format!("/home/u/proj/{file}")], "{line}");
+        }
+        // a `-C` value is a directory even when it looks like an option
+        let made: Vec<String> = ["GNUmakefile", "makefile", "Makefile"].iter().map(|m| format!("/home/u/proj/-fx.mk/{m}")).collect();
+        assert_eq!(bash("make -C -fx.mk").executes, made);
+        for line in ["make -C sub", "make --directory sub"] {
+            let made: Vec<String> = ["GNUmakefile", "makefile", "Makefile"].iter().map(|m| format!("/home/u/proj/sub/{m}")).collect();
+            assert_eq!(bash(line).executes, made, "{line}");
+        }
+        assert_eq!(all_rules(&bash("awk - 'BEGIN{system(\"rm x\")}'")), [r::SHELL_READ]);
+        // `-v`/`-F` take the next word, wherever they stand
+        for line in ["awk -n 'BEGIN{system(\"rm x\")}'", "awk -n -v x=1 'BEGIN{system(\"rm x\")}'", "awk -F : 'BEGIN{system(\"rm x\")}'"] {
+            assert_eq!(all_rules(&bash(line)), [r::OPAQUE_OPTION], "{line}");
+        }
+        assert_eq!(all_rules(&bash("sed -e'w /home/u/.bashrc' f")), [r::OPAQUE_OPTION]);
+    }
+
+    /// Shards 10-19 survivors, match arms and guards: git's stash, reset,
+    /// rebase, bisect and filter subcommands; gh's verbs by noun; a
+    /// terminal's `/proc` descriptors (any process's input, another
+    /// process's output), not this process's own output or another fd.
+    #[test]
+    fn git_and_forge_arms_and_proc_terminal_descriptors() {
+        for (line, rule) in [
+            ("git stash drop", r::GIT_STASH_DROP),
+            ("git stash clear", r::GIT_STASH_DROP),
+            ("git stash list", r::GIT_READ),
+            ("git stash show", r::GIT_READ),
+            ("git stash", r::GIT_WRITE),
+            ("git reset --hard", r::GIT_RESET_HARD),
+            ("git reset --keep", r::GIT_RESET_HARD),
+            ("git reset HEAD~1", r::GIT_WRITE),
+            ("git rebase -x make main", r::OPAQUE_OPTION),
+            ("git rebase --exec=make main", r::OPAQUE_OPTION),
+            ("git rebase main", r::GIT_WRITE),
+            ("git bisect run ./t.sh", r::OPAQUE_OPTION),
+            ("git bisect start", r::GIT_WRITE),
+            ("git filter-branch x", r::OPAQUE_OPTION),
+            ("git filter-repo x", r::OPAQUE_OPTION),
+            ("gh repo delete x", r::FORGE_DELETE),
+            ("gh release create v1", r::FORGE_RELEASE),
+            ("gh release list", r::SHELL_READ),
+            ("gh workflow run x", r::FORGE_POST),
+            ("gh pr create", r::FORGE_POST),
+            ("gh pr list", r::SHELL_READ),
+            ("gh auth status", r::SHELL_READ),
+            ("gh pr checkout 1", r::SHELL_OTHER),
+        ] {
+            assert_eq!(all_rules(&bash(line)), [rule], "{line}");
+        }
+        for fd in ["/proc/1/fd/0", "/proc/1/fd/1", "/proc/1/task/2/fd/0"] {
+            assert_eq!(trips(&format!("echo x > {fd}"), &env()), [tripwires::TERMINAL_INPUT.as_str()], "{fd}");
+        }
+        for fd in ["/proc/self/fd/1", "/proc/self/fd/3"] {
+            assert!(trips(&format!("echo x > {fd}"), &env()).is_empty(), "{fd}");
+        }
+    }
+
+    /// Shards 10-19 survivors, `sub`: `--version` or `-V` before a word is
+    /// the subcommand (the tool prints its version), not an option to
+    /// skip, and so is a lone `-`.
+    #[test]
+    fn a_version_option_is_the_subcommand() {
+        // a lone `-` is a word too, not an option
+        for line in ["npm --version publish", "npm - publish"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_OTHER], "{line}");
+        }
+        for line in ["cargo -V publish", "cargo --version publish"] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+    }
 }
