@@ -1376,4 +1376,21 @@ mod tests {
         assert!(sed_runs_or_writes("s/a/b/gi\nw out"));
         assert!(!sed_runs_or_writes("s/a/b/i;p"));
     }
+
+    /// An `s`/`y` command left open is read to the script's end; `less +G`
+    /// and a file name with `|` pass (only a `+` command with `!` or `|`
+    /// runs something); git names an option before the subcommand as a
+    /// global option.
+    #[test]
+    fn open_substitutions_less_commands_and_git_global_options() {
+        assert!(!sed_runs_or_writes("s/a"));
+        assert!(!sed_runs_or_writes("y/abc"));
+        let cmd = |a: &[&str]| Simple { argv: a.iter().map(|s| s.to_string()).collect(), ..Simple::default() };
+        assert_eq!(allow_listed(&cmd(&["less", "+G", "notes.txt"]), |_| false), Ok(()));
+        assert_eq!(allow_listed(&cmd(&["less", "a|b.txt"]), |_| false), Ok(()));
+        assert_eq!(allow_listed(&cmd(&["less", "+!sh", "notes.txt"]), |_| false), Err("less: not on the read-only list".into()));
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(git_read_only(&args(&["-c", "core.pager=sh", "log"])), Err("the global option -c".into()));
+        assert_eq!(git_read_only(&args(&["--paginate", "log"])), Err("the global option --paginate".into()));
+    }
 }
