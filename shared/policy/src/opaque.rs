@@ -1231,4 +1231,166 @@ mod tests {
         assert!(sed_runs_or_writes("\\%x%w out"));
         assert!(!sed_runs_or_writes("\\%x%d"));
     }
+
+    /// Shards 10-19 survivors: only `CARGO_TARGET_<triple>_RUNNER`/`_LINKER`
+    /// run something (`CARGO_TARGET_DIR` or any other `_RUNNER` name is plain);
+    /// a keyword glued to a following `-` or `.` is no keyword.
+    #[test]
+    fn cargo_runner_names_and_keywords_glued_after() {
+        assert!(command_var_name("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER"));
+        assert!(command_var_name("CARGO_TARGET_AARCH64_APPLE_DARWIN_LINKER"));
+        assert!(!command_var_name("CARGO_TARGET_DIR"));
+        assert!(!command_var_name("TEST_RUNNER"));
+        assert_eq!(scan_text("CARGO_TARGET_DIR=/tmp/t cargo build"), None);
+        assert_eq!(scan_text("TEST_RUNNER=x make check"), None);
+        assert_eq!(
+            scan_text("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./x cargo run").map(|x| x.0),
+            Some(crate::classify::rules::OPAQUE_SHELL_ENV)
+        );
+        assert_eq!(scan_text("coproc.sh --all"), None);
+        assert_eq!(scan_text("function-list --all"), None);
+        assert_eq!(scan_text("ls; coproc-tool x"), None);
+    }
+
+    /// A function name with a `-` in it is read back over the `-`
+    /// (`my-func() {` is a definition); a here-document's delimiter ends
+    /// at the first blank, so what follows its body is still scanned.
+    #[test]
+    fn dashed_function_names_and_heredoc_delimiters_end_at_a_blank() {
+        use crate::classify::rules as r;
+        assert_eq!(scan_text("my-func() { rm -rf x; }; my-func").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(scan_text("ls; do-it () ( rm -rf x ); do-it").map(|x| x.0), Some(r::OPAQUE_DEFINITION));
+        assert_eq!(strip_heredocs("cat <<EOF > x\nhi\nEOF\nls"), "cat <<EOF > x\nEOF\nls\n");
+        assert_eq!(strip_heredocs("cat <<EOF; ls\nhi\nEOF"), "cat <<EOF; ls\nEOF\n");
+        assert_eq!(scan_text("cat <<EOF > x\nhi\nEOF\nPROMPT_COMMAND='rm -rf x'").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
+    }
+
+    /// Interpolation runs code only in a double-quoted string, and each of
+    /// `#{`, `${`, `@{`, `@[` alone is enough; in single quotes it is text.
+    #[test]
+    fn interpolation_only_in_double_quotes_each_form_alone() {
+        for bad in ["puts \"#{x}\"", "print \"${x}\"", "print \"@{x}\"", "print \"@[x]\""] {
+            assert!(!harmless_code(bad), "{bad}");
+        }
+        for ok in ["print('${x}')", "puts '#{x}'", "print('@{x} @[x]')", "print(\"hi\")"] {
+            assert!(harmless_code(ok), "{ok}");
+        }
+    }
+
+    /// Perl's `tr` is a substitution like `s` and `y`, found by both its
+    /// letters at once; a delimiter is no letter, digit or blank
+    /// (`sxaxbx`, `s a b c` are words).
+    #[test]
+    fn tr_substitutions_and_word_delimiters() {
+        assert!(substitutions_only("tr/a-z/A-Z/"));
+        assert!(substitutions_only("s/a/b/; tr/a/b/d"));
+        assert!(!substitutions_only("tx/a/b/"));
+        assert!(!substitutions_only("ar/a/b/"));
+        assert!(!substitutions_only("sxaxbx"));
+        assert!(!substitutions_only("s a b c"));
+        assert!(!substitutions_only("s(a(b("));
+        assert!(harmless_code("tr/a-z/A-Z/"));
+    }
+
+    /// Each interpreter with inline code is known: lua, luajit and
+    /// Rscript's `-e`, `deno eval`, osascript's `-e`; the assignment check
+    /// is only for the builtins that set what their words name.
+    #[test]
+    fn inline_code_of_lua_deno_osascript_and_builtins_that_assign() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for p in ["lua", "luajit", "Rscript"] {
+            assert_eq!(inline_code(p, &args(&["-e", "os.execute('x')"])), Some(Some("os.execute('x')".into())), "{p}");
+        }
+        assert_eq!(inline_code("deno", &args(&["eval", "Deno.exit(1)"])), Some(Some("Deno.exit(1)".into())));
+        assert_eq!(inline_code("php", &args(&["-r", "system('x');"])), Some(Some("system('x');".into())));
+        assert_eq!(inline_code("osascript", &args(&["-e", "do shell script \"x\""])), Some(Some("do shell script \"x\"".into())));
+        assert!(builtin_sets_command_var("read", &args(&["PS1"])));
+        assert!(!builtin_sets_command_var("echo", &args(&["PS1"])));
+        assert!(!builtin_sets_command_var("printf", &args(&["PS1"])));
+        assert!(!builtin_sets_command_var("ls", &args(&["PS1=x"])));
+    }
+
+    /// An address regex left open is read to the script's end, no index
+    /// past it.
+    #[test]
+    fn sed_open_address_read_to_its_end() {
+        assert!(!sed_runs_or_writes("/x"));
+        assert!(!sed_runs_or_writes("\\%x"));
+        assert!(!sed_runs_or_writes("/a\\/"));
+    }
+
+    /// A `(` with only blanks before it opens a subshell, read back to the
+    /// line start without indexing before it; a quoted value left open is
+    /// read to the end and still judged.
+    #[test]
+    fn leading_subshell_and_an_open_quoted_value() {
+        use crate::classify::rules as r;
+        assert_eq!(scan_text(" (cd x && ls)"), None);
+        assert_eq!(scan_text("  ( ls )"), None);
+        assert_eq!(scan_text("PS1='rm -rf x").map(|x| x.0), Some(r::OPAQUE_SHELL_ENV));
+        assert_eq!(scan_text("GIT_PAGER=\"cat"), None);
+    }
+
+    /// `print > f` and `printf > f` (a variable) and `>>` without blanks
+    /// are writes; `@load` and `@include` each load code alone.
+    #[test]
+    fn awk_writes_to_variables_and_loads_each_alone() {
+        assert!(awk_runs_or_writes("{ print > f }"));
+        assert!(awk_runs_or_writes("{ printf > f }"));
+        assert!(awk_runs_or_writes("{ print>>f }"));
+        assert!(awk_runs_or_writes("@load \"ordchr\"; BEGIN { print ord(\"a\") }"));
+        assert!(awk_runs_or_writes("@include \"lib.awk\"; BEGIN { f() }"));
+    }
+
+    /// The allow-list: a program under /bin, /usr/bin or /usr/local/bin
+    /// passes, another path does not; `file` passes but with `-C` or
+    /// `--compile`; git's pager and output options are refused, and
+    /// global options alone name no subcommand.
+    #[test]
+    fn allow_list_paths_file_compile_and_git_options() {
+        let cmd = |a: &[&str]| Simple { argv: a.iter().map(|s| s.to_string()).collect(), ..Simple::default() };
+        let listed = |a: &[&str]| allow_listed(&cmd(a), |_| false);
+        assert_eq!(listed(&["/usr/bin/cat", "x"]), Ok(()));
+        assert_eq!(listed(&["/bin/ls"]), Ok(()));
+        assert_eq!(listed(&["./cat", "x"]), Err("cat: a program outside /bin, /usr/bin and /usr/local/bin".into()));
+        assert_eq!(listed(&["file", "x.txt"]), Ok(()));
+        assert_eq!(listed(&["file", "-z", "x.gz"]), Ok(()));
+        assert_eq!(listed(&["file", "-C", "-m", "magic"]), Err("file: not on the read-only list".into()));
+        assert_eq!(listed(&["file", "--compile", "-m", "magic"]), Err("file: not on the read-only list".into()));
+        assert_eq!(listed(&["git", "diff", "--open-files-in-pager=vim"]), Err("git: the option --open-files-in-pager=vim".into()));
+        assert_eq!(listed(&["git", "log", "--textconv"]), Err("git: the option --textconv".into()));
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(git_read_only(&args(&["--no-pager"])), Err("no subcommand".into()));
+        assert_eq!(git_read_only(&args(&["-C", "repo"])), Err("no subcommand".into()));
+        assert_eq!(git_read_only(&args(&["-C", "repo", "log"])), Ok(()));
+    }
+
+    /// Code of 4,096 bytes is still read; `s///i` is a flag, not sed's
+    /// `i` (insert) command, so a `w` after it is seen.
+    #[test]
+    fn code_at_the_size_bound_and_sed_flags_before_a_command() {
+        let code = format!("{} ", "print(1);".repeat(455));
+        assert_eq!(code.len(), 4096);
+        assert!(harmless_code(&code));
+        assert!(sed_runs_or_writes("s/a/b/i;w out"));
+        assert!(sed_runs_or_writes("s/a/b/gi\nw out"));
+        assert!(!sed_runs_or_writes("s/a/b/i;p"));
+    }
+
+    /// An `s`/`y` command left open is read to the script's end; `less +G`
+    /// and a file name with `|` pass (only a `+` command with `!` or `|`
+    /// runs something); git names an option before the subcommand as a
+    /// global option.
+    #[test]
+    fn open_substitutions_less_commands_and_git_global_options() {
+        assert!(!sed_runs_or_writes("s/a"));
+        assert!(!sed_runs_or_writes("y/abc"));
+        let cmd = |a: &[&str]| Simple { argv: a.iter().map(|s| s.to_string()).collect(), ..Simple::default() };
+        assert_eq!(allow_listed(&cmd(&["less", "+G", "notes.txt"]), |_| false), Ok(()));
+        assert_eq!(allow_listed(&cmd(&["less", "a|b.txt"]), |_| false), Ok(()));
+        assert_eq!(allow_listed(&cmd(&["less", "+!sh", "notes.txt"]), |_| false), Err("less: not on the read-only list".into()));
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(git_read_only(&args(&["-c", "core.pager=sh", "log"])), Err("the global option -c".into()));
+        assert_eq!(git_read_only(&args(&["--paginate", "log"])), Err("the global option --paginate".into()));
+    }
 }
