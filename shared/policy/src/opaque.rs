@@ -810,7 +810,29 @@ pub fn sed_runs_or_writes(script: &str) -> bool {
 pub fn awk_runs_or_writes(program: &str) -> bool {
     let (code, _) = awk_code(program);
     let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    awk_runs(&squeezed) || squeezed.contains(">\"\"") || squeezed.contains(">>") || code.contains("printf >") || code.contains("print >")
+    awk_runs(&squeezed) || squeezed.contains(">>") || print_redirects(&code)
+}
+
+/// A `>` in a `print`/`printf` statement outside parentheses: awk reads it
+/// as an output redirection whatever follows (`print $1 > f`, `print "x" >
+/// $2`). `code` has its strings blanked; a statement ends at `;`, `{`, `}`
+/// or a newline.
+fn print_redirects(code: &str) -> bool {
+    let c: Vec<char> = code.chars().collect();
+    let (mut printing, mut depth) = (false, 0usize);
+    for (i, &ch) in c.iter().enumerate() {
+        match ch {
+            ';' | '{' | '}' | '\n' => (printing, depth) = (false, 0),
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            '>' if printing && depth == 0 => return true,
+            'p' if c[i..].starts_with(&['p', 'r', 'i', 'n', 't']) && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_')) => {
+                printing = true
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The files an awk program writes with `print > "F"` / `printf >> "F"`,
@@ -1392,5 +1414,21 @@ mod tests {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(git_read_only(&args(&["-c", "core.pager=sh", "log"])), Err("the global option -c".into()));
         assert_eq!(git_read_only(&args(&["--paginate", "log"])), Err("the global option --paginate".into()));
+    }
+
+    /// An awk `print` redirected to a file named by a variable or a field,
+    /// whatever stands between `print` and `>`, writes; a `>` in a pattern
+    /// or in parentheses compares.
+    #[test]
+    fn awk_prints_redirected_to_variables_and_fields() {
+        for code in ["BEGIN{f=\"x.sh\"; print \"rm -rf ~\" > f}", "{print $1 > f}", "{print $2 > $1}", "{ printf \"%s\", $1 > out }"] {
+            assert!(awk_runs_or_writes(code), "{code}");
+            assert_eq!(awk_literal_outputs(code), None, "{code}");
+        }
+        for code in ["$3 > 100 { print $1 }", "{ print ($1 > 3) }", "{ if ($1 > 3) print $1 }", "{ x = $1 > 3; print x }", "{ sprint > 1 }"]
+        {
+            assert!(!awk_runs_or_writes(code), "{code}");
+        }
+        assert_eq!(awk_literal_outputs("{ print $1 > \"o\" }"), Some(vec!["o".to_owned()]));
     }
 }
