@@ -5284,4 +5284,19 @@ mod tests {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
         }
     }
+
+    /// Shards 10-19 survivors: a debugger given no commands is no opaque
+    /// option, one given `-ex` is; `kill -9 -1` halts, `kill 1` and `kill
+    /// -1` alone do not.
+    #[test]
+    fn debuggers_without_commands_and_kill_minus_one() {
+        for line in ["gdb ./a.out", "lldb -p 12"] {
+            assert!(!all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        assert!(all_rules(&bash("gdb -ex run ./a.out")).contains(&r::OPAQUE_OPTION));
+        assert_eq!(rules_of(&bash("kill -9 -1")), [r::SYSTEM_HALT]);
+        for line in ["kill 1", "kill -1"] {
+            assert!(!rules_of(&bash(line)).contains(&r::SYSTEM_HALT), "{line}");
+        }
+    }
 }
