@@ -5299,4 +5299,15 @@ mod tests {
             assert!(!rules_of(&bash(line)).contains(&r::SYSTEM_HALT), "{line}");
         }
     }
+
+    /// Shards 10-19 survivors: a copy to a remote host sends whatever the
+    /// program and wherever from; a local name with a colon is a remote end only for rclone.
+    #[test]
+    fn remote_destinations_by_program() {
+        for line in ["rsync a host:b", "scp a b host:/tmp/", "rsync h1:a h2:b"] {
+            assert_eq!(rules_of(&bash(line)), [r::REMOTE_COPY], "{line}");
+        }
+        assert!(rules_of(&bash("rsync a b ./c:d")).is_empty());
+        assert_eq!(rules_of(&bash("rclone copy a b c:d")), [r::REMOTE_COPY]);
+    }
 }
