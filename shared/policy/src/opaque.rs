@@ -1421,12 +1421,25 @@ mod tests {
     /// or in parentheses compares.
     #[test]
     fn awk_prints_redirected_to_variables_and_fields() {
-        for code in ["BEGIN{f=\"x.sh\"; print \"rm -rf ~\" > f}", "{print $1 > f}", "{print $2 > $1}", "{ printf \"%s\", $1 > out }"] {
+        for code in [
+            "BEGIN{f=\"x.sh\"; print \"rm -rf ~\" > f}",
+            "{print $1 > f}",
+            "{print $2 > $1}",
+            "{ printf \"%s\", $1 > out }",
+            "{ printf(\"%s\", $1) > f }",
+        ] {
             assert!(awk_runs_or_writes(code), "{code}");
             assert_eq!(awk_literal_outputs(code), None, "{code}");
         }
-        for code in ["$3 > 100 { print $1 }", "{ print ($1 > 3) }", "{ if ($1 > 3) print $1 }", "{ x = $1 > 3; print x }", "{ sprint > 1 }"]
-        {
+        for code in [
+            "$3 > 100 { print $1 }",
+            "{ print ($1 > 3) }",
+            "{ if ($1 > 3) print $1 }",
+            "{ x = $1 > 3; print x }",
+            "{ sprint > 1 }",
+            "{ print $1 } $3 > 100 { n++ }",
+            "{ print; x = $1 > 2 }",
+        ] {
             assert!(!awk_runs_or_writes(code), "{code}");
         }
         assert_eq!(awk_literal_outputs("{ print $1 > \"o\" }"), Some(vec!["o".to_owned()]));
