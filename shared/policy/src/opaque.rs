@@ -1437,6 +1437,7 @@ mod tests {
             "{ if ($1 > 3) print $1 }",
             "{ x = $1 > 3; print x }",
             "{ sprint > 1 }",
+            "{ n_print > 1 }",
             "{ print $1 } $3 > 100 { n++ }",
             "{ print; x = $1 > 2 }",
         ] {
