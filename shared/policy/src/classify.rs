@@ -5310,4 +5310,24 @@ mod tests {
         assert!(rules_of(&bash("rsync a b ./c:d")).is_empty());
         assert_eq!(rules_of(&bash("rclone copy a b c:d")), [r::REMOTE_COPY]);
     }
+
+    /// Shards 10-19 survivors, re-tested on `1294a5a`: gdb's `--command=`;
+    /// `kill` of two pids; `kubectl cp`; `terraform state rm` after an
+    /// option; rclone from a remote to a local name with a colon; screen's
+    /// other `-X` commands; `ln --symbolic`; an empty `--out=` judges nothing.
+    #[test]
+    fn retested_survivors_of_shards_10_to_19() {
+        assert!(all_rules(&bash("gdb --command=x.gdb ./a.out")).contains(&r::OPAQUE_OPTION));
+        assert!(rules_of(&bash("kill 12 34")).is_empty());
+        assert_eq!(rules_of(&bash("kubectl cp a pod:/b")), [r::REMOTE_COPY]);
+        assert_eq!(rules_of(&bash("terraform -chdir=infra state rm aws_s3_bucket.b")), [r::TERRAFORM_DESTROY]);
+        assert_eq!(rules_of(&bash("rclone copy r:x /mnt/a:b")), [r::REMOTE_COPY]);
+        for line in ["screen -X quit", "screen -S stuff"] {
+            assert!(trips(line, &env()).is_empty(), "{line}");
+        }
+        let to = |l: &str, t: &str| vec![(l.to_owned(), t.to_owned())];
+        assert_eq!(bash("ln --symbolic ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/proj/x"));
+        let e = Env { cwd: "/home/u/.config/kijito-qa".into(), ..env() };
+        assert!(trips("frob --out= --url=https://x.example", &e).is_empty());
+    }
 }
