@@ -3542,6 +3542,11 @@ mod tests {
         classify(&ToolCall::parse("Bash", &json!({ "command": line })), &env())
     }
 
+    /// One link, as `Classification::links` holds it.
+    fn link_to(link: &str, target: &str) -> Vec<(String, String)> {
+        vec![(link.to_owned(), target.to_owned())]
+    }
+
     fn rules_of(c: &Classification) -> Vec<&'static str> {
         c.irreversible().iter().map(|h| h.rule).collect()
     }
@@ -3862,6 +3867,8 @@ mod tests {
         copies: Vec<&'static str>,
         /// Where `which` finds every name (`/home/u/.local/bin` if unset).
         path_dir: Option<&'static str>,
+        /// Directories that hold a latch besides the workspace.
+        latch_dirs: Vec<&'static str>,
     }
 
     impl PathFacts for Fake {
@@ -3875,7 +3882,7 @@ mod tests {
             self.twins.iter().find(|(a, _)| *a == abs).map(|(_, b)| b.to_string())
         }
         fn holds_latch(&self, abs: &str) -> bool {
-            abs == "/home/u/proj"
+            abs == "/home/u/proj" || self.latch_dirs.contains(&abs)
         }
         fn latch_roots(&self) -> Vec<String> {
             vec!["/home/u/proj".into()]
@@ -4234,7 +4241,7 @@ mod tests {
         let copy = bash("cp ~/.config/kijito-qa/policy.json b && echo x > b");
         assert!(copy.links.is_empty() && copy.tripwires.is_empty(), "{copy:?}");
         let link = bash("cp -l ~/.config/kijito-qa/policy.json b && echo x > b");
-        assert_eq!(link.links, [("/home/u/proj/b".to_string(), "/home/u/.config/kijito-qa/policy.json".to_string())]);
+        assert_eq!(link.links, link_to("/home/u/proj/b", "/home/u/.config/kijito-qa/policy.json"));
         assert_eq!(link.tripwires.iter().map(|t| t.code).collect::<Vec<_>>(), [tripwires::CONFIG_WRITE]);
         assert_eq!(all_rules(&bash("man printf")), [r::SHELL_READ]);
         assert_eq!(rules_of(&bash("man -Pless printf")), [r::OPAQUE_OPTION]);
@@ -4398,7 +4405,7 @@ mod tests {
     #[test]
     fn hard_links_deep_wrappers_git_keys_and_script_files() {
         let l = bash("cp --link a b");
-        assert_eq!(l.links, [("/home/u/proj/b".to_string(), "/home/u/proj/a".to_string())]);
+        assert_eq!(l.links, link_to("/home/u/proj/b", "/home/u/proj/a"));
         assert!(bash("cp -v a b").links.is_empty());
         let deep = format!("{}rm -rf x", "eatmydata ".repeat(shell::MAX_DEPTH + 2));
         assert!(trips(&deep, &env()).contains(&tripwires::SHELL_UNPARSED.as_str()), "{deep}");
@@ -4828,9 +4835,8 @@ mod tests {
     /// makes every word a file; less's `+` commands and `-k` key files.
     #[test]
     fn symbolic_targets_sed_expressions_and_less_keys() {
-        let to = |l: &str, t: &str| vec![(l.to_owned(), t.to_owned())];
-        assert_eq!(bash("ln -sf ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/proj/x"));
-        assert_eq!(bash("ln ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/x"));
+        assert_eq!(bash("ln -sf ../x sub/l").links, link_to("/home/u/proj/sub/l", "/home/u/proj/x"));
+        assert_eq!(bash("ln ../x sub/l").links, link_to("/home/u/proj/sub/l", "/home/u/x"));
         assert_eq!(bash("sed -i --expression=s/a/b/ f.txt").writes, ["/home/u/proj/f.txt"]);
         for line in ["less -kkeys f", "less --lesskey-file=k f", "less '+!rm x' f"] {
             assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
@@ -4906,32 +4912,7 @@ mod tests {
     /// deleting a glob, does not.
     #[test]
     fn deleting_a_directory_that_holds_a_latch() {
-        #[derive(Debug)]
-        struct Latched;
-        impl PathFacts for Latched {
-            fn real(&self, _: &str) -> Option<String> {
-                None
-            }
-            fn expand(&self, _: &str) -> Option<Vec<String>> {
-                Some(Vec::new())
-            }
-            fn same_file_protected(&self, _: &str) -> Option<String> {
-                None
-            }
-            fn holds_latch(&self, abs: &str) -> bool {
-                abs.starts_with("/srv/w")
-            }
-            fn latch_roots(&self) -> Vec<String> {
-                Vec::new()
-            }
-            fn which(&self, _: &str) -> Option<String> {
-                None
-            }
-            fn is_hook_copy(&self, _: &str) -> bool {
-                false
-            }
-        }
-        let e = Env { facts: Some(std::sync::Arc::new(Latched)), ..env() };
+        let e = with(Fake { latch_dirs: vec!["/srv/w"], ..Fake::default() });
         assert_eq!(trips("rm -rf /srv/w", &e), [tripwires::LATCH_WRITE.as_str()]);
         for line in ["touch /srv/w", "rm -rf /srv/w*", "rm -f /srv/a"] {
             assert!(trips(line, &e).is_empty(), "{line}");
@@ -5325,8 +5306,7 @@ mod tests {
         for line in ["screen -X quit", "screen -S stuff"] {
             assert!(trips(line, &env()).is_empty(), "{line}");
         }
-        let to = |l: &str, t: &str| vec![(l.to_owned(), t.to_owned())];
-        assert_eq!(bash("ln --symbolic ../x sub/l").links, to("/home/u/proj/sub/l", "/home/u/proj/x"));
+        assert_eq!(bash("ln --symbolic ../x sub/l").links, link_to("/home/u/proj/sub/l", "/home/u/proj/x"));
         let e = Env { cwd: "/home/u/.config/kijito-qa".into(), ..env() };
         assert!(trips("frob --out= --url=https://x.example", &e).is_empty());
     }
