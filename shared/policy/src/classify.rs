@@ -951,8 +951,7 @@ fn unwrap_wrapper(prog: &str, argv: &[String]) -> Option<Result<Vec<String>, Str
             let end = rest.iter().position(|w| w == ":::" || w == "::::" || w == ":::+").unwrap_or(rest.len());
             // no command, or `{}` as the program: the inputs are the commands
             if i >= end || rest[i].contains("{}") {
-                let inputs: Vec<&str> =
-                    rest[end.min(rest.len())..].iter().map(String::as_str).filter(|w| !w.starts_with(":::") && *w != "::::").collect();
+                let inputs: Vec<&str> = rest[end..].iter().map(String::as_str).filter(|w| !w.starts_with(":::")).collect();
                 return (!inputs.is_empty()).then(|| Err(inputs.join(" ; ")));
             }
             let cmd = &rest[i..end];
