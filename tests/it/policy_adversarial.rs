@@ -33,6 +33,10 @@ const UNPARSED_KNOWN_STOPS: &[&str] = &["pua_patch_content_icon on codex"];
 /// relative paths after a `cd`, and assignment builtins that set a variable
 /// making a shell run more code.
 const INTERP_PASS: (&str, &str) = ("interp.jsonl", "2026-12-06, against interpreter code, ~user paths after a cd, assignment builtins");
+/// A pass blind to the rules' code, aimed at the two rules added last:
+/// awk's `print`/`printf` redirected (and awk's other ways to write or run),
+/// and the file after the `=` of `KEY=FILE`, `--opt=FILE` and `-o=FILE`.
+const WRITES_PASS: (&str, &str) = ("writes.jsonl", "2026-12-06, against awk writes and KEY=FILE operands");
 
 /// One world per host and mode, shared by every call of that pair; each
 /// call has a session of its own (session taint is per session).
@@ -189,6 +193,18 @@ fn the_private_use_marks_attack_through_the_installed_pretool_hook() {
 #[test]
 fn the_interpreter_and_assignment_pass_through_the_installed_pretool_hook() {
     run_set(INTERP_PASS, &[]);
+}
+
+/// awk's `print`/`printf` redirected to a variable, a field, a concatenation,
+/// a parenthesised name, `ENVIRON`, `ARGV`, through `gawk`/`mawk`/`nawk`/
+/// `busybox awk`, `-v`/`--assign`, `-e`/`--source`, `-f -` here-documents,
+/// `-i inplace`, `env`/`xargs`/`find -exec`/`bash -c`; awk's pipes,
+/// `getline` and `system`; `dd of=`, `--output=`, `--out=`, `-o=`,
+/// `--target-directory=`, `DESTDIR=` quoted, escaped, `~`/`$HOME`-prefixed,
+/// after a `cd` or a link made in the line; files so written, then run.
+#[test]
+fn the_awk_writes_and_key_file_pass_through_the_installed_pretool_hook() {
+    run_set(WRITES_PASS, &[]);
 }
 
 /// Every call of one set through the hook, on both hosts; the figures

@@ -103,6 +103,7 @@ const HOOK_ONLY: &[(&str, &str, &str)] = &[
     ("pass2.jsonl", "p2_printf_v_path", GUARD),
     ("pass2.jsonl", "p2_prompt_hook_copy_run", "the copy is found by content (FsFacts::is_hook_copy) once `cp` made it"),
     ("unparsed.jsonl", "ref_mcp_command_input", GUARD),
+    ("writes.jsonl", "p5_dd_of_glob_loop", GUARD),
     ("unparsed.jsonl", "pua_patch_content_icon", "an honest limit, stopped by the hook too (policy_adversarial's UNPARSED_KNOWN_STOPS)"),
 ];
 
@@ -143,7 +144,7 @@ fn stops(e: &Value) -> bool {
 fn the_adversarial_sets_through_classify_and_decide() {
     let (mut runs, mut with_files) = (0, 0);
     let (mut wrong, mut listed) = (Vec::new(), Vec::new());
-    for set in ["calls.jsonl", "pass2.jsonl", "unparsed.jsonl", "interp.jsonl"] {
+    for set in ["calls.jsonl", "pass2.jsonl", "unparsed.jsonl", "interp.jsonl", "writes.jsonl"] {
         let path = format!("{}/../../fixtures/policy/adversarial/{set}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("an adversarial set");
         for line in text.lines() {
