@@ -593,7 +593,7 @@ fn classify_line(line: &ShellLine, env: &Env, out: &mut Classification) {
         return;
     }
     scan_opaque(line.text(), out);
-    classify_parsed(&line.with_vars(&vars(env)), env, out, 0);
+    classify_parsed(&line.with_vars(&vars(env)), env, out, 0, false);
 }
 
 /// The opaque forms only the raw text shows ([`crate::opaque::scan_text`]).
@@ -604,12 +604,16 @@ fn scan_opaque(line: &str, out: &mut Classification) {
     }
 }
 
-fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: usize) {
+/// `fed`: the line's standard input comes from another program (awk's
+/// `system("C")`), so any command of it may read that program's output.
+fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: usize, fed: bool) {
     if parsed.exceeded {
         out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper or runs longer than the policy reads");
     }
     for (i, cmd) in parsed.commands.iter().enumerate() {
         let piped: Vec<&Simple> = parsed.commands[..i].iter().filter(|c| c.pipeline == cmd.pipeline).collect();
+        // what reaches its standard input comes from a program other than `echo`/`printf`
+        let fed = fed || piped.iter().any(|c| !c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")));
         if let Err(why) = crate::opaque::allow_listed(cmd, is_helper) {
             out.unlist(&why);
         }
@@ -639,13 +643,11 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
                 && crate::opaque::inline_code(prog, rest) == Some(None)
                 && script_file(prog, rest).is_none()
                 && !rest.iter().any(|a| a == "-m")
-        }) && piped.iter().any(|c| !c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")))
+        }) && fed
         {
             out.hit(Class::Opaque, r::OPAQUE_SHELL_INPUT);
         }
-        if cmd.argv.first().is_some_and(|p| shells().contains(&base(p)) && stdin_script(&cmd.argv[1..]))
-            && piped.iter().any(|c| !c.argv.first().is_some_and(|p| matches!(base(p), "echo" | "printf")))
-        {
+        if cmd.argv.first().is_some_and(|p| shells().contains(&base(p)) && stdin_script(&cmd.argv[1..])) && fed {
             out.trip(tripwires::SHELL_UNPARSED, "a shell runs a script piped from another program");
         }
         // what reaches its standard input: here-documents, here-strings and
@@ -659,6 +661,11 @@ fn classify_parsed(parsed: &Parsed, env: &Env, out: &mut Classification, depth: 
 
 /// Parse `line` as a nested shell line and classify it.
 fn nested(line: &str, env: &Env, out: &mut Classification, depth: usize) {
+    nested_fed(line, env, out, depth, false);
+}
+
+/// [`nested`], its standard input from another program when `fed`.
+fn nested_fed(line: &str, env: &Env, out: &mut Classification, depth: usize, fed: bool) {
     if depth + 1 > shell::MAX_DEPTH {
         out.trip(tripwires::SHELL_UNPARSED, "the command nests deeper than the policy reads");
         return;
@@ -669,7 +676,7 @@ fn nested(line: &str, env: &Env, out: &mut Classification, depth: usize) {
     scan_opaque(line, out);
     let mut p = Parsed::default();
     shell::parse_nested(line, &vars(env), depth + 1, &mut p);
-    classify_parsed(&p, env, out, depth + 1);
+    classify_parsed(&p, env, out, depth + 1, fed);
 }
 
 fn base(p: &str) -> &str {
@@ -1528,7 +1535,9 @@ fn command(argv: &[String], stdin: &[String], env: &Env, out: &mut Classificatio
         "sed" if sed_script(args).iter().any(|t| crate::opaque::sed_runs_or_writes(t)) => {
             out.hit(Class::Opaque, r::OPAQUE_OPTION);
         }
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" if awk_opaque(args, env, out) => out.hit(Class::Opaque, r::OPAQUE_OPTION),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" if awk_opaque(args, stdin, env, out, depth) => {
+            out.hit(Class::Opaque, r::OPAQUE_OPTION)
+        }
         "sed" | "perl" | "ruby"
             if args.iter().any(|a| a.starts_with("--in-place") || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))) =>
         {
@@ -2218,40 +2227,224 @@ fn sed_script(args: &[String]) -> Vec<String> {
     scripts
 }
 
-/// An awk program that runs commands or writes files; `-f FILE` is a file it executes.
-fn awk_opaque(args: &[String], env: &Env, out: &mut Classification) -> bool {
+/// gawk's long options (`-W NAME[=VALUE]` names them too; a unique
+/// prefix is taken for the whole name) with what each takes: a value
+/// (`Some(true)`), an optional value after `=` (`Some(false)`), none
+/// (`None`); mawk's `-W` options are among them.
+const AWK_LONG: &[(&str, Option<bool>)] = &[
+    ("assign", Some(true)),
+    ("bignum", None),
+    ("characters-as-bytes", None),
+    ("copyright", None),
+    ("csv", None),
+    ("debug", Some(false)),
+    ("dump", None),
+    ("dump-variables", Some(false)),
+    ("exec", Some(true)),
+    ("field-separator", Some(true)),
+    ("file", Some(true)),
+    ("gen-pot", None),
+    ("help", None),
+    ("include", Some(true)),
+    ("interactive", None),
+    ("lint", Some(false)),
+    ("load", Some(true)),
+    ("no-optimize", None),
+    ("non-decimal-data", None),
+    ("optimize", None),
+    ("posix", None),
+    ("posix_space", None),
+    ("pretty-print", Some(false)),
+    ("profile", Some(false)),
+    ("random", Some(false)),
+    ("re-interval", None),
+    ("sandbox", None),
+    ("source", Some(true)),
+    ("sprintf", Some(false)),
+    ("traditional", None),
+    ("usage", None),
+    ("use-lc-numeric", None),
+    ("version", None),
+];
+
+/// awk's short options as gawk reads them (clustered, a value glued or
+/// the next word): the long option each stands for, and whether its value
+/// is required (`Some(true)`), glued only (`Some(false)`) or none.
+fn awk_short(letter: char) -> Option<(&'static str, Option<bool>)> {
+    Some(match letter {
+        'F' => ("field-separator", Some(true)),
+        'f' => ("file", Some(true)),
+        'v' => ("assign", Some(true)),
+        'e' => ("source", Some(true)),
+        'E' => ("exec", Some(true)),
+        'i' => ("include", Some(true)),
+        'l' => ("load", Some(true)),
+        'W' => ("W", Some(true)),
+        'd' => ("dump-variables", Some(false)),
+        'D' => ("debug", Some(false)),
+        'L' => ("lint", Some(false)),
+        'o' => ("pretty-print", Some(false)),
+        'p' => ("profile", Some(false)),
+        'b' | 'c' | 'C' | 'g' | 'h' | 'M' | 'n' | 'N' | 'O' | 'P' | 'r' | 's' | 'S' | 't' | 'V' | 'Y' => ("flag", None),
+        _ => return None,
+    })
+}
+
+/// awk's options and operands (gawk's, mawk's, busybox's): every program
+/// text (`-e`/`--source`, or the first operand) judged by
+/// [`crate::opaque::awk_runs_or_writes`], every program file (`-f`, `-E`,
+/// `-i`, `--file=`, glued `-fFILE`) a file it executes, a program read from
+/// standard input opaque, `-l` (a shared library) opaque, `-i inplace` a
+/// write of every input file, gawk's `-d`/`-p`/`-o` a write of their file.
+/// `true` when the call is opaque; then the values of `-v NAME=VALUE` and of
+/// `NAME=VALUE` operands are judged as files it may write. An option awk
+/// does not have is opaque.
+fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) -> bool {
+    let mut opts: Vec<(&str, String)> = Vec::new();
     let mut i = 0;
-    let mut program = None;
     while i < args.len() {
         let a = args[i].as_str();
-        if matches!(a, "-f" | "--file" | "-i" | "--include" | "-l" | "--load" | "-E" | "--exec") {
-            if let Some(f) = args.get(i + 1) {
-                out.executes_file(resolve(f, env));
-            }
-            return matches!(a, "-l" | "--load");
-        }
-        if matches!(a, "-v" | "-F" | "--assign" | "--field-separator") {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') && a.len() > 1 {
+        if a == "--" {
             i += 1;
+            break;
+        }
+        if a == "-" || !a.starts_with('-') {
+            break;
+        }
+        i += 1;
+        let mut take = |name: &'static str, kind: Option<bool>, glued: Option<&str>| -> bool {
+            match (kind, glued) {
+                (Some(true), None) => match args.get(i) {
+                    Some(v) => {
+                        opts.push((name, v.clone()));
+                        i += 1;
+                    }
+                    None => opts.push((name, String::new())),
+                },
+                (_, g) => opts.push((name, g.unwrap_or("").to_owned())),
+            }
+            true
+        };
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, glued) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            let Some((full, kind)) = awk_long(name) else { return true };
+            take(full, kind, glued);
             continue;
         }
-        program = Some(a);
-        break;
-    }
-    let Some(program) = program.filter(|p| crate::opaque::awk_runs_or_writes(p)) else { return false };
-    match crate::opaque::awk_literal_outputs(program) {
-        // `print > "out/x.txt"`: a write of that file, judged like a redirection
-        Some(files) => {
-            out.hit(Class::Write, r::SHELL_WRITE);
-            for f in files.iter().take(paths::MAX_TOUCHED) {
-                path_write(f, env, out, false);
+        let letters: Vec<(usize, char)> = a.char_indices().skip(1).collect();
+        for (k, letter) in letters {
+            let Some((name, kind)) = awk_short(letter) else { return true };
+            if kind.is_none() {
+                continue;
             }
-            false
+            let rest = &a[k + letter.len_utf8()..];
+            take(name, kind, (!rest.is_empty() || kind == Some(false)).then_some(rest));
+            break;
         }
-        None => true,
+    }
+    // `-W NAME[=VALUE]`: a long option by name (mawk's `-W exec FILE` takes the next word)
+    let mut named = Vec::new();
+    for (name, value) in opts {
+        if name != "W" {
+            named.push((name, value));
+            continue;
+        }
+        let (n, v) = value.split_once('=').map_or((value.as_str(), None), |(n, v)| (n, Some(v)));
+        let Some((full, kind)) = awk_long(n) else { return true };
+        match v {
+            Some(v) => named.push((full, v.to_owned())),
+            None if kind == Some(true) && i < args.len() => {
+                named.push((full, args[i].clone()));
+                i += 1;
+            }
+            None => named.push((full, String::new())),
+        }
+    }
+    let mut texts: Vec<&str> = Vec::new();
+    let mut assigned: Vec<String> = Vec::new();
+    let mut written: Vec<String> = Vec::new();
+    let (mut has_program, mut inplace, mut opaque) = (false, false, false);
+    for (name, value) in &named {
+        match *name {
+            "source" => {
+                texts.push(value);
+                has_program = true;
+            }
+            "file" | "exec" => {
+                has_program = true;
+                if value == "-" || value == "/dev/stdin" {
+                    // the program is the here-document, here-string or text piped in, when the line holds it
+                    texts.extend(stdin.iter().map(String::as_str));
+                    opaque |= stdin.is_empty();
+                } else if value.is_empty() || value.starts_with("/dev/") || value.starts_with("/proc/") {
+                    opaque = true;
+                } else {
+                    out.executes_file(resolve(value, env));
+                }
+            }
+            "include" if value == "inplace" || value == "inplace.awk" => inplace = true,
+            "include" => out.executes_file(resolve(value, env)),
+            "load" | "debug" => opaque = true,
+            "assign" => assigned.push(value.clone()),
+            "dump-variables" => written.push(if value.is_empty() { "awkvars.out".into() } else { value.clone() }),
+            "profile" | "pretty-print" => written.push(if value.is_empty() { "awkprof.out".into() } else { value.clone() }),
+            _ => {}
+        }
+    }
+    let mut operands = args[i.min(args.len())..].iter();
+    if !has_program {
+        texts.extend(operands.next().map(String::as_str));
+    }
+    let mut inputs = Vec::new();
+    for o in operands {
+        match o.split_once('=') {
+            Some((name, _)) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => assigned.push(o.clone()),
+            _ if o == "-" => {}
+            _ => inputs.push(o.as_str()),
+        }
+    }
+    let mut commands = Vec::new();
+    for t in texts.iter().filter(|t| crate::opaque::awk_runs_or_writes(t)) {
+        match crate::opaque::awk_effects(t) {
+            // `print > "out/x.txt"`: a write of that file, judged like a redirection;
+            // `system("make")`: that line, judged as a shell would run it
+            Some((files, lines)) => {
+                written.extend(files);
+                commands.extend(lines);
+            }
+            None => opaque = true,
+        }
+    }
+    // each runs with awk's standard input, or reads what awk prints
+    for line in &commands {
+        nested_fed(line, env, out, depth, true);
+    }
+    if opaque {
+        // a file named by a variable may be any of the values assigned
+        judge_args(&assigned, env, out);
+        return true;
+    }
+    if inplace {
+        written.extend(inputs.iter().map(|f| f.to_string()));
+    }
+    if !written.is_empty() {
+        out.hit(Class::Write, r::SHELL_WRITE);
+        for f in written.iter().take(paths::MAX_TOUCHED) {
+            path_write(f, env, out, false);
+        }
+    }
+    false
+}
+
+/// The gawk long option `name` names: itself, or the one it is a unique prefix of.
+fn awk_long(name: &str) -> Option<(&'static str, Option<bool>)> {
+    if let Some(&(full, kind)) = AWK_LONG.iter().find(|(n, _)| *n == name) {
+        return Some((full, kind));
+    }
+    let mut matches = AWK_LONG.iter().filter(|(n, _)| !name.is_empty() && n.starts_with(name));
+    match (matches.next(), matches.next()) {
+        (Some(&(full, kind)), None) => Some((full, kind)),
+        _ => None,
     }
 }
 
@@ -2346,10 +2539,15 @@ fn find(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, 
     let before = out.hits.len();
     find_actions(args, stdin, env, out, depth);
     // an action that changes files, under a protected start path, writes there
-    if out.hits.len() == before || out.hits[before..].iter().any(|h| h.class != Class::Read) {
+    let changes = out.hits[before..].iter().any(|h| h.class != Class::Read);
+    if out.hits.len() == before || changes {
         for root in args.iter().take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!").take(paths::MAX_DIRS) {
             for abs in expand_path(root, env, out) {
                 judge_path(&abs, env, out, false);
+                // what it finds under `/` or `/dev` may be a disk
+                if changes && (abs == "/" || abs == "/dev" || abs.starts_with("/dev/")) {
+                    out.hit(Class::Delete, r::BLOCK_DEVICE_WRITE);
+                }
             }
         }
     }
@@ -2444,9 +2642,9 @@ fn git_sub(args: &[String], dirs: &mut Vec<String>, env: &Env, out: &mut Classif
     let flag =
         |names: &[&str]| flags.iter().any(|f| names.contains(&f.as_str()) || names.iter().any(|n| n.ends_with('=') && f.starts_with(n)));
     let short = |c: char| flags.iter().any(|f| has_short(f, c));
-    // `git log --output=F`, `git diff --output F`: a file written
-    if let Some(k) = rest.iter().position(|a| a.starts_with("--output")) {
-        let target = rest[k].strip_prefix("--output=").map(str::to_owned).or_else(|| rest.get(k + 1).cloned());
+    // `git log --output=F`, `git diff --output F` (or a prefix, `--out=F`): a file written
+    if let Some(k) = rest.iter().position(|a| crate::opaque::git_output_option(a)) {
+        let target = rest[k].split_once('=').map(|(_, v)| v.to_owned()).or_else(|| rest.get(k + 1).cloned());
         out.hit(Class::Write, r::SHELL_WRITE);
         if let Some(t) = target {
             path_write(&t, env, out, false);
@@ -3653,7 +3851,8 @@ mod tests {
         use r::*;
         let ti = tripwires::TERMINAL_INPUT;
         for (line, rule) in [
-            ("awk 'BEGIN{system(\"rm -rf build\")}'", OPAQUE_OPTION),
+            ("awk 'BEGIN{system(\"rm -rf build\")}'", RM_RECURSIVE_FORCE),
+            ("awk 'BEGIN{c = \"rm -rf build\"; system(c)}'", OPAQUE_OPTION),
             ("git -c core.pager='rm -rf build' log", OPAQUE_OPTION),
             ("git -c core.fsmonitor='rm -rf build' status", OPAQUE_OPTION),
             ("git -c core.sshCommand='rm -rf build' fetch", OPAQUE_OPTION),
@@ -5204,7 +5403,7 @@ mod tests {
         }
         assert_eq!(all_rules(&bash("awk - 'BEGIN{system(\"rm x\")}'")), [r::SHELL_READ]);
         // `-v`/`-F` take the next word, wherever they stand
-        for line in ["awk -n 'BEGIN{system(\"rm x\")}'", "awk -n -v x=1 'BEGIN{system(\"rm x\")}'", "awk -F : 'BEGIN{system(\"rm x\")}'"] {
+        for line in ["awk -n 'BEGIN{system(c)}'", "awk -n -v x=1 'BEGIN{system(c)}'", "awk -F : 'BEGIN{system(c)}'"] {
             assert_eq!(all_rules(&bash(line)), [r::OPAQUE_OPTION], "{line}");
         }
         assert_eq!(all_rules(&bash("sed -e'w /home/u/.bashrc' f")), [r::OPAQUE_OPTION]);
@@ -5308,5 +5507,116 @@ mod tests {
         assert_eq!(bash("ln --symbolic ../x sub/l").links, link_to("/home/u/proj/sub/l", "/home/u/proj/x"));
         let e = Env { cwd: "/home/u/.config/kijito-qa".into(), ..env() };
         assert!(trips("frob --out= --url=https://x.example", &e).is_empty());
+    }
+
+    /// The fifth attacking pass (fixtures/policy/adversarial/writes.jsonl):
+    /// awk's options read as gawk reads them (clusters, glued values,
+    /// unique prefixes, `-W`), `-i inplace`, program text from `--source`
+    /// and a `-f -` here-document, gawk's dump files, the values a computed
+    /// output name may take, literal commands judged as lines fed by awk.
+    #[test]
+    fn awk_options_in_place_edits_and_literal_commands() {
+        let trip = |line: &str| trips(line, &env());
+        let startup = [tripwires::STARTUP_WRITE.as_str()];
+        let config = [tripwires::CONFIG_WRITE.as_str()];
+        assert_eq!(trip("gawk -i inplace '{print} END{print \"x\"}' /home/u/.bashrc"), startup);
+        assert_eq!(trip("gawk -iinplace 1 ~/.bashrc"), startup);
+        assert_eq!(trip("gawk --include=inplace 1 ~/.bashrc"), startup);
+        assert_eq!(trip("gawk --incl inplace 1 ~/.bashrc"), startup);
+        assert_eq!(trip("find ~/.config/kijito-qa -name policy.json -exec gawk -i inplace 1 {} +"), config);
+        assert_eq!(bash("gawk -i inplace -v x=1 1 a.txt - n=2").writes, ["/home/u/proj/a.txt"]);
+        assert!(bash("gawk -i lib.awk 1 a.txt").writes.is_empty());
+        assert_eq!(bash("gawk -i lib.awk 1 a.txt").executes, ["/home/u/proj/lib.awk"]);
+        assert_eq!(trip("gawk --source='BEGIN{print 1 > \"/home/u/.config/kijito-qa/policy.json\"}'"), config);
+        assert_eq!(trip("gawk -e 'BEGIN{print 1 > \"/home/u/.bashrc\"}' -e 'END{}'"), startup);
+        assert_eq!(trip("gawk -W source='BEGIN{print 1 > \"/home/u/.bashrc\"}'"), startup);
+        assert_eq!(trip("awk -f - <<'EOF'\nBEGIN{print \"x\" > \"/home/u/.bashrc\"}\nEOF"), startup);
+        // program files, every spelling
+        for line in [
+            "awk -ft.awk f",
+            "gawk --file=t.awk f",
+            "gawk --fil t.awk f",
+            "awk -f t.awk f",
+            "gawk -nft.awk f",
+            "gawk -E t.awk f",
+            "mawk -W exec t.awk f",
+        ] {
+            assert_eq!(bash(line).executes, ["/home/u/proj/t.awk"], "{line}");
+            assert!(!bash(line).hits.iter().any(|h| h.class == Class::Opaque), "{line}");
+        }
+        // opaque: code from standard input the line does not hold, a shared
+        // library, the debugger, an option awk does not have or an ambiguous prefix
+        for line in [
+            "awk -f - data.txt",
+            "awk -f /dev/stdin data.txt",
+            "awk -f /dev/fd/3 data.txt",
+            "echo 'BEGIN{system(c)}' | awk -f -",
+            "gawk -l ordchr 'BEGIN{}'",
+            "gawk -lordchr 'BEGIN{}'",
+            "gawk -D 'BEGIN{}'",
+            "gawk --bogus 'BEGIN{}'",
+            "gawk --s 'BEGIN{}'",
+            "gawk --fi x 'BEGIN{}'",
+            "gawk -W bogus 'BEGIN{}'",
+            "gawk -Z 'BEGIN{}'",
+            "gawk -e 'BEGIN{system(c)}'",
+        ] {
+            assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        for line in [
+            "awk -f - data.txt <<'EOF'\n{print $1}\nEOF",
+            "mawk -W version",
+            "gawk --version",
+            "gawk -bcg --posix 1 f",
+            "awk -- '{print}' f",
+        ] {
+            assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
+        }
+        // gawk's dump, profile and pretty-print files
+        assert_eq!(bash("gawk -d/tmp/v.out 1 f").writes, ["/tmp/v.out"]);
+        assert_eq!(bash("gawk --dump-variables 1 f").writes, ["/home/u/proj/awkvars.out"]);
+        assert_eq!(bash("gawk -p 1 f").writes, ["/home/u/proj/awkprof.out"]);
+        assert_eq!(bash("gawk --pretty-print=~/.bashrc 1 f").writes, ["/home/u/.bashrc"]);
+        // a file named by a variable: every value assigned is judged
+        for line in [
+            "awk -v f=/home/u/.bashrc 'BEGIN{print 1 > f}'",
+            "awk -vf=/home/u/.bashrc 'BEGIN{print 1 > f}'",
+            "gawk --assign=f=/home/u/.bashrc 'BEGIN{print 1 > f}'",
+            "awk '{print 1 > f}' f=/home/u/.bashrc data.txt",
+        ] {
+            let c = bash(line);
+            assert_eq!(trips(line, &env()), startup, "{line}");
+            assert!(all_rules(&c).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        assert!(trip("awk -v f=out.txt '{print 1 > f}' /home/u/.bashrc").is_empty());
+        // literal commands: judged as lines, standard input from another program
+        assert_eq!(trip("awk 'BEGIN{print \"rm -rf build\" | \"sh\"}'"), [tripwires::SHELL_UNPARSED.as_str()]);
+        assert_eq!(trip("echo 'rm -rf x' | awk 'BEGIN{system(\"sh\")}'"), [tripwires::SHELL_UNPARSED.as_str()]);
+        assert_eq!(trip("awk 'BEGIN{system(\"true; bash\")}' < x"), [tripwires::SHELL_UNPARSED.as_str()]);
+        assert!(all_rules(&bash("awk 'BEGIN{print \"x\" | \"python3\"}'")).contains(&r::OPAQUE_SHELL_INPUT));
+        assert_eq!(rules_of(&bash("awk 'BEGIN{system(\"rm -rf build\")}'")), [r::RM_RECURSIVE_FORCE]);
+        assert_eq!(rules_of(&bash("awk '{ \"rm -rf build\" | getline }'")), [r::RM_RECURSIVE_FORCE]);
+        for line in [
+            "awk '{print $1 | \"sort -u\"}' data.txt",
+            "awk 'BEGIN{\"date +%s\" | getline t; print t}'",
+            "awk '$0 ~ /warn|error/' build.log",
+        ] {
+            let c = bash(line);
+            assert!(c.hits.iter().all(|h| h.class == Class::Read) && c.tripwires.is_empty(), "{line}: {:?}", c.hits);
+        }
+        // find from `/` or `/dev` with an action that writes may write a disk
+        for line in ["find /dev -name sda -exec dd if=/dev/zero of={} \\;", "find / -name x -exec cp /tmp/z {} \\;"] {
+            assert!(rules_of(&bash(line)).contains(&r::BLOCK_DEVICE_WRITE), "{line}");
+        }
+        for line in ["find /dev -name sda", "find . -name x -exec dd if=/dev/zero of={} \\;", "find /devx -exec cp /tmp/z {} \\;"] {
+            assert!(!rules_of(&bash(line)).contains(&r::BLOCK_DEVICE_WRITE), "{line}");
+        }
+        // git's --output and the prefixes git takes for it
+        for line in ["git log --out=/home/u/.bashrc", "git diff --outp /home/u/.bashrc", "git log --output=/home/u/.bashrc"] {
+            assert_eq!(trip(line), startup, "{line}");
+        }
+        for line in ["git diff --output-indicator-new=P", "git log --o=x"] {
+            assert!(bash(line).writes.is_empty(), "{line}");
+        }
     }
 }

@@ -808,51 +808,54 @@ pub fn sed_runs_or_writes(script: &str) -> bool {
 /// An awk program that runs commands (`system`, pipes to or from a command)
 /// or writes files (`print > "f"`), or loads extensions.
 pub fn awk_runs_or_writes(program: &str) -> bool {
-    let (code, _) = awk_code(program);
-    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    awk_runs(&squeezed) || squeezed.contains(">>") || print_redirects(&code)
+    let r = awk_code(program);
+    let squeezed: String = r.code.chars().filter(|c| !c.is_whitespace()).collect();
+    awk_runs(&squeezed) || squeezed.contains(">>") || !r.outputs.is_empty() || !r.commands.is_empty()
 }
 
-/// A `>` in a `print`/`printf` statement outside parentheses: awk reads it
-/// as an output redirection whatever follows (`print $1 > f`, `print "x" >
-/// $2`). `code` has its strings blanked; a statement ends at `;`, `{`, `}`
-/// or a newline.
-fn print_redirects(code: &str) -> bool {
-    let c: Vec<char> = code.chars().collect();
-    let (mut printing, mut depth) = (false, 0usize);
-    for (i, &ch) in c.iter().enumerate() {
-        match ch {
-            ';' | '{' | '}' | '\n' => (printing, depth) = (false, 0),
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            '>' if printing && depth == 0 => return true,
-            'p' if c[i..].starts_with(&['p', 'r', 'i', 'n', 't']) && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_')) => {
-                printing = true
-            }
-            _ => {}
-        }
-    }
-    false
+/// What an awk program does besides reading, when every part of it is a
+/// literal: the files it writes (`print > "F"`, `printf >> "F"`) and the
+/// command lines it runs (`system("C")`, `print | "C"`, `"C" | getline`);
+/// `None` when a file or a command is computed, or the program loads code
+/// (`@load`, `@include`).
+pub fn awk_effects(program: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let r = awk_code(program);
+    let files = r.outputs.into_iter().collect::<Option<Vec<String>>>()?;
+    let commands = r.commands.into_iter().collect::<Option<Vec<String>>>()?;
+    let squeezed: String = r.code.chars().filter(|c| !c.is_whitespace()).collect();
+    // every way of running found by the plain scan is one of the commands read
+    (!commands.is_empty() || !awk_runs(&squeezed)).then_some((files, commands))
 }
 
-/// The files an awk program writes with `print > "F"` / `printf >> "F"`,
-/// when every `>` outside a string names a literal file and the program
-/// runs nothing (no `system(`, pipe, `@load`); `None` otherwise.
-pub fn awk_literal_outputs(program: &str) -> Option<Vec<String>> {
-    let (code, literals) = awk_code(program);
-    let files = literals.into_iter().collect::<Option<Vec<String>>>()?;
-    let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    (!awk_runs(&squeezed)).then_some(files)
+/// One reading of an awk program ([`awk_code`]).
+struct AwkReading {
+    /// The program with every string blanked to `""` and every regular
+    /// expression where no `/` could divide to `//`.
+    code: String,
+    /// For each output redirection, the file it names.
+    outputs: Vec<Option<String>>,
+    /// For each command the program runs, its line.
+    commands: Vec<Option<String>>,
 }
 
 /// One reading of an awk program for [`awk_runs_or_writes`] and
-/// [`awk_literal_outputs`]: the program with every string blanked to `""`,
-/// and for each output redirection (`>`, `>>` outside a string) the string
-/// literal after it (`None` when none follows or it holds a backslash).
-fn awk_code(program: &str) -> (String, Vec<Option<String>>) {
-    let c: Vec<char> = program.chars().collect();
-    let mut code = String::new();
-    let mut literals = Vec::new();
+/// [`awk_effects`]. An output redirection is a `>` or `>>` in a
+/// `print`/`printf` statement outside parentheses (awk reads it so whatever
+/// follows: `print $1 > f`); a statement ends at `;`, `{`, `}` or a newline
+/// (not one inside parentheses or after `,`, `&&`, `||`, or escaped). Its
+/// file is `Some` for a string literal without a backslash, alone or in
+/// parentheses, up to the statement's end or a comment (`print > "o"`,
+/// `print > ("o")`), `None` for anything else (`print > f`, `print > "a"
+/// "b"`). A command is `print | "C"` (the same literal rule),
+/// `"C" | getline` (a literal where an operand starts) or `system("C")`;
+/// any other `|` (not `||`), `|&`, `@load` or `@include` is a command
+/// `None`. Comments are read as code: a `#` may be in a regular expression
+/// this reading does not skip.
+fn awk_code(program: &str) -> AwkReading {
+    // a backslash-newline joins lines (in a string too, where the backslash
+    // left in place keeps the literal from being taken as a file name)
+    let c: Vec<char> = program.replace("\\\n", "\\ ").chars().collect();
+    let mut r = AwkReading { code: String::new(), outputs: Vec::new(), commands: Vec::new() };
     // The end of the string whose opening quote is at `open` (past its closing quote).
     let string_end = |open: usize| {
         let mut i = open + 1;
@@ -861,35 +864,147 @@ fn awk_code(program: &str) -> (String, Vec<Option<String>>) {
         }
         i + 1
     };
+    let blank = |k: usize| k < c.len() && (c[k] == ' ' || c[k] == '\t');
+    let skip_blank = |mut k: usize| {
+        while blank(k) {
+            k += 1;
+        }
+        k
+    };
+    let text_of = |open: usize, end: usize| -> Option<String> {
+        let text: String = c[open + 1..end.saturating_sub(1).min(c.len()).max(open + 1)].iter().collect();
+        (!text.contains('\\')).then_some(text)
+    };
+    // After an operator at `k`: `(`s, a string literal, as many `)`s, then the
+    // statement's end; its text (`None` for a backslash) and where it ends.
+    let literal_to_end = |mut k: usize| -> Option<(Option<String>, usize)> {
+        let mut open = 0;
+        while k < c.len() && (c[k] == '(' || blank(k)) {
+            open += usize::from(c[k] == '(');
+            k += 1;
+        }
+        if k >= c.len() || c[k] != '"' {
+            return None;
+        }
+        let end = string_end(k);
+        let mut e = end;
+        while e < c.len() && (c[e] == ')' || blank(e)) && open > 0 {
+            open -= usize::from(c[e] == ')');
+            e += 1;
+        }
+        let e = skip_blank(e);
+        (open == 0 && (e >= c.len() || matches!(c[e], ';' | '}' | '\n' | '#'))).then(|| (text_of(k, end), e))
+    };
+    let word_at = |k: usize, w: &str| {
+        let w: Vec<char> = w.chars().collect();
+        c[k..].starts_with(&w)
+            && (k == 0 || !(c[k - 1].is_alphanumeric() || c[k - 1] == '_'))
+            && c.get(k + w.len()).is_none_or(|n| !(n.is_alphanumeric() || *n == '_'))
+    };
+    // the last string literal: the code's length after it, its text, and
+    // whether it stood where an operand starts
+    let mut last: Option<(usize, Option<String>, bool)> = None;
+    let (mut printing, mut depth) = (false, 0usize);
     let mut i = 0;
     while i < c.len() {
-        if c[i] == '"' {
-            code.push_str("\"\"");
-            i = string_end(i);
-            continue;
-        }
-        if c[i] == '>' {
-            let mut k = i + 1;
-            while k < c.len() && (c[k] == '>' || c[k].is_whitespace()) {
-                k += 1;
-            }
-            code.extend(&c[i..k]);
-            if k < c.len() && c[k] == '"' {
-                let end = string_end(k);
-                let text = &c[k + 1..end.saturating_sub(1).min(c.len()).max(k + 1)];
-                literals.push((!text.contains(&'\\')).then(|| text.iter().collect()));
-                code.push_str("\"\"");
+        match c[i] {
+            '"' => {
+                let starts = regex_may_start(&r.code);
+                let end = string_end(i);
+                r.code.push_str("\"\"");
+                last = Some((r.code.len(), text_of(i, end), starts));
                 i = end;
-            } else {
-                literals.push(None);
-                i = k;
+                continue;
             }
-            continue;
+            '/' if regex_may_start(&r.code) => {
+                if let Some(end) = regex_end(&c, i) {
+                    r.code.push_str("//");
+                    i = end;
+                    continue;
+                }
+            }
+            // a newline inside parentheses or after `,`, `&&`, `||` goes on with the statement
+            '\n' if depth > 0 || r.code.trim_end_matches([' ', '\t']).ends_with([',', '&', '|']) => {}
+            ';' | '{' | '}' | '\n' => (printing, depth) = (false, 0),
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            '|' if c.get(i + 1) == Some(&'|') => {
+                r.code.push_str("||");
+                i += 2;
+                continue;
+            }
+            '|' => {
+                let k = i + 1;
+                let command = if c.get(k) == Some(&'&') {
+                    None
+                } else if printing && depth == 0 {
+                    literal_to_end(skip_blank(k)).map(|(text, _)| text).unwrap_or(None)
+                } else {
+                    let before = r.code.trim_end_matches([' ', '\t']).len();
+                    match &last {
+                        Some((len, text, true)) if *len == before && word_at(skip_blank(k), "getline") => text.clone(),
+                        _ => None,
+                    }
+                };
+                r.commands.push(command);
+            }
+            '>' if printing && depth == 0 => {
+                let k = skip_blank(i + 1 + usize::from(c.get(i + 1) == Some(&'>')));
+                r.code.extend(&c[i..k]);
+                match literal_to_end(k) {
+                    Some((file, e)) => {
+                        r.outputs.push(file);
+                        r.code.push_str("\"\"");
+                        i = e;
+                    }
+                    None => {
+                        r.outputs.push(None);
+                        i = k;
+                    }
+                }
+                continue;
+            }
+            's' if word_at(i, "system") => {
+                let k = skip_blank(i + "system".len());
+                let arg = (c.get(k) == Some(&'(')).then(|| skip_blank(k + 1)).filter(|&q| c.get(q) == Some(&'"'));
+                let command = arg.and_then(|q| {
+                    let end = string_end(q);
+                    (c.get(skip_blank(end)) == Some(&')')).then(|| text_of(q, end)).flatten()
+                });
+                r.commands.push(command);
+            }
+            '@' => r.commands.push(None),
+            'p' if c[i..].starts_with(&['p', 'r', 'i', 'n', 't']) && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_')) => {
+                printing = true
+            }
+            _ => {}
         }
-        code.push(c[i]);
+        r.code.push(c[i]);
         i += 1;
     }
-    (code, literals)
+    r
+}
+
+/// Whether a `/` after `code` (the program read so far) starts a regular
+/// expression: where an operand is expected, after nothing, `(`, `,`, `{`,
+/// `}`, `;`, a newline, `!`, `~`, `&`, `|`, `?`, `:` or `=`. After anything
+/// else it divides, and the text after it is read as code.
+fn regex_may_start(code: &str) -> bool {
+    code.trim_end_matches([' ', '\t']).chars().last().is_none_or(|p| "(,{};\n!~&|?:=".contains(p))
+}
+
+/// The end (past the closing `/`) of the regular expression opening at
+/// `open`, or `None` when no unescaped `/` closes it on the same line.
+fn regex_end(c: &[char], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    while i < c.len() && c[i] != '\n' {
+        match c[i] {
+            '/' => return Some(i + 1),
+            '\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// An awk program (its strings blanked, whitespace squeezed out) that runs
@@ -957,6 +1072,13 @@ pub fn allow_listed(cmd: &Simple, is_helper: impl Fn(&str) -> bool) -> Result<()
     }
 }
 
+/// git's `--output[=F]`, or a prefix of it git takes for it (`--out=F`),
+/// which writes F; not `--output-indicator-new` and the like.
+pub(crate) fn git_output_option(arg: &str) -> bool {
+    let name = arg.split('=').next().unwrap_or(arg);
+    name.len() > 3 && "--output".starts_with(name)
+}
+
 /// `git status|log|diff|show|blame` with no `-c`, `--output`, pager or
 /// external-diff option; `-C DIR` and `--no-pager` only as global options.
 fn git_read_only(args: &[String]) -> Result<(), String> {
@@ -977,7 +1099,7 @@ fn git_read_only(args: &[String]) -> Result<(), String> {
         if a == "--" {
             break;
         }
-        if a.starts_with("--output") || a == "--ext-diff" || a == "--textconv" || a.starts_with("--open-files-in-pager") || a == "-O" {
+        if git_output_option(a) || a == "--ext-diff" || a == "--textconv" || a.starts_with("--open-files-in-pager") || a == "-O" {
             return Err(format!("the option {a}"));
         }
     }
@@ -987,6 +1109,11 @@ fn git_read_only(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The files of [`awk_effects`].
+    fn outputs_of(program: &str) -> Option<Vec<String>> {
+        awk_effects(program).map(|(files, _)| files)
+    }
 
     #[test]
     fn harmless_code_is_a_narrow_probe() {
@@ -1063,13 +1190,14 @@ mod tests {
     /// after each output redirection (the program, not a guess about it).
     #[test]
     fn awk_code_blanks_strings_and_keeps_each_output_literal() {
-        let (code, lits) = awk_code("{ print \"a>b\" >> \"o 1\"; print > \"x\\\\y\"; n = $1 > 3 }");
+        let AwkReading { code, outputs: lits, .. } = awk_code("{ print \"a>b\" >> \"o 1\"; print > \"x\\\\y\"; n = $1 > 3 }");
         assert_eq!(code, "{ print \"\" >> \"\"; print > \"\"; n = $1 > 3 }");
-        assert_eq!(lits, vec![Some("o 1".to_owned()), None, None]);
-        assert_eq!(awk_literal_outputs("{ print > \"o\" ; printf >> \"p\" }"), Some(vec!["o".to_owned(), "p".to_owned()]));
-        assert_eq!(awk_literal_outputs("{ print > \"o\" ; system(\"x\") }"), None);
-        assert_eq!(awk_literal_outputs("{ print > f }"), None);
-        assert_eq!(awk_literal_outputs("{ print > \"unterminated }"), Some(vec!["unterminated }".to_owned()]));
+        // `n = $1 > 3` compares: no print statement
+        assert_eq!(lits, vec![Some("o 1".to_owned()), None]);
+        assert_eq!(outputs_of("{ print > \"o\" ; printf >> \"p\" }"), Some(vec!["o".to_owned(), "p".to_owned()]));
+        assert_eq!(awk_effects("{ print > \"o\" ; system(\"x\") }"), Some((vec!["o".to_owned()], vec!["x".to_owned()])));
+        assert_eq!(outputs_of("{ print > f }"), None);
+        assert_eq!(outputs_of("{ print > \"unterminated }"), Some(vec!["unterminated }".to_owned()]));
     }
 
     #[test]
@@ -1132,10 +1260,10 @@ mod tests {
     /// end (no index past it); its target is not a literal.
     #[test]
     fn awk_code_ending_in_a_redirection() {
-        let (code, literals) = awk_code("{print >");
+        let AwkReading { code, outputs: literals, .. } = awk_code("{print >");
         assert_eq!((code.as_str(), literals), ("{print >", vec![None]));
         // a string left open at the end
-        let (code, literals) = awk_code("{print > \"");
+        let AwkReading { code, outputs: literals, .. } = awk_code("{print > \"");
         assert_eq!((code.as_str(), literals), ("{print > \"\"", vec![Some(String::new())]));
     }
 
@@ -1177,8 +1305,9 @@ mod tests {
         assert!(!sed_runs_or_writes("/x/"));
         assert!(sed_runs_or_writes("/x/Iw out"));
         assert!(!sed_runs_or_writes("/x/I d"));
-        assert_eq!(awk_literal_outputs("{print x>\"out\"}"), Some(vec!["out".to_string()]));
-        assert_eq!(awk_literal_outputs(">\"out\""), Some(vec!["out".to_string()]));
+        assert_eq!(outputs_of("{print x>\"out\"}"), Some(vec!["out".to_string()]));
+        assert_eq!(outputs_of("print>\"out\""), Some(vec!["out".to_string()]));
+        assert_eq!(outputs_of(">\"out\""), Some(vec![]));
     }
 
     /// Shards 6/7 survivors: a name is unresolved with both brackets; an
@@ -1429,7 +1558,7 @@ mod tests {
             "{ printf(\"%s\", $1) > f }",
         ] {
             assert!(awk_runs_or_writes(code), "{code}");
-            assert_eq!(awk_literal_outputs(code), None, "{code}");
+            assert_eq!(outputs_of(code), None, "{code}");
         }
         for code in [
             "$3 > 100 { print $1 }",
@@ -1443,6 +1572,71 @@ mod tests {
         ] {
             assert!(!awk_runs_or_writes(code), "{code}");
         }
-        assert_eq!(awk_literal_outputs("{ print $1 > \"o\" }"), Some(vec!["o".to_owned()]));
+        assert_eq!(outputs_of("{ print $1 > \"o\" }"), Some(vec!["o".to_owned()]));
+    }
+
+    /// The fifth attacking pass (fixtures/policy/adversarial/writes.jsonl):
+    /// regular expressions skipped only where no `/` divides, a literal
+    /// file in parentheses, a concatenated name, a statement that goes on
+    /// over a newline, and the literal commands.
+    #[test]
+    fn awk_regexes_parenthesised_names_and_literal_commands() {
+        for code in
+            ["$0 ~ /warn|error/", "/a|b/ { n++ }", "{ if (/x|y/ && !/z|w/) print }", "{ n = split($0, a, /,|;/) }", "$1 == /a|b/ { n++ }"]
+        {
+            assert!(!awk_runs_or_writes(code), "{code}");
+        }
+        // after an operand `/` divides, and what follows is read as code
+        assert_eq!(awk_effects("{ x = a / 2; system(\"rm -rf x\"); y = 1 / 3 }"), Some((vec![], vec!["rm -rf x".to_owned()])));
+        assert!(awk_runs_or_writes("{ x = (a) / 2 | \"sh\"; y = 1 / 3 }"));
+        // a `/` not closed on its line, an escaped `/`, a backslash-newline
+        assert!(awk_runs_or_writes("$0 ~ /a|b\n{ print }"));
+        assert!(!awk_runs_or_writes("$0 ~ /a\\/|b/"));
+        assert_eq!(awk_effects("{ x = a \\\n/ 2; system(c); y = 1 / 3 }"), None);
+        // a literal file alone or in parentheses, to the statement's end or a comment
+        assert_eq!(outputs_of("{ print $1 > (\"cols.txt\") }"), Some(vec!["cols.txt".to_owned()]));
+        assert_eq!(outputs_of("{ print $1 > ( (\"c\") ) ; n++ }"), Some(vec!["c".to_owned()]));
+        assert_eq!(outputs_of("{ print > \"o\" # note\n}"), Some(vec!["o".to_owned()]));
+        assert_eq!(outputs_of("{ print > \"o\"\tprint }"), None);
+        for code in [
+            "BEGIN{print \"x\" > \"/h/.bash\" \"rc\"}",
+            "{ print > (\"a\") \"b\" }",
+            "{ print > (\"a\" }",
+            "{ print > \"a\")) }",
+            "{ print > (f) }",
+        ] {
+            assert_eq!(outputs_of(code), None, "{code}");
+        }
+        // a statement goes on over a newline after `,` or inside parentheses, and after a backslash
+        for code in ["{ print $1,\n $2 > f }", "{ print ($1,\n $2) > f }", "{ print $1 \\\n > f }", "{ print $1 ||\n 0 > f }"] {
+            assert!(awk_runs_or_writes(code), "{code}");
+            assert_eq!(outputs_of(code), None, "{code}");
+        }
+        assert!(!awk_runs_or_writes("{ print $1 }\n$2 > 3 { n++ }"));
+        // literal commands
+        assert_eq!(awk_effects("{ print $1 | \"sort -u\" }"), Some((vec![], vec!["sort -u".to_owned()])));
+        assert_eq!(awk_effects("BEGIN { \"date +%s\" | getline t; print t }"), Some((vec![], vec!["date +%s".to_owned()])));
+        assert_eq!(awk_effects("BEGIN { while ((\"ls\" |getline l) > 0) n++ }"), Some((vec![], vec!["ls".to_owned()])));
+        assert_eq!(awk_effects("BEGIN { system ( \"make\" ) ; x = a || b }"), Some((vec![], vec!["make".to_owned()])));
+        for code in [
+            "{ print | cmd }",
+            "{ print | \"sort\" \" -u\" }",
+            "{ cmd | getline }",
+            "{ \"a\" \"b\" | getline }",
+            "{ $1 \"x\" | getline }",
+            "{ \"ls\" | foo }",
+            "{ \"ls\" | getlines }",
+            "{ print |& \"sh\" }",
+            "BEGIN { system(\"rm \" $1) }",
+            "BEGIN { system(c) }",
+            "BEGIN { system \"x\" }",
+            "BEGIN { mysystem(\"x\") }",
+            "BEGIN { system(\"a\\\\b\") }",
+            "@load \"x\"",
+        ] {
+            assert!(awk_runs_or_writes(code), "{code}");
+            assert_eq!(awk_effects(code), None, "{code}");
+        }
+        assert!(!awk_runs_or_writes("BEGIN { systems = 1; x = a || b }"));
     }
 }

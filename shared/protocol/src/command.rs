@@ -857,8 +857,9 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     // made of wildcards only (`*`, `***`) names a helper only as the program
     // ([`model_reaches_helper`]): as an argument it is ordinary work (`ls *`,
     // `git add *`, a patch's `*** Begin Patch` line); any other glob that
-    // matches a helper name counts wherever it stands (`ls qa-gat?`).
-    let wild_only = word.chars().all(|c| matches!(c, '*' | '?'));
+    // matches a helper name counts wherever it stands (`ls qa-gat?`). Quotes
+    // do not count: `find . -name 'of=*'` names no helper.
+    let wild_only = word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).all(|c| matches!(c, '*' | '?'));
     word.contains(['*', '?', '[']) && !wild_only && glob_names_executable(word, helper_dir)
 }
 

@@ -393,7 +393,8 @@ fn the_words_the_shell_model_makes_are_judged() {
 #[test]
 fn a_bare_glob_counts_only_in_program_position() {
     let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\nEOF";
-    for line in ["ls *", "echo ***", "git add *", "rm -rf *", "ls src/*.rs", "ls ?", patch] {
+    // quoted, or after a `NAME=`: `find . -name 'of=*'` (the fifth attacking pass)
+    for line in ["ls *", "echo ***", "git add *", "rm -rf *", "ls src/*.rs", "ls ?", patch, "find . -name 'of=*'", "ls \"*\" \\?"] {
         assert!(unrelated(line), "{line:?}");
     }
     for line in [
