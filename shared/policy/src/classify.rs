@@ -2382,7 +2382,8 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
                     out.executes_file(resolve(value, env));
                 }
             }
-            "include" if value == "inplace" || value == "inplace.awk" => inplace = true,
+            // gawk's in-place library, by name or by its path
+            "include" if matches!(value.rsplit('/').next(), Some("inplace" | "inplace.awk")) => inplace = true,
             "include" => out.executes_file(resolve(value, env)),
             "load" | "debug" => opaque = true,
             "assign" => assigned.push(value.clone()),
@@ -5523,6 +5524,7 @@ mod tests {
         assert_eq!(trip("gawk -iinplace 1 ~/.bashrc"), startup);
         assert_eq!(trip("gawk --include=inplace 1 ~/.bashrc"), startup);
         assert_eq!(trip("gawk --incl inplace 1 ~/.bashrc"), startup);
+        assert_eq!(trip("gawk -i /usr/share/awk/inplace.awk 1 ~/.bashrc"), startup);
         assert_eq!(trip("find ~/.config/kijito-qa -name policy.json -exec gawk -i inplace 1 {} +"), config);
         assert_eq!(bash("gawk -i inplace -v x=1 1 a.txt - n=2").writes, ["/home/u/proj/a.txt"]);
         assert!(bash("gawk -i lib.awk 1 a.txt").writes.is_empty());
