@@ -2227,17 +2227,17 @@ fn sed_script(args: &[String]) -> Vec<String> {
     scripts
 }
 
-/// gawk's long options (`-W NAME[=VALUE]` names them too; a unique
-/// prefix is taken for the whole name) with what each takes: a value
-/// (`Some(true)`), an optional value after `=` (`Some(false)`), none
-/// (`None`); mawk's `-W` options are among them.
+/// The gawk and mawk long options the policy reads (`-W NAME[=VALUE]`
+/// names them too; a unique prefix is taken for the whole name) with what
+/// each takes: a value (`Some(true)`), an optional value after `=`
+/// (`Some(false)`), none (`None`). Any other (`--load` a shared library,
+/// `--debug`) is opaque.
 const AWK_LONG: &[(&str, Option<bool>)] = &[
     ("assign", Some(true)),
     ("bignum", None),
     ("characters-as-bytes", None),
     ("copyright", None),
     ("csv", None),
-    ("debug", Some(false)),
     ("dump", None),
     ("dump-variables", Some(false)),
     ("exec", Some(true)),
@@ -2248,7 +2248,6 @@ const AWK_LONG: &[(&str, Option<bool>)] = &[
     ("include", Some(true)),
     ("interactive", None),
     ("lint", Some(false)),
-    ("load", Some(true)),
     ("no-optimize", None),
     ("non-decimal-data", None),
     ("optimize", None),
@@ -2278,10 +2277,8 @@ fn awk_short(letter: char) -> Option<(&'static str, Option<bool>)> {
         'e' => ("source", Some(true)),
         'E' => ("exec", Some(true)),
         'i' => ("include", Some(true)),
-        'l' => ("load", Some(true)),
         'W' => ("W", Some(true)),
         'd' => ("dump-variables", Some(false)),
-        'D' => ("debug", Some(false)),
         'L' => ("lint", Some(false)),
         'o' => ("pretty-print", Some(false)),
         'p' => ("profile", Some(false)),
@@ -2294,11 +2291,12 @@ fn awk_short(letter: char) -> Option<(&'static str, Option<bool>)> {
 /// text (`-e`/`--source`, or the first operand) judged by
 /// [`crate::opaque::awk_runs_or_writes`], every program file (`-f`, `-E`,
 /// `-i`, `--file=`, glued `-fFILE`) a file it executes, a program read from
-/// standard input opaque, `-l` (a shared library) opaque, `-i inplace` a
+/// standard input opaque, `-i inplace` a
 /// write of every input file, gawk's `-d`/`-p`/`-o` a write of their file.
 /// `true` when the call is opaque; then the values of `-v NAME=VALUE` and of
-/// `NAME=VALUE` operands are judged as files it may write. An option awk
-/// does not have is opaque.
+/// `NAME=VALUE` operands are judged as files it may write. An option not
+/// in [`AWK_LONG`] or [`awk_short`] (`-l`, a shared library; `-D`, the
+/// debugger) is opaque.
 fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classification, depth: usize) -> bool {
     let mut opts: Vec<(&str, String)> = Vec::new();
     let mut i = 0;
@@ -2385,7 +2383,6 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
             // gawk's in-place library, by name or by its path
             "include" if matches!(value.rsplit('/').next(), Some("inplace" | "inplace.awk")) => inplace = true,
             "include" => out.executes_file(resolve(value, env)),
-            "load" | "debug" => opaque = true,
             "assign" => assigned.push(value.clone()),
             "dump-variables" => written.push(if value.is_empty() { "awkvars.out".into() } else { value.clone() }),
             "profile" | "pretty-print" => written.push(if value.is_empty() { "awkprof.out".into() } else { value.clone() }),
@@ -5571,6 +5568,8 @@ mod tests {
             "gawk --version",
             "gawk -bcg --posix 1 f",
             "awk -- '{print}' f",
+            "gawk -L 1 f",
+            "gawk -Lfatal -c 1 f",
         ] {
             assert_eq!(all_rules(&bash(line)), [r::SHELL_READ], "{line}");
         }
@@ -5578,6 +5577,16 @@ mod tests {
         assert_eq!(bash("gawk -d/tmp/v.out 1 f").writes, ["/tmp/v.out"]);
         assert_eq!(bash("gawk --dump-variables 1 f").writes, ["/home/u/proj/awkvars.out"]);
         assert_eq!(bash("gawk -p 1 f").writes, ["/home/u/proj/awkprof.out"]);
+        assert_eq!(bash("gawk -o/tmp/p.awk 1 f").writes, ["/tmp/p.awk"]);
+        // the program after `--`, and after a `-W` option that takes no value
+        for line in ["awk -- 'BEGIN{system(c)}'", "mawk -W version 'BEGIN{system(c)}'", "mawk -W exec"] {
+            assert!(all_rules(&bash(line)).contains(&r::OPAQUE_OPTION), "{line}");
+        }
+        // `-W exec FILE` takes FILE, and the input files follow it
+        assert_eq!(bash("gawk -i inplace -W exec t.awk a.txt").writes, ["/home/u/proj/a.txt"]);
+        // an operand is an assignment only with a name before its `=`
+        let written = bash("gawk -i inplace 1 a.txt my_var2=1 sub/x=1.txt =b.txt -");
+        assert_eq!(written.writes, ["/home/u/proj/a.txt", "/home/u/proj/sub/x=1.txt", "/home/u/proj/=b.txt"]);
         assert_eq!(bash("gawk --pretty-print=~/.bashrc 1 f").writes, ["/home/u/.bashrc"]);
         // a file named by a variable: every value assigned is judged
         for line in [
