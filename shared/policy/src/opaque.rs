@@ -872,7 +872,8 @@ fn awk_code(program: &str) -> AwkReading {
         k
     };
     let text_of = |open: usize, end: usize| -> Option<String> {
-        let text: String = c[open + 1..end.saturating_sub(1).min(c.len()).max(open + 1)].iter().collect();
+        // `end` is past the closing quote, or past the end of an open string
+        let text: String = c[open + 1..(end - 1).min(c.len())].iter().collect();
         (!text.contains('\\')).then_some(text)
     };
     // After an operator at `k`: `(`s, a string literal, as many `)`s, then the
@@ -1613,6 +1614,7 @@ mod tests {
             assert_eq!(outputs_of(code), None, "{code}");
         }
         assert!(!awk_runs_or_writes("{ print $1 }\n$2 > 3 { n++ }"));
+        assert!(!awk_runs_or_writes("{ print $1\n x = $2 > 3 }"));
         // literal commands
         assert_eq!(awk_effects("{ print $1 | \"sort -u\" }"), Some((vec![], vec!["sort -u".to_owned()])));
         assert_eq!(awk_effects("BEGIN { \"date +%s\" | getline t; print t }"), Some((vec![], vec!["date +%s".to_owned()])));
@@ -1631,6 +1633,8 @@ mod tests {
             "BEGIN { system(c) }",
             "BEGIN { system \"x\" }",
             "BEGIN { mysystem(\"x\") }",
+            "BEGIN { _system(\"x\") }",
+            "BEGIN { f = \"system\"; @f(\"rm -rf x\") }",
             "BEGIN { system(\"a\\\\b\") }",
             "@load \"x\"",
         ] {
