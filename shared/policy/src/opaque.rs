@@ -1600,7 +1600,13 @@ mod tests {
             assert_eq!(outputs_of(code), None, "{code}");
         }
         // a statement goes on over a newline after `,` or inside parentheses, and after a backslash
-        for code in ["{ print $1,\n $2 > f }", "{ print ($1,\n $2) > f }", "{ print $1 \\\n > f }", "{ print $1 ||\n 0 > f }"] {
+        for code in [
+            "{ print $1,\n $2 > f }",
+            "{ print ($1,\n $2) > f }",
+            "{ print (\n$1) > f }",
+            "{ print $1 \\\n > f }",
+            "{ print $1 ||\n 0 > f }",
+        ] {
             assert!(awk_runs_or_writes(code), "{code}");
             assert_eq!(outputs_of(code), None, "{code}");
         }
