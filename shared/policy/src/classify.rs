@@ -2227,62 +2227,70 @@ fn sed_script(args: &[String]) -> Vec<String> {
     scripts
 }
 
+/// What an awk option takes after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AwkArg {
+    /// A value, glued or the next word (`-f F`, `-fF`, `--file=F`, `--file F`).
+    Value,
+    /// A value only when glued or after `=` (`-dFILE`, `--profile=F`).
+    Glued,
+    /// None (`-b`, `--posix`).
+    Flag,
+}
+
 /// The gawk and mawk long options the policy reads (`-W NAME[=VALUE]`
 /// names them too; a unique prefix is taken for the whole name) with what
-/// each takes: a value (`Some(true)`), an optional value after `=`
-/// (`Some(false)`), none (`None`). Any other (`--load` a shared library,
-/// `--debug`) is opaque.
-const AWK_LONG: &[(&str, Option<bool>)] = &[
-    ("assign", Some(true)),
-    ("bignum", None),
-    ("characters-as-bytes", None),
-    ("copyright", None),
-    ("csv", None),
-    ("dump", None),
-    ("dump-variables", Some(false)),
-    ("exec", Some(true)),
-    ("field-separator", Some(true)),
-    ("file", Some(true)),
-    ("gen-pot", None),
-    ("help", None),
-    ("include", Some(true)),
-    ("interactive", None),
-    ("lint", Some(false)),
-    ("no-optimize", None),
-    ("non-decimal-data", None),
-    ("optimize", None),
-    ("posix", None),
-    ("posix_space", None),
-    ("pretty-print", Some(false)),
-    ("profile", Some(false)),
-    ("random", Some(false)),
-    ("re-interval", None),
-    ("sandbox", None),
-    ("source", Some(true)),
-    ("sprintf", Some(false)),
-    ("traditional", None),
-    ("usage", None),
-    ("use-lc-numeric", None),
-    ("version", None),
+/// each takes. Any other (`--load` a shared library, `--debug`) is opaque.
+const AWK_LONG: &[(&str, AwkArg)] = &[
+    ("assign", AwkArg::Value),
+    ("bignum", AwkArg::Flag),
+    ("characters-as-bytes", AwkArg::Flag),
+    ("copyright", AwkArg::Flag),
+    ("csv", AwkArg::Flag),
+    ("dump", AwkArg::Flag),
+    ("dump-variables", AwkArg::Glued),
+    ("exec", AwkArg::Value),
+    ("field-separator", AwkArg::Value),
+    ("file", AwkArg::Value),
+    ("gen-pot", AwkArg::Flag),
+    ("help", AwkArg::Flag),
+    ("include", AwkArg::Value),
+    ("interactive", AwkArg::Flag),
+    ("lint", AwkArg::Glued),
+    ("no-optimize", AwkArg::Flag),
+    ("non-decimal-data", AwkArg::Flag),
+    ("optimize", AwkArg::Flag),
+    ("posix", AwkArg::Flag),
+    ("posix_space", AwkArg::Flag),
+    ("pretty-print", AwkArg::Glued),
+    ("profile", AwkArg::Glued),
+    ("random", AwkArg::Glued),
+    ("re-interval", AwkArg::Flag),
+    ("sandbox", AwkArg::Flag),
+    ("source", AwkArg::Value),
+    ("sprintf", AwkArg::Glued),
+    ("traditional", AwkArg::Flag),
+    ("usage", AwkArg::Flag),
+    ("use-lc-numeric", AwkArg::Flag),
+    ("version", AwkArg::Flag),
 ];
 
 /// awk's short options as gawk reads them (clustered, a value glued or
-/// the next word): the long option each stands for, and whether its value
-/// is required (`Some(true)`), glued only (`Some(false)`) or none.
-fn awk_short(letter: char) -> Option<(&'static str, Option<bool>)> {
+/// the next word): the long option each stands for, and what it takes.
+fn awk_short(letter: char) -> Option<(&'static str, AwkArg)> {
     Some(match letter {
-        'F' => ("field-separator", Some(true)),
-        'f' => ("file", Some(true)),
-        'v' => ("assign", Some(true)),
-        'e' => ("source", Some(true)),
-        'E' => ("exec", Some(true)),
-        'i' => ("include", Some(true)),
-        'W' => ("W", Some(true)),
-        'd' => ("dump-variables", Some(false)),
-        'L' => ("lint", Some(false)),
-        'o' => ("pretty-print", Some(false)),
-        'p' => ("profile", Some(false)),
-        'b' | 'c' | 'C' | 'g' | 'h' | 'M' | 'n' | 'N' | 'O' | 'P' | 'r' | 's' | 'S' | 't' | 'V' | 'Y' => ("flag", None),
+        'F' => ("field-separator", AwkArg::Value),
+        'f' => ("file", AwkArg::Value),
+        'v' => ("assign", AwkArg::Value),
+        'e' => ("source", AwkArg::Value),
+        'E' => ("exec", AwkArg::Value),
+        'i' => ("include", AwkArg::Value),
+        'W' => ("W", AwkArg::Value),
+        'd' => ("dump-variables", AwkArg::Glued),
+        'L' => ("lint", AwkArg::Glued),
+        'o' => ("pretty-print", AwkArg::Glued),
+        'p' => ("profile", AwkArg::Glued),
+        'b' | 'c' | 'C' | 'g' | 'h' | 'M' | 'n' | 'N' | 'O' | 'P' | 'r' | 's' | 'S' | 't' | 'V' | 'Y' => ("flag", AwkArg::Flag),
         _ => return None,
     })
 }
@@ -2310,18 +2318,15 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
             break;
         }
         i += 1;
-        let mut take = |name: &'static str, kind: Option<bool>, glued: Option<&str>| -> bool {
-            match (kind, glued) {
-                (Some(true), None) => match args.get(i) {
-                    Some(v) => {
-                        opts.push((name, v.clone()));
-                        i += 1;
-                    }
-                    None => opts.push((name, String::new())),
-                },
-                (_, g) => opts.push((name, g.unwrap_or("").to_owned())),
-            }
-            true
+        let mut take = |name: &'static str, kind: AwkArg, glued: Option<&str>| match (kind, glued) {
+            (AwkArg::Value, None) => match args.get(i) {
+                Some(v) => {
+                    opts.push((name, v.clone()));
+                    i += 1;
+                }
+                None => opts.push((name, String::new())),
+            },
+            (_, g) => opts.push((name, g.unwrap_or("").to_owned())),
         };
         if let Some(long) = a.strip_prefix("--") {
             let (name, glued) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
@@ -2332,11 +2337,11 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
         let letters: Vec<(usize, char)> = a.char_indices().skip(1).collect();
         for (k, letter) in letters {
             let Some((name, kind)) = awk_short(letter) else { return true };
-            if kind.is_none() {
+            if kind == AwkArg::Flag {
                 continue;
             }
             let rest = &a[k + letter.len_utf8()..];
-            take(name, kind, (!rest.is_empty() || kind == Some(false)).then_some(rest));
+            take(name, kind, (!rest.is_empty() || kind == AwkArg::Glued).then_some(rest));
             break;
         }
     }
@@ -2351,7 +2356,7 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
         let Some((full, kind)) = awk_long(n) else { return true };
         match v {
             Some(v) => named.push((full, v.to_owned())),
-            None if kind == Some(true) && i < args.len() => {
+            None if kind == AwkArg::Value && i < args.len() => {
                 named.push((full, args[i].clone()));
                 i += 1;
             }
@@ -2435,7 +2440,7 @@ fn awk_opaque(args: &[String], stdin: &[String], env: &Env, out: &mut Classifica
 }
 
 /// The gawk long option `name` names: itself, or the one it is a unique prefix of.
-fn awk_long(name: &str) -> Option<(&'static str, Option<bool>)> {
+fn awk_long(name: &str) -> Option<(&'static str, AwkArg)> {
     if let Some(&(full, kind)) = AWK_LONG.iter().find(|(n, _)| *n == name) {
         return Some((full, kind));
     }
