@@ -357,7 +357,7 @@ fn pre_tool_use_guards_every_shell_form() {
 
 #[test]
 fn events_replies_and_bounds() {
-    for e in [Event::SessionStart, Event::UserPromptSubmit, Event::Stop, Event::PreToolUse] {
+    for e in [Event::SessionStart, Event::UserPromptSubmit, Event::Stop, Event::PreToolUse, Event::PostToolUse, Event::PostToolUseFailure] {
         assert_eq!(Event::parse(e.name()).unwrap(), e);
     }
     assert_eq!(Event::parse("PreCompact").unwrap_err().code(), kijito_protocol::codes::cli::INVALID_EVENT.as_str());
