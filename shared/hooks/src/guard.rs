@@ -75,6 +75,25 @@ mod tests {
         assert!(shell_commands(&v)[0].is_err());
     }
 
+    /// A helper line the grammar accepts still records only in the calling
+    /// session: `memory-latch consent request` naming another session is
+    /// denied with `command_session_mismatch`.
+    #[test]
+    fn a_helper_line_records_only_in_its_own_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let helpers = HelperDir::new(tmp.path()).unwrap();
+        let bin = tmp.path().join("memory-latch");
+        let line =
+            |session: &str| format!("{} consent request --action-file /w/a --summary s --risk low --session-id {session}", bin.display());
+        let guard = |session: &str| {
+            let call = ParsedCall::parse("Bash", &serde_json::json!({"command": line(session)}));
+            guard_tool_call(Some(&helpers), &call, "s1")
+        };
+        assert_eq!(guard("s1"), None);
+        let denied = guard("s2").expect("a denial");
+        assert!(denied.contains("command_session_mismatch"), "{denied}");
+    }
+
     #[test]
     fn unreadable_calls_are_denied_unless_clearly_not_a_shell() {
         let e = Error::new(crate::codes::STDIN_TOO_LARGE, "big");

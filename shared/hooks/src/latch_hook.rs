@@ -427,6 +427,12 @@ mod tests {
         std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(code(Host::Codex, "s1", &codex), Ok(()));
         assert_eq!(code(Host::Codex, "s1", &own), Err("consent_transcript_other_session"));
+        // Codex: both the `rollout-` start and this session's end
+        for other in ["rollout-2026-12-06T01-00-00-s2.jsonl", "x-s1.jsonl"] {
+            assert_eq!(code(Host::Codex, "s1", &root.join("2026/12/06").join(other)), Err("consent_transcript_other_session"), "{other}");
+        }
+        // a stat that fails for another reason than a missing file
+        assert_eq!(code(Host::Claude, "s1", &own.join("s1.jsonl")), Err("consent_transcript_unreadable"));
         std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o620)).unwrap();
         assert_eq!(code(Host::Claude, "s1", &own), Err("consent_transcript_not_host"));
         let link = root.join("-p/s3.jsonl");
@@ -438,6 +444,55 @@ mod tests {
         std::fs::set_permissions(outside.join("s4.jsonl"), std::fs::Permissions::from_mode(0o600)).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("-linked")).unwrap();
         assert_eq!(code(Host::Claude, "s4", &root.join("-linked/s4.jsonl")), Err("consent_transcript_foreign"));
+    }
+
+    /// Only a call that runs memory-latch's own `consent request`, `reseed`
+    /// or `review` shows a token in its output; either half alone does not.
+    #[test]
+    fn only_memory_latchs_own_requests_issue_tokens() {
+        for cmd in ["/opt/kq/bin/memory-latch status --workspace /w", "cat notes | grep ' review'", "echo consent request"] {
+            let items = [call("6", cmd), result("6", &format!("... {T}"))];
+            assert_eq!(check_items(&items, T, T).unwrap_err().0.as_str(), "consent_token_seen_by_tool", "{cmd}");
+        }
+    }
+
+    /// A Claude Code transcript line calling a tool with `command`.
+    fn tool_line(id: &str, command: &str) -> String {
+        json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]}})
+            .to_string()
+    }
+
+    /// The token checks read the transcript's last 512 KiB, and only whole
+    /// lines of it: a line cut by that bound is dropped, however it reads.
+    #[test]
+    fn the_transcript_is_read_by_its_last_512_kib_of_whole_lines() {
+        const TAIL: usize = 512 * 1024;
+        assert_eq!(TRANSCRIPT_TAIL_BYTES, TAIL as u64);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("t.jsonl");
+        let prompt = json!({"type":"user","message":{"role":"user","content":T}}).to_string();
+        let typed = tool_line("9", &format!("tmux send-keys -l {T}"));
+        let pad = |n: usize| json!({"type":"note","pad":"p".repeat(n)}).to_string();
+        let check = |body: &str| {
+            std::fs::write(&path, body).unwrap();
+            check_transcript(&path, T, T).map_err(|e| e.0.as_str())
+        };
+        // a small transcript, the agent's typing on its first line
+        assert_eq!(check(&format!("{typed}\n{prompt}\n")), Err("consent_token_seen_by_tool"));
+        // 100 KiB of other lines between: still within the tail
+        assert_eq!(check(&format!("{typed}\n{}\n{prompt}\n", pad(100 * 1024))), Err("consent_token_seen_by_tool"));
+        // 600 KiB between: the typing is outside the tail
+        assert_eq!(check(&format!("{typed}\n{}\n{prompt}\n", pad(600 * 1024))), Ok(()));
+        // the bound cuts a line exactly where a whole JSON object of it
+        // starts: the cut line is dropped, not read as that object
+        let end = format!("\n{}\n{prompt}\n", pad(TAIL - typed.len() - prompt.len() - 3 - pad(0).len()));
+        let cut = format!("{}{typed}{end}", "x".repeat(1000));
+        assert_eq!(cut.len() - 1000, TAIL);
+        assert_eq!(check(&cut), Ok(()));
+        // the same lines whole: the typing is read
+        assert_eq!(check(&format!("{typed}{end}")), Err("consent_token_seen_by_tool"));
+        // an unreadable transcript
+        assert_eq!(check_transcript(&tmp.path().join("none.jsonl"), T, T).map_err(|e| e.0.as_str()), Err("consent_transcript_unreadable"));
     }
 
     #[test]

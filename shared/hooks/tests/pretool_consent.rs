@@ -12,10 +12,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use kijito_hooks::{pretool::pretool, HookEnv, Host};
+use kijito_hooks::consent_host::{asked_path, post_tool};
+use kijito_hooks::{pretool::pretool, Event, HookEnv, Host};
 use kijito_latch::{self as latch, Config, Latch};
 use kijito_protocol::command::HelperDir;
-use kijito_protocol::ids::AbsPath;
+use kijito_protocol::ids::{AbsPath, SessionId, ToolUseId};
 use serde_json::{json, Value};
 use std::ffi::OsStr;
 use std::fs;
@@ -36,7 +37,7 @@ fn main() {
         print!("{}", pretool(&env, &stdin).unwrap_or_default());
         return;
     }
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 6] = [
         ("a_consent_the_user_confirmed_passes_the_call_once", a_consent_the_user_confirmed_passes_the_call_once),
         (
             "the_siblings_answer_is_read_up_to_64_kib_and_must_be_a_json_object",
@@ -44,6 +45,8 @@ fn main() {
         ),
         ("consent_mode_host_says_why_the_token_flow_still_applies", consent_mode_host_says_why_the_token_flow_still_applies),
         ("consent_mode_host_asks_in_the_hosts_dialog_under_a_terminal", consent_mode_host_asks_in_the_hosts_dialog_under_a_terminal),
+        ("the_call_the_user_allowed_is_recorded_once_as_it_ended", the_call_the_user_allowed_is_recorded_once_as_it_ended),
+        ("an_asked_record_that_does_not_match_records_nothing", an_asked_record_that_does_not_match_records_nothing),
     ];
     let only = args.get(1).and_then(|a| a.to_str()).filter(|a| !a.starts_with('-'));
     let mut passed = 0;
@@ -111,10 +114,17 @@ impl World {
 
     /// A shell script as the `memory-latch` of the helper dir.
     fn with_script_sibling(self, body: &str) -> World {
-        let p = self.bin.join("memory-latch");
-        fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o700)).unwrap();
+        self.script_sibling(body);
         self
+    }
+
+    /// (Re)write the helper dir's `memory-latch` as a shell script.
+    fn script_sibling(&self, body: &str) {
+        let p = self.bin.join("memory-latch");
+        let tmp = self.bin.join(".memory-latch.new");
+        fs::write(&tmp, format!("#!/bin/sh\n{body}\n")).unwrap();
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::rename(&tmp, &p).unwrap();
     }
 
     /// The user's consent setting: mode host.
@@ -175,6 +185,21 @@ fn a_consent_the_user_confirmed_passes_the_call_once() {
     }
     assert_eq!(pretool(&env, &call), None);
     assert_plain_consent_request(&denied(pretool(&env, &call)));
+    // the flight recorder: each decision "consent", two requests, one spend
+    let decisions = w.journal("tool_decision");
+    assert_eq!(decisions.len(), 3);
+    for d in &decisions {
+        assert_eq!(
+            (&d["decision"], &d["code"], &d["summary"]),
+            (&json!("consent"), &json!("policy_consent_required"), &json!("rm -rf build"))
+        );
+    }
+    let requested = w.journal("consent_requested");
+    assert_eq!(requested.len(), 2);
+    assert_eq!((&requested[0]["via"], &requested[0]["code"]), (&json!("token"), &Value::Null));
+    let [spent] = w.journal("consent_spent").try_into().unwrap();
+    assert_eq!(spent["via"], "token");
+    assert!(w.journal("consent_refused").is_empty());
 }
 
 /// The sibling's answer is one JSON object read whole up to 64 KiB: a
@@ -191,6 +216,9 @@ fn the_siblings_answer_is_read_up_to_64_kib_and_must_be_a_json_object() {
     let w = w.with_script_sibling(&format!("cat {}", answer.display()));
     let reason = denied(pretool(&w.env(), &w.bash("rm -rf build")));
     assert!(reason.contains(&format!("(Consent check: consent_expired: {message}.)")), "{}", &reason[..300.min(reason.len())]);
+    let [refused] = w.journal("consent_refused").try_into().unwrap();
+    assert_eq!((&refused["via"], &refused["code"]), (&json!("token"), &json!("consent_expired")));
+    assert!(w.journal("consent_requested").is_empty());
 
     let w = World::new().with_script_sibling("echo '[1]'");
     let reason = denied(pretool(&w.env(), &w.bash("rm -rf build")));
@@ -235,21 +263,7 @@ sys.exit(r.returncode)
 fn consent_mode_host_asks_in_the_hosts_dialog_under_a_terminal() {
     let w = World::new().with_script_sibling("exit 9");
     w.consent_mode_host();
-    let mut child = Command::new("python3")
-        .arg("-c")
-        .arg(TUI_PARENT)
-        .arg(std::env::current_exe().unwrap())
-        .arg("--pretool")
-        .args([&w.data, &w.bin])
-        .env(kijito_hooks::consent_host::ENTRYPOINT_ENV, "cli")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&w.bash("rm -rf build")).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = w.ask_under_a_terminal("rm -rf build");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
     assert!(reason.contains("policy_host_consent") && reason.contains("rm -rf build"), "{reason}");
@@ -259,4 +273,189 @@ fn consent_mode_host_asks_in_the_hosts_dialog_under_a_terminal() {
         .filter(|n| n.starts_with("asked-"))
         .collect();
     assert_eq!(asked.len(), 1, "{asked:?}");
+}
+
+impl World {
+    /// PreToolUse for `command` (tool_use_id `toolu_01`) run as the hook of
+    /// Claude Code's TUI (`CLAUDE_CODE_ENTRYPOINT=cli`, a terminal on its
+    /// parent's fd 0): its answer.
+    fn ask_under_a_terminal(&self, command: &str) -> Value {
+        let mut child = Command::new("python3")
+            .arg("-c")
+            .arg(TUI_PARENT)
+            .arg(std::env::current_exe().unwrap())
+            .arg("--pretool")
+            .args([&self.data, &self.bin])
+            .env(kijito_hooks::consent_host::ENTRYPOINT_ENV, "cli")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&self.bash(command)).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// The asked record of `toolu_01` (the ask's), taken out of its place.
+    fn take_asked_record(&self) -> Value {
+        let path = asked_path(&self.data, &sid("s1"), &tuid("toolu_01"));
+        let rec = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        fs::remove_file(&path).unwrap();
+        rec
+    }
+
+    /// `rec` as the asked record of session `s1`'s call `id`, owner-only.
+    fn put_asked_record(&self, id: &str, rec: &Value) {
+        let path = asked_path(&self.data, &sid("s1"), &tuid(id));
+        fs::write(&path, format!("{rec}\n")).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    /// The PostToolUse (or PostToolUseFailure) stdin of a Claude Code Bash call.
+    fn post(&self, event: Event, id: &str, command: &str) -> Vec<u8> {
+        json!({"hook_event_name": event.name(), "session_id": "s1", "cwd": self.ws, "tool_name": "Bash",
+               "tool_input": {"command": command}, "tool_use_id": id, "tool_response": {"stdout": ""}})
+        .to_string()
+        .into_bytes()
+    }
+
+    /// The manifest's `host_consent` entries, as text.
+    fn host_consent_entries(&self) -> Vec<String> {
+        fs::read_to_string(&self.latch.paths().manifest)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"host_consent\""))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The journal's lines of session `s1` of `kind`.
+    fn journal(&self, kind: &str) -> Vec<Value> {
+        let j = kijito_files::journal::read(&self.data, &sid("s1")).unwrap();
+        j.events.into_iter().filter(|e| e["kind"] == kind).collect()
+    }
+}
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).unwrap()
+}
+
+fn tuid(s: &str) -> ToolUseId {
+    ToolUseId::parse(s).unwrap()
+}
+
+/// The `systemMessage` the post hook prints when the call could not be recorded.
+fn not_recorded(code: &str, message: &str) -> String {
+    json!({"systemMessage": format!(
+        "kijito-qa: the call you allowed ran, but the memory-latch manifest could not record it ({code}: {message})."
+    )})
+    .to_string()
+}
+
+/// Consent mode host, after the user's Yes: the call's PostToolUse records
+/// it in the manifest through the real sibling (`host_consent`, "ran"), and
+/// its PostToolUseFailure as "failed"; the asked record is used once, and
+/// a post event with no asked record records nothing.
+fn the_call_the_user_allowed_is_recorded_once_as_it_ended() {
+    let w = World::new().with_real_sibling();
+    w.consent_mode_host();
+    let env = w.env();
+    assert_eq!(w.ask_under_a_terminal("rm -rf build")["hookSpecificOutput"]["permissionDecision"], "ask");
+    let asked = asked_path(&w.data, &sid("s1"), &tuid("toolu_01"));
+    assert!(asked.exists());
+    assert_eq!(post_tool(&env, Event::PostToolUse, &w.post(Event::PostToolUse, "toolu_01", "rm -rf build")), None);
+    assert!(!asked.exists(), "used once");
+    let [entry] = w.host_consent_entries().try_into().unwrap();
+    assert!(entry.contains("tool call ran after the user's Yes") && entry.contains("tool_use_id toolu_01"), "{entry}");
+    let [spent] = w.journal("consent_spent").try_into().unwrap();
+    assert_eq!((&spent["via"], &spent["tool"]), (&json!("host"), &json!("Bash")), "{spent}");
+    // the same event again: no record, nothing recorded
+    assert_eq!(post_tool(&env, Event::PostToolUse, &w.post(Event::PostToolUse, "toolu_01", "rm -rf build")), None);
+    assert_eq!(w.host_consent_entries().len(), 1);
+    // a call that failed
+    w.ask_under_a_terminal("rm -rf build");
+    let rec = with(&w.take_asked_record(), "toolUseId", json!("toolu_02"));
+    w.put_asked_record("toolu_02", &rec);
+    assert_eq!(post_tool(&env, Event::PostToolUseFailure, &w.post(Event::PostToolUseFailure, "toolu_02", "rm -rf build")), None);
+    let entries = w.host_consent_entries();
+    assert_eq!(entries.len(), 2);
+    assert!(entries[1].contains("tool call failed after the user's Yes") && entries[1].contains("tool_use_id toolu_02"), "{}", entries[1]);
+}
+
+/// `rec` with the field `k` set to `v`.
+fn with(rec: &Value, k: &str, v: Value) -> Value {
+    let mut rec = rec.clone();
+    rec[k] = v;
+    rec
+}
+
+/// An asked record is taken at face value only when it is whole: its
+/// schema, session and call match the post event, it is at most an hour
+/// old (and at most a minute ahead of the clock), at most 8 KiB, and it
+/// names the action hash of the call that ran. Otherwise nothing is
+/// recorded, and the user is told unless the record had merely expired.
+/// A sibling that does not record is reported with its code.
+fn an_asked_record_that_does_not_match_records_nothing() {
+    let w = World::new().with_script_sibling(r#"echo '{"recorded":false,"code":"latch_x","message":"m"}'"#);
+    w.consent_mode_host();
+    let env = w.env();
+    w.ask_under_a_terminal("rm -rf build");
+    let rec = w.take_asked_record();
+    let now = env.now_ms;
+    let n = std::cell::Cell::new(10);
+    let next_id = || {
+        n.set(n.get() + 1);
+        format!("toolu_{}", n.get())
+    };
+    // the record `rec` of a new call: what post_tool answers for it
+    let answer = |rec: Value, command: &str| {
+        let id = next_id();
+        w.put_asked_record(&id, &with(&rec, "toolUseId", json!(id)));
+        let answer = post_tool(&env, Event::PostToolUse, &w.post(Event::PostToolUse, &id, command));
+        assert!(!asked_path(&w.data, &sid("s1"), &tuid(&id)).exists(), "used once, whatever it held");
+        answer
+    };
+    let sibling_refused = Some(not_recorded("latch_x", "m"));
+    assert_eq!(answer(rec.clone(), "rm -rf build"), sibling_refused);
+    let other_call = Some(not_recorded("policy_host_consent", "the call that ran is not the call the user was asked about"));
+    assert_eq!(answer(rec.clone(), "rm -rf dist"), other_call);
+    // malformed: another schema, session or call
+    let malformed = Some(not_recorded("policy_host_consent", "the asked record is malformed"));
+    assert_eq!(answer(with(&rec, "schema", json!("kijito-qa.host-ask/v2")), "rm -rf build"), malformed);
+    assert_eq!(answer(with(&rec, "sessionId", json!("s2")), "rm -rf build"), malformed);
+    let id = next_id();
+    w.put_asked_record(&id, &with(&rec, "toolUseId", json!("toolu_99")));
+    assert_eq!(post_tool(&env, Event::PostToolUse, &w.post(Event::PostToolUse, &id, "rm -rf build")), malformed);
+    // the age bounds, to the millisecond: an hour old, a minute ahead
+    let at = |ms: i64| with(&rec, "atMs", json!(ms));
+    assert_eq!(answer(at(now - 3_600_000), "rm -rf dist"), other_call);
+    assert_eq!(answer(at(now - 3_600_001), "rm -rf dist"), None);
+    assert_eq!(answer(at(now + 60_000), "rm -rf dist"), other_call);
+    assert_eq!(answer(at(now + 60_001), "rm -rf dist"), None);
+    // the size bound: 8 KiB whole (the record padded with spaces)
+    for (size, expect) in [(8 * 1024, other_call.clone()), (8 * 1024 + 1, None)] {
+        let id = next_id();
+        let body = with(&rec, "toolUseId", json!(id)).to_string();
+        let path = asked_path(&w.data, &sid("s1"), &tuid(&id));
+        fs::write(&path, format!("{body}{}", " ".repeat(size - body.len()))).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        let got = post_tool(&env, Event::PostToolUse, &w.post(Event::PostToolUse, &id, "rm -rf dist"));
+        match expect {
+            Some(e) => assert_eq!(got, Some(e)),
+            None => assert!(got.as_deref().is_some_and(|g| g.contains("(file_too_large: ")), "{got:?}"),
+        }
+    }
+    // the sibling's answer without a code, and no answer at all
+    w.script_sibling(r#"echo '{"recorded":false}'"#);
+    assert_eq!(answer(rec.clone(), "rm -rf build"), Some(not_recorded("latch_error", "")));
+    w.script_sibling("exit 9");
+    let got = answer(rec.clone(), "rm -rf build").unwrap();
+    assert!(
+        got.starts_with(
+            r#"{"systemMessage":"kijito-qa: the call you allowed ran, but the memory-latch manifest could not record it (policy_consent_check_failed: "#
+        ),
+        "{got}"
+    );
+    assert!(w.host_consent_entries().is_empty());
 }

@@ -160,6 +160,22 @@ fn session_start_after_compaction_delivers_the_reentry_once() {
     // first write) still gets its re-entry: UNATTESTED.
     let t = context(run::session(&env, Event::SessionStart, &start));
     assert!(t.starts_with("kijito-qa re-entry after compaction: UNATTESTED (session sess-1). Reason: compaction_unrecorded."), "{t}");
+    // with the commands and the compaction paragraph of the session's pin
+    // (none here: no SessionStart(startup) pinned it)
+    let request = format!("{} request --session-id sess-1 --data-dir {}", w.dir.path().join("bin/kijito-compact").display(), w.data);
+    assert!(
+        t.contains(&format!(
+            "\n\n- Right after `qa-gate record` succeeds, request the compaction (the last action of the turn):\n  {request}\n"
+        )),
+        "{t}"
+    );
+    assert!(
+        t.ends_with(
+            "Compaction adapter: no adapter owns this session (not in tmux, not under `kijito-compact codex`), so the request will answer \
+             no_safe_trigger."
+        ),
+        "{t}"
+    );
     w.pass(T0);
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
     // SessionStart claims first when PostCompact did not.
@@ -696,4 +712,93 @@ fn postcompact_after_the_claim_notes_the_summary() {
         assert_eq!(json_of(&run::postcompact(&env, &post)), json!({"continue": true, "systemMessage": message}), "keep {keep}");
         assert_eq!(run::postcompact(&env, &post), r#"{"continue":true}"#, "noted once");
     }
+}
+
+/// The lines of the flight recorder (docs/protocol.md §13) for `kind`, in order.
+fn journal(w: &World, kind: &str) -> Vec<Value> {
+    let j = kijito_files::journal::read(w.data.as_path(), &sid()).unwrap();
+    assert!(j.broken.is_none(), "{:?}", j.broken);
+    j.events.into_iter().filter(|e| e["kind"] == kind).collect()
+}
+
+/// Each hook event leaves its line in the session's flight recorder, with
+/// the fields the report reads: the host, how the session started, the
+/// prompt's length and hash (never its text), each decision on a tool call
+/// that was not a plain read, the compaction's record, claim and delivery,
+/// the wake check and the context ratio.
+#[test]
+fn each_hook_event_leaves_its_line_in_the_flight_recorder() {
+    let w = world();
+    let env = w.env(Host::Codex, T0);
+    let one = |kind: &str| -> Value {
+        let [line] = journal(&w, kind).try_into().unwrap_or_else(|l: Vec<Value>| panic!("{kind}: {l:?}"));
+        line
+    };
+    // SessionStart: the host, the version, the source; the wake check
+    run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "startup", "cwd": w.dir.path()})));
+    let s = one("session_start");
+    assert_eq!((&s["host"], &s["version"], &s["source"]), (&json!("codex"), &json!(env!("CARGO_PKG_VERSION")), &json!("startup")));
+    assert_eq!(s["cwd"], json!(w.dir.path()));
+    let wake = one("wake_check");
+    assert_eq!((&wake["findings"], &wake["hold"]), (&json!(["hook_wake_check_failed"]), &json!(false)), "{wake}");
+    assert!(wake["failed"].as_str().unwrap().contains("bin/wake-check"), "{wake}");
+    // PreCompact, PostCompact's claim, the re-entry's delivery
+    w.pass(T0);
+    run::precompact(&env, &w.stdin("PreCompact", json!({"trigger": "auto"})));
+    let pc = one("precompact");
+    assert_eq!((&pc["attested"], &pc["trigger"]), (&json!(true), &json!("auto")), "{pc}");
+    run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+    let c = one("claim");
+    assert_eq!((&c["hook"], &c["attested"]), (&json!("PostCompact"), &json!(true)), "{c}");
+    run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"})));
+    let d = one("delivery");
+    assert_eq!((&d["hook"], &d["attested"], &d["pointer_id"]), (&json!("SessionStart"), &json!(true), &json!(21813)), "{d}");
+    let hex64 = |v: &Value| v.as_str().is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert!(hex64(&d["pointer_digest"]) && hex64(&d["snapshot_digest"]) && d["pointer_digest"] != d["snapshot_digest"], "{d}");
+    // UserPromptSubmit: the length and SHA-256 of the prompt, never its text
+    run::prompt(&env, &w.stdin("UserPromptSubmit", json!({"prompt": "hello"})));
+    let p = one("prompt");
+    assert_eq!((&p["length"], &p["subagent"]), (&json!(5), &json!(false)));
+    assert_eq!(p["sha256"], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    assert!(!p.to_string().contains("hello"), "{p}");
+    // a new turn withdraws the pass of the last one
+    w.pass(T0);
+    run::prompt(&env, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"})));
+    assert_eq!(one("pass_withdrawn")["reason"], "new_turn");
+    // PreToolUse: a deny, two allowed writes (an argv and a file), the
+    // command guard; an allowed read leaves no line
+    let decisions = |n: usize| journal(&w, "tool_decision").into_iter().nth(n).unwrap();
+    run::session(&env, Event::PreToolUse, &bash(&w, json!("rm -rf /")));
+    run::session(&env, Event::PreToolUse, &bash(&w, json!(["rm", "-rf", "build"])));
+    let ws = tempfile::tempdir().unwrap();
+    let file = ws.path().join("notes.txt");
+    run::session(
+        &env,
+        Event::PreToolUse,
+        &w.stdin("PreToolUse", json!({"tool_name": "Write", "cwd": ws.path(), "tool_input": {"file_path": file, "content": "x"}})),
+    );
+    let bin = w.dir.path().join("bin");
+    run::session(&env, Event::PreToolUse, &bash(&w, json!(format!("{}/qa-gate status; echo INJECTED", bin.display()))));
+    run::session(&env, Event::PreToolUse, &bash(&w, json!("ls")));
+    assert_eq!(journal(&w, "tool_decision").len(), 4);
+    let d = decisions(0);
+    assert_eq!(
+        (&d["tool"], &d["decision"], &d["latch_mode"], &d["summary"]),
+        (&json!("Bash"), &json!("deny"), &json!("absent"), &json!("rm -rf /"))
+    );
+    assert!(d["code"].as_str().unwrap().starts_with("tripwire_"), "{d}");
+    assert!(d["rules"].as_array().unwrap().contains(&json!("rm_recursive_force")), "{d}");
+    // (no latch here, so no consent: tests/pretool_consent.rs has those lines)
+    let d = decisions(1);
+    assert_eq!((&d["decision"], &d["code"], &d["summary"]), (&json!("allow"), &Value::Null, &json!("rm -rf build")), "{d}");
+    let d = decisions(2);
+    assert_eq!((&d["tool"], &d["decision"], &d["code"]), (&json!("Write"), &json!("allow"), &Value::Null), "{d}");
+    assert_eq!(d["summary"], json!(file), "{d}");
+    let d = decisions(3);
+    assert_eq!((&d["decision"], &d["code"], &d["rules"]), (&json!("deny"), &Value::Null, &json!(["command_guard"])), "{d}");
+    assert!(d["summary"].as_str().unwrap().ends_with("/bin/qa-gate status; echo INJECTED"), "{d}");
+    // Stop: the context ratio the transcript gives
+    grow(&w, Host::Codex, 129_200);
+    run::session(&env, Event::Stop, &w.stdin("Stop", json!({})));
+    assert_eq!(one("context_sample")["ratio"], json!(0.5));
 }

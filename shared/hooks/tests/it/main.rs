@@ -11,4 +11,5 @@ mod latch_wallet_sibling;
 mod panic_answer;
 mod pretool_decision;
 mod pretool_places;
+mod run_hook_life;
 mod wake_start;
