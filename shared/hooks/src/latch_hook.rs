@@ -518,5 +518,16 @@ mod tests {
         assert_eq!(items[0], Item::UserText("Say hello".into()));
         assert!(matches!(&items[1], Item::ToolCall { id, input } if id == "call_1" && input.contains("exec_command")));
         assert_eq!(items[2], Item::ToolResult { id: "call_1".into(), output: "a b".into() });
+        // only the user's own words are user text: Claude Code's text parts of
+        // a user message (not a meta one, not the assistant's), Codex's user
+        // messages (not the assistant's)
+        let parts = |kind: &str, meta: bool| {
+            items_of(&json!({"type":kind,"isMeta":meta,"message":{"content":[{"type":"text","text":"go"},{"type":"image"}]}}))
+        };
+        assert_eq!(parts("user", false), vec![Item::UserText("go".into())]);
+        assert_eq!(parts("user", true), vec![]);
+        assert_eq!(parts("assistant", false), vec![]);
+        let said = json!({"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}});
+        assert_eq!(items_of(&said), vec![]);
     }
 }
