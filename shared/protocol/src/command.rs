@@ -832,7 +832,7 @@ fn model_reaches_helper(lp: &LineParse<'_>, raw_words: &[&str], helper_dir: Opti
     };
     parsed.commands.iter().any(|cmd| {
         mentions_helper(&cmd.argv.join(" "))
-            || program_words(&cmd.argv).iter().any(|w| w.contains(['*', '?', '[']) && glob_names_executable(w, helper_dir))
+            || program_words(&cmd.argv).iter().any(|w| w.contains(['*', '?', '[']) && glob_names_executable(&unquoted(w), helper_dir))
             || cmd.argv.iter().any(|w| judge(w))
             || cmd.redirects.iter().any(|r| judge(&r.target))
             || cmd.assigns.iter().any(|(_, v)| judge(v))
@@ -859,8 +859,14 @@ fn word_reaches_helper(word: &str, helper_dir: Option<&str>, root: Option<&str>)
     // `git add *`, a patch's `*** Begin Patch` line); any other glob that
     // matches a helper name counts wherever it stands (`ls qa-gat?`). Quotes
     // do not count: `find . -name 'of=*'` names no helper.
-    let wild_only = word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).all(|c| matches!(c, '*' | '?'));
-    word.contains(['*', '?', '[']) && !wild_only && glob_names_executable(word, helper_dir)
+    let pattern = unquoted(word);
+    let wild_only = pattern.chars().all(|c| matches!(c, '*' | '?'));
+    word.contains(['*', '?', '[']) && !wild_only && glob_names_executable(&pattern, helper_dir)
+}
+
+/// `word` without its quotes and backslashes: the pattern a glob word is.
+fn unquoted(word: &str) -> String {
+    word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect()
 }
 
 /// The words of `argv` that may be run as a program: the first (after the
@@ -882,18 +888,17 @@ fn names_executable(word: &str) -> bool {
     GUARDED_NAMES.contains(&base)
 }
 
-/// Whether a glob word could match a toolkit executable: its last component
-/// matches an executable name and, when it has a directory part, the whole
-/// word matches `<helper dir>/<name>` (or the directory part is itself a
-/// pattern).
-fn glob_names_executable(word: &str, helper_dir: Option<&str>) -> bool {
-    let pattern: String = word.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+/// Whether a glob pattern ([`unquoted`]) could match a toolkit executable:
+/// its last component matches an executable name and, when it has a
+/// directory part, the whole pattern matches `<helper dir>/<name>` (or the
+/// directory part is itself a pattern).
+fn glob_names_executable(pattern: &str, helper_dir: Option<&str>) -> bool {
     if pattern.len() > 1024 {
         return true;
     }
     let (dir_part, base) = match pattern.rsplit_once('/') {
         Some((d, b)) => (Some(d), b),
-        None => (None, pattern.as_str()),
+        None => (None, pattern),
     };
     GUARDED_NAMES.iter().any(|name| {
         glob_match(base.as_bytes(), name.as_bytes())
