@@ -131,16 +131,7 @@ impl PathFacts for FsFacts {
     }
 
     fn which(&self, name: &str) -> Option<String> {
-        use std::os::unix::fs::PermissionsExt;
-        if name.is_empty() || name.contains('/') {
-            return None;
-        }
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path).filter(|d| d.is_absolute()).take(64).find_map(|d| {
-            let p = d.join(name);
-            let m = std::fs::metadata(&p).ok()?;
-            (m.is_file() && m.permissions().mode() & 0o111 != 0).then(|| p.to_str().map(str::to_owned)).flatten()
-        })
+        which_in(&std::env::var_os("PATH")?, name)
     }
 
     fn is_hook_copy(&self, abs: &str) -> bool {
@@ -150,6 +141,24 @@ impl PathFacts for FsFacts {
         }
         self.hooks().iter().any(|(hook, size)| m.len() >= *size && starts_with_file(Path::new(abs), hook, *size))
     }
+}
+
+/// Paths of `PATH` searched for a program.
+pub const MAX_PATH_DIRS: usize = 64;
+
+/// The program `name` (a bare name) as the shell finds it on `path` (a
+/// `PATH` value): the first executable regular file `<dir>/<name>` of its
+/// first [`MAX_PATH_DIRS`] absolute directories.
+pub fn which_in(path: &std::ffi::OsStr, name: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    std::env::split_paths(path).filter(|d| d.is_absolute()).take(MAX_PATH_DIRS).find_map(|d| {
+        let p = d.join(name);
+        let m = std::fs::metadata(&p).ok()?;
+        (m.is_file() && m.permissions().mode() & 0o111 != 0).then(|| p.to_str().map(str::to_owned)).flatten()
+    })
 }
 
 /// Whether the file at `candidate` begins with the `size` bytes of `hook`
@@ -316,5 +325,115 @@ mod tests {
         assert!(f.is_hook_copy(&s("copy")));
         assert!(!f.is_hook_copy(&s("other")));
         assert!(!f.is_hook_copy(&s("plain")));
+    }
+
+    /// The other facts, through the trait: the glob, the workspace's latch,
+    /// a latch dir, a program on `PATH`.
+    #[test]
+    fn the_facts_of_a_call_on_real_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let r = root.display().to_string();
+        std::fs::create_dir_all(root.join("ws/.memory-latch")).unwrap();
+        std::fs::create_dir_all(root.join("ws/src")).unwrap();
+        std::os::unix::fs::symlink(root.join("ws/src"), root.join("src-link")).unwrap();
+        let f = FsFacts::new(vec![], vec![], Some(root.join("src-link")));
+        assert_eq!(f.expand(&format!("{r}/ws/.memory-lat?h")), Some(vec![format!("{r}/ws/.memory-latch")]));
+        assert_eq!(f.latch_roots(), vec![format!("{r}/ws")], "the workspace of the cwd's real path");
+        assert!(FsFacts::new(vec![], vec![], Some(root.clone())).latch_roots().is_empty());
+        assert!(f.holds_latch(&format!("{r}/ws")) && !f.holds_latch(&format!("{r}/ws/src")));
+        // PATH: relative dirs skipped, then the first executable regular file
+        for dir in ["rel", "a", "b/tool", "c", "c/sub"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        let put = |p: &str, mode: u32| {
+            std::fs::write(root.join(p), "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(root.join(p), std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        put("rel/tool", 0o755);
+        put("a/tool", 0o644);
+        put("c/tool", 0o700);
+        put("c/sub/tool", 0o755);
+        let path = std::ffi::OsString::from(format!("rel:{r}/a:{r}/b:{r}/c"));
+        assert_eq!(which_in(&path, "tool"), Some(format!("{r}/c/tool")));
+        assert_eq!(which_in(&path, "sub/tool"), None, "a name with a slash is not looked up");
+        assert_eq!(which_in(&path, ""), None);
+        assert_eq!(which_in(&path, "none"), None);
+        // the trait looks on this process's PATH
+        assert!(f.which("sh").is_some_and(|p| p.ends_with("/sh") && p.starts_with('/')), "{:?}", f.which("sh"));
+        assert_eq!(f.which("kijito-no-such-program"), None);
+        // only the first 64 directories
+        let far = |n: usize| std::ffi::OsString::from(format!("{}{r}/c", format!("{r}/a:").repeat(n)));
+        assert_eq!(which_in(&far(MAX_PATH_DIRS - 1), "tool"), Some(format!("{r}/c/tool")));
+        assert_eq!(which_in(&far(MAX_PATH_DIRS), "tool"), None);
+    }
+
+    /// The latch workspace is looked for in at most 128 ancestors.
+    #[test]
+    fn the_workspace_is_looked_for_in_128_ancestors() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join(".memory-latch")).unwrap();
+        let deep = |k: usize| root.join("a/".repeat(k));
+        assert_eq!(workspace_of(&deep(MAX_ANCESTORS - 1)), Some(root.clone()));
+        assert_eq!(workspace_of(&deep(MAX_ANCESTORS)), None);
+    }
+
+    /// A hard link's twin is looked for 4 directories deep and among 4096
+    /// entries per protected tree; a file with one link, or whose other link
+    /// is outside the trees, has no twin.
+    #[test]
+    fn a_twin_is_looked_for_within_the_bounds() {
+        // thousands of files: in memory where the machine has it
+        let d = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let s = |p: &Path| p.display().to_string();
+        let twin = |tree: &str, rel: &str, fillers: usize| {
+            let dir = root.join(tree);
+            let target = dir.join(rel);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            for i in 0..fillers {
+                std::fs::write(dir.join("sub").join(format!("f{i}")), "").unwrap();
+            }
+            std::fs::write(&target, tree).unwrap();
+            let link = root.join(format!("{tree}.link"));
+            std::fs::hard_link(&target, &link).unwrap();
+            FsFacts::new(vec![dir], vec![], None).same_file_protected(&s(&link))
+        };
+        assert_eq!(twin("t1", "a/b/c/x", 0), Some(s(&root.join("t1/a/b/c/x"))));
+        assert_eq!(twin("t2", "a/b/c/d/x", 0), None, "five deep");
+        // the tree's own entry `sub` (1), its 4093 fillers and `deeper` (4095),
+        // then the twin: the 4096th entry read, and one filler more: the 4097th
+        assert_eq!(twin("t3", "sub/deeper/x", 4093), Some(s(&root.join("t3/sub/deeper/x"))));
+        std::fs::write(root.join("t3/sub/one-more"), "").unwrap();
+        let f = FsFacts::new(vec![root.join("t3")], vec![], None);
+        assert_eq!(f.same_file_protected(&s(&root.join("t3.link"))), None);
+        // no twin: one link only (even inside the tree), or the other link outside
+        let f = FsFacts::new(vec![root.join("t1")], vec![], None);
+        std::fs::write(root.join("t1/solo"), "").unwrap();
+        assert_eq!(f.same_file_protected(&s(&root.join("t1/solo"))), None);
+        std::fs::write(root.join("out"), "").unwrap();
+        std::fs::hard_link(root.join("out"), root.join("out2")).unwrap();
+        assert_eq!(f.same_file_protected(&s(&root.join("out"))), None);
+        assert_eq!(f.same_file_protected(&s(&root.join("t1"))), None, "a directory");
+    }
+
+    /// A copy of a hook binary is recognised up to 256 MiB (sparse files here).
+    #[test]
+    fn a_hook_copy_is_recognised_up_to_256_mib() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let hook = root.join("hook");
+        std::fs::write(&hook, vec![7u8; 10_000]).unwrap();
+        let f = FsFacts::new(vec![], vec![hook.clone()], None);
+        assert_eq!(MAX_COPY_BYTES, 256 << 20);
+        for (len, copy) in [(256 << 20, true), ((256 << 20) + 1, false)] {
+            let p = root.join(format!("copy-{len}"));
+            std::fs::copy(&hook, &p).unwrap();
+            std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(len).unwrap();
+            assert_eq!(f.is_hook_copy(&p.display().to_string()), copy, "{len}");
+        }
+        assert!(!f.is_hook_copy(&root.display().to_string()), "a directory");
     }
 }
