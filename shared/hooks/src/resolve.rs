@@ -385,9 +385,7 @@ mod tests {
     /// is outside the trees, has no twin.
     #[test]
     fn a_twin_is_looked_for_within_the_bounds() {
-        // thousands of files: in memory where the machine has it
-        let d = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
+        let (_d, root) = shm();
         let s = |p: &Path| p.display().to_string();
         let twin = |tree: &str, rel: &str, fillers: usize| {
             let dir = root.join(tree);
@@ -435,5 +433,66 @@ mod tests {
             assert_eq!(f.is_hook_copy(&p.display().to_string()), copy, "{len}");
         }
         assert!(!f.is_hook_copy(&root.display().to_string()), "a directory");
+    }
+
+    /// A private dir in memory where the machine has one (these tests make
+    /// thousands of entries), else the usual temporary dir.
+    fn shm() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        (d, root)
+    }
+
+    /// `real_path` follows at most 40 links and walks at most 1024
+    /// components; `.` is no component.
+    #[test]
+    fn real_paths_are_bounded() {
+        let (_d, root) = shm();
+        let r = root.display().to_string();
+        std::fs::create_dir(root.join("target")).unwrap();
+        // l0 -> l1 -> ... -> l40 -> target: 41 links from l0, 40 from l1
+        for i in 0..=MAX_LINKS {
+            let to = if i == MAX_LINKS { "target".to_owned() } else { format!("l{}", i + 1) };
+            std::os::unix::fs::symlink(to, root.join(format!("l{i}"))).unwrap();
+        }
+        assert_eq!(real_path(&format!("{r}/l1/x")), Some(format!("{r}/target/x")));
+        assert_eq!(real_path(&format!("{r}/l0/x")), None);
+        assert_eq!(real_path(&format!("{r}/./target/./x")), Some(format!("{r}/target/x")));
+        let walk = |n: usize| format!("/{}", vec!["none"; n].join("/"));
+        assert_eq!(real_path(&walk(MAX_COMPONENTS)), Some(walk(MAX_COMPONENTS)));
+        assert_eq!(real_path(&walk(MAX_COMPONENTS + 1)), None);
+    }
+
+    /// A glob expands to at most 4096 paths and reads at most 65,536
+    /// directory entries (links to one directory make them here).
+    #[test]
+    fn glob_expansion_is_bounded() {
+        let (_d, root) = shm();
+        let r = root.display().to_string();
+        let dir_of = |name: &str, files: usize| {
+            std::fs::create_dir(root.join(name)).unwrap();
+            for i in 0..files {
+                std::fs::write(root.join(name).join(format!("f{i}")), "").unwrap();
+            }
+        };
+        let links = |tree: &str, to: &str, n: usize| {
+            std::fs::create_dir(root.join(tree)).unwrap();
+            for i in 0..n {
+                std::os::unix::fs::symlink(root.join(to), root.join(tree).join(format!("l{i}"))).unwrap();
+            }
+        };
+        // 64 links to 64 files: 4096 paths; one more directory of one file: 4097
+        dir_of("d64", 64);
+        links("m", "d64", 64);
+        assert_eq!(expand_glob(&format!("{r}/m/*/*")).map(|v| v.len()), Some(MAX_GLOB_MATCHES));
+        dir_of("m/e", 1);
+        assert_eq!(expand_glob(&format!("{r}/m/*/*")), None);
+        // 256 links (256 entries), each to 255 files (65,280): 65,536 entries
+        // read, nothing matched; one more entry: 65,537
+        dir_of("d255", 255);
+        links("n", "d255", 256);
+        assert_eq!(expand_glob(&format!("{r}/n/*/x*")), Some(vec![]));
+        std::fs::write(root.join("n/plain"), "").unwrap();
+        assert_eq!(expand_glob(&format!("{r}/n/*/x*")), None);
     }
 }
