@@ -264,6 +264,15 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
     assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().starts_with("kijito-qa re-entry after compaction: ATTESTED"));
     assert_eq!(run::session(&env, Event::UserPromptSubmit, &ups), None, "once");
+    // prompt-hook's two entries deliver it the same way
+    for entry in ["prompt", "prompt_stdin"] {
+        w.pass(T0);
+        run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
+        run::postcompact(&env, &w.stdin("PostCompact", json!({})));
+        let reply = if entry == "prompt" { run::prompt(&env, &ups) } else { run::prompt_stdin(&env, Ok(ups.clone())) };
+        assert!(context(reply).starts_with("kijito-qa re-entry after compaction: "), "{entry}");
+        assert_eq!(run::prompt(&env, &ups), None, "{entry}: once");
+    }
     // A continuity-break prompt gets the recovery protocol.
     let broke = w.stdin("UserPromptSubmit", json!({"prompt": "you forgot what we were doing"}));
     assert!(run::session(&env, Event::UserPromptSubmit, &broke).is_some());
@@ -750,6 +759,7 @@ fn each_hook_event_leaves_its_line_in_the_flight_recorder() {
     run::postcompact(&env, &w.stdin("PostCompact", json!({})));
     let c = one("claim");
     assert_eq!((&c["hook"], &c["attested"]), (&json!("PostCompact"), &json!(true)), "{c}");
+    let env = w.env(Host::Codex, T0 + 1000);
     run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"})));
     let d = one("delivery");
     assert_eq!((&d["hook"], &d["attested"], &d["pointer_id"]), (&json!("SessionStart"), &json!(true), &json!(21813)), "{d}");
@@ -797,8 +807,40 @@ fn each_hook_event_leaves_its_line_in_the_flight_recorder() {
     let d = decisions(3);
     assert_eq!((&d["decision"], &d["code"], &d["rules"]), (&json!("deny"), &Value::Null, &json!(["command_guard"])), "{d}");
     assert!(d["summary"].as_str().unwrap().ends_with("/bin/qa-gate status; echo INJECTED"), "{d}");
+    // SessionStart claims when PostCompact did not: its own claim line
+    w.pass(T0);
+    let env = w.env(Host::Codex, T0 + 2000);
+    run::precompact(&env, &w.stdin("PreCompact", json!({"trigger": "manual"})));
+    run::session(&env, Event::SessionStart, &w.stdin("SessionStart", json!({"source": "compact"})));
+    let claims = journal(&w, "claim");
+    assert_eq!(claims.len(), 2, "{claims:?}");
+    // (unattested: the prompts above withdrew the pass of their turn)
+    assert_eq!((&claims[1]["hook"], &claims[1]["reason"]), (&json!("SessionStart"), &json!("pass_invalidated_by_new_turn")), "{claims:?}");
+    assert_eq!(journal(&w, "delivery").len(), 2);
     // Stop: the context ratio the transcript gives
     grow(&w, Host::Codex, 129_200);
     run::session(&env, Event::Stop, &w.stdin("Stop", json!({})));
     assert_eq!(one("context_sample")["ratio"], json!(0.5));
+}
+
+/// PostToolUse and PostToolUseFailure go to the consent mode host record
+/// (consent_host::post_tool): with no asked record nothing is said; with a
+/// malformed one the user is told the call could not be recorded.
+#[test]
+fn post_tool_events_answer_for_the_asked_record() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    let id = kijito_protocol::ids::ToolUseId::parse("toolu_1").unwrap();
+    let asked = kijito_hooks::consent_host::asked_path(w.data.as_path(), &sid(), &id);
+    for event in [Event::PostToolUse, Event::PostToolUseFailure] {
+        let stdin = w.stdin(event.name(), json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_1"}));
+        assert_eq!(run::session(&env, event, &stdin), None, "{event:?}");
+        std::fs::create_dir_all(asked.parent().unwrap()).unwrap();
+        std::fs::write(&asked, "{}\n").unwrap();
+        std::fs::set_permissions(&asked, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let v = json_of(&run::session(&env, event, &stdin).unwrap());
+        assert!(v["systemMessage"].as_str().unwrap().contains("(policy_host_consent: the asked record is malformed)"), "{v}");
+        assert!(!asked.exists());
+    }
 }

@@ -61,3 +61,52 @@ fn startup_without_the_wake_check_sibling_fails_closed() {
     assert!(t.contains("\nUntil it answers, writes and irreversible tool calls are held") && t.contains(&live), "{t}");
     assert_eq!(kijito_wake::hold::read(qa_dir.as_path(), &ws), Some(kijito_wake::hold::Hold::Pending));
 }
+
+/// The sibling's answer is one JSON object read up to 256 KiB: its context
+/// reaches the model and its findings the flight recorder; an answer cut by
+/// the bound, or of another schema, is malformed (the checks could not run).
+#[test]
+fn the_wake_check_answer_is_read_up_to_256_kib() {
+    let d = tempfile::tempdir().unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    for sub in ["data", "bin", "ws"] {
+        fs::create_dir(d.path().join(sub)).unwrap();
+        fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let answer = d.path().join("answer.json");
+    let sibling = d.path().join("bin/wake-check");
+    fs::write(&sibling, format!("#!/bin/sh\ncat '{}'\n", answer.display())).unwrap();
+    fs::set_permissions(&sibling, fs::Permissions::from_mode(0o700)).unwrap();
+    let data = kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap();
+    let env = HookEnv::new(
+        Host::Codex,
+        Some(data.clone()),
+        None,
+        None,
+        Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()),
+        1_800_000_000_000,
+    );
+    let stdin = json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": d.path().join("ws")}).to_string();
+    let reply = |body: String| {
+        fs::write(&answer, body).unwrap();
+        context(run::session(&env, Event::SessionStart, stdin.as_bytes()))
+    };
+    let good = json!({"schema": kijito_wake::HOOK_SCHEMA, "context": "wake-check: FULL TRUST.", "findings": ["f1"], "hold": false,
+                      "checkedAtMs": 1_800_000_000_000u64})
+    .to_string();
+    const FAILED: &str = "kijito-qa wake-check (local checks) could not run (hook_wake_check_failed: ";
+    for size in [good.len(), 256 * 1024] {
+        let t = reply(format!("{}{good}", " ".repeat(size - good.len())));
+        assert!(t.starts_with("wake-check: FULL TRUST.\n\nkijito-qa (trusted hook output)"), "{size}: {}", &t[..200.min(t.len())]);
+    }
+    let t = reply(format!("{}{good}", " ".repeat(256 * 1024 + 1 - good.len())));
+    assert!(t.starts_with(FAILED) && t.contains("--hook answered malformed output"), "{t}");
+    let t = reply(good.replace(kijito_wake::HOOK_SCHEMA, "kijito.wake-check.hook/v0"));
+    assert!(t.starts_with(FAILED) && t.contains("--hook answered malformed output"), "{t}");
+    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
+    let lines = kijito_files::journal::read(data.as_path(), &s1).unwrap().events;
+    let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
+    assert_eq!(wake.len(), 4);
+    assert_eq!((&wake[0]["findings"], &wake[0]["hold"], &wake[0]["failed"]), (&json!(["f1"]), &json!(false), &Value::Null));
+    assert_eq!(wake[3]["findings"], json!(["hook_wake_check_failed"]));
+}
