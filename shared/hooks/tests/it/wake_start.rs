@@ -49,6 +49,9 @@ fn startup_without_the_wake_check_sibling_fails_closed() {
         let t = start(source);
         assert!(t.starts_with(FAILED) && t.contains("Trust mode unknown"), "{source}: {t}");
         assert!(t.contains(&format!("\n\n{COMMANDS}")) && !t.contains("Until it answers"), "{source}: {t}");
+        // last, how to turn enforcement on
+        let init = format!("{}/memory-latch init --workspace {} --objective TEXT", d.path().join("bin").display(), ws.display());
+        assert!(t.ends_with(&format!("\n\n{}", kijito_hooks::text::ENFORCEMENT_OFF.replacen("<command>", &init, 1))), "{source}: {t}");
     }
     assert!(start("clear").starts_with(COMMANDS), "clear runs no wake check");
     let qa_dir = kijito_files::datadir::qa_path(&data).unwrap();
@@ -59,7 +62,13 @@ fn startup_without_the_wake_check_sibling_fails_closed() {
     assert!(t.starts_with(FAILED), "{t}");
     let live = format!("/wake-check --live --workspace {} --data-dir {}`", ws.display(), data.as_str());
     assert!(t.contains("\nUntil it answers, writes and irreversible tool calls are held") && t.contains(&live), "{t}");
+    assert!(t.ends_with(&format!("\n\n{}", kijito_hooks::text::ENFORCEMENT_ON)), "{t}");
     assert_eq!(kijito_wake::hold::read(qa_dir.as_path(), &ws), Some(kijito_wake::hold::Hold::Pending));
+    // the flight recorder says the writes are held
+    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
+    let lines = kijito_files::journal::read(data.as_path(), &s1).unwrap().events;
+    let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
+    assert_eq!(wake.iter().map(|w| w["hold"].as_bool().unwrap()).collect::<Vec<_>>(), [false, false, true]);
 }
 
 /// The sibling's answer is one JSON object read up to 256 KiB: its context
@@ -108,5 +117,5 @@ fn the_wake_check_answer_is_read_up_to_256_kib() {
     let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
     assert_eq!(wake.len(), 4);
     assert_eq!((&wake[0]["findings"], &wake[0]["hold"], &wake[0]["failed"]), (&json!(["f1"]), &json!(false), &Value::Null));
-    assert_eq!(wake[3]["findings"], json!(["hook_wake_check_failed"]));
+    assert_eq!((&wake[3]["findings"], &wake[3]["hold"]), (&json!(["hook_wake_check_failed"]), &json!(false)));
 }
