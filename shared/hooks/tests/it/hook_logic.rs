@@ -182,6 +182,8 @@ fn session_start_after_compaction_delivers_the_reentry_once() {
     let t = context(run::session(&env, Event::SessionStart, &start));
     assert!(t.starts_with("kijito-qa re-entry after compaction: ATTESTED (session sess-1)."), "{t}");
     assert!(t.contains(&format!("{} --pointer-id 21813", w.dir.path().join("bin/pointer-snapshot").display())), "{t}");
+    assert!(t.contains("\nNo hook witnessed the two cold boots (bootsWitnessed: false): "), "{t}");
+    assert!(kijito_hooks::text::boots_line(Some(true)).ends_with("run by two distinct subagents (bootsWitnessed: true)."));
     assert_eq!(run::session(&env, Event::SessionStart, &start), None, "delivered once");
     // Unattested.
     run::precompact(&env, &w.stdin("PreCompact", json!({}))).unwrap();
@@ -276,6 +278,17 @@ fn user_prompt_submit_delivers_a_pending_reentry_and_records_the_turn() {
     // A continuity-break prompt gets the recovery protocol.
     let broke = w.stdin("UserPromptSubmit", json!({"prompt": "you forgot what we were doing"}));
     assert!(run::session(&env, Event::UserPromptSubmit, &broke).is_some());
+    // with the session's cwd: the exact recover command, naming this session
+    let ws = tempfile::tempdir().unwrap();
+    let broke = w.stdin("UserPromptSubmit", json!({"prompt": "you forgot what we were doing", "cwd": ws.path()}));
+    let recover = format!(
+        "{} recover --workspace {} --session-id sess-1 --data-dir {}",
+        w.dir.path().join("bin/memory-latch").display(),
+        ws.path().display(),
+        w.data
+    );
+    let t = context(run::session(&env, Event::UserPromptSubmit, &broke));
+    assert!(t.contains(&recover), "{t}");
     // A subagent's prompt does not touch the session's turn record.
     let w = world();
     let env = w.env(Host::Codex, T0);
@@ -843,4 +856,18 @@ fn post_tool_events_answer_for_the_asked_record() {
         assert!(v["systemMessage"].as_str().unwrap().contains("(policy_host_consent: the asked record is malformed)"), "{v}");
         assert!(!asked.exists());
     }
+}
+
+/// session-hook's PreToolUse, reached only when its sibling pretool-hook
+/// could not be run: denied, with the code and what to do.
+#[test]
+fn session_hook_denies_a_tool_call_it_cannot_hand_on() {
+    let w = world();
+    let env = w.env(Host::Claude, T0);
+    let why = denied(run::session_without_prompt(&env, Event::PreToolUse, &bash(&w, json!("ls"))));
+    assert_eq!(
+        why,
+        "kijito-qa: denied (hook_pretool_missing): this installed root's pretool-hook, which decides every tool call, could not be run; \
+         reinstall kijito-qa (install.sh) or ask the user."
+    );
 }

@@ -110,12 +110,15 @@ fn the_wake_check_answer_is_read_up_to_256_kib() {
     }
     let t = reply(format!("{}{good}", " ".repeat(256 * 1024 + 1 - good.len())));
     assert!(t.starts_with(FAILED) && t.contains("--hook answered malformed output"), "{t}");
+    // no context: nothing to say before the commands
+    let t = reply(good.replace(r#""wake-check: FULL TRUST.""#, "null"));
+    assert!(t.starts_with("kijito-qa (trusted hook output)"), "{t}");
     let t = reply(good.replace(kijito_wake::HOOK_SCHEMA, "kijito.wake-check.hook/v0"));
     assert!(t.starts_with(FAILED) && t.contains("--hook answered malformed output"), "{t}");
     let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
     let lines = kijito_files::journal::read(data.as_path(), &s1).unwrap().events;
     let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
-    assert_eq!(wake.len(), 4);
+    assert_eq!(wake.len(), 5);
     assert_eq!((&wake[0]["findings"], &wake[0]["hold"], &wake[0]["failed"]), (&json!(["f1"]), &json!(false), &Value::Null));
-    assert_eq!((&wake[3]["findings"], &wake[3]["hold"]), (&json!(["hook_wake_check_failed"]), &json!(false)));
+    assert_eq!((&wake[4]["findings"], &wake[4]["hold"]), (&json!(["hook_wake_check_failed"]), &json!(false)));
 }
