@@ -786,8 +786,15 @@ fn each_hook_event_leaves_its_line_in_the_flight_recorder() {
     assert!(!p.to_string().contains("hello"), "{p}");
     // a new turn withdraws the pass of the last one
     w.pass(T0);
-    run::prompt(&env, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"})));
+    let t = context(run::prompt(&env, &w.stdin("UserPromptSubmit", json!({"prompt": "go on"}))));
     assert_eq!(one("pass_withdrawn")["reason"], "new_turn");
+    assert!(
+        t.starts_with(
+            "kijito-qa: a new turn began after `qa-gate record`, so this session's waiting QA pass was withdrawn \
+             (pass_invalidated_by_new_turn; compaction nonce "
+        ),
+        "{t}"
+    );
     // PreToolUse: a deny, two allowed writes (an argv and a file), the
     // command guard; an allowed read leaves no line
     let decisions = |n: usize| journal(&w, "tool_decision").into_iter().nth(n).unwrap();
