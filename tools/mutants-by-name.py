@@ -30,7 +30,8 @@ NAME = re.compile(r"^(\S+?):(\d+):(\d+): (.*)$")
 
 
 def lines(commit, path):
-    return subprocess.check_output(["git", "show", f"{commit}:{path}"], text=True).split("\n")
+    # a bin's mutants are named `<package dir>/../../bins/x.rs`: git wants it normalised
+    return subprocess.check_output(["git", "show", f"{commit}:{os.path.normpath(path)}"], text=True).split("\n")
 
 
 def line_map(old, final, paths):
