@@ -378,13 +378,25 @@ static ALARM_TEXT: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock
 
 /// `write(2)` all of `bytes` to `fd` (async-signal-safe: no allocation, no lock).
 #[allow(unsafe_code)]
-fn write_raw(fd: libc::c_int, mut bytes: &[u8]) {
+fn write_raw(fd: libc::c_int, bytes: &[u8]) {
+    write_all_with(
+        bytes,
+        // SAFETY: b is a valid readable buffer of its length.
+        |b| unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) },
+        || std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted,
+    )
+}
+
+/// [`write_raw`]'s loop over one `write` call (`write` answers as
+/// `write(2)`; `interrupted`: whether its last failure was `EINTR`): the
+/// rest again after a short write, the same again after `EINTR`, done at
+/// anything else (an error, or nothing written).
+fn write_all_with(mut bytes: &[u8], mut write: impl FnMut(&[u8]) -> isize, interrupted: impl Fn() -> bool) {
     while !bytes.is_empty() {
-        // SAFETY: bytes is a valid readable buffer of its length.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        let n = write(bytes);
         if n > 0 {
             bytes = &bytes[n as usize..];
-        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        } else if n < 0 && interrupted() {
             continue;
         } else {
             return;
@@ -511,6 +523,38 @@ mod tests {
         assert_eq!(read_bounded(&big[..]).unwrap_err().code(), codes::STDIN_TOO_LARGE.as_str());
         let null_t = br#"{"session_id":"a","transcript_path":null,"hook_event_name":"Stop"}"#;
         assert!(parse_input(null_t, "Stop").unwrap().transcript_path.is_none());
+    }
+
+    /// The raw write loop: a short write goes on with the rest, `EINTR`
+    /// tries again, anything else (an error, nothing written) stops.
+    #[test]
+    fn the_raw_write_goes_on_after_short_writes_and_eintr_only() {
+        use std::cell::RefCell;
+        // `answers`: what each write(2) returns (-1 with `EINTR` or not); the bytes each was given
+        let run = |answers: &[(isize, bool)]| {
+            let calls: RefCell<Vec<Vec<u8>>> = RefCell::new(Vec::new());
+            let eintr = std::cell::Cell::new(false);
+            write_all_with(
+                b"abcdefgh",
+                |b| {
+                    let k = calls.borrow().len();
+                    assert!(k < answers.len(), "a write(2) more than expected: {:?}", calls.borrow());
+                    calls.borrow_mut().push(b.to_vec());
+                    eintr.set(answers[k].1);
+                    answers[k].0
+                },
+                || eintr.get(),
+            );
+            calls.into_inner().into_iter().map(|c| String::from_utf8(c).unwrap()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(&[(8, false)]), ["abcdefgh"]);
+        assert_eq!(run(&[(3, false), (2, false), (3, false)]), ["abcdefgh", "defgh", "fgh"]);
+        assert_eq!(run(&[(-1, true), (-1, true), (8, false)]), ["abcdefgh"; 3]);
+        assert_eq!(run(&[(2, false), (-1, true), (6, false)]), ["abcdefgh", "cdefgh", "cdefgh"]);
+        // an error that is not EINTR, or nothing written (even with a stale EINTR): done
+        assert_eq!(run(&[(-1, false)]), ["abcdefgh"]);
+        assert_eq!(run(&[(0, true)]), ["abcdefgh"]);
+        assert_eq!(run(&[(4, false), (0, false)]), ["abcdefgh", "efgh"]);
     }
 
     #[test]
