@@ -277,7 +277,8 @@ pub fn check_items(items: &[Item], token_upper: &str, prompt: &str) -> std::resu
             return Ok(());
         }
     }
-    let after = &items[last_user.map_or(0, |i| i + 1)..];
+    // from the newest user text on (which is no tool call)
+    let after = &items[last_user.unwrap_or(0)..];
     let pending = after.iter().any(|c| match c {
         Item::ToolCall { id, .. } => !after.iter().any(|r| matches!(r, Item::ToolResult { id: rid, .. } if rid == id)),
         _ => false,
