@@ -877,4 +877,6 @@ fn session_hook_denies_a_tool_call_it_cannot_hand_on() {
         "kijito-qa: denied (hook_pretool_missing): this installed root's pretool-hook, which decides every tool call, could not be run; \
          reinstall kijito-qa (install.sh) or ask the user."
     );
+    // a tool call it cannot read is denied all the same
+    assert!(denied(run::session_without_prompt(&env, Event::PreToolUse, b"{")).contains("hook_stdin_invalid_json"));
 }
