@@ -10,6 +10,7 @@
 
 use kijito_hooks::{run, HookEnv};
 use kijito_hooks::{Event, Host};
+use kijito_protocol::ids::AbsPath;
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -19,24 +20,32 @@ fn context(reply: Option<String>) -> String {
     v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned()
 }
 
-#[test]
-fn startup_without_the_wake_check_sibling_fails_closed() {
+/// A private temporary dir with `data`, `bin` (the helper dir, no
+/// `wake-check` in it yet) and `ws`; the data dir; the hooks' environment
+/// for Codex on them.
+fn world() -> (tempfile::TempDir, AbsPath, HookEnv) {
     let d = tempfile::tempdir().unwrap();
     fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
     for sub in ["data", "bin", "ws"] {
         fs::create_dir(d.path().join(sub)).unwrap();
         fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
     }
+    let data = AbsPath::from_path(&d.path().join("data")).unwrap();
+    let helpers = kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap();
+    let env = HookEnv::new(Host::Codex, Some(data.clone()), None, None, Some(helpers), 1_800_000_000_000);
+    (d, data, env)
+}
+
+/// The `wake_check` lines of session `s1`'s flight recorder.
+fn wake_lines(data: &AbsPath) -> Vec<Value> {
+    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
+    kijito_files::journal::read(data.as_path(), &s1).unwrap().events.into_iter().filter(|e| e["kind"] == "wake_check").collect()
+}
+
+#[test]
+fn startup_without_the_wake_check_sibling_fails_closed() {
+    let (d, data, env) = world();
     let ws = d.path().join("ws");
-    let data = kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap();
-    let env = HookEnv::new(
-        Host::Codex,
-        Some(data.clone()),
-        None,
-        None,
-        Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()),
-        1_800_000_000_000,
-    );
     let start = |source: &str| {
         let stdin =
             json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": source, "cwd": ws.to_str().unwrap()}).to_string();
@@ -65,9 +74,7 @@ fn startup_without_the_wake_check_sibling_fails_closed() {
     assert!(t.ends_with(&format!("\n\n{}", kijito_hooks::text::ENFORCEMENT_ON)), "{t}");
     assert_eq!(kijito_wake::hold::read(qa_dir.as_path(), &ws), Some(kijito_wake::hold::Hold::Pending));
     // the flight recorder says the writes are held
-    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
-    let lines = kijito_files::journal::read(data.as_path(), &s1).unwrap().events;
-    let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
+    let wake = wake_lines(&data);
     assert_eq!(wake.iter().map(|w| w["hold"].as_bool().unwrap()).collect::<Vec<_>>(), [false, false, true]);
 }
 
@@ -76,25 +83,11 @@ fn startup_without_the_wake_check_sibling_fails_closed() {
 /// the bound, or of another schema, is malformed (the checks could not run).
 #[test]
 fn the_wake_check_answer_is_read_up_to_256_kib() {
-    let d = tempfile::tempdir().unwrap();
-    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-    for sub in ["data", "bin", "ws"] {
-        fs::create_dir(d.path().join(sub)).unwrap();
-        fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    let (d, data, env) = world();
     let answer = d.path().join("answer.json");
     let sibling = d.path().join("bin/wake-check");
     fs::write(&sibling, format!("#!/bin/sh\ncat '{}'\n", answer.display())).unwrap();
     fs::set_permissions(&sibling, fs::Permissions::from_mode(0o700)).unwrap();
-    let data = kijito_protocol::ids::AbsPath::from_path(&d.path().join("data")).unwrap();
-    let env = HookEnv::new(
-        Host::Codex,
-        Some(data.clone()),
-        None,
-        None,
-        Some(kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap()),
-        1_800_000_000_000,
-    );
     let stdin = json!({"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup", "cwd": d.path().join("ws")}).to_string();
     let reply = |body: String| {
         fs::write(&answer, body).unwrap();
@@ -115,9 +108,7 @@ fn the_wake_check_answer_is_read_up_to_256_kib() {
     assert!(t.starts_with("kijito-qa (trusted hook output)"), "{t}");
     let t = reply(good.replace(kijito_wake::HOOK_SCHEMA, "kijito.wake-check.hook/v0"));
     assert!(t.starts_with(FAILED) && t.contains("--hook answered malformed output"), "{t}");
-    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
-    let lines = kijito_files::journal::read(data.as_path(), &s1).unwrap().events;
-    let wake: Vec<&Value> = lines.iter().filter(|e| e["kind"] == "wake_check").collect();
+    let wake = wake_lines(&data);
     assert_eq!(wake.len(), 5);
     assert_eq!((&wake[0]["findings"], &wake[0]["hold"], &wake[0]["failed"]), (&json!(["f1"]), &json!(false), &Value::Null));
     assert_eq!((&wake[4]["findings"], &wake[4]["hold"]), (&json!(["hook_wake_check_failed"]), &json!(false)));
