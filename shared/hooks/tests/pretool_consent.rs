@@ -16,7 +16,8 @@ use kijito_hooks::consent_host::{asked_path, post_tool};
 use kijito_hooks::{pretool::pretool, Event, HookEnv, Host};
 use kijito_latch::{self as latch, Config, Latch};
 use kijito_protocol::command::HelperDir;
-use kijito_protocol::ids::{AbsPath, SessionId, ToolUseId};
+use kijito_protocol::ids::{AbsPath, ToolUseId};
+use kijito_testkit::world::sid;
 use serde_json::{json, Value};
 use std::ffi::OsStr;
 use std::fs;
@@ -332,13 +333,8 @@ impl World {
 
     /// The journal's lines of session `s1` of `kind`.
     fn journal(&self, kind: &str) -> Vec<Value> {
-        let j = kijito_files::journal::read(&self.data, &sid("s1")).unwrap();
-        j.events.into_iter().filter(|e| e["kind"] == kind).collect()
+        kijito_testkit::journal_lines(&self.data, "s1", kind)
     }
-}
-
-fn sid(s: &str) -> SessionId {
-    SessionId::parse(s).unwrap()
 }
 
 fn tuid(s: &str) -> ToolUseId {

@@ -46,6 +46,15 @@ pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T
     }
 }
 
+/// The lines of `session`'s flight recorder (docs/protocol.md §13) in the
+/// data dir `data` whose `kind` is `kind`, in order; the test fails unless
+/// the journal reads and its chain is whole.
+pub fn journal_lines(data: &Path, session: &str, kind: &str) -> Vec<serde_json::Value> {
+    let j = kijito_files::journal::read(data, &world::sid(session)).unwrap();
+    assert!(j.broken.is_none(), "{:?}", j.broken);
+    j.events.into_iter().filter(|e| e["kind"] == kind).collect()
+}
+
 /// The JSON lines of the file `p` (none when it is missing); blank lines
 /// skipped, a line that is not JSON fails the test.
 pub fn jsonl(p: &Path) -> Vec<serde_json::Value> {

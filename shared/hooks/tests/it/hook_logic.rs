@@ -736,11 +736,9 @@ fn postcompact_after_the_claim_notes_the_summary() {
     }
 }
 
-/// The lines of the flight recorder (docs/protocol.md §13) for `kind`, in order.
+/// The lines of `sess-1`'s flight recorder for `kind`, in order.
 fn journal(w: &World, kind: &str) -> Vec<Value> {
-    let j = kijito_files::journal::read(w.data.as_path(), &sid()).unwrap();
-    assert!(j.broken.is_none(), "{:?}", j.broken);
-    j.events.into_iter().filter(|e| e["kind"] == kind).collect()
+    kijito_testkit::journal_lines(w.data.as_path(), "sess-1", kind)
 }
 
 /// Each hook event leaves its line in the session's flight recorder, with

@@ -25,10 +25,9 @@ fn context(reply: Option<String>) -> String {
 /// for Codex on them.
 fn world() -> (tempfile::TempDir, AbsPath, HookEnv) {
     let d = tempfile::tempdir().unwrap();
-    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    kijito_testkit::private_dir(d.path());
     for sub in ["data", "bin", "ws"] {
-        fs::create_dir(d.path().join(sub)).unwrap();
-        fs::set_permissions(d.path().join(sub), fs::Permissions::from_mode(0o700)).unwrap();
+        kijito_testkit::private_dir(&d.path().join(sub));
     }
     let data = AbsPath::from_path(&d.path().join("data")).unwrap();
     let helpers = kijito_protocol::command::HelperDir::new(&d.path().join("bin")).unwrap();
@@ -38,8 +37,7 @@ fn world() -> (tempfile::TempDir, AbsPath, HookEnv) {
 
 /// The `wake_check` lines of session `s1`'s flight recorder.
 fn wake_lines(data: &AbsPath) -> Vec<Value> {
-    let s1 = kijito_protocol::ids::SessionId::parse("s1").unwrap();
-    kijito_files::journal::read(data.as_path(), &s1).unwrap().events.into_iter().filter(|e| e["kind"] == "wake_check").collect()
+    kijito_testkit::journal_lines(data.as_path(), "s1", "wake_check")
 }
 
 #[test]
