@@ -169,7 +169,7 @@ fn hook_and_check_command_agree_and_no_bypass_gets_through() {
     // a private dir named like the root, so nothing real runs).
     let fake = w.path("fake-root");
     std::fs::create_dir(&fake).unwrap();
-    std::fs::copy("/bin/true", fake.join("pointer-digest")).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new("/bin/true"), &fake.join("pointer-digest"));
     for line in issue_bypasses(fake.to_str().unwrap(), marker.to_str().unwrap()) {
         let _ = std::fs::remove_file(&marker);
         let status = std::process::Command::new("bash").arg("-c").arg(&line).current_dir(&fake).status().unwrap();

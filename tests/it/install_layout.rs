@@ -3,6 +3,7 @@
 //! installs the release build and runs the demo and the real hosts on it)
 //! and checks the per-host plugin roots, idempotent re-runs, exact uninstall, and refused prefixes.
 
+use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -15,8 +16,7 @@ const CLAUDE_POST_EVENTS: [&str; 2] = ["PostToolUse", "PostToolUseFailure"];
 const MANIFEST: &str = ".kijito-install-manifest";
 
 fn install(args: &[&str]) -> Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
-    Command::new("bash").arg(script).arg("--debug").args(args).output().expect("run install.sh")
+    support::install_sh().args(args).output().expect("run install.sh")
 }
 
 fn ok(out: &Output) -> String {
@@ -273,10 +273,7 @@ fn doctor_hint_checks_only_what_was_installed(out: &str, prefix: &Path, tmp: &Pa
 }
 
 fn install_env(args: &[&str], home: &Path) -> Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
-    Command::new("bash")
-        .arg(script)
-        .arg("--debug")
+    support::install_sh()
         .args(args)
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
@@ -362,4 +359,18 @@ fn install_usage() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("install.sh: error:"), "{args:?}");
     }
+}
+
+/// install.sh's `cargo build`, run from a test, relinks none of the binaries
+/// the other tests are running at that moment (`support::install_sh`): the
+/// package's own, built by `cargo test`, and a hook, built by `cargo build`.
+#[test]
+fn install_from_a_test_relinks_no_binary_the_tests_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let prefix = tmp.path().join("prefix");
+    let bins = [env!("CARGO_BIN_EXE_qa-gate").to_owned(), env!("CARGO_BIN_EXE_kijito-local").to_owned(), support::bin("prompt-hook")];
+    let inodes = || bins.iter().map(|b| fs::metadata(b).expect(b).ino()).collect::<Vec<_>>();
+    let before = inodes();
+    ok(&install(&["--prefix", prefix.to_str().expect("utf-8"), "--host", "claude"]));
+    assert_eq!(inodes(), before, "install.sh relinked one of {bins:?}");
 }

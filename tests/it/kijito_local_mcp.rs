@@ -721,9 +721,7 @@ impl Installed {
             std::fs::create_dir_all(&bin).unwrap();
             for b in ["kijito-local", "kijito-setup"] {
                 let src = support::bin(b);
-                if std::fs::hard_link(&src, bin.join(b)).is_err() {
-                    std::fs::copy(&src, bin.join(b)).unwrap();
-                }
+                kijito_testkit::link_executable(Path::new(&src), &bin.join(b));
             }
         }
         let me = Installed { dir, home, prefix, codex_home, empty_path };
@@ -795,14 +793,7 @@ impl Installed {
 
 /// `install.sh --debug --prefix PREFIX --host both` plus `extra`.
 fn install_sh_run(prefix: &Path, extra: &[&str]) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
-    Command::new("bash")
-        .arg(script)
-        .args(["--debug", "--prefix", prefix.to_str().unwrap(), "--host", "both"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    support::install_sh().args(["--prefix", prefix.to_str().unwrap(), "--host", "both"]).args(extra).stdin(Stdio::null()).output().unwrap()
 }
 
 #[test]

@@ -363,13 +363,13 @@ fn without_a_working_sibling_memory_latch_the_hook_confirms_nothing() {
     fs::create_dir_all(&dir).unwrap();
     // UserPromptSubmit is prompt-hook's (session-hook execs it).
     let hook = dir.join("prompt-hook");
-    fs::copy(support::bin("prompt-hook"), &hook).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new(&support::bin("prompt-hook")), &hook);
     let hook = hook.to_str().unwrap().to_owned();
     // A session-hook installed without its prompt-hook sibling answers a
     // prompt with nothing: nothing is confirmed, nothing counted.
     let lone = e.w.home.join("session-hook-alone");
     fs::create_dir_all(&lone).unwrap();
-    fs::copy(&*SESSION_HOOK, lone.join("session-hook")).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new(&*SESSION_HOOK), &lone.join("session-hook"));
     for host in ["claude", "codex"] {
         assert_eq!(e.user_says_to(lone.join("session-hook").to_str().unwrap(), host, &sig), None);
         assert_eq!((e.consent(), e.ledger()), ("pending".to_owned(), before.clone()));

@@ -230,7 +230,7 @@ fn our_binaries_run_through_find_xargs_parallel_or_a_renamed_copy_are_tripwires(
     // a renamed copy, by path and through a symlink
     let tools = e.ws.join("tools");
     fs::create_dir(&tools).unwrap();
-    fs::copy(bin.join("prompt-hook"), tools.join("fmt-check")).unwrap();
+    kijito_testkit::copy_executable(&bin.join("prompt-hook"), &tools.join("fmt-check"));
     std::os::unix::fs::symlink(bin.join("session-hook"), tools.join("lint")).unwrap();
     for line in ["./tools/fmt-check --host claude --expect UserPromptSubmit", "tools/lint", "cd tools && ./fmt-check"] {
         denied(&e, &e.ws, line, "tripwire_hook_binary");

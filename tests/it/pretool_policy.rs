@@ -324,7 +324,7 @@ fn a_session_hook_without_its_pretool_sibling_denies_every_call() {
     let e = latch_env();
     let lone = e.w.home.join("session-hook-alone");
     fs::create_dir_all(&lone).unwrap();
-    fs::copy(&*support::gate::SESSION_HOOK, lone.join("session-hook")).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new(&*support::gate::SESSION_HOOK), &lone.join("session-hook"));
     let bin = lone.join("session-hook");
     for host in ["claude", "codex"] {
         let (code, _) = ask_with(&e, bin.to_str().unwrap(), host, "Bash", json!({"command": "ls"})).expect("denied");
@@ -343,7 +343,7 @@ fn the_tool_gate_sibling_is_the_hooks_alone() {
     assert!(reason.contains("command guard: denied"), "{reason}");
     let lone = e.w.home.join("pretool-alone");
     fs::create_dir_all(&lone).unwrap();
-    fs::copy(&*PRETOOL, lone.join("pretool-hook")).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new(&*PRETOOL), &lone.join("pretool-hook"));
     let (code, reason) =
         ask_with(&e, lone.join("pretool-hook").to_str().unwrap(), "codex", "Bash", json!({"command": "rm -rf build"})).unwrap();
     assert_eq!(code, "policy_consent_required", "{reason}");
@@ -415,7 +415,7 @@ fn a_session_hook_without_its_wake_check_sibling_fails_closed() {
     let e = latch_env();
     let lone = e.w.home.join("session-hook-no-wake");
     fs::create_dir_all(&lone).unwrap();
-    fs::copy(&*support::gate::SESSION_HOOK, lone.join("session-hook")).unwrap();
+    kijito_testkit::copy_executable(std::path::Path::new(&*support::gate::SESSION_HOOK), &lone.join("session-hook"));
     let mut p = support::gate::payload("codex", "app-server:SessionStart:startup");
     p["session_id"] = json!("s1");
     p["transcript_path"] = json!(e.w.transcript.to_str().unwrap());

@@ -433,9 +433,7 @@ pub(crate) fn install_root(prefix: &Path, host: &str) -> PathBuf {
     }
     for b in ["precompact", "postcompact", "session-hook", "prompt-hook", "pretool-hook"] {
         let src = support::bin(b);
-        if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
-            fs::copy(&src, root.join("bin").join(b)).unwrap();
-        }
+        kijito_testkit::link_executable(Path::new(&src), &root.join("bin").join(b));
     }
     for d in [prefix.to_path_buf(), root.clone(), root.join("bin")] {
         fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
@@ -524,9 +522,7 @@ fn doctor_is_green_on_a_fresh_install_and_red_with_the_fix_after_one_thing_break
     red(&v, "claude", "hook binaries", "install.sh --prefix");
     assert!(check(&v, "claude", "hook binaries")["detail"].as_str().unwrap().contains("postcompact is missing"));
     assert_eq!(check(&v, "codex", "hook binaries")["status"], "green");
-    fs::hard_link(support::bin("postcompact"), claude.join("bin/postcompact"))
-        .or_else(|_| fs::copy(support::bin("postcompact"), claude.join("bin/postcompact")).map(|_| ()))
-        .unwrap();
+    kijito_testkit::link_executable(Path::new(&support::bin("postcompact")), &claude.join("bin/postcompact"));
 
     // 3. a relative path in hooks.json
     let hj = codex.join("hooks/hooks.json");
@@ -584,7 +580,7 @@ fn doctor_run_from_an_install_checks_that_install_and_only_its_hosts() {
     let prefix = h.path("prefix");
     let claude = install_root(&prefix, "claude");
     let doctor = claude.join("bin/kijito-doctor");
-    fs::copy(DOCTOR, &doctor).unwrap();
+    kijito_testkit::copy_executable(Path::new(DOCTOR), &doctor);
     let o = h.run(s(&doctor), &["--json", "--offline"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", text(&o.stdout), text(&o.stderr)));
     assert_eq!(o.status.code(), Some(0), "{v:#}");
@@ -819,9 +815,7 @@ fn doctor_is_red_without_the_token_file_and_prints_the_fix() {
 pub(crate) fn link_helpers(root: &Path) {
     for b in ["pointer-digest", "pointer-publish", "pointer-snapshot", "qa-gate", "kijito-compact", "memory-latch", "wake-check"] {
         let src = support::bin(b);
-        if fs::hard_link(&src, root.join("bin").join(b)).is_err() {
-            fs::copy(&src, root.join("bin").join(b)).unwrap();
-        }
+        kijito_testkit::link_executable(Path::new(&src), &root.join("bin").join(b));
     }
 }
 

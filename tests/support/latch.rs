@@ -223,8 +223,7 @@ impl Env {
     pub(crate) fn hook_bin(&self, bin: &str, host: &str, expect: &str, stdin: &Value) -> Output {
         let mut c = self.command(bin);
         c.args(["--host", host, "--expect", expect, "--data-dir", &self.w.data_arg()]);
-        // `bin` may be a copy a test just wrote (the copied-alone hook).
-        let mut child = super::spawn_copied(&mut c);
+        let mut child = c.spawn().expect("spawn");
         {
             use std::io::Write;
             // A hook may answer without reading (session-hook without its

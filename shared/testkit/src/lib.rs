@@ -33,6 +33,31 @@ pub fn private_dir(p: &Path) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700)).unwrap();
 }
 
+/// Copy the executable `src` to `dst`, its mode kept, in a child `cp`: no
+/// descriptor open for writing on `dst` ever lives in the test process. One
+/// would be inherited by a child another test thread forks meanwhile and held
+/// until that child's own `exec`; running `dst` then fails with ETXTBSY
+/// ("Text file busy"), as `fs::copy` of a debug binary did on a busy 2-core
+/// machine.
+pub fn copy_executable(src: &Path, dst: &Path) {
+    let out = std::process::Command::new("cp")
+        .args(["--preserve=mode", "--"])
+        .arg(src)
+        .arg(dst)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cp {} {}: {}", src.display(), dst.display(), String::from_utf8_lossy(&out.stderr));
+}
+
+/// `dst` as a hard link to the executable `src`, or, where there can be none
+/// (another file system), a copy ([`copy_executable`]).
+pub fn link_executable(src: &Path, dst: &Path) {
+    if std::fs::hard_link(src, dst).is_err() {
+        copy_executable(src, dst);
+    }
+}
+
 /// Wait (bounded: at most `secs` seconds, polling every 10 ms) until `f`
 /// gives a value; the test fails naming `what` when it does not.
 pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
@@ -64,4 +89,31 @@ pub fn jsonl(p: &Path) -> Vec<serde_json::Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// The copy has the bytes and the mode and is a file of its own; the
+    /// link is the same file; both run.
+    #[test]
+    fn executables_are_copied_and_linked_runnable() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        std::fs::write(&src, "#!/bin/sh\necho ran\n").unwrap();
+        std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o710)).unwrap();
+        let (copy, link) = (d.path().join("copy"), d.path().join("link"));
+        copy_executable(&src, &copy);
+        link_executable(&src, &link);
+        let meta = |p: &Path| std::fs::metadata(p).unwrap();
+        assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&src).unwrap());
+        assert_eq!(meta(&copy).mode() & 0o7777, 0o710);
+        assert_ne!(meta(&copy).ino(), meta(&src).ino());
+        assert_eq!(meta(&link).ino(), meta(&src).ino());
+        for p in [&copy, &link] {
+            assert_eq!(std::process::Command::new(p).output().unwrap().stdout, b"ran\n");
+        }
+    }
 }

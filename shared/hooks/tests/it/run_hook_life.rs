@@ -153,9 +153,7 @@ fn exec_sibling_runs_the_sibling_with_the_same_arguments() {
     let here = exe();
     let dir = tempfile::tempdir_in(here.parent().unwrap()).unwrap();
     let link = dir.path().join("hook");
-    if std::fs::hard_link(&here, &link).is_err() {
-        std::fs::copy(&here, &link).unwrap();
-    }
+    kijito_testkit::link_executable(&here, &link);
     let out = finished(spawn(&link, "exec", false, None));
     assert!(String::from_utf8_lossy(&out.stdout).contains("returned\n"), "no sibling: {out:?}");
     let sibling = dir.path().join("sibling");
