@@ -555,8 +555,7 @@ fn exe(dir: &std::path::Path, name: &str, mode: u32, body: &str) -> std::path::P
     std::fs::create_dir_all(dir).unwrap();
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    kijito_testkit::write_executable(&p, &format!("#!/bin/sh\n{body}\n"), mode);
     p
 }
 

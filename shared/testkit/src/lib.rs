@@ -50,6 +50,18 @@ pub fn copy_executable(src: &Path, dst: &Path) {
     assert!(out.status.success(), "cp {} {}: {}", src.display(), dst.display(), String::from_utf8_lossy(&out.stderr));
 }
 
+/// Write `text` as the executable `p` with `mode`, by [`copy_executable`]
+/// from a sibling file the process wrote and then removes: a script written
+/// in place would have the same ETXTBSY race as a copied binary.
+pub fn write_executable(p: &Path, text: &str, mode: u32) {
+    let name = p.file_name().unwrap().to_str().unwrap();
+    let src = p.with_file_name(format!(".{name}.text"));
+    std::fs::write(&src, text).unwrap();
+    copy_executable(&src, p);
+    std::fs::remove_file(&src).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 /// `dst` as a hard link to the executable `src`, or, where there can be none
 /// (another file system), a copy ([`copy_executable`]).
 pub fn link_executable(src: &Path, dst: &Path) {
@@ -97,7 +109,8 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
 
     /// The copy has the bytes and the mode and is a file of its own; the
-    /// link is the same file; both run.
+    /// link is the same file; the written script has its mode and leaves no
+    /// text file behind; all three run.
     #[test]
     fn executables_are_copied_and_linked_runnable() {
         let d = tempfile::tempdir().unwrap();
@@ -105,14 +118,18 @@ mod tests {
         std::fs::write(&src, "#!/bin/sh\necho ran\n").unwrap();
         std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o710)).unwrap();
         let (copy, link) = (d.path().join("copy"), d.path().join("link"));
+        let meta = |p: &Path| std::fs::metadata(p).unwrap();
         copy_executable(&src, &copy);
         link_executable(&src, &link);
-        let meta = |p: &Path| std::fs::metadata(p).unwrap();
+        let written = d.path().join("written");
+        write_executable(&written, "#!/bin/sh\necho ran\n", 0o700);
+        assert_eq!(meta(&written).mode() & 0o7777, 0o700);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 4, "no text file left");
         assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&src).unwrap());
         assert_eq!(meta(&copy).mode() & 0o7777, 0o710);
         assert_ne!(meta(&copy).ino(), meta(&src).ino());
         assert_eq!(meta(&link).ino(), meta(&src).ino());
-        for p in [&copy, &link] {
+        for p in [&copy, &link, &written] {
             assert_eq!(std::process::Command::new(p).output().unwrap().stdout, b"ran\n");
         }
     }

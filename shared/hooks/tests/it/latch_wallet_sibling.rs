@@ -8,14 +8,12 @@
 
 use kijito_hooks::latch_wallet::Sibling;
 use kijito_latch::wallet::{Recoverer, Sig};
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 fn script(dir: &std::path::Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+    kijito_testkit::write_executable(&p, &format!("#!/bin/sh\n{body}\n"), 0o700);
     p
 }
 
